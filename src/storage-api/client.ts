@@ -1,0 +1,519 @@
+/**
+ * The Storage API client: one method per endpoint we use, one input object each, typed results validated with
+ * zod. Transport, timeouts and retries live in `http.ts` / `retry-policy.ts`; this file only knows paths,
+ * parameters and which calls are idempotent.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { type Readable } from 'node:stream';
+import { type Dispatcher } from 'undici';
+import { SapiInvalidInputError, SapiInvalidResponseError } from '../errors';
+import { createDefaultDispatcher, createHttpTransport, DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type HttpTransportOptions } from './http';
+import { encodeMultipart } from './multipart';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy';
+import {
+  bucketListSchema,
+  bucketSchema,
+  emptySchema,
+  fileListSchema,
+  fileSchema,
+  indexSchema,
+  jobListSchema,
+  jobSchema,
+  preparedFileSchema,
+  tableListSchema,
+  tableSchema,
+  tokenSchema,
+  type Bucket,
+  type Job,
+  type PreparedFile,
+  type StorageFile,
+  type StorageIndex,
+  type Table,
+  type TokenInfo,
+} from './schemas';
+
+export interface StorageClientOptions {
+  /** Base URL of the service, e.g. `https://connection.keboola.com` (no `/v2/storage`). */
+  url: string;
+  /** Storage API token, sent as `X-StorageApi-Token`. */
+  token: string;
+  /** Dev branch: files, buckets and tables go through `/v2/storage/branch/{branchId}/…` (jobs never do). */
+  branchId?: string | number;
+  /** Sent as `X-KBC-RunId` to group the calls in the service's events. */
+  runId?: string;
+  /** Importer URL; discovered from the index (`services[id=import]`) when absent. */
+  importUrl?: string;
+  /** Per-exchange timeouts. Defaults {@link DEFAULT_TIMEOUTS}. */
+  timeouts?: Partial<HttpTimeouts>;
+  /** Retry policy. Defaults {@link DEFAULT_RETRY_POLICY}. */
+  retry?: Partial<RetryPolicy>;
+  /** undici dispatcher to use (a `Pool`/`Agent`); by default an `Agent` owned (and closed) by the client. */
+  dispatcher?: Dispatcher;
+  /** Sockets per origin of the default agent. Default {@link DEFAULT_CONNECTIONS_PER_ORIGIN}. */
+  connections?: number;
+  /** Called before each retry (logs, metrics, tests). */
+  onRetry?: HttpTransportOptions['onRetry'];
+}
+
+/** Options every method accepts. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface PrepareFileInput extends CallOptions {
+  name: string;
+  sizeBytes?: number;
+  tags?: readonly string[];
+  isSliced?: boolean;
+  isEncrypted?: boolean;
+  isPermanent?: boolean;
+  isPublic?: boolean;
+  notify?: boolean;
+  /** Always true: we upload with temporary credentials. Kept in the type for symmetry with the service. */
+  federationToken?: true;
+}
+
+export interface GetFileInput extends CallOptions {
+  fileId: number;
+  /** Ask for `s3Path` and read `credentials`. Default false. */
+  federationToken?: boolean;
+}
+
+export interface ListFilesInput extends CallOptions {
+  limit?: number;
+  offset?: number;
+  tags?: readonly string[];
+  sinceId?: number;
+  maxId?: number;
+  q?: string;
+}
+
+export interface UploadViaImporterInput extends CallOptions {
+  /** File name stored in Storage. Default: the base name of `path`. */
+  name?: string;
+  /** Local file to send. Re-opened on every attempt, so provably-unsent attempts can be retried. */
+  path?: string;
+  /** A stream to send instead of `path`. Sent once: a stream cannot be replayed. */
+  stream?: Readable;
+  /** Size of `stream`, for `content-length`. Read from the disk for `path`. */
+  sizeBytes?: number;
+  tags?: readonly string[];
+  isPermanent?: boolean;
+  notify?: boolean;
+}
+
+export interface CreateBucketInput extends CallOptions {
+  name: string;
+  stage: 'in' | 'out';
+  description?: string;
+  backend?: string;
+}
+
+export interface CreateTableAsyncInput extends CallOptions {
+  bucketId: string;
+  name: string;
+  dataFileId: number;
+  /** Default `,`. */
+  delimiter?: string;
+  /** Default `"`. Exclusive with `escapedBy`. */
+  enclosure?: string;
+  escapedBy?: string;
+  primaryKey?: readonly string[];
+}
+
+export interface LoadTableAsyncInput extends CallOptions {
+  tableId: string;
+  dataFileId: number;
+  /** Append (upsert by primary key) instead of replacing the table. */
+  incremental: boolean;
+  /** Columns of a headerless file. */
+  columns?: readonly string[];
+  withoutHeaders?: boolean;
+  delimiter?: string;
+  enclosure?: string;
+  escapedBy?: string;
+}
+
+export interface WhereFilter {
+  column: string;
+  operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+  values: readonly string[];
+}
+
+export interface ExportTableAsyncInput extends CallOptions {
+  tableId: string;
+  columns?: readonly string[];
+  limit?: number;
+  whereFilters?: readonly WhereFilter[];
+  orderBy?: readonly { column: string; order?: 'ASC' | 'DESC' }[];
+  /** ISO timestamp or a relative expression the service understands (`-1 day`). */
+  changedSince?: string;
+  changedUntil?: string;
+  gzip?: boolean;
+}
+
+export interface ListJobsInput extends CallOptions {
+  /** Default 100. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface StorageClient {
+  /** Base URL as configured (without a trailing slash). */
+  readonly url: string;
+  readonly branchId?: string;
+  /** `GET /v2/storage/tokens/verify`. */
+  verifyToken(input?: CallOptions): Promise<TokenInfo>;
+  /** `GET /v2/storage` (the index). */
+  getIndex(input?: CallOptions): Promise<StorageIndex>;
+  /** The importer URL: the option, or `services[id=import].url` from the index (cached). */
+  getImportUrl(input?: CallOptions): Promise<string>;
+  /** `POST files/prepare` with `federationToken`: a file resource with `uploadParams` and credentials. Not replayed. */
+  prepareFile(input: PrepareFileInput): Promise<PreparedFile>;
+  /** `GET files/{id}` (with `federationToken=1`: `s3Path` + read credentials). */
+  getFile(input: GetFileInput): Promise<StorageFile>;
+  /** `GET files`. */
+  listFiles(input?: ListFilesInput): Promise<StorageFile[]>;
+  /** `DELETE files/{id}`. */
+  deleteFile(input: { fileId: number } & CallOptions): Promise<void>;
+  /** `POST {importUrl}/upload-file`, multipart field `data`, streamed. Not replayed once it may have been sent. */
+  uploadViaImporter(input: UploadViaImporterInput): Promise<StorageFile>;
+  /** `POST buckets`. Not replayed. */
+  createBucket(input: CreateBucketInput): Promise<Bucket>;
+  getBucket(input: { bucketId: string } & CallOptions): Promise<Bucket>;
+  listBuckets(input?: CallOptions): Promise<Bucket[]>;
+  getTable(input: { tableId: string } & CallOptions): Promise<Table>;
+  /** Tables of one bucket, or of the project when `bucketId` is absent. */
+  listTables(input?: { bucketId?: string } & CallOptions): Promise<Table[]>;
+  /** `DELETE tables/{id}`; returns the job when the service deletes asynchronously. */
+  deleteTable(input: { tableId: string } & CallOptions): Promise<{ job?: Job }>;
+  /** `POST buckets/{bucketId}/tables-async` → job (`tableCreate`). Not replayed: see `startImportOnce`. */
+  createTableAsync(input: CreateTableAsyncInput): Promise<Job>;
+  /** `POST tables/{tableId}/import-async` → job (`tableImport`). Not replayed: see `startImportOnce`. */
+  loadTableAsync(input: LoadTableAsyncInput): Promise<Job>;
+  /** `POST tables/{tableId}/export-async` → job (`tableExport`). Not replayed: see `startExportOnce`. */
+  exportTableAsync(input: ExportTableAsyncInput): Promise<Job>;
+  /** `GET jobs/{id}`, or the job's own `url`. */
+  getJob(input: { jobId: number | string; url?: string } & CallOptions): Promise<Job>;
+  /** `GET jobs?limit=&offset=`, newest first. */
+  listJobs(input?: ListJobsInput): Promise<Job[]>;
+  /** Closes the default dispatcher (a dispatcher passed in stays open). */
+  close(): Promise<void>;
+}
+
+/** Statuses an async POST may answer with; the service uses 202. */
+const ASYNC_STATUSES = [200, 201, 202] as const;
+
+/** Creates a Storage API client. Settings are merged with the exported defaults once and frozen. */
+export function createStorageClient(options: StorageClientOptions): StorageClient {
+  if (!options.url || !/^https?:\/\//i.test(options.url)) {
+    throw new SapiInvalidInputError(`storage url must be an http(s) URL, got ${JSON.stringify(options.url)}`);
+  }
+  if (!options.token) throw new SapiInvalidInputError('storage token is required (set it in the connection settings)');
+  const timeouts: HttpTimeouts = Object.freeze({ ...DEFAULT_TIMEOUTS, ...options.timeouts });
+  const retry: RetryPolicy = Object.freeze({ ...DEFAULT_RETRY_POLICY, ...options.retry });
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher = options.dispatcher ?? createDefaultDispatcher({ connectMs: timeouts.connectMs, connections: options.connections });
+  const http: HttpTransport = createHttpTransport({
+    url: options.url,
+    token: options.token,
+    runId: options.runId,
+    timeouts,
+    retry,
+    dispatcher,
+    onRetry: options.onRetry,
+  });
+  const branchId = options.branchId === undefined ? undefined : String(options.branchId);
+  const seg = encodeURIComponent;
+  /** Path of a branch-scoped resource (files, buckets, tables). */
+  const scoped = (rest: string): string => (branchId !== undefined ? `/v2/storage/branch/${seg(branchId)}/${rest}` : `/v2/storage/${rest}`);
+  let importUrl: Promise<string> | undefined = options.importUrl ? Promise.resolve(options.importUrl.replace(/\/+$/, '')) : undefined;
+
+  async function getIndex(input: CallOptions = {}): Promise<StorageIndex> {
+    return (await http.request({ method: 'GET', path: '/v2/storage', schema: indexSchema, signal: input.signal })).data;
+  }
+
+  const client: StorageClient = {
+    url: http.baseUrl,
+    branchId,
+
+    async verifyToken(input = {}) {
+      return (await http.request({ method: 'GET', path: '/v2/storage/tokens/verify', schema: tokenSchema, signal: input.signal })).data;
+    },
+
+    getIndex,
+
+    async getImportUrl(input = {}) {
+      if (!importUrl) {
+        importUrl = getIndex(input).then((index) => {
+          const svc = index.services.find((s) => s.id === 'import');
+          if (!svc) {
+            throw new SapiInvalidResponseError({
+              request: { method: 'GET', path: '/v2/storage' },
+              problem: `no importer in services (found: ${index.services.map((s) => s.id).join(', ') || 'none'}); set importUrl explicitly`,
+            });
+          }
+          return svc.url.replace(/\/+$/, '');
+        });
+        // Do not cache a failure.
+        importUrl.catch(() => (importUrl = undefined));
+      }
+      return importUrl;
+    },
+
+    async prepareFile(input) {
+      requireNonEmpty('prepareFile', 'name', input.name);
+      const res = await http.request({
+        method: 'POST',
+        path: scoped('files/prepare'),
+        json: compact({
+          name: input.name,
+          sizeBytes: input.sizeBytes,
+          tags: input.tags,
+          isSliced: input.isSliced,
+          isEncrypted: input.isEncrypted,
+          isPermanent: input.isPermanent,
+          isPublic: input.isPublic,
+          notify: input.notify,
+          federationToken: true,
+        }),
+        schema: preparedFileSchema,
+        idempotent: false,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async getFile(input) {
+      requireId('getFile', 'fileId', input.fileId);
+      const res = await http.request({
+        method: 'GET',
+        path: scoped(`files/${input.fileId}`),
+        query: { federationToken: input.federationToken ? 1 : undefined },
+        schema: fileSchema,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async listFiles(input = {}) {
+      const res = await http.request({
+        method: 'GET',
+        path: scoped('files'),
+        query: { limit: input.limit, offset: input.offset, tags: input.tags, sinceId: input.sinceId, maxId: input.maxId, q: input.q },
+        schema: fileListSchema,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async deleteFile(input) {
+      requireId('deleteFile', 'fileId', input.fileId);
+      await http.request({ method: 'DELETE', path: scoped(`files/${input.fileId}`), schema: emptySchema, signal: input.signal });
+    },
+
+    async uploadViaImporter(input) {
+      if ((input.path === undefined) === (input.stream === undefined)) {
+        throw new SapiInvalidInputError('uploadViaImporter needs exactly one of path or stream');
+      }
+      const name = input.name ?? (input.path ? basename(input.path) : undefined);
+      requireNonEmpty('uploadViaImporter', 'name', name);
+      const size = input.path ? (await stat(input.path)).size : input.sizeBytes;
+      const base = await client.getImportUrl(input);
+      const fields = {
+        name,
+        tags: input.tags,
+        isPermanent: input.isPermanent,
+        notify: input.notify,
+        branchId,
+      };
+      let streamUsed = false;
+      const res = await http.request({
+        method: 'POST',
+        path: `${base}/upload-file`,
+        body: () => {
+          let content: Readable;
+          if (input.path) content = createReadStream(input.path);
+          else {
+            if (streamUsed) throw new SapiInvalidInputError('uploadViaImporter: a stream body cannot be sent twice; pass path to allow retries');
+            streamUsed = true;
+            content = input.stream as Readable;
+          }
+          return encodeMultipart(fields, { field: 'data', filename: name as string, size, content });
+        },
+        schema: fileSchema,
+        idempotent: false,
+        // A stream can be sent only once; a path is re-opened for each (provably unsent) retry.
+        retries: input.path !== undefined,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async createBucket(input) {
+      requireNonEmpty('createBucket', 'name', input.name);
+      const res = await http.request({
+        method: 'POST',
+        path: scoped('buckets'),
+        json: compact({ name: input.name, stage: input.stage, description: input.description, backend: input.backend }),
+        schema: bucketSchema,
+        idempotent: false,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async getBucket(input) {
+      requireNonEmpty('getBucket', 'bucketId', input.bucketId);
+      return (await http.request({ method: 'GET', path: scoped(`buckets/${seg(input.bucketId)}`), schema: bucketSchema, signal: input.signal })).data;
+    },
+
+    async listBuckets(input = {}) {
+      return (await http.request({ method: 'GET', path: scoped('buckets'), schema: bucketListSchema, signal: input.signal })).data;
+    },
+
+    async getTable(input) {
+      requireNonEmpty('getTable', 'tableId', input.tableId);
+      return (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}`), schema: tableSchema, signal: input.signal })).data;
+    },
+
+    async listTables(input = {}) {
+      const path = input.bucketId !== undefined ? scoped(`buckets/${seg(input.bucketId)}/tables`) : scoped('tables');
+      return (await http.request({ method: 'GET', path, schema: tableListSchema, signal: input.signal })).data;
+    },
+
+    async deleteTable(input) {
+      requireNonEmpty('deleteTable', 'tableId', input.tableId);
+      const res = await http.request({ method: 'DELETE', path: scoped(`tables/${seg(input.tableId)}`), schema: emptySchema, signal: input.signal });
+      if (res.status === 202) {
+        const parsed = jobSchema.safeParse(res.data);
+        if (parsed.success) return { job: parsed.data };
+      }
+      return {};
+    },
+
+    async createTableAsync(input) {
+      requireNonEmpty('createTableAsync', 'bucketId', input.bucketId);
+      requireNonEmpty('createTableAsync', 'name', input.name);
+      requireId('createTableAsync', 'dataFileId', input.dataFileId);
+      if (input.enclosure !== undefined && input.escapedBy !== undefined) {
+        throw new SapiInvalidInputError('createTableAsync: enclosure and escapedBy are exclusive; pass one of them');
+      }
+      const res = await http.request({
+        method: 'POST',
+        path: scoped(`buckets/${seg(input.bucketId)}/tables-async`),
+        json: compact({
+          name: input.name,
+          dataFileId: input.dataFileId,
+          delimiter: input.delimiter,
+          enclosure: input.enclosure,
+          escapedBy: input.escapedBy,
+          primaryKey: input.primaryKey?.length ? input.primaryKey.join(',') : undefined,
+        }),
+        schema: jobSchema,
+        idempotent: false,
+        expect: ASYNC_STATUSES,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async loadTableAsync(input) {
+      requireNonEmpty('loadTableAsync', 'tableId', input.tableId);
+      requireId('loadTableAsync', 'dataFileId', input.dataFileId);
+      if (input.enclosure !== undefined && input.escapedBy !== undefined) {
+        throw new SapiInvalidInputError('loadTableAsync: enclosure and escapedBy are exclusive; pass one of them');
+      }
+      const res = await http.request({
+        method: 'POST',
+        path: scoped(`tables/${seg(input.tableId)}/import-async`),
+        json: compact({
+          dataFileId: input.dataFileId,
+          incremental: input.incremental,
+          columns: input.columns,
+          withoutHeaders: input.withoutHeaders,
+          delimiter: input.delimiter,
+          enclosure: input.enclosure,
+          escapedBy: input.escapedBy,
+        }),
+        schema: jobSchema,
+        idempotent: false,
+        expect: ASYNC_STATUSES,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async exportTableAsync(input) {
+      requireNonEmpty('exportTableAsync', 'tableId', input.tableId);
+      const res = await http.request({
+        method: 'POST',
+        path: scoped(`tables/${seg(input.tableId)}/export-async`),
+        json: compact({
+          columns: input.columns?.length ? input.columns.join(',') : undefined,
+          limit: input.limit,
+          whereFilters: input.whereFilters,
+          orderBy: input.orderBy,
+          changedSince: input.changedSince,
+          changedUntil: input.changedUntil,
+          gzip: input.gzip,
+        }),
+        schema: jobSchema,
+        idempotent: false,
+        expect: ASYNC_STATUSES,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async getJob(input) {
+      // Jobs are never branch-scoped. A job's own `url` is used when it points at the same service.
+      const path = input.url && sameOrigin(input.url, options.url) ? input.url : `/v2/storage/jobs/${seg(String(input.jobId))}`;
+      return (await http.request({ method: 'GET', path, schema: jobSchema, signal: input.signal })).data;
+    },
+
+    async listJobs(input = {}) {
+      const res = await http.request({
+        method: 'GET',
+        path: '/v2/storage/jobs',
+        query: { limit: input.limit ?? 100, offset: input.offset },
+        schema: jobListSchema,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async close() {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+  return client;
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
+function requireNonEmpty(method: string, field: string, value: string | undefined): void {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new SapiInvalidInputError(`${method}: ${field} is required (got ${JSON.stringify(value)})`);
+  }
+}
+
+function requireId(method: string, field: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new SapiInvalidInputError(`${method}: ${field} must be a positive integer (got ${JSON.stringify(value)})`);
+  }
+}
+
+function compact<T extends Record<string, unknown>>(obj: T): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) if (v !== undefined) out[k] = v;
+  return out as Partial<T>;
+}

@@ -1,0 +1,240 @@
+/**
+ * Making non-idempotent async POSTs safe to retry. `tables-async`, `import-async` and `export-async` each create a
+ * job; when the response is lost (network error after sending, 5xx, timeout) the job may exist anyway. These
+ * helpers find it in `GET jobs` (newest first) by operation, source file id and table, and only POST again when
+ * the job provably does not exist. Invariant: never two imports of the same file into the same table.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SapiError, SapiErrorCode } from '../errors';
+import { type CreateTableAsyncInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
+import { type Job } from './schemas';
+
+/** Jobs fetched per `GET jobs` page while reconciling. Default 100. */
+export const DEFAULT_RECONCILE_PAGE_SIZE = 100;
+/** Pages scanned at most (newest first). Default 10 (1 000 jobs). */
+export const DEFAULT_RECONCILE_MAX_PAGES = 10;
+/** How far back an import lookup looks when no `since` is given. Default 24 h. */
+export const DEFAULT_IMPORT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** How far back an export lookup looks when no `since` is given. Default 10 min. */
+export const DEFAULT_EXPORT_LOOKBACK_MS = 10 * 60 * 1000;
+/** Tolerated clock difference between us and the service when comparing `createdTime` with `since`. 2 min. */
+export const CLOCK_SKEW_MS = 2 * 60 * 1000;
+/**
+ * Waits before each lookup after an ambiguous failure: a request whose response timed out may still be in flight
+ * on the service, so we look more than once before concluding it never arrived. Default 0 s, 2 s, 5 s.
+ */
+export const DEFAULT_RECONCILE_DELAYS_MS: readonly number[] = Object.freeze([0, 2_000, 5_000]);
+
+type JobLister = Pick<StorageClient, 'listJobs'>;
+
+interface ScanOptions {
+  client: JobLister;
+  /** Only jobs created at or after this instant (minus {@link CLOCK_SKEW_MS}) are considered. */
+  since?: Date | string | number;
+  pageSize?: number;
+  maxPages?: number;
+  signal?: AbortSignal;
+}
+
+export type FindJobForImportInput = ScanOptions & { fileId: number } & (
+    | { operationName: 'tableImport'; tableId: string }
+    | { operationName: 'tableCreate'; bucketId: string; name: string }
+  );
+
+export interface FindJobForExportInput extends ScanOptions {
+  tableId: string;
+}
+
+/** Finds the job that imports `fileId` (into `tableId`, or as table `name` in `bucketId`), newest first. */
+export async function findJobForImport(input: FindJobForImportInput): Promise<Job | undefined> {
+  const sinceMs = toMs(input.since, DEFAULT_IMPORT_LOOKBACK_MS);
+  return scanJobs(input, sinceMs, (job) => {
+    if (job.operationName !== input.operationName) return false;
+    if (!sameId(sourceFileId(job), input.fileId)) return false;
+    if (input.operationName === 'tableImport') {
+      const jobTable = job.tableId ?? stringParam(job, 'tableId');
+      return jobTable === undefined || jobTable === null || jobTable === input.tableId;
+    }
+    const expectedTableId = `${input.bucketId}.${input.name}`;
+    const name = stringParam(job, 'name');
+    const bucketId = stringParam(job, 'bucketId');
+    if (name !== undefined && name !== input.name) return false;
+    if (bucketId !== undefined && bucketId !== input.bucketId) return false;
+    // tableId is null until the job created the table; the table id follows `<bucketId>.<name>`.
+    return job.tableId === undefined || job.tableId === null || job.tableId === expectedTableId;
+  });
+}
+
+/** Finds the newest `tableExport` job of `tableId` created since `since`. */
+export async function findJobForExport(input: FindJobForExportInput): Promise<Job | undefined> {
+  const sinceMs = toMs(input.since, DEFAULT_EXPORT_LOOKBACK_MS);
+  return scanJobs(input, sinceMs, (job) => job.operationName === 'tableExport' && (job.tableId ?? stringParam(job, 'tableId')) === input.tableId);
+}
+
+async function scanJobs(opts: ScanOptions, sinceMs: number, match: (job: Job) => boolean): Promise<Job | undefined> {
+  const pageSize = opts.pageSize ?? DEFAULT_RECONCILE_PAGE_SIZE;
+  const maxPages = opts.maxPages ?? DEFAULT_RECONCILE_MAX_PAGES;
+  const threshold = sinceMs - CLOCK_SKEW_MS;
+  for (let page = 0; page < maxPages; page++) {
+    const jobs = await opts.client.listJobs({ limit: pageSize, offset: page * pageSize, signal: opts.signal });
+    for (const job of jobs) {
+      const created = job.createdTime ? Date.parse(job.createdTime) : NaN;
+      if (!Number.isNaN(created) && created < threshold) return undefined; // newest first: everything after is older
+      if (match(job)) return job;
+    }
+    if (jobs.length < pageSize) return undefined;
+  }
+  return undefined;
+}
+
+/** How a job was obtained by the *Once helpers. */
+export interface StartOnceResult {
+  job: Job;
+  /** `posted`: our POST answered; `found`: a job created earlier (lost response or previous attempt) was found. */
+  via: 'posted' | 'found';
+  /** POSTs sent by this call (0–2). */
+  posts: number;
+}
+
+interface OnceOptions {
+  /**
+   * Look for an existing job before the first POST. Set it on every activity attempt after the first: a previous
+   * attempt may have created the job and crashed before recording it.
+   */
+  lookupFirst?: boolean;
+  /** Start of the operation (e.g. the first attempt's start); bounds the job scan. */
+  since?: Date | string | number;
+  reconcileDelaysMs?: readonly number[];
+  signal?: AbortSignal;
+}
+
+export type StartImportOnceInput = OnceOptions &
+  ({ operation: 'create'; create: Omit<CreateTableAsyncInput, 'signal'> } | { operation: 'load'; load: Omit<LoadTableAsyncInput, 'signal'> });
+
+type ImportClient = Pick<StorageClient, 'listJobs' | 'createTableAsync' | 'loadTableAsync' | 'getTable'>;
+
+/**
+ * Starts `tables-async` (create) or `import-async` (load) at most once per file and table:
+ * 1. with `lookupFirst`, return an existing job for this file and table if there is one;
+ * 2. POST; on success return the job;
+ * 3. on an error that may have reached the service, look the job up (a few times, see
+ *    {@link DEFAULT_RECONCILE_DELAYS_MS}); if found, return it;
+ * 4. if not found (and, for create, the table does not exist), POST once more; if the table exists without a
+ *    job of ours, fail with `SAPI_ALREADY_EXISTS`.
+ * Any other error is thrown as is.
+ */
+export async function startImportOnce(client: ImportClient, input: StartImportOnceInput): Promise<StartOnceResult> {
+  const since = defaultSince(input);
+  const lookup = (): Promise<Job | undefined> =>
+    input.operation === 'create'
+      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, since, signal: input.signal })
+      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, since, signal: input.signal });
+  const post = (): Promise<Job> =>
+    input.operation === 'create'
+      ? client.createTableAsync({ ...input.create, signal: input.signal })
+      : client.loadTableAsync({ ...input.load, signal: input.signal });
+  const beforeRepost = async (original: SapiError): Promise<void> => {
+    if (input.operation !== 'create') return;
+    const tableId = `${input.create.bucketId}.${input.create.name}`;
+    if (await tableExists(client, tableId, input.signal)) {
+      throw new SapiError({
+        code: SapiErrorCode.ALREADY_EXISTS,
+        message:
+          `table ${tableId} exists but no tableCreate job for file ${input.create.dataFileId} was found after a lost response ` +
+          `(${original.message}); load into it instead, or delete it and retry`,
+        retryable: false,
+        cause: original,
+        details: { tableId, fileId: input.create.dataFileId },
+      });
+    }
+  };
+  return startOnce({ lookup, post, beforeRepost, options: input });
+}
+
+export type StartExportOnceInput = OnceOptions & { export: Omit<ExportTableAsyncInput, 'signal'> };
+
+type ExportClient = Pick<StorageClient, 'listJobs' | 'exportTableAsync'>;
+
+/** Like {@link startImportOnce} for `export-async`: a lost response is reconciled by the newest export of the table since `since`. */
+export async function startExportOnce(client: ExportClient, input: StartExportOnceInput): Promise<StartOnceResult> {
+  const since = defaultSince(input);
+  return startOnce({
+    lookup: () => findJobForExport({ client, tableId: input.export.tableId, since, signal: input.signal }),
+    post: () => client.exportTableAsync({ ...input.export, signal: input.signal }),
+    beforeRepost: async () => undefined,
+    options: input,
+  });
+}
+
+async function startOnce(args: {
+  lookup: () => Promise<Job | undefined>;
+  post: () => Promise<Job>;
+  beforeRepost: (original: SapiError) => Promise<void>;
+  options: OnceOptions;
+}): Promise<StartOnceResult> {
+  const { lookup, post, beforeRepost, options } = args;
+  if (options.lookupFirst) {
+    const existing = await lookup();
+    if (existing) return { job: existing, via: 'found', posts: 0 };
+  }
+  let posts = 0;
+  let lastError: SapiError | undefined;
+  for (let round = 0; round < 2; round++) {
+    if (round === 1 && lastError) await beforeRepost(lastError);
+    posts++;
+    try {
+      return { job: await post(), via: 'posted', posts };
+    } catch (err) {
+      if (!(err instanceof SapiError) || !err.mayHaveReachedService) throw err;
+      lastError = err;
+    }
+    for (const delay of options.reconcileDelaysMs ?? DEFAULT_RECONCILE_DELAYS_MS) {
+      if (delay > 0) await sleep(delay, undefined, options.signal ? { signal: options.signal } : undefined);
+      const found = await lookup();
+      if (found) return { job: found, via: 'found', posts };
+    }
+  }
+  // Two ambiguous failures and no job: give up with the last (retryable) error; the activity retries with lookupFirst.
+  throw lastError as SapiError;
+}
+
+/** Without `since`: a first attempt only reconciles its own POSTs (now); a retry looks back the default window. */
+function defaultSince(options: OnceOptions): Date | string | number | undefined {
+  return options.since ?? (options.lookupFirst ? undefined : Date.now());
+}
+
+async function tableExists(client: Pick<StorageClient, 'getTable'>, tableId: string, signal?: AbortSignal): Promise<boolean> {
+  try {
+    await client.getTable({ tableId, signal });
+    return true;
+  } catch (err) {
+    if (err instanceof SapiError && err.code === SapiErrorCode.NOT_FOUND) return false;
+    throw err;
+  }
+}
+
+function sourceFileId(job: Job): unknown {
+  const params = job.operationParams;
+  if (!params) return undefined;
+  const source = params['source'];
+  if (source && typeof source === 'object' && 'fileId' in source) return (source as { fileId: unknown }).fileId;
+  // Some operations put it at the top level.
+  return params['fileId'] ?? params['dataFileId'];
+}
+
+function stringParam(job: Job, name: string): string | undefined {
+  const v = job.operationParams?.[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function sameId(a: unknown, b: number): boolean {
+  return (typeof a === 'number' || typeof a === 'string') && String(a) === String(b);
+}
+
+function toMs(since: Date | string | number | undefined, lookbackMs: number): number {
+  if (since === undefined) return Date.now() - lookbackMs;
+  if (since instanceof Date) return since.getTime();
+  if (typeof since === 'number') return since;
+  const ms = Date.parse(since);
+  return Number.isNaN(ms) ? Date.now() - lookbackMs : ms;
+}
