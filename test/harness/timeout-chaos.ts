@@ -1,0 +1,2 @@
+// testTimeout is a global jest option; per-tier budgets are set here instead.
+jest.setTimeout(300_000);

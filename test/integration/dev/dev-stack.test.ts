@@ -1,0 +1,40 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { startDevStack } from '../../../src/dev/stack';
+import { temporalHealthy } from '../../../src/dev/temporal';
+import { eventually, isAlive, spawnTs, waitForLine } from '../../harness/processes';
+
+describe('dev stack', () => {
+  let dataDir: string;
+  beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sapi-devstack-'))));
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts Temporal and MinIO on free ports, publishes their addresses, and stops both cleanly', async () => {
+    const stack = await startDevStack({ dataDir, headless: true });
+    const pids = [stack.temporal.process.pid, stack.minio.process.pid];
+    try {
+      expect(await temporalHealthy(stack.temporal.httpApiUrl, 'default')).toBe(true);
+      const ready = await request(`${stack.env.AWS_ENDPOINT_URL_S3}/minio/health/ready`);
+      await ready.body.dump();
+      expect(ready.statusCode).toBe(200);
+      expect(stack.env).toMatchObject({ TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: 'sapi-temporal', AWS_REGION: 'us-east-1' });
+      const envFile = join(dataDir, 'stack.env');
+      stack.writeEnvFile(envFile);
+      expect(readFileSync(envFile, 'utf8')).toContain(`TEMPORAL_ADDRESS=${stack.env.TEMPORAL_ADDRESS}\n`);
+    } finally {
+      await stack.stop();
+    }
+    expect(pids.filter(isAlive)).toEqual([]);
+  });
+
+  it('leaves no orphan processes when the caller is killed without stopping the stack', async () => {
+    const caller = spawnTs('test/harness/stack-child.ts', [dataDir]);
+    const [, temporalPid, minioPid] = await waitForLine(caller, /^PIDS (\d+) (\d+)$/, 120_000);
+    const pids = [Number(temporalPid), Number(minioPid)];
+    expect(pids.every(isAlive)).toBe(true);
+    caller.kill('SIGKILL');
+    await eventually(() => !pids.some(isAlive), 20_000, `orphans still running: ${pids.filter(isAlive)}`);
+  });
+});
