@@ -1,0 +1,128 @@
+import { createStorageClient, type StorageClient } from '../../../src/storage-api/client';
+import { findJobForExport, findJobForImport, startExportOnce, startImportOnce } from '../../../src/storage-api/reconcile';
+import { json, reset, ScriptedServer } from './scripted-server';
+
+const now = new Date();
+const iso = (msAgo: number): string => new Date(now.getTime() - msAgo).toISOString();
+
+function importJob(id: number, fileId: number, tableId: string | null, operationName = 'tableImport', msAgo = 1000): Record<string, unknown> {
+  return { id, status: 'processing', url: `http://x/v2/storage/jobs/${id}`, operationName, tableId, operationParams: { source: { fileId } }, createdTime: iso(msAgo) };
+}
+
+describe('reconciling async POSTs', () => {
+  let server: ScriptedServer;
+  let client: StorageClient;
+
+  beforeEach(async () => {
+    server = await new ScriptedServer().start();
+    client = createStorageClient({ url: server.url, token: 't', retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  });
+  afterEach(async () => {
+    await client.close();
+    await server.stop();
+  });
+
+  describe('findJobForImport', () => {
+    it('finds the job by operation, source file id and table, scanning pages newest first', async () => {
+      const page1 = Array.from({ length: 3 }, (_, i) => importJob(100 - i, 1, 'in.c-a.t'));
+      const page2 = [importJob(90, 7, 'in.c-a.other'), importJob(89, 7, 'in.c-a.t'), importJob(88, 7, 'in.c-a.t')];
+      server.on('GET', '/v2/storage/jobs', (req, res) => json(200, new URL(req.url, 'http://x').searchParams.get('offset') === '0' ? page1 : page2)(req, res));
+      const job = await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', pageSize: 3 });
+      expect(job?.id).toBe(89);
+      expect(server.requests.map((r) => r.url)).toEqual(['/v2/storage/jobs?limit=3&offset=0', '/v2/storage/jobs?limit=3&offset=3']);
+    });
+
+    it('matches a tableCreate by bucket and name while its tableId is still null', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [
+        { ...importJob(3, 7, null, 'tableCreate'), operationParams: { name: 'other', source: { fileId: 7 } } },
+        { ...importJob(2, 7, null, 'tableCreate'), operationParams: { name: 't', source: { fileId: '7' } } },
+      ]));
+      const job = await findJobForImport({ client, operationName: 'tableCreate', fileId: 7, bucketId: 'in.c-a', name: 't' });
+      expect(job?.id).toBe(2);
+    });
+
+    it('stops at jobs older than since', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [importJob(3, 1, 'in.c-a.t', 'tableImport', 1000), importJob(2, 7, 'in.c-a.t', 'tableImport', 3_600_000)]));
+      expect(await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: new Date(now.getTime() - 600_000) })).toBeUndefined();
+    });
+  });
+
+  it('findJobForExport returns the newest export of the table', async () => {
+    server.on('GET', '/v2/storage/jobs', json(200, [
+      { id: 5, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.other', createdTime: iso(10) },
+      { id: 4, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: iso(20) },
+    ]));
+    expect((await findJobForExport({ client, tableId: 'in.c-a.t', since: now.getTime() - 60_000 }))?.id).toBe(4);
+  });
+
+  describe('startImportOnce', () => {
+    const load = { tableId: 'in.c-a.t', dataFileId: 7, incremental: true } as const;
+
+    it('returns the posted job when the POST answers', async () => {
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', json(202, importJob(11, 7, 'in.c-a.t')));
+      const r = await startImportOnce(client, { operation: 'load', load });
+      expect(r).toMatchObject({ via: 'posted', posts: 1, job: { id: 11 } });
+    });
+
+    it('finds the job created by a POST whose response was lost, without posting again', async () => {
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', reset);
+      server.on('GET', '/v2/storage/jobs', json(200, [importJob(12, 7, 'in.c-a.t')]));
+      const r = await startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0] });
+      expect(r).toMatchObject({ via: 'found', posts: 1, job: { id: 12 } });
+      expect(server.count('POST', '/v2/storage/tables/in.c-a.t/import-async')).toBe(1);
+    });
+
+    it('posts once more when the lost POST created nothing', async () => {
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', reset, json(202, importJob(13, 7, 'in.c-a.t')));
+      server.on('GET', '/v2/storage/jobs', json(200, [importJob(1, 99, 'in.c-a.t')]));
+      const r = await startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0, 1] });
+      expect(r).toMatchObject({ via: 'posted', posts: 2, job: { id: 13 } });
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(2);
+    });
+
+    it('gives up after two ambiguous failures with a retryable error', async () => {
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', json(500, { error: 'boom' }));
+      server.on('GET', '/v2/storage/jobs', json(200, []));
+      await expect(startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0] })).rejects.toMatchObject({ code: 'SAPI_SERVER_ERROR', retryable: true, mayHaveReachedService: true });
+      expect(server.count('POST', '/v2/storage/tables/in.c-a.t/import-async')).toBe(2);
+    });
+
+    it('with lookupFirst, reuses the job of a previous attempt and posts nothing', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [importJob(14, 7, 'in.c-a.t')]));
+      const r = await startImportOnce(client, { operation: 'load', load, lookupFirst: true });
+      expect(r).toMatchObject({ via: 'found', posts: 0, job: { id: 14 } });
+      expect(server.count('POST', '/v2/storage/tables/in.c-a.t/import-async')).toBe(0);
+    });
+
+    it('does not re-create a table that exists without a job of ours', async () => {
+      server.on('POST', '/v2/storage/buckets/in.c-a/tables-async', reset);
+      server.on('GET', '/v2/storage/jobs', json(200, []));
+      server.on('GET', '/v2/storage/tables/in.c-a.t', json(200, { id: 'in.c-a.t', name: 't' }));
+      await expect(
+        startImportOnce(client, { operation: 'create', create: { bucketId: 'in.c-a', name: 't', dataFileId: 7 }, reconcileDelaysMs: [0] }),
+      ).rejects.toMatchObject({ code: 'SAPI_ALREADY_EXISTS', retryable: false });
+      expect(server.count('POST', '/v2/storage/buckets/in.c-a/tables-async')).toBe(1);
+    });
+
+    it('re-creates a table once when neither the job nor the table exists', async () => {
+      server.on('POST', '/v2/storage/buckets/in.c-a/tables-async', reset, json(202, importJob(15, 7, null, 'tableCreate')));
+      server.on('GET', '/v2/storage/jobs', json(200, []));
+      server.on('GET', '/v2/storage/tables/in.c-a.t', json(404, { error: 'not found', code: 'storage.tables.notFound' }));
+      const r = await startImportOnce(client, { operation: 'create', create: { bucketId: 'in.c-a', name: 't', dataFileId: 7 }, reconcileDelaysMs: [0] });
+      expect(r).toMatchObject({ via: 'posted', posts: 2, job: { id: 15 } });
+    });
+
+    it('passes non-ambiguous errors through without looking up', async () => {
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', json(404, { error: 'Table not found', code: 'storage.tables.notFound' }));
+      await expect(startImportOnce(client, { operation: 'load', load })).rejects.toMatchObject({ code: 'SAPI_NOT_FOUND' });
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(0);
+    });
+  });
+
+  it('startExportOnce finds an export whose response was lost', async () => {
+    server.on('POST', '/v2/storage/tables/in.c-a.t/export-async', reset);
+    server.on('GET', '/v2/storage/jobs', json(200, [{ id: 21, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: new Date().toISOString() }]));
+    const r = await startExportOnce(client, { export: { tableId: 'in.c-a.t' }, reconcileDelaysMs: [0] });
+    expect(r).toMatchObject({ via: 'found', posts: 1, job: { id: 21 } });
+  });
+});
