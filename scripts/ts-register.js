@@ -1,4 +1,4 @@
-// Lets a child process `require` the TypeScript sources directly (node -r ./test/harness/ts-register.js x.ts), so
+// Lets a child process `require` the TypeScript sources directly (node -r ./scripts/ts-register.js x.ts), so
 // chaos tests can start and SIGKILL real worker/stack processes without a build step. Transpile only, no type check.
 const fs = require('node:fs');
 const ts = require('typescript');

@@ -5,7 +5,7 @@ export const repoRoot = resolve(__dirname, '..', '..');
 
 /** Starts `node <script.ts> ...args` from the TypeScript sources (see ts-register.js), output piped to the test. */
 export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, ['-r', resolve(__dirname, 'ts-register.js'), resolve(repoRoot, script), ...args], {
+  return spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, script), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

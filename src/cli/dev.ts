@@ -1,0 +1,35 @@
+import { type Command } from 'commander';
+import { resolve } from 'node:path';
+import { startDevStack } from '../dev/stack';
+import { devServices } from '../dev/services';
+
+/** `sapi-temporal dev`: the whole stack in the foreground until Ctrl-C. */
+export function registerDevCommand(program: Command): void {
+  program
+    .command('dev')
+    .description('run the dev stack (Temporal dev server, MinIO, Storage API emulator, worker) in the foreground')
+    .option('--env-file <file>', 'write the addresses as KEY=VALUE lines here once everything is healthy')
+    .option('--write-env <file>', 'same as --env-file')
+    .option('--data-dir <dir>', 'where the stack keeps its data (SQLite, objects, tables, logs)', '.data/dev')
+    .option('--no-worker', 'do not run a worker in the stack')
+    .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean }) => {
+      const envFile = options.envFile ?? options.writeEnv;
+      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }) });
+      const stop = async () => {
+        process.stderr.write('\nstopping the dev stack…\n');
+        await stack.stop();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      const width = Math.max(...Object.keys(stack.env).map((key) => key.length));
+      process.stdout.write(`dev stack is up (data in ${stack.dataDir}):\n`);
+      for (const [key, value] of Object.entries(stack.env)) process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);
+      if (envFile) {
+        stack.writeEnvFile(resolve(envFile));
+        process.stdout.write(`addresses written to ${envFile} (source it: set -a; . ${envFile}; set +a)\n`);
+      }
+      process.stdout.write('press Ctrl-C to stop\n');
+      await new Promise(() => undefined);
+    });
+}
