@@ -1,0 +1,113 @@
+/**
+ * Child jobs: plans which child runs follow a parent page. Pure module.
+ *
+ * For every parent page, all children of all its rows run (each fully paginated, its own counters) before the
+ * parent's next page; order: for each child job, for each row (the reference's order). `{placeholder}`s in the
+ * child endpoint are filled from the parent row (`placeholders: {"user-id": "id"}`); `"2:id"` reads the
+ * grandparent's row. Child rows carry `parent_<field>` columns, including those inherited from ancestors.
+ */
+import { PlaceholderMissingError } from './errors';
+import { cellValue } from './flatten';
+import { getPath } from './path';
+import type { JobConfig } from './types';
+
+/** A placeholder value taken from a parent row. */
+export interface PlaceholderValue {
+  placeholder: string;
+  /** The field path in the parent row. */
+  field: string;
+  value: unknown;
+}
+
+/**
+ * What a child run knows about its ancestors. Small JSON: only the fields placeholders refer to are kept
+ * (nearest parent first), never whole rows.
+ */
+export interface ParentContext {
+  levels: Array<Record<string, unknown>>;
+  params: PlaceholderValue[];
+}
+
+/** One child job run to execute (fully paginated) for one parent row. */
+export interface ChildRun {
+  /** The child job with its endpoint filled; its own `children` still hold placeholders. */
+  job: JobConfig;
+  /** Index of the parent row in the page. */
+  rowIndex: number;
+  /** Columns every row of this run gets (`parent_<field>`), by flattened key. */
+  parentColumns: Record<string, string>;
+  /** Context for this run's own children. */
+  parent: ParentContext;
+}
+
+/** The plan after one parent page. */
+export interface ChildPlan {
+  runs: ChildRun[];
+  warnings: string[];
+}
+
+function placeholderFields(job: JobConfig, into = new Set<string>()): Set<string> {
+  for (const child of job.children) {
+    for (const field of Object.values(child.placeholders)) into.add(field);
+    placeholderFields(child, into);
+  }
+  return into;
+}
+
+function pickFields(record: unknown, fields: Set<string>): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const field of fields) {
+    const found = getPath(record, field);
+    if (found.found && found.value !== null) picked[field] = found.value;
+  }
+  return picked;
+}
+
+function parentColumnName(field: string): string {
+  return field.startsWith('parent_') ? field : `parent_${field}`;
+}
+
+/**
+ * Plans the child runs that follow one page of `job` (whose rows are `records`); `parent` is the context of
+ * `job` itself (`null` for a top-level job). Throws `PlaceholderMissingError` when a row lacks a placeholder's field.
+ */
+export function planChildRuns(job: JobConfig, records: readonly unknown[], parent: ParentContext | null): ChildPlan {
+  const runs: ChildRun[] = [];
+  const warnings: string[] = [];
+  if (job.children.length === 0) return { runs, warnings };
+  const fields = placeholderFields(job);
+
+  for (const child of job.children) {
+    if (Object.keys(child.placeholders).length === 0) warnings.push(`No 'placeholders' set for '${child.endpoint}'`);
+    records.forEach((record, rowIndex) => {
+      const levels = [pickFields(record, fields), ...(parent?.levels ?? [])];
+      const own = Object.entries(child.placeholders).map(([placeholder, field]): PlaceholderValue => {
+        const colon = placeholder.indexOf(':');
+        const level = colon === -1 ? 0 : Number(placeholder.slice(0, colon)) - 1;
+        if (!(level >= 0 && level < levels.length)) {
+          throw new PlaceholderMissingError(
+            `Level ${level + 1} not found in parent results! Maximum level: ${levels.length} (placeholder '${placeholder}', endpoint '${child.endpoint}')`,
+          );
+        }
+        const value = levels[level][field];
+        if (value === undefined || value === null) {
+          throw new PlaceholderMissingError(
+            `No value found for ${placeholder} in parent result. (level: ${level + 1}, field '${field}', endpoint '${child.endpoint}')`,
+          );
+        }
+        return { placeholder, field, value };
+      });
+      // Inherited placeholders first; a placeholder of the same name at a deeper level replaces the parent's value.
+      const params: PlaceholderValue[] = (parent?.params ?? []).map((p) => own.find((o) => o.placeholder === p.placeholder) ?? p);
+      for (const o of own) if (!params.some((p) => p.placeholder === o.placeholder)) params.push(o);
+
+      let endpoint = child.endpoint;
+      for (const p of params) endpoint = endpoint.split(`{${p.placeholder}}`).join(cellValue(p.value));
+      const parentColumns: Record<string, string> = {};
+      for (const p of params) parentColumns[parentColumnName(p.field)] = cellValue(p.value);
+
+      runs.push({ job: { ...child, endpoint }, rowIndex, parentColumns, parent: { levels, params } });
+    });
+  }
+  return { runs, warnings };
+}

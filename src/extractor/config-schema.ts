@@ -1,0 +1,422 @@
+/**
+ * The Generic-Extractor configuration: zod schema (structure and every rule, with the reference's wording where it
+ * has one) and `parseExtractorConfig`, which returns the normalized, frozen `ExtractorConfig`.
+ *
+ * NOT workflow-safe (zod values): used by activities and the CLI. Workflows `import type` from `./types`.
+ */
+import { z } from 'zod';
+import { parseDurationMs } from './duration';
+import { ExtractorConfigError, type ConfigIssue } from './errors';
+import { safeName } from './table-names';
+import type {
+  ApiConfig,
+  DataFieldConfig,
+  ExtractorConfig,
+  ForceStopConfig,
+  JobConfig,
+  JobMethod,
+  JsonObject,
+  LimitStopConfig,
+  NextPageFlagConfig,
+  PaginationConfig,
+  ScrollRequestConfig,
+  ScrollerConfig,
+  StopConditions,
+} from './types';
+import { isHttpUrl } from './url';
+
+/** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
+export const UNSUPPORTED_PAGINATION_METHODS = ['offset', 'pagenum', 'response.url', 'zendesk.response.url', 'cursor'];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** PHP's `gettype` names, used in the reference's messages. */
+function phpType(value: unknown): string {
+  if (value === null) return 'NULL';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'double';
+  if (typeof value === 'object') return 'object';
+  return typeof value;
+}
+
+/** Empty sections (null, "", false, {}, []) are "not set", as in the reference (`!empty(...)`). */
+const emptyToUndefined = (v: unknown): unknown =>
+  v === null || v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0)
+    ? undefined
+    : v;
+
+const METHOD_MESSAGE = 'The "method" property must be one of "GET", "POST", "FORM" (case-insensitive).';
+const methodSchema = z
+  .string({ error: METHOD_MESSAGE })
+  .refine((v) => ['GET', 'POST', 'FORM'].includes(v.toUpperCase()), { error: METHOD_MESSAGE });
+
+const paramsSchema = (what: string) => z.record(z.string(), z.unknown(), { error: `The '${what}' property must be an object.` });
+
+const nonNegativeInt = (message: string) =>
+  z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)], { error: message });
+
+const forceStopSchema = z.looseObject(
+  {
+    pages: nonNegativeInt("'forceStop.pages' must be a non-negative integer (0 means no limit).").optional(),
+    time: z
+      .union([z.number().nonnegative(), z.string()], {
+        error: "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\".",
+      })
+      .refine((v) => parseDurationMs(v) !== null, {
+        error: "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\" or \"30 seconds\".",
+      })
+      .optional(),
+    volume: nonNegativeInt("'forceStop.volume' must be a non-negative integer number of bytes.").optional(),
+  },
+  { error: "'forceStop' must be an object with 'pages', 'time' or 'volume'." },
+);
+
+const nextPageFlagSchema = z.looseObject(
+  {
+    field: z.string({ error: "'field' has to be specified for 'nextPageFlag'" }).min(1, { error: "'field' has to be specified for 'nextPageFlag'" }),
+    stopOn: z.boolean({
+      error: (iss) =>
+        iss.input === undefined || iss.input === null
+          ? "'stopOn' value must be set to a boolean value for 'nextPageFlag'"
+          : `'stopOn' value must be set to a boolean value for 'nextPageFlag', given '${phpType(iss.input)}' type.`,
+    }),
+    ifNotSet: z.boolean({ error: (iss) => `'ifNotSet' value must be boolean, given '${phpType(iss.input)}' type.` }).nullish(),
+  },
+  { error: "'nextPageFlag' must be an object with 'field' and 'stopOn'." },
+);
+
+const limitStopSchema = z
+  .looseObject(
+    {
+      count: z.preprocess(emptyToUndefined, nonNegativeInt("'limitStop.count' must be a positive integer.").optional()),
+      field: z.preprocess(emptyToUndefined, z.string({ error: "'limitStop.field' must be a path string." }).optional()),
+    },
+    { error: "'limitStop' must be an object with 'count' or 'field'." },
+  )
+  .refine((v) => !isObject(v) || v.count !== undefined || v.field !== undefined, {
+    error: "One of 'limitStop.field' or 'limitStop.count' attributes is required.",
+    when: () => true,
+  })
+  .refine((v) => !isObject(v) || v.count === undefined || v.field === undefined, {
+    error: "Specify only one of 'limitStop.field' or 'limitStop.count'.",
+    when: () => true,
+  });
+
+const stopConditionShape = {
+  forceStop: z.preprocess(emptyToUndefined, forceStopSchema.optional()),
+  nextPageFlag: z.preprocess(emptyToUndefined, nextPageFlagSchema.optional()),
+  limitStop: z.preprocess(emptyToUndefined, limitStopSchema.optional()),
+};
+
+const scrollRequestSchema = z.looseObject(
+  {
+    endpoint: z.string({ error: "'pagination.scrollRequest.endpoint' must be a string." }).min(1).optional(),
+    method: methodSchema.optional(),
+    params: paramsSchema('pagination.scrollRequest.params').optional(),
+  },
+  { error: "'pagination.scrollRequest' must be a job-like object (endpoint, method, params)." },
+);
+
+const noScrollerSchema = z.looseObject({
+  method: z.union([z.undefined(), z.null(), z.literal('')]),
+  ...stopConditionShape,
+});
+
+const responseParamScrollerSchema = z.looseObject({
+  method: z.literal('response.param'),
+  responseParam: z
+    .string({ error: "Missing required 'pagination.responseParam' parameter." })
+    .min(1, { error: "Missing required 'pagination.responseParam' parameter." }),
+  queryParam: z
+    .string({ error: "Missing required 'pagination.queryParam' parameter." })
+    .min(1, { error: "Missing required 'pagination.queryParam' parameter." }),
+  includeParams: z.boolean({ error: "'pagination.includeParams' must be a boolean." }).nullish(),
+  scrollRequest: z.preprocess(emptyToUndefined, scrollRequestSchema.optional()),
+  ...stopConditionShape,
+});
+
+function unknownMethodMessage(input: unknown): string {
+  const method = isObject(input) ? input.method : undefined;
+  const shown = typeof method === 'string' ? method : JSON.stringify(method);
+  if (typeof method === 'string' && UNSUPPORTED_PAGINATION_METHODS.includes(method)) {
+    return `Pagination method '${method}' is not supported by this extractor (supported: response.param, multiple).`;
+  }
+  return `Unknown pagination method '${shown}'`;
+}
+
+const scrollerSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema], {
+  error: (iss) => (iss.code === 'invalid_union' ? unknownMethodMessage(iss.input) : undefined),
+});
+
+const multipleSchema = z
+  .looseObject({
+    method: z.literal('multiple'),
+    scrollers: z.record(z.string(), scrollerSchema, {
+      error: 'At least one scroller must be configured for "multiple" scroller.',
+    }),
+    default: z.string({ error: "'pagination.default' must be a scroller name." }).nullish(),
+  })
+  .refine((v) => !isObject(v.scrollers) || Object.keys(v.scrollers).length > 0, {
+    error: 'At least one scroller must be configured for "multiple" scroller.',
+    path: ['scrollers'],
+  })
+  .refine((v) => !v.default || !isObject(v.scrollers) || v.default in v.scrollers, {
+    error: (iss) => `Default scroller '${String((iss.input as { default?: unknown }).default)}' does not exist`,
+    path: ['default'],
+  });
+
+const paginationSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema, multipleSchema], {
+  error: (iss) => (iss.code === 'invalid_union' ? unknownMethodMessage(iss.input) : undefined),
+});
+
+const dataFieldSchema = z.union(
+  [
+    z.string(),
+    z.looseObject({
+      path: z.string({ error: "'dataField.path' must be set!" }).min(1, { error: "'dataField.path' must be set!" }),
+      delimiter: z.string().min(1).nullish(),
+    }),
+  ],
+  { error: "'dataField' must be either a path string or an object with 'path' attribute." },
+);
+
+const placeholdersSchema = z.record(
+  z.string(),
+  z.string({ error: (iss) => `The path for placeholder must be a string value, given '${phpType(iss.input)}'.` }),
+  { error: "The 'placeholders' property must be an object mapping placeholder names to parent fields." },
+);
+
+/** One job; `children` are jobs too. */
+export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
+  z.looseObject(
+    {
+      endpoint: z
+        .string({ error: "The 'endpoint' property must be set in job." })
+        .min(1, { error: "The 'endpoint' property must be set in job." }),
+      method: methodSchema.nullish(),
+      params: z.preprocess(emptyToUndefined, paramsSchema('params').optional()),
+      dataField: z.preprocess(emptyToUndefined, dataFieldSchema.optional()),
+      dataType: z.string({ error: "The 'dataType' property must be a string." }).nullish(),
+      placeholders: z.preprocess(emptyToUndefined, placeholdersSchema.optional()),
+      scroller: z.string({ error: "The 'scroller' property must be a scroller name." }).nullish(),
+      children: z.preprocess(
+        emptyToUndefined,
+        z.array(jobSchema, { error: "The 'children' property must be an array of jobs." }).optional(),
+      ),
+    },
+    { error: 'Job configuration must be an object.' },
+  ),
+);
+
+const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), {
+  error: "'http.headers' must be an object of header names and values.",
+});
+
+/** The whole configuration file: `{parameters: {api, config}}`. Unknown keys are allowed (and ignored). */
+export const extractorConfigInputSchema = z.looseObject({
+  parameters: z.looseObject(
+    {
+      api: z.looseObject(
+        {
+          baseUrl: z
+            .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
+            .min(1, { error: "The 'baseUrl' attribute must be set in API configuration" })
+            .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
+          pagination: z.preprocess(emptyToUndefined, paginationSchema.optional()),
+          http: z
+            .looseObject(
+              {
+                headers: z.preprocess(emptyToUndefined, headersSchema.optional()),
+                defaultOptions: z
+                  .looseObject(
+                    {
+                      params: z.preprocess(emptyToUndefined, paramsSchema('http.defaultOptions.params').optional()),
+                      headers: z.preprocess(emptyToUndefined, headersSchema.optional()),
+                    },
+                    { error: "'http.defaultOptions' must be an object." },
+                  )
+                  .nullish(),
+              },
+              { error: "'api.http' must be an object." },
+            )
+            .nullish(),
+        },
+        { error: "The 'api' section is required in configuration." },
+      ),
+      config: z.looseObject(
+        {
+          outputBucket: z.string({ error: "'outputBucket' must be a string." }).nullish(),
+          debug: z.boolean({ error: "'debug' must be a boolean." }).nullish(),
+          jobs: z
+            .array(jobSchema, { error: "The 'jobs' section is required in the configuration." })
+            .min(1, { error: "The 'jobs' section is required in the configuration." }),
+        },
+        { error: "The 'config' section is required in the configuration." },
+      ),
+    },
+    { error: "The 'parameters' section is required in the configuration." },
+  ),
+});
+
+/** Formats a zod path as `parameters.config.jobs[0].endpoint`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((acc, seg) => {
+    if (typeof seg === 'number') return `${acc}[${seg}]`;
+    return acc === '' ? String(seg) : `${acc}.${String(seg)}`;
+  }, '');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Normalization (after the schema accepted the input).
+
+type Raw = Record<string, unknown>;
+
+function toInt(v: unknown): number | null {
+  if (v === undefined || v === null) return null;
+  const n = typeof v === 'number' ? v : Number(v);
+  return n > 0 ? Math.floor(n) : null;
+}
+
+function normalizeStops(raw: Raw): StopConditions {
+  const fs = raw.forceStop as Raw | undefined;
+  const forceStop: ForceStopConfig | null = fs
+    ? {
+        pages: toInt(fs.pages),
+        timeMs: fs.time === undefined ? null : parseDurationMs(fs.time as number | string) || null,
+        volumeBytes: toInt(fs.volume),
+      }
+    : null;
+  const np = raw.nextPageFlag as Raw | undefined;
+  const nextPageFlag: NextPageFlagConfig | null = np
+    ? { field: np.field as string, stopOn: np.stopOn as boolean, ifNotSet: (np.ifNotSet ?? np.stopOn) as boolean }
+    : null;
+  const ls = raw.limitStop as Raw | undefined;
+  const limitStop: LimitStopConfig | null = ls
+    ? ls.field !== undefined
+      ? { field: ls.field as string }
+      : { count: Number(ls.count) }
+    : null;
+  return { forceStop, nextPageFlag, limitStop };
+}
+
+function normalizeScroller(raw: Raw): ScrollerConfig {
+  const stops = normalizeStops(raw);
+  if (raw.method !== 'response.param') return { method: 'none', ...stops };
+  const sr = raw.scrollRequest as Raw | undefined;
+  const scrollRequest: ScrollRequestConfig | null = sr
+    ? {
+        ...(sr.endpoint !== undefined ? { endpoint: sr.endpoint as string } : {}),
+        ...(sr.method !== undefined && sr.method !== null ? { method: (sr.method as string).toUpperCase() as JobMethod } : {}),
+        ...(sr.params !== undefined ? { params: sr.params as JsonObject } : {}),
+      }
+    : null;
+  return {
+    method: 'response.param',
+    responseParam: raw.responseParam as string,
+    queryParam: raw.queryParam as string,
+    includeParams: raw.includeParams === true,
+    scrollRequest,
+    ...stops,
+  };
+}
+
+function normalizePagination(raw: Raw | undefined): PaginationConfig {
+  if (!raw) return normalizeScroller({});
+  if (raw.method !== 'multiple') return normalizeScroller(raw);
+  const scrollers: Record<string, ScrollerConfig> = {};
+  for (const [name, cfg] of Object.entries(raw.scrollers as Record<string, Raw>)) scrollers[name] = normalizeScroller(cfg);
+  return { method: 'multiple', scrollers, default: (raw.default as string | null | undefined) || null };
+}
+
+function normalizeDataField(raw: unknown): DataFieldConfig | null {
+  if (raw === undefined) return null;
+  if (typeof raw === 'string') return { path: raw, delimiter: '.' };
+  const obj = raw as Raw;
+  return { path: obj.path as string, delimiter: (obj.delimiter as string | null | undefined) || '.' };
+}
+
+function normalizeJob(raw: Raw, id: string): JobConfig {
+  const endpoint = raw.endpoint as string;
+  return {
+    id,
+    endpoint,
+    method: ((raw.method as string | null | undefined) ?? 'GET').toUpperCase() as JobMethod,
+    params: (raw.params as JsonObject | undefined) ?? {},
+    dataField: normalizeDataField(raw.dataField),
+    dataType: (raw.dataType as string | null | undefined) || endpoint,
+    placeholders: (raw.placeholders as Record<string, string> | undefined) ?? {},
+    scroller: (raw.scroller as string | null | undefined) || null,
+    children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`)),
+  };
+}
+
+function stringHeaders(raw: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+/** Rules that need the whole configuration: scroller names and table names. */
+function crossChecks(config: ExtractorConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const pagination = config.api.pagination;
+  const visit = (job: JobConfig, path: string) => {
+    if (pagination.method === 'multiple' && job.scroller !== null && !(job.scroller in pagination.scrollers)) {
+      issues.push({
+        path: `${path}.scroller`,
+        message: `Scroller '${job.scroller}' not set in API definitions. Scrollers defined: ${Object.keys(pagination.scrollers).join(', ')}`,
+      });
+    }
+    if (safeName(job.dataType) === '') {
+      issues.push({
+        path: `${path}.dataType`,
+        message: `The table name made from '${job.dataType}' is empty: set 'dataType' to a name with letters or digits.`,
+      });
+    }
+    job.children.forEach((child, i) => visit(child, `${path}.children[${i}]`));
+  };
+  config.config.jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+  return issues;
+}
+
+/**
+ * Validates a Generic-Extractor configuration (the parsed JSON of the file) and returns it normalized and frozen.
+ * Throws `ExtractorConfigError` (code `SAPI_EXTRACTOR_CONFIG_INVALID`) listing every issue with its path, before
+ * any request is sent.
+ */
+export function parseExtractorConfig(json: unknown): ExtractorConfig {
+  const parsed = extractorConfigInputSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ExtractorConfigError(parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })));
+  }
+  const params = parsed.data.parameters as Raw;
+  const apiRaw = params.api as Raw;
+  const http = (apiRaw.http as Raw | null | undefined) ?? {};
+  const defaults = (http.defaultOptions as Raw | null | undefined) ?? {};
+  const api: ApiConfig = {
+    baseUrl: apiRaw.baseUrl as string,
+    pagination: normalizePagination(apiRaw.pagination as Raw | undefined),
+    http: {
+      headers: { ...stringHeaders(http.headers), ...stringHeaders(defaults.headers) },
+      defaultParams: (defaults.params as JsonObject | undefined) ?? {},
+    },
+  };
+  const configRaw = params.config as Raw;
+  const config: ExtractorConfig = {
+    api,
+    config: {
+      outputBucket: (configRaw.outputBucket as string | null | undefined) || null,
+      debug: configRaw.debug === true,
+      jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i))),
+    },
+  };
+  const issues = crossChecks(config);
+  if (issues.length > 0) throw new ExtractorConfigError(issues);
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as object)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,123 @@
+/**
+ * A plain in-process extraction loop over the pure pieces (scroller, records, flatten, children, table schema).
+ * Used by the conformance suite and as the benchmark baseline "plain loop without Temporal". Not workflow code.
+ */
+import { planChildRuns, type ParentContext } from './children';
+import { flattenRecords, type FlatTable } from './flatten';
+import { resolveRecords } from './records';
+import { createScrollerState, nextStep, type StopReason } from './scroller';
+import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
+import { columnNamesFor } from './table-names';
+import type { ExtractorConfig, JobConfig, RequestDescriptor } from './types';
+
+/** A fetched response: decoded body, body size in bytes, hash of the raw body. */
+export interface FetchedPage {
+  body: unknown;
+  bytes: number;
+  hash: string;
+  status?: number;
+}
+
+/** Dependencies and options of `runExtraction`. */
+export interface RunExtractionOptions {
+  /** Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake). */
+  fetchPage: (request: RequestDescriptor) => Promise<FetchedPage>;
+  /** Clock in ms (default `Date.now`), for `forceStop.time`. */
+  now?: () => number;
+  /** Called with every extracted page's tables (e.g. to stream them somewhere). */
+  onPage?: (tables: FlatTable[], job: JobConfig) => void | Promise<void>;
+  /** Keep rows in memory for the result (default true; turn off for big benchmark runs). */
+  keepRows?: boolean;
+}
+
+/** One output table: columns (safe, unique, first-appearance order) and complete rows keyed by column. */
+export interface ExtractedTable {
+  columns: string[];
+  rows: Array<Record<string, string>>;
+}
+
+/** Summary of one job run (a child job runs once per parent row). */
+export interface JobRunSummary {
+  jobId: string;
+  /** URL of the run's first request. */
+  url: string;
+  pages: number;
+  records: number;
+  bytes: number;
+  stopReason: StopReason | null;
+}
+
+/** Result of `runExtraction`. */
+export interface ExtractionResult {
+  tables: Record<string, ExtractedTable>;
+  /** Every request sent, in order. */
+  requests: RequestDescriptor[];
+  warnings: string[];
+  runs: JobRunSummary[];
+  /** Pages extracted in all. */
+  pages: number;
+}
+
+/**
+ * Runs every job of the configuration (top-level jobs in order, each fresh; children after each parent page),
+ * and returns the tables, the requests sent and the warnings.
+ */
+export async function runExtraction(config: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+  const now = options.now ?? Date.now;
+  const keepRows = options.keepRows ?? true;
+  const requests: RequestDescriptor[] = [];
+  const warnings: string[] = [];
+  const runs: JobRunSummary[] = [];
+  const rows = new Map<string, Array<Record<string, string>>>();
+  let schema: TableSchema = createTableSchema();
+  let pages = 0;
+
+  const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
+    let state = createScrollerState(job, config.api, now());
+    const summary: JobRunSummary = { jobId: job.id, url: state.next?.url ?? '', pages: 0, records: 0, bytes: 0, stopReason: null };
+    runs.push(summary);
+    while (state.next) {
+      const request = state.next;
+      requests.push(request);
+      const page = await options.fetchPage(request);
+      const isRepeat = state.lastHash !== null && page.hash === state.lastHash;
+      const resolved = isRepeat ? { records: [], warnings: [] } : resolveRecords(page.body, job);
+      const step = nextStep(state, { body: page.body, bytes: page.bytes, hash: page.hash, recordCount: resolved.records.length }, now());
+      warnings.push(...step.warnings);
+      if (step.extractPage) {
+        pages++;
+        warnings.push(...resolved.warnings);
+        const tables = flattenRecords(resolved.records, { dataType: job.dataType, parentColumns });
+        schema = mergeTableSchema(schema, tables);
+        if (keepRows) {
+          for (const t of tables) {
+            const list = rows.get(t.name) ?? [];
+            for (const row of t.rows) list.push(row);
+            rows.set(t.name, list);
+          }
+        }
+        await options.onPage?.(tables, job);
+        const plan = planChildRuns(job, resolved.records, parent);
+        warnings.push(...plan.warnings);
+        for (const run of plan.runs) await runJob(run.job, run.parent, run.parentColumns);
+      }
+      state = step.state;
+      Object.assign(summary, { pages: state.pages, records: state.records, bytes: state.bytes, stopReason: state.stopReason });
+    }
+  };
+
+  for (const job of config.config.jobs) await runJob(job, null, {});
+
+  const tables: Record<string, ExtractedTable> = {};
+  for (const [name, keys] of Object.entries(schema)) {
+    const columns = columnNamesFor(keys);
+    tables[name] = {
+      columns,
+      rows: (rows.get(name) ?? []).map((row) => {
+        const values = alignRow(keys, row);
+        return Object.fromEntries(columns.map((c, i) => [c, values[i]]));
+      }),
+    };
+  }
+  return { tables, requests, warnings, runs, pages };
+}
