@@ -1,0 +1,169 @@
+import { type Socket } from 'node:net';
+import fastifyMultipart from '@fastify/multipart';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type EmulatorContext } from './context';
+import { ApiError, newExceptionId } from './errors';
+import { decodeQueryString } from './form';
+import { sendError } from './http';
+import { IMPORTER_PREFIX } from './options';
+import { type RequestLog, type RequestLogEntry } from './request-log';
+import { registerAdminRoutes } from './routes/admin-routes';
+import { registerBucketRoutes } from './routes/bucket-routes';
+import { registerFileRoutes } from './routes/file-routes';
+import { registerImporterRoutes } from './routes/importer-routes';
+import { registerJobRoutes } from './routes/job-routes';
+import { registerServiceRoutes } from './routes/service-routes';
+import { registerTableRoutes } from './routes/table-routes';
+import { sleep } from './time';
+
+/** Largest importer upload, bytes (the real importer's limit: 2 GB). */
+export const IMPORTER_MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
+const ADMIN_PREFIX = '/_emulator';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    logEntry: RequestLogEntry | null;
+    afterFault: 'dropResponse' | 'status-after-success' | null;
+    afterFaultStatus: number;
+  }
+}
+
+function isImporter(request: FastifyRequest): boolean {
+  return request.url.startsWith(`${IMPORTER_PREFIX}/`);
+}
+
+function pathOf(url: string): { path: string; query: string } {
+  const q = url.indexOf('?');
+  return q < 0 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}
+
+function destroySocket(socket: Socket | null | undefined, reset: boolean): void {
+  if (!socket) return;
+  if (reset && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else socket.destroy();
+}
+
+/** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
+export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; requestLog: RequestLog }): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    routerOptions: { querystringParser: (query: string) => decodeQueryString(query), ignoreTrailingSlash: true },
+    forceCloseConnections: true,
+  });
+  app.decorateRequest('sapiToken', null);
+  app.decorateRequest('logEntry', null);
+  app.decorateRequest('afterFault', null);
+  app.decorateRequest('afterFaultStatus', 500);
+
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (!text.trim()) return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(new ApiError(400, 'storage.validation', `request body is not valid JSON: ${(error as Error).message}`), undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
+  await app.register(fastifyMultipart, { limits: { fileSize: IMPORTER_MAX_FILE_BYTES, fieldSize: 1024 * 1024 }, throwFileSizeLimit: true });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const { path, query } = pathOf(request.url);
+    if (path.startsWith(ADMIN_PREFIX)) return;
+    const entry: RequestLogEntry = { method: request.method, path, query, status: 0, time: Date.now(), durationMs: 0 };
+    request.logEntry = entry;
+    options.requestLog.add(entry);
+    const action = ctx.faults.match(request.method, path);
+    if (!action) return authenticate(request, reply);
+    entry.fault = action.type;
+    switch (action.type) {
+      case 'delay':
+        await sleep(action.ms);
+        return authenticate(request, reply);
+      case 'reset':
+        reply.hijack();
+        destroySocket(request.raw.socket, true);
+        return reply;
+      case 'status': {
+        if (action.retryAfter !== undefined) reply.header('retry-after', String(action.retryAfter));
+        const body =
+          action.body ??
+          (action.status === 503
+            ? { status: 'maintenance', reason: 'Injected by the emulator', estimatedEndTime: new Date(Date.now() + 60_000).toISOString() }
+            : isImporter(request)
+              ? { message: `Injected fault: HTTP ${action.status}`, status: 'error' }
+              : { error: `Injected fault: HTTP ${action.status}`, code: 'storage.injectedFault', exceptionId: newExceptionId(), status: 'error' });
+        return reply.code(action.status).send(body);
+      }
+      case 'dropResponse':
+        request.afterFault = 'dropResponse';
+        return authenticate(request, reply);
+      case 'status-after-success':
+        request.afterFault = 'status-after-success';
+        request.afterFaultStatus = action.status ?? 500;
+        return authenticate(request, reply);
+    }
+  });
+
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    const header = request.headers['x-storageapi-token'];
+    const token = typeof header === 'string' ? ctx.tokens.get(header) : undefined;
+    if (!token) return sendError(request, reply, new ApiError(401, 'storage.tokenInvalid', 'Invalid access token'), isImporter(request));
+    request.sapiToken = token;
+    return undefined;
+  }
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.afterFault === 'dropResponse') {
+      if (request.logEntry) request.logEntry.status = 0;
+      reply.hijack();
+      destroySocket(request.raw.socket, false);
+      return payload;
+    }
+    if (request.afterFault === 'status-after-success' && reply.statusCode < 300) {
+      reply.code(request.afterFaultStatus);
+      reply.header('content-type', 'application/json; charset=utf-8');
+      const error = { error: 'Injected fault: the operation was performed but the answer is an error', code: 'storage.injectedFault', exceptionId: newExceptionId(), status: 'error' };
+      return JSON.stringify(isImporter(request) ? { ...error, message: error.error } : error);
+    }
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const entry = request.logEntry;
+    if (!entry) return;
+    if (request.afterFault !== 'dropResponse') entry.status = reply.statusCode;
+    entry.durationMs = Date.now() - entry.time;
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof ApiError) return sendError(request, reply, error, isImporter(request));
+    const e = error as { statusCode?: number; code?: string; message: string };
+    if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
+      return sendError(request, reply, new ApiError(e.statusCode, 'storage.validation', e.message), isImporter(request));
+    }
+    return sendError(request, reply, new ApiError(500, 'storage.internalError', `internal error: ${e.message}`), isImporter(request));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new ApiError(404, 'storage.routeNotFound', `route not found: ${request.method} ${pathOf(request.url).path}`), isImporter(request)),
+  );
+
+  const service = async (scope: FastifyInstance): Promise<void> => {
+    registerFileRoutes(scope, ctx);
+    registerBucketRoutes(scope, ctx);
+    registerTableRoutes(scope, ctx);
+  };
+  await app.register(service, { prefix: '/v2/storage' });
+  await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
+  await app.register(async (scope) => {
+    registerServiceRoutes(scope, ctx);
+    registerJobRoutes(scope, ctx);
+  }, { prefix: '/v2/storage' });
+  await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });
+  if (options.adminEnabled) await app.register(async (scope) => registerAdminRoutes(scope, ctx, options.requestLog), { prefix: ADMIN_PREFIX });
+  return app;
+}

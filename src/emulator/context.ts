@@ -1,0 +1,23 @@
+import { type DocLog } from './doc-log';
+import { type Faults } from './faults';
+import { type JobRunner } from './jobs/job-runner';
+import { type TokenRecord } from './model';
+import { type ObjectStore } from './object-store';
+import { type TableStore } from './table-store';
+
+/** Everything the routes and jobs share; built once by `createEmulator`. */
+export interface EmulatorContext {
+  /** Base URL, known once the server listens. */
+  baseUrl: string;
+  importUrl: string;
+  projectId: number;
+  sliceSizeBytes: number;
+  tmpDir: string;
+  objects: ObjectStore;
+  state: DocLog;
+  tables: TableStore;
+  jobs: JobRunner;
+  faults: Faults;
+  tokens: Map<string, TokenRecord>;
+  nextId(kind: 'file' | 'job'): number;
+}

@@ -1,0 +1,146 @@
+import { z } from 'zod';
+
+/** What a matching request gets. */
+export type FaultAction =
+  /** Answer this status (and body; default the service's error shape) without performing the operation. */
+  | { type: 'status'; status: number; body?: unknown; retryAfter?: number }
+  /** Reset the TCP connection before doing anything. */
+  | { type: 'reset' }
+  /** Wait, then handle the request normally. */
+  | { type: 'delay'; ms: number }
+  /** Perform the operation, then destroy the socket instead of answering. */
+  | { type: 'dropResponse' }
+  /** Perform the operation, then answer `status` (default 500) with an error body. */
+  | { type: 'status-after-success'; status?: number };
+
+export interface FaultRule {
+  /** HTTP method to match (case-insensitive); any when absent. */
+  method?: string;
+  /** Matched against the URL path (no query string): a RegExp, or a string used as a RegExp source. */
+  path: string | RegExp;
+  /** How many requests the rule applies to; unlimited when absent. */
+  times?: number;
+  /** Active for this many ms after it was added; a value above 1e12 is read as an absolute epoch-ms deadline. */
+  untilMs?: number;
+  action: FaultAction;
+}
+
+/** Makes the next `times` (default 1) jobs of an operation (any when absent) fail with `message`. */
+export interface JobFailureRule {
+  operationName?: string;
+  message: string;
+  code?: string;
+  times?: number;
+}
+
+/** Adds `ms` to the processing time of the next `times` (default unlimited) jobs of an operation (any when absent). */
+export interface JobSlowdownRule {
+  operationName?: string;
+  ms: number;
+  times?: number;
+}
+
+export interface FaultsController {
+  /** Adds a request rule; returns its id. Rules are tried in insertion order, the first match wins. */
+  add(rule: FaultRule): number;
+  /** Adds a job failure rule. */
+  failJob(rule: JobFailureRule): void;
+  /** Adds a job slow-down rule. */
+  slowJob(rule: JobSlowdownRule): void;
+  /** Removes every rule (requests and jobs). */
+  clear(): void;
+  /** Active request rules (for inspection). */
+  list(): FaultRule[];
+}
+
+interface ActiveRule {
+  id: number;
+  rule: FaultRule;
+  regex: RegExp;
+  remaining: number;
+  deadline: number;
+}
+
+const actionSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('status'), status: z.number().int().min(100).max(599), body: z.unknown().optional(), retryAfter: z.number().nonnegative().optional() }),
+  z.object({ type: z.literal('reset') }),
+  z.object({ type: z.literal('delay'), ms: z.number().nonnegative() }),
+  z.object({ type: z.literal('dropResponse') }),
+  z.object({ type: z.literal('status-after-success'), status: z.number().int().min(100).max(599).optional() }),
+]);
+
+/** Admin endpoint payload: one rule, `{rules: [...]}`, `{failJob: {...}}` or `{slowJob: {...}}`. */
+export const faultRuleSchema = z.object({
+  method: z.string().optional(),
+  path: z.string(),
+  times: z.number().int().positive().optional(),
+  untilMs: z.number().positive().optional(),
+  action: actionSchema,
+});
+export const jobFailureSchema = z.object({ operationName: z.string().optional(), message: z.string(), code: z.string().optional(), times: z.number().int().positive().optional() });
+export const jobSlowdownSchema = z.object({ operationName: z.string().optional(), ms: z.number().nonnegative(), times: z.number().int().positive().optional() });
+
+export class Faults implements FaultsController {
+  private rules: ActiveRule[] = [];
+  private jobFailures: (JobFailureRule & { remaining: number })[] = [];
+  private jobSlowdowns: (JobSlowdownRule & { remaining: number })[] = [];
+  private nextId = 1;
+
+  add(rule: FaultRule): number {
+    const regex = rule.path instanceof RegExp ? rule.path : new RegExp(rule.path);
+    const now = Date.now();
+    const deadline = rule.untilMs === undefined ? Infinity : rule.untilMs > 1e12 ? rule.untilMs : now + rule.untilMs;
+    const id = this.nextId++;
+    this.rules.push({ id, rule, regex, remaining: rule.times ?? Infinity, deadline });
+    return id;
+  }
+
+  failJob(rule: JobFailureRule): void {
+    this.jobFailures.push({ ...rule, remaining: rule.times ?? 1 });
+  }
+
+  slowJob(rule: JobSlowdownRule): void {
+    this.jobSlowdowns.push({ ...rule, remaining: rule.times ?? Infinity });
+  }
+
+  clear(): void {
+    this.rules = [];
+    this.jobFailures = [];
+    this.jobSlowdowns = [];
+  }
+
+  list(): FaultRule[] {
+    return this.rules.map((r) => r.rule);
+  }
+
+  /** The action for this request, consuming one use of the matching rule. */
+  match(method: string, path: string): FaultAction | undefined {
+    const now = Date.now();
+    this.rules = this.rules.filter((r) => r.remaining > 0 && r.deadline > now);
+    for (const active of this.rules) {
+      if (active.rule.method && active.rule.method.toUpperCase() !== method.toUpperCase()) continue;
+      if (!active.regex.test(path)) continue;
+      active.remaining -= 1;
+      return active.rule.action;
+    }
+    return undefined;
+  }
+
+  /** A failure to inject into the job now starting, consuming one use. */
+  takeJobFailure(operationName: string): { code: string; message: string } | undefined {
+    const rule = this.jobFailures.find((r) => r.remaining > 0 && (!r.operationName || r.operationName === operationName));
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    this.jobFailures = this.jobFailures.filter((r) => r.remaining > 0);
+    return { code: rule.code ?? 'storage.jobs.injectedFailure', message: rule.message };
+  }
+
+  /** Extra processing time for the job now starting, consuming one use. */
+  takeJobSlowdown(operationName: string): number {
+    const rule = this.jobSlowdowns.find((r) => r.remaining > 0 && (!r.operationName || r.operationName === operationName));
+    if (!rule) return 0;
+    rule.remaining -= 1;
+    this.jobSlowdowns = this.jobSlowdowns.filter((r) => r.remaining > 0);
+    return rule.ms;
+  }
+}

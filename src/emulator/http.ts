@@ -1,0 +1,55 @@
+import { type FastifyReply, type FastifyRequest } from 'fastify';
+import { ApiError, newExceptionId } from './errors';
+import { type FormObject, decodePairs } from './form';
+import { type TokenRecord } from './model';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated token (set by the auth hook). */
+    sapiToken: TokenRecord | null;
+  }
+}
+
+/** The token of an authenticated request. */
+export function tokenOf(request: FastifyRequest): TokenRecord {
+  if (!request.sapiToken) throw new ApiError(401, 'storage.tokenInvalid', 'Invalid access token');
+  return request.sapiToken;
+}
+
+/**
+ * Request parameters from the query string and the body (JSON, form-encoded or multipart fields; files in a
+ * multipart body are skipped), body winning.
+ */
+export async function readParams(request: FastifyRequest): Promise<FormObject> {
+  const query = (request.query ?? {}) as FormObject;
+  if (request.isMultipart()) {
+    const pairs: [string, string][] = [];
+    for await (const part of request.parts()) {
+      if (part.type === 'file') part.file.resume();
+      else pairs.push([part.fieldname, String(part.value)]);
+    }
+    return { ...query, ...decodePairs(pairs) };
+  }
+  const body = request.body;
+  if (body && typeof body === 'object' && !Array.isArray(body)) return { ...query, ...(body as FormObject) };
+  return { ...query };
+}
+
+/** Branch of a branch-scoped route (`/v2/storage/branch/<id>/...`), `default` otherwise. */
+export function branchOf(request: FastifyRequest): string {
+  return (request.params as { branchId?: string }).branchId ?? 'default';
+}
+
+export function serviceErrorBody(error: ApiError): Record<string, unknown> {
+  return { error: error.message, code: error.code, exceptionId: error.exceptionId, status: 'error' };
+}
+
+export function sendError(_request: FastifyRequest, reply: FastifyReply, error: ApiError, importer: boolean): FastifyReply {
+  for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
+  const body = importer
+    ? { message: error.message, status: 'error', error: error.message, code: error.code, exceptionId: error.exceptionId }
+    : serviceErrorBody(error);
+  return reply.code(error.status).send(body);
+}
+
+export { newExceptionId };

@@ -1,0 +1,176 @@
+/**
+ * The Storage API emulator: one function, {@link createEmulator}, used by tests, the CLI and the dev stack.
+ * Files live in MinIO (temporary credentials from MinIO STS), tables in DuckDB, jobs and file/bucket records in a
+ * state log under `dataDir`, so a restart on the same `dataDir` keeps everything and resumes unfinished jobs.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { buildApp } from './app';
+import { type EmulatorContext } from './context';
+import { DocLog } from './doc-log';
+import { Faults } from './faults';
+import { JobRunner } from './jobs/job-runner';
+import { runTableExport } from './jobs/table-export';
+import { runTableCreate, runTableImport } from './jobs/table-load';
+import { type TokenRecord } from './model';
+import { ObjectStore } from './object-store';
+import {
+  DEFAULT_CREDENTIALS_TTL_SECONDS,
+  DEFAULT_EMULATOR_HOST,
+  DEFAULT_JOB_PROCESSING_MS,
+  DEFAULT_JOB_WAITING_MS,
+  DEFAULT_PRESIGN_TTL_SECONDS,
+  DEFAULT_PROJECT_ID,
+  DEFAULT_REQUEST_LOG_LIMIT,
+  DEFAULT_SLICE_SIZE_BYTES,
+  type EmulatorHandle,
+  type EmulatorOptions,
+  IMPORTER_PREFIX,
+} from './options';
+import { RequestLog } from './request-log';
+import { TableStore } from './table-store';
+
+export * from './options';
+export type { FaultAction, FaultRule, FaultsController, JobFailureRule, JobSlowdownRule } from './faults';
+export type { RequestLogEntry } from './request-log';
+export { TABLE_EXPORT_TAG } from './jobs/table-export';
+
+const optionsSchema = z.object({
+  port: z.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+  dataDir: z.string().min(1),
+  s3: z.object({
+    endpoint: z.string().url(),
+    region: z.string().min(1),
+    accessKeyId: z.string().min(1),
+    secretAccessKey: z.string().min(1),
+    bucket: z.string().min(3),
+  }),
+  tokens: z.array(z.object({ token: z.string().min(1), id: z.number().int().positive().optional(), description: z.string().optional() })).min(1),
+  jobDelays: z.object({ waitingMs: z.number().nonnegative().optional(), processingMs: z.number().nonnegative().optional() }).optional(),
+  sliceSizeBytes: z.number().int().positive().optional(),
+  projectId: z.number().int().positive().optional(),
+  adminEnabled: z.boolean().optional(),
+  credentialsTtlSeconds: z.number().int().min(900).max(43_200).optional(),
+  requestLogLimit: z.number().int().positive().optional(),
+  publicUrl: z.string().url().optional(),
+});
+
+/**
+ * Starts the emulator and resolves once it listens and unfinished jobs from a previous run on the same `dataDir`
+ * are queued again.
+ */
+export async function createEmulator(options: EmulatorOptions): Promise<EmulatorHandle> {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new Error(`invalid emulator options: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  const host = options.host ?? DEFAULT_EMULATOR_HOST;
+  mkdirSync(options.dataDir, { recursive: true });
+  const tmpDir = join(options.dataDir, 'tmp');
+  rmSync(tmpDir, { recursive: true, force: true });
+  mkdirSync(tmpDir, { recursive: true });
+
+  const tokens = new Map<string, TokenRecord>();
+  options.tokens.forEach((t, i) => {
+    const id = t.id ?? i + 1;
+    tokens.set(t.token, { id, token: t.token, description: t.description ?? `token-${id}` });
+  });
+
+  const objects = new ObjectStore(options.s3, options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS, DEFAULT_PRESIGN_TTL_SECONDS);
+  await objects.ensureBucket();
+  const state = new DocLog(join(options.dataDir, 'state.jsonl'));
+  let tables: TableStore;
+  try {
+    tables = await TableStore.open(join(options.dataDir, 'tables.duckdb'));
+  } catch (error) {
+    state.close();
+    objects.destroy();
+    throw error;
+  }
+  const faults = new Faults();
+  const requestLog = new RequestLog(options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT);
+
+  const sequences = new Map<string, number>();
+  const nextId = (kind: 'file' | 'job'): number => {
+    let current = sequences.get(kind);
+    if (current === undefined) {
+      const stored = state.get<number>('seq', kind) ?? 0;
+      const maxExisting = state.all<{ id: number }>(kind).reduce((m, d) => Math.max(m, d.id), 0);
+      current = Math.max(stored, maxExisting);
+    }
+    const next = current + 1;
+    sequences.set(kind, next);
+    state.put('seq', kind, next);
+    return next;
+  };
+
+  const ctx = {
+    baseUrl: '',
+    importUrl: '',
+    projectId: options.projectId ?? DEFAULT_PROJECT_ID,
+    sliceSizeBytes: options.sliceSizeBytes ?? DEFAULT_SLICE_SIZE_BYTES,
+    tmpDir,
+    objects,
+    state,
+    tables,
+    faults,
+    tokens,
+    nextId,
+  } as Omit<EmulatorContext, 'jobs'> as EmulatorContext;
+  ctx.jobs = new JobRunner(
+    state,
+    tables,
+    faults,
+    { waitingMs: options.jobDelays?.waitingMs ?? DEFAULT_JOB_WAITING_MS, processingMs: options.jobDelays?.processingMs ?? DEFAULT_JOB_PROCESSING_MS },
+    () => nextId('job'),
+  );
+  ctx.jobs.register('tableCreate', (job) => runTableCreate(ctx, job));
+  ctx.jobs.register('tableImport', (job) => runTableImport(ctx, job));
+  ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
+  ctx.jobs.register('bucketDelete', async (job) => {
+    const bucketId = String(job.operationParams.bucketId);
+    await tables.dropSchema(bucketId);
+    state.delete('bucket', bucketId);
+    return [];
+  });
+
+  const app = await buildApp(ctx, { adminEnabled: options.adminEnabled ?? true, requestLog });
+  try {
+    await app.listen({ port: options.port ?? 0, host });
+  } catch (error) {
+    tables.close();
+    state.close();
+    objects.destroy();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  ctx.baseUrl = (options.publicUrl ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  ctx.importUrl = `${ctx.baseUrl}${IMPORTER_PREFIX}`;
+  ctx.jobs.resume();
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: ctx.baseUrl,
+    importUrl: ctx.importUrl,
+    token: options.tokens[0]!.token,
+    tokens: options.tokens.map((t) => t.token),
+    faults,
+    requests: requestLog.entries,
+    readTable: (tableId) => tables.read(tableId),
+    idle: () => ctx.jobs.idle(),
+    close: () => {
+      closed ??= (async () => {
+        await app.close();
+        await ctx.jobs.close();
+        tables.close();
+        state.close();
+        objects.destroy();
+      })();
+      return closed;
+    },
+  };
+}

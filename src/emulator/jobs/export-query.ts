@@ -1,0 +1,103 @@
+import { ApiError } from '../errors';
+import { type TableRecord } from '../model';
+import { TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
+
+export type WhereOperator = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+
+export interface WhereFilter {
+  column: string;
+  operator: WhereOperator;
+  values: string[];
+  /** Optional cast before comparing: INTEGER, DOUBLE, BIGINT, REAL, DECIMAL (numeric compare) or VARCHAR. */
+  dataType?: string;
+}
+
+export interface OrderBy {
+  column: string;
+  order: 'ASC' | 'DESC';
+  dataType?: string;
+}
+
+/** `operationParams` of a `tableExport` job. */
+export interface ExportOperationParams {
+  bucketId: string;
+  name: string;
+  columns?: string[];
+  limit?: number;
+  whereFilters?: WhereFilter[];
+  orderBy?: OrderBy[];
+  /** Epoch ms bounds on the time a row was last written. */
+  changedSince?: number;
+  changedUntil?: number;
+  gzip: boolean;
+  fileType: 'csv';
+}
+
+const SQL_OPERATORS: Record<WhereOperator, string> = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' };
+const NUMERIC_TYPES = new Set(['INTEGER', 'BIGINT', 'DOUBLE', 'REAL', 'DECIMAL', 'NUMERIC', 'FLOAT']);
+
+function literal(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+function typed(expr: string, dataType?: string): string {
+  return dataType && NUMERIC_TYPES.has(dataType.toUpperCase()) ? `TRY_CAST(${expr} AS DOUBLE)` : expr;
+}
+
+/** Checks the export parameters against the table; throws a 400 naming the bad value. */
+export function validateExport(table: TableRecord, p: ExportOperationParams): void {
+  const known = new Set(table.columns);
+  const check = (column: string, where: string): void => {
+    if (!known.has(column)) {
+      throw new ApiError(400, 'storage.tables.columnNotFound', `${where}: column "${column}" is not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+    }
+  };
+  for (const c of p.columns ?? []) check(c, 'columns');
+  for (const [i, f] of (p.whereFilters ?? []).entries()) {
+    check(f.column, `whereFilters[${i}]`);
+    if (!SQL_OPERATORS[f.operator]) throw new ApiError(400, 'storage.validation', `whereFilters[${i}].operator must be one of eq, ne, gt, ge, lt, le; got "${f.operator}"`);
+    if (!f.values.length) throw new ApiError(400, 'storage.validation', `whereFilters[${i}].values must list at least one value`);
+  }
+  for (const [i, o] of (p.orderBy ?? []).entries()) check(o.column, `orderBy[${i}]`);
+}
+
+/** The SELECT that produces the export, in table order unless `orderBy` says otherwise. */
+export function exportSql(table: TableRecord, p: ExportOperationParams): { sql: string; columns: string[] } {
+  const columns = p.columns?.length ? p.columns : table.columns;
+  const conditions: string[] = [];
+  for (const f of p.whereFilters ?? []) {
+    const column = typed(ident(f.column), f.dataType);
+    const values = f.values.map((v) => typed(literal(v), f.dataType));
+    if (f.operator === 'eq') conditions.push(`${column} IN (${values.join(', ')})`);
+    else if (f.operator === 'ne') conditions.push(`${column} NOT IN (${values.join(', ')})`);
+    else conditions.push(`(${values.map((v) => `${column} ${SQL_OPERATORS[f.operator]} ${v}`).join(' OR ')})`);
+  }
+  if (p.changedSince !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} >= ${Math.floor(p.changedSince)}`);
+  if (p.changedUntil !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} < ${Math.floor(p.changedUntil)}`);
+  const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
+  const sql = [
+    `SELECT ${columns.map(ident).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
+    conditions.length ? `WHERE ${conditions.join(' AND ')}` : '',
+    `ORDER BY ${order}`,
+    p.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(p.limit))}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { sql, columns };
+}
+
+/** `changedSince`/`changedUntil`: unix seconds, an ISO date, or a relative `-2 days` / `-30 minutes`. Epoch ms. */
+export function parseTimeParam(name: string, value: string, now = Date.now()): number {
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const relative = /^([-+]?\d+)\s*(second|minute|hour|day|week)s?$/i.exec(trimmed);
+  if (relative) {
+    const unit = { second: 1e3, minute: 6e4, hour: 3.6e6, day: 8.64e7, week: 6.048e8 }[relative[2]!.toLowerCase() as 'second'];
+    return now + Number(relative[1]) * unit;
+  }
+  const parsed = Date.parse(trimmed);
+  if (Number.isNaN(parsed)) {
+    throw new ApiError(400, 'storage.validation', `${name} must be a unix timestamp, an ISO 8601 date or a relative time like "-2 days"; got "${value}"`);
+  }
+  return parsed;
+}

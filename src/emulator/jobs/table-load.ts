@@ -1,0 +1,187 @@
+import { type DuckDBConnection } from '@duckdb/node-api';
+import { type EmulatorContext } from '../context';
+import { JobError } from '../errors';
+import { type BucketRecord, type FileRecord, type JobRecord, type TableRecord } from '../model';
+import { tableResource } from '../resources';
+import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
+import { formatTimestamp } from '../time';
+import { type CsvDialect, loadCsvIntoStaging, validateColumnNames } from './csv-load';
+
+/** `operationParams` of `tableCreate` and `tableImport` jobs: everything needed to run (or re-run) the load. */
+export interface LoadOperationParams {
+  source: { type: 'file'; fileId: number };
+  bucketId: string;
+  name: string;
+  /** tableCreate only. */
+  primaryKey?: string[];
+  incremental?: boolean;
+  delimiter: string;
+  enclosure: string;
+  escapedBy: string;
+  columns?: string[];
+  withoutHeaders?: boolean;
+  ignoredLinesCount?: number;
+  treatValuesAsNull?: string[];
+}
+
+function dialectOf(p: LoadOperationParams): CsvDialect {
+  return {
+    delimiter: p.delimiter,
+    enclosure: p.enclosure,
+    escapedBy: p.escapedBy,
+    columns: p.columns,
+    withoutHeaders: p.withoutHeaders ?? false,
+    ignoredLinesCount: p.ignoredLinesCount ?? 0,
+    treatValuesAsNull: p.treatValuesAsNull ?? [],
+  };
+}
+
+/** Rows of the staging table, last row per primary key when there is one, in file order. */
+function stagedRows(staging: string, columns: string[], primaryKey: string[]): string {
+  const cols = columns.map(ident).join(', ');
+  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging} ORDER BY rowid`;
+  const pk = primaryKey.map(ident).join(', ');
+  return `SELECT ${cols} FROM (SELECT *, rowid AS __r, row_number() OVER (PARTITION BY ${pk} ORDER BY rowid DESC) AS __rn FROM ${staging}) WHERE __rn = 1 ORDER BY __r`;
+}
+
+async function tableStats(conn: DuckDBConnection, ref: string, columns: string[]): Promise<{ rows: number; bytes: number }> {
+  const size = columns.length ? columns.map((c) => `coalesce(strlen(${ident(c)}), 0)`).join(' + ') : '0';
+  const [[rows, bytes]] = (await conn.runAndReadAll(`SELECT count(*), coalesce(sum(${size}), 0) FROM ${ref}`)).getRowsJS() as [[bigint, bigint | number]];
+  return { rows: Number(rows), bytes: Number(bytes) };
+}
+
+function requireFile(ctx: EmulatorContext, fileId: number): FileRecord {
+  const file = ctx.state.get<FileRecord>('file', fileId);
+  if (!file) throw new JobError('storage.files.notFound', `file ${fileId} not found: upload it first (files/prepare + upload, or the importer)`);
+  return file;
+}
+
+/** Runs a load in its own connection: staging table, checks, then one transaction that swaps data, metadata and the job's commit marker. */
+async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: string, run: (conn: DuckDBConnection, staging: { schema: string; name: string; ref: string }) => Promise<T>): Promise<T> {
+  const conn = await ctx.tables.connect();
+  const staging = { schema: bucketId, name: `${STAGING_PREFIX}${job.id}`, ref: '' };
+  staging.ref = tableRef(staging.schema, staging.name);
+  try {
+    await ctx.tables.ensureSchema(conn, bucketId);
+    await conn.run(`DROP TABLE IF EXISTS ${staging.ref}`);
+    return await run(conn, staging);
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${staging.ref}`).catch(() => undefined);
+    conn.closeSync();
+  }
+}
+
+async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    const result = await body();
+    await conn.run('COMMIT');
+    return result;
+  } catch (error) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const p = job.operationParams as unknown as LoadOperationParams;
+  const tableId = `${p.bucketId}.${p.name}`;
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists; load into it with import-async instead`);
+  const file = requireFile(ctx, p.source.fileId);
+  const primaryKey = p.primaryKey ?? [];
+  return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
+    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name });
+    const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
+    if (missingPk.length) {
+      throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);
+    }
+    const now = Date.now();
+    const ref = tableRef(p.bucketId, p.name);
+    const record: TableRecord = {
+      id: tableId,
+      name: p.name,
+      bucketId: p.bucketId,
+      columns: loaded.columns,
+      primaryKey,
+      rowsCount: 0,
+      dataSizeBytes: 0,
+      created: formatTimestamp(now),
+      lastImportDate: formatTimestamp(now),
+      lastChangeDate: formatTimestamp(now),
+    };
+    const results = await inTransaction(conn, async () => {
+      const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR NOT NULL DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+      await conn.run(`CREATE TABLE ${ref} (${defs})`);
+      const cols = loaded.columns.map(ident).join(', ');
+      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
+      const stats = await tableStats(conn, ref, loaded.columns);
+      record.rowsCount = stats.rows;
+      record.dataSizeBytes = stats.bytes;
+      const out = { ...tableResource(ctx, record), importedRowsCount: loaded.rowsCount };
+      await ctx.tables.writeMeta(conn, record);
+      await ctx.tables.writeJobCommit(conn, job.id, out);
+      return out;
+    });
+    ctx.tables.remember(record);
+    return results;
+  });
+}
+
+export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const p = job.operationParams as unknown as LoadOperationParams;
+  const tableId = `${p.bucketId}.${p.name}`;
+  const table = ctx.tables.get(tableId);
+  if (!table) throw new JobError('storage.tables.notFound', `table ${tableId} not found; create it with tables-async first`);
+  const file = requireFile(ctx, p.source.fileId);
+  return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
+    const loaded = await loadCsvIntoStaging({
+      conn,
+      objects: ctx.objects,
+      file,
+      dialect: dialectOf(p),
+      schema: staging.schema,
+      stagingName: staging.name,
+      fallbackColumns: table.columns,
+    });
+    validateColumnNames(loaded.columns, `file ${file.id}`);
+    const missing = table.columns.filter((c) => !loaded.columns.includes(c));
+    if (missing.length) {
+      throw new JobError(
+        'storage.tables.missingColumns',
+        `some columns are missing in the csv file: ${missing.join(', ')}; expected columns: ${table.columns.join(', ')}, got: ${loaded.columns.join(', ')} (check the delimiter ${JSON.stringify(p.delimiter)})`,
+      );
+    }
+    const added = loaded.columns.filter((c) => !table.columns.includes(c));
+    const now = Date.now();
+    const ref = tableRef(p.bucketId, p.name);
+    const record: TableRecord = { ...table, columns: [...table.columns, ...added], lastImportDate: formatTimestamp(now), lastChangeDate: formatTimestamp(now) };
+    const results = await inTransaction(conn, async () => {
+      for (const c of added) await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(c)} VARCHAR NOT NULL DEFAULT ''`);
+      if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
+      else if (table.primaryKey.length) {
+        const on = table.primaryKey.map((c) => `${ref}.${ident(c)} = s.${ident(c)}`).join(' AND ');
+        await conn.run(`DELETE FROM ${ref} USING ${staging.ref} AS s WHERE ${on}`);
+      }
+      const cols = loaded.columns.map(ident).join(', ');
+      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, table.primaryKey)})`);
+      const stats = await tableStats(conn, ref, record.columns);
+      record.rowsCount = stats.rows;
+      record.dataSizeBytes = stats.bytes;
+      const out = {
+        importedRowsCount: loaded.rowsCount,
+        importedColumns: loaded.columns,
+        warnings: [] as string[],
+        newColumns: added,
+        totalRowsCount: stats.rows,
+        totalDataSizeBytes: stats.bytes,
+        transaction: null,
+      };
+      await ctx.tables.writeMeta(conn, record);
+      await ctx.tables.writeJobCommit(conn, job.id, out);
+      return out;
+    });
+    ctx.tables.remember(record);
+    return results;
+  });
+}

@@ -1,0 +1,75 @@
+/** Records the emulator keeps. Resources sent to clients are built from them in `resources.ts`. */
+
+export interface TokenRecord {
+  id: number;
+  token: string;
+  description: string;
+}
+
+export interface CreatorToken {
+  id: number;
+  description: string;
+}
+
+export interface FileRecord {
+  id: number;
+  created: string;
+  name: string;
+  /** Object key; for a sliced file the prefix (slices at key+suffix, manifest at key+"manifest"). */
+  key: string;
+  isSliced: boolean;
+  isPublic: boolean;
+  isEncrypted: boolean;
+  isPermanent: boolean;
+  tags: string[];
+  /** Null until known (declared at prepare, or measured with HeadObject once uploaded). */
+  sizeBytes: number | null;
+  /** True once the size was measured on the stored object(s). */
+  sizeMeasured: boolean;
+  creatorToken: CreatorToken;
+  branchId: string;
+  fileType: string;
+}
+
+export interface BucketRecord {
+  id: string;
+  name: string;
+  stage: string;
+  description: string;
+  created: string;
+  branchId: string;
+}
+
+/** Table metadata; stored in DuckDB next to the data so a load and its metadata commit together. */
+export interface TableRecord {
+  id: string;
+  name: string;
+  bucketId: string;
+  columns: string[];
+  primaryKey: string[];
+  rowsCount: number;
+  dataSizeBytes: number;
+  created: string;
+  lastImportDate: string | null;
+  lastChangeDate: string | null;
+}
+
+export type JobStatus = 'waiting' | 'processing' | 'success' | 'error';
+
+export interface JobRecord {
+  id: number;
+  status: JobStatus;
+  operationName: string;
+  operationParams: Record<string, unknown>;
+  tableId: string | null;
+  createdTime: string;
+  startTime: string | null;
+  endTime: string | null;
+  results: unknown;
+  error: { code: string; message: string; exceptionId: string } | null;
+  creatorToken: CreatorToken;
+  metrics: { inCompressed: boolean; inBytes: number; inBytesUncompressed: number; outCompressed: boolean; outBytes: number; outBytesUncompressed: number };
+  /** Key that serializes jobs touching the same table. */
+  queueKey: string;
+  runId: string | null;
+}

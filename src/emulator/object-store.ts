@@ -1,0 +1,160 @@
+import { type Readable } from 'node:stream';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { Upload } from '@aws-sdk/lib-storage';
+import { type EmulatorS3Options } from './options';
+import { presignGetUrl } from './presign';
+import { formatExpiration } from './time';
+
+/** Temporary credentials in the service's shape. */
+export interface TemporaryCredentials {
+  AccessKeyId: string;
+  SecretAccessKey: string;
+  SessionToken: string;
+  Expiration: string;
+}
+
+export type CredentialsAccess = 'upload' | 'read';
+
+/** Part size of the emulator's own multipart uploads (importer, exports): 8 MiB × 4 in flight. */
+const UPLOAD_PART_SIZE = 8 * 1024 * 1024;
+const UPLOAD_QUEUE_SIZE = 4;
+
+/** The emulator's narrow view of MinIO: root-key S3 calls plus STS-issued, key-scoped credentials. */
+export class ObjectStore {
+  readonly bucket: string;
+  readonly region: string;
+  private readonly s3: S3Client;
+  private readonly sts: STSClient;
+
+  constructor(
+    private readonly options: EmulatorS3Options,
+    private readonly credentialsTtlSeconds: number,
+    private readonly presignTtlSeconds: number,
+  ) {
+    this.bucket = options.bucket;
+    this.region = options.region;
+    const credentials = { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey };
+    this.s3 = new S3Client({ endpoint: options.endpoint, region: options.region, forcePathStyle: true, credentials });
+    this.sts = new STSClient({ endpoint: options.endpoint, region: options.region, credentials });
+  }
+
+  async ensureBucket(): Promise<void> {
+    try {
+      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch {
+      try {
+        await this.s3.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      } catch (error) {
+        const name = (error as Error).name;
+        if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') {
+          throw new Error(`cannot create bucket [endpoint=${this.options.endpoint}, bucket=${this.bucket}]: ${(error as Error).message}`, { cause: error });
+        }
+      }
+    }
+  }
+
+  /**
+   * STS AssumeRole with a session policy narrowed to one key, or a key prefix when `prefix` is true.
+   * Upload: s3:PutObject only (covers multipart create/part/complete; MinIO has no s3:PutObjectAcl action).
+   * Read: s3:GetObject (covers HeadObject).
+   */
+  async issueCredentials(key: string, access: CredentialsAccess, prefix: boolean): Promise<TemporaryCredentials> {
+    const resource = `arn:aws:s3:::${this.bucket}/${key}${prefix ? '*' : ''}`;
+    const policy = {
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: access === 'upload' ? ['s3:PutObject'] : ['s3:GetObject'], Resource: [resource] }],
+    };
+    const result = await this.sts.send(
+      new AssumeRoleCommand({
+        RoleArn: 'arn:aws:iam::000000000000:role/sapi-emulator',
+        RoleSessionName: `sapi-emulator-${access}`,
+        DurationSeconds: this.credentialsTtlSeconds,
+        Policy: JSON.stringify(policy),
+      }),
+    );
+    const c = result.Credentials;
+    if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken) {
+      throw new Error(`STS AssumeRole returned no credentials [endpoint=${this.options.endpoint}, key=${key}]`);
+    }
+    const expiration = c.Expiration ?? new Date(Date.now() + this.credentialsTtlSeconds * 1000);
+    return { AccessKeyId: c.AccessKeyId, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken, Expiration: formatExpiration(expiration) };
+  }
+
+  presign(key: string): string {
+    return presignGetUrl({
+      endpoint: this.options.endpoint,
+      region: this.region,
+      accessKeyId: this.options.accessKeyId,
+      secretAccessKey: this.options.secretAccessKey,
+      bucket: this.bucket,
+      key,
+      expiresInSeconds: this.presignTtlSeconds,
+    });
+  }
+
+  /** Size of an object, or undefined when it does not exist. */
+  async size(key: string): Promise<number | undefined> {
+    try {
+      const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (error) {
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 404 || (error as Error).name === 'NotFound' || (error as Error).name === 'NoSuchKey') return undefined;
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    const result = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return result.Body as Readable;
+  }
+
+  async getText(key: string): Promise<string> {
+    const body = await this.get(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** Streams `body` to `key` in bounded multipart parts; returns the bytes written. */
+  async put(key: string, body: Readable | Buffer | string, contentType = 'application/octet-stream'): Promise<void> {
+    const upload = new Upload({
+      client: this.s3,
+      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+      partSize: UPLOAD_PART_SIZE,
+      queueSize: UPLOAD_QUEUE_SIZE,
+      leavePartsOnError: false,
+    });
+    await upload.done();
+  }
+
+  /** Deletes the key and, when `prefix`, everything under it. */
+  async delete(key: string, prefix: boolean): Promise<void> {
+    const keys: string[] = [key];
+    if (prefix) {
+      let token: string | undefined;
+      do {
+        const page = await this.s3.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: key, ContinuationToken: token }));
+        for (const o of page.Contents ?? []) if (o.Key && o.Key !== key) keys.push(o.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    }
+    for (let i = 0; i < keys.length; i += 1000) {
+      await this.s3.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
+    }
+  }
+
+  destroy(): void {
+    this.s3.destroy();
+    this.sts.destroy();
+  }
+}

@@ -1,0 +1,102 @@
+/** Options and handle of the Storage API emulator: the one public surface of `src/emulator`. */
+import { type FaultsController } from './faults';
+import { type RequestLogEntry } from './request-log';
+
+/** Default host the emulator binds to. */
+export const DEFAULT_EMULATOR_HOST = '127.0.0.1';
+/** Default time a job stays `waiting` before it starts, in milliseconds. */
+export const DEFAULT_JOB_WAITING_MS = 0;
+/** Default minimum time a job stays `processing`, in milliseconds. */
+export const DEFAULT_JOB_PROCESSING_MS = 0;
+/** Default export slicing threshold: exports with more CSV bytes than this are sliced, in bytes (64 MiB). */
+export const DEFAULT_SLICE_SIZE_BYTES = 64 * 1024 * 1024;
+/** Default project id, used in object keys (`exp-15/<project>/files/...`) and the token's owner. */
+export const DEFAULT_PROJECT_ID = 1;
+/** Default lifetime of temporary credentials, in seconds (12 h, MinIO's STS maximum). */
+export const DEFAULT_CREDENTIALS_TTL_SECONDS = 43_200;
+/** Default lifetime of presigned file URLs, in seconds (1 h, like the real service). */
+export const DEFAULT_PRESIGN_TTL_SECONDS = 3_600;
+/** Default number of entries kept in the request log (oldest dropped first). */
+export const DEFAULT_REQUEST_LOG_LIMIT = 10_000;
+/** Path prefix under which the same server serves the importer service. */
+export const IMPORTER_PREFIX = '/import';
+
+/** The S3 backend: a MinIO server reached path-style with root keys (needed for STS AssumeRole). */
+export interface EmulatorS3Options {
+  /** e.g. `http://127.0.0.1:9000`. */
+  endpoint: string;
+  /** Region reported in file resources and used for signing, e.g. `us-east-1`. */
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Bucket holding every file; created when missing. */
+  bucket: string;
+}
+
+/** A Storage API token the emulator accepts in `X-StorageApi-Token`. */
+export interface EmulatorTokenOptions {
+  token: string;
+  /** Numeric id reported as `creatorToken.id`; default: position in the list + 1. */
+  id?: number;
+  /** Default: `token-<id>`. */
+  description?: string;
+}
+
+export interface EmulatorJobDelays {
+  /** Time a job stays `waiting`, ms. Default {@link DEFAULT_JOB_WAITING_MS}. */
+  waitingMs?: number;
+  /** Minimum time a job stays `processing`, ms. Default {@link DEFAULT_JOB_PROCESSING_MS}. */
+  processingMs?: number;
+}
+
+export interface EmulatorOptions {
+  /** 0 or absent: a free port. */
+  port?: number;
+  /** Default {@link DEFAULT_EMULATOR_HOST}. */
+  host?: string;
+  /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
+  dataDir: string;
+  s3: EmulatorS3Options;
+  /** Accepted tokens; at least one. */
+  tokens: EmulatorTokenOptions[];
+  jobDelays?: EmulatorJobDelays;
+  /** Exports with more CSV bytes than this are sliced. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
+  sliceSizeBytes?: number;
+  /** Project id in object keys and token owner. Default {@link DEFAULT_PROJECT_ID}. */
+  projectId?: number;
+  /** Serve `/_emulator/*` admin endpoints (faults, request log) without a token. Default true. */
+  adminEnabled?: boolean;
+  /** Lifetime of STS credentials in seconds, 900–43200. Default {@link DEFAULT_CREDENTIALS_TTL_SECONDS}. */
+  credentialsTtlSeconds?: number;
+  /** Entries kept in the request log. Default {@link DEFAULT_REQUEST_LOG_LIMIT}. */
+  requestLogLimit?: number;
+  /** Public base URL when behind a proxy (used in `url` fields); default `http://<host>:<port>`. */
+  publicUrl?: string;
+}
+
+/** The table contents as read straight from DuckDB (internal columns left out), in storage order. */
+export interface EmulatorTableData {
+  columns: string[];
+  rows: string[][];
+}
+
+export interface EmulatorHandle {
+  /** Base URL of the Storage API, e.g. `http://127.0.0.1:43121` (paths start with `/v2/storage`). */
+  url: string;
+  /** Base URL of the importer service (`POST <importUrl>/upload-file`). */
+  importUrl: string;
+  /** The first configured token. */
+  token: string;
+  /** All configured tokens. */
+  tokens: string[];
+  /** Fault injection rules, failing jobs, slowing jobs. */
+  faults: FaultsController;
+  /** Requests the emulator saw (admin endpoints excluded), oldest first. Live view. */
+  requests: RequestLogEntry[];
+  /** Reads a table straight from DuckDB; throws when it does not exist. */
+  readTable(tableId: string): Promise<EmulatorTableData>;
+  /** Resolves when no job is waiting or processing. */
+  idle(): Promise<void>;
+  /** Stops the server, interrupts pending jobs (they resume on the next start on the same dataDir), closes DuckDB. */
+  close(): Promise<void>;
+}

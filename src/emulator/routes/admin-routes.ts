@@ -1,0 +1,42 @@
+import { type FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { type EmulatorContext } from '../context';
+import { validation } from '../errors';
+import { faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
+import { type RequestLog } from '../request-log';
+
+const adminFaultSchema = z.union([
+  z.object({ rules: z.array(faultRuleSchema) }),
+  z.object({ failJob: jobFailureSchema }),
+  z.object({ slowJob: jobSlowdownSchema }),
+  faultRuleSchema,
+]);
+
+/** Test controls without a token: `POST/GET/DELETE /_emulator/faults`, `GET/DELETE /_emulator/requests`. */
+export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, requestLog: RequestLog): void {
+  app.post('/faults', async (request, reply) => {
+    const parsed = adminFaultSchema.safeParse(request.body);
+    if (!parsed.success) throw validation(`invalid fault: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
+    const body = parsed.data;
+    if ('rules' in body) return reply.code(201).send({ ids: body.rules.map((r) => ctx.faults.add(r)) });
+    if ('failJob' in body) {
+      ctx.faults.failJob(body.failJob);
+      return reply.code(201).send({ ok: true });
+    }
+    if ('slowJob' in body) {
+      ctx.faults.slowJob(body.slowJob);
+      return reply.code(201).send({ ok: true });
+    }
+    return reply.code(201).send({ ids: [ctx.faults.add(body)] });
+  });
+  app.get('/faults', async () => ctx.faults.list().map((r) => ({ ...r, path: r.path instanceof RegExp ? r.path.source : r.path })));
+  app.delete('/faults', async (_request, reply) => {
+    ctx.faults.clear();
+    return reply.code(204).send();
+  });
+  app.get('/requests', async () => requestLog.entries);
+  app.delete('/requests', async (_request, reply) => {
+    requestLog.clear();
+    return reply.code(204).send();
+  });
+}

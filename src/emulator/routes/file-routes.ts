@@ -1,0 +1,90 @@
+import { type FastifyInstance } from 'fastify';
+import { type EmulatorContext } from '../context';
+import { notFound, validation } from '../errors';
+import { measureFile, newFileRecord } from '../files';
+import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
+import { branchOf, readParams, tokenOf } from '../http';
+import { type FileRecord } from '../model';
+import { fileResource } from '../resources';
+
+export function findFile(ctx: EmulatorContext, fileId: unknown): FileRecord {
+  const id = parseIntParam(fileId);
+  const file = id === undefined ? undefined : ctx.state.get<FileRecord>('file', id);
+  if (!file) throw notFound('storage.files.notFound', `file ${String(fileId)} not found`);
+  return file;
+}
+
+function bool(params: FormObject, name: string, fallback: boolean): boolean {
+  const raw = params[name];
+  if (raw === undefined) return fallback;
+  const value = parseBool(raw);
+  if (value === undefined) throw validation(`${name} must be a boolean (true, false, 1, 0); got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** Files: prepare, detail (with read credentials), list, delete. */
+export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  app.post('/files/prepare', async (request, reply) => {
+    const params = await readParams(request);
+    const name = parseString(params.name)?.trim();
+    if (!name) throw validation('name is required: the file name, e.g. "data.csv"');
+    let sizeBytes: number | undefined;
+    if (params.sizeBytes !== undefined && params.sizeBytes !== '') {
+      sizeBytes = parseIntParam(params.sizeBytes);
+      if (sizeBytes === undefined || sizeBytes < 0) throw validation(`sizeBytes must be a non-negative integer; got ${JSON.stringify(params.sizeBytes)}`);
+    }
+    const token = tokenOf(request);
+    const file = newFileRecord(ctx, {
+      name,
+      sizeBytes,
+      isPermanent: bool(params, 'isPermanent', false),
+      isSliced: bool(params, 'isSliced', false),
+      isEncrypted: bool(params, 'isEncrypted', false),
+      isPublic: bool(params, 'isPublic', false),
+      tags: parseList(params.tags) ?? [],
+      creatorToken: { id: token.id, description: token.description },
+      branchId: branchOf(request),
+    });
+    bool(params, 'notify', false);
+    bool(params, 'federationToken', true);
+    const credentials = await ctx.objects.issueCredentials(file.key, 'upload', file.isSliced);
+    ctx.state.put('file', file.id, file);
+    const uploadParams: Record<string, unknown> = { key: file.key, bucket: ctx.objects.bucket, acl: 'private', credentials };
+    if (file.isEncrypted) uploadParams['x-amz-server-side-encryption'] = 'AES256';
+    return reply.code(201).send({ ...fileResource(ctx, file), uploadParams });
+  });
+
+  app.get('/files', async (request) => {
+    const q = request.query as FormObject;
+    const limit = Math.min(Math.max(parseIntParam(q.limit) ?? 100, 1), 1000);
+    const offset = Math.max(parseIntParam(q.offset) ?? 0, 0);
+    const tags = parseList(q.tags) ?? [];
+    const sinceId = parseIntParam(q.sinceId);
+    const maxId = parseIntParam(q.maxId);
+    const files = ctx.state
+      .all<FileRecord>('file')
+      .filter((f) => tags.every((t) => f.tags.includes(t)))
+      .filter((f) => (sinceId === undefined || f.id > sinceId) && (maxId === undefined || f.id <= maxId))
+      .sort((a, b) => b.id - a.id)
+      .slice(offset, offset + limit);
+    const measured = await Promise.all(files.map((f) => measureFile(ctx, f)));
+    return measured.map((f) => fileResource(ctx, f));
+  });
+
+  app.get('/files/:fileId', async (request) => {
+    const file = await measureFile(ctx, findFile(ctx, (request.params as { fileId: string }).fileId));
+    const resource = fileResource(ctx, file);
+    if (parseBool((request.query as FormObject).federationToken)) {
+      const credentials = await ctx.objects.issueCredentials(file.key, 'read', file.isSliced);
+      return { ...resource, s3Path: { bucket: ctx.objects.bucket, key: file.key }, credentials };
+    }
+    return resource;
+  });
+
+  app.delete('/files/:fileId', async (request, reply) => {
+    const file = findFile(ctx, (request.params as { fileId: string }).fileId);
+    await ctx.objects.delete(file.key, file.isSliced);
+    ctx.state.delete('file', file.id);
+    return reply.code(204).send();
+  });
+}

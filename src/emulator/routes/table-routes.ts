@@ -1,0 +1,118 @@
+import { type FastifyInstance } from 'fastify';
+import { type EmulatorContext } from '../context';
+import { notFound, validation } from '../errors';
+import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
+import { readParams, tokenOf } from '../http';
+import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, validateExport } from '../jobs/export-query';
+import { type TableRecord } from '../model';
+import { jobResource, tableResource } from '../resources';
+import { columnList, loadParams } from './load-params';
+
+export function findTable(ctx: EmulatorContext, tableId: string): TableRecord {
+  const table = ctx.tables.get(tableId);
+  if (!table) throw notFound('storage.tables.notFound', `table ${tableId} not found`);
+  return table;
+}
+
+function whereFilters(params: FormObject): WhereFilter[] {
+  const filters: WhereFilter[] = [];
+  const raw = params.whereFilters;
+  if (raw !== undefined) {
+    const list = Array.isArray(raw) ? raw : typeof raw === 'object' ? Object.values(raw) : [raw];
+    list.forEach((item, i) => {
+      if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`whereFilters[${i}] must be an object {column, operator, values[]}`);
+      const f = item as FormObject;
+      const column = parseString(f.column);
+      if (!column) throw validation(`whereFilters[${i}].column is required`);
+      const operator = (parseString(f.operator) ?? 'eq') as WhereOperator;
+      filters.push({ column, operator, values: parseList(f.values) ?? [], dataType: parseString(f.dataType) });
+    });
+  }
+  const legacyColumn = parseString(params.whereColumn);
+  if (legacyColumn) {
+    const op = parseString(params.whereOperator) ?? 'eq';
+    filters.push({ column: legacyColumn, operator: op === 'neq' ? 'ne' : (op as WhereOperator), values: parseList(params.whereValues) ?? [] });
+  }
+  return filters;
+}
+
+function orderBy(params: FormObject): OrderBy[] {
+  const raw = params.orderBy;
+  if (raw === undefined) return [];
+  const list = Array.isArray(raw) ? raw : typeof raw === 'object' ? Object.values(raw) : [raw];
+  return list.map((item, i) => {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`orderBy[${i}] must be an object {column, order}`);
+    const o = item as FormObject;
+    const column = parseString(o.column);
+    if (!column) throw validation(`orderBy[${i}].column is required`);
+    const order = (parseString(o.order) ?? 'ASC').toUpperCase();
+    if (order !== 'ASC' && order !== 'DESC') throw validation(`orderBy[${i}].order must be ASC or DESC; got ${JSON.stringify(o.order)}`);
+    return { column, order, dataType: parseString(o.dataType) };
+  });
+}
+
+/** Tables: list, detail, delete, `import-async`, `export-async`. */
+export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  app.get('/tables', async () => ctx.tables.list().map((t) => tableResource(ctx, t)));
+
+  app.get('/tables/:tableId', async (request) => tableResource(ctx, findTable(ctx, (request.params as { tableId: string }).tableId)));
+
+  app.delete('/tables/:tableId', async (request, reply) => {
+    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
+    await ctx.tables.dropTable(table.id);
+    return reply.code(204).send();
+  });
+
+  app.post('/tables/:tableId/import-async', async (request, reply) => {
+    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
+    const params = await readParams(request);
+    const load = loadParams(ctx, params, { create: false });
+    const token = tokenOf(request);
+    const job = ctx.jobs.create({
+      operationName: 'tableImport',
+      operationParams: { ...load, bucketId: table.bucketId, name: table.name },
+      tableId: table.id,
+      queueKey: `table:${table.id}`,
+      creatorToken: { id: token.id, description: token.description },
+    });
+    return reply.code(202).send(jobResource(ctx, job));
+  });
+
+  app.post('/tables/:tableId/export-async', async (request, reply) => {
+    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
+    const params = await readParams(request);
+    let limit: number | undefined;
+    if (params.limit !== undefined && params.limit !== '') {
+      limit = parseIntParam(params.limit);
+      if (limit === undefined || limit < 0) throw validation(`limit must be a non-negative integer; got ${JSON.stringify(params.limit)}`);
+    }
+    const gzip = params.gzip === undefined ? false : parseBool(params.gzip);
+    if (gzip === undefined) throw validation(`gzip must be a boolean; got ${JSON.stringify(params.gzip)}`);
+    const fileType = parseString(params.fileType) ?? 'csv';
+    if (fileType !== 'csv') throw validation(`fileType must be "csv"; got ${JSON.stringify(fileType)}`);
+    const since = parseString(params.changedSince);
+    const until = parseString(params.changedUntil);
+    const exportParams: ExportOperationParams = {
+      bucketId: table.bucketId,
+      name: table.name,
+      columns: columnList(params.columns),
+      limit,
+      whereFilters: whereFilters(params),
+      orderBy: orderBy(params),
+      changedSince: since ? parseTimeParam('changedSince', since) : undefined,
+      changedUntil: until ? parseTimeParam('changedUntil', until) : undefined,
+      gzip,
+      fileType: 'csv',
+    };
+    validateExport(table, exportParams);
+    const token = tokenOf(request);
+    const job = ctx.jobs.create({
+      operationName: 'tableExport',
+      operationParams: exportParams as unknown as Record<string, unknown>,
+      tableId: table.id,
+      queueKey: `table:${table.id}`,
+      creatorToken: { id: token.id, description: token.description },
+    });
+    return reply.code(202).send(jobResource(ctx, job));
+  });
+}
