@@ -53,13 +53,15 @@ const methodSchema = z
 const paramsSchema = (what: string) => z.record(z.string(), z.unknown(), { error: `The '${what}' property must be an object.` });
 
 const nonNegativeInt = (message: string) =>
-  z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)], { error: message });
+  z.union([z.number({ error: message }).int({ error: message }).nonnegative({ error: message }), z.string({ error: message }).regex(/^\d+$/, { error: message })], {
+    error: message,
+  });
 
 const forceStopSchema = z.looseObject(
   {
     pages: nonNegativeInt("'forceStop.pages' must be a non-negative integer (0 means no limit).").optional(),
     time: z
-      .union([z.number().nonnegative(), z.string()], {
+      .union([z.number().nonnegative({ error: "'forceStop.time' must not be negative." }), z.string()], {
         error: "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\".",
       })
       .refine((v) => parseDurationMs(v) !== null, {
@@ -110,7 +112,10 @@ const stopConditionShape = {
 
 const scrollRequestSchema = z.looseObject(
   {
-    endpoint: z.string({ error: "'pagination.scrollRequest.endpoint' must be a string." }).min(1).optional(),
+    endpoint: z
+      .string({ error: "'pagination.scrollRequest.endpoint' must be a non-empty string." })
+      .min(1, { error: "'pagination.scrollRequest.endpoint' must be a non-empty string." })
+      .optional(),
     method: methodSchema.optional(),
     params: paramsSchema('pagination.scrollRequest.params').optional(),
   },
@@ -174,7 +179,7 @@ const dataFieldSchema = z.union(
     z.string(),
     z.looseObject({
       path: z.string({ error: "'dataField.path' must be set!" }).min(1, { error: "'dataField.path' must be set!" }),
-      delimiter: z.string().min(1).nullish(),
+      delimiter: z.string({ error: "'dataField.delimiter' must be a string." }).min(1, { error: "'dataField.delimiter' must not be empty." }).nullish(),
     }),
   ],
   { error: "'dataField' must be either a path string or an object with 'path' attribute." },
@@ -220,7 +225,7 @@ export const extractorConfigInputSchema = z.looseObject({
         {
           baseUrl: z
             .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
-            .min(1, { error: "The 'baseUrl' attribute must be set in API configuration" })
+            .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
             .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
           pagination: z.preprocess(emptyToUndefined, paginationSchema.optional()),
           http: z
