@@ -1,0 +1,228 @@
+/**
+ * Sends one extractor request with undici and decodes the JSON answer. NOT workflow-safe (undici, node:crypto):
+ * call it from activities or the plain loop.
+ *
+ * - 5xx, 408 and network errors are retried with capped exponential backoff and jitter (few attempts).
+ * - 429/503 with `Retry-After`: waited inline when short (≤ `maxInlineRetryAfterMs`), otherwise an
+ *   `ExtractRateLimitedError` carrying `retryAfterMs` is thrown at once so the caller can wait on a durable timer.
+ *   429 without the header is backed off like a 5xx, then thrown as `ExtractRateLimitedError`.
+ * - A body that is not JSON throws `ExtractNotJsonError` naming the URL, the status and the body's first 200 chars.
+ * - Every undici body is consumed (read or dumped), so connections go back to the pool.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { ExtractHttpStatusError, ExtractNetworkError, ExtractNotJsonError, ExtractRateLimitedError } from '../errors';
+import type { RequestDescriptor } from '../types';
+import { backoffDelayMs, parseRetryAfterMs, redactUrl } from './retry-after';
+
+/** Options of the page fetcher; every field has a documented default. */
+export interface FetchPageOptions {
+  /** Attempts in total (first included) for 5xx, 408, 429 and network errors. Default 4. */
+  maxAttempts?: number;
+  /** Backoff base in ms (the n-th retry waits up to base × 2^(n-1)). Default 250. */
+  baseDelayMs?: number;
+  /** Cap of one backoff delay in ms. Default 5 000. */
+  maxDelayMs?: number;
+  /** Longest `Retry-After` waited inline, in ms; longer asks throw `ExtractRateLimitedError`. Default 5 000. */
+  maxInlineRetryAfterMs?: number;
+  /** Time to receive the response headers, ms. Default 30 000. */
+  headersTimeoutMs?: number;
+  /** Longest pause between body chunks, ms. Default 60 000. */
+  bodyTimeoutMs?: number;
+  /** Largest body accepted, bytes. Default 64 MiB. */
+  maxBodyBytes?: number;
+  /** Dispatcher (connection pool); default: a shared keep-alive Agent that follows up to 5 redirects. */
+  dispatcher?: Dispatcher;
+  /** Cancels the request and any backoff wait. */
+  signal?: AbortSignal;
+  /** Called before each retry (for logs/heartbeats). */
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string; url: string }) => void;
+  /** Test seams. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+  now?: () => number;
+}
+
+/** Defaults of `FetchPageOptions`. */
+export const DEFAULT_FETCH_PAGE_OPTIONS = Object.freeze({
+  maxAttempts: 4,
+  baseDelayMs: 250,
+  maxDelayMs: 5_000,
+  maxInlineRetryAfterMs: 5_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 60_000,
+  maxBodyBytes: 64 * 1024 * 1024,
+});
+
+/** A fetched page. */
+export interface FetchPageResult {
+  /** The decoded JSON body. */
+  body: unknown;
+  /** Size of the raw body in bytes. */
+  bytes: number;
+  /** SHA-256 of the raw body, hex (identical responses stop pagination). */
+  hash: string;
+  status: number;
+  /** Attempts it took (1 = no retry). */
+  attempts: number;
+}
+
+const SNIPPET_CHARS = 200;
+let sharedDispatcher: Dispatcher | undefined;
+
+function defaultDispatcher(): Dispatcher {
+  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 }).compose(
+    interceptors.redirect({ maxRedirections: 5 }),
+  );
+  return sharedDispatcher;
+}
+
+async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, url: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw new ExtractNetworkError(`${url}: response body is larger than ${maxBytes} bytes`, { url });
+    }
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function snippet(raw: Buffer): string {
+  const text = raw.subarray(0, SNIPPET_CHARS * 4).toString('utf8');
+  const cut = text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS)}…` : text;
+  return JSON.stringify(cut.replace(/\s+/g, ' ').trim());
+}
+
+function requestBody(descriptor: RequestDescriptor): string | undefined {
+  if (!descriptor.body) return undefined;
+  return descriptor.body.kind === 'json' ? JSON.stringify(descriptor.body.value) : descriptor.body.value;
+}
+
+function withDefaultHeaders(headers: Record<string, string>): Record<string, string> {
+  const has = (name: string) => Object.keys(headers).some((k) => k.toLowerCase() === name);
+  return {
+    ...(has('accept') ? {} : { accept: 'application/json' }),
+    ...(has('user-agent') ? {} : { 'user-agent': 'sapi-temporal-extractor' }),
+    ...headers,
+  };
+}
+
+function isAbort(error: unknown, signal?: AbortSignal): boolean {
+  return signal?.aborted === true || (error instanceof Error && error.name === 'AbortError');
+}
+
+/** Sends `descriptor` and returns the decoded JSON page (see the module doc for retries and errors). */
+export async function fetchPage(descriptor: RequestDescriptor, options: FetchPageOptions = {}): Promise<FetchPageResult> {
+  const o = { ...DEFAULT_FETCH_PAGE_OPTIONS, ...stripUndefined(options) };
+  const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => sleepFor(ms, undefined, { signal }));
+  const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+  const shownUrl = redactUrl(descriptor.url);
+  const where = `${descriptor.method} ${shownUrl}`;
+  const payload = requestBody(descriptor);
+  const headers = withDefaultHeaders(descriptor.headers);
+
+  const retry = async (attempt: number, delayMs: number, reason: string) => {
+    options.onRetry?.({ attempt, delayMs, reason, url: shownUrl });
+    await sleep(delayMs, options.signal);
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    const last = attempt >= o.maxAttempts;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(descriptor.url, {
+        method: descriptor.method,
+        headers,
+        body: payload,
+        dispatcher: options.dispatcher ?? defaultDispatcher(),
+        headersTimeout: o.headersTimeoutMs,
+        bodyTimeout: o.bodyTimeoutMs,
+        signal: options.signal,
+      });
+    } catch (error) {
+      if (isAbort(error, options.signal)) throw error;
+      const reason = `network error: ${(error as Error).message}`;
+      if (last) throw new ExtractNetworkError(`${where} failed after ${attempt} attempts: ${(error as Error).message}`, { url: shownUrl, cause: error });
+      await retry(attempt, backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random), reason);
+      continue;
+    }
+
+    const status = response.statusCode;
+    let raw: Buffer;
+    try {
+      raw = await readBody(response.body, o.maxBodyBytes, where);
+    } catch (error) {
+      if (isAbort(error, options.signal) || error instanceof ExtractNetworkError) throw error;
+      if (last) throw new ExtractNetworkError(`${where}: reading the body failed after ${attempt} attempts: ${(error as Error).message}`, { url: shownUrl, cause: error });
+      await retry(attempt, backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random), `body read error: ${(error as Error).message}`);
+      continue;
+    }
+
+    if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl);
+
+    const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());
+    if ((status === 429 || status === 503) && retryAfterMs !== null) {
+      if (retryAfterMs > o.maxInlineRetryAfterMs || last) {
+        throw new ExtractRateLimitedError(
+          `${where} answered HTTP ${status} asking to retry after ${retryAfterMs} ms (attempt ${attempt}).`,
+          { status, url: shownUrl, retryAfterMs },
+        );
+      }
+      await retry(attempt, retryAfterMs, `HTTP ${status} with Retry-After`);
+      continue;
+    }
+    if (status === 429 || status === 408 || status >= 500) {
+      const delayMs = backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random);
+      if (!last) {
+        await retry(attempt, delayMs, `HTTP ${status}`);
+        continue;
+      }
+      if (status === 429) {
+        throw new ExtractRateLimitedError(`${where} answered HTTP 429 after ${attempt} attempts: ${snippet(raw)}`, {
+          status,
+          url: shownUrl,
+          retryAfterMs: delayMs,
+        });
+      }
+      throw new ExtractHttpStatusError(`${where} answered HTTP ${status} after ${attempt} attempts: ${snippet(raw)}`, {
+        status,
+        url: shownUrl,
+        retryable: status !== 501,
+      });
+    }
+    throw new ExtractHttpStatusError(`${where} answered HTTP ${status}: ${snippet(raw)}`, { status, url: shownUrl, retryable: false });
+  }
+}
+
+function decode(raw: Buffer, status: number, attempts: number, where: string, url: string): FetchPageResult {
+  const hash = createHash('sha256').update(raw).digest('hex');
+  let text = raw.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.trim() === '') {
+    throw new ExtractNotJsonError(`${where} answered HTTP ${status} with an empty body; expected JSON.`, { status, url });
+  }
+  try {
+    return { body: JSON.parse(text), bytes: raw.length, hash, status, attempts };
+  } catch (error) {
+    throw new ExtractNotJsonError(
+      `${where} answered HTTP ${status} with a body that is not JSON (${(error as Error).message}): ${snippet(raw)}`,
+      { status, url, cause: error },
+    );
+  }
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A `fetchPage` bound to options, in the shape `runExtraction` expects. */
+export function createPageFetcher(options: FetchPageOptions = {}): (descriptor: RequestDescriptor) => Promise<FetchPageResult> {
+  return (descriptor) => fetchPage(descriptor, options);
+}

@@ -1,0 +1,256 @@
+/**
+ * A sample paginated JSON API (fastify) for tests, the demo and the extraction benchmark. One function:
+ * `createSampleApi({ port: 0 })` → `{ url, close(), requests, misbehave(), setDataset() }`.
+ *
+ * Pagination styles (page size `pageSize`, records from `dataset.ts`, all deterministic):
+ * - cursor:      `GET /cursor/items?cursor=&limit=` → `{items, meta: {next_cursor}}`
+ * - page number: `GET /pages/items?page=N&per_page=` → `{data, page, next_page: N+1 | null}`
+ * - next link:   `GET /links/items?cursor=` → `{results, links: [{rel: 'next', cursor}]}` (`links.0.cursor`);
+ *                `GET /links/next-url?after=` → `{results, links: {next: <absolute URL> | null}}`, the URL being
+ *                sent back as a value (`?next=<url>`), never followed
+ * - search:      `POST /search {query?, size?}` → `{hits, total, scroll_id}`, then
+ *                `GET|POST /search/scroll?scroll_id=` (query, JSON or form body) until `scroll_id` is null
+ * - children:    `GET /users?page=N` → `{users, next_page}`, `GET /users/{id}/orders?page=N` → `{orders, next_page}`
+ * - large runs:  `GET /large/items?page=N` → `{items, next_page}` with 1–10 records per page generated on the fly,
+ *                `largePages` pages (default 100 000), nothing stored
+ */
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import { largePage, makeUsers, ordersOf } from './dataset';
+import { HTML_ERROR_PAGE, Misbehaviour, type MisbehaveRule } from './misbehave';
+
+export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf } from './dataset';
+export type { SampleOrder, SampleUser } from './dataset';
+export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
+
+/** Options of `createSampleApi`. */
+export interface SampleApiOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Number of generated users in the dataset (default 25). */
+  records?: number;
+  /** Records per page (default 10). */
+  pageSize?: number;
+  /** Orders per page of `/users/{id}/orders` (default 2). */
+  ordersPageSize?: number;
+  /** Pages of `/large/items` (default 100 000). */
+  largePages?: number;
+  /** Keep a log of requests in `requests` (default true; turn off for big benchmark runs). */
+  logRequests?: boolean;
+}
+
+/** One request the API saw. */
+export interface SampleApiRequest {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  query: Record<string, unknown>;
+  body?: unknown;
+  /** Path with the query string, as received. */
+  url: string;
+  /** The misbehaviour applied to this request, if any. */
+  misbehaved?: MisbehaveRule['kind'];
+}
+
+/** A running sample API. */
+export interface SampleApi {
+  /** Base URL ending with `/` (use it as `api.baseUrl`). */
+  url: string;
+  /** Requests seen so far, in order (live array). */
+  requests: SampleApiRequest[];
+  /** Makes the next matching requests misbehave (see `MisbehaveRule`). */
+  misbehave(rule: MisbehaveRule): void;
+  /** Removes every misbehaviour rule. */
+  behave(): void;
+  /** Replaces the dataset served by the cursor, pages, links, search and users routes. */
+  setDataset(records: ReadonlyArray<Record<string, unknown>>): void;
+  /** Empties `requests`. */
+  clearRequests(): void;
+  close(): Promise<void>;
+}
+
+const encodeToken = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+function decodeToken(token: unknown): Record<string, unknown> | null {
+  if (typeof token !== 'string' || token === '') return null;
+  try {
+    const value = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null ? value : null;
+  } catch {
+    return null;
+  }
+}
+const positiveInt = (value: unknown, fallback: number) => {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+};
+
+/** Starts the sample API. */
+export async function createSampleApi(options: SampleApiOptions = {}): Promise<SampleApi> {
+  const pageSize = options.pageSize ?? 10;
+  const ordersPageSize = options.ordersPageSize ?? 2;
+  const largePages = options.largePages ?? 100_000;
+  const logRequests = options.logRequests ?? true;
+  let records: ReadonlyArray<Record<string, unknown>> = makeUsers(options.records ?? 25) as unknown as Array<Record<string, unknown>>;
+  const requests: SampleApiRequest[] = [];
+  const faults = new Misbehaviour();
+  const lastBodies = new Map<string, string>();
+  let baseUrl = '';
+
+  const app = Fastify({ logger: false });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  const pathOf = (request: FastifyRequest) => request.url.split('?')[0];
+  const sendJson = (request: FastifyRequest, reply: FastifyReply, value: unknown, status = 200) => {
+    const text = JSON.stringify(value);
+    if (status === 200) lastBodies.set(pathOf(request), text);
+    return reply.code(status).type('application/json').send(text);
+  };
+
+  app.addHook('preHandler', async (request, reply) => {
+    const path = pathOf(request);
+    const rule = faults.take(path);
+    if (logRequests) {
+      requests.push({
+        method: request.method,
+        path,
+        query: { ...(request.query as Record<string, unknown>) },
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        url: request.url,
+        ...(rule ? { misbehaved: rule.kind } : {}),
+      });
+    }
+    if (!rule) return;
+    switch (rule.kind) {
+      case 'server-error':
+        return reply.code(rule.status ?? 500).type('application/json').send(JSON.stringify({ error: 'Internal Server Error (injected)' }));
+      case 'rate-limit': {
+        const retryAfter = rule.retryAfter === undefined ? '1' : rule.retryAfter;
+        if (retryAfter !== null) reply.header('retry-after', String(retryAfter));
+        return reply.code(rule.status ?? 429).type('application/json').send(JSON.stringify({ error: 'Too Many Requests (injected)' }));
+      }
+      case 'html':
+        return reply.code(rule.status ?? 200).type('text/html; charset=utf-8').send(HTML_ERROR_PAGE);
+      case 'invalid-json':
+        return reply.code(200).type('application/json').send('{"items": [{"id": 1}, {"id": 2');
+      case 'repeat': {
+        const previous = lastBodies.get(path);
+        if (previous === undefined) return; // nothing to repeat yet: answer normally
+        return reply.code(200).type('application/json').send(previous);
+      }
+      case 'reset':
+        reply.hijack();
+        request.raw.socket.destroy();
+        return reply;
+    }
+  });
+
+  const slice = (offset: number, size: number) => records.slice(offset, offset + size);
+  const nextOffset = (offset: number, size: number) => (offset + size < records.length ? offset + size : null);
+
+  app.get('/health', async (request, reply) => sendJson(request, reply, { ok: true }));
+
+  app.get('/cursor/items', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const offset = Number(decodeToken(q.cursor)?.o ?? 0);
+    const size = positiveInt(q.limit, pageSize);
+    const next = nextOffset(offset, size);
+    return sendJson(request, reply, { items: slice(offset, size), meta: { next_cursor: next === null ? null : encodeToken({ o: next }) } });
+  });
+
+  app.get('/pages/items', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const page = positiveInt(q.page, 1);
+    const size = positiveInt(q.per_page, pageSize);
+    const offset = (page - 1) * size;
+    return sendJson(request, reply, { data: slice(offset, size), page, next_page: nextOffset(offset, size) === null ? null : page + 1 });
+  });
+
+  app.get('/links/items', async (request, reply) => {
+    const offset = Number(decodeToken((request.query as Record<string, unknown>).cursor)?.o ?? 0);
+    const next = nextOffset(offset, pageSize);
+    return sendJson(request, reply, {
+      results: slice(offset, pageSize),
+      links: next === null ? [] : [{ rel: 'next', cursor: encodeToken({ o: next }) }],
+    });
+  });
+
+  app.get('/links/next-url', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    let after = q.after;
+    if (typeof q.next === 'string') after = new URL(q.next).searchParams.get('after') ?? undefined;
+    const offset = Number(after ?? 0) || 0;
+    const next = nextOffset(offset, pageSize);
+    return sendJson(request, reply, {
+      results: slice(offset, pageSize),
+      links: { next: next === null ? null : `${baseUrl}links/next-url?after=${next}` },
+    });
+  });
+
+  const searchPage = (request: FastifyRequest, reply: FastifyReply, query: string, offset: number, size: number) => {
+    const matching = query === '' ? records : records.filter((r) => String(r.name ?? '').includes(query));
+    const hits = matching.slice(offset, offset + size);
+    const next = offset + size < matching.length ? offset + size : null;
+    return sendJson(request, reply, { hits, total: matching.length, scroll_id: next === null ? null : encodeToken({ o: next, s: size, q: query }) });
+  };
+
+  app.post('/search', async (request, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    return searchPage(request, reply, typeof body.query === 'string' ? body.query : '', 0, positiveInt(body.size, pageSize));
+  });
+
+  const scroll = async (request: FastifyRequest, reply: FastifyReply) => {
+    const fromBody = (request.body ?? {}) as Record<string, unknown>;
+    const token = decodeToken((request.query as Record<string, unknown>).scroll_id ?? fromBody.scroll_id);
+    if (!token) return sendJson(request, reply, { error: 'Missing or invalid scroll_id' }, 400);
+    return searchPage(request, reply, String(token.q ?? ''), Number(token.o), Number(token.s));
+  };
+  app.get('/search/scroll', scroll);
+  app.post('/search/scroll', scroll);
+
+  app.get('/users', async (request, reply) => {
+    const page = positiveInt((request.query as Record<string, unknown>).page, 1);
+    const offset = (page - 1) * pageSize;
+    return sendJson(request, reply, { users: slice(offset, pageSize), next_page: nextOffset(offset, pageSize) === null ? null : page + 1 });
+  });
+
+  app.get('/users/:id/orders', async (request, reply) => {
+    const id = Number((request.params as { id: string }).id);
+    if (!records.some((r) => r.id === id)) return sendJson(request, reply, { error: `User ${id} not found` }, 404);
+    const page = positiveInt((request.query as Record<string, unknown>).page, 1);
+    const all = ordersOf(id);
+    const offset = (page - 1) * ordersPageSize;
+    const hasNext = offset + ordersPageSize < all.length;
+    return sendJson(request, reply, { orders: all.slice(offset, offset + ordersPageSize), next_page: hasNext ? page + 1 : null });
+  });
+
+  app.get('/large/items', async (request, reply) => {
+    const page = positiveInt((request.query as Record<string, unknown>).page, 1);
+    if (page > largePages) return sendJson(request, reply, { items: [], next_page: null });
+    return sendJson(request, reply, { items: largePage(page), next_page: page < largePages ? page + 1 : null });
+  });
+
+  await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('sample API: no TCP address');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  baseUrl = `http://${host}:${address.port}/`;
+
+  return {
+    url: baseUrl,
+    requests,
+    misbehave: (rule) => faults.add(rule),
+    behave: () => faults.clear(),
+    setDataset: (next) => {
+      records = [...next];
+    },
+    clearRequests: () => {
+      requests.length = 0;
+    },
+    close: async () => {
+      await app.close();
+    },
+  };
+}
