@@ -96,7 +96,8 @@ async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number,
 function snippet(raw: Buffer): string {
   const text = raw.subarray(0, SNIPPET_CHARS * 4).toString('utf8');
   const cut = text.length > SNIPPET_CHARS ? `${text.slice(0, SNIPPET_CHARS)}…` : text;
-  return JSON.stringify(cut.replace(/\s+/g, ' ').trim());
+  const oneLine = cut.replace(/\s+/g, ' ').trim();
+  return oneLine === '' ? '(empty body)' : `body starts with: ${oneLine}`;
 }
 
 function requestBody(descriptor: RequestDescriptor): string | undefined {
