@@ -1,0 +1,501 @@
+/**
+ * Download of a stored file (typically a table export) to a local path or an `s3://` destination.
+ *
+ * - Unsliced: one object (from `s3Path` with the read credentials, or the presigned `url`).
+ * - Sliced: the manifest (`s3Path.key + "manifest"`, or `url`), then every slice downloaded **in parallel**
+ *   (bounded by `concurrency`) into `<dest>.parts/<index>`, then concatenated **in manifest order** into the
+ *   destination. `.gz` slices are decompressed before concatenation (unless `gunzip: false`).
+ * - Headerless sliced CSV exports get a header line built from `headerColumns`.
+ * - Resumable: a slice file is complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete
+ *   slices whose size matches the store (HeadObject) and continues partial ones with a Range request.
+ * - Memory is bounded: everything streams (a few stream buffers per slice in flight).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, gzipSync } from 'node:zlib';
+import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { Agent, interceptors, type Dispatcher } from 'undici';
+import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
+import { manifestSchema } from '../storage-api/schemas';
+import { forEachBounded } from './concurrency';
+import { uploadMultipart } from './multipart-upload';
+import {
+  assertCredentialsFresh,
+  createS3Client,
+  DEFAULT_CREDENTIALS_MARGIN_MS,
+  mapS3Error,
+  parseS3Uri,
+  s3ErrorInfo,
+  throwIfAborted,
+  type TemporaryCredentials,
+} from './s3-client';
+import { redact, type ByteSource } from './sources';
+
+/** Slices downloaded in parallel by default: 4. */
+export const DEFAULT_DOWNLOAD_CONCURRENCY = 4;
+/** Write buffer of local files: 1 MiB. */
+const WRITE_HIGH_WATER_MARK = 1024 * 1024;
+
+/** The fields of a file detail (`GET files/{id}?federationToken=1`) a download needs. */
+export interface DownloadableFile {
+  id?: number;
+  name?: string;
+  isSliced: boolean;
+  /** Presigned URL of the file, or of the manifest when sliced (expires in about 1 h). */
+  url?: string;
+  region?: string;
+  sizeBytes?: number | null;
+  /** Bucket and key (a prefix when sliced). */
+  s3Path?: { bucket: string; key: string };
+  /** Read credentials of the file. */
+  credentials?: TemporaryCredentials;
+}
+
+/** Progress of a download: heartbeat it, pass it back as `resume` (JSON, no secrets). */
+export interface DownloadState {
+  slices: number;
+  /** Indexes (manifest order) of slices fully downloaded to the work folder. */
+  finishedSlices: number[];
+  /** Bytes of finished slices as stored (compressed when gzipped). */
+  bytesDownloaded: number;
+}
+
+export interface DownloadFileOptions {
+  file: DownloadableFile;
+  /** A local path (folders are created) or `s3://bucket/key` (uploaded with the default AWS credentials chain). */
+  destination: string;
+  /** Client for reading the file; default: made from `file.credentials`, `file.region` and `endpoint`. */
+  s3?: S3Client;
+  /** Default `AWS_ENDPOINT_URL_S3`. */
+  endpoint?: string;
+  /** Client for an `s3://` destination; default: the default credentials chain and `AWS_ENDPOINT_URL_S3`. */
+  destinationS3?: S3Client;
+  /** Slices in flight. Default {@link DEFAULT_DOWNLOAD_CONCURRENCY}. */
+  concurrency?: number;
+  /** Written as the first line (`"a","b"`): for headerless sliced CSV exports. */
+  headerColumns?: readonly string[];
+  /**
+   * Decompress gzip data. Default: `.gz` slices of a sliced file are decompressed, an unsliced file is kept as
+   * stored. `true` decompresses everything, `false` nothing (a header is then added as its own gzip member).
+   */
+  gunzip?: boolean;
+  /** State of a previous attempt. Slices on disk are verified against the store whatever it says. */
+  resume?: DownloadState;
+  onProgress?: (state: DownloadState) => void;
+  /** Folder for slice files. Default `<destination>.parts`, or a folder in the OS temp dir for `s3://`. */
+  workDir?: string;
+  /** Keep the slice files after success. Default false. */
+  keepWorkDir?: boolean;
+  /** undici dispatcher for presigned URLs; default: an agent following redirects. */
+  dispatcher?: Dispatcher;
+  credentialsMarginMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface DownloadFileResult {
+  /** The local path, or the `s3://` destination. */
+  path: string;
+  /** Bytes written to the destination. */
+  bytes: number;
+  /** Hex sha256 of the bytes written. */
+  sha256: string;
+  /** Slices in the manifest (1 when unsliced). */
+  slices: number;
+  sliced: boolean;
+  /** Slices fetched by this call (the others were complete on disk). */
+  slicesDownloaded: number;
+}
+
+/** A stored object we can read from an offset and measure. */
+interface RemoteObject {
+  label: string;
+  gz: boolean;
+  get(start: number, signal?: AbortSignal): Promise<{ body: Readable; total?: number; fromStart: boolean }>;
+  size(signal?: AbortSignal): Promise<number | undefined>;
+}
+
+/** Downloads a file. See the module doc. */
+export async function downloadFile(options: DownloadFileOptions): Promise<DownloadFileResult> {
+  const { file, destination, signal } = options;
+  const concurrency = options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
+  if (!destination) throw new SapiInvalidInputError('downloadFile needs a destination (a local path or s3://bucket/key)');
+  const useS3 = file.credentials !== undefined && file.s3Path !== undefined;
+  if (!useS3 && !file.url) {
+    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials nor url: request its detail with federationToken=1`);
+  }
+  if (file.isSliced && !file.credentials && !options.s3) {
+    throw new SapiInvalidInputError(`file ${file.id ?? ''} is sliced but has no credentials: request its detail with federationToken=1`);
+  }
+  const where = `download [file=${file.id ?? file.name ?? '?'}]`;
+  assertCredentialsFresh(file.credentials, where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
+  const ownS3 = options.s3 === undefined && file.credentials !== undefined;
+  const s3 = options.s3 ?? (file.credentials ? createS3Client({ credentials: file.credentials, region: file.region, endpoint: options.endpoint }) : undefined);
+  const dispatcher = options.dispatcher ?? urlDispatcher();
+
+  const toS3 = /^s3:\/\//i.test(destination);
+  const workDir =
+    options.workDir ??
+    (toS3 ? join(tmpdir(), `sapi-temporal-download-${createHash('sha1').update(`${destination}|${file.id ?? file.url ?? ''}`).digest('hex').slice(0, 16)}`) : `${destination}.parts`);
+
+  try {
+    // 1. What to fetch.
+    let objects: RemoteObject[];
+    if (file.isSliced) {
+      const manifest = await readManifest({ file, s3, dispatcher, signal });
+      objects = manifest.map((url) => {
+        const { bucket, key } = parseS3Uri(url);
+        return s3Object(s3 as S3Client, bucket, key);
+      });
+    } else {
+      objects = [useS3 && s3 ? s3Object(s3, file.s3Path!.bucket, file.s3Path!.key) : urlObject(dispatcher, file.url as string)];
+    }
+    const decompress = objects.map((o) => options.gunzip ?? (file.isSliced && o.gz));
+    const header = options.headerColumns?.length ? headerLine(options.headerColumns) : undefined;
+    const gzipHeader = header !== undefined && options.gunzip === false && (objects.some((o) => o.gz) || /\.gz$/i.test(file.name ?? ''));
+
+    // 2. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
+    await prepareWorkDir(workDir, identityOf(file));
+
+    // 3. Fast path: one object, no transformation, local destination → download, then move into place.
+    if (!file.isSliced && !decompress[0] && header === undefined && !toS3) {
+      const sliceFile = join(workDir, '0');
+      const downloaded = await fetchToFile(objects[0] as RemoteObject, sliceFile, signal);
+      options.onProgress?.({ slices: 1, finishedSlices: [0], bytesDownloaded: downloaded.bytes });
+      const { bytes, sha256 } = await hashFile(sliceFile);
+      await mkdir(dirname(destination), { recursive: true });
+      await rename(sliceFile, destination);
+      if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+      return { path: destination, bytes, sha256, slices: 1, sliced: false, slicesDownloaded: downloaded.fetched ? 1 : 0 };
+    }
+
+    // 4. Slices into the work folder, in parallel.
+    const sizes = new Map<number, number>();
+    let slicesDownloaded = 0;
+    const report = (): void =>
+      options.onProgress?.({
+        slices: objects.length,
+        finishedSlices: [...sizes.keys()].sort((a, b) => a - b),
+        bytesDownloaded: [...sizes.values()].reduce((n, s) => n + s, 0),
+      });
+    await forEachBounded(objects, concurrency, async (obj, index) => {
+      throwIfAborted(signal);
+      assertCredentialsFresh(file.credentials, `${where.slice(0, -1)}, slice=${index}]`, 0);
+      const r = await fetchToFile(obj, join(workDir, String(index)), signal);
+      sizes.set(index, r.bytes);
+      if (r.fetched) slicesDownloaded++;
+      report();
+    });
+
+    // 5. Concatenate in manifest order.
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, cb: TransformCallback) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
+    const concatenated = (): Readable => Readable.from(concatSlices(workDir, objects.length, decompress, headerBytes));
+    if (toS3) {
+      const { bucket, key } = parseS3Uri(destination);
+      const source: ByteSource = {
+        description: `${objects.length} slice(s) of file ${file.id ?? ''}`,
+        async open(start) {
+          if (start !== 0) throw new SapiInvalidInputError('a concatenated download cannot be reopened mid-stream');
+          const pass = new PassThrough({ highWaterMark: WRITE_HIGH_WATER_MARK });
+          void pipeline(concatenated(), tap, pass).catch((err: unknown) => pass.destroy(err as Error));
+          return pass;
+        },
+      };
+      const destS3 = options.destinationS3 ?? createS3Client();
+      try {
+        await uploadMultipart({ s3: destS3, bucket, key, source, signal, sha256: false });
+      } finally {
+        if (!options.destinationS3) destS3.destroy();
+      }
+    } else {
+      await mkdir(dirname(destination), { recursive: true });
+      const partial = `${destination}.partial`;
+      try {
+        await pipeline(concatenated(), tap, createWriteStream(partial, { highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+      } catch (err) {
+        await unlink(partial).catch(() => undefined);
+        if (signal?.aborted) throw signal.reason ?? err;
+        if (err instanceof SapiError) throw err;
+        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir }, cause: err, retryable: !isGzipError(err) });
+      }
+      await rename(partial, destination);
+    }
+    if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+    return { path: destination, bytes, sha256: hash.digest('hex'), slices: objects.length, sliced: file.isSliced, slicesDownloaded };
+  } finally {
+    if (ownS3) s3?.destroy();
+  }
+}
+
+/** Reads and validates the manifest of a sliced file; returns the slice URIs in order. */
+export async function readManifest(args: { file: DownloadableFile; s3?: S3Client; dispatcher?: Dispatcher; signal?: AbortSignal }): Promise<string[]> {
+  const { file, s3, signal } = args;
+  let text: string;
+  let label: string;
+  if (s3 && file.s3Path) {
+    const key = `${file.s3Path.key}manifest`;
+    label = `s3://${file.s3Path.bucket}/${key}`;
+    try {
+      const out = await s3.send(new GetObjectCommand({ Bucket: file.s3Path.bucket, Key: key }), { abortSignal: signal });
+      text = await (out.Body as { transformToString(): Promise<string> }).transformToString();
+    } catch (err) {
+      throw mapS3Error(err, 'download', { bucket: file.s3Path.bucket, key }, signal);
+    }
+  } else if (file.url) {
+    label = redact(file.url);
+    const { body } = await urlObject(args.dispatcher ?? urlDispatcher(), file.url).get(0, signal);
+    text = await streamToString(body);
+  } else {
+    throw new SapiInvalidInputError(`file ${file.id ?? ''} has no s3Path or url to read its manifest from`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `manifest is not JSON: ${JSON.stringify(excerptOf(text))}`, context: { manifest: label }, retryable: false });
+  }
+  const result = manifestSchema.safeParse(parsed);
+  if (!result.success) {
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: `manifest has an unexpected shape (${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`,
+      context: { manifest: label },
+      retryable: false,
+    });
+  }
+  return result.data.entries.map((e) => e.url);
+}
+
+/** `"a","b"\n`: RFC 4180 with every name enclosed, like the service's exports. */
+export function headerLine(columns: readonly string[]): string {
+  return `${columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(',')}\n`;
+}
+
+/**
+ * Downloads one object to `finalPath` through `<finalPath>.partial`, continuing a partial file with a Range
+ * request. An existing `finalPath` whose size matches the store is kept.
+ */
+async function fetchToFile(obj: RemoteObject, finalPath: string, signal?: AbortSignal): Promise<{ bytes: number; fetched: boolean }> {
+  const existing = await fileSize(finalPath);
+  if (existing !== undefined) {
+    const remote = await obj.size(signal);
+    if (remote === undefined || remote === existing) return { bytes: existing, fetched: false };
+    await unlink(finalPath);
+  }
+  const partial = `${finalPath}.partial`;
+  let start = (await fileSize(partial)) ?? 0;
+  const got = await obj.get(start, signal);
+  if (!got.fromStart) start = 0;
+  let written = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      written += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(got.body, counter, createWriteStream(partial, { flags: start > 0 ? 'a' : 'w', highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason ?? err;
+    throw err instanceof SapiError
+      ? err
+      : new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download interrupted', context: { object: obj.label, offset: start + written }, cause: err });
+  }
+  const total = start + written;
+  if (got.total !== undefined && total !== got.total) {
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: `download ended early: ${total} of ${got.total} bytes`,
+      context: { object: obj.label },
+    });
+  }
+  await rename(partial, finalPath);
+  return { bytes: total, fetched: true };
+}
+
+function s3Object(s3: S3Client, bucket: string, key: string): RemoteObject {
+  const label = `s3://${bucket}/${key}`;
+  return {
+    label,
+    gz: /\.gz$/i.test(key),
+    async get(start, signal) {
+      try {
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: start > 0 ? `bytes=${start}-` : undefined }), { abortSignal: signal });
+        const total = start > 0 ? totalFromContentRange(out.ContentRange) : out.ContentLength;
+        // A store that ignores Range answers the whole object: then we restart the file.
+        const fromStart = start > 0 && out.ContentRange !== undefined;
+        return { body: out.Body as Readable, total, fromStart };
+      } catch (err) {
+        if (start > 0 && s3ErrorInfo(err).name === 'InvalidRange') return { body: Readable.from([]), total: start, fromStart: true };
+        throw mapS3Error(err, 'download', { bucket, key, offset: start || undefined }, signal);
+      }
+    },
+    async size(signal) {
+      try {
+        return (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal: signal })).ContentLength;
+      } catch (err) {
+        throw mapS3Error(err, 'download', { bucket, key, step: 'head' }, signal);
+      }
+    },
+  };
+}
+
+function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
+  const label = redact(url);
+  const target = new URL(url);
+  const request = async (headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> => {
+    try {
+      return await dispatcher.request({ origin: target.origin, path: target.pathname + target.search, method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 });
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason ?? cause;
+      throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download request failed', context: { url: label }, cause });
+    }
+  };
+  const fail = async (res: Dispatcher.ResponseData): Promise<never> => {
+    const body = await res.body.text().catch(() => '');
+    // A presigned URL answers 403 once expired: the file detail must be fetched again.
+    if (res.statusCode === 403) throw new SapiCredentialsExpiredError({ where: `download [url=${label}]`, serviceCode: `HTTP 403 ${excerptOf(body).slice(0, 80)}`.trim() });
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: `download answered ${res.statusCode}${body ? ` ${JSON.stringify(excerptOf(body))}` : ''}`,
+      context: { url: label },
+      status: res.statusCode,
+      retryable: res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429,
+    });
+  };
+  return {
+    label,
+    gz: /\.gz$/i.test(target.pathname),
+    async get(start, signal) {
+      const res = await request(start > 0 ? { range: `bytes=${start}-` } : {}, signal);
+      if (res.statusCode === 416 && start > 0) {
+        await res.body.dump();
+        return { body: Readable.from([]), total: start, fromStart: true };
+      }
+      if (res.statusCode === 206) return { body: res.body, total: totalFromContentRange(headerOf(res.headers['content-range'])), fromStart: true };
+      if (res.statusCode === 200) {
+        const len = Number(headerOf(res.headers['content-length']));
+        return { body: res.body, total: Number.isSafeInteger(len) ? len : undefined, fromStart: false };
+      }
+      return fail(res);
+    },
+    async size(signal) {
+      // A presigned GET URL cannot be HEADed (the signature covers the method): ask for one byte instead.
+      const res = await request({ range: 'bytes=0-0' }, signal);
+      await res.body.dump();
+      if (res.statusCode === 206) return totalFromContentRange(headerOf(res.headers['content-range']));
+      if (res.statusCode === 200) {
+        const len = Number(headerOf(res.headers['content-length']));
+        return Number.isSafeInteger(len) ? len : undefined;
+      }
+      return undefined;
+    },
+  };
+}
+
+async function* concatSlices(workDir: string, count: number, decompress: readonly boolean[], header?: Buffer): AsyncGenerator<Buffer> {
+  if (header) yield header;
+  for (let i = 0; i < count; i++) {
+    const file = createReadStream(join(workDir, String(i)), { highWaterMark: WRITE_HIGH_WATER_MARK });
+    if (!decompress[i]) {
+      for await (const chunk of file) yield chunk as Buffer;
+      continue;
+    }
+    const gunzip = createGunzip();
+    file.on('error', (err) => gunzip.destroy(err));
+    file.pipe(gunzip);
+    try {
+      for await (const chunk of gunzip) yield chunk as Buffer;
+    } catch (err) {
+      if (isGzipError(err)) {
+        throw new SapiTransferError({
+          code: SapiErrorCode.DOWNLOAD_FAILED,
+          message: 'slice is not valid gzip: pass gunzip: false to keep it compressed',
+          context: { slice: i },
+          retryable: false,
+          cause: err,
+        });
+      }
+      throw err;
+    } finally {
+      file.destroy();
+    }
+  }
+}
+
+function isGzipError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('Z_');
+}
+
+function totalFromContentRange(value: string | undefined): number | undefined {
+  const m = value ? /\/(\d+)\s*$/.exec(value) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
+function headerOf(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** What identifies the stored file behind a work folder (stored files are immutable). */
+function identityOf(file: DownloadableFile): string {
+  const where = file.s3Path ? `s3://${file.s3Path.bucket}/${file.s3Path.key}` : file.url ? redact(file.url) : '';
+  return JSON.stringify({ id: file.id ?? null, where, sliced: file.isSliced });
+}
+
+const IDENTITY_FILE = '.source.json';
+
+/** Creates the work folder, wiping it first when it holds slices of another file. */
+async function prepareWorkDir(workDir: string, identity: string): Promise<void> {
+  const marker = join(workDir, IDENTITY_FILE);
+  const previous = await readFile(marker, 'utf8').catch(() => undefined);
+  if (previous !== identity) {
+    await rm(workDir, { recursive: true, force: true });
+    await mkdir(workDir, { recursive: true });
+    await writeFile(marker, identity);
+  }
+}
+
+async function fileSize(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return undefined;
+  }
+}
+
+async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: WRITE_HIGH_WATER_MARK })) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+async function streamToString(body: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+let defaultUrlDispatcher: Dispatcher | undefined;
+function urlDispatcher(): Dispatcher {
+  defaultUrlDispatcher ??= new Agent({ connections: 16, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } }).compose(interceptors.redirect({ maxRedirections: 5 }));
+  return defaultUrlDispatcher;
+}

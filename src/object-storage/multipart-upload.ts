@@ -1,0 +1,423 @@
+/**
+ * Resumable multipart upload to object storage with the service's temporary credentials.
+ *
+ * - The source is read once, sequentially, and cut into parts; at most `concurrency` parts are buffered
+ *   (memory ≈ (concurrency + 1) × partSizeBytes, whatever the file size).
+ * - Every part carries Content-MD5 (the store verifies it) and its ETag is compared with the MD5 when the store
+ *   returns MD5 ETags (no KMS encryption).
+ * - After each finished part `onProgress` receives `{uploadId, parts, bytesSent}`: the activity heartbeats it and
+ *   passes it back as `resume` on retry; finished parts are then only read (for the sha256) and not sent again.
+ * - The service's upload credentials can neither ListParts nor AbortMultipartUpload: we never call them. An
+ *   abandoned upload expires through the bucket's lifecycle rules.
+ * - Sources smaller than one part go up with one PutObject.
+ * - `gzip` compresses on the fly; part boundaries are then on the compressed stream, which is not guaranteed to be
+ *   byte-identical on a second run, so a gzip upload never resumes: it restarts with a new upload id.
+ */
+import { createHash } from 'node:crypto';
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type ObjectCannedACL,
+  type S3Client,
+  type ServerSideEncryption,
+} from '@aws-sdk/client-s3';
+import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { assertCredentialsFresh, createS3Client, DEFAULT_CREDENTIALS_MARGIN_MS, mapS3Error, s3ErrorInfo, throwIfAborted, type TemporaryCredentials } from './s3-client';
+import { openSource, type ByteSource } from './sources';
+
+/** Default part size: 16 MiB. */
+export const DEFAULT_PART_SIZE_BYTES = 16 * 1024 * 1024;
+/** Smallest part S3 accepts (except the last): 5 MiB. */
+export const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
+/** Largest part S3 accepts: 5 GiB. */
+export const MAX_PART_SIZE_BYTES = 5 * 1024 * 1024 * 1024;
+/** Most parts in one upload. */
+export const MAX_PARTS = 10_000;
+/** Parts uploaded in parallel by default: 4. */
+export const DEFAULT_UPLOAD_CONCURRENCY = 4;
+
+/** One finished part, as recorded in heartbeats. */
+export interface UploadedPart {
+  PartNumber: number;
+  ETag: string;
+  /** Bytes of the part. */
+  size: number;
+}
+
+/** Progress of a multipart upload: what a retry needs to resume (JSON, no secrets). */
+export interface MultipartUploadState {
+  bucket: string;
+  key: string;
+  uploadId: string;
+  partSizeBytes: number;
+  /** Finished parts, sorted by number. */
+  parts: UploadedPart[];
+  /** Bytes in finished parts. */
+  bytesSent: number;
+}
+
+/** What a retry passes back. `partSizeBytes` must match the first run (it is taken from here when present). */
+export interface MultipartResume {
+  uploadId: string;
+  parts: readonly UploadedPart[];
+  partSizeBytes?: number;
+}
+
+export interface UploadMultipartOptions {
+  /** S3 client to use; otherwise one is made from `credentials` (+ `region`, `endpoint`). */
+  s3?: S3Client;
+  /** Temporary credentials of the destination: checked for expiry before each part. */
+  credentials?: TemporaryCredentials;
+  region?: string;
+  /** Default `AWS_ENDPOINT_URL_S3`. */
+  endpoint?: string;
+  bucket: string;
+  key: string;
+  /** A local path or URI (`s3://`, `http(s)://`), or a {@link ByteSource}. */
+  source: string | ByteSource;
+  /** Default {@link DEFAULT_PART_SIZE_BYTES}; at least {@link MIN_PART_SIZE_BYTES}; grown when needed to stay ≤ 10 000 parts. */
+  partSizeBytes?: number;
+  /** Parts in flight. Default {@link DEFAULT_UPLOAD_CONCURRENCY}. */
+  concurrency?: number;
+  resume?: MultipartResume;
+  /** Called after the upload is created and after each finished part. Keep it cheap (heartbeat). */
+  onProgress?: (state: MultipartUploadState) => void;
+  /** `AES256` or `aws:kms` (the service's `uploadParams['x-amz-server-side-encryption']`). */
+  serverSideEncryption?: string;
+  /** Canned ACL (the service's `uploadParams.acl`, e.g. `private`). Not sent by default. */
+  acl?: string;
+  contentType?: string;
+  /** Compress on the fly (never resumes: see module doc). */
+  gzip?: boolean;
+  /** Compute the sha256 of the source bytes. Default true; false lets a resume skip reading finished parts. */
+  sha256?: boolean;
+  /** Credentials expiring within this margin count as expired. Default 5 min. */
+  credentialsMarginMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface UploadMultipartResult {
+  bucket: string;
+  key: string;
+  /** False when the source fit in one part and went up with PutObject. */
+  multipart: boolean;
+  uploadId?: string;
+  /** ETag of the stored object. */
+  etag?: string;
+  /** Parts of the stored object (1 for PutObject). */
+  parts: number;
+  /** Parts sent by this call (excludes parts finished by earlier attempts). */
+  partsUploaded: number;
+  /** Bytes of the stored object (compressed size with gzip). */
+  bytes: number;
+  /** Bytes read from the source (uncompressed). */
+  sourceBytes: number;
+  /** Hex sha256 of the source bytes (absent with `sha256: false` when a resume skipped reading). */
+  sha256?: string;
+  /** True when a `resume` state was used. */
+  resumed: boolean;
+  /** True when a `resume` state had to be dropped (gzip, or the upload no longer exists) and the upload restarted. */
+  restarted: boolean;
+}
+
+/** Uploads a source to `s3://bucket/key`, resumably. See the module doc. */
+export async function uploadMultipart(options: UploadMultipartOptions): Promise<UploadMultipartResult> {
+  if (!options.bucket || !options.key) throw new SapiInvalidInputError(`uploadMultipart needs bucket and key (got bucket=${options.bucket}, key=${options.key})`);
+  const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
+  const where = `upload [bucket=${options.bucket}, key=${options.key}]`;
+  assertCredentialsFresh(options.credentials, where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
+  const s3 = options.s3 ?? createS3Client({ credentials: options.credentials, region: options.region, endpoint: options.endpoint });
+  const source = typeof options.source === 'string' ? await openSource(options.source, { signal: options.signal }) : options.source;
+  try {
+    let resume = options.resume;
+    let restarted = false;
+    if (resume && options.gzip) {
+      resume = undefined;
+      restarted = true;
+    }
+    try {
+      return { ...(await runUpload(s3, source, options, concurrency, resume)), restarted };
+    } catch (err) {
+      // The upload id is gone (expired, or completed by an attempt that crashed before recording it): start over.
+      const name = err instanceof SapiError ? err.serviceCode : s3ErrorInfo(err).name;
+      if (resume && name === 'NoSuchUpload' && !options.signal?.aborted) {
+        return { ...(await runUpload(s3, source, options, concurrency, undefined)), restarted: true };
+      }
+      throw err;
+    }
+  } finally {
+    if (!options.s3) s3.destroy();
+  }
+}
+
+/** The part size actually used: the wish, grown so that a known size fits in {@link MAX_PARTS}. */
+export function resolvePartSize(wish: number | undefined, sizeBytes: number | undefined): number {
+  const partSize = wish ?? DEFAULT_PART_SIZE_BYTES;
+  if (!Number.isSafeInteger(partSize) || partSize < MIN_PART_SIZE_BYTES || partSize > MAX_PART_SIZE_BYTES) {
+    throw new SapiInvalidInputError(`partSizeBytes must be between ${MIN_PART_SIZE_BYTES} (5 MiB) and ${MAX_PART_SIZE_BYTES} (5 GiB), got ${partSize}`);
+  }
+  if (sizeBytes === undefined || sizeBytes <= partSize * MAX_PARTS) return partSize;
+  const mib = 1024 * 1024;
+  return Math.ceil(sizeBytes / MAX_PARTS / mib) * mib;
+}
+
+async function runUpload(
+  s3: S3Client,
+  source: ByteSource,
+  options: UploadMultipartOptions,
+  concurrency: number,
+  resume: MultipartResume | undefined,
+): Promise<Omit<UploadMultipartResult, 'restarted'>> {
+  const { bucket, key, signal } = options;
+  const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
+  const partSize = resume?.partSizeBytes ?? resolvePartSize(options.partSizeBytes, options.gzip ? undefined : source.size);
+  const wantSha = options.sha256 ?? true;
+  const done = new Map<number, UploadedPart>();
+  for (const p of resume?.parts ?? []) done.set(p.PartNumber, { PartNumber: p.PartNumber, ETag: p.ETag, size: p.size });
+  let uploadId = resume?.uploadId;
+  const verifyEtag = options.serverSideEncryption !== 'aws:kms';
+  const common = {
+    ServerSideEncryption: options.serverSideEncryption as ServerSideEncryption | undefined,
+  };
+
+  // Without a hash to compute, a resume whose parts 1..k are finished starts reading at part k+1.
+  let firstPart = 1;
+  if (resume && !wantSha) {
+    while (done.get(firstPart)?.size === partSize) firstPart++;
+  }
+  const startOffset = (firstPart - 1) * partSize;
+
+  const report = (): void => {
+    if (!options.onProgress || !uploadId) return;
+    const parts = [...done.values()].sort((a, b) => a.PartNumber - b.PartNumber);
+    options.onProgress({ bucket, key, uploadId, partSizeBytes: partSize, parts, bytesSent: parts.reduce((n, p) => n + p.size, 0) });
+  };
+
+  throwIfAborted(signal);
+  const hash = wantSha && startOffset === 0 ? createHash('sha256') : undefined;
+  let sourceBytes = startOffset;
+  const raw = await source.open(startOffset, signal);
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      hash?.update(chunk);
+      sourceBytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  const noop = (): void => undefined;
+  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
+
+  const inflight = new Set<Promise<void>>();
+  let failure: unknown;
+  let partsUploaded = 0;
+  let lastPart = firstPart - 1;
+  let storedBytes = 0;
+  let single: { etag?: string } | undefined;
+
+  const sendPart = async (partNumber: number, data: Buffer): Promise<void> => {
+    const md5 = createHash('md5').update(data).digest();
+    const ctx = { bucket, key, part: partNumber };
+    let etag: string | undefined;
+    try {
+      const out = await s3.send(
+        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: data, ContentLength: data.length, ContentMD5: md5.toString('base64') }),
+        { abortSignal: signal },
+      );
+      etag = out.ETag;
+    } catch (err) {
+      throw mapS3Error(err, 'upload', ctx, signal);
+    }
+    checkEtag(etag, md5, verifyEtag, ctx);
+    done.set(partNumber, { PartNumber: partNumber, ETag: etag as string, size: data.length });
+    partsUploaded++;
+    report();
+  };
+
+  try {
+    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize)) {
+      const partNumber = ++lastPart;
+      storedBytes += data.length;
+      if (failure) break;
+      throwIfAborted(signal);
+      if (partNumber > MAX_PARTS) {
+        throw new SapiInvalidInputError(`upload needs more than ${MAX_PARTS} parts of ${partSize} bytes: raise partSizeBytes [bucket=${bucket}, key=${key}]`);
+      }
+      if (partNumber === 1 && data.length < partSize && !uploadId) {
+        single = await putSingle(s3, { bucket, key, data, options, verifyEtag, common });
+        partsUploaded = 1;
+        continue;
+      }
+      if (!uploadId) {
+        uploadId = await createUpload(s3, { bucket, key, options, common });
+        report();
+      }
+      const prev = done.get(partNumber);
+      if (prev && prev.size === data.length) continue; // finished by an earlier attempt
+      while (inflight.size >= concurrency) await Promise.race(inflight);
+      if (failure) break;
+      assertCredentialsFresh(options.credentials, `upload [bucket=${bucket}, key=${key}, part=${partNumber}]`, margin);
+      const task: Promise<void> = sendPart(partNumber, data).then(
+        () => undefined,
+        (err: unknown) => {
+          failure ??= err;
+        },
+      );
+      const tracked = task.finally(() => inflight.delete(tracked));
+      inflight.add(tracked);
+    }
+  } catch (err) {
+    failure ??= err;
+  }
+  await Promise.all(inflight);
+  if (failure !== undefined) {
+    if (signal?.aborted) throw signal.reason ?? failure;
+    if (failure instanceof SapiError) throw failure;
+    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { bucket, key, source: source.description }, cause: failure });
+  }
+
+  const sha256 = hash?.digest('hex');
+  if (single) {
+    return { bucket, key, multipart: false, etag: single.etag, parts: 1, partsUploaded: 1, bytes: storedBytes, sourceBytes, sha256, resumed: false };
+  }
+  if (!uploadId) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'nothing was uploaded', context: { bucket, key } });
+  if (source.size !== undefined && !options.gzip && sourceBytes !== source.size) {
+    throw new SapiTransferError({
+      code: SapiErrorCode.CHECKSUM_MISMATCH,
+      message: `source changed during the upload: read ${sourceBytes} bytes, expected ${source.size}`,
+      context: { bucket, key, source: source.description },
+      retryable: false,
+    });
+  }
+  const parts: UploadedPart[] = [];
+  for (let n = 1; n <= lastPart; n++) {
+    const p = done.get(n);
+    if (!p) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `part ${n} is missing before completion`, context: { bucket, key, uploadId } });
+    parts.push(p);
+  }
+  throwIfAborted(signal);
+  assertCredentialsFresh(options.credentials, `upload [bucket=${bucket}, key=${key}, complete]`, 0);
+  let etag: string | undefined;
+  try {
+    const out = await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.PartNumber, ETag: p.ETag })) },
+      }),
+      { abortSignal: signal },
+    );
+    etag = out.ETag;
+  } catch (err) {
+    throw mapS3Error(err, 'upload', { bucket, key, uploadId, step: 'complete' }, signal);
+  }
+  return {
+    bucket,
+    key,
+    multipart: true,
+    uploadId,
+    etag,
+    parts: parts.length,
+    partsUploaded,
+    bytes: parts.reduce((n, p) => n + p.size, 0),
+    sourceBytes,
+    sha256,
+    resumed: resume !== undefined,
+  };
+}
+
+async function createUpload(
+  s3: S3Client,
+  args: { bucket: string; key: string; options: UploadMultipartOptions; common: { ServerSideEncryption?: ServerSideEncryption } },
+): Promise<string> {
+  try {
+    const out = await s3.send(
+      new CreateMultipartUploadCommand({
+        Bucket: args.bucket,
+        Key: args.key,
+        ContentType: args.options.contentType,
+        ACL: args.options.acl as ObjectCannedACL | undefined,
+        ...args.common,
+      }),
+      { abortSignal: args.options.signal },
+    );
+    if (!out.UploadId) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'CreateMultipartUpload returned no UploadId', context: { bucket: args.bucket, key: args.key } });
+    return out.UploadId;
+  } catch (err) {
+    throw mapS3Error(err, 'upload', { bucket: args.bucket, key: args.key, step: 'create' }, args.options.signal);
+  }
+}
+
+async function putSingle(
+  s3: S3Client,
+  args: { bucket: string; key: string; data: Buffer; options: UploadMultipartOptions; verifyEtag: boolean; common: { ServerSideEncryption?: ServerSideEncryption } },
+): Promise<{ etag?: string }> {
+  const md5 = createHash('md5').update(args.data).digest();
+  const ctx = { bucket: args.bucket, key: args.key };
+  let etag: string | undefined;
+  try {
+    const out = await s3.send(
+      new PutObjectCommand({
+        Bucket: args.bucket,
+        Key: args.key,
+        Body: args.data,
+        ContentLength: args.data.length,
+        ContentMD5: md5.toString('base64'),
+        ContentType: args.options.contentType,
+        ACL: args.options.acl as ObjectCannedACL | undefined,
+        ...args.common,
+      }),
+      { abortSignal: args.options.signal },
+    );
+    etag = out.ETag;
+  } catch (err) {
+    throw mapS3Error(err, 'upload', ctx, args.options.signal);
+  }
+  checkEtag(etag, md5, args.verifyEtag, ctx);
+  return { etag };
+}
+
+/** Compares an MD5-style ETag with the MD5 we computed. Opaque ETags (KMS, some stores) are not compared. */
+function checkEtag(etag: string | undefined, md5: Buffer, verify: boolean, context: Record<string, string | number | undefined>): void {
+  if (!etag) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store returned no ETag', context });
+  const bare = etag.replace(/"/g, '').toLowerCase();
+  if (verify && /^[0-9a-f]{32}$/.test(bare) && bare !== md5.toString('hex')) {
+    throw new SapiTransferError({
+      code: SapiErrorCode.CHECKSUM_MISMATCH,
+      message: `stored part differs from what was sent: ETag ${bare}, MD5 ${md5.toString('hex')}`,
+      context,
+    });
+  }
+}
+
+/**
+ * Cuts a byte stream into buffers of exactly `partSize` (the last one shorter). Yields one empty buffer for an
+ * empty stream. Each yielded buffer is fresh, so a consumer may keep it while the next one fills.
+ */
+export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, partSize: number): AsyncGenerator<Buffer> {
+  let buf = Buffer.allocUnsafe(partSize);
+  let filled = 0;
+  let yielded = 0;
+  for await (const c of input) {
+    const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    let off = 0;
+    while (off < chunk.length) {
+      const n = Math.min(partSize - filled, chunk.length - off);
+      chunk.copy(buf, filled, off, off + n);
+      filled += n;
+      off += n;
+      if (filled === partSize) {
+        yielded++;
+        yield buf;
+        buf = Buffer.allocUnsafe(partSize);
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
+}

@@ -1,0 +1,169 @@
+/**
+ * S3 clients for object-storage transfers: from the service's temporary credentials, or from the default AWS
+ * credentials chain (for `s3://` sources and destinations of the user). The endpoint comes from the option or
+ * `AWS_ENDPOINT_URL_S3` (MinIO, path-style); against the real service it is unset and the region decides.
+ * Also: the credentials-expiry check and the mapping of S3 errors to the error registry.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
+
+/** Temporary credentials as the service issues them (`uploadParams.credentials`, file detail `credentials`). */
+export interface TemporaryCredentials {
+  AccessKeyId: string;
+  SecretAccessKey: string;
+  SessionToken: string;
+  /** ISO 8601 with offset. */
+  Expiration: string;
+}
+
+/** Region used when neither the option, the file resource nor `AWS_REGION` names one. */
+export const DEFAULT_REGION = 'us-east-1';
+/** Credentials expiring within this margin are treated as expired: 5 min. */
+export const DEFAULT_CREDENTIALS_MARGIN_MS = 5 * 60 * 1000;
+/** Attempts the SDK makes per S3 call (its own retry of throttling/5xx/network). Default 4. */
+export const DEFAULT_S3_MAX_ATTEMPTS = 4;
+/** Sockets per S3 endpoint. Default 64 (parts × concurrent transfers). */
+export const DEFAULT_S3_MAX_SOCKETS = 64;
+
+export interface S3ClientOptions {
+  /** Temporary credentials; absent = the default AWS credentials chain. */
+  credentials?: TemporaryCredentials;
+  /** Default: `AWS_REGION`, `AWS_DEFAULT_REGION`, then {@link DEFAULT_REGION}. */
+  region?: string;
+  /** Default: `AWS_ENDPOINT_URL_S3`, else the SDK's endpoint for the region. */
+  endpoint?: string;
+  /** Default: true when an endpoint is set (MinIO needs path-style). */
+  forcePathStyle?: boolean;
+  /** Default {@link DEFAULT_S3_MAX_ATTEMPTS}. */
+  maxAttempts?: number;
+  /** Default {@link DEFAULT_S3_MAX_SOCKETS}. */
+  maxSockets?: number;
+  /** Per-request socket idle timeout. Default 120 000 ms. */
+  requestTimeoutMs?: number;
+}
+
+/** Creates an S3 client. Checksums: we send Content-MD5 ourselves, so the SDK computes them only when required. */
+export function createS3Client(options: S3ClientOptions = {}): S3Client {
+  const endpoint = options.endpoint ?? nonEmpty(process.env['AWS_ENDPOINT_URL_S3']);
+  const region = options.region ?? nonEmpty(process.env['AWS_REGION']) ?? nonEmpty(process.env['AWS_DEFAULT_REGION']) ?? DEFAULT_REGION;
+  const maxSockets = options.maxSockets ?? DEFAULT_S3_MAX_SOCKETS;
+  const config: S3ClientConfig = {
+    region,
+    endpoint,
+    forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
+    maxAttempts: options.maxAttempts ?? DEFAULT_S3_MAX_ATTEMPTS,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: {
+      connectionTimeout: 10_000,
+      requestTimeout: options.requestTimeoutMs ?? 120_000,
+      httpAgent: new http.Agent({ keepAlive: true, maxSockets }),
+      httpsAgent: new https.Agent({ keepAlive: true, maxSockets }),
+    },
+  };
+  if (options.credentials) {
+    const c = options.credentials;
+    config.credentials = {
+      accessKeyId: c.AccessKeyId,
+      secretAccessKey: c.SecretAccessKey,
+      sessionToken: c.SessionToken,
+      // No `expiration` here: the SDK would try to refresh a static identity; we check expiry ourselves.
+    };
+  }
+  return new S3Client(config);
+}
+
+/** Milliseconds until the credentials expire (negative when expired); undefined when `Expiration` is unreadable. */
+export function credentialsRemainingMs(credentials: TemporaryCredentials, nowMs: number = Date.now()): number | undefined {
+  const at = parseExpiration(credentials.Expiration);
+  return at === undefined ? undefined : at.getTime() - nowMs;
+}
+
+/** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the credentials expire within `marginMs`. */
+export function assertCredentialsFresh(
+  credentials: TemporaryCredentials | undefined,
+  where: string,
+  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
+  nowMs: number = Date.now(),
+): void {
+  if (!credentials) return;
+  const remaining = credentialsRemainingMs(credentials, nowMs);
+  if (remaining !== undefined && remaining < marginMs) {
+    throw new SapiCredentialsExpiredError({ where, expiration: credentials.Expiration });
+  }
+}
+
+/** S3 error names that mean the temporary credentials are no longer usable. */
+const CREDENTIAL_ERRORS = new Set(['ExpiredToken', 'ExpiredTokenException', 'TokenRefreshRequired', 'InvalidToken', 'AccessDenied', 'InvalidAccessKeyId']);
+
+/** The S3 error name (`NoSuchKey`, `ExpiredToken`, …) and HTTP status of an SDK error. */
+export function s3ErrorInfo(err: unknown): { name?: string; status?: number } {
+  if (typeof err !== 'object' || err === null) return {};
+  const e = err as { name?: unknown; Code?: unknown; $metadata?: { httpStatusCode?: number } };
+  const name = typeof e.Code === 'string' ? e.Code : typeof e.name === 'string' ? e.name : undefined;
+  return { name, status: e.$metadata?.httpStatusCode };
+}
+
+/**
+ * Maps an error from an S3 call to the registry: rejected/expired credentials → `SAPI_CREDENTIALS_EXPIRED`;
+ * bad digest → `SAPI_CHECKSUM_MISMATCH`; missing key/bucket and other 4xx → non-retryable transfer error;
+ * everything else (5xx, network) → retryable transfer error. Our own errors and aborts pass through.
+ */
+export function mapS3Error(
+  err: unknown,
+  op: 'upload' | 'download',
+  context: Record<string, string | number | undefined>,
+  signal?: AbortSignal,
+): unknown {
+  if (err instanceof SapiError) return err;
+  if (signal?.aborted) return signal.reason ?? err;
+  const { name, status } = s3ErrorInfo(err);
+  const where = `${op} [${Object.entries(context)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}]`;
+  if (name && CREDENTIAL_ERRORS.has(name)) return new SapiCredentialsExpiredError({ where, serviceCode: name, cause: err });
+  const code = op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED;
+  if (name === 'BadDigest' || name === 'InvalidDigest' || name === 'XAmzContentSHA256Mismatch') {
+    return new SapiTransferError({ code: SapiErrorCode.CHECKSUM_MISMATCH, message: `${op} failed: the store rejected the checksum`, context, serviceCode: name, status, cause: err });
+  }
+  const notRetryable = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return new SapiTransferError({
+    code,
+    message: `${op} failed${name ? ` (${name}${status ? ` ${status}` : ''})` : ''}`,
+    context,
+    retryable: !notRetryable,
+    serviceCode: name,
+    status,
+    cause: err,
+  });
+}
+
+/** Splits `s3://bucket/key` into its parts. */
+export function parseS3Uri(uri: string): { bucket: string; key: string } {
+  const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri);
+  if (!m) throw new SapiInvalidInputError(`expected s3://<bucket>/<key>, got ${JSON.stringify(uri)}`);
+  return { bucket: m[1] as string, key: m[2] as string };
+}
+
+/** Throws the signal's reason when aborted (the activity's CancelledFailure passes through unchanged). */
+export function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+}
+
+function parseExpiration(value: string): Date | undefined {
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** For messages. */
+export function describeError(err: unknown): string {
+  const { name } = s3ErrorInfo(err);
+  return name ? `${name}: ${errorMessage(err)}` : errorMessage(err);
+}
