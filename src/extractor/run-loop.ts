@@ -28,6 +28,8 @@ export interface RunExtractionOptions {
   onPage?: (tables: FlatTable[], job: JobConfig) => void | Promise<void>;
   /** Keep rows in memory for the result (default true; turn off for big benchmark runs). */
   keepRows?: boolean;
+  /** Keep every request descriptor for the result (default true; turn off for big benchmark runs). */
+  keepRequests?: boolean;
 }
 
 /** One output table: columns (safe, unique, first-appearance order) and complete rows keyed by column. */
@@ -50,7 +52,7 @@ export interface JobRunSummary {
 /** Result of `runExtraction`. */
 export interface ExtractionResult {
   tables: Record<string, ExtractedTable>;
-  /** Every request sent, in order. */
+  /** Every request sent, in order (empty with `keepRequests: false`). */
   requests: RequestDescriptor[];
   warnings: string[];
   runs: JobRunSummary[];
@@ -65,6 +67,7 @@ export interface ExtractionResult {
 export async function runExtraction(config: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
   const now = options.now ?? Date.now;
   const keepRows = options.keepRows ?? true;
+  const keepRequests = options.keepRequests ?? true;
   const requests: RequestDescriptor[] = [];
   const warnings: string[] = [];
   const runs: JobRunSummary[] = [];
@@ -78,7 +81,7 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
     runs.push(summary);
     while (state.next) {
       const request = state.next;
-      requests.push(request);
+      if (keepRequests) requests.push(request);
       const page = await options.fetchPage(request);
       const isRepeat = state.lastHash !== null && page.hash === state.lastHash;
       const resolved = isRepeat ? { records: [], warnings: [] } : resolveRecords(page.body, job);
