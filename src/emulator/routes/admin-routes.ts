@@ -2,7 +2,7 @@ import { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type EmulatorContext } from '../context';
 import { validation } from '../errors';
-import { faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
+import { type FaultRule, faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
 import { type RequestLog } from '../request-log';
 
 const adminFaultSchema = z.union([
@@ -18,7 +18,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     const parsed = adminFaultSchema.safeParse(request.body);
     if (!parsed.success) throw validation(`invalid fault: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`);
     const body = parsed.data;
-    if ('rules' in body) return reply.code(201).send({ ids: body.rules.map((r) => ctx.faults.add(r)) });
+    if ('rules' in body) return reply.code(201).send({ ids: body.rules.map((r) => ctx.faults.add(r as FaultRule)) });
     if ('failJob' in body) {
       ctx.faults.failJob(body.failJob);
       return reply.code(201).send({ ok: true });
@@ -27,7 +27,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
       ctx.faults.slowJob(body.slowJob);
       return reply.code(201).send({ ok: true });
     }
-    return reply.code(201).send({ ids: [ctx.faults.add(body)] });
+    return reply.code(201).send({ ids: [ctx.faults.add(body as FaultRule)] });
   });
   app.get('/faults', async () => ctx.faults.list().map((r) => ({ ...r, path: r.path instanceof RegExp ? r.path.source : r.path })));
   app.delete('/faults', async (_request, reply) => {

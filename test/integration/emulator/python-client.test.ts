@@ -1,0 +1,59 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { useEmulator } from './support';
+
+const ROOT = resolve(__dirname, '..', '..', '..');
+const PYTHONPATH = join(ROOT, '.tools', 'python');
+const PYTHON = process.env.SAPI_PYTHON ?? 'python3';
+
+function runPython(args: string[], childEnv: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(PYTHON, args, { env: childEnv });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolveRun({ status, stdout, stderr });
+    });
+  });
+}
+
+/** Faithfulness: the official Python client (kbcstorage, pinned 0.12.0) works against the emulator unchanged. */
+describe('official Python client against the emulator', () => {
+  // A tiny slice size forces the export to be sliced, like large exports of the real service.
+  const env = useEmulator({ sliceSizeBytes: 40 });
+
+  test('uploads, creates a table, loads incrementally, exports a sliced file and lists jobs', async () => {
+    const probe = spawnSync(PYTHON, ['-c', 'import kbcstorage.client, boto3; print(boto3.__version__)'], { env: { ...process.env, PYTHONPATH }, encoding: 'utf8' });
+    if (probe.status !== 0) {
+      throw new Error(`kbcstorage is not importable from ${PYTHONPATH}: install it with \`pip install --target .tools/python kbcstorage==0.12.0\` (the tools installer should do this)\n${probe.stderr}`);
+    }
+    const work = mkdtempSync(join(tmpdir(), 'sapi-pyclient-'));
+    try {
+      // Asynchronous on purpose: the emulator serves the script from this very process.
+      const run = await runPython([join(ROOT, 'test', 'python', 'kbc_client_check.py'), env.emulator.url, env.emulator.token, work], {
+        ...process.env,
+        PYTHONPATH,
+        AWS_ENDPOINT_URL_S3: env.minio.endpoint,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      if (run.status !== 0) throw new Error(`python client check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
+      const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      expect(out.tableId).toBe('in.c-pyclient.people');
+      expect(out.loadResults).toMatchObject({ importedRowsCount: 2, totalRowsCount: 4 });
+      expect(out.table).toEqual({ id: 'in.c-pyclient.people', name: 'people', columns: ['id', 'name', 'city'], primaryKey: ['id'], rowsCount: 4 });
+      expect(out.exportFile).toMatchObject({ isSliced: true, tags: ['table-export'] });
+      expect(out.exportedCsv).toBe('"id","name","city"\n"1","Ann","Prague"\n"2","Bob, Jr.","Brno"\n"3","Cid","Olomouc"\n"4","Dan","Plzen"\n');
+      expect(out.jobs.map((j: { operationName: string }) => j.operationName)).toEqual(['tableExport', 'tableImport', 'tableCreate']);
+      expect(out.jobs.every((j: { status: string }) => j.status === 'success')).toBe(true);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
