@@ -1,0 +1,110 @@
+import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { FormData } from 'undici';
+import { readObject, s3With, useEmulator } from './support';
+
+describe('files', () => {
+  const env = useEmulator();
+
+  test('prepare answers 201 with the full file resource and upload parameters', async () => {
+    const res = await env.api('POST', '/files/prepare', { json: { name: 'data.csv', sizeBytes: 12, tags: ['a', 'b'], isEncrypted: true, federationToken: 1 } });
+    expect(res.status).toBe(201);
+    const f = res.body;
+    expect(f).toMatchObject({
+      name: 'data.csv',
+      isPublic: false,
+      isSliced: false,
+      isEncrypted: true,
+      sizeBytes: 12,
+      tags: ['a', 'b'],
+      maxAgeDays: 15,
+      runId: null,
+      runIds: [],
+      creatorToken: { id: 101, description: 'test token' },
+      provider: 'aws',
+      region: env.minio.region,
+    });
+    expect(f.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$/);
+    expect(f.url).toMatch(/X-Amz-Signature=/);
+    expect(f.uploadParams).toMatchObject({ bucket: 'sapi-files', acl: 'private', 'x-amz-server-side-encryption': 'AES256' });
+    expect(f.uploadParams.key).toMatch(new RegExp(`^exp-15/1/files/\\d{4}/\\d\\d/\\d\\d/${f.id}\\.data\\.csv$`));
+    expect(Object.keys(f.uploadParams.credentials).sort()).toEqual(['AccessKeyId', 'Expiration', 'SecretAccessKey', 'SessionToken']);
+    const hours = (Date.parse(f.uploadParams.credentials.Expiration) - Date.now()) / 3.6e6;
+    expect(hours).toBeGreaterThan(11);
+  });
+
+  test('prepare accepts form-encoded tags[] and tags[0] and loose booleans', async () => {
+    const a = await env.api('POST', '/files/prepare', { form: 'name=x.csv&tags[]=one&tags[]=two&isPermanent=1&isSliced=true' });
+    expect(a.status).toBe(201);
+    expect(a.body).toMatchObject({ tags: ['one', 'two'], isSliced: true, maxAgeDays: null });
+    expect(a.body.uploadParams.key).not.toMatch(/^exp-/);
+    const b = await env.api('POST', '/files/prepare', { form: 'name=y.csv&tags[0]=z&tags[1]=w&isSliced=0&isPublic=false' });
+    expect(b.body).toMatchObject({ tags: ['z', 'w'], isSliced: false, isPublic: false });
+  });
+
+  test('prepare accepts a multipart body', async () => {
+    const form = new FormData();
+    form.append('name', 'multi.csv');
+    form.append('tags[]', 'm');
+    form.append('isEncrypted', '1');
+    const res = await env.api('POST', '/files/prepare', { multipart: form });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ name: 'multi.csv', tags: ['m'], isEncrypted: true });
+  });
+
+  test('prepare rejects a missing name and a non-boolean flag with 400 storage.validation', async () => {
+    const noName = await env.api('POST', '/files/prepare', { json: { sizeBytes: 1 } });
+    expect(noName.status).toBe(400);
+    expect(noName.body.code).toBe('storage.validation');
+    const badBool = await env.api('POST', '/files/prepare', { json: { name: 'a.csv', isSliced: 'maybe' } });
+    expect(badBool.status).toBe(400);
+    expect(badBool.body.error).toMatch(/isSliced/);
+    const badSize = await env.api('POST', '/files/prepare', { json: { name: 'a.csv', sizeBytes: -3 } });
+    expect(badSize.status).toBe(400);
+  });
+
+  test('a file uploaded with the upload credentials reports its real size and downloads with read credentials', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'real.csv', federationToken: 1 } })).body;
+    const s3 = s3With(env.minio, prep.uploadParams.credentials);
+    await s3.send(new PutObjectCommand({ Bucket: prep.uploadParams.bucket, Key: prep.uploadParams.key, Body: 'a,b\n1,2\n' }));
+    s3.destroy();
+    const detail = await env.api('GET', `/files/${prep.id}?federationToken=1`);
+    expect(detail.body.sizeBytes).toBe(8);
+    expect(detail.body.s3Path).toEqual({ bucket: 'sapi-files', key: prep.uploadParams.key });
+    const reader = s3With(env.minio, detail.body.credentials);
+    expect((await readObject(reader, detail.body.s3Path.bucket, detail.body.s3Path.key)).toString()).toBe('a,b\n1,2\n');
+    reader.destroy();
+    expect(await fetch(detail.body.url).then((r) => r.text())).toBe('a,b\n1,2\n');
+    const plain = await env.api('GET', `/files/${prep.id}`);
+    expect(plain.body.credentials).toBeUndefined();
+    expect(plain.body.uploadParams).toBeUndefined();
+  });
+
+  test('files are listed newest first, filtered by tags, paged by limit and offset', async () => {
+    for (const name of ['t1.csv', 't2.csv', 't3.csv']) await env.api('POST', '/files/prepare', { json: { name, tags: ['listing', name] } });
+    const tagged = await env.api('GET', '/files?tags[]=listing');
+    expect(tagged.body.map((f: { name: string }) => f.name)).toEqual(['t3.csv', 't2.csv', 't1.csv']);
+    const both = await env.api('GET', '/files?tags[0]=listing&tags[1]=t2.csv');
+    expect(both.body.map((f: { name: string }) => f.name)).toEqual(['t2.csv']);
+    const page = await env.api('GET', '/files?tags[]=listing&limit=1&offset=1');
+    expect(page.body.map((f: { name: string }) => f.name)).toEqual(['t2.csv']);
+  });
+
+  test('deleting a file removes its record and its object', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'gone.csv' } })).body;
+    const s3 = s3With(env.minio, prep.uploadParams.credentials);
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: prep.uploadParams.key, Body: 'x' }));
+    s3.destroy();
+    expect((await env.api('DELETE', `/files/${prep.id}`)).status).toBe(204);
+    expect((await env.api('GET', `/files/${prep.id}`)).status).toBe(404);
+    await expect(env.s3.send(new HeadObjectCommand({ Bucket: 'sapi-files', Key: prep.uploadParams.key }))).rejects.toThrow();
+  });
+
+  test('unknown file ids answer 404 storage.files.notFound', async () => {
+    for (const path of ['/files/999999', '/files/abc']) {
+      const res = await env.api('GET', path);
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('storage.files.notFound');
+    }
+    expect((await env.api('DELETE', '/files/999999')).status).toBe(404);
+  });
+});
