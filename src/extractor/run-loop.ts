@@ -2,9 +2,9 @@
  * A plain in-process extraction loop over the pure pieces (scroller, records, flatten, children, table schema).
  * Used by the conformance suite and as the benchmark baseline "plain loop without Temporal". Not workflow code.
  */
-import { planChildRuns, type ParentContext } from './children';
-import { flattenRecords, type FlatTable } from './flatten';
-import { resolveRecords } from './records';
+import type { ParentContext } from './children';
+import type { FlatTable } from './flatten';
+import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
@@ -82,28 +82,25 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
-      const page = await options.fetchPage(request);
-      const isRepeat = state.lastHash !== null && page.hash === state.lastHash;
-      const resolved = isRepeat ? { records: [], warnings: [] } : resolveRecords(page.body, job);
-      const step = nextStep(state, { body: page.body, bytes: page.bytes, hash: page.hash, recordCount: resolved.records.length }, now());
-      warnings.push(...step.warnings);
-      if (step.extractPage) {
+      const fetched = await options.fetchPage(request);
+      const page = processPage(state, job, fetched, { parentColumns, parent });
+      warnings.push(...page.warnings);
+      if (page.extract) {
         pages++;
-        warnings.push(...resolved.warnings);
-        const tables = flattenRecords(resolved.records, { dataType: job.dataType, parentColumns });
-        schema = mergeTableSchema(schema, tables);
+        schema = mergeTableSchema(schema, page.schemaDelta);
         if (keepRows) {
-          for (const t of tables) {
+          for (const t of page.tables) {
             const list = rows.get(t.name) ?? [];
             for (const row of t.rows) list.push(row);
             rows.set(t.name, list);
           }
         }
-        await options.onPage?.(tables, job);
-        const plan = planChildRuns(job, resolved.records, parent);
-        warnings.push(...plan.warnings);
-        for (const run of plan.runs) await runJob(run.job, run.parent, run.parentColumns);
+        await options.onPage?.(page.tables, job);
+        for (const run of page.children) await runJob(run.job, run.parent, run.parentColumns);
       }
+      // After the children, like the reference: their time counts against the parent's forceStop.time.
+      const step = nextStep(state, page.result, now());
+      warnings.push(...step.warnings);
       state = step.state;
       Object.assign(summary, { pages: state.pages, records: state.records, bytes: state.bytes, stopReason: state.stopReason });
     }

@@ -543,6 +543,14 @@ describe('Child jobs', () => {
       tables: { items: [{ sku: 's1', parent_id: '7', parent_order_id: '70', parent_login: 'ann' }] },
     },
     {
+      name: "the children's time counts against the parent's forceStop.time (the parent decides after its children ran)",
+      pagination: rp({ forceStop: { time: 10 } }),
+      jobs: [{ endpoint: 'users', children: [{ endpoint: 'users/{uid}', dataField: '.', placeholders: { uid: 'id' } }] }],
+      responses: api({ '/v1/users': { users: [{ id: 1 }], next: '2' }, '/v1/users/1': { id: 1 } }),
+      clock: [0, 1_000, 2_000, 12_000],
+      requests: ['GET /v1/users', 'GET /v1/users/1'],
+    },
+    {
       name: 'a nested placeholder field gives a parent column with _ (parent_user_id)',
       jobs: [{ endpoint: 'posts', children: [{ endpoint: 'users/{u}', dataType: 'authors', dataField: '.', placeholders: { u: 'user.id' } }] }],
       responses: api({ '/v1/posts': [{ id: 1, user: { id: 9 } }], '/v1/users/9': { name: 'z' } }),

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = join(__dirname, '../../../src/extractor');
-const PURE = ['pure', 'types', 'children', 'errors', 'flatten', 'md5', 'path', 'records', 'request', 'scroller', 'table-names', 'table-schema', 'url', 'duration'];
+const PURE = ['pure', 'types', 'children', 'errors', 'flatten', 'md5', 'path', 'records', 'request', 'scroller', 'table-names', 'table-schema', 'url', 'duration', 'page'];
 
 describe('workflow-safe extractor modules', () => {
   it.each(PURE)('%s.ts imports only pure modules and uses no clock, randomness or Node globals', (name) => {

@@ -1,0 +1,75 @@
+/**
+ * Everything an activity does with one fetched page, in one pure call: repeat detection, records, flattened
+ * tables, the digest for the scroller and the child runs to execute next. Pure module.
+ *
+ * Activity sketch:
+ * ```ts
+ * const fetched = await fetchPage(state.next);
+ * const page = processPage(state, job, fetched, { parentColumns, parent });
+ * if (page.extract) await writeRows(page.tables);          // e.g. JSON lines per table
+ * return { result: page.result, tables: page.schemaDelta, children: page.children, warnings: page.warnings };
+ * // the workflow then calls nextStep(state, result, now) — result carries the digest, not the body
+ * ```
+ */
+import { planChildRuns, type ChildRun, type ParentContext } from './children';
+import { flattenRecords, type FlatTable } from './flatten';
+import { resolveRecords } from './records';
+import { digestPage, type PageResult, type ScrollerState } from './scroller';
+import type { JobConfig } from './types';
+
+/** Where a job run sits in the job tree (empty for a top-level job). */
+export interface RunContext {
+  /** `parent_<field>` columns for every row of this run (`ChildRun.parentColumns`). */
+  parentColumns?: Record<string, string>;
+  /** Context for this run's own children (`ChildRun.parent`); `null` for a top-level job. */
+  parent?: ParentContext | null;
+}
+
+/** What `processPage` found in a page. */
+export interface ProcessedPage {
+  /** False when the body repeats the previous response: write nothing, run no children. */
+  extract: boolean;
+  /** Small, body-free input for `nextStep` (digest, bytes, hash, record count). */
+  result: PageResult;
+  /** Rows per table (empty when `extract` is false). */
+  tables: FlatTable[];
+  /** Table names and keys of this page, for `mergeTableSchema` in the workflow (small). */
+  schemaDelta: Array<Pick<FlatTable, 'name' | 'keys'>>;
+  /** Child runs to execute, in order, before the job's next page. */
+  children: ChildRun[];
+  warnings: string[];
+}
+
+/**
+ * Processes one fetched page of `job` whose scroller state is `state` (before `nextStep`). Throws
+ * `ExtractorDataError` (ambiguous root arrays) and `PlaceholderMissingError` like the underlying helpers.
+ */
+export function processPage(
+  state: Pick<ScrollerState, 'rules' | 'lastHash'>,
+  job: JobConfig,
+  fetched: { body: unknown; bytes: number; hash: string },
+  context: RunContext = {},
+): ProcessedPage {
+  const digest = digestPage(state, fetched.body);
+  if (state.lastHash !== null && state.lastHash === fetched.hash) {
+    return {
+      extract: false,
+      result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: 0 },
+      tables: [],
+      schemaDelta: [],
+      children: [],
+      warnings: [],
+    };
+  }
+  const { records, warnings } = resolveRecords(fetched.body, job);
+  const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
+  const plan = planChildRuns(job, records, context.parent ?? null);
+  return {
+    extract: true,
+    result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: records.length },
+    tables,
+    schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
+    children: plan.runs,
+    warnings: [...warnings, ...plan.warnings],
+  };
+}

@@ -1,0 +1,35 @@
+import { processPage } from '../../../src/extractor/page';
+import { createScrollerState, nextStep } from '../../../src/extractor/scroller';
+import { makeConfig } from './fake-api';
+
+const config = makeConfig({
+  pagination: { method: 'response.param', responseParam: 'next', queryParam: 'cursor' },
+  jobs: [{ endpoint: 'users', children: [{ endpoint: 'users/{id}/orders', placeholders: { id: 'id' } }] }],
+});
+const job = config.config.jobs[0];
+const fetched = (body: unknown, hash: string) => ({ body, bytes: JSON.stringify(body).length, hash });
+
+describe('processing one fetched page for an activity', () => {
+  it('returns rows, a body-free result for nextStep, the schema delta and the child runs', () => {
+    const state = createScrollerState(job, config.api, 0);
+    const page = processPage(state, job, fetched({ users: [{ id: 1, tags: ['x'] }], next: 'c2' }, 'h1'));
+    expect(page.extract).toBe(true);
+    expect(page.result).toEqual({ digest: { cursor: { found: true, value: 'c2' }, flag: null, limit: null }, bytes: 45, hash: 'h1', recordCount: 1 });
+    expect(page.schemaDelta).toEqual([
+      { name: 'users', keys: ['id', 'tags'] },
+      { name: 'users_tags', keys: ['data', 'JSON_parentId'] },
+    ]);
+    expect(page.children.map((c) => c.job.endpoint)).toEqual(['users/1/orders']);
+    expect(JSON.stringify(page.result)).not.toContain('tags');
+    expect(nextStep(state, page.result, 0).next?.url).toBe('http://api.test/v1/users?cursor=c2');
+  });
+
+  it('marks a repeat of the previous response as not to be extracted, with nothing to write or run', () => {
+    const first = createScrollerState(job, config.api, 0);
+    const body = { users: [{ id: 1 }], next: 'c2' };
+    const state = nextStep(first, processPage(first, job, fetched(body, 'same')).result, 0).state;
+    const page = processPage(state, job, fetched(body, 'same'));
+    expect(page).toMatchObject({ extract: false, tables: [], children: [], schemaDelta: [] });
+    expect(nextStep(state, page.result, 0)).toMatchObject({ extractPage: false, stopReason: 'duplicate-response' });
+  });
+});
