@@ -1,11 +1,54 @@
-import { type DevStackService } from './stack';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { DEFAULT_FILES_BUCKET, type DevStackService } from './stack';
 
 export interface DevServicesOptions {
-  /** Run a worker for the plugin inside the stack. */
+  /** Run a worker for the plugin inside the stack. Default true. */
   worker?: boolean;
+  /** Storage token the emulator accepts; generated when absent. */
+  token?: string;
+  /** Export slicing threshold of the emulator (bytes); default the emulator's. */
+  sliceSizeBytes?: number;
 }
 
 /** The services the dev stack runs on top of Temporal and MinIO: the Storage API emulator, then a worker. */
-export function devServices(_options: DevServicesOptions = {}): DevStackService[] {
-  return [];
+export function devServices(options: DevServicesOptions = {}): DevStackService[] {
+  const services: DevStackService[] = [emulatorService(options)];
+  if (options.worker ?? true) services.push(workerService());
+  return services;
+}
+
+/** The Storage API emulator on MinIO; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN`. */
+export function emulatorService(options: DevServicesOptions = {}): DevStackService {
+  return async (stack) => {
+    const { createEmulator } = await import('../emulator');
+    const token = options.token ?? `dev-${randomBytes(16).toString('hex')}`;
+    const emulator = await createEmulator({
+      port: 0,
+      dataDir: join(stack.dataDir, 'emulator'),
+      s3: {
+        endpoint: stack.minio.endpoint,
+        region: stack.minio.region,
+        accessKeyId: stack.minio.accessKeyId,
+        secretAccessKey: stack.minio.secretAccessKey,
+        bucket: DEFAULT_FILES_BUCKET,
+      },
+      tokens: [{ token, description: 'dev stack' }],
+      sliceSizeBytes: options.sliceSizeBytes,
+    });
+    return {
+      env: { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token },
+      stop: () => emulator.close(),
+    };
+  };
+}
+
+/** A worker for the plugin, configured from what the stack published so far. */
+export function workerService(): DevStackService {
+  return async (stack) => {
+    const { startWorker } = await import('../worker');
+    const { loadSettings } = await import('../config');
+    const running = await startWorker({ settings: loadSettings({ ...process.env, ...stack.env }) });
+    return { env: {}, stop: () => running.stop() };
+  };
 }

@@ -1,3 +1,6 @@
 // The plugin's workflows. A TypeScript worker bundles exactly one workflow module: re-export this one from yours
 // (`export * from 'sapi-temporal/workflows'`) or point `workflowsPath` at `require.resolve('sapi-temporal/workflows')`.
-export {};
+// Named re-exports only (no `export *` of workflow files), so the bundle holds exactly these.
+export { importTableWorkflow, progressQuery, cancelSignal, transferProgressSignal } from './import-table';
+export { exportTableWorkflow } from './export-table';
+export type * from './types';

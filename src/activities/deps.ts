@@ -1,0 +1,55 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { connectionFor, type Settings } from '../config';
+import { createStorageClient, type StorageClient } from '../storage-api';
+import { createS3Client } from '../object-storage/s3-client';
+import { createSealer, type Sealer } from './sealing';
+
+/** What the activities need from the outside world; built once per worker by {@link createActivityDeps}. */
+export interface ActivityDeps {
+  settings: Settings;
+  /** The Storage client of a named connection (cached). */
+  storage(connection?: string): StorageClient;
+  /** Seals/opens temporary credentials with a key derived from the connection's token. */
+  sealer(connection?: string): Sealer;
+  /** S3 client with the worker's own credentials chain, for `s3://` sources and destinations. */
+  userS3(): S3Client;
+  /** Closes the clients. */
+  close(): Promise<void>;
+}
+
+/** Builds the activity dependencies from the worker's settings. */
+export function createActivityDeps(settings: Settings): ActivityDeps {
+  const clients = new Map<string, StorageClient>();
+  const sealers = new Map<string, Sealer>();
+  let s3: S3Client | undefined;
+  const named = (connection?: string) => connection ?? 'default';
+  return {
+    settings,
+    storage(connection) {
+      const name = named(connection);
+      let client = clients.get(name);
+      if (!client) {
+        const { url, token, importUrl, branchId } = connectionFor(settings, name);
+        client = createStorageClient({ url, token, importUrl, branchId });
+        clients.set(name, client);
+      }
+      return client;
+    },
+    sealer(connection) {
+      const name = named(connection);
+      let sealer = sealers.get(name);
+      if (!sealer) {
+        sealer = createSealer(connectionFor(settings, name).token);
+        sealers.set(name, sealer);
+      }
+      return sealer;
+    },
+    userS3() {
+      return (s3 ??= createS3Client({ endpoint: settings.s3.endpoint, region: settings.s3.region }));
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((client) => client.close()));
+      s3?.destroy();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { Context } from '@temporalio/activity';
+import { downloadFile as download, type DownloadState } from '../object-storage/download';
+import type { ActivityDeps } from './deps';
+import { asActivity, lastHeartbeat, progressReporter } from './context';
+
+export interface FileDetails {
+  fileId: number;
+  name: string;
+  isSliced: boolean;
+  sizeBytes?: number;
+  tags: string[];
+  created?: string;
+}
+
+/** `GET files/{id}`: the file resource without its URL or credentials (nothing secret goes to history). */
+export function getFileDetails(deps: ActivityDeps) {
+  return (input: { connection?: string; fileId: number }): Promise<FileDetails> =>
+    asActivity(async () => {
+      const file = await deps.storage(input.connection).getFile({ fileId: input.fileId });
+      return {
+        fileId: Number(file.id),
+        name: file.name,
+        isSliced: file.isSliced,
+        sizeBytes: file.sizeBytes ?? undefined,
+        tags: (file.tags ?? []).map(String),
+        created: file.created,
+      };
+    });
+}
+
+export interface DownloadFileInput {
+  connection?: string;
+  fileId: number;
+  /** A path on this worker's host, or `s3://bucket/key`. */
+  destination: string;
+  /** Table the file was exported from: its columns become the header of a headerless sliced export. */
+  tableId?: string;
+  /** Add the header row to headerless sliced CSV. Default true. */
+  header?: boolean;
+  /** Columns asked for in the export (the header then lists these, in this order). */
+  columns?: string[];
+  /** Decompress gzipped content. Default true. */
+  gunzip?: boolean;
+}
+
+export interface DownloadFileResult {
+  path: string;
+  bytes: number;
+  sha256: string;
+  sliced: boolean;
+  slices: number;
+}
+
+/**
+ * Downloads a Storage file with read credentials (`federationToken=1`): unsliced in one stream, sliced as the
+ * manifest's slices in parallel (bounded) concatenated in manifest order. Finished slices are heartbeated, so a
+ * retry resumes. Credentials are fetched inside the activity and never returned.
+ */
+export function downloadFile(deps: ActivityDeps) {
+  return (input: DownloadFileInput): Promise<DownloadFileResult> =>
+    asActivity(async () => {
+      const storage = deps.storage(input.connection);
+      const file = await storage.getFile({ fileId: input.fileId, federationToken: true });
+      let headerColumns: string[] | undefined;
+      if (file.isSliced && (input.header ?? true) && input.tableId) {
+        headerColumns = input.columns?.length ? input.columns : (await storage.getTable({ tableId: input.tableId })).columns;
+      }
+      const report = progressReporter();
+      const result = await download({
+        file: { ...file, region: file.region ?? deps.settings.s3.region },
+        destination: input.destination,
+        endpoint: deps.settings.s3.endpoint,
+        destinationS3: /^s3:/i.test(input.destination) ? deps.userS3() : undefined,
+        concurrency: deps.settings.transfer.concurrency,
+        headerColumns,
+        gunzip: input.gunzip ?? true,
+        resume: lastHeartbeat<DownloadState>(),
+        onProgress: (state) => report(state, { bytes: state.bytesDownloaded, slicesDone: state.finishedSlices.length, slices: state.slices }),
+        signal: Context.current().cancellationSignal,
+      });
+      return { path: result.path, bytes: result.bytes, sha256: result.sha256, sliced: result.sliced, slices: result.slices };
+    });
+}

@@ -1,0 +1,34 @@
+import { type ActivityDeps } from './deps';
+import { ensureBucket } from './ensure-bucket';
+import { prepareFile } from './prepare-file';
+import { uploadFile } from './upload-file';
+import { uploadSlices } from './upload-slices';
+import { uploadViaImporter } from './upload-via-importer';
+import { createTableAsync, exportTableAsync, getJob, loadTableAsync } from './table-jobs';
+import { downloadFile, getFileDetails } from './download-file';
+
+/**
+ * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
+ * {@link SapiActivities} (import type only).
+ */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ensureBucket: ensureBucket(deps),
+    prepareFile: prepareFile(deps),
+    uploadFile: uploadFile(deps),
+    uploadSlices: uploadSlices(deps),
+    uploadViaImporter: uploadViaImporter(deps),
+    createTableAsync: createTableAsync(deps),
+    loadTableAsync: loadTableAsync(deps),
+    getJob: getJob(deps),
+    exportTableAsync: exportTableAsync(deps),
+    getFileDetails: getFileDetails(deps),
+    downloadFile: downloadFile(deps),
+  };
+}
+
+export type SapiActivities = ReturnType<typeof createActivities>;
+export { createActivityDeps, type ActivityDeps } from './deps';
+export type { PreparedUpload, PrepareFileInput } from './prepare-file';
+export type { UploadFileInput, UploadFileResult } from './upload-file';
+export type { DownloadFileInput, DownloadFileResult, FileDetails } from './download-file';

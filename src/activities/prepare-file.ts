@@ -1,0 +1,58 @@
+import type { TemporaryCredentials } from '../object-storage/s3-client';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './context';
+
+export interface PrepareFileInput {
+  connection?: string;
+  name: string;
+  sizeBytes?: number;
+  tags?: string[];
+  isSliced?: boolean;
+  isEncrypted?: boolean;
+  /** The content will be gzipped on upload: the stored name gets `.gz`. */
+  gzip?: boolean;
+}
+
+/** A prepared upload target. The credentials are sealed (see sealing.ts): history never holds them in clear. */
+export interface PreparedUpload {
+  fileId: number;
+  bucket: string;
+  /** Object key, or key prefix for a sliced file. */
+  key: string;
+  region: string;
+  isSliced: boolean;
+  acl?: string;
+  serverSideEncryption?: string;
+  /** Expiration of the credentials (ISO), for messages. */
+  expiration: string;
+  sealedCredentials: string;
+}
+
+/** `files/prepare` with `federationToken`: a file resource and temporary upload credentials, sealed. */
+export function prepareFile(deps: ActivityDeps) {
+  return (input: PrepareFileInput): Promise<PreparedUpload> =>
+    asActivity(async () => {
+      const name = input.gzip && !input.name.endsWith('.gz') ? `${input.name}.gz` : input.name;
+      const file = await deps.storage(input.connection).prepareFile({
+        name,
+        sizeBytes: input.sizeBytes,
+        tags: input.tags,
+        isSliced: input.isSliced,
+        isEncrypted: input.isEncrypted,
+        federationToken: true,
+      });
+      const params = file.uploadParams;
+      const credentials: TemporaryCredentials = params.credentials;
+      return {
+        fileId: Number(file.id),
+        bucket: params.bucket,
+        key: params.key,
+        region: file.region ?? deps.settings.s3.region ?? 'us-east-1',
+        isSliced: file.isSliced ?? input.isSliced ?? false,
+        acl: params.acl ?? undefined,
+        serverSideEncryption: params['x-amz-server-side-encryption'] ?? undefined,
+        expiration: credentials.Expiration,
+        sealedCredentials: deps.sealer(input.connection).seal(credentials),
+      };
+    });
+}

@@ -1,0 +1,89 @@
+import { Context } from '@temporalio/activity';
+import { startExportOnce, startImportOnce } from '../storage-api';
+import type { CsvDialect, JobSummary } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './context';
+import { summarizeJob } from './job-summary';
+
+export interface CreateTableAsyncInput {
+  connection?: string;
+  bucketId: string;
+  name: string;
+  fileId: number;
+  csv?: CsvDialect;
+  primaryKey?: string[];
+}
+
+export interface LoadTableAsyncInput {
+  connection?: string;
+  tableId: string;
+  fileId: number;
+  incremental: boolean;
+  csv?: CsvDialect;
+  columns?: string[];
+}
+
+export interface ExportTableAsyncInput {
+  connection?: string;
+  tableId: string;
+  columns?: string[];
+  limit?: number;
+  whereFilters?: Array<{ column: string; operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'; values: string[] }>;
+  orderBy?: Array<{ column: string; order?: 'ASC' | 'DESC' }>;
+  changedSince?: string;
+  gzip?: boolean;
+}
+
+/** Reconcile across attempts: from the second attempt on, look for the job an earlier attempt created first. */
+function onceOptions() {
+  const info = Context.current().info;
+  return { lookupFirst: info.attempt > 1, since: info.scheduledTimestampMs - 60_000, signal: Context.current().cancellationSignal };
+}
+
+/** `tables-async`: starts creating a table from a file, at most once per file and table (see reconcile.ts). */
+export function createTableAsync(deps: ActivityDeps) {
+  return (input: CreateTableAsyncInput): Promise<JobSummary> =>
+    asActivity(async () => {
+      const { job } = await startImportOnce(deps.storage(input.connection), {
+        ...onceOptions(),
+        operation: 'create',
+        create: {
+          bucketId: input.bucketId,
+          name: input.name,
+          dataFileId: input.fileId,
+          primaryKey: input.primaryKey,
+          ...input.csv,
+        },
+      });
+      return summarizeJob(job);
+    });
+}
+
+/** `import-async`: starts loading a file into an existing table (incremental or full), at most once per file. */
+export function loadTableAsync(deps: ActivityDeps) {
+  return (input: LoadTableAsyncInput): Promise<JobSummary> =>
+    asActivity(async () => {
+      const { job } = await startImportOnce(deps.storage(input.connection), {
+        ...onceOptions(),
+        operation: 'load',
+        load: { tableId: input.tableId, dataFileId: input.fileId, incremental: input.incremental, columns: input.columns, ...input.csv },
+      });
+      return summarizeJob(job);
+    });
+}
+
+/** `export-async`: starts exporting a table into file storage, reconciled after a lost response. */
+export function exportTableAsync(deps: ActivityDeps) {
+  return (input: ExportTableAsyncInput): Promise<JobSummary> =>
+    asActivity(async () => {
+      const { connection: _connection, ...exportInput } = input;
+      const { job } = await startExportOnce(deps.storage(input.connection), { ...onceOptions(), export: exportInput });
+      return summarizeJob(job);
+    });
+}
+
+/** `GET jobs/{id}`: one poll of a job. */
+export function getJob(deps: ActivityDeps) {
+  return (input: { connection?: string; jobId: number }): Promise<JobSummary> =>
+    asActivity(async () => summarizeJob(await deps.storage(input.connection).getJob({ jobId: input.jobId })));
+}

@@ -1,0 +1,66 @@
+import { Context } from '@temporalio/activity';
+import { uploadMultipart, type MultipartUploadState } from '../object-storage/multipart-upload';
+import type { TemporaryCredentials } from '../object-storage/s3-client';
+import type { ActivityDeps } from './deps';
+import { asActivity, lastHeartbeat, progressReporter } from './context';
+import type { PreparedUpload } from './prepare-file';
+
+export interface UploadFileInput {
+  connection?: string;
+  /** Local path on this worker's host, `http(s)://` URL or `s3://bucket/key`. */
+  source: string;
+  /** From `prepareFile`. */
+  target: PreparedUpload;
+  gzip?: boolean;
+}
+
+export interface UploadFileResult {
+  /** Bytes stored (compressed size with gzip). */
+  bytes: number;
+  /** Bytes read from the source. */
+  sourceBytes: number;
+  sha256?: string;
+  parts: number;
+  /** Parts sent by the attempt that finished (the rest were finished by earlier attempts). */
+  partsUploaded: number;
+  resumed: boolean;
+}
+
+/**
+ * Uploads the source straight to object storage with the prepared file's temporary credentials: S3 multipart in
+ * bounded parts, each finished part heartbeated as `{uploadId, parts}` so a retry (new worker, crash) resumes
+ * instead of starting again. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
+ * which the workflow answers with a fresh prepare.
+ */
+export function uploadFile(deps: ActivityDeps) {
+  return (input: UploadFileInput): Promise<UploadFileResult> =>
+    asActivity(async () => {
+      const credentials = deps.sealer(input.connection).open<TemporaryCredentials>(input.target.sealedCredentials);
+      const previous = lastHeartbeat<MultipartUploadState>();
+      const resume = previous && previous.key === input.target.key && previous.uploadId ? previous : undefined;
+      const report = progressReporter();
+      const result = await uploadMultipart({
+        credentials,
+        region: input.target.region,
+        endpoint: deps.settings.s3.endpoint,
+        bucket: input.target.bucket,
+        key: input.target.key,
+        source: input.source,
+        partSizeBytes: deps.settings.transfer.partSizeBytes,
+        concurrency: deps.settings.transfer.concurrency,
+        serverSideEncryption: input.target.serverSideEncryption,
+        gzip: input.gzip,
+        resume,
+        onProgress: (state) => report(state, { bytes: state.bytesSent }),
+        signal: Context.current().cancellationSignal,
+      });
+      return {
+        bytes: result.bytes,
+        sourceBytes: result.sourceBytes,
+        sha256: result.sha256,
+        parts: result.parts,
+        partsUploaded: result.partsUploaded,
+        resumed: result.resumed,
+      };
+    });
+}

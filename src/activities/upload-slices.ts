@@ -1,0 +1,54 @@
+import { Context } from '@temporalio/activity';
+import { uploadSliced, type SlicedUploadState } from '../object-storage/sliced-upload';
+import type { TemporaryCredentials } from '../object-storage/s3-client';
+import { SapiInvalidInputError } from '../errors';
+import type { ActivityDeps } from './deps';
+import { asActivity, lastHeartbeat, progressReporter } from './context';
+import type { PreparedUpload } from './prepare-file';
+import type { UploadFileResult } from './upload-file';
+
+export interface UploadSlicesInput {
+  connection?: string;
+  /** Sources in slice order (headerless CSV parts of one table). */
+  sources: string[];
+  /** From `prepareFile` with `isSliced`. */
+  target: PreparedUpload;
+  gzip?: boolean;
+}
+
+/** Uploads several sources as the slices of one sliced file, then its manifest; resumes finished slices. */
+export function uploadSlices(deps: ActivityDeps) {
+  return (input: UploadSlicesInput): Promise<UploadFileResult> =>
+    asActivity(async () => {
+      if (!input.target.isSliced) throw new SapiInvalidInputError(`file ${input.target.fileId} was not prepared as sliced`);
+      const credentials = deps.sealer(input.connection).open<TemporaryCredentials>(input.target.sealedCredentials);
+      const report = progressReporter();
+      const result = await uploadSliced({
+        credentials,
+        region: input.target.region,
+        endpoint: deps.settings.s3.endpoint,
+        bucket: input.target.bucket,
+        keyPrefix: input.target.key,
+        slices: input.sources,
+        partSizeBytes: deps.settings.transfer.partSizeBytes,
+        concurrency: deps.settings.transfer.concurrency,
+        gzip: input.gzip,
+        serverSideEncryption: input.target.serverSideEncryption,
+        resume: lastHeartbeat<SlicedUploadState>(),
+        onProgress: (state) =>
+          report(state, {
+            bytes: state.finished.reduce((sum, slice) => sum + slice.bytes, 0),
+            slicesDone: state.finished.length,
+            slices: state.slices,
+          }),
+        signal: Context.current().cancellationSignal,
+      });
+      return {
+        bytes: result.bytes,
+        sourceBytes: result.bytes,
+        parts: result.slices.length,
+        partsUploaded: result.slicesUploaded,
+        resumed: result.slicesUploaded < result.slices.length,
+      };
+    });
+}

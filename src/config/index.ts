@@ -1,0 +1,126 @@
+import { tmpdir } from 'node:os';
+import { z } from 'zod';
+
+/** Default connection name: workflows that name no connection use this one (`SAPI_URL` + `SAPI_TOKEN`). */
+export const DEFAULT_CONNECTION = 'default';
+/** Default task queue of the worker and the CLI. */
+export const DEFAULT_TASK_QUEUE = 'sapi-temporal';
+/** Default S3 multipart part size (MiB). Memory of an upload ≈ part size × concurrency. */
+export const DEFAULT_PART_SIZE_MIB = 16;
+/** Default number of parts (upload) or slices (download) in flight. */
+export const DEFAULT_TRANSFER_CONCURRENCY = 4;
+
+const connectionSchema = z.object({
+  url: z.url({ message: 'must be an http(s) URL of the Storage API, e.g. https://connection.keboola.com' }),
+  token: z.string().min(1, 'is required'),
+  importUrl: z.url().optional(),
+  branchId: z.string().min(1).optional(),
+});
+
+/** A Storage API connection as the worker knows it: the token never leaves the worker's configuration. */
+export type ConnectionSettings = z.infer<typeof connectionSchema>;
+
+const settingsSchema = z.object({
+  connections: z.record(z.string(), connectionSchema),
+  temporal: z.object({
+    address: z.string().min(1),
+    namespace: z.string().min(1),
+    taskQueue: z.string().min(1),
+  }),
+  /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
+  hostTaskQueue: z.string().min(1).optional(),
+  s3: z.object({ endpoint: z.url().optional(), region: z.string().optional() }),
+  transfer: z.object({
+    partSizeBytes: z.number().int().min(5 * 1024 * 1024),
+    concurrency: z.number().int().min(1).max(64),
+  }),
+  /** Where activities keep temporary files (slice downloads, staged pages). */
+  workDir: z.string().min(1),
+});
+
+/** The worker's settings, parsed once from the environment and frozen. */
+export type Settings = Readonly<z.infer<typeof settingsSchema>>;
+
+/**
+ * Reads the settings from environment variables:
+ * - `SAPI_URL`, `SAPI_TOKEN` (+ optional `SAPI_IMPORT_URL`, `SAPI_BRANCH_ID`): the `default` connection;
+ *   `SAPI_<NAME>_URL` / `SAPI_<NAME>_TOKEN` add a connection named `<name>` (lower-case).
+ * - `TEMPORAL_ADDRESS` (default `localhost:7233`), `TEMPORAL_NAMESPACE` (`default`), `TEMPORAL_TASK_QUEUE`
+ *   (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
+ * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
+ * - `SAPI_PART_SIZE_MIB` (16), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`).
+ * Throws one error that lists every invalid variable.
+ */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpdir()): Settings {
+  const connections: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const match = key.match(/^SAPI_(?:([A-Z0-9_]+)_)?URL$/);
+    if (!match || key === 'SAPI_IMPORT_URL' || key.endsWith('_IMPORT_URL') || value === undefined || value === '') continue;
+    const prefix = match[1] ? `SAPI_${match[1]}_` : 'SAPI_';
+    const name = match[1] ? match[1].toLowerCase() : DEFAULT_CONNECTION;
+    connections[name] = {
+      url: value,
+      token: env[`${prefix}TOKEN`] ?? '',
+      importUrl: env[`${prefix}IMPORT_URL`] || undefined,
+      branchId: env[`${prefix}BRANCH_ID`] || undefined,
+    };
+  }
+  const parsed = settingsSchema.safeParse({
+    connections,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS ?? 'localhost:7233',
+      namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    },
+    hostTaskQueue: env.SAPI_HOST_TASK_QUEUE || undefined,
+    s3: { endpoint: env.AWS_ENDPOINT_URL_S3 || undefined, region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined },
+    transfer: {
+      partSizeBytes: Number(env.SAPI_PART_SIZE_MIB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
+      concurrency: Number(env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY),
+    },
+    workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
+  });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${variableOf(issue.path)} ${issue.message}`);
+    throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return deepFreeze(parsed.data);
+}
+
+/** The connection a workflow named, with a message that lists the configured ones when it is unknown. */
+export function connectionFor(settings: Settings, name: string = DEFAULT_CONNECTION): ConnectionSettings {
+  const connection = settings.connections[name];
+  if (!connection) {
+    const known = Object.keys(settings.connections);
+    const hint = name === DEFAULT_CONNECTION ? 'set SAPI_URL and SAPI_TOKEN' : `set SAPI_${name.toUpperCase()}_URL and SAPI_${name.toUpperCase()}_TOKEN`;
+    throw new Error(`unknown Storage connection "${name}" (configured: ${known.length ? known.join(', ') : 'none'}); ${hint} in the worker's environment`);
+  }
+  return connection;
+}
+
+function variableOf(path: PropertyKey[]): string {
+  const [section, name, field] = path.map(String);
+  if (section === 'connections' && name) {
+    const prefix = name === DEFAULT_CONNECTION ? 'SAPI_' : `SAPI_${name.toUpperCase()}_`;
+    return `${prefix}${field === 'importUrl' ? 'IMPORT_URL' : field === 'branchId' ? 'BRANCH_ID' : (field ?? '').toUpperCase()}`;
+  }
+  const names: Record<string, string> = {
+    'temporal.address': 'TEMPORAL_ADDRESS',
+    'temporal.namespace': 'TEMPORAL_NAMESPACE',
+    'temporal.taskQueue': 'TEMPORAL_TASK_QUEUE',
+    'transfer.partSizeBytes': 'SAPI_PART_SIZE_MIB',
+    'transfer.concurrency': 'SAPI_TRANSFER_CONCURRENCY',
+    's3.endpoint': 'AWS_ENDPOINT_URL_S3',
+    hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
+    workDir: 'SAPI_WORK_DIR',
+  };
+  return names[path.map(String).join('.')] ?? path.map(String).join('.');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,18 @@
+// The public surface of sapi-temporal. Workflows live in the `sapi-temporal/workflows` subpath (bundled by the
+// worker); everything here runs in normal Node code (workers, clients, tests).
+export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
+export { startWorker, type RunWorkerOptions, type RunningWorker } from './worker';
+export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
+export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
+export { createStorageClient, type StorageClient, type StorageClientOptions } from './storage-api';
+export * from './errors';
+export type {
+  ImportTableInput,
+  ImportTableResult,
+  ExportTableInput,
+  ExportTableResult,
+  TransferProgress,
+  PollingOptions,
+  CsvDialect,
+  JobSummary,
+} from './workflows/types';

@@ -1,0 +1,169 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SapiActivities } from '../activities';
+import { waitForJob } from './polling';
+import { activityOptions, transferOptions } from './options';
+import type { ImportTableInput, ImportTableResult, JobSummary, ProgressReport, TransferProgress } from './types';
+
+/** Query: where an import or export is (phase, bytes, job status). */
+export const progressQuery = defineQuery<TransferProgress>('progress');
+/** Signal: stop the workflow (an upload in flight is cancelled; a Storage job already started is not polled further). */
+export const cancelSignal = defineSignal<[reason?: string]>('cancel');
+/** Signal the transfer activities send (throttled) so `progress` can report bytes while they run. */
+export const transferProgressSignal = defineSignal<[ProgressReport]>('transferProgress');
+
+/** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
+export const MAX_CREDENTIAL_REFRESHES = 3;
+
+/** State carried over a continue-as-new while polling a long job (internal). */
+interface ImportResume {
+  fileId: number;
+  bytes: number;
+  sha256?: string;
+  job: JobSummary;
+}
+
+/**
+ * Imports a CSV into a Storage table: (create the bucket) → prepare + upload (direct S3 multipart, resumable, or
+ * the importer) → `tables-async` / `import-async` (reconciled after a lost response) → poll the job with durable
+ * timers. The Storage token never enters history: the workflow names a connection the worker resolves.
+ */
+export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
+  const tableId = `${input.bucketId}.${input.table}`;
+  const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
+  setHandler(progressQuery, () => progress);
+  setHandler(transferProgressSignal, (report) => void Object.assign(progress, report));
+  let cancelReason: string | undefined;
+  const scope = new CancellationScope();
+  setHandler(cancelSignal, (reason) => {
+    cancelReason = reason ?? 'cancelled by signal';
+    scope.cancel();
+  });
+  const acts = proxyActivities<SapiActivities>(activityOptions);
+  const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
+  const connection = input.connection;
+  try {
+    return await scope.run(async () => {
+      let fileId: number;
+      let bytes: number;
+      let sha256: string | undefined;
+      let job: JobSummary;
+      if (input.resume) {
+        ({ fileId, bytes, sha256, job } = input.resume);
+        Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
+      } else {
+        validate(input);
+        if (input.createBucket) {
+          progress.phase = 'bucket';
+          await acts.ensureBucket({ connection, bucketId: input.bucketId });
+        }
+        const uploaded = await upload(input, progress, acts, transfer);
+        ({ fileId, bytes, sha256 } = uploaded);
+        progress.phase = 'importing';
+        const csv = input.csv ?? {};
+        job =
+          (input.mode ?? 'create') === 'create'
+            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
+            : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+      }
+      progress.jobId = job.id;
+      let polls = 0;
+      const done = await waitForJob(
+        job,
+        async (jobId) => {
+          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+            // a very long job: keep history bounded and carry on polling in a fresh run
+            await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId } } });
+          }
+          return acts.getJob({ connection, jobId });
+        },
+        input.polling,
+        (current) => (progress.jobStatus = current.status),
+      );
+      progress.phase = 'done';
+      return {
+        tableId: done.tableId ?? tableId,
+        fileId,
+        jobId: done.id,
+        importedRowsCount: done.results?.importedRowsCount ?? 0,
+        bytes,
+        sha256,
+      };
+    });
+  } catch (err) {
+    if (cancelReason !== undefined && isCancellation(err)) {
+      progress.phase = 'cancelled';
+      throw ApplicationFailure.nonRetryable(`import into ${tableId} cancelled: ${cancelReason}`, 'SAPI_CANCELLED', { phase: progress.phase });
+    }
+    progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
+    progress.error = err instanceof Error ? err.message : String(err);
+    throw err;
+  }
+}
+
+type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;
+
+/** Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare. */
+async function upload(input: ImportTableInput, progress: TransferProgress, acts: Acts, transfer: Acts): Promise<{ fileId: number; bytes: number; sha256?: string }> {
+  const connection = input.connection;
+  if ((input.via ?? 'direct') === 'importer') {
+    progress.phase = 'uploading';
+    const uploaded = await transfer.uploadViaImporter({ connection, source: input.source, name: input.fileName, tags: input.tags });
+    Object.assign(progress, { fileId: uploaded.fileId, bytes: uploaded.bytes });
+    return uploaded;
+  }
+  for (let refresh = 0; ; refresh++) {
+    progress.phase = 'preparing';
+    const prepared = await acts.prepareFile({
+      connection,
+      name: input.fileName ?? baseName(input.source),
+      tags: input.tags,
+      isSliced: input.slices !== undefined,
+      gzip: input.gzip,
+    });
+    progress.fileId = prepared.fileId;
+    progress.phase = 'uploading';
+    try {
+      const uploaded = input.slices
+        ? await transfer.uploadSlices({ connection, sources: input.slices, target: prepared, gzip: input.gzip })
+        : await transfer.uploadFile({ connection, source: input.source, target: prepared, gzip: input.gzip });
+      progress.bytes = uploaded.bytes;
+      return { fileId: prepared.fileId, bytes: uploaded.bytes, sha256: uploaded.sha256 };
+    } catch (err) {
+      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === 'SAPI_CREDENTIALS_EXPIRED') continue;
+      throw err;
+    }
+  }
+}
+
+function validate(input: ImportTableInput): void {
+  const problems: string[] = [];
+  if (!input.source && !input.slices?.length) problems.push('source is required');
+  if (!/^(in|out)\.c-[A-Za-z0-9_-]+$/.test(input.bucketId ?? '')) problems.push(`bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(input.bucketId)}`);
+  if (!/^[A-Za-z0-9_-]{1,96}$/.test(input.table ?? '')) problems.push(`table must be 1–96 characters of [A-Za-z0-9_-], got ${JSON.stringify(input.table)}`);
+  if (input.mode && input.mode !== 'create' && input.mode !== 'load') problems.push(`mode must be create or load, got ${JSON.stringify(input.mode)}`);
+  if (input.via && input.via !== 'direct' && input.via !== 'importer') problems.push(`via must be direct or importer, got ${JSON.stringify(input.via)}`);
+  if (input.slices && input.via === 'importer') problems.push('a sliced upload needs via=direct');
+  if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, 'SAPI_INVALID_INPUT');
+}
+
+/** The failure type of an activity failure (our error code), if any. */
+export function failureType(err: unknown): string | undefined {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure ? cause.type ?? undefined : undefined;
+}
+
+function baseName(source: string): string {
+  const path = source.replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)) || 'data.csv';
+}

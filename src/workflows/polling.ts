@@ -1,0 +1,53 @@
+import { ApplicationFailure, sleep } from '@temporalio/workflow';
+import type { JobSummary, PollingOptions } from './types';
+import { nextPollDelay } from '../storage-api/poll-schedule';
+
+/** Default deadline for a Storage job (ms): 6 hours. */
+export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Polls a job with durable timers until it ends. Waits grow 1 s ×2 up to 20 s by default; the deadline ends the
+ * workflow with a non-retryable `SAPI_JOB_DEADLINE` failure. A job in `error` (also right in the first answer)
+ * ends it with a non-retryable `SAPI_JOB_FAILED` carrying the job's message, code and exceptionId.
+ */
+export async function waitForJob(
+  first: JobSummary,
+  getJob: (jobId: number) => Promise<JobSummary>,
+  options: PollingOptions = {},
+  onStatus: (job: JobSummary) => void = () => undefined,
+): Promise<JobSummary> {
+  const startedAt = Date.now();
+  const deadlineAt = startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
+  const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs };
+  let job = first;
+  for (let attempt = 0; ; attempt++) {
+    onStatus(job);
+    if (job.status === 'success') return job;
+    if (job.status === 'error') throw jobFailure(job);
+    if (job.status !== 'waiting' && job.status !== 'processing') {
+      throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, 'SAPI_INVALID_RESPONSE', { jobId: job.id });
+    }
+    const now = Date.now();
+    if (now >= deadlineAt) {
+      throw ApplicationFailure.nonRetryable(
+        `job ${job.id} (${job.operationName ?? 'job'}) still ${job.status} after ${Math.round((now - startedAt) / 1000)} s; ` +
+          `deadline ${Math.round((deadlineAt - startedAt) / 1000)} s (polling.deadlineMs). The job may still finish on the service.`,
+        'SAPI_JOB_DEADLINE',
+        { jobId: job.id, status: job.status },
+      );
+    }
+    await sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, deadlineAtMs: deadlineAt, schedule })));
+    job = await getJob(job.id);
+  }
+}
+
+function jobFailure(job: JobSummary): ApplicationFailure {
+  const error = job.error ?? { message: 'job failed without a message' };
+  return ApplicationFailure.create({
+    type: 'SAPI_JOB_FAILED',
+    message: `Storage job ${job.id} (${job.operationName ?? 'job'}${job.tableId ? ` on ${job.tableId}` : ''}) failed: ${error.message}` +
+      `${error.code ? ` [code=${error.code}]` : ''}${error.exceptionId ? ` [exceptionId=${error.exceptionId}]` : ''}`,
+    nonRetryable: true,
+    details: [{ jobId: job.id, code: error.code, exceptionId: error.exceptionId, message: error.message }],
+  });
+}

@@ -1,0 +1,134 @@
+// Inputs, results and progress of the plugin's workflows. Types only: safe for workflow code and for callers.
+
+/** CSV dialect of a source file (the service's defaults: `,` and `"`). */
+export interface CsvDialect {
+  delimiter?: string;
+  enclosure?: string;
+  /** Exclusive with `enclosure`. */
+  escapedBy?: string;
+}
+
+/** How a workflow polls a Storage job: durable timers with backoff, and a deadline. */
+export interface PollingOptions {
+  /** First wait (ms). Default 1000. */
+  initialMs?: number;
+  /** Multiplier between waits. Default 2. */
+  factor?: number;
+  /** Longest wait (ms). Default 20000. */
+  maxMs?: number;
+  /** Give up when the job has not finished this long after it started (ms). Default 6 h. */
+  deadlineMs?: number;
+}
+
+/** The Storage job as the workflows see it: the fields they act on, nothing secret. */
+export interface JobSummary {
+  id: number;
+  status: string;
+  operationName?: string;
+  tableId?: string;
+  /** Present when `status` is `error`. */
+  error?: { message: string; code?: string; exceptionId?: string };
+  /** Selected results: rows for imports, the file for exports. */
+  results?: { importedRowsCount?: number; totalRowsCount?: number; warnings?: string[]; fileId?: number; cacheHit?: boolean };
+}
+
+export interface ImportTableInput {
+  /** Named Storage connection configured on the worker (`SAPI_URL`/`SAPI_TOKEN` is `default`). Never a token. */
+  connection?: string;
+  /** A path on the worker's host, an `http(s)://` URL or an `s3://bucket/key` object. */
+  source: string;
+  /** Several sources uploaded as the slices of one sliced file (headerless CSV parts, give `columns`). */
+  slices?: string[];
+  /** Bucket id, e.g. `in.c-main`. */
+  bucketId: string;
+  /** Create the bucket when it does not exist. Default false. */
+  createBucket?: boolean;
+  /** Table name within the bucket. */
+  table: string;
+  /** `create` a new table (fails if it exists) or `load` into an existing one. Default `create`. */
+  mode?: 'create' | 'load';
+  /** With `load`: append (upsert by primary key) instead of replacing. Default false. */
+  incremental?: boolean;
+  primaryKey?: string[];
+  /** Columns of a headerless source (sliced uploads). */
+  columns?: string[];
+  csv?: CsvDialect;
+  /** `direct` (S3 multipart with temporary credentials, resumable) or `importer` (one multipart POST). Default `direct`. */
+  via?: 'direct' | 'importer';
+  /** Compress while uploading. Default false. */
+  gzip?: boolean;
+  /** Name of the file in Storage. Default: the source's base name. */
+  fileName?: string;
+  tags?: string[];
+  polling?: PollingOptions;
+  /** Run the transfer on this task queue (a worker on the host that has the local file). Default: the workflow's. */
+  transferTaskQueue?: string;
+}
+
+export interface ImportTableResult {
+  tableId: string;
+  fileId: number;
+  jobId: number;
+  importedRowsCount: number;
+  /** Bytes uploaded (after gzip when `gzip`). */
+  bytes: number;
+  /** sha256 of the source as read (hex). */
+  sha256?: string;
+}
+
+export type ImportPhase = 'starting' | 'bucket' | 'preparing' | 'uploading' | 'importing' | 'done' | 'failed' | 'cancelled';
+
+export interface TransferProgress {
+  phase: ImportPhase | ExportPhase;
+  /** Bytes transferred so far (last report from the transfer activity). */
+  bytes: number;
+  totalBytes?: number;
+  fileId?: number;
+  jobId?: number;
+  jobStatus?: string;
+  tableId?: string;
+  /** Slices finished / total, for sliced transfers. */
+  slicesDone?: number;
+  slices?: number;
+  error?: string;
+}
+
+export interface ExportTableInput {
+  connection?: string;
+  /** e.g. `in.c-main.orders`. */
+  tableId: string;
+  /** A path on the worker's host or an `s3://bucket/key` destination. */
+  destination: string;
+  columns?: string[];
+  limit?: number;
+  whereFilters?: Array<{ column: string; operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'; values: string[] }>;
+  orderBy?: Array<{ column: string; order?: 'ASC' | 'DESC' }>;
+  changedSince?: string;
+  /** Ask the service for gzipped output; the download is decompressed unless `keepGzip`. */
+  gzip?: boolean;
+  keepGzip?: boolean;
+  /** Prepend a header row built from the table's columns to headerless sliced exports. Default true. */
+  header?: boolean;
+  polling?: PollingOptions;
+  transferTaskQueue?: string;
+}
+
+export interface ExportTableResult {
+  path: string;
+  bytes: number;
+  sha256: string;
+  fileId: number;
+  jobId: number;
+  sliced: boolean;
+  slices: number;
+}
+
+export type ExportPhase = 'starting' | 'exporting' | 'downloading' | 'done' | 'failed' | 'cancelled';
+
+/** Signal an activity sends its workflow about transfer progress (throttled). */
+export interface ProgressReport {
+  bytes: number;
+  totalBytes?: number;
+  slicesDone?: number;
+  slices?: number;
+}

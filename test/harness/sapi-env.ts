@@ -1,0 +1,68 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { createEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator';
+import { loadSettings, type Settings } from '../../src/config';
+import { startWorker, type RunningWorker } from '../../src/worker';
+import { testStack, uniqueTaskQueue } from './stack-state';
+
+export interface SapiTestEnv {
+  emulator: EmulatorHandle;
+  client: Client;
+  taskQueue: string;
+  settings: Settings;
+  /** The worker of this test file (replace it with `restartWorker`). */
+  worker: RunningWorker;
+  startWorker(): Promise<RunningWorker>;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * One emulator (own data folder and object bucket, on the run's shared MinIO), one task queue and one in-process
+ * worker for a test file, on the run's shared Temporal server.
+ */
+export async function startSapiTestEnv(
+  name: string,
+  options: { emulator?: Partial<EmulatorOptions>; env?: Record<string, string>; worker?: boolean } = {},
+): Promise<SapiTestEnv> {
+  const stack = testStack();
+  const dataDir = mkdtempSync(join(stack.dataDir, `${name}-`));
+  const token = `test-token-${name}`;
+  const emulator = await createEmulator({
+    port: 0,
+    dataDir: join(dataDir, 'emulator'),
+    s3: { ...stack.minio, bucket: `files-${name.toLowerCase().replace(/[^a-z0-9-]/g, '-')}-${Date.now().toString(36)}`.slice(0, 63) },
+    tokens: [{ token, description: `${name} tests` }],
+    ...options.emulator,
+  });
+  const taskQueue = uniqueTaskQueue(name);
+  const settings = loadSettings({
+    ...stack.env,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SAPI_URL: emulator.url,
+    SAPI_TOKEN: token,
+    SAPI_WORK_DIR: join(dataDir, 'work'),
+    SAPI_PART_SIZE_MIB: '5',
+    ...options.env,
+  });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection, namespace: stack.namespace });
+  const bundle = { code: readFileSync(stack.workflowBundlePath, 'utf8') };
+  const start = () => startWorker({ settings, worker: { workflowBundle: bundle } });
+  const env: SapiTestEnv = {
+    emulator,
+    client,
+    taskQueue,
+    settings,
+    dataDir,
+    worker: options.worker === false ? (undefined as unknown as RunningWorker) : await start(),
+    startWorker: async () => (env.worker = await start()),
+    async stop() {
+      await env.worker?.stop().catch(() => undefined);
+      await connection.close();
+      await emulator.close();
+    },
+  };
+  return env;
+}

@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+
+describe('importTableWorkflow against the emulator', () => {
+  let env: SapiTestEnv;
+  let n = 0;
+  beforeAll(async () => (env = await startSapiTestEnv('import')));
+  afterAll(() => env?.stop());
+
+  function csvFile(name: string, content: string): string {
+    const path = join(env.dataDir, name);
+    writeFileSync(path, content);
+    return path;
+  }
+
+  function run(input: ImportTableInput): Promise<ImportTableResult> {
+    return env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `import-${Date.now()}-${++n}`,
+      args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }],
+    });
+  }
+
+  async function failureOf(input: ImportTableInput): Promise<ApplicationFailure> {
+    const err = await run(input).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    let cause = (err as WorkflowFailedError).cause;
+    while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    return cause as ApplicationFailure;
+  }
+
+  it('creates a table from a local CSV uploaded directly to object storage, creating the bucket', async () => {
+    const content = 'id,name\n1,alpha\n2,"beta, with comma"\n3,"multi\nline"\n';
+    const result = await run({ source: csvFile('direct.csv', content), bucketId: 'in.c-direct', createBucket: true, table: 'items' });
+    expect(result).toMatchObject({ tableId: 'in.c-direct.items', importedRowsCount: 3, bytes: Buffer.byteLength(content) });
+    expect(result.sha256).toBe(createHash('sha256').update(content).digest('hex'));
+    expect(await env.emulator.readTable('in.c-direct.items')).toEqual({
+      columns: ['id', 'name'],
+      rows: [['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'multi\nline']],
+    });
+  });
+
+  it('creates a table through the importer service and then loads more rows incrementally with a primary key', async () => {
+    const first = await run({
+      source: csvFile('importer.csv', 'id,qty\n1,10\n2,20\n'),
+      bucketId: 'in.c-importer',
+      createBucket: true,
+      table: 'stock',
+      via: 'importer',
+      primaryKey: ['id'],
+    });
+    expect(first.importedRowsCount).toBe(2);
+    const second = await run({
+      source: csvFile('more.csv', 'id,qty\n2,25\n3,30\n'),
+      bucketId: 'in.c-importer',
+      table: 'stock',
+      mode: 'load',
+      incremental: true,
+    });
+    expect(second.importedRowsCount).toBe(2);
+    const table = await env.emulator.readTable('in.c-importer.stock');
+    expect([...table.rows].sort()).toEqual([['1', '10'], ['2', '25'], ['3', '30']]);
+  });
+
+  it('replaces the rows on a full (non-incremental) load', async () => {
+    await run({ source: csvFile('full1.csv', 'a\n1\n2\n'), bucketId: 'in.c-full', createBucket: true, table: 't' });
+    await run({ source: csvFile('full2.csv', 'a\n9\n'), bucketId: 'in.c-full', table: 't', mode: 'load' });
+    expect((await env.emulator.readTable('in.c-full.t')).rows).toEqual([['9']]);
+  });
+
+  it('gzips on the way up when asked and the table still gets the rows', async () => {
+    const rows = Array.from({ length: 5000 }, (_, i) => `${i},${'x'.repeat(20)}`).join('\n');
+    const result = await run({ source: csvFile('gz.csv', `id,pad\n${rows}\n`), bucketId: 'in.c-gz', createBucket: true, table: 't', gzip: true });
+    expect(result.importedRowsCount).toBe(5000);
+    expect(result.bytes).toBeLessThan(Buffer.byteLength(rows) / 5);
+  });
+
+  it('fails a malformed CSV with the line in the message, without retrying, and creates no table', async () => {
+    const before = env.emulator.requests.length;
+    const failure = await failureOf({ source: csvFile('bad.csv', 'a,b\n1,2\n3,"unclosed\n'), bucketId: 'in.c-bad', createBucket: true, table: 't' });
+    expect(failure.type).toBe('SAPI_JOB_FAILED');
+    expect(failure.message).toMatch(/line/i);
+    const asyncPosts = env.emulator.requests.slice(before).filter((r) => r.method === 'POST' && /tables-async/.test(r.path));
+    expect(asyncPosts).toHaveLength(1);
+    const tables = env.emulator.requests.slice(before).length;
+    expect(tables).toBeLessThan(30); // no retry storm
+    await expect(env.emulator.readTable('in.c-bad.t')).rejects.toThrow();
+  });
+
+  it('fails clearly for an unknown bucket and for a table that already exists', async () => {
+    const unknown = await failureOf({ source: csvFile('u.csv', 'a\n1\n'), bucketId: 'in.c-nope', table: 't' });
+    expect(unknown.type).toMatch(/SAPI_NOT_FOUND|SAPI_JOB_FAILED/);
+    expect(unknown.message).toMatch(/in\.c-nope/);
+    await run({ source: csvFile('e1.csv', 'a\n1\n'), bucketId: 'in.c-exists', createBucket: true, table: 't' });
+    const exists = await failureOf({ source: csvFile('e2.csv', 'a\n2\n'), bucketId: 'in.c-exists', table: 't' });
+    expect(exists.message).toMatch(/exist/i);
+    expect((await env.emulator.readTable('in.c-exists.t')).rows).toEqual([['1']]);
+  });
+
+  it('rejects invalid input before touching the service', async () => {
+    const before = env.emulator.requests.length;
+    const failure = await failureOf({ source: '/nowhere.csv', bucketId: 'main', table: 'bad name!' });
+    expect(failure.type).toBe('SAPI_INVALID_INPUT');
+    expect(failure.message).toMatch(/bucketId/);
+    expect(failure.message).toMatch(/table/);
+    expect(env.emulator.requests.length).toBe(before);
+  });
+
+  it('fails on a missing local file with the path in the message and no retry storm', async () => {
+    const failure = await failureOf({ source: join(env.dataDir, 'missing.csv'), bucketId: 'in.c-missing', createBucket: true, table: 't' });
+    expect(failure.message).toMatch(/missing\.csv/);
+  });
+
+  it('reconciles a lost tables-async response: one job, one table with the right rows', async () => {
+    env.emulator.faults.add({ method: 'POST', path: 'tables-async$', times: 1, action: { type: 'dropResponse' } });
+    const result = await run({ source: csvFile('lost.csv', 'k\n1\n2\n3\n'), bucketId: 'in.c-lost', createBucket: true, table: 't' });
+    expect(result.importedRowsCount).toBe(3);
+    expect((await env.emulator.readTable('in.c-lost.t')).rows).toEqual([['1'], ['2'], ['3']]);
+    const creates = env.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/buckets/in.c-lost/tables-async'));
+    expect(creates).toHaveLength(1);
+  });
+});
