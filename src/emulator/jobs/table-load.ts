@@ -111,7 +111,7 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       lastChangeDate: formatTimestamp(now),
     };
     const results = await inTransaction(conn, async () => {
-      const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR NOT NULL DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+      const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
       await conn.run(`CREATE TABLE ${ref} (${defs})`);
       const cols = loaded.columns.map(ident).join(', ');
       await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
@@ -157,7 +157,7 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = { ...table, columns: [...table.columns, ...added], lastImportDate: formatTimestamp(now), lastChangeDate: formatTimestamp(now) };
     const results = await inTransaction(conn, async () => {
-      for (const c of added) await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(c)} VARCHAR NOT NULL DEFAULT ''`);
+      for (const c of added) await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(c)} VARCHAR DEFAULT ''`);
       if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
       else if (table.primaryKey.length) {
         const on = table.primaryKey.map((c) => `${ref}.${ident(c)} = s.${ident(c)}`).join(' AND ');

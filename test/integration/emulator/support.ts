@@ -150,3 +150,9 @@ export function useEmulator(extra: Partial<EmulatorOptions> = {}) {
   });
   return env;
 }
+
+/** Fails with the job's own error message when it did not succeed. */
+export function expectSuccess(job: Json): Json {
+  if (job.status !== 'success') throw new Error(`job ${job.id} (${job.operationName}) ended ${job.status}: ${JSON.stringify(job.error)}`);
+  return job;
+}

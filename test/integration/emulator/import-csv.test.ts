@@ -1,0 +1,150 @@
+import { gzipSync } from 'node:zlib';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { createBucket, createTable, expectSuccess, importTable, s3With, uploadViaImporter, useEmulator, waitForJob } from './support';
+
+describe('CSV imports', () => {
+  const env = useEmulator();
+  const T = 'in.c-csv.base';
+
+  beforeAll(async () => {
+    await createBucket(env.api, 'csv');
+    const job = await createTable(env.api, 'in.c-csv', 'base', 'id,name\n1,keep\n', { primaryKey: 'id' });
+    expect(job.status).toBe('success');
+  });
+
+  const untouched = async (): Promise<void> => {
+    expect(await env.emulator.readTable(T)).toEqual({ columns: ['id', 'name'], rows: [['1', 'keep']] });
+  };
+
+  test.each([
+    ['an unclosed quote', 'id,name\n2,"open\n3,x\n', /Quote Not Closed/i, /line/],
+    ['a ragged row', 'id,name\n2,a\n3\n', /line 3: expected 2 values/, /line 3/],
+    ['a duplicate column', 'id,id\n2,a\n', /duplicate column/i, /"id"/],
+    ['an invalid column name', 'id,na me\n2,a\n', /invalid column name/i, /"na me"/],
+    ['a column name longer than 64 characters', `id,${'x'.repeat(65)}\n2,a\n`, /invalid column name/i, /x{65}/],
+    ['an empty file', '', /empty/i, /file \d+/],
+  ])('%s fails the job with a message naming it, and the table is untouched', async (_what, csv, message, where) => {
+    const job = await importTable(env.api, T, csv);
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(message);
+    expect(job.error.message).toMatch(where);
+    expect(job.error.exceptionId).toMatch(/^exception-/);
+    await untouched();
+  });
+
+  test('a file missing a table column fails the job and names the column', async () => {
+    const job = await importTable(env.api, T, 'id\n5\n');
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/missing.*name/);
+    await untouched();
+  });
+
+  test('a full load with a primary key keeps the last row of each key', async () => {
+    const job = await importTable(env.api, T, 'id,name\n1,first\n2,two\n1,last\n');
+    expect(job.results).toMatchObject({ importedRowsCount: 3, totalRowsCount: 2 });
+    expect((await env.emulator.readTable(T)).rows).toEqual([['2', 'two'], ['1', 'last']]);
+  });
+
+  test('an incremental load upserts rows by the primary key', async () => {
+    const job = await importTable(env.api, T, 'id,name\n2,TWO\n3,three\n', { incremental: 1 });
+    expect(job.results.totalRowsCount).toBe(3);
+    const rows = (await env.emulator.readTable(T)).rows.sort((a, b) => a[0]!.localeCompare(b[0]!));
+    expect(rows).toEqual([['1', 'last'], ['2', 'TWO'], ['3', 'three']]);
+  });
+
+  test('new columns in a loaded file are added to the table', async () => {
+    const job = expectSuccess(await importTable(env.api, T, 'id,name,extra\n4,four,x\n', { incremental: 'true' }));
+    expect(job.results.newColumns).toEqual(['extra']);
+    const data = await env.emulator.readTable(T);
+    expect(data.columns).toEqual(['id', 'name', 'extra']);
+    expect(data.rows.find((r) => r[0] === '4')).toEqual(['4', 'four', 'x']);
+    expect(data.rows.find((r) => r[0] === '1')).toEqual(['1', 'last', '']);
+    expect((await env.api('GET', `/tables/${T}`)).body.columns).toEqual(['id', 'name', 'extra']);
+  });
+
+  test('columns[] loads a headerless file in that column order', async () => {
+    const job = await importTable(env.api, T, 'x9,nine,9\n', { columns: ['extra', 'name', 'id'], incremental: true });
+    expect(job.status).toBe('success');
+    expect((await env.emulator.readTable(T)).rows.find((r) => r[0] === '9')).toEqual(['9', 'nine', 'x9']);
+  });
+
+  test('withoutHeaders loads a headerless file in the table column order', async () => {
+    const job = await importTable(env.api, T, '10,ten,e\n', { withoutHeaders: true, incremental: true });
+    expect(job.status).toBe('success');
+    expect((await env.emulator.readTable(T)).rows.find((r) => r[0] === '10')).toEqual(['10', 'ten', 'e']);
+  });
+
+  test('custom delimiter, enclosure, skipped lines and null values are honoured', async () => {
+    const csv = "junk line\nid;name;extra\n11;'a;b';NULL\n";
+    const job = await importTable(env.api, T, csv, { delimiter: ';', enclosure: "'", ignoredLinesCount: 1, treatValuesAsNull: ['NULL'], incremental: true });
+    expect(job.status).toBe('success');
+    expect((await env.emulator.readTable(T)).rows.find((r) => r[0] === '11')).toEqual(['11', 'a;b', '']);
+  });
+
+  test('a tab delimiter can be sent as \\t', async () => {
+    const job = await importTable(env.api, T, 'id\tname\textra\n12\tt\tab\n', { delimiter: '\\t', incremental: true });
+    expect(job.status).toBe('success');
+  });
+
+  test('a gzipped file is detected by its magic bytes and loaded', async () => {
+    const job = await importTable(env.api, T, gzipSync('id,name,extra\n20,gz,z\n'), { incremental: true });
+    expect(job.status).toBe('success');
+    expect((await env.emulator.readTable(T)).rows.find((r) => r[0] === '20')).toEqual(['20', 'gz', 'z']);
+  });
+
+  test('RFC 4180 quoting: embedded delimiters, quotes and newlines, and a BOM', async () => {
+    await createTable(env.api, 'in.c-csv', 'quoted', '\uFEFFa,b\n"x,1","he said ""hi"""\n"multi\nline",""\n');
+    expect(await env.emulator.readTable('in.c-csv.quoted')).toEqual({ columns: ['a', 'b'], rows: [['x,1', 'he said "hi"'], ['multi\nline', '']] });
+  });
+
+  test('a sliced file is read through its manifest in order, with a header only in the first slice', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'sliced.csv', isSliced: true } })).body;
+    const s3 = s3With(env.minio, prep.uploadParams.credentials);
+    const key = prep.uploadParams.key;
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_1`, Body: 'k,v\n1,a\n' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_2`, Body: gzipSync('2,b\n3,c\n') }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_3`, Body: 'k,v\n4,d\n' }));
+    const manifest = { entries: [1, 2, 3].map((i) => ({ url: `s3://sapi-files/${key}part_${i}`, mandatory: true })) };
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}manifest`, Body: JSON.stringify(manifest) }));
+    s3.destroy();
+    const res = await env.api('POST', '/buckets/in.c-csv/tables-async', { json: { name: 'fromslices', dataFileId: prep.id } });
+    const job = await waitForJob(env.api, res.body.id);
+    expect(job.status).toBe('success');
+    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['4', 'd']]);
+    expect((await env.api('GET', `/files/${prep.id}`)).body.sizeBytes).toBeGreaterThan(0);
+  });
+
+  test('headerless slices load with columns[]', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'sl2.csv', isSliced: true } })).body;
+    const s3 = s3With(env.minio, prep.uploadParams.credentials);
+    const key = prep.uploadParams.key;
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}0`, Body: '5,e\n' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}1`, Body: '6,f\n' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}manifest`, Body: JSON.stringify({ entries: [{ url: `s3://sapi-files/${key}0` }, { url: `s3://sapi-files/${key}1` }] }) }));
+    s3.destroy();
+    const res = await env.api('POST', '/tables/in.c-csv.fromslices/import-async', { json: { dataFileId: prep.id, columns: ['k', 'v'], incremental: true } });
+    expect((await waitForJob(env.api, res.body.id)).status).toBe('success');
+    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows.slice(-2)).toEqual([['5', 'e'], ['6', 'f']]);
+  });
+
+  test('a prepared file that was never uploaded fails the job clearly', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'never.csv' } })).body;
+    const res = await env.api('POST', `/tables/${T}/import-async`, { json: { dataFileId: prep.id } });
+    const job = await waitForJob(env.api, res.body.id);
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/missing in object storage/);
+  });
+
+  test('imports into one table run one after another', async () => {
+    await createTable(env.api, 'in.c-csv', 'serial', 'n\n0\n');
+    const ids: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const fileId = await uploadViaImporter(env.api, `n\n${i}\n`);
+      ids.push((await env.api('POST', '/tables/in.c-csv.serial/import-async', { json: { dataFileId: fileId, incremental: true } })).body.id);
+    }
+    const jobs = await Promise.all(ids.map((id) => waitForJob(env.api, id)));
+    for (let i = 1; i < jobs.length; i++) expect(jobs[i].startTime >= jobs[i - 1].endTime).toBe(true);
+    expect(jobs.map((j) => j.results.totalRowsCount)).toEqual([2, 3, 4, 5, 6]);
+    expect((await env.emulator.readTable('in.c-csv.serial')).rows.map((r) => r[0])).toEqual(['0', '1', '2', '3', '4', '5']);
+  });
+});
