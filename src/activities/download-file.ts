@@ -39,7 +39,7 @@ export interface DownloadFileInput {
   header?: boolean;
   /** Columns asked for in the export (the header then lists these, in this order). */
   columns?: string[];
-  /** Decompress gzipped content. Default true. */
+  /** Decompress gzip: true all, false none; default `.gz` slices only (see object-storage/download). */
   gunzip?: boolean;
 }
 
@@ -73,7 +73,7 @@ export function downloadFile(deps: ActivityDeps) {
         destinationS3: /^s3:/i.test(input.destination) ? deps.userS3() : undefined,
         concurrency: deps.settings.transfer.concurrency,
         headerColumns,
-        gunzip: input.gunzip ?? true,
+        gunzip: input.gunzip,
         resume: lastHeartbeat<DownloadState>(),
         onProgress: (state) => report(state, { bytes: state.bytesDownloaded, slicesDone: state.finishedSlices.length, slices: state.slices }),
         signal: Context.current().cancellationSignal,

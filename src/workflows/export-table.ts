@@ -67,7 +67,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
         destination: input.destination,
         header: input.header ?? true,
         columns: input.columns,
-        gunzip: !(input.keepGzip ?? false),
+        gunzip: input.gzip ? !(input.keepGzip ?? false) : undefined,
       });
       progress.phase = 'done';
       progress.bytes = downloaded.bytes;
