@@ -72,4 +72,6 @@ export interface JobRecord {
   /** Key that serializes jobs touching the same table. */
   queueKey: string;
   runId: string | null;
+  /** Creation time in epoch ms (the public timestamps have second resolution). */
+  createdMs: number;
 }

@@ -65,6 +65,7 @@ export class JobRunner {
       metrics: { inCompressed: false, inBytes: 0, inBytesUncompressed: 0, outCompressed: false, outBytes: 0, outBytesUncompressed: 0 },
       queueKey: input.queueKey,
       runId: input.runId ?? null,
+      createdMs: Date.now(),
     };
     this.save(job);
     this.schedule(job);
@@ -119,7 +120,7 @@ export class JobRunner {
     const signal = this.abort.signal;
     try {
       if (job.status === 'waiting') {
-        const waited = Date.now() - Date.parse(job.createdTime.replace(/\+0000$/, 'Z'));
+        const waited = Date.now() - (job.createdMs ?? Date.parse(job.createdTime.replace(/\+0000$/, 'Z')));
         await sleep(this.delays.waitingMs - waited, signal);
         if (this.closing) return;
         job.status = 'processing';
