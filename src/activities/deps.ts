@@ -45,7 +45,13 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
       return sealer;
     },
     userS3() {
-      return (s3 ??= createS3Client({ endpoint: settings.s3.endpoint, region: settings.s3.region }));
+      const { endpoint, region, accessKeyId, secretAccessKey } = settings.s3;
+      if (!s3) {
+        s3 = createS3Client({ endpoint, region });
+        // explicit keys from the settings win over the default chain (tests and the dev stack pass MinIO's)
+        if (accessKeyId && secretAccessKey) s3.config.credentials = async () => ({ accessKeyId, secretAccessKey });
+      }
+      return s3;
     },
     async close() {
       await Promise.all([...clients.values()].map((client) => client.close()));

@@ -29,7 +29,15 @@ const settingsSchema = z.object({
   }),
   /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
   hostTaskQueue: z.string().min(1).optional(),
-  s3: z.object({ endpoint: z.url().optional(), region: z.string().optional() }),
+  s3: z.object({
+    endpoint: z.url().optional(),
+    region: z.string().optional(),
+    /** The worker's own S3 keys (for `s3://` sources/destinations and staging); else the default AWS chain. */
+    accessKeyId: z.string().optional(),
+    secretAccessKey: z.string().optional(),
+  }),
+  /** Where extraction stages page records: `s3://bucket/prefix` (durable, any worker) or a local folder. */
+  stagingUrl: z.string().min(1),
   transfer: z.object({
     partSizeBytes: z.number().int().min(5 * 1024 * 1024),
     concurrency: z.number().int().min(1).max(64),
@@ -48,7 +56,9 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `TEMPORAL_ADDRESS` (default `localhost:7233`), `TEMPORAL_NAMESPACE` (`default`), `TEMPORAL_TASK_QUEUE`
  *   (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
  * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
- * - `SAPI_PART_SIZE_MIB` (16), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`).
+ * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
+ * - `SAPI_PART_SIZE_MIB` (16), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
+ *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
  * Throws one error that lists every invalid variable.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpdir()): Settings {
@@ -73,7 +83,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       taskQueue: env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     },
     hostTaskQueue: env.SAPI_HOST_TASK_QUEUE || undefined,
-    s3: { endpoint: env.AWS_ENDPOINT_URL_S3 || undefined, region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined },
+    s3: {
+      endpoint: env.AWS_ENDPOINT_URL_S3 || undefined,
+      region: env.AWS_REGION || env.AWS_DEFAULT_REGION || undefined,
+      accessKeyId: env.AWS_ACCESS_KEY_ID || undefined,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY || undefined,
+    },
+    stagingUrl: env.SAPI_STAGING_URL || `${env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`}/staging`,
     transfer: {
       partSizeBytes: Number(env.SAPI_PART_SIZE_MIB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
       concurrency: Number(env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY),
@@ -113,6 +129,7 @@ function variableOf(path: PropertyKey[]): string {
     's3.endpoint': 'AWS_ENDPOINT_URL_S3',
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
     workDir: 'SAPI_WORK_DIR',
+    stagingUrl: 'SAPI_STAGING_URL',
   };
   return names[path.map(String).join('.')] ?? path.map(String).join('.');
 }

@@ -1,0 +1,56 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Transform, type TransformCallback } from 'node:stream';
+
+/**
+ * A TCP proxy on a free port that forwards to `target` at a limited rate (both directions). Chaos tests point a
+ * worker's `AWS_ENDPOINT_URL_S3` at it so transfers take seconds and can be interrupted at a chosen point. The
+ * bytes are untouched (S3 signatures stay valid: they sign the Host header the client sends to the proxy).
+ */
+export async function startThrottleProxy(target: string, bytesPerSecond: number): Promise<{ url: string; close(): Promise<void>; bytes: { up: number; down: number } }> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const bytes = { up: 0, down: 0 };
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    sockets.add(client).add(upstream);
+    const cleanup = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', cleanup).on('close', cleanup);
+    upstream.on('error', cleanup).on('close', cleanup);
+    client.pipe(throttle(bytesPerSecond, (n) => (bytes.up += n))).pipe(upstream);
+    upstream.pipe(throttle(bytesPerSecond, (n) => (bytes.down += n))).pipe(client);
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    bytes,
+    close: () =>
+      new Promise((ok) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => ok());
+      }),
+  };
+}
+
+function throttle(bytesPerSecond: number, count: (n: number) => void): Transform {
+  const slice = 16 * 1024;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      const pieces: Buffer[] = [];
+      for (let offset = 0; offset < chunk.length; offset += slice) pieces.push(chunk.subarray(offset, offset + slice));
+      const next = () => {
+        const piece = pieces.shift();
+        if (!piece) return done();
+        this.push(piece);
+        count(piece.length);
+        setTimeout(next, (piece.length / bytesPerSecond) * 1000);
+      };
+      next();
+    },
+  });
+}
