@@ -46,7 +46,7 @@ describe('table exports', () => {
   test('a table larger than the slice size exports as headerless slices and a manifest', async () => {
     const { file } = await exportJob(T, {});
     expect(file.isSliced).toBe(true);
-    const manifest = await fetch(file.url).then((r) => r.json());
+    const manifest: Json = await fetch(file.url).then((r) => r.json());
     expect(manifest.entries.length).toBeGreaterThan(2);
     for (const e of manifest.entries) expect(e).toEqual({ url: expect.stringMatching(new RegExp(`^s3://sapi-files/${file.s3Path.key}part_\\d{5}$`)), mandatory: true });
     const text = await download(file);
@@ -58,7 +58,7 @@ describe('table exports', () => {
     const { file } = await exportJob(T, { gzip: true });
     expect(file.name).toBe(`${T}.csv.gz`);
     expect(file.isSliced).toBe(true);
-    const manifest = await fetch(file.url).then((r) => r.json());
+    const manifest: Json = await fetch(file.url).then((r) => r.json());
     expect(manifest.entries[0].url).toMatch(/\.gz$/);
     expect((await download(file)).split('\n').filter(Boolean)).toHaveLength(10);
   });
