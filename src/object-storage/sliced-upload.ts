@@ -107,7 +107,7 @@ export async function uploadSliced(options: UploadSlicedOptions): Promise<Upload
         source: options.slices[index] as string | ByteSource,
         partSizeBytes: options.partSizeBytes,
         concurrency: perSlice,
-        resume: previous && previous.key === key ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes } : undefined,
+        resume: previous && previous.key === key ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes, checksum: previous.checksum } : undefined,
         gzip: options.gzip,
         serverSideEncryption: options.serverSideEncryption,
         acl: options.acl,

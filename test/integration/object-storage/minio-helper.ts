@@ -83,9 +83,12 @@ async function spawnMinio(): Promise<Omit<TestMinio, 'admin'>> {
     },
   );
   let stderr = '';
+  let spawnError: Error | undefined;
+  child.once('error', (err) => (spawnError = err));
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const deadline = Date.now() + 30_000;
   for (;;) {
+    if (spawnError) throw new Error(`cannot start minio (${minioBinary()}): ${spawnError.message}; build it into .tools/bin or put it on PATH`);
     if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}: ${stderr}`);
     try {
       const res = await request(`${endpoint}/minio/health/ready`, { headersTimeout: 1000, bodyTimeout: 1000, reset: true });

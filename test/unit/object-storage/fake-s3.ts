@@ -3,6 +3,7 @@
  * every command. Failures can be scripted per command name.
  */
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { type S3Client } from '@aws-sdk/client-s3';
 
 export interface SentCommand {
@@ -14,6 +15,7 @@ export class FakeS3 {
   readonly sent: SentCommand[] = [];
   readonly objects = new Map<string, Buffer>();
   private readonly uploads = new Map<string, Map<number, Buffer>>();
+  private readonly algorithms = new Map<string, string | undefined>();
   private nextUpload = 1;
   inFlight = 0;
   maxInFlight = 0;
@@ -23,6 +25,8 @@ export class FakeS3 {
   partDelayMs = 0;
   /** Override the ETag returned for a part. */
   etagFor?: (partNumber: number, md5hex: string) => string;
+  /** Override the CRC32 echoed for a part. */
+  crcFor?: (partNumber: number, crc: string) => string;
 
   asClient(): S3Client {
     return this as unknown as S3Client;
@@ -58,13 +62,14 @@ export class FakeS3 {
     switch (name) {
       case 'PutObjectCommand': {
         const body = input['Body'] as Buffer;
-        checkMd5(body, input['ContentMD5']);
+        const crc = checkSum(body, input);
         this.objects.set(key, Buffer.from(body));
-        return { ETag: `"${md5hex(body)}"` };
+        return { ETag: `"${md5hex(body)}"`, ...(crc ? { ChecksumCRC32: crc } : {}) };
       }
       case 'CreateMultipartUploadCommand': {
         const id = `upload-${this.nextUpload++}`;
         this.uploads.set(id, new Map());
+        this.algorithms.set(id, input['ChecksumAlgorithm'] as string | undefined);
         return { UploadId: id };
       }
       case 'UploadPartCommand': {
@@ -72,15 +77,20 @@ export class FakeS3 {
         const parts = this.uploads.get(input['UploadId'] as string);
         if (!parts) throw s3Error('NoSuchUpload', 404);
         const body = input['Body'] as Buffer;
-        checkMd5(body, input['ContentMD5']);
+        const crc = checkSum(body, input);
+        if (this.algorithms.get(input['UploadId'] as string) === 'CRC32' && !crc) throw s3Error('InvalidRequest', 400);
         parts.set(input['PartNumber'] as number, Buffer.from(body));
         const hex = md5hex(body);
-        return { ETag: `"${this.etagFor ? this.etagFor(input['PartNumber'] as number, hex) : hex}"` };
+        return {
+          ETag: `"${this.etagFor ? this.etagFor(input['PartNumber'] as number, hex) : hex}"`,
+          ...(crc ? { ChecksumCRC32: this.crcFor ? this.crcFor(input['PartNumber'] as number, crc) : crc } : {}),
+        };
       }
       case 'CompleteMultipartUploadCommand': {
         const parts = this.uploads.get(input['UploadId'] as string);
         if (!parts) throw s3Error('NoSuchUpload', 404);
-        const list = (input['MultipartUpload'] as { Parts: { PartNumber: number }[] }).Parts;
+        const list = (input['MultipartUpload'] as { Parts: { PartNumber: number; ChecksumCRC32?: string }[] }).Parts;
+        if (this.algorithms.get(input['UploadId'] as string) === 'CRC32' && list.some((p) => !p.ChecksumCRC32)) throw s3Error('InvalidPart', 400);
         this.objects.set(key, Buffer.concat(list.map((p) => parts.get(p.PartNumber)!)));
         this.uploads.delete(input['UploadId'] as string);
         return { ETag: '"complete-etag-2"' };
@@ -99,6 +109,14 @@ function md5hex(b: Buffer): string {
   return createHash('md5').update(b).digest('hex');
 }
 
-function checkMd5(body: Buffer, contentMd5: unknown): void {
-  if (contentMd5 !== createHash('md5').update(body).digest('base64')) throw s3Error('BadDigest', 400);
+/** Verifies the checksum sent with a body (CRC32 or Content-MD5, one is required); returns the CRC32 when sent. */
+function checkSum(body: Buffer, input: Record<string, unknown>): string | undefined {
+  if (input['ChecksumCRC32'] !== undefined) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(crc32(body) >>> 0);
+    if (input['ChecksumCRC32'] !== b.toString('base64')) throw s3Error('BadDigest', 400);
+    return input['ChecksumCRC32'] as string;
+  }
+  if (input['ContentMD5'] !== createHash('md5').update(body).digest('base64')) throw s3Error('BadDigest', 400);
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { chunkParts, MIN_PART_SIZE_BYTES, resolvePartSize, uploadMultipart, type MultipartUploadState } from '../../../src/object-storage/multipart-upload';
+import { chunkParts, crc32Base64, MIN_PART_SIZE_BYTES, resolvePartSize, uploadMultipart, type MultipartUploadState } from '../../../src/object-storage/multipart-upload';
 import { bufferSource, type ByteSource } from '../../../src/object-storage/sources';
 import { uploadSliced } from '../../../src/object-storage/sliced-upload';
 import { FakeS3, s3Error } from './fake-s3';
@@ -150,12 +150,55 @@ describe('uploadMultipart (fake S3)', () => {
     expect(s3.objects.get('b/k')!.equals(data)).toBe(true);
   });
 
-  it('detects a stored part whose ETag is not the MD5 of what was sent', async () => {
+  it('sends a CRC32 per part by default and repeats it at completion', async () => {
     const s3 = new FakeS3();
-    s3.etagFor = (n, hex) => (n === 2 ? '0'.repeat(32) : hex);
+    const data = randomBytes(2 * MIN_PART_SIZE_BYTES + 1);
+    await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES });
+    expect(s3.sent.find((c) => c.name === 'CreateMultipartUploadCommand')!.input['ChecksumAlgorithm']).toBe('CRC32');
+    const part1 = s3.sent.find((c) => c.name === 'UploadPartCommand')!.input;
+    expect(part1['ChecksumCRC32']).toBe(crc32Base64(data.subarray(0, MIN_PART_SIZE_BYTES)));
+    expect(part1['ContentMD5']).toBeUndefined();
+    const complete = s3.sent.find((c) => c.name === 'CompleteMultipartUploadCommand')!.input;
+    expect((complete['MultipartUpload'] as { Parts: { ChecksumCRC32?: string }[] }).Parts.every((p) => p.ChecksumCRC32)).toBe(true);
+    expect(s3.objects.get('b/k')!.equals(data)).toBe(true);
+  });
+
+  it('detects a stored part whose CRC32 differs from what was sent', async () => {
+    const s3 = new FakeS3();
+    s3.crcFor = (n, crc) => (n === 2 ? 'AAAAAA==' : crc);
     await expect(
       uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(randomBytes(2 * MIN_PART_SIZE_BYTES)), partSizeBytes: MIN_PART_SIZE_BYTES }),
     ).rejects.toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH', message: expect.stringContaining('part=2') });
+  });
+
+  it('with MD5 checksums, detects a stored part whose ETag is not the MD5 of what was sent', async () => {
+    const s3 = new FakeS3();
+    s3.etagFor = (n, hex) => (n === 2 ? '0'.repeat(32) : hex);
+    await expect(
+      uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(randomBytes(2 * MIN_PART_SIZE_BYTES)), partSizeBytes: MIN_PART_SIZE_BYTES, checksum: 'MD5' }),
+    ).rejects.toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH', message: expect.stringContaining('part=2') });
+    expect(s3.sent.find((c) => c.name === 'UploadPartCommand')!.input['ContentMD5']).toBeDefined();
+  });
+
+  it('re-sends a finished part whose source bytes changed since the first attempt', async () => {
+    const s3 = new FakeS3();
+    const data = randomBytes(3 * MIN_PART_SIZE_BYTES);
+    let saved: MultipartUploadState | undefined;
+    const send = s3.send.bind(s3);
+    s3.send = async (cmd) => {
+      if (cmd.constructor.name === 'CompleteMultipartUploadCommand' && !saved?.parts.some((p) => p.size === 0)) throw s3Error('InternalError', 500);
+      return send(cmd);
+    };
+    await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, onProgress: (s) => (saved = s) }).catch(() => undefined);
+    expect(saved!.parts).toHaveLength(3);
+    s3.send = send;
+    const changed = Buffer.from(data);
+    changed[MIN_PART_SIZE_BYTES + 10] ^= 0xff; // part 2 differs now
+    const before = s3.count('UploadPartCommand');
+    const result = await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(changed), partSizeBytes: MIN_PART_SIZE_BYTES, resume: saved });
+    expect(s3.count('UploadPartCommand') - before).toBe(1);
+    expect(result.partsUploaded).toBe(1);
+    expect(s3.objects.get('b/k')!.equals(changed)).toBe(true);
   });
 
   it('maps ExpiredToken from the store to a retryable SAPI_CREDENTIALS_EXPIRED', async () => {
