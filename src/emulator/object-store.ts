@@ -125,11 +125,14 @@ export class ObjectStore {
     return Buffer.concat(chunks).toString('utf8');
   }
 
-  /** Streams `body` to `key` in bounded multipart parts; returns the bytes written. */
-  async put(key: string, body: Readable | Buffer | string, contentType = 'application/octet-stream'): Promise<void> {
+  /**
+   * Streams `body` to `key` in bounded multipart parts. Pass `contentLength` for file streams: lib-storage otherwise
+   * guesses the size from a ReadStream's `start`/`end` and rejects a ranged stream.
+   */
+  async put(key: string, body: Readable | Buffer | string, contentType = 'application/octet-stream', contentLength?: number): Promise<void> {
     const upload = new Upload({
       client: this.s3,
-      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType },
+      params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ...(contentLength === undefined ? {} : { ContentLength: contentLength }) },
       partSize: UPLOAD_PART_SIZE,
       queueSize: UPLOAD_QUEUE_SIZE,
       leavePartsOnError: false,

@@ -110,7 +110,7 @@ export class SliceWriter {
     const key = `${this.options.key}${sliceSuffix(index, this.options.gzip)}`;
     const size = statSync(slice.path).size - slice.headerBytes;
     try {
-      await this.options.objects.put(key, size > 0 ? createReadStream(slice.path, { start: slice.headerBytes }) : Buffer.alloc(0));
+      await this.options.objects.put(key, size > 0 ? createReadStream(slice.path, { start: slice.headerBytes }) : Buffer.alloc(0), undefined, size);
     } finally {
       unlinkSync(slice.path);
     }
@@ -125,7 +125,7 @@ export class SliceWriter {
     if (this.slices.length === 1) {
       const size = statSync(this.current.path).size;
       try {
-        await this.options.objects.put(this.options.key, createReadStream(this.current.path));
+        await this.options.objects.put(this.options.key, createReadStream(this.current.path), undefined, size);
       } finally {
         unlinkSync(this.current.path);
       }
