@@ -203,6 +203,9 @@ export interface StorageClient {
   close(): Promise<void>;
 }
 
+/** Largest file the importer accepts: 2 GB. Bigger files go through a direct (multipart) upload. */
+export const IMPORTER_MAX_BYTES = 2 * 1024 * 1024 * 1024;
+
 /** Statuses an async POST may answer with; the service uses 202. */
 const ASYNC_STATUSES = [200, 201, 202] as const;
 
@@ -320,7 +323,17 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
       }
       const name = input.name ?? (input.path ? basename(input.path) : undefined);
       requireNonEmpty('uploadViaImporter', 'name', name);
-      const size = input.path ? (await stat(input.path)).size : input.sizeBytes;
+      let size = input.sizeBytes;
+      if (input.path) {
+        try {
+          size = (await stat(input.path)).size;
+        } catch (err) {
+          throw new SapiInvalidInputError(`uploadViaImporter: cannot read ${input.path}: ${(err as Error).message}`);
+        }
+      }
+      if (size !== undefined && size > IMPORTER_MAX_BYTES) {
+        throw new SapiInvalidInputError(`uploadViaImporter: ${name} has ${size} bytes, the importer accepts at most ${IMPORTER_MAX_BYTES}; use a direct upload (prepare + multipart)`);
+      }
       const base = await client.getImportUrl(input);
       const fields = {
         name,

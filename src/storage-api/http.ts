@@ -170,6 +170,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         outcome = { kind: 'status', status, retryAfter };
         failure = (mayHaveReachedService) => httpError(desc, status, text, retryAfter, mayHaveReachedService);
       } catch (err) {
+        // A body stream undici did not consume still holds its file descriptor.
+        if (body !== undefined && typeof body === 'object' && 'destroy' in body && !body.destroyed) body.destroy();
         if (err instanceof SapiError) throw err;
         if (req.signal?.aborted) throw req.signal.reason ?? err;
         const cls = classifyTransportError(err);

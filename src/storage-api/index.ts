@@ -1,6 +1,7 @@
 /** Public surface of the Storage API client. */
 export {
   createStorageClient,
+  IMPORTER_MAX_BYTES,
   type StorageClient,
   type StorageClientOptions,
   type CallOptions,
