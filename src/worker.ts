@@ -2,6 +2,9 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { loadSettings, type Settings } from './config';
 import { SapiPlugin, workflowsPath } from './plugin';
 
+/** Longest time a heartbeat (a resume point) waits before it is sent to the server. */
+export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
+
 export interface RunWorkerOptions {
   settings?: Settings;
   /** Overrides merged into the worker options (e.g. `workflowBundle` in tests). */
@@ -36,6 +39,8 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
         namespace: settings.temporal.namespace,
         taskQueue,
         plugins: [plugin],
+        // heartbeats carry resume points (finished parts/slices/pages): send them often enough to be worth it
+        maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
         ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
         ...options.worker,
       }),
