@@ -6,6 +6,7 @@
  * Messages say where the failure happened, what was received and, when we know, how to fix it.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { jobOutcome, type JobLike } from './storage-api/poll-schedule';
 
 /** Every code this package raises. Stable: used as the Temporal failure `type`. */
 export const SapiErrorCode = {
@@ -314,6 +315,18 @@ export class SapiJobFailedError extends SapiError {
       details: compact({ jobId: options.job.id, operationName: options.job.operationName, jobMessage: options.message }),
     });
     this.jobId = options.job.id;
+  }
+
+  /** The error of a job record whose status is `error` (error as a string or `{code, message, exceptionId}`), else undefined. */
+  static fromJob(job: JobLike & { id: number | string; url?: string }): SapiJobFailedError | undefined {
+    const outcome = jobOutcome(job);
+    if (outcome.kind !== 'error') return undefined;
+    return new SapiJobFailedError({
+      job: { id: job.id, operationName: job.operationName, url: job.url },
+      message: outcome.message,
+      serviceCode: outcome.code,
+      exceptionId: outcome.exceptionId,
+    });
   }
 }
 

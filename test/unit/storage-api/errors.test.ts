@@ -67,6 +67,12 @@ describe('error registry', () => {
     expect(e).toMatchObject({ code: 'SAPI_JOB_FAILED', retryable: false, jobId: 12 });
   });
 
+  it('builds the job error from a job record, string or object', () => {
+    expect(SapiJobFailedError.fromJob({ id: 1, status: 'success' })).toBeUndefined();
+    expect(SapiJobFailedError.fromJob({ id: 2, status: 'error', error: 'File 5 not found', operationName: 'tableCreate' })?.message).toBe('Storage job 2 (tableCreate) failed "File 5 not found"');
+    expect(SapiJobFailedError.fromJob({ id: 3, status: 'error', error: { code: 'storage.x', message: 'm', exceptionId: 'e' } })).toMatchObject({ serviceCode: 'storage.x', exceptionId: 'e', code: 'SAPI_JOB_FAILED' });
+  });
+
   it('renders transfer context as [k=v]', () => {
     const e = new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed', context: { bucket: 'b', key: 'k', part: 12 }, cause: new Error('socket hang up') });
     expect(e.message).toBe('upload failed [bucket=b, key=k, part=12]: socket hang up');
