@@ -37,7 +37,10 @@ export async function pendingHeartbeat<T>(handle: WorkflowHandle, activityType: 
 /** Every byte of the history, payloads decoded to text, for scanning (secrets must not appear). */
 export async function historyText(handle: WorkflowHandle): Promise<string> {
   const history = await handle.fetchHistory();
-  return JSON.stringify(history, (_key, value: unknown) =>
-    value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
-  );
+  // payload bytes arrive as Uint8Array or, in the JSON form of the history, as base64 `data` strings
+  return JSON.stringify(history, (key, value: unknown) => {
+    if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+    if (key === 'data' && typeof value === 'string') return Buffer.from(value, 'base64').toString('utf8');
+    return value;
+  });
 }
