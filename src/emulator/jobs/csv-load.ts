@@ -85,51 +85,66 @@ export async function loadCsvIntoStaging(input: {
   try {
     for (const part of parts) {
       const body = await part.open();
+      const fromLine = part.index === 0 ? dialect.ignoredLinesCount + 1 : 1;
       const parser = parse({
         delimiter: dialect.delimiter,
         quote: dialect.enclosure === '' ? false : dialect.enclosure,
         escape: dialect.escapedBy || dialect.enclosure || null,
         bom: true,
         skip_empty_lines: true,
-        relax_column_count: true,
-        info: true,
-        from_line: part.index === 0 ? dialect.ignoredLinesCount + 1 : 1,
+        // The parser checks every record against the first one's length and names the line when they differ
+        // (`info: true` would give per-record lines but halves the throughput); the first record is checked here.
+        relax_column_count: false,
+        from_line: fromLine,
       });
-      body.on('error', (error) => parser.destroy(error));
-      body.pipe(parser);
-      let firstRecord = true;
-      try {
-        for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-          const { record, info } = item;
-          if (firstRecord) {
-            firstRecord = false;
-            if (!explicit) {
-              if (!columns) {
-                validateColumnNames(record, `the header of ${part.label}, line ${info.lines}`);
-                columns = record;
-                await startStaging(columns);
-                continue;
+      await new Promise<void>((resolve, reject) => {
+        let firstRecord = true;
+        let failed = false;
+        const fail = (error: unknown): void => {
+          if (failed) return;
+          failed = true;
+          body.destroy();
+          parser.destroy();
+          reject(error instanceof JobError ? error : new JobError('storage.tables.invalidCsv', `${part.label} is not valid CSV (RFC 4180): ${(error as Error).message}`));
+        };
+        parser.on('data', (record: string[]) => {
+          if (failed) return;
+          try {
+            if (firstRecord) {
+              firstRecord = false;
+              if (!explicit) {
+                if (!columns) {
+                  validateColumnNames(record, `the header of ${part.label}, line ${fromLine}`);
+                  columns = record;
+                  parser.pause();
+                  startStaging(columns).then(() => parser.resume(), fail);
+                  return;
+                }
+                // Later slices may repeat the header: skip it when it does.
+                if (record.length === columns.length && record.every((v, i) => v === columns![i])) return;
               }
-              // Later slices may repeat the header: skip it when it does.
-              if (record.length === columns.length && record.every((v, i) => v === columns![i])) continue;
             }
+            if (rowsCount === 0 && record.length !== columns!.length) {
+              throw new JobError(
+                'storage.tables.invalidCsv',
+                `${part.label}, first data record (line ${fromLine} or later): expected ${columns!.length} values (columns ${columns!.join(',')}), got ${record.length}; check the delimiter ${JSON.stringify(dialect.delimiter)} and the enclosure ${JSON.stringify(dialect.enclosure)}`,
+              );
+            }
+            const app = appender!;
+            for (const value of record) app.appendVarchar(nullValues.size && nullValues.has(value) ? '' : value);
+            app.endRow();
+            rowsCount += 1;
+          } catch (error) {
+            fail(error);
           }
-          if (record.length !== columns!.length) {
-            throw new JobError(
-              'storage.tables.invalidCsv',
-              `${part.label}, line ${info.lines}: expected ${columns!.length} values (columns ${columns!.join(',')}), got ${record.length}; check the delimiter ${JSON.stringify(dialect.delimiter)} and the enclosure ${JSON.stringify(dialect.enclosure)}`,
-            );
-          }
-          const app = appender!;
-          for (const value of record) app.appendVarchar(nullValues.has(value) ? '' : value);
-          app.endRow();
-          rowsCount += 1;
-        }
-      } catch (error) {
-        body.destroy();
-        if (error instanceof JobError) throw error;
-        throw new JobError('storage.tables.invalidCsv', `${part.label} is not valid CSV (RFC 4180): ${(error as Error).message}`);
-      }
+        });
+        parser.on('error', fail);
+        body.on('error', fail);
+        parser.on('end', () => {
+          if (!failed) resolve();
+        });
+        body.pipe(parser);
+      });
     }
     if (!columns) {
       throw new JobError('storage.tables.emptyFile', `file ${input.file.id} is empty: a header row with column names is expected (or pass columns[])`);

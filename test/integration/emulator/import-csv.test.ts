@@ -18,7 +18,8 @@ describe('CSV imports', () => {
 
   test.each([
     ['an unclosed quote', 'id,name\n2,"open\n3,x\n', /Quote Not Closed/i, /line/],
-    ['a ragged row', 'id,name\n2,a\n3\n', /line 3: expected 2 values/, /line 3/],
+    ['a ragged row', 'id,name\n2,a\n3\n', /Invalid Record Length: expect 2, got 1/, /line 3/],
+    ['a data row longer than the header', 'id,name\n2,a,x\n3,b\n', /expect 2, got 3/, /line 2/],
     ['a duplicate column', 'id,id\n2,a\n', /duplicate column/i, /"id"/],
     ['an invalid column name', 'id,na me\n2,a\n', /invalid column name/i, /"na me"/],
     ['a column name longer than 64 characters', `id,${'x'.repeat(65)}\n2,a\n`, /invalid column name/i, /x{65}/],
@@ -66,6 +67,12 @@ describe('CSV imports', () => {
     const job = await importTable(env.api, T, 'x9,nine,9\n', { columns: ['extra', 'name', 'id'], incremental: true });
     expect(job.status).toBe('success');
     expect((await env.emulator.readTable(T)).rows.find((r) => r[0] === '9')).toEqual(['9', 'nine', 'x9']);
+  });
+
+  test('a headerless file whose rows do not match columns[] fails the job', async () => {
+    const job = await importTable(env.api, T, '1,2\n', { columns: ['id', 'name', 'extra'], incremental: true });
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/expected 3 values \(columns id,name,extra\), got 2/);
   });
 
   test('withoutHeaders loads a headerless file in the table column order', async () => {
