@@ -23,7 +23,7 @@ async function writeCsv(path: string, sizeBytes: number): Promise<number> {
   const pad = 'p'.repeat(200);
   while (written < sizeBytes) {
     const line = `${rows},${pad}\n`;
-    if (!out.write(line)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
     written += line.length;
     rows++;
   }
