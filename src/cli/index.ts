@@ -1,27 +1,53 @@
 import { Command, CommanderError } from 'commander';
+import type { CliContext } from './common';
 import { registerDevCommand } from './dev';
+import { registerEmulatorCommand } from './emulator';
+import { registerExportCommand } from './export';
+import { oneLine } from './failure';
+import { registerImportCommand } from './import';
+import type { TransferRunner } from './run-transfer';
+import { registerWorkerCommand } from './worker';
+
+/** Exit code of a command that failed. */
+export const FAILURE_EXIT_CODE = 1;
+/** Exit code of a usage error (unknown option, missing argument, invalid option value). */
+export const USAGE_EXIT_CODE = 2;
+
+// loaded on first use, so `--help` and `dev` do not load the Temporal client
+const lazyRunTransfer: TransferRunner = async (run) => (await import('./run-transfer')).runTransfer(run);
 
 /** Builds the `sapi-temporal` command tree; each command lives in its own file and registers itself. */
-export function buildProgram(): Command {
+export function buildProgram(context: Partial<CliContext> = {}): Command {
+  const resolved: CliContext = { env: context.env ?? process.env, runTransfer: context.runTransfer ?? lazyRunTransfer };
   const program = new Command('sapi-temporal')
     .description('Durable Temporal workflows for the Storage API: import, export, extract; plus a local dev stack')
     .showHelpAfterError()
     .exitOverride();
+  registerImportCommand(program, resolved);
+  registerExportCommand(program, resolved);
+  registerWorkerCommand(program, resolved);
+  registerEmulatorCommand(program, resolved);
   registerDevCommand(program);
   return program;
 }
 
+/**
+ * Runs the CLI on `argv` (`process.argv` shape: node, script, arguments…) and resolves with the exit code: 0, 1
+ * after a failure (one `sapi-temporal: …` line on stderr), 2 after a usage error (commander's message).
+ */
+export async function run(argv: string[], context: Partial<CliContext> = {}): Promise<number> {
+  try {
+    await buildProgram(context).parseAsync(argv);
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`sapi-temporal: ${oneLine(message)}\n`);
+    return FAILURE_EXIT_CODE;
+  }
+}
+
 /** CLI entry point: errors end as one line on stderr and a non-zero exit code. */
 export async function main(argv: string[]): Promise<void> {
-  try {
-    await buildProgram().parseAsync(argv);
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      process.exitCode = err.exitCode;
-      return;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`sapi-temporal: ${message.replace(/\s*\n\s*/g, ' | ')}\n`);
-    process.exitCode = 1;
-  }
+  process.exitCode = await run(argv);
 }

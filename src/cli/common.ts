@@ -1,0 +1,148 @@
+// Pieces every CLI command shares: where Temporal is, the flags that say so, and option value parsers.
+import { resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_TASK_QUEUE, loadSettings } from '../config';
+import type { TransferRunner } from './run-transfer';
+
+/** Where the CLI reaches Temporal. The CLI needs nothing else: Storage tokens live in the worker's environment. */
+export interface CliSettings {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+/** `--address`, `--namespace`, `--task-queue` as commander parses them. */
+export interface TemporalFlags {
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+/** What the commands depend on; tests replace `runTransfer` to see the workflow input a command line produces. */
+export interface CliContext {
+  /** Environment the commands read. Default `process.env`. */
+  env: NodeJS.ProcessEnv;
+  /** Starts a transfer workflow, shows its progress and prints its result. Default {@link runTransfer}. */
+  runTransfer: TransferRunner;
+}
+
+/** Adds the Temporal connection flags; each overrides its environment variable. */
+export function addTemporalOptions(command: Command): Command {
+  return command
+    .option('--address <host:port>', 'Temporal frontend address (default: TEMPORAL_ADDRESS, else localhost:7233)')
+    .option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, else default)')
+    .option('--task-queue <queue>', `task queue the worker polls (default: TEMPORAL_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE})`);
+}
+
+/** The environment with the Temporal flags written over their variables, for code that reads settings from env. */
+export function withTemporalFlags(env: NodeJS.ProcessEnv, flags: TemporalFlags): NodeJS.ProcessEnv {
+  const overrides: NodeJS.ProcessEnv = {};
+  if (flags.address !== undefined) overrides.TEMPORAL_ADDRESS = flags.address;
+  if (flags.namespace !== undefined) overrides.TEMPORAL_NAMESPACE = flags.namespace;
+  if (flags.taskQueue !== undefined) overrides.TEMPORAL_TASK_QUEUE = flags.taskQueue;
+  return { ...env, ...overrides };
+}
+
+/**
+ * The Temporal settings of the CLI: `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_TASK_QUEUE` (flags win), with
+ * the worker's defaults. Only these variables are read, so `SAPI_URL`/`SAPI_TOKEN` are neither needed nor validated.
+ */
+export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): CliSettings {
+  const merged = withTemporalFlags(env, flags);
+  // the worker's own parser, fed only the Temporal variables: same defaults and messages, no Storage connection
+  const { temporal } = loadSettings({
+    TEMPORAL_ADDRESS: merged.TEMPORAL_ADDRESS,
+    TEMPORAL_NAMESPACE: merged.TEMPORAL_NAMESPACE,
+    TEMPORAL_TASK_QUEUE: merged.TEMPORAL_TASK_QUEUE,
+  });
+  return { ...temporal };
+}
+
+/**
+ * A source or destination as the worker must see it: URLs (`s3://…`, `https://…`) unchanged, local paths made
+ * absolute against the CLI's working directory (the worker may run elsewhere).
+ */
+export function workerLocation(location: string, cwd: string = process.cwd()): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(location) ? location : resolve(cwd, location);
+}
+
+/** Parses `a,b , c` into `['a', 'b', 'c']`. */
+export function parseList(value: string): string[] {
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (items.length === 0) throw new InvalidArgumentError(`expected a comma-separated list, got ${JSON.stringify(value)}`);
+  return items;
+}
+
+/** Parses a whole number ≥ `min`. */
+export function integerParser(min: number): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(number) || number < min) {
+      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}`);
+    }
+    return number;
+  };
+}
+
+/** Parses a positive number (fractions allowed). */
+export function parsePositiveNumber(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number <= 0) throw new InvalidArgumentError(`expected a positive number, got ${JSON.stringify(value)}`);
+  return number;
+}
+
+/** Parses a one-character CSV delimiter or enclosure; `\t` and `tab` mean a tab. */
+export function parseCsvCharacter(value: string): string {
+  const character = value === '\\t' || value.toLowerCase() === 'tab' ? '\t' : value;
+  if ([...character].length !== 1) throw new InvalidArgumentError(`expected one character (or \\t), got ${JSON.stringify(value)}`);
+  return character;
+}
+
+/** A workflow id no other run uses: `<verb>-<target>-<time><random>`. */
+export function defaultWorkflowId(verb: string, target: string): string {
+  return `${verb}-${target}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** Exit code after a second stop signal (128 + SIGINT). */
+export const INTERRUPTED_EXIT_CODE = 130;
+
+/**
+ * Calls `first` on the first of `signals` (a graceful stop) and exits at once on the next one. Returns the function
+ * that removes the handlers.
+ */
+export function onStopSignals(signals: NodeJS.Signals[], first: (signal: NodeJS.Signals) => void): () => void {
+  let count = 0;
+  const handler = (signal: NodeJS.Signals) => {
+    if (++count === 1) first(signal);
+    else process.exit(INTERRUPTED_EXIT_CODE);
+  };
+  for (const signal of signals) process.on(signal, handler);
+  return () => {
+    for (const signal of signals) process.off(signal, handler);
+  };
+}
+
+/** `value` without its undefined properties (workflow inputs stay minimal and readable in the Temporal UI). */
+export function definedOnly<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined)) as T;
+}
+
+/** Adds the flags every workflow command takes: Temporal connection, `--connection`, `--workflow-id`, `--transfer-task-queue`, `--json`. */
+export function addWorkflowOptions(command: Command): Command {
+  return addTemporalOptions(command)
+    .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
+    .option('--workflow-id <id>', 'workflow id (default: <verb>-<table>-<unique suffix>)')
+    .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
+    .option('--json', 'print one JSON object with the result on stdout (no progress bar, no summary)');
+}
+
+/** The flags {@link addWorkflowOptions} adds, as commander parses them. */
+export interface WorkflowFlags extends TemporalFlags {
+  connection?: string;
+  workflowId?: string;
+  transferTaskQueue?: string;
+  json?: boolean;
+}

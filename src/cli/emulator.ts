@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { type Command } from 'commander';
+import { DEFAULT_FILES_BUCKET } from '../dev/stack';
+import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorS3Options } from '../emulator/options';
+import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
+import { describeFailure } from './failure';
+import { CliError } from './run-transfer';
+
+/** Region used when `AWS_REGION` is not set (MinIO's default). */
+export const DEFAULT_EMULATOR_REGION = 'us-east-1';
+
+/** `sapi-temporal emulator` flags as commander parses them. */
+export interface EmulatorFlags {
+  port: number;
+  host: string;
+  dataDir: string;
+  token?: string;
+  sliceSizeMb?: number;
+}
+
+/**
+ * The emulator's object storage from the environment: `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY` (required: a MinIO server and its root keys, for STS), `AWS_REGION` (default us-east-1),
+ * `SAPI_EMULATOR_BUCKET` (default `sapi-files`).
+ */
+export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
+  const required = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
+  const missing = required.filter((name) => !env[name]);
+  if (missing.length > 0) {
+    throw new CliError(
+      'SAPI_INVALID_INPUT',
+      `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: the emulator keeps files in a MinIO server and needs its endpoint and root keys ` +
+        '(`sapi-temporal dev` runs the whole stack instead)',
+    );
+  }
+  return {
+    endpoint: env.AWS_ENDPOINT_URL_S3 ?? '',
+    accessKeyId: env.AWS_ACCESS_KEY_ID ?? '',
+    secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '',
+    region: env.AWS_REGION || DEFAULT_EMULATOR_REGION,
+    bucket: env.SAPI_EMULATOR_BUCKET || DEFAULT_FILES_BUCKET,
+  };
+}
+
+/** `sapi-temporal emulator`: the Storage API emulator on an S3 endpoint from the environment, until SIGINT/SIGTERM. */
+export function registerEmulatorCommand(program: Command, context: CliContext): void {
+  program
+    .command('emulator')
+    .description(
+      'run the Storage API emulator until Ctrl-C/SIGTERM; files go to the S3 endpoint in AWS_ENDPOINT_URL_S3 (MinIO, with ' +
+        `AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_REGION, bucket SAPI_EMULATOR_BUCKET or ${DEFAULT_FILES_BUCKET})`,
+    )
+    .option('--port <port>', 'port to listen on (default: a free one)', integerParser(0), 0)
+    .option('--host <host>', 'interface to listen on', DEFAULT_EMULATOR_HOST)
+    .option('--data-dir <dir>', 'where tables, file records and jobs are kept (a restart on it keeps them)', '.data/emulator')
+    .option('--token <token>', 'the Storage token the emulator accepts (default: a generated one, printed)')
+    .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
+    .action(async (flags: EmulatorFlags) => {
+      try {
+        if (flags.port > 65535) throw new CliError('SAPI_INVALID_INPUT', `--port must be 0–65535, got ${flags.port}`);
+        const s3 = emulatorS3(context.env);
+        const { createEmulator } = await import('../emulator');
+        const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;
+        const dataDir = resolve(flags.dataDir);
+        const emulator = await createEmulator({
+          port: flags.port,
+          host: flags.host,
+          dataDir,
+          s3,
+          tokens: [{ token, description: 'sapi-temporal emulator' }],
+          sliceSizeBytes: flags.sliceSizeMb === undefined ? undefined : Math.round(flags.sliceSizeMb * 1024 * 1024),
+        });
+        const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token };
+        const width = Math.max(...Object.keys(env).map((key) => key.length));
+        process.stdout.write(`Storage API emulator is up (data in ${dataDir}):\n`);
+        for (const [key, value] of Object.entries(env)) process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);
+        process.stdout.write('press Ctrl-C to stop\n');
+        let release = () => undefined as void;
+        await new Promise<void>((stop) => {
+          release = onStopSignals(['SIGINT', 'SIGTERM'], () => {
+            process.stderr.write('stopping the emulator (signal again to exit now)\n');
+            stop();
+          });
+        });
+        try {
+          await emulator.close();
+        } finally {
+          release();
+        }
+      } catch (err) {
+        throw new Error(describeFailure(err, 'emulator'), { cause: err });
+      }
+    });
+}

@@ -1,0 +1,82 @@
+// Turns whatever a command failed with into the one line the CLI prints: what failed, the failure type and the
+// root cause, not the wrappers Temporal puts around it ("Workflow execution failed", "Activity task failed").
+import { WorkflowFailedError } from '@temporalio/client';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  ChildWorkflowFailure,
+  ServerFailure,
+  TerminatedFailure,
+  TimeoutFailure,
+} from '@temporalio/common';
+
+/** The failure that says what went wrong, with its type and the activity it came from. */
+export interface RootFailure {
+  /** `SAPI_…` for our failures, `TIMEOUT_<kind>`, `CANCELLED`, `TERMINATED`, or the error's code/name. */
+  type: string;
+  message: string;
+  /** Activity type, when the failure came from an activity. */
+  activity?: string;
+}
+
+/** Longest chain of causes followed (a guard against cycles). */
+const MAX_CAUSE_DEPTH = 16;
+
+/** Unwraps WorkflowFailedError → (ChildWorkflowFailure →) ActivityFailure → the failure underneath. */
+export function rootFailure(err: unknown): RootFailure {
+  let current = err;
+  let activity: string | undefined;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && isWrapper(current) && current.cause !== undefined; depth++) {
+    if (current instanceof ActivityFailure) activity = current.activityType;
+    current = current.cause;
+  }
+  return { type: failureType(current), message: failureMessage(current), activity };
+}
+
+/**
+ * One line for stderr: `import failed [SAPI_JOB_FAILED] Storage job 12 (…) failed: … (workflow import-…)`.
+ * `what` names the command (`import`), `workflowId` where to look in the Temporal UI.
+ */
+export function describeFailure(err: unknown, what: string, workflowId?: string): string {
+  const root = rootFailure(err);
+  const where = [root.activity && `activity ${root.activity}`, workflowId && `workflow ${workflowId}`].filter(Boolean);
+  return oneLine(`${what} failed [${root.type}] ${root.message}${where.length ? ` (${where.join(', ')})` : ''}`);
+}
+
+/** Folds line breaks so a message stays one line on stderr. */
+export function oneLine(message: string): string {
+  return message.trim().replace(/\s*\n\s*/g, ' | ');
+}
+
+function isWrapper(err: unknown): err is Error & { cause?: unknown } {
+  return err instanceof WorkflowFailedError || err instanceof ActivityFailure || err instanceof ChildWorkflowFailure;
+}
+
+function failureType(err: unknown): string {
+  if (err instanceof ApplicationFailure) return err.type ?? 'ApplicationFailure';
+  if (err instanceof TimeoutFailure) return `TIMEOUT_${err.timeoutType ?? 'UNKNOWN'}`;
+  if (err instanceof CancelledFailure) return 'CANCELLED';
+  if (err instanceof TerminatedFailure) return 'TERMINATED';
+  if (err instanceof ServerFailure) return 'SERVER_FAILURE';
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' && code !== '' ? code : err.name;
+  }
+  return 'Error';
+}
+
+/** The message, plus the causes' messages for other errors (a gRPC error says why only in its cause). */
+function failureMessage(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  // our failures carry a complete message (where, what, how to fix); their causes repeat it
+  if (err instanceof ApplicationFailure) return err.message || (err.type ?? 'application failure');
+  const parts = [err.message || err.name];
+  let cause: unknown = err.cause;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && cause instanceof Error; depth++) {
+    const message = cause.message;
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+    cause = cause.cause;
+  }
+  return parts.join(': ');
+}

@@ -1,0 +1,94 @@
+import { type Command, Option } from 'commander';
+import type { CsvDialect, ImportTableInput, ImportTableResult } from '../workflows/types';
+import {
+  addWorkflowOptions,
+  cliSettings,
+  defaultWorkflowId,
+  definedOnly,
+  parseCsvCharacter,
+  parseList,
+  workerLocation,
+  type CliContext,
+  type WorkflowFlags,
+} from './common';
+import { formatBytes } from './progress';
+
+/** `sapi-temporal import` flags as commander parses them. */
+export interface ImportFlags extends WorkflowFlags {
+  bucket: string;
+  table: string;
+  createBucket?: boolean;
+  mode: 'create' | 'load';
+  incremental?: boolean;
+  primaryKey?: string[];
+  via?: 'direct' | 'importer';
+  delimiter?: string;
+  enclosure?: string;
+  gzip?: boolean;
+}
+
+/** The workflow input a command line describes; a relative local `source` is made absolute against `cwd`. */
+export function importInput(source: string, flags: ImportFlags, cwd: string = process.cwd()): ImportTableInput {
+  const csv: CsvDialect = definedOnly({ delimiter: flags.delimiter, enclosure: flags.enclosure });
+  return definedOnly<ImportTableInput>({
+    connection: flags.connection,
+    source: workerLocation(source, cwd),
+    bucketId: flags.bucket,
+    createBucket: flags.createBucket,
+    table: flags.table,
+    mode: flags.mode,
+    incremental: flags.incremental,
+    primaryKey: flags.primaryKey,
+    csv: Object.keys(csv).length > 0 ? csv : undefined,
+    via: flags.via,
+    gzip: flags.gzip,
+    transferTaskQueue: flags.transferTaskQueue,
+  });
+}
+
+/** `sapi-temporal import <source>`: runs `importTableWorkflow` and waits for the table. */
+export function registerImportCommand(program: Command, context: CliContext): void {
+  const command = program
+    .command('import')
+    .description('import a CSV into a Storage table (importTableWorkflow) and wait for it, with a progress bar')
+    .argument(
+      '<source>',
+      'a file on the worker\'s host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
+    )
+    .requiredOption('--bucket <id>', 'bucket id, e.g. in.c-main')
+    .requiredOption('--table <name>', 'table name within the bucket')
+    .option('--create-bucket', 'create the bucket when it does not exist')
+    .addOption(new Option('--mode <mode>', 'create a new table or load into an existing one').choices(['create', 'load']).default('create'))
+    .option('--incremental', 'with --mode load: append (upsert by primary key) instead of replacing the rows')
+    .option('--primary-key <columns>', 'primary key columns, comma-separated (a,b)', parseList)
+    .addOption(new Option('--via <via>', 'upload directly to object storage (resumable) or through the importer service (default: direct)').choices(['direct', 'importer']))
+    .option('--delimiter <char>', 'CSV delimiter (default ","; \\t or tab for a tab)', parseCsvCharacter)
+    .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
+    .option('--gzip', 'compress while uploading');
+  addWorkflowOptions(command).action(async (source: string, flags: ImportFlags) => {
+    if (flags.incremental && flags.mode !== 'load') {
+      command.error('error: --incremental needs --mode load (a new table has nothing to append to)', { exitCode: 2, code: 'sapi.usage' });
+    }
+    const input = importInput(source, flags);
+    const tableId = `${input.bucketId}.${input.table}`;
+    await context.runTransfer<ImportTableInput, ImportTableResult>({
+      verb: 'import',
+      workflowType: 'importTableWorkflow',
+      workflowId: flags.workflowId ?? defaultWorkflowId('import', tableId),
+      input,
+      settings: cliSettings(context.env, flags),
+      json: flags.json ?? false,
+      summarize: (result) => ({
+        title: `imported ${result.importedRowsCount} rows into ${result.tableId}`,
+        fields: [
+          ['table', result.tableId],
+          ['rows', result.importedRowsCount],
+          ['bytes', `${formatBytes(result.bytes)} (${result.bytes} B${input.gzip ? ' gzipped' : ''})`],
+          ['sha256', result.sha256],
+          ['file id', result.fileId],
+          ['job id', result.jobId],
+        ],
+      }),
+    });
+  });
+}
