@@ -17,6 +17,7 @@ import { type TokenRecord } from './model';
 import { ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
+  DEFAULT_DUCKDB_MEMORY_LIMIT,
   DEFAULT_EMULATOR_HOST,
   DEFAULT_JOB_PROCESSING_MS,
   DEFAULT_JOB_WAITING_MS,
@@ -55,6 +56,7 @@ const optionsSchema = z.object({
   credentialsTtlSeconds: z.number().int().min(900).max(43_200).optional(),
   requestLogLimit: z.number().int().positive().optional(),
   publicUrl: z.string().url().optional(),
+  duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
 });
 
 /**
@@ -83,7 +85,10 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   const state = new DocLog(join(options.dataDir, 'state.jsonl'));
   let tables: TableStore;
   try {
-    tables = await TableStore.open(join(options.dataDir, 'tables.duckdb'));
+    tables = await TableStore.open(join(options.dataDir, 'tables.duckdb'), {
+      memoryLimit: options.duckdbMemoryLimit ?? DEFAULT_DUCKDB_MEMORY_LIMIT,
+      tempDirectory: join(tmpDir, 'duckdb'),
+    });
   } catch (error) {
     state.close();
     objects.destroy();

@@ -18,6 +18,8 @@ export const DEFAULT_CREDENTIALS_TTL_SECONDS = 43_200;
 export const DEFAULT_PRESIGN_TTL_SECONDS = 3_600;
 /** Default number of entries kept in the request log (oldest dropped first). */
 export const DEFAULT_REQUEST_LOG_LIMIT = 10_000;
+/** Default DuckDB buffer pool limit; larger tables spill to `<dataDir>/tmp/duckdb`. */
+export const DEFAULT_DUCKDB_MEMORY_LIMIT = '256MB';
 /** Path prefix under which the same server serves the importer service. */
 export const IMPORTER_PREFIX = '/import';
 
@@ -70,6 +72,8 @@ export interface EmulatorOptions {
   credentialsTtlSeconds?: number;
   /** Entries kept in the request log. Default {@link DEFAULT_REQUEST_LOG_LIMIT}. */
   requestLogLimit?: number;
+  /** DuckDB memory limit, e.g. `'256MB'`. Default {@link DEFAULT_DUCKDB_MEMORY_LIMIT}. */
+  duckdbMemoryLimit?: string;
   /** Public base URL when behind a proxy (used in `url` fields); default `http://<host>:<port>`. */
   publicUrl?: string;
 }

@@ -29,8 +29,9 @@ export class TableStore {
     private readonly main: DuckDBConnection,
   ) {}
 
-  static async open(path: string): Promise<TableStore> {
-    const instance = await DuckDBInstance.create(path);
+  /** Opens (or creates) the database; `memoryLimit` bounds DuckDB's buffer pool (it spills to `tempDirectory`). */
+  static async open(path: string, options: { memoryLimit: string; tempDirectory: string }): Promise<TableStore> {
+    const instance = await DuckDBInstance.create(path, { memory_limit: options.memoryLimit, temp_directory: options.tempDirectory });
     const main = await instance.connect();
     const store = new TableStore(instance, main);
     await main.run('CREATE SCHEMA IF NOT EXISTS _emulator');
