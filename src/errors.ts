@@ -430,10 +430,37 @@ export function toApplicationFailure(err: unknown): ApplicationFailure {
       cause: err.cause instanceof Error ? err.cause : undefined,
     });
   }
+  if (isCodedError(err)) {
+    // other registries of this package with the same shape (the extractor's `SAPI_EXTRACT…` errors)
+    const view = typeof err.toJSON === 'function' ? err.toJSON() : { code: err.code };
+    return ApplicationFailure.create({
+      type: err.code,
+      message: err.message,
+      nonRetryable: !err.retryable,
+      details: [compact({ ...view, issues: err.issues })],
+      nextRetryDelay: typeof err.retryAfterMs === 'number' ? err.retryAfterMs : undefined,
+      cause: err.cause instanceof Error ? err.cause : undefined,
+    });
+  }
   if (err instanceof Error) {
     return ApplicationFailure.create({ type: err.name || 'Error', message: err.message, nonRetryable: false, cause: err });
   }
   return ApplicationFailure.create({ type: 'Error', message: String(err), nonRetryable: false });
+}
+
+/** An error with a `SAPI_…` code and a `retryable` flag (e.g. `ExtractorError`), not a `SapiError`. */
+interface CodedError extends Error {
+  code: string;
+  retryable: boolean;
+  retryAfterMs?: unknown;
+  issues?: unknown;
+  toJSON?: () => Record<string, unknown>;
+}
+
+function isCodedError(err: unknown): err is CodedError {
+  if (!(err instanceof Error)) return false;
+  const e = err as Partial<CodedError>;
+  return typeof e.code === 'string' && e.code.startsWith('SAPI_') && typeof e.retryable === 'boolean';
 }
 
 /** `err.code` when it is a string (Node system errors, undici errors, AWS SDK `name`s are handled by callers). */

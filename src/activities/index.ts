@@ -6,6 +6,7 @@ import { uploadSlices } from './upload-slices';
 import { uploadViaImporter } from './upload-via-importer';
 import { createTableAsync, exportTableAsync, getJob, loadTableAsync } from './table-jobs';
 import { downloadFile, getFileDetails } from './download-file';
+import { createExtractActivities } from './extract-activities';
 
 /**
  * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     exportTableAsync: exportTableAsync(deps),
     getFileDetails: getFileDetails(deps),
     downloadFile: downloadFile(deps),
+    ...createExtractActivities(deps),
   };
 }
 

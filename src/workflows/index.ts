@@ -4,3 +4,4 @@
 export { importTableWorkflow, progressQuery, cancelSignal, transferProgressSignal } from './import-table';
 export { exportTableWorkflow } from './export-table';
 export type * from './types';
+export { extractWorkflow, extractProgressQuery, pauseSignal, resumeSignal, extractCancelSignal, type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';

@@ -1,0 +1,19 @@
+import type { ActivityDeps } from './deps';
+import { buildTableCsv } from './extract-build-csv';
+import { fetchPages } from './extract-fetch-pages';
+import { findTable } from './extract-find-table';
+import { validateExtractConfig } from './extract-validate-config';
+
+/** The extraction's activities (registered by `createActivities`). */
+export function createExtractActivities(deps: ActivityDeps) {
+  return {
+    validateExtractConfig: validateExtractConfig(deps),
+    fetchPages: fetchPages(deps),
+    buildTableCsv: buildTableCsv(deps),
+    findTable: findTable(deps),
+  };
+}
+
+export type { FetchPagesInput, FetchPagesResult, FetchPagesCheckpoint, FetchPagesTotals } from './extract-fetch-pages';
+export type { BuildTableCsvInput, BuildTableCsvResult } from './extract-build-csv';
+export type { FindTableInput, FindTableResult } from './extract-find-table';

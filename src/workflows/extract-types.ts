@@ -1,0 +1,178 @@
+// Input, result, progress and checkpoint of `extractWorkflow`. Types only: safe for workflow code and for callers.
+import type { ParentContext, PageResult, ScrollerState, StopReason, TableSchema } from '../extractor/pure';
+import type { PollingOptions } from './types';
+
+/** How pages are fetched: one activity per page, or batches of pages per activity. */
+export type ExtractMode = 'page' | 'batch';
+
+/** Fetcher tuning passed to the page fetcher (see `FetchPageOptions`); every field optional. */
+export interface ExtractFetchTuning {
+  /** Attempts per request for 5xx, 408, 429 and network errors, inside one activity attempt. Default 4. */
+  maxAttempts?: number;
+  /** Backoff base (ms). Default 250. */
+  baseDelayMs?: number;
+  /** Backoff cap (ms). Default 5 000. */
+  maxDelayMs?: number;
+  /** Longest `Retry-After` waited inside the activity (ms); longer asks wait on a durable timer. Default 5 000. */
+  maxInlineRetryAfterMs?: number;
+  /** Time to receive response headers (ms). Default 30 000. */
+  headersTimeoutMs?: number;
+}
+
+/** Options of `extractWorkflow`; every field has a documented default. */
+export interface ExtractOptions {
+  /** `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`; `page`: one activity per page. */
+  mode?: ExtractMode;
+  /** Pages per activity in batch mode. Default 50. */
+  batchPages?: number;
+  /** Longest time one batch keeps fetching (s); the page in flight is finished. Default 10. */
+  batchSeconds?: number;
+  /** Load the tables into Storage at the end. Default true (false: build the CSVs only and return their URIs). */
+  load?: boolean;
+  /** After a `cancel` signal, load what was staged so far. Default true. */
+  loadOnCancel?: boolean;
+  /** Target bucket. Default `in.c-<outputBucket>` (or `outputBucket` as is when it already looks like `in.c-…`/`out.c-…`), else `in.c-extractor`. */
+  bucketId?: string;
+  /** Load into existing tables incrementally (append/upsert) instead of replacing their rows. Default false. */
+  incremental?: boolean;
+  /** Heartbeat timeout of the page-fetching activity (ms): how fast a dead worker's batch is taken over. Default 15 000. */
+  heartbeatTimeoutMs?: number;
+  /** Continue-as-new after this many pages in one run (besides the server's suggestion). Default: none (tests use it). */
+  continueAsNewAfterPages?: number;
+  /** Page fetcher tuning. */
+  fetch?: ExtractFetchTuning;
+  /** Polling of the Storage import jobs. */
+  polling?: PollingOptions;
+  /** Task queue of the extraction activities and of the import's transfer (needed with a local staging folder on a multi-host deployment: a queue polled by the one host that has the folder). Default: the workflow's. */
+  activityTaskQueue?: string;
+}
+
+/** Input of `extractWorkflow`. */
+export interface ExtractInput {
+  /** Named Storage connection configured on the worker (default `default`). Never a token. */
+  connection?: string;
+  /** The Generic-Extractor configuration JSON (`{parameters: {api, config}}`), validated by an activity before any request. */
+  config: unknown;
+  options?: ExtractOptions;
+  /** Internal: the checkpoint carried over a continue-as-new. Do not set. */
+  resume?: ExtractCheckpoint;
+}
+
+/** One output table. */
+export interface ExtractTableResult {
+  /** Table name (safe name of the `dataType`, or `<table>_<property>` for child tables). */
+  name: string;
+  /** `bucket.table` once loaded; `null` when not loaded (`load: false`, or cancelled without `loadOnCancel`). */
+  tableId: string | null;
+  /** Rows loaded (the import job's count), or rows staged when not loaded. */
+  rows: number;
+  /** Rows staged from the pages (equals `rows` after a full load). */
+  stagedRows: number;
+  /** CSV header: safe, unique Storage column names. */
+  columns: string[];
+  /** Where the built CSV is (`s3://…` or a path on the worker's host); absent when no CSV was built. */
+  csv?: string;
+}
+
+/** Per config job id (`"0"`, `"0.0"`), how many job runs ended for which reason. */
+export type StopReasonCounts = Record<string, Partial<Record<StopReason, number>>>;
+
+/** Result of `extractWorkflow`. */
+export interface ExtractResult {
+  workflowId: string;
+  /** Run id of the first run of the chain (also the staging key of this extraction). */
+  runId: string;
+  /** Runs in the continue-as-new chain (1 = none). */
+  runs: number;
+  bucketId: string;
+  tables: ExtractTableResult[];
+  /** Pages extracted (repeated responses excluded). */
+  pages: number;
+  records: number;
+  /** Response-body bytes. */
+  bytes: number;
+  /** Warnings (deduplicated, at most 100; `warningsDropped` counts the rest). */
+  warnings: string[];
+  warningsDropped: number;
+  stopReasons: StopReasonCounts;
+  /** True when ended by the `cancel` signal. */
+  cancelled: boolean;
+  /** Where the pages were staged: `<staging>/<runKey>/…`. */
+  runKey: string;
+}
+
+export type ExtractPhase = 'extracting' | 'paused' | 'loading' | 'done' | 'cancelled' | 'failed';
+
+/** Answer of the `progress` query. */
+export interface ExtractProgress {
+  phase: ExtractPhase;
+  /** Config id of the job being paginated (`"0"`, `"0.1"`), or null between jobs. */
+  job: string | null;
+  /** Pages of the current job run. */
+  page: number;
+  /** The next request's cursor value (or URL), shortened. */
+  cursor: string | null;
+  /** Totals over the whole extraction. */
+  pages: number;
+  records: number;
+  bytes: number;
+  /** Rows staged per table. */
+  tables: Record<string, number>;
+  runs: number;
+  warnings: number;
+  /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
+  waitingUntil?: number;
+  error?: string;
+}
+
+/** A child job run to execute: the child config job by id, its endpoint with placeholders filled, its context. */
+export interface ChildSpec {
+  jobId: string;
+  endpoint: string;
+  parentColumns: Record<string, string>;
+  parent: ParentContext;
+}
+
+/** A fetched page whose `nextStep` waits for its children (or for the workflow's decision). */
+export interface PendingPage {
+  pageNo: number;
+  /** Body-free input of `nextStep`. */
+  result: PageResult;
+  /** Child runs to execute before `nextStep`, in order. */
+  children: ChildSpec[];
+}
+
+/** One job run in progress (a top-level job, or one child run per parent row). */
+export interface JobFrame {
+  /** Sequence number of the run in this extraction (staging key part). */
+  runNo: number;
+  jobId: string;
+  /** The endpoint the run uses (placeholders filled for child runs). */
+  endpoint: string;
+  parentColumns: Record<string, string>;
+  parent: ParentContext | null;
+  state: ScrollerState;
+  pending: PendingPage | null;
+}
+
+/** Everything a run needs to carry on after a continue-as-new (small JSON; the config stays in the input). */
+export interface ExtractCheckpoint {
+  v: 1;
+  runKey: string;
+  runId: string;
+  runs: number;
+  /** Index of the next top-level job to start. */
+  nextJob: number;
+  nextRunNo: number;
+  /** Job runs in progress, outermost first. */
+  frames: JobFrame[];
+  schema: TableSchema;
+  rows: Record<string, number>;
+  pages: number;
+  records: number;
+  bytes: number;
+  warnings: string[];
+  warningsDropped: number;
+  stopReasons: StopReasonCounts;
+  paused: boolean;
+}
