@@ -1,9 +1,21 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { loadSettings, type Settings } from './config';
 import { SapiPlugin, workflowsPath } from './plugin';
 
 /** Longest time a heartbeat (a resume point) waits before it is sent to the server. */
 export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
+
+/**
+ * Sets the Temporal worker runtime's log level once per process (`SAPI_LOG_LEVEL`: TRACE, DEBUG, INFO, WARN, ERROR;
+ * default INFO for a plain worker). Call before the first worker or native connection; later calls are ignored.
+ */
+export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO'): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger(level.toUpperCase() as LogLevel) });
+  } catch {
+    /* the runtime is already installed: keep its logger */
+  }
+}
 
 export interface RunWorkerOptions {
   settings?: Settings;
