@@ -1,0 +1,203 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import type { TransferProgress } from '../../../src/workflows/types';
+import { eventually, repoRoot } from '../../harness/processes';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
+
+interface CliOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface RunningCli {
+  child: ChildProcess;
+  /** Output so far (grows while the process runs). */
+  output: { stdout: string; stderr: string };
+  done: Promise<CliOutcome>;
+}
+
+describe('the sapi-temporal CLI', () => {
+  const stack = testStack();
+  let env: SapiTestEnv;
+  let workDir: string;
+  beforeAll(async () => {
+    env = await startSapiTestEnv('cli');
+    workDir = mkdtempSync(join(env.dataDir, 'cwd-'));
+  });
+  afterAll(() => env?.stop());
+
+  /**
+   * Runs the real CLI as a child process, as `bin/sapi-temporal` does, from `workDir` (so relative paths are
+   * relative to it). Only the Temporal variables are set: no SAPI_URL/SAPI_TOKEN, the worker has those.
+   */
+  function startCli(args: string[], childEnv: NodeJS.ProcessEnv = {}): RunningCli {
+    const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args], {
+      cwd: workDir,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: stack.temporalAddress,
+        TEMPORAL_NAMESPACE: stack.namespace,
+        TEMPORAL_TASK_QUEUE: undefined,
+        SAPI_URL: undefined,
+        SAPI_TOKEN: undefined,
+        ...childEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = { stdout: '', stderr: '' };
+    child.stdout?.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    const done = new Promise<CliOutcome>((ok, fail) => {
+      child.once('error', fail);
+      child.once('close', (code) => ok({ code, ...output }));
+    });
+    return { child, output, done };
+  }
+
+  const cli = (args: string[], childEnv?: NodeJS.ProcessEnv) => startCli(args, childEnv).done;
+  const onQueue = (...args: string[]) => [...args, '--task-queue', env.taskQueue];
+
+  function csvFile(name: string, content: string): string {
+    writeFileSync(join(workDir, name), content);
+    return name;
+  }
+
+  const source = 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n';
+
+  it('imports a local CSV given by a relative path and prints exactly one JSON object with the result', async () => {
+    const file = csvFile('orders.csv', source);
+    const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--create-bucket', '--table', 'orders', '--primary-key', 'id', '--json'));
+    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
+    const result = JSON.parse(outcome.stdout) as Record<string, unknown>;
+    expect(result).toEqual({
+      workflowId: expect.stringMatching(/^import-in\.c-cli\.orders-/),
+      runId: expect.any(String),
+      tableId: 'in.c-cli.orders',
+      fileId: expect.any(Number),
+      jobId: expect.any(Number),
+      importedRowsCount: 3,
+      bytes: Buffer.byteLength(source),
+      sha256: createHash('sha256').update(source).digest('hex'),
+    });
+    expect(await env.emulator.readTable('in.c-cli.orders')).toEqual({
+      columns: ['id', 'name'],
+      rows: [['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma']],
+    });
+  });
+
+  it('loads more rows incrementally and prints a human summary', async () => {
+    const file = csvFile('more.csv', 'id,name\n3,gamma-2\n4,delta\n');
+    const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'orders', '--mode', 'load', '--incremental', '--workflow-id', 'cli-load-1'));
+    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.stdout).toMatch(/^imported 2 rows into in\.c-cli\.orders\n/);
+    expect(outcome.stdout).toMatch(/^ {2}workflow +cli-load-1$/m);
+    expect(outcome.stdout).toMatch(/^ {2}job id +\d+$/m);
+    expect(outcome.stdout).toMatch(/^ {2}duration +[\d.]+ s$/m);
+    const table = await env.emulator.readTable('in.c-cli.orders');
+    expect([...table.rows].sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2'], ['4', 'delta']]);
+  });
+
+  it('exports the table to a relative path and reports the bytes and checksum of the file it wrote', async () => {
+    const outcome = await cli(onQueue('export', 'in.c-cli.orders', 'out/orders.csv', '--where', 'id=ne:4', '--json'));
+    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    const result = JSON.parse(outcome.stdout) as { path: string; bytes: number; sha256: string; workflowId: string };
+    const path = join(workDir, 'out', 'orders.csv');
+    expect(result).toMatchObject({ path, sliced: false, slices: 1, workflowId: expect.stringMatching(/^export-in\.c-cli\.orders-/) });
+    const written = readFileSync(path);
+    expect(result.bytes).toBe(written.length);
+    expect(result.sha256).toBe(createHash('sha256').update(written).digest('hex'));
+    const rows = parse(written) as string[][];
+    expect(rows[0]).toEqual(['id', 'name']);
+    expect(rows.slice(1).sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2']]);
+  });
+
+  it('fails a malformed CSV with exit code 1 and one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
+    const file = csvFile('bad.csv', 'a,b\n1,2\n3,"unclosed\n');
+    const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'bad', '--workflow-id', 'cli-bad-1', '--json'));
+    expect(outcome.code).toBe(1);
+    expect(outcome.stdout).toBe('');
+    const lines = outcome.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*failed: .*\(workflow cli-bad-1\)$/);
+  });
+
+  it('exits 2 with commander\'s message on a usage error, without starting anything', async () => {
+    const outcome = await cli(onQueue('import', 'x.csv', '--bucket', 'in.c-cli', '--table', 't', '--no-such-flag'));
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toMatch(/^error: unknown option '--no-such-flag'/);
+    expect(outcome.stdout).toBe('');
+  });
+
+  it('cancels the workflow on Ctrl-C and ends with its cancellation', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 30_000, times: 1 });
+    const workflowId = `cli-cancel-${Date.now()}`;
+    const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId));
+    const handle = env.client.workflow.getHandle(workflowId);
+    await eventually(
+      async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
+      60_000,
+      `the import never reached the importing phase; CLI stderr: ${running.output.stderr}`,
+    );
+    running.child.kill('SIGINT');
+    const outcome = await running.done;
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-/);
+    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_CANCELLED\] .*cancelled from the CLI/m);
+    expect((await handle.describe()).status.name).toBe('FAILED');
+  });
+
+  it('runs a worker from the environment that serves imports until SIGTERM, then stops cleanly', async () => {
+    const taskQueue = uniqueTaskQueue('cli-worker');
+    const worker = startCli(['worker', '--task-queue', taskQueue], {
+      ...stack.env,
+      SAPI_URL: env.emulator.url,
+      SAPI_TOKEN: env.emulator.token,
+      SAPI_WORK_DIR: join(env.dataDir, 'cli-worker'),
+    });
+    try {
+      await eventually(() => /worker polling/.test(worker.output.stdout) || worker.child.exitCode !== null, 120_000, 'the worker did not start');
+      expect(worker.output.stdout).toContain(`worker polling ${taskQueue} `);
+      const imported = await cli(['import', csvFile('via-worker.csv', 'k\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'via_worker', '--task-queue', taskQueue, '--json']);
+      expect(imported).toMatchObject({ code: 0, stderr: '' });
+      expect((await env.emulator.readTable('in.c-cli.via_worker')).rows).toEqual([['1'], ['2']]);
+    } finally {
+      worker.child.kill('SIGTERM');
+    }
+    expect((await worker.done).code).toBe(0);
+  });
+
+  it('runs the emulator on MinIO from the environment with a generated token until Ctrl-C', async () => {
+    const emulator = startCli(['emulator', '--data-dir', 'emulator-data'], {
+      AWS_ENDPOINT_URL_S3: stack.minio.endpoint,
+      AWS_REGION: stack.minio.region,
+      AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
+      SAPI_EMULATOR_BUCKET: `cli-emulator-${Date.now().toString(36)}`,
+    });
+    try {
+      await eventually(() => /SAPI_TOKEN/.test(emulator.output.stdout) || emulator.child.exitCode !== null, 60_000, 'the emulator did not start');
+      const url = /SAPI_URL +(\S+)/.exec(emulator.output.stdout)?.[1];
+      const token = /SAPI_TOKEN +(\S+)/.exec(emulator.output.stdout)?.[1];
+      expect(emulator.output.stdout).toMatch(/SAPI_IMPORT_URL +http:\/\/127\.0\.0\.1:\d+\/import/);
+      expect(emulator.output.stdout).toContain(join(workDir, 'emulator-data'));
+      const verified = await fetch(`${url}/v2/storage/tokens/verify`, { headers: { 'X-StorageApi-Token': token ?? '' } });
+      expect(verified.status).toBe(200);
+      expect(await verified.json()).toMatchObject({ description: 'sapi-temporal emulator' });
+    } finally {
+      emulator.child.kill('SIGINT');
+    }
+    expect((await emulator.done).code).toBe(0);
+  });
+
+  it('fails the emulator with one line naming the missing S3 variables', async () => {
+    const outcome = await cli(['emulator'], { AWS_ENDPOINT_URL_S3: '', AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined });
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/^sapi-temporal: emulator failed \[SAPI_INVALID_INPUT\] AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY are not set: .*\n$/);
+  });
+});
