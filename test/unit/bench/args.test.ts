@@ -1,0 +1,40 @@
+import { alternation, DEFAULT_SIZE_MIB, parseBenchArgs, SCENARIOS } from '../../../bench/lib/args';
+
+describe('bench command line', () => {
+  it('runs every scenario at 1 GiB when given nothing', () => {
+    const options = parseBenchArgs([]);
+    expect(options.scenarios).toEqual([...SCENARIOS]);
+    expect(options.sizeMiB).toBe(DEFAULT_SIZE_MIB);
+    expect(options.emulatorSizeMiB).toBe(DEFAULT_SIZE_MIB);
+    expect(options.extractModes).toEqual(['batch', 'page']);
+    expect(options.durationsS).toEqual([2, 10, 30]);
+    expect(options.repeat).toBe(1);
+  });
+
+  it('selects scenarios by name in the canonical order and takes the knobs', () => {
+    const options = parseBenchArgs(['download', 'upload', '--size-mib', '64', '--durations', '2,5', '--repeat', '2', '--keep']);
+    expect(options.scenarios).toEqual(['upload', 'download']);
+    expect(options.sizeMiB).toBe(64);
+    expect(options.durationsS).toEqual([2, 5]);
+    expect(options.repeat).toBe(2);
+    expect(options.keep).toBe(true);
+  });
+
+  it('measures only batch mode on a long extraction unless modes are given', () => {
+    expect(parseBenchArgs(['extract', '--pages', '100000']).extractModes).toEqual(['batch']);
+    expect(parseBenchArgs(['extract', '--pages', '100000', '--modes', 'page']).extractModes).toEqual(['page']);
+  });
+
+  it('names the bad argument and what it accepts', () => {
+    expect(() => parseBenchArgs(['uplod'])).toThrow('unknown scenario "uplod"; choose from upload, download');
+    expect(() => parseBenchArgs(['--size-mib', '0'])).toThrow('--size-mib must be a positive number, got "0"');
+    expect(() => parseBenchArgs(['--pages', '1.5'])).toThrow('--pages must be a whole number, got "1.5"');
+    expect(() => parseBenchArgs(['--modes', 'turbo'])).toThrow('--modes takes batch and/or page');
+    expect(() => parseBenchArgs(['--nope'])).toThrow();
+  });
+
+  it('alternates baseline and ours so that every run of ours sits between two baselines', () => {
+    expect(alternation(1)).toEqual(['baseline', 'ours', 'baseline']);
+    expect(alternation(2)).toEqual(['baseline', 'ours', 'baseline', 'ours', 'baseline']);
+  });
+});

@@ -1,0 +1,38 @@
+import { activityDurationMs, EVENT, historyTimings, timestampMs } from '../../../bench/lib/history';
+
+const at = (ms: number) => ({ seconds: { toNumber: () => Math.floor(ms / 1000) }, nanos: (ms % 1000) * 1e6 });
+
+describe('timings read from a workflow history', () => {
+  const events = [
+    { eventId: 1, eventType: EVENT.WORKFLOW_EXECUTION_STARTED, eventTime: at(1_000) },
+    { eventId: 5, eventType: EVENT.ACTIVITY_TASK_SCHEDULED, eventTime: at(1_100), activityTaskScheduledEventAttributes: { activityType: { name: 'prepareFile' } } },
+    { eventId: 6, eventType: EVENT.ACTIVITY_TASK_STARTED, eventTime: at(1_120), activityTaskStartedEventAttributes: { scheduledEventId: 5, attempt: 1 } },
+    { eventId: 7, eventType: EVENT.ACTIVITY_TASK_COMPLETED, eventTime: at(1_200), activityTaskCompletedEventAttributes: { scheduledEventId: 5 } },
+    { eventId: 11, eventType: EVENT.ACTIVITY_TASK_SCHEDULED, eventTime: at(1_300), activityTaskScheduledEventAttributes: { activityType: { name: 'uploadFile' } } },
+    { eventId: 12, eventType: EVENT.ACTIVITY_TASK_STARTED, eventTime: at(1_350), activityTaskStartedEventAttributes: { scheduledEventId: 11, attempt: 2 } },
+    { eventId: 13, eventType: EVENT.ACTIVITY_TASK_COMPLETED, eventTime: at(9_350), activityTaskCompletedEventAttributes: { scheduledEventId: 11, result: 'r' } },
+    { eventId: 20, eventType: EVENT.WORKFLOW_EXECUTION_COMPLETED, eventTime: at(12_000) },
+  ];
+
+  it('pairs scheduled, started and completed events of each activity by scheduled event id', () => {
+    const timings = historyTimings(events);
+    expect(timings.events).toBe(8);
+    expect(timings.startedMs).toBe(1_000);
+    expect(timings.closedMs).toBe(12_000);
+    expect(timings.activities).toEqual([
+      { type: 'prepareFile', scheduledEventId: '5', scheduledMs: 1_100, startedMs: 1_120, attempt: 1, endedMs: 1_200, outcome: 'completed', result: undefined },
+      { type: 'uploadFile', scheduledEventId: '11', scheduledMs: 1_300, startedMs: 1_350, attempt: 2, endedMs: 9_350, outcome: 'completed', result: 'r' },
+    ]);
+  });
+
+  it('measures one activity from its start to its completion', () => {
+    expect(activityDurationMs(historyTimings(events), 'uploadFile')).toBe(8_000);
+    expect(() => activityDurationMs(historyTimings(events), 'downloadFile')).toThrow('expected one completed downloadFile activity in the history, found 0');
+  });
+
+  it('reads protobuf timestamps whose seconds are Longs, numbers or strings', () => {
+    expect(timestampMs({ seconds: '12', nanos: 500_000_000 })).toBe(12_500);
+    expect(timestampMs({ seconds: 3 })).toBe(3_000);
+    expect(timestampMs(null)).toBeUndefined();
+  });
+});

@@ -1,0 +1,50 @@
+import { kibToMb, parseProcStatTicks, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
+
+const status = `Name:\tnode
+VmPeak:\t 1234567 kB
+VmSize:\t 1200000 kB
+VmHWM:\t  250000 kB
+VmRSS:\t  180000 kB
+RssAnon:\t  100000 kB
+`;
+
+describe('reading a process memory and CPU from /proc', () => {
+  it('parses VmRSS and VmHWM in KiB from a status file', () => {
+    expect(parseProcStatus(status)).toEqual({ rssKiB: 180000, hwmKiB: 250000 });
+  });
+
+  it('says which field is missing when the status has no memory lines', () => {
+    expect(() => parseProcStatus('Name:\tkthreadd\n')).toThrow('/proc status has no VmRSS line');
+  });
+
+  it('sums utime and stime of a stat line whose command holds spaces and parentheses', () => {
+    const line = '4242 (node (worker) x) S 1 4242 4242 0 -1 4194304 100 0 0 0 1234 56 0 0 20 0 11 0 100 1000 100';
+    expect(parseProcStatTicks(line)).toBe(1290);
+  });
+
+  it('reads this very process', () => {
+    expect(readMemory(process.pid)!.rssKiB).toBeGreaterThan(1000);
+    expect(readCpuSeconds(process.pid)).toBeGreaterThan(0);
+    expect(readMemory(2 ** 22 + 12345)).toBeUndefined();
+  });
+
+  it('samples a peak at least as high as the resident size at start', async () => {
+    const sampler = new RssSampler(process.pid, 10).start();
+    await new Promise((r) => setTimeout(r, 50));
+    const window = sampler.stop();
+    expect(window.samples.length).toBeGreaterThanOrEqual(2);
+    expect(window.peakKiB).toBeGreaterThanOrEqual(window.startKiB);
+  });
+
+  it('reduces a timeline to per-slice maxima in MB, repeating the last value over empty slices', () => {
+    const samples = [
+      { tMs: 0, rssKiB: 100_000 },
+      { tMs: 10, rssKiB: 120_000 },
+      { tMs: 90, rssKiB: 110_000 },
+      { tMs: 100, rssKiB: 130_000 },
+    ];
+    expect(rssTimeline(samples, 4)).toEqual([123, 123, 123, 133]);
+    expect(rssTimeline([], 4)).toEqual([]);
+    expect(kibToMb(292_969)).toBe(300);
+  });
+});

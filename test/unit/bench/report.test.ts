@@ -1,0 +1,33 @@
+import { figure, fileTimestamp, formatTable, formatTarget } from '../../../bench/lib/report';
+
+describe('bench report', () => {
+  it('computes the ratio against the baseline and judges a ratio target', () => {
+    const f = figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: 90, baseline: 120, target: { on: 'ratio', op: '>=', value: 0.9 } });
+    expect(f.ratio).toBe(0.75);
+    expect(f.met).toBe(false);
+  });
+
+  it('judges an absolute target on our number and leaves the verdict open without a value', () => {
+    expect(figure({ scenario: 'upload', metric: 'worker peak RSS', unit: 'MB', ours: 180, baseline: 90, target: { on: 'ours', op: '<=', value: 300 } }).met).toBe(true);
+    expect(figure({ scenario: 'x', metric: 'y', unit: 'MB', target: { on: 'ours', op: '<=', value: 300 } }).met).toBeUndefined();
+  });
+
+  it('prints aligned rows with the target and a verdict', () => {
+    const text = formatTable([
+      figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: 100, baseline: 100, target: { on: 'ratio', op: '>=', value: 0.9 } }),
+      figure({ scenario: 'concurrency', metric: 'succeeded', unit: '', ours: 200, note: 'of 200' }),
+    ]);
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/^scenario +\| metric +\| ours/);
+    expect(lines[2]).toContain('upload phase (MB/s)');
+    expect(lines[2]).toContain('1.00×');
+    expect(lines[2]).toContain('ratio ≥ 0.9');
+    expect(lines[2]).toContain('MET');
+    expect(lines[3]).toContain('of 200');
+    expect(formatTarget({ on: 'ours', op: '<=', value: 300 }, 'MB')).toBe('≤ 300 MB');
+  });
+
+  it('names result files with a colon-free timestamp', () => {
+    expect(fileTimestamp(new Date('2024-05-01T10:20:30.456Z'))).toBe('2024-05-01T10-20-30Z');
+  });
+});
