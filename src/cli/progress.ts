@@ -43,7 +43,7 @@ export function progressFields(progress: TransferProgress): { phase: string; tra
   } else if (progress.bytes > 0) {
     parts.push(formatBytes(progress.bytes));
   }
-  if (progress.slices) parts.push(`slices ${progress.slicesDone ?? 0}/${progress.slices}`);
+  if (progress.slices && progress.slices > 1) parts.push(`slices ${progress.slicesDone ?? 0}/${progress.slices}`);
   const job = progress.jobId === undefined ? '' : `job ${progress.jobId}${progress.jobStatus ? ` ${progress.jobStatus}` : ''}`;
   return { phase: progress.phase, transferred: parts.join(', '), job };
 }
@@ -55,18 +55,16 @@ export function progressBar(stream: NodeJS.WriteStream, label: string): Progress
     format: `${label} {phase} [{bar}] {transferred} {job}`,
     barsize: 24,
     hideCursor: true,
-    emptyOnZero: true,
     clearOnComplete: false,
     linewrap: false,
   });
-  bar.start(0, 0, progressFields({ phase: 'starting', bytes: 0 }));
+  bar.start(1, 0, progressFields({ phase: 'starting', bytes: 0 }));
   let stopped = false;
   return {
     update(progress) {
-      const done = progress.phase === 'done';
-      // unknown total: the bar stays empty until the transfer is done
-      bar.setTotal(progress.totalBytes ?? (done ? Math.max(progress.bytes, 1) : 0));
-      bar.update(done && !progress.totalBytes ? Math.max(progress.bytes, 1) : progress.bytes, progressFields(progress));
+      const [value, total] = barPosition(progress);
+      bar.setTotal(total);
+      bar.update(value, progressFields(progress));
     },
     stop() {
       if (stopped) return;
@@ -74,6 +72,15 @@ export function progressBar(stream: NodeJS.WriteStream, label: string): Progress
       bar.stop();
     },
   };
+}
+
+/** Phases after the bytes moved: the bar is full even when the total was never known. */
+const PAST_TRANSFER: ReadonlySet<string> = new Set(['importing', 'done']);
+
+/** `[value, total]` of the bar: bytes of the total when known, else empty until the transfer is over. */
+export function barPosition(progress: TransferProgress): [number, number] {
+  if (progress.totalBytes) return [Math.min(progress.bytes, progress.totalBytes), progress.totalBytes];
+  return PAST_TRANSFER.has(progress.phase) ? [1, 1] : [0, 1];
 }
 
 /** `1536` → `1.5 KiB`. */

@@ -100,7 +100,8 @@ async function follow(client: Client, handle: WorkflowHandle, run: TransferRun<u
   });
   try {
     const result = await handle.result();
-    view?.update({ ...last, phase: 'done' });
+    // the job succeeded if the workflow did; the last poll may have seen it still processing
+    view?.update({ ...last, phase: 'done', jobStatus: last.jobId === undefined ? undefined : 'success' });
     return result;
   } finally {
     stopPolling();

@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration, pollProgress, progressFields } from '../../../src/cli/progress';
+import { barPosition, formatBytes, formatDuration, pollProgress, progressFields } from '../../../src/cli/progress';
 import type { TransferProgress } from '../../../src/workflows/types';
 
 describe('CLI progress', () => {
@@ -14,6 +14,13 @@ describe('CLI progress', () => {
       job: 'job 12 processing',
     });
     expect(progressFields({ phase: 'starting', bytes: 0 }).transferred).toBe('');
+  });
+
+  it('fills the bar by bytes of a known total, else only once the transfer is over', () => {
+    expect(barPosition({ phase: 'uploading', bytes: 30, totalBytes: 120 })).toEqual([30, 120]);
+    expect(barPosition({ phase: 'uploading', bytes: 30 })).toEqual([0, 1]);
+    expect(barPosition({ phase: 'importing', bytes: 30 })).toEqual([1, 1]);
+    expect(barPosition({ phase: 'done', bytes: 0 })).toEqual([1, 1]);
   });
 
   it('formats sizes and durations for people', () => {
