@@ -10,8 +10,10 @@ JEST := node_modules/.bin/jest
 
 all: build
 
+# `npm install` (not `npm ci`): npm 11 writes lock files without the other platforms' optional binaries
+# (@duckdb, @swc), and `npm ci` then refuses the lock as out of sync. `install` keeps the locked versions.
 node_modules/.installed: package.json package-lock.json
-	$(NPM) ci --no-audit --no-fund
+	$(NPM) install --no-audit --no-fund
 	touch $@
 
 install: node_modules/.installed tools

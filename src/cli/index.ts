@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './common';
+import { registerDemoCommand } from './demo';
 import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
@@ -28,6 +29,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerWorkerCommand(program, resolved);
   registerEmulatorCommand(program, resolved);
   registerDevCommand(program);
+  registerDemoCommand(program);
   return program;
 }
 

@@ -19,6 +19,8 @@ export interface StartMinioOptions {
   accessKeyId?: string;
   secretAccessKey?: string;
   watchdogPidFile?: string;
+  /** `<name>:<base64 of 32 bytes>`; generated when absent. Pass the same one on restart to read encrypted objects. */
+  kmsSecretKey?: string;
 }
 
 export interface MinioHandle {
@@ -54,6 +56,8 @@ export async function startMinio(options: StartMinioOptions): Promise<MinioHandl
       MINIO_REGION,
       MINIO_UPDATE: 'off',
       MINIO_CALLHOME_ENABLE: 'off',
+      // a local KMS key: clients that ask for SSE-S3 (AES256), like the official Python client, need one
+      MINIO_KMS_SECRET_KEY: options.kmsSecretKey ?? `sapi-dev-key:${randomBytes(32).toString('base64')}`,
     },
     logFile,
     watchdogPidFile: options.watchdogPidFile,
