@@ -1,0 +1,149 @@
+/**
+ * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [--size-mib 1024] …`
+ *
+ * Starts one stack (Temporal dev server, MinIO, the emulator and a worker in their own processes) in a temp folder,
+ * runs the chosen scenarios one after another, each against a baseline measured in the same run, prints a table
+ * and writes `bench-results/<timestamp>.json`. See bench/README.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseBenchArgs, type BenchOptions, type ScenarioName } from './lib/args';
+import { Fixtures, scenarioContext, type Scenario, type ScenarioResult } from './lib/context';
+import { fileTimestamp, formatTable, type Figure } from './lib/report';
+import { startBenchStack, type BenchStack } from './lib/stack';
+import { MIB } from './lib/stats';
+import { uploadScenario } from './scenarios/upload';
+
+const repoRoot = resolve(__dirname, '..');
+
+/** Slices of the download scenario's export: at least 16 are required, aim for 20 (the export differs in size a bit). */
+export const TARGET_EXPORT_SLICES = 20;
+
+const scenarios: Partial<Record<ScenarioName, Scenario>> = {
+  upload: uploadScenario,
+};
+
+function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+}
+
+/** Whether `extractWorkflow` is exported by the plugin's workflow module (it is being written in parallel). */
+function extractAvailable(): boolean {
+  return /\bextractWorkflow\b/.test(readFileSync(join(repoRoot, 'src', 'workflows', 'index.ts'), 'utf8'));
+}
+
+function gitCommit(): string | undefined {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${commit}+dirty` : commit;
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(options: BenchOptions): Promise<number> {
+  const startedAt = new Date();
+  const selected = options.scenarios.filter((name) => {
+    if (name === 'extract' && !extractAvailable()) {
+      log('extract: skipped, src/workflows/index.ts does not export extractWorkflow yet');
+      return false;
+    }
+    if (!scenarios[name]) {
+      log(`${name}: skipped, not implemented in this bench`);
+      return false;
+    }
+    return true;
+  });
+  if (selected.length === 0) {
+    log('nothing to run');
+    return 1;
+  }
+  const ownDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'sapi-temporal-bench-'));
+  const sliceSizeBytes = selected.includes('download') ? Math.floor((options.sizeMiB * MIB) / TARGET_EXPORT_SLICES) : undefined;
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemMb: Math.round(totalmem() / 1e6), loadavgAtStart: loadavg().map((l) => Math.round(l * 100) / 100) };
+  log(`bench ${selected.join(', ')} | size ${options.sizeMiB} MiB | ${machine.cpus} CPUs, load ${machine.loadavgAtStart.join(' ')} | data ${dataDir}`);
+
+  const figures: Figure[] = [];
+  const results: Record<string, ScenarioResult | { error: string }> = {};
+  const timings: Record<string, { startedAt: string; seconds: number; loadavgBefore: number[]; loadavgAfter: number[] }> = {};
+  let stack: BenchStack | undefined;
+  const interrupted = new AbortController();
+  const onSignal = () => {
+    log('interrupted: stopping the current scenario and the stack …');
+    interrupted.abort(new Error('interrupted'));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    stack = await startBenchStack({ dataDir, sliceSizeBytes, runtime: options.tsHook ? 'ts-hook' : 'compiled', log });
+    const fixtures = new Fixtures(stack, options.fixturesDir, log);
+    for (const name of selected) {
+      if (interrupted.signal.aborted) break;
+      const limit = AbortSignal.timeout(options.timeoutMin * 60_000);
+      const signal = AbortSignal.any([limit, interrupted.signal]);
+      const { ctx, close } = scenarioContext({ stack, options, fixtures, log }, name, signal);
+      const began = Date.now();
+      const loadavgBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+      log(`=== ${name} (time limit ${options.timeoutMin} min, load ${loadavgBefore.join(' ')})`);
+      try {
+        const result = await scenarios[name]!(ctx);
+        results[name] = result;
+        figures.push(...result.figures);
+      } catch (err) {
+        const message = signal.aborted && limit.aborted ? `time limit of ${options.timeoutMin} min reached` : err instanceof Error ? err.stack ?? err.message : String(err);
+        log(`${name} FAILED: ${message}`);
+        results[name] = { error: message };
+        figures.push({ scenario: name, metric: 'FAILED', unit: '', note: message.split('\n')[0]!.slice(0, 120) });
+      } finally {
+        await close();
+      }
+      timings[name] = { startedAt: new Date(began).toISOString(), seconds: Math.round((Date.now() - began) / 1000), loadavgBefore, loadavgAfter: loadavg().map((l) => Math.round(l * 100) / 100) };
+      log(`=== ${name} done in ${timings[name].seconds} s`);
+    }
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    await stack?.stop().catch((err: unknown) => log(`stopping the stack: ${String(err)}`));
+    if (ownDataDir && !options.keep) rmSync(dataDir, { recursive: true, force: true });
+    else log(`data kept in ${dataDir}`);
+  }
+
+  const table = formatTable(figures);
+  process.stdout.write(`\n${table}\n\n`);
+  const resultsDir = resolve(repoRoot, options.resultsDir);
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${fileTimestamp(startedAt)}.json`);
+  const report = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    commit: gitCommit(),
+    argv: process.argv.slice(2),
+    options,
+    machine: { ...machine, loadavgAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },
+    figures,
+    scenarios: results,
+    timings,
+  };
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  log(`results written to ${file}`);
+  return Object.values(results).some((r) => 'error' in r) ? 1 : 0;
+}
+
+let options: BenchOptions;
+try {
+  options = parseBenchArgs(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+}
+main(options).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);

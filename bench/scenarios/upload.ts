@@ -1,0 +1,110 @@
+/**
+ * Upload: `importTableWorkflow` (direct S3 multipart through the worker) of a generated CSV vs a bare
+ * `@aws-sdk/lib-storage` `Upload` of the same file to the same MinIO, same part size (16 MiB) and queue (4).
+ * Order: baseline, then (ours, baseline) × repeat; medians. Ours is reported for the upload phase (the
+ * `uploadFile` activity, start → completion in the history) and end to end (incl. prepare and the emulator's import).
+ */
+import { createReadStream } from 'node:fs';
+import { CreateBucketCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { ImportTableResult } from '../../src/workflows/types';
+import { alternation } from '../lib/args';
+import type { Scenario } from '../lib/context';
+import { activityDurationMs } from '../lib/history';
+import { measure } from '../lib/measure';
+import { kibToMb, readMemory } from '../lib/proc';
+import { figure } from '../lib/report';
+import { BASELINE_PART_SIZE, BASELINE_QUEUE_SIZE } from '../lib/storage-ops';
+import { mbPerSecond, median } from '../lib/stats';
+
+const BASELINE_BUCKET = 'bench-baseline';
+
+export const uploadScenario: Scenario = async (ctx) => {
+  const { stack, options } = ctx;
+  const csv = await ctx.fixtures.csv(options.sizeMiB);
+  const s3 = stack.rootS3();
+  await s3.send(new CreateBucketCommand({ Bucket: BASELINE_BUCKET })).catch((err: { name?: string }) => {
+    if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
+  });
+  const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
+  const runs: Array<Record<string, unknown>> = [];
+  const baselineMs: number[] = [];
+  const oursUploadMs: number[] = [];
+  const oursEndToEndMs: number[] = [];
+  let workerPeakKiB = 0;
+  let n = 0;
+  for (const side of alternation(options.repeat)) {
+    n++;
+    if (side === 'baseline') {
+      const key = `upload-${n}.csv`;
+      ctx.log(`baseline #${n}: lib-storage Upload of ${csv.bytes} bytes …`);
+      const run = await measure(stack, () =>
+        new Upload({
+          client: s3,
+          params: { Bucket: BASELINE_BUCKET, Key: key, Body: createReadStream(csv.path) },
+          partSize: BASELINE_PART_SIZE,
+          queueSize: BASELINE_QUEUE_SIZE,
+        }).done(),
+      );
+      await s3.send(new DeleteObjectCommand({ Bucket: BASELINE_BUCKET, Key: key }));
+      baselineMs.push(run.ms);
+      runs.push({ side, n, ms: Math.round(run.ms), mbps: mbPerSecond(csv.bytes, run.ms), cpuSeconds: run.cpuSeconds });
+      ctx.log(`baseline #${n}: ${(run.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, run.ms)!.toFixed(1)} MB/s, cpu ${JSON.stringify(run.cpuSeconds)}`);
+    } else {
+      const table = `upload_${n}`;
+      ctx.log(`ours #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
+      const run = await measure(stack, () =>
+        ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table }, 'upload'),
+      );
+      const wf = run.value;
+      if (wf.result.importedRowsCount !== csv.rows) throw new Error(`import of ${table} reported ${wf.result.importedRowsCount} rows, expected ${csv.rows}`);
+      const uploadMs = activityDurationMs(wf.timings, 'uploadFile');
+      const upload = wf.timings.activities.find((a) => a.type === 'uploadFile' && a.outcome === 'completed')!;
+      const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
+      oursUploadMs.push(uploadMs);
+      oursEndToEndMs.push(endToEndMs);
+      workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
+      runs.push({
+        side,
+        n,
+        workflowId: wf.workflowId,
+        uploadMs: Math.round(uploadMs),
+        uploadAttempt: upload.attempt,
+        endToEndMs: Math.round(endToEndMs),
+        wallMs: Math.round(run.ms),
+        uploadMbps: mbPerSecond(csv.bytes, uploadMs),
+        endToEndMbps: mbPerSecond(csv.bytes, endToEndMs),
+        historyEvents: wf.timings.events,
+        workerPeakMb: kibToMb(run.worker.peakKiB),
+        workerHwmReset: run.worker.hwmReset,
+        emulatorPeakMb: kibToMb(run.emulator.peakKiB),
+        cpuSeconds: run.cpuSeconds,
+      });
+      ctx.log(
+        `ours #${n}: upload ${(uploadMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, uploadMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}), ` +
+          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu ${JSON.stringify(run.cpuSeconds)}`,
+      );
+      if (!ctx.fixtures.hasTable(options.sizeMiB)) ctx.fixtures.rememberTable(options.sizeMiB, wf.result.tableId);
+      else await stack.storage.deleteTable({ tableId: wf.result.tableId }).catch(() => undefined);
+    }
+  }
+  const baselineMbps = mbPerSecond(csv.bytes, median(baselineMs)!);
+  const ours = (ms: number[]) => (ms.length ? mbPerSecond(csv.bytes, median(ms)!) : undefined);
+  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline`;
+  return {
+    figures: [
+      figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(oursUploadMs), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
+      figure({ scenario: 'upload', metric: 'end to end incl. import', unit: 'MB/s', ours: ours(oursEndToEndMs), baseline: baselineMbps, note: 'baseline: upload only' }),
+      figure({
+        scenario: 'upload',
+        metric: 'worker peak RSS',
+        unit: 'MB',
+        ours: kibToMb(workerPeakKiB),
+        baseline: kibToMb(workerIdleKiB),
+        target: { on: 'ours', op: '<=', value: 300 },
+        note: 'baseline: worker RSS at idle',
+      }),
+    ],
+    details: { csvBytes: csv.bytes, rows: csv.rows, partSizeBytes: BASELINE_PART_SIZE, queueSize: BASELINE_QUEUE_SIZE, runs },
+  };
+};
