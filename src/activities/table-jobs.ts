@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { startExportOnce, startImportOnce } from '../storage-api';
-import type { CsvDialect, JobSummary } from '../workflows/types';
+import type { CsvDialect, ExportTableInput, JobSummary } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 import { summarizeJob } from './job-summary';
@@ -23,16 +23,8 @@ export interface LoadTableAsyncInput {
   columns?: string[];
 }
 
-export interface ExportTableAsyncInput {
-  connection?: string;
-  tableId: string;
-  columns?: string[];
-  limit?: number;
-  whereFilters?: Array<{ column: string; operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'; values: string[] }>;
-  orderBy?: Array<{ column: string; order?: 'ASC' | 'DESC' }>;
-  changedSince?: string;
-  gzip?: boolean;
-}
+/** The export options of the workflow input, sent as `export-async` parameters. */
+export type ExportTableAsyncInput = Pick<ExportTableInput, 'connection' | 'tableId' | 'columns' | 'limit' | 'whereFilters' | 'orderBy' | 'changedSince' | 'gzip'>;
 
 /** Reconcile across attempts: from the second attempt on, look for the job an earlier attempt created first. */
 function onceOptions() {

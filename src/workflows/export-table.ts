@@ -1,6 +1,6 @@
-import { ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setHandler, workflowInfo, continueAsNew } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
-import { cancelSignal, progressQuery, transferProgressSignal } from './import-table';
+import { runTransfer } from './transfer-run';
 import { activityOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from './types';
@@ -12,74 +12,56 @@ import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress 
  */
 export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary } }): Promise<ExportTableResult> {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
-  setHandler(progressQuery, () => progress);
-  setHandler(transferProgressSignal, (report) => void Object.assign(progress, report));
-  let cancelReason: string | undefined;
-  const scope = new CancellationScope();
-  setHandler(cancelSignal, (reason) => {
-    cancelReason = reason ?? 'cancelled by signal';
-    scope.cancel();
-  });
   const acts = proxyActivities<SapiActivities>(activityOptions);
   const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
   const connection = input.connection;
-  try {
-    return await scope.run(async () => {
-      if (!input.tableId || !input.destination) {
-        throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', 'SAPI_INVALID_INPUT');
-      }
-      progress.phase = 'exporting';
-      const first =
-        input.resume?.job ??
-        (await acts.exportTableAsync({
-          connection,
-          tableId: input.tableId,
-          columns: input.columns,
-          limit: input.limit,
-          whereFilters: input.whereFilters,
-          orderBy: input.orderBy,
-          changedSince: input.changedSince,
-          gzip: input.gzip,
-        }));
-      progress.jobId = first.id;
-      let polls = 0;
-      const done = await waitForJob(
-        first,
-        async (jobId) => {
-          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-            await continueAsNew<typeof exportTableWorkflow>({ ...input, resume: { job: { ...first, id: jobId } } });
-          }
-          return acts.getJob({ connection, jobId });
-        },
-        input.polling,
-        (job) => (progress.jobStatus = job.status),
-      );
-      const fileId = done.results?.fileId;
-      if (fileId === undefined) {
-        throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, 'SAPI_INVALID_RESPONSE', { jobId: done.id });
-      }
-      progress.fileId = fileId;
-      progress.phase = 'downloading';
-      const downloaded = await transfer.downloadFile({
-        connection,
-        fileId,
-        tableId: input.tableId,
-        destination: input.destination,
-        header: input.header ?? true,
-        columns: input.columns,
-        gunzip: input.gzip ? !(input.keepGzip ?? false) : undefined,
-      });
-      progress.phase = 'done';
-      progress.bytes = downloaded.bytes;
-      return { ...downloaded, fileId, jobId: done.id };
-    });
-  } catch (err) {
-    if (cancelReason !== undefined && isCancellation(err)) {
-      progress.phase = 'cancelled';
-      throw ApplicationFailure.nonRetryable(`export of ${input.tableId} cancelled: ${cancelReason}`, 'SAPI_CANCELLED');
+  return runTransfer(`export of ${input.tableId}`, progress, async () => {
+    if (!input.tableId || !input.destination) {
+      throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', 'SAPI_INVALID_INPUT');
     }
-    progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
-    progress.error = err instanceof Error ? err.message : String(err);
-    throw err;
-  }
+    progress.phase = 'exporting';
+    const first =
+      input.resume?.job ??
+      (await acts.exportTableAsync({
+        connection,
+        tableId: input.tableId,
+        columns: input.columns,
+        limit: input.limit,
+        whereFilters: input.whereFilters,
+        orderBy: input.orderBy,
+        changedSince: input.changedSince,
+        gzip: input.gzip,
+      }));
+    progress.jobId = first.id;
+    let polls = 0;
+    const done = await waitForJob(
+      first,
+      async (jobId) => {
+        if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+          await continueAsNew<typeof exportTableWorkflow>({ ...input, resume: { job: { ...first, id: jobId } } });
+        }
+        return acts.getJob({ connection, jobId });
+      },
+      input.polling,
+      (job) => (progress.jobStatus = job.status),
+    );
+    const fileId = done.results?.fileId;
+    if (fileId === undefined) {
+      throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, 'SAPI_INVALID_RESPONSE', { jobId: done.id });
+    }
+    progress.fileId = fileId;
+    progress.phase = 'downloading';
+    const downloaded = await transfer.downloadFile({
+      connection,
+      fileId,
+      tableId: input.tableId,
+      destination: input.destination,
+      header: input.header ?? true,
+      columns: input.columns,
+      gunzip: input.gzip ? !(input.keepGzip ?? false) : undefined,
+    });
+    progress.phase = 'done';
+    progress.bytes = downloaded.bytes;
+    return { ...downloaded, fileId, jobId: done.id };
+  });
 }

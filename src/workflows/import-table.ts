@@ -1,26 +1,9 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { waitForJob } from './polling';
 import { activityOptions, transferOptions } from './options';
-import type { ImportTableInput, ImportTableResult, JobSummary, ProgressReport, TransferProgress } from './types';
-
-/** Query: where an import or export is (phase, bytes, job status). */
-export const progressQuery = defineQuery<TransferProgress>('progress');
-/** Signal: stop the workflow (an upload in flight is cancelled; a Storage job already started is not polled further). */
-export const cancelSignal = defineSignal<[reason?: string]>('cancel');
-/** Signal the transfer activities send (throttled) so `progress` can report bytes while they run. */
-export const transferProgressSignal = defineSignal<[ProgressReport]>('transferProgress');
+import { runTransfer } from './transfer-run';
+import type { ImportTableInput, ImportTableResult, JobSummary, TransferProgress } from './types';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -41,74 +24,56 @@ interface ImportResume {
 export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
   const tableId = `${input.bucketId}.${input.table}`;
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
-  setHandler(progressQuery, () => progress);
-  setHandler(transferProgressSignal, (report) => void Object.assign(progress, report));
-  let cancelReason: string | undefined;
-  const scope = new CancellationScope();
-  setHandler(cancelSignal, (reason) => {
-    cancelReason = reason ?? 'cancelled by signal';
-    scope.cancel();
-  });
   const acts = proxyActivities<SapiActivities>(activityOptions);
   const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
   const connection = input.connection;
-  try {
-    return await scope.run(async () => {
-      let fileId: number;
-      let bytes: number;
-      let sha256: string | undefined;
-      let job: JobSummary;
-      if (input.resume) {
-        ({ fileId, bytes, sha256, job } = input.resume);
-        Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
-      } else {
-        validate(input);
-        if (input.createBucket) {
-          progress.phase = 'bucket';
-          await acts.ensureBucket({ connection, bucketId: input.bucketId });
-        }
-        const uploaded = await upload(input, progress, acts, transfer);
-        ({ fileId, bytes, sha256 } = uploaded);
-        progress.phase = 'importing';
-        const csv = input.csv ?? {};
-        job =
-          (input.mode ?? 'create') === 'create'
-            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
-            : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+  return runTransfer(`import into ${tableId}`, progress, async () => {
+    let fileId: number;
+    let bytes: number;
+    let sha256: string | undefined;
+    let job: JobSummary;
+    if (input.resume) {
+      ({ fileId, bytes, sha256, job } = input.resume);
+      Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
+    } else {
+      validate(input);
+      if (input.createBucket) {
+        progress.phase = 'bucket';
+        await acts.ensureBucket({ connection, bucketId: input.bucketId });
       }
-      progress.jobId = job.id;
-      let polls = 0;
-      const done = await waitForJob(
-        job,
-        async (jobId) => {
-          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-            // a very long job: keep history bounded and carry on polling in a fresh run
-            await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId } } });
-          }
-          return acts.getJob({ connection, jobId });
-        },
-        input.polling,
-        (current) => (progress.jobStatus = current.status),
-      );
-      progress.phase = 'done';
-      return {
-        tableId: done.tableId ?? tableId,
-        fileId,
-        jobId: done.id,
-        importedRowsCount: done.results?.importedRowsCount ?? 0,
-        bytes,
-        sha256,
-      };
-    });
-  } catch (err) {
-    if (cancelReason !== undefined && isCancellation(err)) {
-      progress.phase = 'cancelled';
-      throw ApplicationFailure.nonRetryable(`import into ${tableId} cancelled: ${cancelReason}`, 'SAPI_CANCELLED', { phase: progress.phase });
+      const uploaded = await upload(input, progress, acts, transfer);
+      ({ fileId, bytes, sha256 } = uploaded);
+      progress.phase = 'importing';
+      const csv = input.csv ?? {};
+      job =
+        (input.mode ?? 'create') === 'create'
+          ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
+          : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
     }
-    progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
-    progress.error = err instanceof Error ? err.message : String(err);
-    throw err;
-  }
+    progress.jobId = job.id;
+    let polls = 0;
+    const done = await waitForJob(
+      job,
+      async (jobId) => {
+        if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+          // a very long job: keep history bounded and carry on polling in a fresh run
+          await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId } } });
+        }
+        return acts.getJob({ connection, jobId });
+      },
+      input.polling,
+      (current) => (progress.jobStatus = current.status),
+    );
+    progress.phase = 'done';
+    return {
+      tableId: done.tableId ?? tableId,
+      fileId,
+      jobId: done.id,
+      importedRowsCount: done.results?.importedRowsCount ?? 0,
+      bytes,
+      sha256,
+    };
+  });
 }
 
 type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;

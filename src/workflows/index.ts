@@ -1,7 +1,8 @@
 // The plugin's workflows. A TypeScript worker bundles exactly one workflow module: re-export this one from yours
 // (`export * from 'sapi-temporal/workflows'`) or point `workflowsPath` at `require.resolve('sapi-temporal/workflows')`.
 // Named re-exports only (no `export *` of workflow files), so the bundle holds exactly these.
-export { importTableWorkflow, progressQuery, cancelSignal, transferProgressSignal } from './import-table';
+export { importTableWorkflow } from './import-table';
+export { progressQuery, cancelSignal, transferProgressSignal } from './transfer-run';
 export { exportTableWorkflow } from './export-table';
 export type * from './types';
 export { extractWorkflow, extractProgressQuery, pauseSignal, resumeSignal, extractCancelSignal, type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';
