@@ -24,8 +24,10 @@ describe('docker-compose.yml', () => {
 
   it('pins every image to an explicit version and builds ours from the Dockerfile', () => {
     for (const [name, service] of Object.entries(compose.services)) {
-      if (service.image) expect(`${name}: ${service.image}`).toMatch(/:[^:]+$/), expect(service.image).not.toMatch(/:latest$/);
-      else expect(service.build).toBe('.');
+      if (service.image) {
+        expect(`${name}: ${service.image}`).toMatch(/:[^:]+$/);
+        expect(service.image).not.toMatch(/:latest$/);
+      } else expect(service.build).toBe('.');
     }
     expect(existsSync(join(root, 'Dockerfile'))).toBe(true);
     expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:20\.\d+/m);
