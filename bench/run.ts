@@ -6,6 +6,7 @@
  * and writes `bench-results/<timestamp>.json`. See bench/README.md.
  */
 import { execFileSync } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -14,6 +15,10 @@ import { Fixtures, scenarioContext, type Scenario, type ScenarioResult } from '.
 import { fileTimestamp, formatTable, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
+import { concurrencyScenario } from './scenarios/concurrency';
+import { downloadScenario } from './scenarios/download';
+import { emulatorScenario } from './scenarios/emulator';
+import { pollLatencyScenario } from './scenarios/poll-latency';
 import { uploadScenario } from './scenarios/upload';
 
 const repoRoot = resolve(__dirname, '..');
@@ -23,6 +28,10 @@ export const TARGET_EXPORT_SLICES = 20;
 
 const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   upload: uploadScenario,
+  download: downloadScenario,
+  'poll-latency': pollLatencyScenario,
+  concurrency: concurrencyScenario,
+  emulator: emulatorScenario,
 };
 
 function log(message: string): void {
@@ -85,6 +94,7 @@ async function main(options: BenchOptions): Promise<number> {
       if (interrupted.signal.aborted) break;
       const limit = AbortSignal.timeout(options.timeoutMin * 60_000);
       const signal = AbortSignal.any([limit, interrupted.signal]);
+      setMaxListeners(0, signal); // one listener per awaited workflow (200 concurrent imports)
       const { ctx, close } = scenarioContext({ stack, options, fixtures, log }, name, signal);
       const began = Date.now();
       const loadavgBefore = loadavg().map((l) => Math.round(l * 100) / 100);

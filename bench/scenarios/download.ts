@@ -1,0 +1,146 @@
+/**
+ * Download: `exportTableWorkflow` of a table holding the generated CSV, exported as a sliced file (the emulator runs
+ * with a slice size that gives ~20 slices), vs what the official clients do: file detail with read credentials,
+ * GET the manifest, then every slice in order with GetObject, appended to one file. Order: baseline, then
+ * (ours, baseline) × repeat; medians. Ours is reported for the download phase (`downloadFile` activity) and end to
+ * end (incl. the emulator's export job and polling).
+ */
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { manifestSchema } from '../../src/storage-api/schemas';
+import type { ExportTableResult } from '../../src/workflows/types';
+import { alternation } from '../lib/args';
+import type { Scenario } from '../lib/context';
+import { activityDurationMs } from '../lib/history';
+import { measure } from '../lib/measure';
+import { kibToMb, readMemory } from '../lib/proc';
+import { figure } from '../lib/report';
+import type { BenchStack } from '../lib/stack';
+import { waitForJob } from '../lib/storage-ops';
+import { mbPerSecond, median } from '../lib/stats';
+
+/** Sliced exports must have at least this many slices for the figure to count. */
+export const MIN_SLICES = 16;
+
+export const downloadScenario: Scenario = async (ctx) => {
+  const { stack, options } = ctx;
+  const tableId = await ctx.fixtures.table(options.sizeMiB);
+  const outDir = join(stack.dataDir, 'downloads');
+  mkdirSync(outDir, { recursive: true });
+
+  ctx.log(`exporting ${tableId} once for the baseline …`);
+  const exportStarted = Date.now();
+  const job = await waitForJob(stack.storage, Number((await stack.storage.exportTableAsync({ tableId })).id));
+  const fileId = Number((job.results as { file: { id: number } }).file.id);
+  ctx.log(`export job ${job.id} done in ${((Date.now() - exportStarted) / 1000).toFixed(1)} s → file ${fileId}`);
+
+  const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
+  const runs: Array<Record<string, unknown>> = [];
+  const baseline: Array<{ ms: number; bytes: number }> = [];
+  const oursDownload: Array<{ ms: number; bytes: number }> = [];
+  const oursEndToEnd: Array<{ ms: number; bytes: number }> = [];
+  let slices = 0;
+  let workerPeakKiB = 0;
+  let n = 0;
+  for (const side of alternation(options.repeat)) {
+    n++;
+    const destination = join(outDir, `${side}-${n}.csv`);
+    if (side === 'baseline') {
+      ctx.log(`baseline #${n}: sequential slice-by-slice download of file ${fileId} …`);
+      const run = await measure(stack, () => sequentialDownload(stack, fileId, destination));
+      slices = run.value.slices;
+      baseline.push({ ms: run.ms, bytes: run.value.bytes });
+      runs.push({ side, n, ms: Math.round(run.ms), bytes: run.value.bytes, slices: run.value.slices, mbps: mbPerSecond(run.value.bytes, run.ms), cpuSeconds: run.cpuSeconds });
+      ctx.log(`baseline #${n}: ${run.value.slices} slices, ${run.value.bytes} bytes in ${(run.ms / 1000).toFixed(1)} s (${mbPerSecond(run.value.bytes, run.ms)!.toFixed(1)} MB/s), cpu ${JSON.stringify(run.cpuSeconds)}`);
+    } else {
+      ctx.log(`ours #${n}: exportTableWorkflow of ${tableId} …`);
+      const run = await measure(stack, () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download'));
+      const wf = run.value;
+      const downloadMs = activityDurationMs(wf.timings, 'downloadFile');
+      const span = wf.timings.activities.find((a) => a.type === 'downloadFile' && a.outcome === 'completed')!;
+      const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
+      if (statSync(destination).size !== wf.result.bytes) throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
+      oursDownload.push({ ms: downloadMs, bytes: wf.result.bytes });
+      oursEndToEnd.push({ ms: endToEndMs, bytes: wf.result.bytes });
+      workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
+      runs.push({
+        side,
+        n,
+        workflowId: wf.workflowId,
+        slices: wf.result.slices,
+        sliced: wf.result.sliced,
+        bytes: wf.result.bytes,
+        downloadMs: Math.round(downloadMs),
+        downloadAttempt: span.attempt,
+        endToEndMs: Math.round(endToEndMs),
+        downloadMbps: mbPerSecond(wf.result.bytes, downloadMs),
+        endToEndMbps: mbPerSecond(wf.result.bytes, endToEndMs),
+        historyEvents: wf.timings.events,
+        workerPeakMb: kibToMb(run.worker.peakKiB),
+        cpuSeconds: run.cpuSeconds,
+      });
+      ctx.log(
+        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}), ` +
+          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu ${JSON.stringify(run.cpuSeconds)}`,
+      );
+    }
+    rmSync(destination, { force: true });
+  }
+  const mbps = (xs: Array<{ ms: number; bytes: number }>) => median(xs.map((x) => mbPerSecond(x.bytes, x.ms)!));
+  const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.length} ours / ${baseline.length} baseline`;
+  return {
+    figures: [
+      figure({ scenario: 'download', metric: 'download phase', unit: 'MB/s', ours: mbps(oursDownload), baseline: mbps(baseline), target: { on: 'ratio', op: '>=', value: 1.3 }, note }),
+      figure({ scenario: 'download', metric: 'end to end incl. export job', unit: 'MB/s', ours: mbps(oursEndToEnd), baseline: mbps(baseline), note: 'baseline: download only' }),
+      figure({ scenario: 'download', metric: 'slices in the export', unit: '', ours: slices, target: { on: 'ours', op: '>=', value: MIN_SLICES } }),
+      figure({
+        scenario: 'download',
+        metric: 'worker peak RSS',
+        unit: 'MB',
+        ours: kibToMb(workerPeakKiB),
+        baseline: kibToMb(workerIdleKiB),
+        target: { on: 'ours', op: '<=', value: 300 },
+        note: 'baseline: worker RSS at idle',
+      }),
+    ],
+    details: { tableId, fileId, baselineExportJobSeconds: (Date.now() - exportStarted) / 1000, runs },
+  };
+};
+
+/**
+ * The official clients' way: `GET files/{id}?federationToken=1`, GET `<key>manifest`, then each slice in manifest
+ * order with GetObject, appended to one local file.
+ */
+async function sequentialDownload(stack: BenchStack, fileId: number, destination: string): Promise<{ bytes: number; slices: number }> {
+  const file = await stack.storage.getFile({ fileId, federationToken: true });
+  if (!file.isSliced || !file.s3Path || !file.credentials) throw new Error(`file ${fileId} is not a sliced file with read credentials`);
+  const c = file.credentials;
+  const s3 = new S3Client({
+    endpoint: stack.minio.endpoint,
+    region: file.region ?? stack.minio.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken },
+  });
+  const out = createWriteStream(destination);
+  try {
+    const manifest = await s3.send(new GetObjectCommand({ Bucket: file.s3Path.bucket, Key: `${file.s3Path.key}manifest` }));
+    const entries = manifestSchema.parse(JSON.parse(await manifest.Body!.transformToString())).entries;
+    for (const entry of entries) {
+      const [, bucket, key] = /^s3:\/\/([^/]+)\/(.+)$/.exec(entry.url)!;
+      const slice = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      // append chunk by chunk (stream.pipeline with end:false leaves listeners on the destination per slice)
+      for await (const chunk of slice.Body as Readable) {
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+    }
+    out.end();
+    await once(out, 'close');
+    return { bytes: statSync(destination).size, slices: entries.length };
+  } finally {
+    out.destroy();
+    s3.destroy();
+  }
+}
