@@ -18,6 +18,7 @@ import { MIB } from './lib/stats';
 import { concurrencyScenario } from './scenarios/concurrency';
 import { downloadScenario } from './scenarios/download';
 import { emulatorScenario } from './scenarios/emulator';
+import { extractScenario } from './scenarios/extract';
 import { pollLatencyScenario } from './scenarios/poll-latency';
 import { uploadScenario } from './scenarios/upload';
 
@@ -29,6 +30,7 @@ export const TARGET_EXPORT_SLICES = 20;
 const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   upload: uploadScenario,
   download: downloadScenario,
+  extract: extractScenario,
   'poll-latency': pollLatencyScenario,
   concurrency: concurrencyScenario,
   emulator: emulatorScenario,

@@ -1,0 +1,138 @@
+/**
+ * Extract: `extractWorkflow` over `--pages` small pages of the sample API (`/large/items`, generated on the fly) in
+ * batch mode (default options: 50 pages per activity) and page mode (one activity per page), with `load: false`
+ * (the CSVs are built, nothing is loaded, so the figure is about fetching and checkpointing), vs the plain loop
+ * `runExtraction` with the real fetcher against the same API in this process. Order: baseline, then per mode
+ * (ours, baseline) × repeat. Also: history events of every run of the continue-as-new chain, and the worker's RSS
+ * over time (is it flat on a long run?).
+ */
+import { parseExtractorConfig } from '../../src/extractor/config-schema';
+import { createPageFetcher } from '../../src/extractor/http/fetch-page';
+import { runExtraction } from '../../src/extractor/run-loop';
+import { createSampleApi } from '../../src/sample-api';
+import type { ExtractResult } from '../../src/workflows/extract-types';
+import type { Scenario, ScenarioContext } from '../lib/context';
+import { historyTimings } from '../lib/history';
+import { measure } from '../lib/measure';
+import { kibToMb, rssTimeline, type RssSample } from '../lib/proc';
+import { figure, type Figure } from '../lib/report';
+import { median } from '../lib/stats';
+
+export const extractScenario: Scenario = async (ctx) => {
+  const { stack, options } = ctx;
+  const pages = options.pages;
+  const api = await createSampleApi({ largePages: pages, logRequests: false });
+  try {
+    const config = {
+      parameters: {
+        api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+        config: { outputBucket: 'bench-extract', jobs: [{ endpoint: 'large/items', dataField: 'items', dataType: 'items' }] },
+      },
+    };
+    const parsed = parseExtractorConfig(config);
+    const baselineRates: number[] = [];
+    const runs: Array<Record<string, unknown>> = [];
+    const baseline = async () => {
+      const run = await measure(stack, () => runExtraction(parsed, { fetchPage: createPageFetcher(), keepRows: false, keepRequests: false }));
+      if (run.value.pages !== pages) throw new Error(`plain loop extracted ${run.value.pages} pages, expected ${pages}`);
+      const rate = pages / (run.ms / 1000);
+      baselineRates.push(rate);
+      runs.push({ side: 'baseline', ms: Math.round(run.ms), pagesPerSecond: rate, cpuSeconds: run.cpuSeconds });
+      ctx.log(`baseline: plain loop, ${pages} pages in ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, cpu ${JSON.stringify(run.cpuSeconds)}`);
+    };
+
+    await baseline();
+    const byMode: Record<string, Array<{ rate: number; maxEvents: number; runs: number; samples: RssSample[]; peakKiB: number }>> = {};
+    for (let r = 0; r < options.repeat; r++) {
+      for (const mode of options.extractModes) {
+        ctx.log(`ours: extractWorkflow, ${mode} mode, ${pages} pages …`);
+        const run = await measure(stack, () => ctx.runWorkflow<ExtractResult>('extractWorkflow', { config, options: { mode, load: false } }, `extract-${mode}`));
+        const wf = run.value;
+        if (wf.result.pages !== pages) throw new Error(`extractWorkflow (${mode}) extracted ${wf.result.pages} pages, expected ${pages}`);
+        const rate = pages / (run.ms / 1000);
+        const events = await eventsPerRun(ctx, wf.workflowId);
+        const maxEvents = Math.max(...events);
+        (byMode[mode] ??= []).push({ rate, maxEvents, runs: events.length, samples: run.worker.samples, peakKiB: run.worker.peakKiB });
+        const timeline = rssTimeline(run.worker.samples, 10);
+        runs.push({
+          side: 'ours',
+          mode,
+          workflowId: wf.workflowId,
+          ms: Math.round(run.ms),
+          pagesPerSecond: rate,
+          records: wf.result.records,
+          runs: wf.result.runs,
+          historyEventsPerRun: events,
+          workerPeakMb: kibToMb(run.worker.peakKiB),
+          workerRssTimelineMb: timeline,
+          cpuSeconds: run.cpuSeconds,
+        });
+        ctx.log(
+          `ours (${mode}): ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s; ${events.length} run(s), events per run ${summarize(events)}; ` +
+            `worker RSS over time (MB, tenths) ${timeline.join(' ')}; cpu ${JSON.stringify(run.cpuSeconds)}`,
+        );
+        await baseline();
+      }
+    }
+
+    const baseRate = median(baselineRates)!;
+    const figures: Figure[] = [];
+    for (const [mode, results] of Object.entries(byMode)) {
+      const rate = median(results.map((x) => x.rate))!;
+      const last = results.at(-1)!;
+      const growth = rssGrowth(last.samples);
+      figures.push(
+        figure({
+          scenario: 'extract',
+          metric: `${mode} mode`,
+          unit: 'pages/s',
+          ours: rate,
+          baseline: baseRate,
+          target: mode === 'batch' ? { on: 'ratio', op: '>=', value: 0.7 } : undefined,
+          note: `${pages} pages, load: false; baseline: plain loop`,
+        }),
+        figure({ scenario: 'extract', metric: `${mode} mode: history events per run (max)`, unit: 'events', ours: last.maxEvents, note: `${last.runs} run(s) in the continue-as-new chain` }),
+        figure({
+          scenario: 'extract',
+          metric: `${mode} mode: worker RSS growth over the run`,
+          unit: 'MB',
+          ours: growth.growthMb,
+          baseline: growth.earlyMb,
+          note: `peak ${kibToMb(last.peakKiB)} MB; baseline: RSS in the 2nd tenth of the run`,
+        }),
+      );
+    }
+    return { figures, details: { pages, config, runs } };
+  } finally {
+    await api.close();
+  }
+};
+
+/** History events of every run of the workflow's continue-as-new chain, oldest first. */
+async function eventsPerRun(ctx: ScenarioContext, workflowId: string): Promise<number[]> {
+  const runIds: Array<{ runId: string; startMs: number }> = [];
+  for await (const execution of ctx.stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    runIds.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
+  }
+  runIds.sort((a, b) => a.startMs - b.startMs);
+  const counts: number[] = [];
+  for (const { runId } of runIds) {
+    const history = await ctx.stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    counts.push(historyTimings(history.events ?? []).events);
+  }
+  return counts;
+}
+
+function summarize(values: number[]): string {
+  if (values.length <= 6) return values.join(', ');
+  return `${values.slice(0, 3).join(', ')}, …, ${values.slice(-2).join(', ')} (max ${Math.max(...values)})`;
+}
+
+/** RSS (MB) in the 2nd tenth of a run (after warm-up) and how much higher the last tenth went. */
+export function rssGrowth(samples: readonly RssSample[]): { earlyMb: number; lateMb: number; growthMb: number } {
+  const tenths = rssTimeline(samples, 10);
+  if (tenths.length === 0) return { earlyMb: 0, lateMb: 0, growthMb: 0 };
+  const earlyMb = tenths[1] ?? tenths[0]!;
+  const lateMb = tenths.at(-1)!;
+  return { earlyMb, lateMb, growthMb: lateMb - earlyMb };
+}
