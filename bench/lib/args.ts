@@ -1,0 +1,119 @@
+/** Command line of `npm run bench -- [scenario …] [--size-mib N] …`, parsed into frozen options (pure). */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+/** Every scenario, in the order they run. */
+export const SCENARIOS = ['upload', 'download', 'extract', 'poll-latency', 'concurrency', 'emulator'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Default size of the generated CSV for upload, download and emulator (MiB). */
+export const DEFAULT_SIZE_MIB = 1024;
+/** Default pages of the extraction scenario. */
+export const DEFAULT_PAGES = 5_000;
+/** From this many pages on, the extraction runs in batch mode only (page mode would start one activity per page). */
+export const LONG_RUN_PAGES = 20_000;
+/** Default job durations of the poll-latency scenario (s). */
+export const DEFAULT_DURATIONS_S = [2, 10, 30];
+/** Default number of concurrent imports. */
+export const DEFAULT_CONCURRENCY = 200;
+/** Default time limit of one scenario (min). */
+export const DEFAULT_TIMEOUT_MIN = 60;
+
+export interface BenchOptions {
+  scenarios: ScenarioName[];
+  /** CSV size for upload and download (MiB). */
+  sizeMiB: number;
+  /** CSV size for the emulator scenario (MiB); default `sizeMiB`. */
+  emulatorSizeMiB: number;
+  pages: number;
+  /** Extraction modes to measure: both up to {@link LONG_RUN_PAGES} pages, else batch only. */
+  extractModes: Array<'batch' | 'page'>;
+  /** Alternations: baseline, then (ours, baseline) × repeat. */
+  repeat: number;
+  durationsS: number[];
+  concurrency: number;
+  timeoutMin: number;
+  /** Where the stack and the generated files live; default a new folder under the system temp dir. */
+  dataDir?: string;
+  /** Keep `dataDir` afterwards (default: removed when the bench created it). */
+  keep: boolean;
+  /** Folder for the JSON results. */
+  resultsDir: string;
+  /** Where generated CSV files are kept between runs. */
+  fixturesDir: string;
+  /** Run the worker and the emulator through the ts-register hook instead of transpiled ahead of time. */
+  tsHook: boolean;
+}
+
+/** Parses the arguments after `bench/run.ts`; throws a message naming the bad argument and what is accepted. */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      'size-mib': { type: 'string' },
+      'emulator-size-mib': { type: 'string' },
+      pages: { type: 'string' },
+      modes: { type: 'string' },
+      repeat: { type: 'string' },
+      durations: { type: 'string' },
+      concurrency: { type: 'string' },
+      'timeout-min': { type: 'string' },
+      'data-dir': { type: 'string' },
+      'results-dir': { type: 'string' },
+      'fixtures-dir': { type: 'string' },
+      keep: { type: 'boolean' },
+      'ts-hook': { type: 'boolean' },
+    },
+  });
+  const unknown = positionals.filter((p) => !(SCENARIOS as readonly string[]).includes(p));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.map((u) => JSON.stringify(u)).join(', ')}; choose from ${SCENARIOS.join(', ')}`);
+  const scenarios = positionals.length ? SCENARIOS.filter((s) => positionals.includes(s)) : [...SCENARIOS];
+  const sizeMiB = positiveNumber(values['size-mib'], '--size-mib', DEFAULT_SIZE_MIB);
+  const pages = positiveInteger(values.pages, '--pages', DEFAULT_PAGES);
+  const modes = values.modes === undefined ? (pages > LONG_RUN_PAGES ? ['batch'] : ['batch', 'page']) : values.modes.split(',').map((m) => m.trim());
+  const badMode = modes.find((m) => m !== 'batch' && m !== 'page');
+  if (badMode !== undefined) throw new Error(`--modes takes batch and/or page (comma-separated), got ${JSON.stringify(badMode)}`);
+  const durations = values.durations === undefined ? DEFAULT_DURATIONS_S : values.durations.split(',').map((d) => positiveNumber(d.trim(), '--durations', 0));
+  return Object.freeze({
+    scenarios,
+    sizeMiB,
+    emulatorSizeMiB: positiveNumber(values['emulator-size-mib'], '--emulator-size-mib', sizeMiB),
+    pages,
+    extractModes: modes as Array<'batch' | 'page'>,
+    repeat: positiveInteger(values.repeat, '--repeat', 1),
+    durationsS: durations,
+    concurrency: positiveInteger(values.concurrency, '--concurrency', DEFAULT_CONCURRENCY),
+    timeoutMin: positiveNumber(values['timeout-min'], '--timeout-min', DEFAULT_TIMEOUT_MIN),
+    dataDir: values['data-dir'],
+    keep: values.keep ?? false,
+    tsHook: values['ts-hook'] ?? false,
+    resultsDir: values['results-dir'] ?? 'bench-results',
+    fixturesDir: values['fixtures-dir'] ?? join(tmpdir(), 'sapi-temporal-bench-fixtures'),
+  });
+}
+
+function positiveNumber(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function positiveInteger(raw: string | undefined, name: string, fallback: number): number {
+  const n = positiveNumber(raw, name, fallback);
+  if (!Number.isInteger(n)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/**
+ * The run order of baseline (`B`) and ours (`O`) for `repeat` alternations: B, then (O, B) × repeat, so every
+ * "ours" run sits between two baseline runs and slow drifts of the machine hit both sides.
+ */
+export function alternation(repeat: number): Array<'baseline' | 'ours'> {
+  const order: Array<'baseline' | 'ours'> = ['baseline'];
+  for (let i = 0; i < repeat; i++) order.push('ours', 'baseline');
+  return order;
+}

@@ -1,0 +1,43 @@
+/** Wall time, CPU time of every process of the stack, and RSS windows of the worker and the emulator, around a step. */
+import { cpuUsage } from 'node:process';
+import { readCpuSeconds, RssSampler, type RssWindow } from './proc';
+import type { BenchStack } from './stack';
+
+export interface Measured<T> {
+  value: T;
+  ms: number;
+  /** CPU seconds spent during the step by each process (`bench` is this process: baselines, sample API). */
+  cpuSeconds: { worker?: number; emulator?: number; minio?: number; temporal?: number; bench: number };
+  worker: RssWindow;
+  emulator: RssWindow;
+}
+
+/** Runs `step` with the worker's and the emulator's RSS sampled every 100 ms and CPU time read before and after. */
+export async function measure<T>(stack: BenchStack, step: () => Promise<T>): Promise<Measured<T>> {
+  const names = ['worker', 'emulator', 'minio', 'temporal'] as const;
+  const before = Object.fromEntries(names.map((n) => [n, readCpuSeconds(stack.pids[n])]));
+  const benchBefore = cpuUsage();
+  const worker = new RssSampler(stack.pids.worker).start();
+  const emulator = new RssSampler(stack.pids.emulator).start();
+  const started = performance.now();
+  let value: T;
+  let windows: { worker: RssWindow; emulator: RssWindow };
+  try {
+    value = await step();
+  } finally {
+    windows = { worker: worker.stop(), emulator: emulator.stop() };
+  }
+  const ms = performance.now() - started;
+  const benchCpu = cpuUsage(benchBefore);
+  const cpuSeconds: Measured<T>['cpuSeconds'] = { bench: round1((benchCpu.user + benchCpu.system) / 1e6) };
+  for (const n of names) {
+    const after = readCpuSeconds(stack.pids[n]);
+    const start = before[n];
+    if (after !== undefined && start !== undefined) cpuSeconds[n] = round1(after - start);
+  }
+  return { value, ms, cpuSeconds, ...windows };
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}

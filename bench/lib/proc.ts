@@ -1,0 +1,159 @@
+/**
+ * Memory and CPU of a process from Linux `/proc`: resident set size (VmRSS), its high-water mark (VmHWM, which
+ * `echo 5 > /proc/<pid>/clear_refs` resets), CPU time (utime + stime). A sampler polls VmRSS every 100 ms so a
+ * scenario gets the peak of *its* window and a timeline (for "is memory flat over a long run?").
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+/** The memory fields of `/proc/<pid>/status`, in KiB. */
+export interface ProcMemory {
+  rssKiB: number;
+  hwmKiB: number;
+}
+
+/** Parses `VmRSS` and `VmHWM` out of `/proc/<pid>/status` text (values are in kB, meaning KiB). */
+export function parseProcStatus(text: string): ProcMemory {
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s*kB`, 'm').exec(text);
+    if (!match) throw new Error(`/proc status has no ${name} line (is the process a zombie or a kernel thread?)`);
+    return Number(match[1]);
+  };
+  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+}
+
+/**
+ * CPU time in clock ticks (utime + stime, fields 14 and 15) from `/proc/<pid>/stat`. The command name (field 2)
+ * may hold spaces and parentheses, so the fields are counted from the last `)`.
+ */
+export function parseProcStatTicks(text: string): number {
+  const end = text.lastIndexOf(')');
+  if (end < 0) throw new Error(`unexpected /proc stat line: ${JSON.stringify(text.slice(0, 80))}`);
+  const fields = text.slice(end + 2).trim().split(/\s+/);
+  // fields[0] is field 3 (state), so field n is fields[n - 3]
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unexpected /proc stat fields: ${JSON.stringify(text.slice(0, 120))}`);
+  return utime + stime;
+}
+
+/** Clock ticks per second of `/proc/<pid>/stat` (USER_HZ; 100 on every Linux we run on). */
+export const CLOCK_TICKS_PER_SECOND = 100;
+
+export function readMemory(pid: number): ProcMemory | undefined {
+  try {
+    return parseProcStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds the process used so far; undefined when it is gone. */
+export function readCpuSeconds(pid: number): number | undefined {
+  try {
+    return parseProcStatTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resets the process's VmHWM to its current RSS (Linux ≥ 4.0, same user). Returns false when not permitted. */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One RSS sample: ms since the sampler started, RSS in KiB. */
+export interface RssSample {
+  tMs: number;
+  rssKiB: number;
+}
+
+export interface RssWindow {
+  /** Highest of the VmRSS samples and the VmHWM at stop (VmHWM catches spikes between samples when reset worked). */
+  peakKiB: number;
+  /** VmRSS when the window started. */
+  startKiB: number;
+  endKiB: number;
+  /** Whether VmHWM was reset at the start (then it bounds the window's true peak). */
+  hwmReset: boolean;
+  samples: RssSample[];
+  durationMs: number;
+}
+
+/** Samples a process's VmRSS every `intervalMs` between `start()` and `stop()`. */
+export class RssSampler {
+  private timer?: NodeJS.Timeout;
+  private samples: RssSample[] = [];
+  private startedAt = 0;
+  private hwmReset = false;
+  private startKiB = 0;
+
+  constructor(
+    readonly pid: number,
+    private readonly intervalMs = 100,
+    /** Keep at most this many samples (older ones are thinned by half when full). */
+    private readonly maxSamples = 20_000,
+  ) {}
+
+  start(): this {
+    this.samples = [];
+    this.startedAt = Date.now();
+    this.hwmReset = resetPeak(this.pid);
+    this.startKiB = readMemory(this.pid)?.rssKiB ?? 0;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), this.intervalMs);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): RssWindow {
+    clearInterval(this.timer);
+    this.sample();
+    const memory = readMemory(this.pid);
+    const sampledPeak = this.samples.reduce((m, s) => Math.max(m, s.rssKiB), 0);
+    const peakKiB = this.hwmReset && memory ? Math.max(sampledPeak, memory.hwmKiB) : sampledPeak;
+    return {
+      peakKiB,
+      startKiB: this.startKiB,
+      endKiB: memory?.rssKiB ?? this.samples.at(-1)?.rssKiB ?? 0,
+      hwmReset: this.hwmReset,
+      samples: this.samples,
+      durationMs: Date.now() - this.startedAt,
+    };
+  }
+
+  private sample(): void {
+    const memory = readMemory(this.pid);
+    if (!memory) return;
+    this.samples.push({ tMs: Date.now() - this.startedAt, rssKiB: memory.rssKiB });
+    if (this.samples.length > this.maxSamples) this.samples = this.samples.filter((_, i) => i % 2 === 0);
+  }
+}
+
+/**
+ * Reduces an RSS timeline to `buckets` equal time slices, each with its highest sample (MB), for a compact
+ * "memory over time" line. Empty slices repeat the previous value.
+ */
+export function rssTimeline(samples: readonly RssSample[], buckets = 10): number[] {
+  if (samples.length === 0) return [];
+  const endMs = samples.at(-1)!.tMs || 1;
+  const out: Array<number | undefined> = Array.from({ length: buckets }, () => undefined);
+  for (const s of samples) {
+    const i = Math.min(buckets - 1, Math.floor((s.tMs / endMs) * buckets));
+    out[i] = Math.max(out[i] ?? 0, s.rssKiB);
+  }
+  let last = out.find((v) => v !== undefined) ?? 0;
+  return out.map((v) => {
+    last = v ?? last;
+    return Math.round((last * 1024) / 1_000_000);
+  });
+}
+
+/** KiB → MB (decimal), rounded to 0.1. */
+export function kibToMb(kib: number): number {
+  return Math.round((kib * 1024) / 100_000) / 10;
+}

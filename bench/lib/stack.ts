@@ -1,0 +1,222 @@
+/**
+ * The bench's stack: the dev stack's Temporal and MinIO, then the emulator and a worker, each in its own process
+ * (so their RSS and CPU are theirs alone), all registered with the dev stack's orphan watchdog. One per bench run.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { request } from 'undici';
+import { transpileTree } from './compile';
+import { ManagedProcess } from '../../src/dev/process';
+import { DEFAULT_FILES_BUCKET, startDevStack, type DevStack, type DevStackService } from '../../src/dev/stack';
+import type { EmulatorOptions } from '../../src/emulator';
+import { createStorageClient, type StorageClient } from '../../src/storage-api';
+
+const repoRoot = resolve(__dirname, '..', '..');
+const tsRegister = join(repoRoot, 'scripts', 'ts-register.js');
+
+export interface BenchStackOptions {
+  dataDir: string;
+  /** Export slicing threshold of the emulator (bytes). */
+  sliceSizeBytes?: number;
+  /**
+   * How the worker and emulator processes run: `compiled` (default; the sources transpiled ahead of time to plain
+   * JS, as in production) or `ts-hook` (`node -r scripts/ts-register.js`, which keeps the TypeScript compiler,
+   * ~50 MB, in each process).
+   */
+  runtime?: 'compiled' | 'ts-hook';
+  log: (message: string) => void;
+}
+
+export interface BenchStack {
+  dataDir: string;
+  env: Record<string, string>;
+  taskQueue: string;
+  client: Client;
+  storage: StorageClient;
+  sapiUrl: string;
+  token: string;
+  minio: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
+  /** Process ids: the worker and the emulator are node processes started by the bench. */
+  pids: { worker: number; emulator: number; minio: number; temporal: number };
+  /** Where the worker keeps temporary files (slice downloads, staged pages). */
+  workerWorkDir: string;
+  /** `POST /_emulator/faults` (a rule, `{slowJob}`, `{failJob}`). */
+  emulatorFault(body: unknown): Promise<void>;
+  /** An S3 client with MinIO's root keys and default SDK settings (the "bare" baselines use it). */
+  rootS3(): S3Client;
+  stop(): Promise<void>;
+}
+
+/** Starts Temporal + MinIO (dev stack), the emulator and the worker (child processes), and a client for each. */
+export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
+  const { dataDir, log } = options;
+  mkdirSync(dataDir, { recursive: true });
+  const token = `bench-${randomBytes(12).toString('hex')}`;
+  const workerWorkDir = join(dataDir, 'worker');
+  const bundlePath = join(dataDir, 'workflow-bundle.js');
+  const pids = { worker: -1, emulator: -1, minio: -1, temporal: -1 };
+  const runtime = options.runtime ?? 'compiled';
+  const compiledDir = join(dataDir, 'compiled');
+  let started = Date.now();
+  if (runtime === 'compiled') {
+    const files = transpileTree(repoRoot, ['src', 'test/harness', 'bench'], compiledDir);
+    log(`transpiled ${files} source files to ${compiledDir} in ${Date.now() - started} ms`);
+  }
+  const script = (path: string) => (runtime === 'compiled' ? { script: join(compiledDir, path.replace(/\.ts$/, '.js')), hook: false } : { script: join(repoRoot, path), hook: true });
+  started = Date.now();
+  log('bundling the workflows …');
+  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: quietLogger });
+  writeFileSync(bundlePath, bundle.code);
+  log(`bundled in ${Date.now() - started} ms; starting Temporal, MinIO, the emulator and the worker …`);
+  started = Date.now();
+
+  const emulatorService: DevStackService = async (core) => {
+    const emulatorOptions: EmulatorOptions = {
+      port: 0,
+      dataDir: join(core.dataDir, 'emulator'),
+      s3: {
+        endpoint: core.minio.endpoint,
+        region: core.minio.region,
+        accessKeyId: core.minio.accessKeyId,
+        secretAccessKey: core.minio.secretAccessKey,
+        bucket: DEFAULT_FILES_BUCKET,
+      },
+      tokens: [{ token, description: 'bench' }],
+      sliceSizeBytes: options.sliceSizeBytes,
+    };
+    const child = await startNodeChild({
+      name: 'emulator',
+      ...script('bench/emulator-child.ts'),
+      env: { BENCH_EMULATOR_OPTIONS: JSON.stringify(emulatorOptions) },
+      logFile: join(core.dataDir, 'logs', 'emulator.log'),
+      readyPattern: /^EMULATOR_READY (.+)$/m,
+      watchdogPidFile: join(core.dataDir, 'stack.pids'),
+    });
+    pids.emulator = child.process.pid;
+    const ready = JSON.parse(child.match[1]!) as { url: string; importUrl: string };
+    return {
+      env: { SAPI_URL: ready.url, SAPI_IMPORT_URL: ready.importUrl, SAPI_TOKEN: token },
+      stop: () => child.process.stop(),
+    };
+  };
+
+  const workerService: DevStackService = async (core) => {
+    const child = await startNodeChild({
+      name: 'worker',
+      ...script('test/harness/worker-child.ts'),
+      env: { ...core.env, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath, SAPI_TEST_WORKER_IDENTITY: `bench-worker@${process.pid}`, SAPI_WORK_DIR: workerWorkDir },
+      logFile: join(core.dataDir, 'logs', 'worker.log'),
+      readyPattern: /^READY$/m,
+      watchdogPidFile: join(core.dataDir, 'stack.pids'),
+    });
+    pids.worker = child.process.pid;
+    return { env: {}, stop: () => child.process.stop(15_000) };
+  };
+
+  const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, workerService] });
+  let connection: Connection | undefined;
+  let storage: StorageClient | undefined;
+  try {
+    pids.minio = stack.minio.process.pid;
+    pids.temporal = stack.temporal.process.pid;
+    connection = await Connection.connect({ address: stack.temporal.address });
+    const client = new Client({ connection, namespace: stack.temporal.namespace });
+    const sapiUrl = stack.env.SAPI_URL!;
+    storage = createStorageClient({ url: sapiUrl, token });
+    log(`stack up in ${Date.now() - started} ms (worker pid ${pids.worker}, emulator pid ${pids.emulator}) under ${dataDir}`);
+    const minio = {
+      endpoint: stack.minio.endpoint,
+      region: stack.minio.region,
+      accessKeyId: stack.minio.accessKeyId,
+      secretAccessKey: stack.minio.secretAccessKey,
+      bucket: DEFAULT_FILES_BUCKET,
+    };
+    const s3Clients: S3Client[] = [];
+    const openStorage = storage;
+    const openConnection = connection;
+    return {
+      dataDir,
+      env: { ...stack.env },
+      taskQueue: stack.taskQueue,
+      client,
+      storage,
+      sapiUrl,
+      token,
+      minio,
+      pids,
+      workerWorkDir,
+      async emulatorFault(body) {
+        const res = await request(`${sapiUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const text = await res.body.text();
+        if (res.statusCode >= 300) throw new Error(`POST /_emulator/faults answered ${res.statusCode}: ${text}`);
+      },
+      rootS3() {
+        const s3 = new S3Client({
+          endpoint: minio.endpoint,
+          region: minio.region,
+          forcePathStyle: true,
+          credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
+        });
+        s3Clients.push(s3);
+        return s3;
+      },
+      async stop() {
+        for (const s3 of s3Clients) s3.destroy();
+        await openStorage.close().catch(() => undefined);
+        await openConnection.close().catch(() => undefined);
+        await stack.stop();
+      },
+    };
+  } catch (err) {
+    await storage?.close().catch(() => undefined);
+    await connection?.close().catch(() => undefined);
+    await stack.stop();
+    throw err;
+  }
+}
+
+/**
+ * `node [-r ts-register] <script>` as a managed process (own group, watchdog), ready when its log shows the pattern.
+ * Packages resolve through `NODE_PATH` so that transpiled output outside the repository finds `node_modules`.
+ */
+async function startNodeChild(options: {
+  name: string;
+  script: string;
+  hook: boolean;
+  env: Record<string, string>;
+  logFile: string;
+  readyPattern: RegExp;
+  watchdogPidFile: string;
+}): Promise<{ process: ManagedProcess; match: RegExpMatchArray }> {
+  let match: RegExpMatchArray | null = null;
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  writeFileSync(options.logFile, ''); // a reused data dir must not show the last run's ready line
+  const child = await ManagedProcess.start({
+    name: options.name,
+    command: process.execPath,
+    args: options.hook ? ['-r', tsRegister, options.script] : [options.script],
+    env: { ...process.env, NODE_PATH: join(repoRoot, 'node_modules'), ...options.env },
+    cwd: repoRoot,
+    logFile: options.logFile,
+    healthTimeoutMs: 120_000,
+    watchdogPidFile: options.watchdogPidFile,
+    healthy: async () => {
+      match = readFileSync(options.logFile, 'utf8').match(options.readyPattern);
+      return match !== null;
+    },
+  });
+  return { process: child, match: match! };
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+  error: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
+};
