@@ -5,10 +5,15 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-/** The memory fields of `/proc/<pid>/status`, in KiB. */
+/** The memory fields of `/proc/<pid>/status`, in KiB (anon/file split and threads when the kernel reports them). */
 export interface ProcMemory {
   rssKiB: number;
   hwmKiB: number;
+  /** Anonymous memory (heaps, buffers) of the RSS. */
+  rssAnonKiB?: number;
+  /** File-backed pages of the RSS (code, mapped files). */
+  rssFileKiB?: number;
+  threads?: number;
 }
 
 /** Parses `VmRSS` and `VmHWM` out of `/proc/<pid>/status` text (values are in kB, meaning KiB). */
@@ -18,7 +23,18 @@ export function parseProcStatus(text: string): ProcMemory {
     if (!match) throw new Error(`/proc status has no ${name} line (is the process a zombie or a kernel thread?)`);
     return Number(match[1]);
   };
-  return { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+  const optional = (name: string, unit = '\\s*kB') => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)${unit}`, 'm').exec(text);
+    return match ? Number(match[1]) : undefined;
+  };
+  const memory: ProcMemory = { rssKiB: field('VmRSS'), hwmKiB: field('VmHWM') };
+  const anon = optional('RssAnon');
+  const file = optional('RssFile');
+  const threads = optional('Threads', '');
+  if (anon !== undefined) memory.rssAnonKiB = anon;
+  if (file !== undefined) memory.rssFileKiB = file;
+  if (threads !== undefined) memory.threads = threads;
+  return memory;
 }
 
 /**
@@ -156,4 +172,16 @@ export function rssTimeline(samples: readonly RssSample[], buckets = 10): number
 /** KiB → MB (decimal), rounded to 0.1. */
 export function kibToMb(kib: number): number {
   return Math.round((kib * 1024) / 100_000) / 10;
+}
+
+/** A process's memory now, in MB (decimal), for the JSON: RSS, anon/file split, threads. */
+export function memorySnapshot(pid: number): { rssMb: number; anonMb?: number; fileMb?: number; threads?: number } | undefined {
+  const m = readMemory(pid);
+  if (!m) return undefined;
+  return {
+    rssMb: kibToMb(m.rssKiB),
+    ...(m.rssAnonKiB !== undefined ? { anonMb: kibToMb(m.rssAnonKiB) } : {}),
+    ...(m.rssFileKiB !== undefined ? { fileMb: kibToMb(m.rssFileKiB) } : {}),
+    ...(m.threads !== undefined ? { threads: m.threads } : {}),
+  };
 }

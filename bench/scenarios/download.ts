@@ -16,7 +16,7 @@ import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
-import { kibToMb, readMemory } from '../lib/proc';
+import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
 import type { BenchStack } from '../lib/stack';
 import { waitForJob } from '../lib/storage-ops';
@@ -35,9 +35,11 @@ export const downloadScenario: Scenario = async (ctx) => {
   const exportStarted = Date.now();
   const job = await waitForJob(stack.storage, Number((await stack.storage.exportTableAsync({ tableId })).id));
   const fileId = Number((job.results as { file: { id: number } }).file.id);
-  ctx.log(`export job ${job.id} done in ${((Date.now() - exportStarted) / 1000).toFixed(1)} s → file ${fileId}`);
+  const exportSeconds = (Date.now() - exportStarted) / 1000;
+  ctx.log(`export job ${job.id} done in ${exportSeconds.toFixed(1)} s → file ${fileId}`);
 
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
+  const workerIdle = memorySnapshot(stack.pids.worker);
   const runs: Array<Record<string, unknown>> = [];
   const baseline: Array<{ ms: number; bytes: number }> = [];
   const oursDownload: Array<{ ms: number; bytes: number }> = [];
@@ -80,6 +82,8 @@ export const downloadScenario: Scenario = async (ctx) => {
         endToEndMbps: mbPerSecond(wf.result.bytes, endToEndMs),
         historyEvents: wf.timings.events,
         workerPeakMb: kibToMb(run.worker.peakKiB),
+        workerRssTimelineMb: rssTimeline(run.worker.samples, 20),
+        workerAfter: memorySnapshot(stack.pids.worker),
         cpuSeconds: run.cpuSeconds,
       });
       ctx.log(
@@ -106,7 +110,13 @@ export const downloadScenario: Scenario = async (ctx) => {
         note: 'baseline: worker RSS at idle',
       }),
     ],
-    details: { tableId, fileId, baselineExportJobSeconds: (Date.now() - exportStarted) / 1000, runs },
+    details: {
+      workerIdle,
+      tableId,
+      fileId,
+      baselineExportJobSeconds: exportSeconds,
+      runs,
+    },
   };
 };
 

@@ -12,7 +12,7 @@ import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
-import { kibToMb, readMemory } from '../lib/proc';
+import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
 import { BASELINE_PART_SIZE, BASELINE_QUEUE_SIZE } from '../lib/storage-ops';
 import { mbPerSecond, median } from '../lib/stats';
@@ -27,6 +27,7 @@ export const uploadScenario: Scenario = async (ctx) => {
     if (err.name !== 'BucketAlreadyOwnedByYou' && err.name !== 'BucketAlreadyExists') throw err;
   });
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
+  const workerIdle = memorySnapshot(stack.pids.worker);
   const runs: Array<Record<string, unknown>> = [];
   const baselineMs: number[] = [];
   const oursUploadMs: number[] = [];
@@ -76,6 +77,8 @@ export const uploadScenario: Scenario = async (ctx) => {
         endToEndMbps: mbPerSecond(csv.bytes, endToEndMs),
         historyEvents: wf.timings.events,
         workerPeakMb: kibToMb(run.worker.peakKiB),
+        workerRssTimelineMb: rssTimeline(run.worker.samples, 20),
+        workerAfter: memorySnapshot(stack.pids.worker),
         workerHwmReset: run.worker.hwmReset,
         emulatorPeakMb: kibToMb(run.emulator.peakKiB),
         cpuSeconds: run.cpuSeconds,
@@ -105,6 +108,13 @@ export const uploadScenario: Scenario = async (ctx) => {
         note: 'baseline: worker RSS at idle',
       }),
     ],
-    details: { csvBytes: csv.bytes, rows: csv.rows, partSizeBytes: BASELINE_PART_SIZE, queueSize: BASELINE_QUEUE_SIZE, runs },
+    details: {
+      workerIdle,
+      csvBytes: csv.bytes,
+      rows: csv.rows,
+      partSizeBytes: BASELINE_PART_SIZE,
+      queueSize: BASELINE_QUEUE_SIZE,
+      runs,
+    },
   };
 };

@@ -6,11 +6,14 @@ VmSize:\t 1200000 kB
 VmHWM:\t  250000 kB
 VmRSS:\t  180000 kB
 RssAnon:\t  100000 kB
+RssFile:\t   80000 kB
+Threads:\t17
 `;
 
 describe('reading a process memory and CPU from /proc', () => {
-  it('parses VmRSS and VmHWM in KiB from a status file', () => {
-    expect(parseProcStatus(status)).toEqual({ rssKiB: 180000, hwmKiB: 250000 });
+  it('parses VmRSS, VmHWM, the anon/file split in KiB and the thread count from a status file', () => {
+    expect(parseProcStatus(status)).toEqual({ rssKiB: 180000, hwmKiB: 250000, rssAnonKiB: 100000, rssFileKiB: 80000, threads: 17 });
+    expect(parseProcStatus('VmHWM:\t 2 kB\nVmRSS:\t 1 kB\n')).toEqual({ rssKiB: 1, hwmKiB: 2 });
   });
 
   it('says which field is missing when the status has no memory lines', () => {
