@@ -129,3 +129,50 @@ describe('importTableWorkflow against the emulator', () => {
     expect(creates).toHaveLength(1);
   });
 });
+
+describe('importTableWorkflow edge cases', () => {
+  let env: SapiTestEnv;
+  beforeAll(async () => (env = await startSapiTestEnv('import-edges')));
+  afterAll(() => env?.stop());
+
+  it('uploads several headerless parts as one sliced file and loads them in order', async () => {
+    const dir = env.dataDir;
+    writeFileSync(join(dir, 'head.csv'), 'id,part\n');
+    await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `sliced-create-${Date.now()}`,
+      args: [{ source: join(dir, 'head.csv'), bucketId: 'in.c-sliced', createBucket: true, table: 't', polling: { initialMs: 200 } }],
+    });
+    const slices = [0, 1, 2].map((part) => {
+      const path = join(dir, `slice-${part}.csv`);
+      writeFileSync(path, Array.from({ length: 3 }, (_, i) => `${part * 3 + i},${part}\n`).join(''));
+      return path;
+    });
+    const result = await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `sliced-load-${Date.now()}`,
+      args: [{ source: slices[0], slices, columns: ['id', 'part'], bucketId: 'in.c-sliced', table: 't', mode: 'load', polling: { initialMs: 200 } }],
+    });
+    expect(result).toMatchObject({ importedRowsCount: 9 });
+    expect((await env.emulator.readTable('in.c-sliced.t')).rows).toEqual(Array.from({ length: 9 }, (_, i) => [String(i), String(Math.floor(i / 3))]));
+  });
+
+  it('fails with SAPI_UNAUTHORIZED on an invalid token after one request, without retrying', async () => {
+    const bad = await startSapiTestEnv('bad-token', { env: { SAPI_TOKEN: 'not-a-valid-token' } });
+    try {
+      writeFileSync(join(bad.dataDir, 'x.csv'), 'a\n1\n');
+      const err = await bad.client.workflow
+        .execute('importTableWorkflow', {
+          taskQueue: bad.taskQueue,
+          workflowId: `bad-token-${Date.now()}`,
+          args: [{ source: join(bad.dataDir, 'x.csv'), bucketId: 'in.c-x', createBucket: true, table: 't' }],
+        })
+        .catch((e: unknown) => e as Error & { cause?: { cause?: { type?: string; message?: string } } });
+      expect(err).toBeInstanceOf(Error);
+      expect((err as { cause?: { cause?: { type?: string } } }).cause?.cause?.type).toBe('SAPI_UNAUTHORIZED');
+      expect(bad.emulator.requests.filter((r) => r.status === 401)).toHaveLength(1);
+    } finally {
+      await bad.stop();
+    }
+  });
+});
