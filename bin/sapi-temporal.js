@@ -2,6 +2,8 @@
 // The `sapi-temporal` command. Runs the compiled CLI (lib/, from `npm run build`); in a source checkout without a
 // build it falls back to the TypeScript sources through a transpile-only require hook.
 const { existsSync } = require('node:fs');
+// The AWS SDK warns on Node 20 about *future* releases; ours are pinned, so the multi-line warning is only noise.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const { join } = require('node:path');
 
 // `bin/sapi-temporal` (the shell wrapper) passes `--` first; drop it so commander sees the real arguments.

@@ -91,7 +91,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     } finally {
       await api.close();
     }
-    log(`done. Temporal UI: ${stack.env.TEMPORAL_UI_URL} (workflows demo-*)`);
+    log(
+      options.keep
+        ? `done. Temporal UI: ${stack.env.TEMPORAL_UI_URL} (workflows demo-*)`
+        : `done. Temporal UI was at ${stack.env.TEMPORAL_UI_URL}; \`sapi-temporal demo --keep\` keeps the stack running to browse it`,
+    );
     return {
       import: imported,
       load: loaded,

@@ -7,3 +7,6 @@ try {
 } catch {
   /* already installed in this worker process */
 }
+
+// the AWS SDK's warning about future releases needing Node 22 (ours are pinned) would only clutter test output
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
