@@ -105,3 +105,30 @@ export function activityDurationMs(timings: HistoryTimings, type: string): numbe
   const span = done[0]!;
   return span.endedMs! - (span.startedMs ?? span.scheduledMs);
 }
+
+/** Where the time of a sequence of activities of one type went, over one or more runs (ms, summed). */
+export interface ActivityBreakdown {
+  count: number;
+  /** Scheduled → started: waiting for a worker slot / task dispatch. */
+  queueMs: number;
+  /** Started → completed: inside the activity. */
+  runMs: number;
+  /** Completed → the next one scheduled (same run): the workflow task deciding the next step. */
+  gapMs: number;
+}
+
+/** Sums queue, run and gap times of the completed activities of `type` in each run's timings. */
+export function activityBreakdown(runs: readonly HistoryTimings[], type: string): ActivityBreakdown {
+  const total: ActivityBreakdown = { count: 0, queueMs: 0, runMs: 0, gapMs: 0 };
+  for (const run of runs) {
+    const spans = run.activities.filter((a) => a.type === type && a.outcome === 'completed' && a.startedMs !== undefined);
+    spans.forEach((span, i) => {
+      total.count++;
+      total.queueMs += span.startedMs! - span.scheduledMs;
+      total.runMs += span.endedMs! - span.startedMs!;
+      const next = spans[i + 1];
+      if (next) total.gapMs += next.scheduledMs - span.endedMs!;
+    });
+  }
+  return total;
+}

@@ -4,7 +4,7 @@
  * (the CSVs are built, nothing is loaded, so the figure is about fetching and checkpointing), vs the plain loop
  * `runExtraction` with the real fetcher against the same API in this process. Order: baseline, then per mode
  * (ours, baseline) × repeat. Also: history events of every run of the continue-as-new chain, and the worker's RSS
- * over time (is it flat on a long run?).
+ * over time (is it flat on a long run?). Both sides are warmed up first on a small API (untimed).
  */
 import { parseExtractorConfig } from '../../src/extractor/config-schema';
 import { createPageFetcher } from '../../src/extractor/http/fetch-page';
@@ -12,7 +12,7 @@ import { runExtraction } from '../../src/extractor/run-loop';
 import { createSampleApi } from '../../src/sample-api';
 import type { ExtractResult } from '../../src/workflows/extract-types';
 import type { Scenario, ScenarioContext } from '../lib/context';
-import { historyTimings } from '../lib/history';
+import { activityBreakdown, historyTimings, type HistoryTimings } from '../lib/history';
 import { measure } from '../lib/measure';
 import { kibToMb, rssTimeline, type RssSample } from '../lib/proc';
 import { figure, type Figure } from '../lib/report';
@@ -41,6 +41,7 @@ export const extractScenario: Scenario = async (ctx) => {
       ctx.log(`baseline: plain loop, ${pages} pages in ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, cpu ${JSON.stringify(run.cpuSeconds)}`);
     };
 
+    await warmUp(ctx);
     await baseline();
     const byMode: Record<string, Array<{ rate: number; maxEvents: number; runs: number; samples: RssSample[]; peakKiB: number }>> = {};
     for (let r = 0; r < options.repeat; r++) {
@@ -50,7 +51,17 @@ export const extractScenario: Scenario = async (ctx) => {
         const wf = run.value;
         if (wf.result.pages !== pages) throw new Error(`extractWorkflow (${mode}) extracted ${wf.result.pages} pages, expected ${pages}`);
         const rate = pages / (run.ms / 1000);
-        const events = await eventsPerRun(ctx, wf.workflowId);
+        const chain = await historiesOfChain(ctx, wf.workflowId);
+        const events = chain.map((t) => t.events);
+        const fetches = activityBreakdown(chain, 'fetchPages');
+        const build = activityBreakdown(chain, 'buildTableCsv');
+        const breakdown = {
+          fetchPages: fetches,
+          buildTableCsvMs: build.runMs,
+          fetchPagesShareOfWall: Math.round((fetches.runMs / run.ms) * 1000) / 1000,
+          msPerPageInsideFetchPages: Math.round((fetches.runMs / pages) * 1000) / 1000,
+          orchestrationMsPerActivity: fetches.count ? Math.round(((fetches.queueMs + fetches.gapMs) / fetches.count) * 10) / 10 : undefined,
+        };
         const maxEvents = Math.max(...events);
         (byMode[mode] ??= []).push({ rate, maxEvents, runs: events.length, samples: run.worker.samples, peakKiB: run.worker.peakKiB });
         const timeline = rssTimeline(run.worker.samples, 10);
@@ -63,13 +74,16 @@ export const extractScenario: Scenario = async (ctx) => {
           records: wf.result.records,
           runs: wf.result.runs,
           historyEventsPerRun: events,
+          breakdown,
           workerPeakMb: kibToMb(run.worker.peakKiB),
           workerRssTimelineMb: timeline,
           cpuSeconds: run.cpuSeconds,
         });
         ctx.log(
           `ours (${mode}): ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s; ${events.length} run(s), events per run ${summarize(events)}; ` +
-            `worker RSS over time (MB, tenths) ${timeline.join(' ')}; cpu ${JSON.stringify(run.cpuSeconds)}`,
+            `worker RSS over time (MB, tenths) ${timeline.join(' ')}; cpu ${JSON.stringify(run.cpuSeconds)}; ` +
+            `${fetches.count} fetchPages: inside ${(fetches.runMs / 1000).toFixed(1)} s (${breakdown.msPerPageInsideFetchPages} ms/page), ` +
+            `queued ${(fetches.queueMs / 1000).toFixed(1)} s, between ${(fetches.gapMs / 1000).toFixed(1)} s; buildTableCsv ${(build.runMs / 1000).toFixed(1)} s`,
         );
         await baseline();
       }
@@ -108,19 +122,39 @@ export const extractScenario: Scenario = async (ctx) => {
   }
 };
 
-/** History events of every run of the workflow's continue-as-new chain, oldest first. */
-async function eventsPerRun(ctx: ScenarioContext, workflowId: string): Promise<number[]> {
+/** Pages of the untimed warm-up run of each side (JIT, lazily loaded modules, first connections). */
+export const WARM_UP_PAGES = 300;
+
+/** Runs both sides once, untimed, against a small API, so that neither pays its cold start in the measured runs. */
+async function warmUp(ctx: ScenarioContext): Promise<void> {
+  const api = await createSampleApi({ largePages: WARM_UP_PAGES, logRequests: false });
+  try {
+    const config = {
+      parameters: {
+        api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+        config: { outputBucket: 'bench-warmup', jobs: [{ endpoint: 'large/items', dataField: 'items', dataType: 'items' }] },
+      },
+    };
+    await runExtraction(parseExtractorConfig(config), { fetchPage: createPageFetcher(), keepRows: false, keepRequests: false });
+    await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config, options: { mode: 'batch', load: false } }, 'extract-warmup');
+  } finally {
+    await api.close();
+  }
+}
+
+/** History timings of every run of the workflow's continue-as-new chain, oldest first. */
+async function historiesOfChain(ctx: ScenarioContext, workflowId: string): Promise<HistoryTimings[]> {
   const runIds: Array<{ runId: string; startMs: number }> = [];
   for await (const execution of ctx.stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     runIds.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
   }
   runIds.sort((a, b) => a.startMs - b.startMs);
-  const counts: number[] = [];
+  const timings: HistoryTimings[] = [];
   for (const { runId } of runIds) {
     const history = await ctx.stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    counts.push(historyTimings(history.events ?? []).events);
+    timings.push(historyTimings(history.events ?? []));
   }
-  return counts;
+  return timings;
 }
 
 function summarize(values: number[]): string {

@@ -1,4 +1,4 @@
-import { activityDurationMs, EVENT, historyTimings, timestampMs } from '../../../bench/lib/history';
+import { activityBreakdown, activityDurationMs, EVENT, historyTimings, timestampMs } from '../../../bench/lib/history';
 
 const at = (ms: number) => ({ seconds: { toNumber: () => Math.floor(ms / 1000) }, nanos: (ms % 1000) * 1e6 });
 
@@ -34,5 +34,15 @@ describe('timings read from a workflow history', () => {
     expect(timestampMs({ seconds: '12', nanos: 500_000_000 })).toBe(12_500);
     expect(timestampMs({ seconds: 3 })).toBe(3_000);
     expect(timestampMs(null)).toBeUndefined();
+  });
+});
+
+describe('where the time of repeated activities went', () => {
+  const span = (scheduled: number, started: number, ended: number) => ({ type: 'fetchPages', scheduledEventId: String(scheduled), scheduledMs: scheduled, startedMs: started, endedMs: ended, outcome: 'completed' as const });
+
+  it('sums queue, run and between-activity gaps per run, not across runs', () => {
+    const runA = { events: 10, activities: [span(0, 5, 105), span(120, 122, 222)] };
+    const runB = { events: 10, activities: [span(1000, 1010, 1110), { ...span(1200, 1200, 1300), type: 'buildTableCsv' }] };
+    expect(activityBreakdown([runA, runB], 'fetchPages')).toEqual({ count: 3, queueMs: 5 + 2 + 10, runMs: 300, gapMs: 15 });
   });
 });
