@@ -10,8 +10,16 @@ import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat } from './context';
 import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from './stage-store';
 
-/** Staging writes in flight while the next pages are fetched (pages are fetched one after another). */
-export const STAGE_WRITES_IN_FLIGHT = 8;
+/** Shortest time between two heartbeat calls while pages stream in (ms). */
+export const HEARTBEAT_CALL_INTERVAL_MS = 200;
+/** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
+export const GROUP_MAX_PAGES = 100;
+/** …or this many characters of rows… */
+export const GROUP_MAX_CHARS = 4 * 1024 * 1024;
+/** …or when its first page is this old (ms): the resume point moves at least this often. */
+export const GROUP_MAX_MS = 1_000;
+/** Staged groups being written while the next pages are fetched. */
+export const GROUP_WRITES_IN_FLIGHT = 2;
 
 export interface FetchPagesInput {
   /** Staging key of the extraction. */
@@ -72,14 +80,28 @@ function fetchOptions(tuning: ExtractFetchTuning | undefined, signal: AbortSigna
   return options;
 }
 
+/** Rows of consecutive pages waiting to be staged. */
+interface PageGroup {
+  first: number;
+  last: number;
+  /** Table → JSON lines. */
+  tables: Map<string, string[]>;
+  chars: number;
+  startedAt: number;
+}
+
 /**
  * Fetches pages of one job run, from the checkpointed scroller state: for every page, fetch → `processPage` →
- * stage each table's rows at `<runKey>/r<run>/p<page>/<table>.jsonl` (a re-fetched page overwrites its object) →
- * heartbeat `{state, totals}` once the page and all before it are staged. Between pages it runs the scroller
- * itself; it stops and hands the last page back un-stepped (`pending`) when the page has child runs, when
- * `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides. A retry resumes from the last
- * heartbeat and first deletes pages an earlier attempt staged beyond it (no duplicates, even if the API changed).
- * A long `Retry-After` ends the call with `rateLimitedMs` (the workflow waits on a durable timer).
+ * rows buffered per table; every group of consecutive pages (≤ 100 pages, 4 MiB of rows, 1 s) is staged as one
+ * object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`, and once it (and every group before it) is
+ * stored the activity heartbeats `{state, totals}`: the resume point. Between pages it runs the scroller itself;
+ * it stops and hands the last page back un-stepped (`pending`, staged as a group of its own) when the page has
+ * child runs, when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
+ *
+ * No duplicates: a resume point is always the end of a stored group, and a retry (attempt > 1) first deletes every
+ * group of this job run that starts after its resume point (written by an attempt that died before its heartbeat
+ * reached the server), then fetches those pages again. This holds even when the API answers differently the second
+ * time. A long `Retry-After` ends the call with `rateLimitedMs` (the workflow waits on a durable timer).
  */
 export function fetchPages(deps: ActivityDeps) {
   return (input: FetchPagesInput): Promise<FetchPagesResult> =>
@@ -93,15 +115,23 @@ export function fetchPages(deps: ActivityDeps) {
       let snapshot: FetchPagesCheckpoint = { state, totals: { ...totals } };
 
       if (context.info.attempt > 1) {
-        // an earlier attempt may have staged pages it never checkpointed: drop them, they are fetched again
-        const stale = (await store.list(jobRunPrefix(input.runKey, input.runNo))).filter((key) => (parsePageKey(key)?.pageNo ?? 0) > state.pages);
-        await store.delete(stale);
+        // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
+        const keys = await store.list(jobRunPrefix(input.runKey, input.runNo));
+        await store.delete(keys.filter((key) => (parsePageKey(key)?.firstPage ?? 0) > state.pages));
       }
 
-      const beat = () => context.heartbeat(snapshot);
-      const interval = Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3));
-      const timer = setInterval(beat, interval);
-      const options = fetchOptions(input.fetch, context.cancellationSignal, beat);
+      // `snapshot` moves with every stored group; it reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS (the
+      // SDK throttles what it sends to the server further), on a timer while a slow page is fetched, and at the end
+      let lastBeatAt = 0;
+      const beat = (force = false) => {
+        const now = Date.now();
+        if (!force && now - lastBeatAt < HEARTBEAT_CALL_INTERVAL_MS) return;
+        lastBeatAt = now;
+        context.heartbeat(snapshot);
+      };
+      const timer = setInterval(() => beat(true), Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
+      const options = fetchOptions(input.fetch, context.cancellationSignal, () => beat(true));
+
       const writes: Array<{ done: Promise<void>; snapshot: FetchPagesCheckpoint }> = [];
       const settleOldest = async () => {
         const oldest = writes.shift()!;
@@ -111,6 +141,40 @@ export function fetchPages(deps: ActivityDeps) {
       };
       const settleAll = async () => {
         while (writes.length > 0) await settleOldest();
+        beat(true);
+      };
+      let group: PageGroup | null = null;
+      /** Stores the group; once stored (with all before it), `after` becomes the resume point. */
+      const stage = async (after: FetchPagesCheckpoint) => {
+        const g = group;
+        group = null;
+        if (g && g.tables.size > 0) {
+          const done = Promise.all(
+            [...g.tables].map(([table, lines]) => store.put(pageKey(input.runKey, input.runNo, g.first, g.last, table), lines.join(''))),
+          ).then(() => undefined);
+          done.catch(() => undefined); // awaited in order; this only keeps Node from calling it unhandled
+          writes.push({ done, snapshot: after });
+        } else {
+          writes.push({ done: Promise.resolve(), snapshot: after });
+        }
+        while (writes.length > GROUP_WRITES_IN_FLIGHT) await settleOldest();
+      };
+      const addRows = (pageNo: number, tables: ReadonlyArray<{ name: string; rows: ReadonlyArray<Record<string, string>> }>) => {
+        group ??= { first: pageNo, last: pageNo, tables: new Map(), chars: 0, startedAt: Date.now() };
+        group.last = pageNo;
+        for (const t of tables) {
+          if (t.rows.length === 0) continue;
+          let lines = group.tables.get(t.name);
+          if (!lines) group.tables.set(t.name, (lines = []));
+          for (const row of t.rows) {
+            const line = `${JSON.stringify(row)}\n`;
+            lines.push(line);
+            group.chars += line.length;
+          }
+        }
+      };
+      const warn = (warnings: readonly string[]) => {
+        for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
       };
       const startedAt = Date.now();
       const result = (pending: PendingPage | null, extra: Partial<FetchPagesResult> = {}): FetchPagesResult => ({ ...totals, state, pending, resumed, ...extra });
@@ -123,45 +187,49 @@ export function fetchPages(deps: ActivityDeps) {
             fetched = await fetchPage(state.next, options);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
+            await stage({ state, totals: { ...totals } });
             await settleAll();
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
           const page = processPage(state, input.job, fetched, input.context);
+          const last =
+            !page.extract ||
+            page.children.length > 0 ||
+            totals.fetched + 1 >= input.maxPages ||
+            Date.now() - startedAt >= input.maxMs ||
+            context.cancellationSignal.aborted;
+          if (last) {
+            // the group so far ends at the previous page (stepped); the un-stepped last page is a group of its own,
+            // so a retry that resumes before it deletes exactly that group
+            const before: FetchPagesCheckpoint = { state, totals: { ...totals } };
+            await stage(before);
+            if (page.extract) addRows(pageNo, page.tables);
+            await stage(before);
+          } else {
+            addRows(pageNo, page.tables);
+          }
           totals.fetched++;
           if (page.extract) {
-            const tables = page.tables.filter((t) => t.rows.length > 0);
-            const done = Promise.all(
-              tables.map((t) => store.put(pageKey(input.runKey, input.runNo, pageNo, t.name), t.rows.map((row) => `${JSON.stringify(row)}\n`).join(''))),
-            ).then(() => undefined);
-            done.catch(() => undefined); // awaited in order below; this only keeps Node from calling it unhandled
-            writes.push({ done, snapshot: { state, totals: { ...totals } } });
             totals.pages++;
             totals.records += page.result.recordCount;
             totals.bytes += page.result.bytes;
             totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
             totals.rows = { ...totals.rows };
-            for (const t of tables) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
+            for (const t of page.tables) if (t.rows.length > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
           }
-          for (const w of page.warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
-
-          const last =
-            !page.extract ||
-            page.children.length > 0 ||
-            totals.fetched >= input.maxPages ||
-            Date.now() - startedAt >= input.maxMs ||
-            context.cancellationSignal.aborted;
+          warn(page.warnings);
           if (last) {
             await settleAll();
             const children: ChildSpec[] = page.children.map((c) => ({ jobId: c.job.id, endpoint: c.job.endpoint, parentColumns: c.parentColumns, parent: c.parent }));
             return result({ pageNo, result: page.result, children });
           }
           const step = nextStep(state, page.result, Date.now());
-          for (const w of step.warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
+          warn(step.warnings);
           state = step.state;
-          // the snapshot taken with this page's write is the state *before* it; the state after it is safe once
-          // the write is done: replace that entry's snapshot
-          writes[writes.length - 1]!.snapshot = { state, totals: { ...totals } };
-          if (writes.length >= STAGE_WRITES_IN_FLIGHT) await settleOldest();
+          const g = group as PageGroup | null;
+          if (!state.next || (g && (g.last - g.first + 1 >= GROUP_MAX_PAGES || g.chars >= GROUP_MAX_CHARS || Date.now() - g.startedAt >= GROUP_MAX_MS))) {
+            await stage({ state, totals: { ...totals } });
+          }
         }
         await settleAll();
         return result(null);

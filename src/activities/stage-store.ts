@@ -7,8 +7,9 @@
  *   build the CSVs and upload them (route the activities to that host's task queue when several hosts run workers).
  *
  * Layout under the staging root (keys sort in extraction order):
- * `<runKey>/r<jobRun, 10 digits>/p<page, 10 digits>/<table>.jsonl` (one JSON object per row, keyed by flattened
- * key) and `<runKey>/csv/<table>.csv` (the CSV built for loading). A page fetched again overwrites its object.
+ * `<runKey>/r<jobRun>/p<firstPage>-<lastPage>/<table>.jsonl` (numbers zero-padded to 10 digits; one JSON object per
+ * row, keyed by flattened key; one object per table for a run of consecutive pages, see `fetchPages`) and
+ * `<runKey>/csv/<table>.csv` (the CSV built for loading).
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -56,9 +57,9 @@ export function jobRunPrefix(runKey: string, runNo: number): string {
   return `${runKey}/r${pad(runNo)}/`;
 }
 
-/** Key of one staged page of one table. */
-export function pageKey(runKey: string, runNo: number, pageNo: number, table: string): string {
-  return `${jobRunPrefix(runKey, runNo)}p${pad(pageNo)}/${table}.jsonl`;
+/** Key of the rows of one table from pages `firstPage`..`lastPage` of a job run. */
+export function pageKey(runKey: string, runNo: number, firstPage: number, lastPage: number, table: string): string {
+  return `${jobRunPrefix(runKey, runNo)}p${pad(firstPage)}-${pad(lastPage)}/${table}.jsonl`;
 }
 
 /** Prefix of every staged page of an extraction (CSVs excluded). */
@@ -66,10 +67,10 @@ export function pagesPrefix(runKey: string): string {
   return `${runKey}/r`;
 }
 
-/** Page number and table of a page key (`undefined` for other keys). */
-export function parsePageKey(key: string): { runNo: number; pageNo: number; table: string } | undefined {
-  const m = /\/r(\d{10})\/p(\d{10})\/([^/]+)\.jsonl$/.exec(key);
-  return m ? { runNo: Number(m[1]), pageNo: Number(m[2]), table: m[3]! } : undefined;
+/** Job run, page range and table of a page key (`undefined` for other keys). */
+export function parsePageKey(key: string): { runNo: number; firstPage: number; lastPage: number; table: string } | undefined {
+  const m = /\/r(\d{10})\/p(\d{10})-(\d{10})\/([^/]+)\.jsonl$/.exec(key);
+  return m ? { runNo: Number(m[1]), firstPage: Number(m[2]), lastPage: Number(m[3]), table: m[4]! } : undefined;
 }
 
 /** Key of the CSV built for a table. */

@@ -4,8 +4,13 @@ import { getPath, type ScrollerState } from '../extractor/pure';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import type { ExtractMode, ExtractOptions } from './extract-types';
 
-/** Default pages per batch activity. */
-export const DEFAULT_BATCH_PAGES = 50;
+/**
+ * Default pages per batch activity: 1000. Every page is checkpointed by the activity's heartbeat whatever the batch
+ * size, so a batch mainly bounds how often the workflow sees progress (with `batchSeconds`); each batch costs a
+ * workflow-task round trip (~30–80 ms on a small dev server), which 50-page batches could not amortize
+ * (≈ 0.3–0.5× the pages/s of a plain loop, against ≈ 0.7–1.1× at 500–1000 pages).
+ */
+export const DEFAULT_BATCH_PAGES = 1000;
 /** Default seconds one batch keeps fetching. */
 export const DEFAULT_BATCH_SECONDS = 10;
 /** Default heartbeat timeout of the page-fetching activity (ms). */

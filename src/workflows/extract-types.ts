@@ -23,11 +23,11 @@ export interface ExtractFetchTuning {
 export interface ExtractOptions {
   /** `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`; `page`: one activity per page. */
   mode?: ExtractMode;
-  /** Pages per activity in batch mode. Default 50. */
+  /** Pages per activity in batch mode. Default 1000 (`batchSeconds` usually ends a batch first on slower APIs). */
   batchPages?: number;
   /** Longest time one batch keeps fetching (s); the page in flight is finished. Default 10. */
   batchSeconds?: number;
-  /** Load the tables into Storage at the end. Default true (false: build the CSVs only and return their URIs). */
+  /** Load the tables into Storage at the end. Default true (false: extract only; the rows stay staged as JSON lines under `<staging>/<runKey>/`). */
   load?: boolean;
   /** After a `cancel` signal, load what was staged so far. Default true. */
   loadOnCancel?: boolean;
@@ -70,7 +70,7 @@ export interface ExtractTableResult {
   stagedRows: number;
   /** CSV header: safe, unique Storage column names. */
   columns: string[];
-  /** Where the built CSV is (`s3://…` or a path on the worker's host); absent when no CSV was built. */
+  /** Where the CSV that was loaded is (`s3://…` or a path on the worker's host); absent when not loaded. */
   csv?: string;
 }
 

@@ -288,7 +288,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
 
     const cancelled = cancelReason !== undefined;
     if (cancelled) log.info(`extract: cancelled (${cancelReason}); ${o.loadOnCancel ? 'loading what was staged' : 'not loading'}`);
-    const tables = cancelled && !o.loadOnCancel ? notLoaded() : await loadTables(bucketId);
+    const tables = !o.load || (cancelled && !o.loadOnCancel) ? notLoaded() : await loadTables(bucketId);
     phase = cancelled ? 'cancelled' : 'done';
     return {
       workflowId: info.workflowId,
@@ -332,13 +332,12 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       stagedTables().map(async (name): Promise<ExtractTableResult> => {
         const keys = cp.schema[name]!;
         const tableId = `${bucketId}.${name}`;
-        const existing = o.load ? await acts.findTable({ connection, tableId }) : { exists: false, columns: [] };
+        const existing = await acts.findTable({ connection, tableId });
         // an existing table's columns we did not see are kept (empty values), or Storage refuses the load
         const ours = storageColumnNames(columnsOf(cp.schema, name));
         const known = new Set(ours.map((c) => c.toLowerCase()));
         const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
         const csv = await builder.buildTableCsv({ runKey: cp.runKey, table: name, keys, columns });
-        if (!o.load) return { name, tableId: null, rows: csv.rows, stagedRows: cp.rows[name] ?? 0, columns, csv: csv.uri };
         const imported = await executeChild(importTableWorkflow, {
           workflowId: `${info.workflowId}-load-${name}-${cp.runId.slice(0, 8)}`,
           args: [
