@@ -4,6 +4,7 @@ import { registerDemoCommand } from './demo';
 import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
+import { registerExtractCommand } from './extract';
 import { oneLine } from './failure';
 import { registerImportCommand } from './import';
 import type { TransferRunner } from './run-transfer';
@@ -26,6 +27,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
     .exitOverride();
   registerImportCommand(program, resolved);
   registerExportCommand(program, resolved);
+  registerExtractCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerEmulatorCommand(program, resolved);
   registerDevCommand(program);

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { TransferProgress } from '../../../src/workflows/types';
+import { createSampleApi } from '../../../src/sample-api';
 import { eventually, repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
@@ -199,5 +200,37 @@ describe('the sapi-temporal CLI', () => {
     const outcome = await cli(['emulator'], { AWS_ENDPOINT_URL_S3: '', AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined });
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/^sapi-temporal: emulator failed \[SAPI_INVALID_INPUT\] AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY are not set: .*\n$/);
+  });
+  it('extracts a paginated API from a configuration file and prints the rows per table as one JSON object', async () => {
+    const api = await createSampleApi({ port: 0, records: 25, pageSize: 10 });
+    try {
+      const config = JSON.parse(readFileSync(resolve(repoRoot, 'examples', 'extract-users.json'), 'utf8'));
+      config.parameters.api.baseUrl = api.url;
+      config.parameters.config.outputBucket = 'cli-extract';
+      writeFileSync(join(workDir, 'extract.json'), JSON.stringify(config));
+      const outcome = await cli(['extract', 'extract.json', '--json', '--task-queue', env.taskQueue]);
+      expect(outcome.code).toBe(0);
+      const result = JSON.parse(outcome.stdout);
+      expect(result.workflowId).toMatch(/extract/);
+      expect(result.records).toBe(25);
+      expect(result.tables).toEqual(expect.arrayContaining([expect.objectContaining({ tableId: 'in.c-cli-extract.users', rows: 25 })]));
+      expect((await env.emulator.readTable('in.c-cli-extract.users')).rows).toHaveLength(25);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('rejects an invalid extractor configuration before any request, naming the path and the rule', async () => {
+    const api = await createSampleApi({ port: 0 });
+    try {
+      writeFileSync(join(workDir, 'bad-extract.json'), JSON.stringify({ parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', queryParam: 'cursor' } }, config: { jobs: [{ endpoint: 'cursor/items' }] } } }));
+      const outcome = await cli(['extract', 'bad-extract.json', '--task-queue', env.taskQueue]);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr).toMatch(/^sapi-temporal: .*responseParam.*\n$/);
+      expect(outcome.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(api.requests).toHaveLength(0);
+    } finally {
+      await api.close();
+    }
   });
 });
