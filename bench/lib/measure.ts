@@ -1,6 +1,6 @@
 /** Wall time, CPU time of every process of the stack, and RSS windows of the worker and the emulator, around a step. */
 import { cpuUsage } from 'node:process';
-import { readCpuSeconds, RssSampler, type RssWindow } from './proc';
+import { readCpuTimes, RssSampler, type RssWindow } from './proc';
 import type { BenchStack } from './stack';
 
 export interface Measured<T> {
@@ -8,6 +8,8 @@ export interface Measured<T> {
   ms: number;
   /** CPU seconds spent during the step by each process (`bench` is this process: baselines, sample API). */
   cpuSeconds: { worker?: number; emulator?: number; minio?: number; temporal?: number; bench: number };
+  /** The same split into user and system (kernel) seconds: `[user, system]`. */
+  cpuSplit: Partial<Record<'worker' | 'emulator' | 'minio' | 'temporal' | 'bench', [number, number]>>;
   worker: RssWindow;
   emulator: RssWindow;
 }
@@ -15,7 +17,7 @@ export interface Measured<T> {
 /** Runs `step` with the worker's and the emulator's RSS sampled every 100 ms and CPU time read before and after. */
 export async function measure<T>(stack: BenchStack, step: () => Promise<T>): Promise<Measured<T>> {
   const names = ['worker', 'emulator', 'minio', 'temporal'] as const;
-  const before = Object.fromEntries(names.map((n) => [n, readCpuSeconds(stack.pids[n])]));
+  const before = Object.fromEntries(names.map((n) => [n, readCpuTimes(stack.pids[n])]));
   const benchBefore = cpuUsage();
   const worker = new RssSampler(stack.pids.worker).start();
   const emulator = new RssSampler(stack.pids.emulator).start();
@@ -30,12 +32,16 @@ export async function measure<T>(stack: BenchStack, step: () => Promise<T>): Pro
   const ms = performance.now() - started;
   const benchCpu = cpuUsage(benchBefore);
   const cpuSeconds: Measured<T>['cpuSeconds'] = { bench: round1((benchCpu.user + benchCpu.system) / 1e6) };
+  const cpuSplit: Measured<T>['cpuSplit'] = { bench: [round1(benchCpu.user / 1e6), round1(benchCpu.system / 1e6)] };
   for (const n of names) {
-    const after = readCpuSeconds(stack.pids[n]);
+    const after = readCpuTimes(stack.pids[n]);
     const start = before[n];
-    if (after !== undefined && start !== undefined) cpuSeconds[n] = round1(after - start);
+    if (after !== undefined && start !== undefined) {
+      cpuSeconds[n] = round1(after.total - start.total);
+      cpuSplit[n] = [round1(after.user - start.user), round1(after.system - start.system)];
+    }
   }
-  return { value, ms, cpuSeconds, ...windows };
+  return { value, ms, cpuSeconds, cpuSplit, ...windows };
 }
 
 function round1(n: number): number {

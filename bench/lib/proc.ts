@@ -42,6 +42,12 @@ export function parseProcStatus(text: string): ProcMemory {
  * may hold spaces and parentheses, so the fields are counted from the last `)`.
  */
 export function parseProcStatTicks(text: string): number {
+  const { user, system } = parseProcStatTimes(text);
+  return user + system;
+}
+
+/** User and system CPU time in clock ticks (fields 14 and 15 of `/proc/<pid>/stat`). */
+export function parseProcStatTimes(text: string): { user: number; system: number } {
   const end = text.lastIndexOf(')');
   if (end < 0) throw new Error(`unexpected /proc stat line: ${JSON.stringify(text.slice(0, 80))}`);
   const fields = text.slice(end + 2).trim().split(/\s+/);
@@ -49,7 +55,7 @@ export function parseProcStatTicks(text: string): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unexpected /proc stat fields: ${JSON.stringify(text.slice(0, 120))}`);
-  return utime + stime;
+  return { user: utime, system: stime };
 }
 
 /** Clock ticks per second of `/proc/<pid>/stat` (USER_HZ; 100 on every Linux we run on). */
@@ -65,8 +71,14 @@ export function readMemory(pid: number): ProcMemory | undefined {
 
 /** CPU seconds the process used so far; undefined when it is gone. */
 export function readCpuSeconds(pid: number): number | undefined {
+  return readCpuTimes(pid)?.total;
+}
+
+/** User, system and total CPU seconds the process used so far; undefined when it is gone. */
+export function readCpuTimes(pid: number): { user: number; system: number; total: number } | undefined {
   try {
-    return parseProcStatTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) / CLOCK_TICKS_PER_SECOND;
+    const { user, system } = parseProcStatTimes(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return { user: user / CLOCK_TICKS_PER_SECOND, system: system / CLOCK_TICKS_PER_SECOND, total: (user + system) / CLOCK_TICKS_PER_SECOND };
   } catch {
     return undefined;
   }

@@ -61,7 +61,7 @@ export const concurrencyScenario: Scenario = async (ctx) => {
   ctx.log(
     `${succeeded}/${count} succeeded in ${(run.ms / 1000).toFixed(1)} s (all started after ${(run.value.startedAllMs / 1000).toFixed(1)} s); ` +
       `latency p50 ${((percentile(latencies, 50) ?? 0) / 1000).toFixed(1)} s, p95 ${((percentile(latencies, 95) ?? 0) / 1000).toFixed(1)} s; ` +
-      `worker peak ${kibToMb(run.worker.peakKiB)} MB; cpu ${JSON.stringify(run.cpuSeconds)}`,
+      `worker peak ${kibToMb(run.worker.peakKiB)} MB; cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
   );
   if (failures.length) ctx.log(`failures (first 5): ${failures.slice(0, 5).join(' | ')}`);
   return {
@@ -81,6 +81,7 @@ export const concurrencyScenario: Scenario = async (ctx) => {
       latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: percentile(latencies, 100) },
       failures,
       cpuSeconds: run.cpuSeconds,
+        cpuSplit: run.cpuSplit,
       emulatorPeakMb: kibToMb(run.emulator.peakKiB),
     },
   };

@@ -6,7 +6,7 @@
  * end (incl. the emulator's export job and polling).
  */
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -55,15 +55,22 @@ export const downloadScenario: Scenario = async (ctx) => {
       const run = await measure(stack, () => sequentialDownload(stack, fileId, destination));
       slices = run.value.slices;
       baseline.push({ ms: run.ms, bytes: run.value.bytes });
-      runs.push({ side, n, ms: Math.round(run.ms), bytes: run.value.bytes, slices: run.value.slices, mbps: mbPerSecond(run.value.bytes, run.ms), cpuSeconds: run.cpuSeconds });
-      ctx.log(`baseline #${n}: ${run.value.slices} slices, ${run.value.bytes} bytes in ${(run.ms / 1000).toFixed(1)} s (${mbPerSecond(run.value.bytes, run.ms)!.toFixed(1)} MB/s), cpu ${JSON.stringify(run.cpuSeconds)}`);
+      runs.push({ side, n, ms: Math.round(run.ms), bytes: run.value.bytes, slices: run.value.slices, mbps: mbPerSecond(run.value.bytes, run.ms), cpuSeconds: run.cpuSeconds, cpuSplit: run.cpuSplit });
+      ctx.log(`baseline #${n}: ${run.value.slices} slices, ${run.value.bytes} bytes in ${(run.ms / 1000).toFixed(1)} s (${mbPerSecond(run.value.bytes, run.ms)!.toFixed(1)} MB/s), cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`);
     } else {
       ctx.log(`ours #${n}: exportTableWorkflow of ${tableId} …`);
-      const run = await measure(stack, () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download'));
+      const watcher = watchConcatenation(destination);
+      const run = await measure(stack, () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download')).finally(() => watcher.stop());
       const wf = run.value;
       const downloadMs = activityDurationMs(wf.timings, 'downloadFile');
       const span = wf.timings.activities.find((a) => a.type === 'downloadFile' && a.outcome === 'completed')!;
       const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
+      // the activity fetches the slices in parallel into <dest>.parts/, then concatenates them into <dest>.partial
+      const concatStartMs = watcher.partialSeenMs;
+      const phases =
+        concatStartMs === undefined || span.startedMs === undefined
+          ? undefined
+          : { slicesMs: Math.round(concatStartMs - span.startedMs), concatenateMs: Math.round(span.endedMs! - concatStartMs) };
       if (statSync(destination).size !== wf.result.bytes) throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
       oursDownload.push({ ms: downloadMs, bytes: wf.result.bytes });
       oursEndToEnd.push({ ms: endToEndMs, bytes: wf.result.bytes });
@@ -77,6 +84,8 @@ export const downloadScenario: Scenario = async (ctx) => {
         bytes: wf.result.bytes,
         downloadMs: Math.round(downloadMs),
         downloadAttempt: span.attempt,
+        phases,
+        slicesMbps: phases ? mbPerSecond(wf.result.bytes, phases.slicesMs) : undefined,
         endToEndMs: Math.round(endToEndMs),
         downloadMbps: mbPerSecond(wf.result.bytes, downloadMs),
         endToEndMbps: mbPerSecond(wf.result.bytes, endToEndMs),
@@ -85,10 +94,12 @@ export const downloadScenario: Scenario = async (ctx) => {
         workerRssTimelineMb: rssTimeline(run.worker.samples, 20),
         workerAfter: memorySnapshot(stack.pids.worker),
         cpuSeconds: run.cpuSeconds,
+        cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}), ` +
-          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu ${JSON.stringify(run.cpuSeconds)}`,
+        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}` +
+          `${phases ? `; slices in parallel ${(phases.slicesMs / 1000).toFixed(1)} s, concatenation ${(phases.concatenateMs / 1000).toFixed(1)} s` : ''}), ` +
+          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
     }
     rmSync(destination, { force: true });
@@ -153,4 +164,18 @@ async function sequentialDownload(stack: BenchStack, fileId: number, destination
     out.destroy();
     s3.destroy();
   }
+}
+
+/**
+ * Watches (every 50 ms) for `<destination>.partial`, which the download creates when it starts concatenating the
+ * slices it fetched: the moment splits the download phase into "slices in parallel" and "concatenation".
+ */
+function watchConcatenation(destination: string): { readonly partialSeenMs?: number; stop(): void } {
+  const state: { partialSeenMs?: number; stop(): void } = {
+    stop: () => clearInterval(timer),
+  };
+  const timer = setInterval(() => {
+    if (state.partialSeenMs === undefined && existsSync(`${destination}.partial`)) state.partialSeenMs = Date.now();
+  }, 50);
+  return state;
 }

@@ -37,8 +37,8 @@ export const extractScenario: Scenario = async (ctx) => {
       if (run.value.pages !== pages) throw new Error(`plain loop extracted ${run.value.pages} pages, expected ${pages}`);
       const rate = pages / (run.ms / 1000);
       baselineRates.push(rate);
-      runs.push({ side: 'baseline', ms: Math.round(run.ms), pagesPerSecond: rate, cpuSeconds: run.cpuSeconds });
-      ctx.log(`baseline: plain loop, ${pages} pages in ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, cpu ${JSON.stringify(run.cpuSeconds)}`);
+      runs.push({ side: 'baseline', ms: Math.round(run.ms), pagesPerSecond: rate, cpuSeconds: run.cpuSeconds, cpuSplit: run.cpuSplit });
+      ctx.log(`baseline: plain loop, ${pages} pages in ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`);
     };
 
     await warmUp(ctx);
@@ -78,10 +78,11 @@ export const extractScenario: Scenario = async (ctx) => {
           workerPeakMb: kibToMb(run.worker.peakKiB),
           workerRssTimelineMb: timeline,
           cpuSeconds: run.cpuSeconds,
+        cpuSplit: run.cpuSplit,
         });
         ctx.log(
           `ours (${mode}): ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s; ${events.length} run(s), events per run ${summarize(events)}; ` +
-            `worker RSS over time (MB, tenths) ${timeline.join(' ')}; cpu ${JSON.stringify(run.cpuSeconds)}; ` +
+            `worker RSS over time (MB, tenths) ${timeline.join(' ')}; cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}; ` +
             `${fetches.count} fetchPages: inside ${(fetches.runMs / 1000).toFixed(1)} s (${breakdown.msPerPageInsideFetchPages} ms/page), ` +
             `queued ${(fetches.queueMs / 1000).toFixed(1)} s, between ${(fetches.gapMs / 1000).toFixed(1)} s; buildTableCsv ${(build.runMs / 1000).toFixed(1)} s`,
         );

@@ -49,8 +49,8 @@ export const uploadScenario: Scenario = async (ctx) => {
       );
       await s3.send(new DeleteObjectCommand({ Bucket: BASELINE_BUCKET, Key: key }));
       baselineMs.push(run.ms);
-      runs.push({ side, n, ms: Math.round(run.ms), mbps: mbPerSecond(csv.bytes, run.ms), cpuSeconds: run.cpuSeconds });
-      ctx.log(`baseline #${n}: ${(run.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, run.ms)!.toFixed(1)} MB/s, cpu ${JSON.stringify(run.cpuSeconds)}`);
+      runs.push({ side, n, ms: Math.round(run.ms), mbps: mbPerSecond(csv.bytes, run.ms), cpuSeconds: run.cpuSeconds, cpuSplit: run.cpuSplit });
+      ctx.log(`baseline #${n}: ${(run.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, run.ms)!.toFixed(1)} MB/s, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`);
     } else {
       const table = `upload_${n}`;
       ctx.log(`ours #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
@@ -82,10 +82,11 @@ export const uploadScenario: Scenario = async (ctx) => {
         workerHwmReset: run.worker.hwmReset,
         emulatorPeakMb: kibToMb(run.emulator.peakKiB),
         cpuSeconds: run.cpuSeconds,
+        cpuSplit: run.cpuSplit,
       });
       ctx.log(
         `ours #${n}: upload ${(uploadMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, uploadMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}), ` +
-          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu ${JSON.stringify(run.cpuSeconds)}`,
+          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
       if (!ctx.fixtures.hasTable(options.sizeMiB)) ctx.fixtures.rememberTable(options.sizeMiB, wf.result.tableId);
       else await stack.storage.deleteTable({ tableId: wf.result.tableId }).catch(() => undefined);

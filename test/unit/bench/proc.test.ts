@@ -1,4 +1,4 @@
-import { kibToMb, parseProcStatTicks, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
+import { kibToMb, parseProcStatTicks, parseProcStatTimes, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
 
 const status = `Name:\tnode
 VmPeak:\t 1234567 kB
@@ -23,6 +23,7 @@ describe('reading a process memory and CPU from /proc', () => {
   it('sums utime and stime of a stat line whose command holds spaces and parentheses', () => {
     const line = '4242 (node (worker) x) S 1 4242 4242 0 -1 4194304 100 0 0 0 1234 56 0 0 20 0 11 0 100 1000 100';
     expect(parseProcStatTicks(line)).toBe(1290);
+    expect(parseProcStatTimes(line)).toEqual({ user: 1234, system: 56 });
   });
 
   it('reads this very process', () => {
