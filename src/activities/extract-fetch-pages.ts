@@ -132,12 +132,17 @@ export function fetchPages(deps: ActivityDeps) {
       const timer = setInterval(() => beat(true), Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
       const options = fetchOptions(input.fetch, context.cancellationSignal, () => beat(true));
 
-      const writes: Array<{ done: Promise<void>; snapshot: FetchPagesCheckpoint }> = [];
-      const settleOldest = async () => {
-        const oldest = writes.shift()!;
-        await oldest.done;
-        snapshot = oldest.snapshot;
+      // stored groups in order; the resume point moves to a group's snapshot once it and all before it are stored
+      const writes: Array<{ done: Promise<void>; stored: boolean; snapshot: FetchPagesCheckpoint }> = [];
+      const advance = () => {
+        while (writes[0]?.stored) snapshot = writes.shift()!.snapshot;
         beat();
+      };
+      const settleOldest = async () => {
+        const oldest = writes[0]!;
+        await oldest.done;
+        oldest.stored = true; // (its own handler may have run first and shifted it already)
+        advance();
       };
       const settleAll = async () => {
         while (writes.length > 0) await settleOldest();
@@ -152,10 +157,18 @@ export function fetchPages(deps: ActivityDeps) {
           const done = Promise.all(
             [...g.tables].map(([table, lines]) => store.put(pageKey(input.runKey, input.runNo, g.first, g.last, table), lines.join(''))),
           ).then(() => undefined);
-          done.catch(() => undefined); // awaited in order; this only keeps Node from calling it unhandled
-          writes.push({ done, snapshot: after });
+          const entry = { done, stored: false, snapshot: after };
+          done.then(
+            () => {
+              entry.stored = true;
+              advance();
+            },
+            () => undefined, // awaited in order by settleOldest; this only keeps Node from calling it unhandled
+          );
+          writes.push(entry);
         } else {
-          writes.push({ done: Promise.resolve(), snapshot: after });
+          writes.push({ done: Promise.resolve(), stored: true, snapshot: after });
+          advance();
         }
         while (writes.length > GROUP_WRITES_IN_FLIGHT) await settleOldest();
       };

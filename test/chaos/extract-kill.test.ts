@@ -1,0 +1,240 @@
+/**
+ * The worker running an extraction is SIGKILLed mid-pagination (after N pages; while a page's request is in
+ * flight; right after the API answered a page and before its checkpoint). A new worker process takes over and the
+ * tables end with every record exactly once. Pages are staged on S3 (MinIO) so any worker can resume.
+ */
+import { type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { FetchPagesResult } from '../../src/activities/extract-activities';
+import { createSampleApi, largePage, makeUsers, ordersOf, type SampleApi } from '../../src/sample-api';
+import type { ExtractOptions, ExtractResult } from '../../src/workflows/extract-types';
+import { activityResults } from '../harness/history';
+import { eventually, spawnTs, waitForLine } from '../harness/processes';
+import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
+import { testStack } from '../harness/stack-state';
+
+const PAGES = 300;
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const largeIds = (pages: number[]) => pages.flatMap((p) => largePage(p).map((r) => r.id)).sort();
+
+/** A hold on one request: the test learns when the API answered it, and releases the answer when it wants. */
+interface Hold {
+  match: (url: string) => boolean;
+  /** Called when the API has answered (the answer is held until `release`). */
+  answered?: () => void;
+  release?: Promise<void>;
+  /** Called once the answer has been handed to the client's socket. */
+  sent?: () => void;
+}
+
+/** An HTTP proxy in front of the sample API that slows every answer a little and can hold one answer back. */
+async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; hold(h: Hold): void; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const holds: Hold[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const url = req.url ?? '/';
+        seen.push(url);
+        const body = chunks.length ? Buffer.concat(chunks) : undefined;
+        const upstream = await fetch(new URL(url.slice(1), target), {
+          method: req.method,
+          headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+          body: req.method === 'GET' ? undefined : body,
+        });
+        const answer = Buffer.from(await upstream.arrayBuffer());
+        await new Promise((r) => setTimeout(r, delayMs));
+        const index = holds.findIndex((h) => h.match(url));
+        const hold = index === -1 ? undefined : holds.splice(index, 1)[0];
+        hold?.answered?.();
+        await hold?.release;
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        res.end(answer, () => hold?.sent?.());
+      })().catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    seen,
+    hold: (h) => holds.push(h),
+    close: () =>
+      new Promise((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
+
+describe('extraction survives SIGKILL of its worker mid-pagination', () => {
+  const stagingPrefix = `chaos-${Date.now().toString(36)}`;
+  let env: SapiTestEnv;
+  let api: SampleApi;
+  const children: ChildProcess[] = [];
+  let n = 0;
+
+  beforeAll(async () => {
+    [env, api] = await Promise.all([
+      startSapiTestEnv('chaos-extract', { worker: false }),
+      createSampleApi({ records: 40, pageSize: 10, largePages: PAGES, logRequests: false }),
+    ]);
+  });
+  afterEach(() => {
+    // each test starts with no worker: the next one's first worker must be the only one running the extraction
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    await api?.close();
+    await env?.stop();
+  });
+
+  async function startWorkerProcess(identity: string): Promise<ChildProcess> {
+    const stack = testStack();
+    const child = spawnTs('test/harness/worker-child.ts', [], {
+      ...stack.env,
+      TEMPORAL_TASK_QUEUE: env.taskQueue,
+      SAPI_URL: env.emulator.url,
+      SAPI_TOKEN: env.emulator.token,
+      SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
+      SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
+      SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
+      AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
+      SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+      SAPI_TEST_WORKER_IDENTITY: identity,
+    });
+    children.push(child);
+    await waitForLine(child, /^READY$/, 60_000);
+    return child;
+  }
+
+  function large(gate: { url: string }, bucket: string): Record<string, unknown> {
+    return {
+      parameters: {
+        api: { baseUrl: gate.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+        config: { outputBucket: bucket, jobs: [{ endpoint: 'large/items', dataField: 'items' }] },
+      },
+    };
+  }
+
+  async function start(config: unknown, options: ExtractOptions = {}): Promise<WorkflowHandle> {
+    return env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `chaos-extract-${Date.now()}-${++n}`,
+      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } }],
+    });
+  }
+
+  const pageOf = (url: string) => Number(new URL(url, 'http://x').searchParams.get('page') ?? 1);
+
+  async function expectEveryPageOnce(handle: WorkflowHandle, bucket: string): Promise<ExtractResult> {
+    const result = (await handle.result()) as ExtractResult;
+    expect(result.pages).toBe(PAGES);
+    const table = await env.emulator.readTable(`in.c-${bucket}.large_items`);
+    const ids = table.rows.map((r) => r[table.columns.indexOf('id')]!).sort();
+    expect(ids).toEqual(largeIds(range(1, PAGES)));
+    expect(result.tables).toEqual([expect.objectContaining({ name: 'large_items', rows: ids.length, stagedRows: ids.length })]);
+    return result;
+  }
+
+  it('after N pages seen by the API, a new worker resumes from the last heartbeat and every record lands once', async () => {
+    const gate = await startGate(api.url, 10);
+    try {
+      const first = await startWorkerProcess('pages-first');
+      const handle = await start(large(gate, 'chaos-pages'));
+      await eventually(() => gate.seen.length >= 120, 60_000, 'the API never saw 120 pages');
+      first.kill('SIGKILL');
+      const seenAtKill = gate.seen.length;
+      await startWorkerProcess('pages-second');
+      await expectEveryPageOnce(handle, 'chaos-pages');
+      const pages = gate.seen.map(pageOf);
+      expect(new Set(pages)).toEqual(new Set(range(1, PAGES)));
+      // the takeover fetched again only what the dead worker had not checkpointed, not the whole batch
+      const fetches = await activityResults<FetchPagesResult>(handle, 'fetchPages');
+      expect(fetches.some((f) => f.resumed)).toBe(true);
+      expect(pages.length).toBeLessThan(PAGES + seenAtKill); // a restart of the batch would fetch all of them again
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('while a page request is in flight, the page is fetched again by the new worker and stored once', async () => {
+    const gate = await startGate(api.url, 5);
+    try {
+      let answered!: () => void;
+      const upstreamAnswered = new Promise<void>((r) => (answered = r));
+      let release!: () => void;
+      gate.hold({ match: (url) => pageOf(url) === 150, answered, release: new Promise<void>((r) => (release = r)) });
+      const first = await startWorkerProcess('inflight-first');
+      const handle = await start(large(gate, 'chaos-inflight'));
+      await upstreamAnswered; // page 150 answered by the API, the answer held: the worker waits for it
+      first.kill('SIGKILL');
+      release();
+      await startWorkerProcess('inflight-second');
+      await expectEveryPageOnce(handle, 'chaos-inflight');
+      expect(gate.seen.map(pageOf).filter((p) => p === 150).length).toBe(2);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('right after the API answered a page (fetched, not yet checkpointed), the page is stored once', async () => {
+    const gate = await startGate(api.url, 5);
+    try {
+      let first!: ChildProcess;
+      // kill the moment page 200's answer is handed to the worker's socket: it has (or is reading) the page but
+      // cannot have staged and checkpointed it
+      const killed = new Promise<void>((ok) => {
+        gate.hold({
+          match: (url) => pageOf(url) === 200,
+          sent: () => {
+            first.kill('SIGKILL');
+            ok();
+          },
+        });
+      });
+      first = await startWorkerProcess('answered-first');
+      const handle = await start(large(gate, 'chaos-answered'));
+      await killed;
+      await startWorkerProcess('answered-second');
+      await expectEveryPageOnce(handle, 'chaos-answered');
+      expect(gate.seen.map(pageOf).filter((p) => p === 200).length).toBe(2);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('while child jobs run between parent pages, the takeover leaves every parent and child row exactly once', async () => {
+    const gate = await startGate(api.url, 15);
+    try {
+      const config = {
+        parameters: {
+          api: { baseUrl: gate.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+          config: {
+            outputBucket: 'chaos-children',
+            jobs: [{ endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' } }] }],
+          },
+        },
+      };
+      const first = await startWorkerProcess('children-first');
+      const handle = await start(config, { mode: 'page' });
+      await eventually(() => gate.seen.some((u) => u.startsWith('/users/15/orders')), 60_000, 'the children of page 2 never started');
+      first.kill('SIGKILL');
+      await startWorkerProcess('children-second');
+      const result = (await handle.result()) as ExtractResult;
+      expect(result.records).toBe(40 + makeUsers(40).reduce((sum, u) => sum + ordersOf(u.id).length, 0));
+      const users = await env.emulator.readTable('in.c-chaos-children.users');
+      expect(users.rows.map((r) => Number(r[0]))).toEqual(range(1, 40));
+      const orders = await env.emulator.readTable('in.c-chaos-children.orders');
+      expect(orders.rows.map((r) => r[orders.columns.indexOf('orderId')])).toEqual(makeUsers(40).flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
+      expect(orders.rows.every((r) => r[orders.columns.indexOf('parent_id')] === r[orders.columns.indexOf('userId')])).toBe(true);
+    } finally {
+      await gate.close();
+    }
+  });
+});
