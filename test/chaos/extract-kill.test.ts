@@ -186,19 +186,19 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
   it('right after the API answered a page (fetched, not yet checkpointed), the page is stored once', async () => {
     const gate = await startGate(api.url, 5);
     try {
-      let first!: ChildProcess;
+      const worker: { first?: ChildProcess } = {};
       // kill the moment page 200's answer is handed to the worker's socket: it has (or is reading) the page but
       // cannot have staged and checkpointed it
       const killed = new Promise<void>((ok) => {
         gate.hold({
           match: (url) => pageOf(url) === 200,
           sent: () => {
-            first.kill('SIGKILL');
+            worker.first?.kill('SIGKILL');
             ok();
           },
         });
       });
-      first = await startWorkerProcess('answered-first');
+      worker.first = await startWorkerProcess('answered-first');
       const handle = await start(large(gate, 'chaos-answered'));
       await killed;
       await startWorkerProcess('answered-second');

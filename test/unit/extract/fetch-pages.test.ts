@@ -1,0 +1,122 @@
+/**
+ * The page-fetching activity on its own (mock activity context, real sample API, local staging folder): groups,
+ * the hand-back of the last page, resume from a heartbeat without duplicates, rate limits.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import type { ActivityDeps } from '../../../src/activities/deps';
+import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
+import { parsePageKey, readText, stageStoreOf } from '../../../src/activities/stage-store';
+import { parseExtractorConfig } from '../../../src/extractor/config-schema';
+import { createScrollerState } from '../../../src/extractor/scroller';
+import { createSampleApi, largePage, type SampleApi } from '../../../src/sample-api';
+
+const PAGES = 250;
+let api: SampleApi;
+beforeAll(async () => (api = await createSampleApi({ largePages: PAGES, records: 30 })));
+afterAll(() => api.close());
+beforeEach(() => {
+  api.behave();
+  api.clearRequests();
+});
+
+function depsWithFolder(): ActivityDeps {
+  return { settings: { stagingUrl: mkdtempSync(join(tmpdir(), 'fetch-pages-')) }, userS3: () => undefined } as unknown as ActivityDeps;
+}
+
+function input(overrides: Partial<FetchPagesInput> = {}, jobs: unknown[] = [{ endpoint: 'large/items', dataField: 'items' }]): FetchPagesInput {
+  const config = parseExtractorConfig({
+    parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { jobs } },
+  });
+  const job = config.config.jobs[0]!;
+  return { runKey: 'wf/run', runNo: 1, job, context: {}, state: createScrollerState(job, config.api, Date.now()), maxPages: 1000, maxMs: 60_000, fetch: { baseDelayMs: 1, maxDelayMs: 5 }, ...overrides };
+}
+
+async function run(deps: ActivityDeps, activityInput: FetchPagesInput, info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}) {
+  const env = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') }); // expected failures log at WARN
+  const beats: FetchPagesCheckpoint[] = [];
+  env.on('heartbeat', (d: FetchPagesCheckpoint) => beats.push(d));
+  const result = (await env.run(fetchPages(deps), activityInput)) as FetchPagesResult;
+  return { result, beats };
+}
+
+/** Every staged row id of the run, in key order. */
+async function stagedIds(deps: ActivityDeps): Promise<string[]> {
+  const store = stageStoreOf(deps);
+  const ids: string[] = [];
+  for (const key of await store.list('wf/run/r')) {
+    for (const line of (await readText(store, key)).split('\n')) if (line) ids.push(JSON.parse(line).id as string);
+  }
+  return ids;
+}
+
+const idsOf = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => largePage(from + i).map((r) => r.id)).flat();
+
+describe('fetchPages', () => {
+  it('fetches a batch, stages it in groups and hands the last page back un-stepped', async () => {
+    const deps = depsWithFolder();
+    const { result, beats } = await run(deps, input({ maxPages: 120 }));
+    expect(api.requests).toHaveLength(120);
+    expect(result).toMatchObject({ pages: 120, fetched: 120, resumed: false, records: idsOf(1, 120).length });
+    expect(result.state.pages).toBe(119); // page 120 waits for the workflow's nextStep
+    expect(result.pending).toMatchObject({ pageNo: 120, children: [] });
+    expect(result.schema).toEqual({ large_items: ['id', 'page', 'value', 'even'] });
+    expect(await stagedIds(deps)).toEqual(idsOf(1, 120));
+    const keys = (await stageStoreOf(deps).list('wf/run/r')).map((k) => parsePageKey(k)!);
+    expect(keys.at(-1)).toMatchObject({ firstPage: 120, lastPage: 120 });
+    // every resume point sent is the end of a stored group
+    for (const beat of beats) if (beat.state.pages > 0) expect(keys.some((k) => k.lastPage === beat.state.pages)).toBe(true);
+  });
+
+  it('runs to the end of pagination when the batch allows it', async () => {
+    const deps = depsWithFolder();
+    const { result } = await run(deps, input());
+    expect(result.pending).toBeNull();
+    expect(result.state).toMatchObject({ next: null, pages: PAGES, stopReason: 'empty-cursor' });
+    expect(await stagedIds(deps)).toEqual(idsOf(1, PAGES));
+  });
+
+  it('on a retry resumes from the heartbeat, deletes what the dead attempt staged after it, and stages every page once', async () => {
+    const deps = depsWithFolder();
+    const first = await run(deps, input({ maxPages: 180 }));
+    const checkpoint = first.beats.filter((b) => b.state.pages > 0 && b.state.pages < 150).at(-1)!;
+    expect(checkpoint).toBeDefined();
+    api.clearRequests();
+    const second = await run(deps, input(), { attempt: 2, heartbeatDetails: checkpoint });
+    expect(second.result.resumed).toBe(true);
+    expect(Number(api.requests[0]!.query.page)).toBe(checkpoint.state.pages + 1);
+    expect(second.result.pages).toBe(PAGES); // totals carried over from the checkpoint
+    expect(await stagedIds(deps)).toEqual(idsOf(1, PAGES));
+  });
+
+  it('stops at a page with child runs and returns them in order', async () => {
+    const deps = depsWithFolder();
+    const { result } = await run(
+      deps,
+      input({}, [{ endpoint: 'users', dataField: 'users', children: [{ endpoint: 'users/{uid}/orders', dataField: 'orders', placeholders: { uid: 'id' } }] }]),
+    );
+    expect(api.requests).toHaveLength(1);
+    expect(result.pending?.children.map((c) => c.endpoint)).toEqual(Array.from({ length: 10 }, (_, i) => `users/${i + 1}/orders`));
+    expect(result.pending?.children[2]).toMatchObject({ jobId: '0.0', parentColumns: { parent_id: '3' } });
+  });
+
+  it('returns a long Retry-After instead of waiting, with the pages before it staged', async () => {
+    const deps = depsWithFolder();
+    api.misbehave({ kind: 'rate-limit', path: '/large/items', after: 3, retryAfter: 30 });
+    const { result } = await run(deps, input());
+    expect(result).toMatchObject({ rateLimitedMs: 30_000, pending: null, pages: 3 });
+    expect(result.state.pages).toBe(3);
+    expect(result.state.next?.url).toContain('page=4');
+    expect(await stagedIds(deps)).toEqual(idsOf(1, 3));
+  });
+
+  it('fails a page that is not JSON with the URL and status, non-retryable', async () => {
+    api.misbehave({ kind: 'html', path: '/large/items', after: 1 });
+    const failure = await run(depsWithFolder(), input()).catch((e: unknown) => e);
+    expect(failure).toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON', nonRetryable: true });
+    expect((failure as Error).message).toContain(`GET ${api.url}large/items?page=2 answered HTTP 200`);
+  });
+});

@@ -1,0 +1,53 @@
+import { mkdtempSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { createStageStore, csvKey, jobRunPrefix, localStageStore, pageKey, pagesPrefix, parsePageKey, readText } from '../../../src/activities/stage-store';
+
+describe('staging keys', () => {
+  it('sort in extraction order and parse back', () => {
+    const keys = [pageKey('wf/run', 2, 1, 1, 'users'), pageKey('wf/run', 1, 11, 20, 'users'), pageKey('wf/run', 1, 1, 10, 'users_tags'), pageKey('wf/run', 1, 1, 10, 'users')];
+    expect([...keys].sort()).toEqual([keys[3], keys[2], keys[1], keys[0]]);
+    expect(keys[1]).toBe('wf/run/r0000000001/p0000000011-0000000020/users.jsonl');
+    expect(parsePageKey(keys[1]!)).toEqual({ runNo: 1, firstPage: 11, lastPage: 20, table: 'users' });
+    expect(parsePageKey(csvKey('wf/run', 'users'))).toBeUndefined();
+    expect(keys.every((k) => k.startsWith(pagesPrefix('wf/run')))).toBe(true);
+    expect(keys[1]!.startsWith(jobRunPrefix('wf/run', 1))).toBe(true);
+  });
+});
+
+describe('local staging folder', () => {
+  const root = () => mkdtempSync(join(tmpdir(), 'stage-'));
+
+  it('writes atomically (no temporary file left), replaces, lists by prefix in order, reads and deletes', async () => {
+    const dir = root();
+    const store = localStageStore(dir);
+    await store.put('run/r1/p2/t.jsonl', 'b\n');
+    await store.put('run/r1/p1/t.jsonl', 'a\n');
+    await store.put('run/r1/p1/t.jsonl', 'a2\n');
+    await store.put('run/csv/t.csv', 'x');
+    await store.put('other/r1/p1/t.jsonl', 'z');
+    mkdirSync(join(dir, 'run', 'r1', 'p3'));
+    writeFileSync(join(dir, 'run', 'r1', 'p3', 't.jsonl.123.abc.tmp'), 'partial');
+    expect(await store.list('run/r')).toEqual(['run/r1/p1/t.jsonl', 'run/r1/p2/t.jsonl']);
+    expect(await store.list('run/')).toEqual(['run/csv/t.csv', 'run/r1/p1/t.jsonl', 'run/r1/p2/t.jsonl']);
+    expect(await store.list('nothing/')).toEqual([]);
+    expect(await readText(store, 'run/r1/p1/t.jsonl')).toBe('a2\n');
+    expect(readdirSync(join(dir, 'run', 'r1', 'p1'))).toEqual(['t.jsonl']);
+    await store.delete(['run/r1/p2/t.jsonl', 'run/r1/p9/missing.jsonl']);
+    expect(await store.list('run/r')).toEqual(['run/r1/p1/t.jsonl']);
+    expect(store.uriOf('run/csv/t.csv')).toBe(join(dir, 'run', 'csv', 't.csv'));
+  });
+
+  it('streams a large object to its key', async () => {
+    const store = localStageStore(root());
+    await store.putStream('run/csv/big.csv', Readable.from(Array.from({ length: 1000 }, (_, i) => `${i}\n`)));
+    expect((await readText(store, 'run/csv/big.csv')).split('\n')).toHaveLength(1001);
+  });
+
+  it('refuses keys that would leave the folder, and other URL schemes', async () => {
+    const store = localStageStore(root());
+    await expect(store.put('../escape', 'x')).rejects.toThrow(/invalid staging key/);
+    expect(() => createStageStore('gs://bucket/x', () => undefined as never)).toThrow(/SAPI_STAGING_URL must be s3:\/\/bucket\/prefix or a local folder/);
+  });
+});
