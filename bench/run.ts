@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseBenchArgs, type BenchOptions, type ScenarioName } from './lib/args';
 import { Fixtures, scenarioContext, type Scenario, type ScenarioResult } from './lib/context';
-import { fileTimestamp, formatTable, type Figure } from './lib/report';
+import { describeError, fileTimestamp, formatTable, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
 import { concurrencyScenario } from './scenarios/concurrency';
@@ -106,10 +106,10 @@ async function main(options: BenchOptions): Promise<number> {
         results[name] = result;
         figures.push(...result.figures);
       } catch (err) {
-        const message = signal.aborted && limit.aborted ? `time limit of ${options.timeoutMin} min reached` : err instanceof Error ? err.stack ?? err.message : String(err);
+        const message = signal.aborted && limit.aborted ? `time limit of ${options.timeoutMin} min reached` : describeError(err);
         log(`${name} FAILED: ${message}`);
         results[name] = { error: message };
-        figures.push({ scenario: name, metric: 'FAILED', unit: '', note: message.split('\n')[0]!.slice(0, 120) });
+        figures.push({ scenario: name, metric: 'FAILED', unit: '', note: message.split('\n').filter((l) => !l.startsWith('    at ')).at(-1)!.slice(0, 160) });
       } finally {
         await close();
       }

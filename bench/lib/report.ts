@@ -57,3 +57,21 @@ function show(value: number | undefined): string {
 export function fileTimestamp(date: Date): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 }
+
+/** The error with its cause chain (a workflow failure's activity failure and application failure), one per line. */
+export function describeError(err: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = err;
+  for (let depth = 0; current !== undefined && current !== null && depth < 6; depth++) {
+    if (current instanceof Error) {
+      const type = (current as { type?: unknown }).type;
+      lines.push(`${depth ? 'caused by: ' : ''}${current.name}${typeof type === 'string' ? ` [${type}]` : ''}: ${current.message}`);
+      current = (current as { cause?: unknown }).cause;
+    } else {
+      lines.push(`${depth ? 'caused by: ' : ''}${String(current)}`);
+      break;
+    }
+  }
+  const stack = err instanceof Error ? err.stack?.split('\n').slice(1, 4).join('\n') : undefined;
+  return stack ? `${lines.join('\n')}\n${stack}` : lines.join('\n');
+}

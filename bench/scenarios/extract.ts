@@ -75,6 +75,10 @@ export const extractScenario: Scenario = async (ctx) => {
           runs: wf.result.runs,
           historyEventsPerRun: events,
           breakdown,
+          firstFetches: chain[0]!.activities
+            .filter((a) => a.type === 'fetchPages')
+            .slice(0, 10)
+            .map((a) => ({ queueMs: a.startedMs === undefined ? undefined : Math.round(a.startedMs - a.scheduledMs), runMs: a.endedMs === undefined || a.startedMs === undefined ? undefined : Math.round(a.endedMs - a.startedMs), attempt: a.attempt, outcome: a.outcome })),
           workerPeakMb: kibToMb(run.worker.peakKiB),
           workerRssTimelineMb: timeline,
           cpuSeconds: run.cpuSeconds,

@@ -1,4 +1,4 @@
-import { figure, fileTimestamp, formatTable, formatTarget } from '../../../bench/lib/report';
+import { describeError, figure, fileTimestamp, formatTable, formatTarget } from '../../../bench/lib/report';
 
 describe('bench report', () => {
   it('computes the ratio against the baseline and judges a ratio target', () => {
@@ -29,5 +29,21 @@ describe('bench report', () => {
 
   it('names result files with a colon-free timestamp', () => {
     expect(fileTimestamp(new Date('2024-05-01T10:20:30.456Z'))).toBe('2024-05-01T10-20-30Z');
+  });
+});
+
+describe('describing a failure', () => {
+  it('lists the cause chain with failure types, then a few stack lines', () => {
+    const root = Object.assign(new Error('stream ended early'), { name: 'ApplicationFailure', type: 'SAPI_DOWNLOAD_FAILED' });
+    const activity = new Error('Activity task failed', { cause: root });
+    const workflow = new Error('Workflow execution failed', { cause: activity });
+    const lines = describeError(workflow).split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      'Error: Workflow execution failed',
+      'caused by: Error: Activity task failed',
+      'caused by: ApplicationFailure [SAPI_DOWNLOAD_FAILED]: stream ended early',
+    ]);
+    expect(lines[3]).toMatch(/^ {4}at /);
+    expect(describeError('plain')).toBe('plain');
   });
 });
