@@ -55,6 +55,18 @@ function gitCommit(): string | undefined {
   }
 }
 
+/** Tracked files with uncommitted changes (others work in this tree in parallel: the run measured those too). */
+function uncommittedFiles(): string[] {
+  try {
+    return execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(3));
+  } catch {
+    return [];
+  }
+}
+
 async function main(options: BenchOptions): Promise<number> {
   const startedAt = new Date();
   const selected = options.scenarios.filter((name) => {
@@ -133,6 +145,7 @@ async function main(options: BenchOptions): Promise<number> {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     commit: gitCommit(),
+    uncommitted: uncommittedFiles(),
     argv: process.argv.slice(2),
     options,
     machine: { ...machine, loadavgAtEnd: loadavg().map((l) => Math.round(l * 100) / 100) },

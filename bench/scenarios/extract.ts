@@ -51,6 +51,7 @@ export const extractScenario: Scenario = async (ctx) => {
         const wf = run.value;
         if (wf.result.pages !== pages) throw new Error(`extractWorkflow (${mode}) extracted ${wf.result.pages} pages, expected ${pages}`);
         const rate = pages / (run.ms / 1000);
+        const effectiveOptions = effectiveExtractOptions(mode);
         const chain = await historiesOfChain(ctx, wf.workflowId);
         const events = chain.map((t) => t.events);
         const fetches = activityBreakdown(chain, 'fetchPages');
@@ -68,6 +69,7 @@ export const extractScenario: Scenario = async (ctx) => {
         runs.push({
           side: 'ours',
           mode,
+          effectiveOptions,
           workflowId: wf.workflowId,
           ms: Math.round(run.ms),
           pagesPerSecond: rate,
@@ -126,6 +128,18 @@ export const extractScenario: Scenario = async (ctx) => {
     await api.close();
   }
 };
+
+/** The options the workflow resolved from ours (defaults included), as the sources read now; for the record. */
+function effectiveExtractOptions(mode: 'batch' | 'page'): unknown {
+  try {
+    // read at run time: the defaults are tuned by the extract workflow's authors
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const plan = require('../../src/workflows/extract-plan') as { resolveExtractOptions?: (o: unknown) => { options: unknown } };
+    return plan.resolveExtractOptions?.({ mode, load: false }).options;
+  } catch (err) {
+    return { unavailable: String(err) };
+  }
+}
 
 /** Pages of the untimed warm-up run of each side (JIT, lazily loaded modules, first connections). */
 export const WARM_UP_PAGES = 300;
