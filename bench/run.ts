@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseBenchArgs, type BenchOptions, type ScenarioName } from './lib/args';
-import { Fixtures, scenarioContext, type Scenario, type ScenarioResult } from './lib/context';
+import { Fixtures, scenarioContext, untilAborted, type Scenario, type ScenarioResult } from './lib/context';
 import { describeError, fileTimestamp, formatTable, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
@@ -114,7 +114,8 @@ async function main(options: BenchOptions): Promise<number> {
       const loadavgBefore = loadavg().map((l) => Math.round(l * 100) / 100);
       log(`=== ${name} (time limit ${options.timeoutMin} min, load ${loadavgBefore.join(' ')})`);
       try {
-        const result = await scenarios[name]!(ctx);
+        // a step that does not watch the signal (a baseline transfer) must not hold the run past the limit
+        const result = await untilAborted(scenarios[name]!(ctx), signal);
         results[name] = result;
         figures.push(...result.figures);
       } catch (err) {
