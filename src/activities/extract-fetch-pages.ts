@@ -5,9 +5,10 @@ import { processPage, type RunContext } from '../extractor/page';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { JobConfig } from '../extractor/types';
-import type { ChildSpec, ExtractFetchTuning, PendingPage } from '../workflows/extract-types';
+import { cursorOf } from '../workflows/extract-plan';
+import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../workflows/extract-types';
 import type { ActivityDeps } from './deps';
-import { asActivity, lastHeartbeat } from './context';
+import { asActivity, lastHeartbeat, PROGRESS_SIGNAL_INTERVAL_MS } from './context';
 import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from './stage-store';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
@@ -129,6 +130,25 @@ export function fetchPages(deps: ActivityDeps) {
         lastBeatAt = now;
         context.heartbeat(snapshot);
       };
+      // a long batch tells its workflow how far it got, so the `progress` query is live (best effort)
+      const batch = `${input.runNo}:${input.state.pages}`;
+      let lastReportAt = Date.now();
+      const report = () => {
+        const now = Date.now();
+        if (now - lastReportAt < PROGRESS_SIGNAL_INTERVAL_MS) return;
+        lastReportAt = now;
+        const { workflowExecution } = context.info;
+        let client;
+        try {
+          client = context.client;
+        } catch {
+          return; // no client in this context (MockActivityEnvironment)
+        }
+        if (!workflowExecution || !client) return;
+        const t = snapshot.totals;
+        const progress: BatchProgress = { batch, page: snapshot.state.pages, pages: t.pages, records: t.records, bytes: t.bytes, rows: t.rows, cursor: cursorOf(snapshot.state) };
+        client.workflow.getHandle(workflowExecution.workflowId, workflowExecution.runId).signal('extractProgress', progress).catch(() => undefined);
+      };
       const timer = setInterval(() => beat(true), Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
       const options = fetchOptions(input.fetch, context.cancellationSignal, () => beat(true));
 
@@ -137,6 +157,7 @@ export function fetchPages(deps: ActivityDeps) {
       const advance = () => {
         while (writes[0]?.stored) snapshot = writes.shift()!.snapshot;
         beat();
+        report();
       };
       const settleOldest = async () => {
         const oldest = writes[0]!;

@@ -23,7 +23,7 @@ export interface ExtractFetchTuning {
 export interface ExtractOptions {
   /** `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`; `page`: one activity per page. */
   mode?: ExtractMode;
-  /** Pages per activity in batch mode. Default 1000 (`batchSeconds` usually ends a batch first on slower APIs). */
+  /** Pages per activity in batch mode. Default 5000 (`batchSeconds` usually ends a batch first). */
   batchPages?: number;
   /** Longest time one batch keeps fetching (s); the page in flight is finished. Default 10. */
   batchSeconds?: number;
@@ -123,6 +123,20 @@ export interface ExtractProgress {
   /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
   waitingUntil?: number;
   error?: string;
+}
+
+/** What a batch in flight reports to its workflow (signal `extractProgress`, at most every 5 s), for a live `progress`. */
+export interface BatchProgress {
+  /** `<runNo>:<pages of the job run when the batch started>`: signals of an earlier batch are ignored. */
+  batch: string;
+  /** Pages of the job run stored so far. */
+  page: number;
+  /** Totals of the batch so far (pages, records, bytes, rows per table). */
+  pages: number;
+  records: number;
+  bytes: number;
+  rows: Record<string, number>;
+  cursor: string | null;
 }
 
 /** A child job run to execute: the child config job by id, its endpoint with placeholders filled, its context. */

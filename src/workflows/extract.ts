@@ -32,6 +32,7 @@ import {
   type ResolvedExtractOptions,
 } from './extract-plan';
 import type {
+  BatchProgress,
   ExtractCheckpoint,
   ExtractInput,
   ExtractPhase,
@@ -52,6 +53,9 @@ export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 /** Signal: stop fetching; with `loadOnCancel` (default) load what was staged; the result says `cancelled: true`. */
 export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
+
+/** Signal the page-fetching activity sends (at most every 5 s) so that `progress` follows a long batch. */
+export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgress');
 
 /** Consecutive rate-limit waits without a page in between before the extraction gives up. */
 export const MAX_RATE_LIMIT_WAITS = 50;
@@ -132,18 +136,23 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   let cancelReason: string | undefined;
   let waitingUntil: number | undefined;
   let error: string | undefined;
+  /** The batch in flight (`BatchProgress.batch`) and what it reported so far. */
+  let inFlight: { batch: string; progress?: BatchProgress } | undefined;
 
   setHandler(extractProgressQuery, (): ExtractProgress => {
     const frame = cp.frames[cp.frames.length - 1];
+    const live = inFlight?.progress;
+    const tables = { ...cp.rows };
+    for (const [table, rows] of Object.entries(live?.rows ?? {})) tables[table] = (tables[table] ?? 0) + rows;
     return {
       phase,
       job: frame?.jobId ?? null,
-      page: frame?.state.pages ?? 0,
-      cursor: frame ? cursorOf(frame.state) : null,
-      pages: cp.pages,
-      records: cp.records,
-      bytes: cp.bytes,
-      tables: { ...cp.rows },
+      page: live?.page ?? frame?.state.pages ?? 0,
+      cursor: live ? live.cursor : frame ? cursorOf(frame.state) : null,
+      pages: cp.pages + (live?.pages ?? 0),
+      records: cp.records + (live?.records ?? 0),
+      bytes: cp.bytes + (live?.bytes ?? 0),
+      tables,
       runs: cp.runs,
       warnings: cp.warnings.length + cp.warningsDropped,
       ...(waitingUntil !== undefined ? { waitingUntil } : {}),
@@ -153,6 +162,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   setHandler(pauseSignal, () => void (cp.paused = true));
   setHandler(resumeSignal, () => void (cp.paused = false));
   setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
+  setHandler(extractProgressSignal, (progress) => {
+    if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;
+  });
 
   const addWarnings = (warnings: readonly string[]) => {
     for (const warning of warnings) {
@@ -247,6 +259,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       }
 
       let r: FetchPagesResult;
+      inFlight = { batch: `${frame.runNo}:${frame.state.pages}` };
       try {
         r = await fetcher.fetchPages({
           runKey: cp.runKey,
@@ -259,6 +272,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           fetch: input.options?.fetch,
         });
       } catch (err) {
+        inFlight = undefined;
         const failure = failureOf(err);
         if (!failure) throw err;
         throw ApplicationFailure.create({
@@ -268,6 +282,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           details: [{ jobId: frame.jobId, page: frame.state.pages + 1, runKey: cp.runKey }, ...((failure.details as unknown[] | undefined) ?? [])],
         });
       }
+      inFlight = undefined;
       apply(r);
       frame.state = r.state;
       frame.pending = r.pending;

@@ -246,6 +246,25 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     expect(result.tables).toEqual([expect.objectContaining({ name: 'large_items', rows: ids.length, stagedRows: ids.length })]);
   });
 
+  it('reports live progress from a long batch in flight, and a cancel ends the batch and loads what it staged', async () => {
+    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'live');
+    const handle = await start(config, { mode: 'batch', batchPages: 1_000_000, batchSeconds: 12 });
+    // the progress signal comes at most every 5 s: before the first batch ends, the query already counts pages
+    await eventually(async () => (await progressOf(handle)).pages > 0, 11_000, 'no live progress during the first batch');
+    const live = await progressOf(handle);
+    const completed = (await handle.fetchHistory()).events?.filter((e) => e.activityTaskCompletedEventAttributes) ?? [];
+    expect(completed).toHaveLength(1); // validateExtractConfig only: the batch is still running
+    expect(live).toMatchObject({ phase: 'extracting', job: '0' });
+    expect(live.page).toBe(live.pages);
+    expect(live.cursor).toBe(String(live.page + 1));
+    expect(live.tables.large_items).toBe(largeIds(range(1, live.page)).length);
+    await handle.signal('cancel');
+    const result = (await handle.result()) as ExtractResult;
+    expect(result.cancelled).toBe(true);
+    expect(result.pages).toBeGreaterThanOrEqual(live.pages);
+    expect(await storedIds(env, 'in.c-live.large_items')).toEqual(largeIds(range(1, result.pages)));
+  });
+
   it('extracts 2,100 small pages in batch mode with continue-as-new, each page fetched once', async () => {
     large.clearRequests();
     const config = sampleConfig(large, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'long');
