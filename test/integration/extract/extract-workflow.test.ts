@@ -5,10 +5,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { createSampleApi, largePage, largeRecordCount, makeUsers, ordersOf, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput, ExtractOptions, ExtractProgress, ExtractResult } from '../../../src/workflows/extract-types';
 import { eventually } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { testStack } from '../../harness/stack-state';
 import { descriptorLines, expectTablesLike, failureOf, FAST_FETCH, plainLoop, requestLines, sampleConfig, storedIds, timersStarted } from './support';
 
 const CURSOR = { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' };
@@ -53,6 +55,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   }
 
   const progressOf = (handle: WorkflowHandle) => handle.query<ExtractProgress>('progress');
+
+  /** The (last run's) history replays without non-determinism against the bundled workflow code. */
+  async function expectReplays(handle: WorkflowHandle): Promise<void> {
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: { code: readFileSync(testStack().workflowBundlePath, 'utf8') } }, history, handle.workflowId);
+  }
 
   describe('each pagination style lands every record in Storage exactly once', () => {
     it('follows a cursor in batch mode: users, users_tags and users_contacts tables, requests as the plain loop sends them', async () => {
@@ -143,7 +151,8 @@ describe('extractWorkflow against the sample API and the emulator', () => {
       },
     ], 'children');
     const oracle = await plainLoop(api, config);
-    const result = await run(config, { mode: 'batch', batchPages: 3 });
+    const handle = await start(config, { mode: 'batch', batchPages: 3 });
+    const result = (await handle.result()) as ExtractResult;
 
     expect(requestLines(api.requests)).toEqual(descriptorLines(api, oracle.requests));
     // the parent's second page comes after every child run of its first page
@@ -156,6 +165,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     const expected = makeUsers(25).flatMap((u) => ordersOf(u.id).map((o) => [o.orderId, String(u.id)]));
     expect(orders.rows.map((r) => [r[0], r[4]])).toEqual(expected);
     expect(result.stopReasons['0.0']).toEqual({ 'empty-cursor': 25 });
+    await expectReplays(handle);
   });
 
   it('stops after one page of a misspelled responseParam and returns a warning that names the path', async () => {
@@ -229,6 +239,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     expect(large.requests.map((r) => Number(r.query.page ?? 1))).toEqual(range(1, 2100));
     const table = await env.emulator.readTable('in.c-pause.large_items');
     expect(table.rows).toHaveLength(largeRecordCount(2100));
+    await expectReplays(handle);
   });
 
   it('on cancel stops fetching and loads what was staged, flagging the result cancelled', async () => {
