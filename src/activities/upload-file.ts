@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { uploadMultipart, type MultipartUploadState } from '../object-storage/multipart-upload';
+import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressReporter } from './context';
@@ -45,7 +46,7 @@ export function uploadFile(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         key: input.target.key,
-        source: input.source,
+        source: await openSource(input.source, { s3: deps.userS3() }),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         serverSideEncryption: input.target.serverSideEncryption,

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { uploadSliced, type SlicedUploadState } from '../object-storage/sliced-upload';
+import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import { SapiInvalidInputError } from '../errors';
 import type { ActivityDeps } from './deps';
@@ -29,7 +30,7 @@ export function uploadSlices(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         keyPrefix: input.target.key,
-        slices: input.sources,
+        slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3() }))),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         gzip: input.gzip,

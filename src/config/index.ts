@@ -3,6 +3,9 @@ import { z } from 'zod';
 
 /** Default connection name: workflows that name no connection use this one (`SAPI_URL` + `SAPI_TOKEN`). */
 export const DEFAULT_CONNECTION = 'default';
+/** `SAPI_…_URL` variables that are settings, not Storage connections. */
+const NOT_CONNECTION_URLS = new Set(['SAPI_STAGING_URL']);
+
 /** Default task queue of the worker and the CLI. */
 export const DEFAULT_TASK_QUEUE = 'sapi-temporal';
 /** Default S3 multipart part size (MiB). Memory of an upload ≈ part size × concurrency. */
@@ -65,7 +68,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
   const connections: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(env)) {
     const match = key.match(/^SAPI_(?:([A-Z0-9_]+)_)?URL$/);
-    if (!match || key === 'SAPI_IMPORT_URL' || key.endsWith('_IMPORT_URL') || value === undefined || value === '') continue;
+    if (!match || key.endsWith('_IMPORT_URL') || NOT_CONNECTION_URLS.has(key) || value === undefined || value === '') continue;
     const prefix = match[1] ? `SAPI_${match[1]}_` : 'SAPI_';
     const name = match[1] ? match[1].toLowerCase() : DEFAULT_CONNECTION;
     connections[name] = {

@@ -14,25 +14,20 @@ describe('extractWorkflow staging on s3://', () => {
   let env: SapiTestEnv;
   let api: SampleApi;
   let s3: S3Client;
-  const savedEnv = { ...process.env };
 
   beforeAll(async () => {
     const { minio } = testStack();
     const keys = { AWS_ACCESS_KEY_ID: minio.accessKeyId, AWS_SECRET_ACCESS_KEY: minio.secretAccessKey, AWS_ENDPOINT_URL_S3: minio.endpoint, AWS_REGION: minio.region };
-    // importTable's upload reads an s3:// source with the default AWS chain of the worker's process (not the
-    // worker's settings), so the in-process worker needs the keys in process.env too
-    Object.assign(process.env, keys);
     [env, api] = await Promise.all([
       startSapiTestEnv('extract-s3', {
-        // SAPI_STAGING_TOKEN: loadSettings reads any SAPI_<NAME>_URL as a connection; without a token it refuses
-        env: { ...keys, SAPI_STAGING_URL: `s3://extract-staging/${prefix}`, SAPI_STAGING_TOKEN: 'unused' },
+        // the worker's own keys come from its settings only: the test process's environment has none
+        env: { ...keys, SAPI_STAGING_URL: `s3://extract-staging/${prefix}` },
       }),
       createSampleApi({ records: 25, pageSize: 10 }),
     ]);
     s3 = new S3Client({ endpoint: minio.endpoint, region: minio.region, forcePathStyle: true, credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey } });
   });
   afterAll(async () => {
-    process.env = savedEnv;
     s3?.destroy();
     await api?.close();
     await env?.stop();

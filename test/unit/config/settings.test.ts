@@ -1,0 +1,32 @@
+import { connectionFor, loadSettings } from '../../../src/config';
+
+describe('worker settings from the environment', () => {
+  it('reads the default connection, named connections and the staging URL without mistaking it for a connection', () => {
+    const settings = loadSettings({
+      SAPI_URL: 'https://connection.example.com',
+      SAPI_TOKEN: 'main-token',
+      SAPI_EU_URL: 'https://connection.eu.example.com',
+      SAPI_EU_TOKEN: 'eu-token',
+      SAPI_EU_BRANCH_ID: '123',
+      SAPI_IMPORT_URL: 'https://import.example.com',
+      SAPI_STAGING_URL: 's3://staging/extract',
+    });
+    expect(Object.keys(settings.connections).sort()).toEqual(['default', 'eu']);
+    expect(settings.connections.default).toEqual({ url: 'https://connection.example.com', token: 'main-token', importUrl: 'https://import.example.com' });
+    expect(settings.connections.eu).toMatchObject({ token: 'eu-token', branchId: '123' });
+    expect(settings.stagingUrl).toBe('s3://staging/extract');
+    expect(settings.temporal).toEqual({ address: 'localhost:7233', namespace: 'default', taskQueue: 'sapi-temporal' });
+    expect(Object.isFrozen(settings.connections.default)).toBe(true);
+  });
+
+  it('names every invalid variable in one error', () => {
+    expect(() => loadSettings({ SAPI_URL: 'not a url', SAPI_PART_SIZE_MIB: '1' })).toThrow(
+      /SAPI_URL must be an http\(s\) URL.*SAPI_TOKEN is required.*SAPI_PART_SIZE_MIB/,
+    );
+  });
+
+  it('says how to configure a connection a workflow names but the worker lacks', () => {
+    const settings = loadSettings({ SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' });
+    expect(() => connectionFor(settings, 'eu')).toThrow('unknown Storage connection "eu" (configured: default); set SAPI_EU_URL and SAPI_EU_TOKEN');
+  });
+});
