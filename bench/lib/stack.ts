@@ -2,17 +2,18 @@
  * The bench's stack: the dev stack's Temporal and MinIO, then the emulator and a worker, each in its own process
  * (so their RSS and CPU are theirs alone), all registered with the dev stack's orphan watchdog. One per bench run.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { request } from 'undici';
 import { transpileTree } from './compile';
 import { ManagedProcess } from '../../src/dev/process';
 import { DEFAULT_FILES_BUCKET, startDevStack, type DevStack, type DevStackService } from '../../src/dev/stack';
 import type { EmulatorOptions } from '../../src/emulator';
+import type { BaselineCommand, BaselineResult } from '../baseline-child';
 import { createStorageClient, type StorageClient } from '../../src/storage-api';
 
 const repoRoot = resolve(__dirname, '..', '..');
@@ -48,6 +49,8 @@ export interface BenchStack {
   emulatorFault(body: unknown): Promise<void>;
   /** An S3 client with MinIO's root keys and default SDK settings (the "bare" baselines use it). */
   rootS3(): S3Client;
+  /** Runs a baseline in its own lean process (`bench/baseline-child.ts`) and returns what it measured. */
+  runBaseline(command: BaselineCommand, timeoutMs?: number): Promise<BaselineResult>;
   stop(): Promise<void>;
 }
 
@@ -69,8 +72,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
   const script = (path: string) => (runtime === 'compiled' ? { script: join(compiledDir, path.replace(/\.ts$/, '.js')), hook: false } : { script: join(repoRoot, path), hook: true });
   started = Date.now();
   log('bundling the workflows …');
-  const bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../src/workflows'), logger: quietLogger });
-  writeFileSync(bundlePath, bundle.code);
+  await runNode([join(repoRoot, 'bench', 'bundle-child.ts'), bundlePath], { hook: true, timeoutMs: 180_000 });
   log(`bundled in ${Date.now() - started} ms; starting Temporal, MinIO, the emulator and the worker …`);
   started = Date.now();
 
@@ -164,6 +166,13 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         s3Clients.push(s3);
         return s3;
       },
+      async runBaseline(command, timeoutMs = 30 * 60_000) {
+        const { script: path, hook } = script('bench/baseline-child.ts');
+        const stdout = await runNode([path], { hook, timeoutMs, env: { BENCH_BASELINE: JSON.stringify(command) } });
+        const line = /^BASELINE_RESULT (.+)$/m.exec(stdout);
+        if (!line) throw new Error(`baseline-child printed no result; stdout: ${stdout.slice(-500)}`);
+        return JSON.parse(line[1]!) as BaselineResult;
+      },
       async stop() {
         for (const s3 of s3Clients) s3.destroy();
         await openStorage.close().catch(() => undefined);
@@ -212,11 +221,24 @@ async function startNodeChild(options: {
   return { process: child, match: match! };
 }
 
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
-  error: (message: string) => process.stderr.write(`[bundler] ${message}\n`),
-};
+/** Runs `node [-r ts-register] <args>` to completion; resolves with its stdout, rejects with its stderr tail. */
+function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string> }): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, options.hook ? ['-r', tsRegister, ...args] : args, {
+      cwd: repoRoot,
+      env: { ...process.env, NODE_PATH: join(repoRoot, 'node_modules'), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolvePromise(stdout);
+      else reject(new Error(`${args[0]} exited with ${code ?? signal}${signal === 'SIGKILL' ? ` (time limit ${options.timeoutMs} ms?)` : ''}: ${stderr.trim().split('\n').slice(-8).join('\n')}`));
+    });
+  });
+}

@@ -3,14 +3,10 @@
  * with a slice size that gives ~20 slices), vs what the official clients do: file detail with read credentials,
  * GET the manifest, then every slice in order with GetObject, appended to one file. Order: baseline, then
  * (ours, baseline) × repeat; medians. Ours is reported for the download phase (`downloadFile` activity) and end to
- * end (incl. the emulator's export job and polling).
+ * end (incl. the emulator's export job and polling). The baseline runs in its own process (`bench/baseline-child.ts`).
  */
-import { once } from 'node:events';
-import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { manifestSchema } from '../../src/storage-api/schemas';
 import type { ExportTableResult } from '../../src/workflows/types';
 import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
@@ -18,7 +14,6 @@ import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
 import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
-import type { BenchStack } from '../lib/stack';
 import { waitForJob } from '../lib/storage-ops';
 import { mbPerSecond, median } from '../lib/stats';
 
@@ -46,17 +41,36 @@ export const downloadScenario: Scenario = async (ctx) => {
   const oursEndToEnd: Array<{ ms: number; bytes: number }> = [];
   let slices = 0;
   let workerPeakKiB = 0;
+  let baselinePeakKiB = 0;
   let n = 0;
   for (const side of alternation(options.repeat)) {
     n++;
     const destination = join(outDir, `${side}-${n}.csv`);
     if (side === 'baseline') {
-      ctx.log(`baseline #${n}: sequential slice-by-slice download of file ${fileId} …`);
-      const run = await measure(stack, () => sequentialDownload(stack, fileId, destination));
-      slices = run.value.slices;
-      baseline.push({ ms: run.ms, bytes: run.value.bytes });
-      runs.push({ side, n, ms: Math.round(run.ms), bytes: run.value.bytes, slices: run.value.slices, mbps: mbPerSecond(run.value.bytes, run.ms), cpuSeconds: run.cpuSeconds, cpuSplit: run.cpuSplit });
-      ctx.log(`baseline #${n}: ${run.value.slices} slices, ${run.value.bytes} bytes in ${(run.ms / 1000).toFixed(1)} s (${mbPerSecond(run.value.bytes, run.ms)!.toFixed(1)} MB/s), cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`);
+      ctx.log(`baseline #${n}: sequential slice-by-slice download of file ${fileId} (own process) …`);
+      const file = await stack.storage.getFile({ fileId, federationToken: true });
+      if (!file.isSliced || !file.s3Path || !file.credentials) throw new Error(`file ${fileId} is not a sliced file with read credentials`);
+      const c = file.credentials;
+      const run = await measure(stack, () =>
+        stack.runBaseline({
+          kind: 'download',
+          endpoint: stack.minio.endpoint,
+          region: file.region ?? stack.minio.region,
+          credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken },
+          bucket: file.s3Path!.bucket,
+          prefix: file.s3Path!.key,
+          destination,
+        }),
+      );
+      const b = run.value;
+      slices = b.slices!;
+      baseline.push({ ms: b.ms, bytes: b.bytes! });
+      baselinePeakKiB = Math.max(baselinePeakKiB, b.maxRssKiB);
+      runs.push({ side, n, ms: Math.round(b.ms), bytes: b.bytes, slices: b.slices, mbps: mbPerSecond(b.bytes!, b.ms), baselineCpu: b.cpu, baselinePeakMb: kibToMb(b.maxRssKiB), cpuSplit: run.cpuSplit });
+      ctx.log(
+        `baseline #${n}: ${b.slices} slices, ${b.bytes} bytes in ${(b.ms / 1000).toFixed(1)} s (${mbPerSecond(b.bytes!, b.ms)!.toFixed(1)} MB/s), ` +
+          `its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}], its peak RSS ${kibToMb(b.maxRssKiB)} MB; others ${JSON.stringify(run.cpuSplit)}`,
+      );
     } else {
       ctx.log(`ours #${n}: exportTableWorkflow of ${tableId} …`);
       const watcher = watchConcatenation(destination);
@@ -118,7 +132,7 @@ export const downloadScenario: Scenario = async (ctx) => {
         ours: kibToMb(workerPeakKiB),
         baseline: kibToMb(workerIdleKiB),
         target: { on: 'ours', op: '<=', value: 300 },
-        note: 'baseline: worker RSS at idle',
+        note: `baseline: worker RSS at idle; the baseline process peaked at ${kibToMb(baselinePeakKiB)} MB`,
       }),
     ],
     details: {
@@ -130,41 +144,6 @@ export const downloadScenario: Scenario = async (ctx) => {
     },
   };
 };
-
-/**
- * The official clients' way: `GET files/{id}?federationToken=1`, GET `<key>manifest`, then each slice in manifest
- * order with GetObject, appended to one local file.
- */
-async function sequentialDownload(stack: BenchStack, fileId: number, destination: string): Promise<{ bytes: number; slices: number }> {
-  const file = await stack.storage.getFile({ fileId, federationToken: true });
-  if (!file.isSliced || !file.s3Path || !file.credentials) throw new Error(`file ${fileId} is not a sliced file with read credentials`);
-  const c = file.credentials;
-  const s3 = new S3Client({
-    endpoint: stack.minio.endpoint,
-    region: file.region ?? stack.minio.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken },
-  });
-  const out = createWriteStream(destination);
-  try {
-    const manifest = await s3.send(new GetObjectCommand({ Bucket: file.s3Path.bucket, Key: `${file.s3Path.key}manifest` }));
-    const entries = manifestSchema.parse(JSON.parse(await manifest.Body!.transformToString())).entries;
-    for (const entry of entries) {
-      const [, bucket, key] = /^s3:\/\/([^/]+)\/(.+)$/.exec(entry.url)!;
-      const slice = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      // append chunk by chunk (stream.pipeline with end:false leaves listeners on the destination per slice)
-      for await (const chunk of slice.Body as Readable) {
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-    }
-    out.end();
-    await once(out, 'close');
-    return { bytes: statSync(destination).size, slices: entries.length };
-  } finally {
-    out.destroy();
-    s3.destroy();
-  }
-}
 
 /**
  * Watches (every 50 ms) for `<destination>.partial`, which the download creates when it starts concatenating the

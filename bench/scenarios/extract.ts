@@ -2,13 +2,10 @@
  * Extract: `extractWorkflow` over `--pages` small pages of the sample API (`/large/items`, generated on the fly) in
  * batch mode (default options: 50 pages per activity) and page mode (one activity per page), with `load: false`
  * (the CSVs are built, nothing is loaded, so the figure is about fetching and checkpointing), vs the plain loop
- * `runExtraction` with the real fetcher against the same API in this process. Order: baseline, then per mode
+ * `runExtraction` with the real fetcher against the same API, in its own process (`bench/baseline-child.ts`). Order: baseline, then per mode
  * (ours, baseline) × repeat. Also: history events of every run of the continue-as-new chain, and the worker's RSS
  * over time (is it flat on a long run?). Both sides are warmed up first on a small API (untimed).
  */
-import { parseExtractorConfig } from '../../src/extractor/config-schema';
-import { createPageFetcher } from '../../src/extractor/http/fetch-page';
-import { runExtraction } from '../../src/extractor/run-loop';
 import { createSampleApi } from '../../src/sample-api';
 import type { ExtractResult } from '../../src/workflows/extract-types';
 import type { Scenario, ScenarioContext } from '../lib/context';
@@ -18,30 +15,34 @@ import { kibToMb, rssTimeline, type RssSample } from '../lib/proc';
 import { figure, type Figure } from '../lib/report';
 import { median } from '../lib/stats';
 
+/** Pages of the untimed warm-up run (JIT, lazily loaded modules, first connections). */
+export const WARM_UP_PAGES = 300;
+
 export const extractScenario: Scenario = async (ctx) => {
   const { stack, options } = ctx;
   const pages = options.pages;
   const api = await createSampleApi({ largePages: pages, logRequests: false });
+  const warmUpApi = await createSampleApi({ largePages: WARM_UP_PAGES, logRequests: false });
   try {
-    const config = {
-      parameters: {
-        api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
-        config: { outputBucket: 'bench-extract', jobs: [{ endpoint: 'large/items', dataField: 'items', dataType: 'items' }] },
-      },
-    };
-    const parsed = parseExtractorConfig(config);
+    const config = largeItemsConfig(api.url, 'bench-extract');
+    const warmUpConfig = largeItemsConfig(warmUpApi.url, 'bench-warmup');
     const baselineRates: number[] = [];
     const runs: Array<Record<string, unknown>> = [];
     const baseline = async () => {
-      const run = await measure(stack, () => runExtraction(parsed, { fetchPage: createPageFetcher(), keepRows: false, keepRequests: false }));
-      if (run.value.pages !== pages) throw new Error(`plain loop extracted ${run.value.pages} pages, expected ${pages}`);
-      const rate = pages / (run.ms / 1000);
+      const run = await measure(stack, () => stack.runBaseline({ kind: 'extract', config, warmUpConfig }));
+      const b = run.value;
+      if (b.pages !== pages) throw new Error(`plain loop extracted ${b.pages} pages, expected ${pages}`);
+      const rate = pages / (b.ms / 1000);
       baselineRates.push(rate);
-      runs.push({ side: 'baseline', ms: Math.round(run.ms), pagesPerSecond: rate, cpuSeconds: run.cpuSeconds, cpuSplit: run.cpuSplit });
-      ctx.log(`baseline: plain loop, ${pages} pages in ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`);
+      runs.push({ side: 'baseline', ms: Math.round(b.ms), pagesPerSecond: rate, baselineCpu: b.cpu, baselinePeakMb: kibToMb(b.maxRssKiB), cpuSplit: run.cpuSplit });
+      ctx.log(
+        `baseline: plain loop (own process), ${pages} pages in ${(b.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}]; ` +
+          `others ${JSON.stringify(run.cpuSplit)}`,
+      );
     };
 
-    await warmUp(ctx);
+    // warm-up of ours (the plain loop warms itself up in its process)
+    await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config: warmUpConfig, options: { mode: 'batch', load: false } }, 'extract-warmup');
     await baseline();
     const byMode: Record<string, Array<{ rate: number; maxEvents: number; runs: number; samples: RssSample[]; peakKiB: number }>> = {};
     for (let r = 0; r < options.repeat; r++) {
@@ -126,8 +127,19 @@ export const extractScenario: Scenario = async (ctx) => {
     return { figures, details: { pages, config, runs } };
   } finally {
     await api.close();
+    await warmUpApi.close();
   }
 };
+
+/** A Generic-Extractor configuration for the sample API's `/large/items` (page numbers in `next_page`). */
+function largeItemsConfig(baseUrl: string, outputBucket: string): Record<string, unknown> {
+  return {
+    parameters: {
+      api: { baseUrl, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+      config: { outputBucket, jobs: [{ endpoint: 'large/items', dataField: 'items', dataType: 'items' }] },
+    },
+  };
+}
 
 /** The options the workflow resolved from ours (defaults included), as the sources read now; for the record. */
 function effectiveExtractOptions(mode: 'batch' | 'page'): unknown {
@@ -141,25 +153,6 @@ function effectiveExtractOptions(mode: 'batch' | 'page'): unknown {
   }
 }
 
-/** Pages of the untimed warm-up run of each side (JIT, lazily loaded modules, first connections). */
-export const WARM_UP_PAGES = 300;
-
-/** Runs both sides once, untimed, against a small API, so that neither pays its cold start in the measured runs. */
-async function warmUp(ctx: ScenarioContext): Promise<void> {
-  const api = await createSampleApi({ largePages: WARM_UP_PAGES, logRequests: false });
-  try {
-    const config = {
-      parameters: {
-        api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
-        config: { outputBucket: 'bench-warmup', jobs: [{ endpoint: 'large/items', dataField: 'items', dataType: 'items' }] },
-      },
-    };
-    await runExtraction(parseExtractorConfig(config), { fetchPage: createPageFetcher(), keepRows: false, keepRequests: false });
-    await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config, options: { mode: 'batch', load: false } }, 'extract-warmup');
-  } finally {
-    await api.close();
-  }
-}
 
 /** History timings of every run of the workflow's continue-as-new chain, oldest first. */
 async function historiesOfChain(ctx: ScenarioContext, workflowId: string): Promise<HistoryTimings[]> {

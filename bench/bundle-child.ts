@@ -1,0 +1,17 @@
+// Bundles the plugin's workflows in a throwaway process (webpack's heap stays out of the bench process, where the
+// remaining in-process steps run) and writes the bundle to the path given as the first argument.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m: string) => process.stderr.write(`[bundler] ${m}\n`), error: (m: string) => process.stderr.write(`[bundler] ${m}\n`) };
+
+void (async () => {
+  const out = process.argv[2];
+  if (!out) throw new Error('usage: bundle-child <output file>');
+  const bundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, '..', 'src', 'workflows'), logger: quiet });
+  writeFileSync(out, bundle.code);
+})().catch((err: unknown) => {
+  process.stderr.write(`bundle-child: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
