@@ -44,6 +44,10 @@ export interface BenchOptions {
   fixturesDir: string;
   /** Run the worker and the emulator through the ts-register hook instead of transpiled ahead of time. */
   tsHook: boolean;
+  /** Write CPU profiles of the worker and the baseline processes to this folder. */
+  profileDir?: string;
+  /** Cap each S3 connection of the worker and the baselines at this many MB/s (throttling proxy); default none. */
+  linkMBps?: number;
 }
 
 /** Parses the arguments after `bench/run.ts`; throws a message naming the bad argument and what is accepted. */
@@ -66,6 +70,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'fixtures-dir': { type: 'string' },
       keep: { type: 'boolean' },
       'ts-hook': { type: 'boolean' },
+      'profile-dir': { type: 'string' },
+      'link-mbps': { type: 'string' },
     },
   });
   const unknown = positionals.filter((p) => !(SCENARIOS as readonly string[]).includes(p));
@@ -90,6 +96,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     dataDir: values['data-dir'],
     keep: values.keep ?? false,
     tsHook: values['ts-hook'] ?? false,
+    profileDir: values['profile-dir'],
+    linkMBps: values['link-mbps'] === undefined ? undefined : positiveNumber(values['link-mbps'], '--link-mbps', 0),
     resultsDir: values['results-dir'] ?? 'bench-results',
     fixturesDir: values['fixtures-dir'] ?? join(tmpdir(), 'sapi-temporal-bench-fixtures'),
   });

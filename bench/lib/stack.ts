@@ -29,6 +29,13 @@ export interface BenchStackOptions {
    * ~50 MB, in each process).
    */
   runtime?: 'compiled' | 'ts-hook';
+  /** Write V8 CPU profiles of the worker and every baseline process here (`--cpu-prof`); for finding what limits. */
+  profileDir?: string;
+  /**
+   * Cap every S3 connection of the worker and of the baselines at this many bytes per second (a throttling TCP proxy
+   * in front of MinIO); the emulator still reaches MinIO directly. Default: no proxy.
+   */
+  linkBytesPerSecond?: number;
   log: (message: string) => void;
 }
 
@@ -40,6 +47,8 @@ export interface BenchStack {
   storage: StorageClient;
   sapiUrl: string;
   token: string;
+  /** The S3 endpoint the worker and the baselines use: MinIO, or the throttling proxy in front of it. */
+  s3Endpoint: string;
   minio: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
   /** Process ids: the worker and the emulator are node processes started by the bench. */
   pids: { worker: number; emulator: number; minio: number; temporal: number };
@@ -70,6 +79,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     log(`transpiled ${files} source files to ${compiledDir} in ${Date.now() - started} ms`);
   }
   const script = (path: string) => (runtime === 'compiled' ? { script: join(compiledDir, path.replace(/\.ts$/, '.js')), hook: false } : { script: join(repoRoot, path), hook: true });
+  const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profileDir)}`] : [];
   started = Date.now();
   log('bundling the workflows …');
   await runNode([join(repoRoot, 'bench', 'bundle-child.ts'), bundlePath], { hook: true, timeoutMs: 180_000 });
@@ -106,20 +116,38 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     };
   };
 
+  let s3Endpoint = '';
+  const throttleService: DevStackService = async (core) => {
+    s3Endpoint = core.minio.endpoint;
+    if (!options.linkBytesPerSecond) return { env: {}, stop: async () => undefined };
+    const child = await startNodeChild({
+      name: 'throttle',
+      ...script('bench/throttle-child.ts'),
+      env: { BENCH_THROTTLE_TARGET: core.minio.endpoint, BENCH_THROTTLE_BPS: String(options.linkBytesPerSecond) },
+      logFile: join(core.dataDir, 'logs', 'throttle.log'),
+      readyPattern: /^THROTTLE_READY (\S+)$/m,
+      watchdogPidFile: join(core.dataDir, 'stack.pids'),
+    });
+    s3Endpoint = child.match[1]!;
+    log(`S3 connections of the worker and the baselines capped at ${options.linkBytesPerSecond} B/s each through ${s3Endpoint}`);
+    return { env: {}, stop: () => child.process.stop() };
+  };
+
   const workerService: DevStackService = async (core) => {
     const child = await startNodeChild({
       name: 'worker',
       ...script('test/harness/worker-child.ts'),
-      env: { ...core.env, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath, SAPI_TEST_WORKER_IDENTITY: `bench-worker@${process.pid}`, SAPI_WORK_DIR: workerWorkDir },
+      env: { ...core.env, AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath, SAPI_TEST_WORKER_IDENTITY: `bench-worker@${process.pid}`, SAPI_WORK_DIR: workerWorkDir },
       logFile: join(core.dataDir, 'logs', 'worker.log'),
       readyPattern: /^READY$/m,
+      nodeArgs,
       watchdogPidFile: join(core.dataDir, 'stack.pids'),
     });
     pids.worker = child.process.pid;
     return { env: {}, stop: () => child.process.stop(15_000) };
   };
 
-  const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, workerService] });
+  const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, throttleService, workerService] });
   let connection: Connection | undefined;
   let storage: StorageClient | undefined;
   try {
@@ -148,6 +176,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       storage,
       sapiUrl,
       token,
+      s3Endpoint,
       minio,
       pids,
       workerWorkDir,
@@ -168,7 +197,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       },
       async runBaseline(command, timeoutMs = 30 * 60_000) {
         const { script: path, hook } = script('bench/baseline-child.ts');
-        const stdout = await runNode([path], { hook, timeoutMs, env: { BENCH_BASELINE: JSON.stringify(command) } });
+        const stdout = await runNode([...nodeArgs, path], { hook, timeoutMs, env: { BENCH_BASELINE: JSON.stringify(command) } });
         const line = /^BASELINE_RESULT (.+)$/m.exec(stdout);
         if (!line) throw new Error(`baseline-child printed no result; stdout: ${stdout.slice(-500)}`);
         return JSON.parse(line[1]!) as BaselineResult;
@@ -196,6 +225,8 @@ async function startNodeChild(options: {
   name: string;
   script: string;
   hook: boolean;
+  /** Extra node options (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
   env: Record<string, string>;
   logFile: string;
   readyPattern: RegExp;
@@ -207,7 +238,7 @@ async function startNodeChild(options: {
   const child = await ManagedProcess.start({
     name: options.name,
     command: process.execPath,
-    args: options.hook ? ['-r', tsRegister, options.script] : [options.script],
+    args: [...(options.nodeArgs ?? []), ...(options.hook ? ['-r', tsRegister] : []), options.script],
     env: { ...process.env, NODE_PATH: join(repoRoot, 'node_modules'), ...options.env },
     cwd: repoRoot,
     logFile: options.logFile,

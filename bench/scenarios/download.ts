@@ -54,7 +54,7 @@ export const downloadScenario: Scenario = async (ctx) => {
       const run = await measure(stack, () =>
         stack.runBaseline({
           kind: 'download',
-          endpoint: stack.minio.endpoint,
+          endpoint: stack.s3Endpoint,
           region: file.region ?? stack.minio.region,
           credentials: { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken },
           bucket: file.s3Path!.bucket,
@@ -119,7 +119,7 @@ export const downloadScenario: Scenario = async (ctx) => {
     rmSync(destination, { force: true });
   }
   const mbps = (xs: Array<{ ms: number; bytes: number }>) => median(xs.map((x) => mbPerSecond(x.bytes, x.ms)!));
-  const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.length} ours / ${baseline.length} baseline`;
+  const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.length} ours / ${baseline.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
   return {
     figures: [
       figure({ scenario: 'download', metric: 'download phase', unit: 'MB/s', ours: mbps(oursDownload), baseline: mbps(baseline), target: { on: 'ratio', op: '>=', value: 1.3 }, note }),

@@ -42,7 +42,7 @@ export const uploadScenario: Scenario = async (ctx) => {
       const run = await measure(stack, () =>
         stack.runBaseline({
           kind: 'upload',
-          endpoint: stack.minio.endpoint,
+          endpoint: stack.s3Endpoint,
           region: stack.minio.region,
           credentials: { accessKeyId: stack.minio.accessKeyId, secretAccessKey: stack.minio.secretAccessKey },
           bucket: BASELINE_BUCKET,
@@ -104,7 +104,7 @@ export const uploadScenario: Scenario = async (ctx) => {
   }
   const baselineMbps = mbPerSecond(csv.bytes, median(baselineMs)!);
   const ours = (ms: number[]) => (ms.length ? mbPerSecond(csv.bytes, median(ms)!) : undefined);
-  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline`;
+  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
   return {
     figures: [
       figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(oursUploadMs), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
