@@ -32,7 +32,7 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['--size-mib', '0'])).toThrow('--size-mib must be a positive number, got "0"');
     expect(() => parseBenchArgs(['--pages', '1.5'])).toThrow('--pages must be a whole number, got "1.5"');
     expect(() => parseBenchArgs(['--modes', 'turbo'])).toThrow('--modes takes batch and/or page');
-    expect(() => parseBenchArgs(['--link-mbps', '-3'])).toThrow('--link-mbps must be a positive number, got "-3"');
+    expect(() => parseBenchArgs(['--link-mbps=-3'])).toThrow('--link-mbps must be a positive number, got "-3"');
     expect(() => parseBenchArgs(['--nope'])).toThrow();
   });
 
