@@ -1,0 +1,45 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+
+/** A workflow history and the name it is replayed (and saved) under. */
+export interface NamedHistory {
+  workflowId: string;
+  history: History;
+}
+
+/** Saved workflow histories, replayed by the unit tier against the current workflow code. */
+export const SAVED_HISTORIES_DIR = resolve(__dirname, '..', 'fixtures', 'histories');
+
+/** Set to 1 to (re)write the saved histories from an integration run (`test/integration/workflows/replay.test.ts`). */
+export const RECORD_HISTORIES_ENV = 'SAPI_RECORD_HISTORIES';
+
+/** Replays every history and returns one line per failure (`<name>: <error>`); an empty list means all replayed. */
+export async function replayFailures(options: ReplayWorkerOptions, histories: NamedHistory[]): Promise<string[]> {
+  const failures: string[] = [];
+  for await (const result of Worker.runReplayHistories(options, histories)) {
+    if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
+  }
+  return failures;
+}
+
+/** The histories of these workflows as the server has them (the current run of each), under their workflow ids. */
+export async function fetchHistories(handles: Record<string, WorkflowHandle>): Promise<NamedHistory[]> {
+  return Promise.all(Object.entries(handles).map(async ([name, handle]) => ({ workflowId: name, history: await handle.fetchHistory() })));
+}
+
+/** Writes histories as `<name>.json` (the JSON form `temporal workflow show --output json` prints). */
+export function saveHistories(histories: NamedHistory[], dir = SAVED_HISTORIES_DIR): void {
+  mkdirSync(dir, { recursive: true });
+  for (const { workflowId, history } of histories) writeFileSync(join(dir, `${workflowId}.json`), `${historyToJSON(history)}\n`);
+}
+
+/** The saved histories, named after their files. */
+export function loadSavedHistories(dir = SAVED_HISTORIES_DIR): NamedHistory[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(readFileSync(join(dir, f), 'utf8'))) }));
+}
