@@ -2,7 +2,10 @@
 FROM node:20.18-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# `npm install`, not `npm ci`: the lock is written by npm 11, which leaves out the other platforms' optional
+# binaries (@duckdb, @swc); `npm ci` refuses such a lock, `npm install` keeps the locked versions and adds the
+# binary of the image's platform (linux/arm64 too).
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev

@@ -31,6 +31,8 @@ describe('docker-compose.yml', () => {
     }
     expect(existsSync(join(root, 'Dockerfile'))).toBe(true);
     expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).toMatch(/^FROM node:20\.\d+/m);
+    // the lock lacks other platforms' optional binaries, which `npm ci` refuses (checked: npm ci fails on this lock)
+    expect(readFileSync(join(root, 'Dockerfile'), 'utf8')).not.toMatch(/^RUN .*npm ci\b/m);
   });
 
   it('starts our services with CLI commands that exist', () => {
