@@ -35,10 +35,11 @@ describe('transfers resume after the worker is killed mid-way', () => {
   let env: SapiTestEnv;
   const children: ChildProcess[] = [];
   beforeAll(async () => (env = await startSapiTestEnv('chaos-transfer', { emulator: { sliceSizeBytes: 1 * MiB } })));
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await env?.stop();
+  // a worker left from one test would poll the next test's tasks through a proxy that is gone: stop them per test
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
   });
+  afterAll(() => env?.stop());
 
   /** A worker in its own process whose S3 traffic goes through `s3Endpoint`. */
   async function startWorkerProcess(s3Endpoint: string, identity: string): Promise<ChildProcess> {
