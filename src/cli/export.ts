@@ -64,11 +64,9 @@ export function exportInput(tableId: string, destination: string, flags: ExportF
   });
 }
 
-/** `sapi-temporal export <tableId> <destination>`: runs `exportTableWorkflow` and waits for the file. */
-export function registerExportCommand(program: Command, context: CliContext): void {
-  const command = program
-    .command('export')
-    .description('export a Storage table to a file (exportTableWorkflow) and wait for it, with a progress bar')
+/** Adds `<tableId> <destination>` and the export flags (shared by `export` and `schedule export`). */
+export function addExportArguments(command: Command): Command {
+  return command
     .argument('<tableId>', 'table id, e.g. in.c-main.orders')
     .argument(
       '<destination>',
@@ -80,6 +78,13 @@ export function registerExportCommand(program: Command, context: CliContext): vo
     .addOption(new Option('--keep-gzip', 'keep the download gzipped (implies --gzip)').implies({ gzip: true }))
     .option('--no-header', 'no header row on sliced exports (they come without one; default: one is added from the table\'s columns)')
     .option('--where <filter>', 'row filter, repeatable: column=value, column=v1|v2 or column=op:v1|v2 (op: eq, ne, gt, ge, lt, le)', parseWhere);
+}
+
+/** `sapi-temporal export <tableId> <destination>`: runs `exportTableWorkflow` and waits for the file. */
+export function registerExportCommand(program: Command, context: CliContext): void {
+  const command = addExportArguments(
+    program.command('export').description('export a Storage table to a file (exportTableWorkflow) and wait for it, with a progress bar'),
+  );
   addWorkflowOptions(command).action(async (tableId: string, destination: string, flags: ExportFlags) => {
     const input = exportInput(tableId, destination, flags);
     await context.runTransfer<ExportTableInput, ExportTableResult>({

@@ -57,17 +57,22 @@ export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput
   } as ExtractInput);
 }
 
-/** `sapi-temporal extract <config.json>`: validates the configuration, runs `extractWorkflow`, prints rows per table. */
-export function registerExtractCommand(program: Command, context: CliContext): void {
-  const command = program
-    .command('extract')
-    .description('run a Generic-Extractor configuration (response.param pagination) durably and load the records into Storage tables')
+/** Adds `<config>` and the extract flags (shared by `extract` and `schedule extract`). */
+export function addExtractArguments(command: Command): Command {
+  return command
     .argument('<config>', 'the configuration JSON file ({"parameters": {"api": …, "config": …}}), validated before anything starts')
     .addOption(new Option('--mode <mode>', 'batch: one activity fetches many pages; page: one activity per page').choices(['batch', 'page']))
     .option('--batch-pages <n>', 'pages per activity in batch mode', integerParser(1))
     .option('--no-load', 'extract and stage only; do not load the tables into Storage')
     .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)')
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows');
+}
+
+/** `sapi-temporal extract <config.json>`: validates the configuration, runs `extractWorkflow`, prints rows per table. */
+export function registerExtractCommand(program: Command, context: CliContext): void {
+  const command = addExtractArguments(
+    program.command('extract').description('run a Generic-Extractor configuration (response.param pagination) durably and load the records into Storage tables'),
+  );
   addWorkflowOptions(command).action(async (configPath: string, flags: ExtractFlags) => {
     const config = readExtractConfig(configPath);
     await context.runTransfer<ExtractInput, ExtractResult>({

@@ -46,11 +46,9 @@ export function importInput(source: string, flags: ImportFlags, cwd: string = pr
   });
 }
 
-/** `sapi-temporal import <source>`: runs `importTableWorkflow` and waits for the table. */
-export function registerImportCommand(program: Command, context: CliContext): void {
-  const command = program
-    .command('import')
-    .description('import a CSV into a Storage table (importTableWorkflow) and wait for it, with a progress bar')
+/** Adds `<source>` and the import flags (shared by `import` and `schedule import`). */
+export function addImportArguments(command: Command): Command {
+  return command
     .argument(
       '<source>',
       'a file on the worker\'s host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
@@ -65,10 +63,22 @@ export function registerImportCommand(program: Command, context: CliContext): vo
     .option('--delimiter <char>', 'CSV delimiter (default ","; \\t or tab for a tab)', parseCsvCharacter)
     .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
     .option('--gzip', 'compress while uploading');
+}
+
+/** Usage error when the flags contradict each other (commander cannot express it). */
+export function checkImportFlags(command: Command, flags: ImportFlags): void {
+  if (flags.incremental && flags.mode !== 'load') {
+    command.error('error: --incremental needs --mode load (a new table has nothing to append to)', { exitCode: 2, code: 'sapi.usage' });
+  }
+}
+
+/** `sapi-temporal import <source>`: runs `importTableWorkflow` and waits for the table. */
+export function registerImportCommand(program: Command, context: CliContext): void {
+  const command = addImportArguments(
+    program.command('import').description('import a CSV into a Storage table (importTableWorkflow) and wait for it, with a progress bar'),
+  );
   addWorkflowOptions(command).action(async (source: string, flags: ImportFlags) => {
-    if (flags.incremental && flags.mode !== 'load') {
-      command.error('error: --incremental needs --mode load (a new table has nothing to append to)', { exitCode: 2, code: 'sapi.usage' });
-    }
+    checkImportFlags(command, flags);
     const input = importInput(source, flags);
     const tableId = `${input.bucketId}.${input.table}`;
     await context.runTransfer<ImportTableInput, ImportTableResult>({

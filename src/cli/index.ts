@@ -7,6 +7,7 @@ import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { oneLine } from './failure';
 import { registerImportCommand } from './import';
+import { registerScheduleCommand } from './schedule';
 import type { TransferRunner } from './run-transfer';
 import { registerWorkerCommand } from './worker';
 
@@ -28,6 +29,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerImportCommand(program, resolved);
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
+  registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerEmulatorCommand(program, resolved);
   registerDevCommand(program);

@@ -48,7 +48,7 @@ export async function runTransfer<I, R extends object>(run: TransferRun<I, R>): 
   let connection: Connection | undefined;
   let started = false;
   try {
-    connection = await connect(run.settings);
+    connection = await connectTemporal(run.settings);
     const client = new Client({ connection, namespace: run.settings.namespace });
     const handle = await client.workflow.start(run.workflowType, {
       taskQueue: run.settings.taskQueue,
@@ -71,7 +71,8 @@ export async function runTransfer<I, R extends object>(run: TransferRun<I, R>): 
   }
 }
 
-async function connect(settings: CliSettings): Promise<Connection> {
+/** Connects to Temporal; an unreachable server is a one-line CLI error that says how to point at one. */
+export async function connectTemporal(settings: CliSettings): Promise<Connection> {
   try {
     return await Connection.connect({ address: settings.address });
   } catch (err) {

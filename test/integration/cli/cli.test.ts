@@ -128,6 +128,46 @@ describe('the sapi-temporal CLI', () => {
     expect(lines[0]).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*failed: .*\(workflow cli-bad-1\)$/);
   });
 
+  it('schedules a recurring incremental import, runs it on trigger, lists, pauses and deletes it', async () => {
+    expect((await cli(onQueue('import', csvFile('sched-first.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched', '--primary-key', 'id'))).code).toBe(0);
+    const file = csvFile('sched.csv', 'id,v\n1,b\n2,c\n');
+    const id = `nightly-${Date.now()}`;
+    const created = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--incremental', '--cron', '0 3 * * *', '--timezone', 'Europe/Prague', '--json'));
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    const schedule = JSON.parse(created.stdout) as { nextActionTimes: string[] };
+    expect(schedule).toMatchObject({ scheduleId: id, workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, paused: false });
+    expect(schedule.nextActionTimes[0]).toMatch(/T02:00:00\.000Z$/); // 03:00 in Prague is 02:00 UTC in November
+    const handle = env.client.schedule.getHandle(id);
+    const described = await handle.describe();
+    expect(described.action).toMatchObject({ workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, args: [{ source: join(workDir, file), bucketId: 'in.c-cli', table: 'sched', mode: 'load', incremental: true }] });
+
+    expect(await cli(['schedule', 'trigger', id])).toMatchObject({ code: 0, stdout: `triggered schedule ${id}\n` });
+    let runId: string | undefined;
+    await eventually(async () => (runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId) !== undefined, 30_000, 'the trigger started no workflow');
+    expect(runId).toMatch(new RegExp(`^${id}-`));
+    const result = (await env.client.workflow.getHandle(runId!).result()) as { importedRowsCount: number };
+    expect(result.importedRowsCount).toBe(2);
+    expect((await env.emulator.readTable('in.c-cli.sched')).rows.sort()).toEqual([['1', 'b'], ['2', 'c']]);
+
+    let listed: Array<{ scheduleId: string }> = [];
+    await eventually(async () => {
+      const outcome = await cli(['schedule', 'list', '--json']);
+      listed = JSON.parse(outcome.stdout) as typeof listed;
+      return listed.some((s) => s.scheduleId === id);
+    }, 30_000, 'schedule list never showed the schedule');
+    expect(listed.find((s) => s.scheduleId === id)).toMatchObject({ workflowType: 'importTableWorkflow', paused: false, recentWorkflowIds: [runId] });
+
+    expect(await cli(['schedule', 'pause', id, '--note', 'holidays'])).toMatchObject({ code: 0, stdout: `paused schedule ${id}\n` });
+    expect((await handle.describe()).state).toMatchObject({ paused: true, note: 'holidays' });
+    const again = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--every', '1h'));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(new RegExp(`^sapi-temporal: schedule import failed \\[SAPI_SCHEDULE_EXISTS\\] schedule ${id} already exists`));
+    expect(await cli(['schedule', 'delete', id])).toMatchObject({ code: 0, stdout: `deleted schedule ${id}\n` });
+    const gone = await cli(['schedule', 'trigger', id]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
+  });
+
   it('exits 2 with commander\'s message on a usage error, without starting anything', async () => {
     const outcome = await cli(onQueue('import', 'x.csv', '--bucket', 'in.c-cli', '--table', 't', '--no-such-flag'));
     expect(outcome.code).toBe(2);

@@ -1,0 +1,61 @@
+import { run } from '../../../src/cli';
+import { intervalMs, parseCron, parseEvery, scheduleShape, toListing } from '../../../src/cli/schedule';
+
+describe('schedule command lines', () => {
+  let stderr: jest.SpyInstance;
+  let output: string;
+  beforeEach(() => {
+    output = '';
+    stderr = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((output += String(chunk)), true));
+  });
+  afterEach(() => stderr.mockRestore());
+
+  // usage errors exit 2 before anything connects (the address is one nothing listens on)
+  const usage = (args: string[]) => run(['node', 'sapi-temporal', ...args, '--address', '127.0.0.1:1']);
+
+  it('refuses a scheduled import that would create the table again on every run', async () => {
+    expect(await usage(['schedule', 'import', 'nightly', 'a.csv', '--bucket', 'in.c-a', '--table', 't', '--every', '1d'])).toBe(2);
+    expect(output).toMatch(/needs --mode load/);
+  });
+
+  it('refuses a schedule that does not say when it runs', async () => {
+    expect(await usage(['schedule', 'export', 'hourly', 'in.c-a.t', 'out.csv'])).toBe(2);
+    expect(output).toMatch(/--cron "<expr>" or --every <interval>/);
+  });
+
+  it.each([['0'], ['1w'], ['soon'], ['-5m']])('rejects the interval %s', async (every) => {
+    expect(await usage(['schedule', 'export', 'x', 'in.c-a.t', 'out.csv', '--every', every])).toBe(2);
+    expect(output).toMatch(/expected a positive interval like 30s, 15m, 1h or 1d/);
+  });
+
+  it('rejects a cron expression with too few fields and an unknown overlap policy', async () => {
+    expect(await usage(['schedule', 'export', 'x', 'in.c-a.t', 'out.csv', '--cron', '0 3 *'])).toBe(2);
+    expect(output).toMatch(/expected a cron expression like "0 3 \* \* \*"/);
+    expect(await usage(['schedule', 'export', 'x', 'in.c-a.t', 'out.csv', '--every', '1h', '--overlap', 'sometimes'])).toBe(2);
+    expect(output).toMatch(/Allowed choices are skip, buffer-one, buffer-all, cancel-other, terminate-other, allow-all/);
+  });
+
+  it('turns intervals, crons, a time zone, the overlap policy and a paused start into a Temporal schedule', () => {
+    expect(parseEvery('15m', parseEvery(' 1d '))).toEqual(['1d', '15m']);
+    expect(parseCron('@daily', parseCron(' 0 3 * * 1-5 '))).toEqual(['0 3 * * 1-5', '@daily']);
+    expect(['30s', '15m', '1h', '1d'].map(intervalMs)).toEqual([30_000, 900_000, 3_600_000, 86_400_000]);
+    expect(scheduleShape({ cron: ['0 3 * * *'], every: ['1h'], timezone: 'Europe/Prague', overlap: 'buffer-one', paused: true, note: 'n' })).toEqual({
+      spec: { cronExpressions: ['0 3 * * *'], intervals: [{ every: 3_600_000 }], timezone: 'Europe/Prague' },
+      policies: { overlap: 'BUFFER_ONE' },
+      state: { paused: true, note: 'n' },
+    });
+    expect(scheduleShape({ every: ['1d'], overlap: 'skip' })).toMatchObject({ policies: { overlap: 'SKIP' }, state: { paused: false } });
+  });
+
+  it('lists a schedule with its workflow type, next runs and the workflows it started', () => {
+    const at = new Date('2026-11-24T03:00:00Z');
+    expect(
+      toListing({
+        scheduleId: 'nightly',
+        action: { type: 'startWorkflow', workflowType: 'importTableWorkflow' },
+        state: { paused: false, note: '' },
+        info: { nextActionTimes: [at], recentActions: [{ scheduledAt: at, takenAt: at, action: { type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } } }] },
+      }),
+    ).toEqual({ scheduleId: 'nightly', workflowType: 'importTableWorkflow', paused: false, nextActionTimes: ['2026-11-24T03:00:00.000Z'], recentWorkflowIds: ['nightly-2026-11-23T03:00:00Z'] });
+  });
+});
