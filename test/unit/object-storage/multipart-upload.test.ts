@@ -90,6 +90,16 @@ describe('uploadMultipart (fake S3)', () => {
     expect(states.at(-1)!.bytesSent).toBe(data.length);
   });
 
+  it('reuses part buffers: 20 parts go up through at most concurrency + 1 buffers, and the object is intact', async () => {
+    const s3 = new FakeS3();
+    s3.partDelayMs = 2;
+    const data = randomBytes(20 * MIN_PART_SIZE_BYTES - 7);
+    const result = await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 3 });
+    expect(result).toMatchObject({ parts: 20, partsUploaded: 20, sha256: sha(data) });
+    expect(result.partBuffers).toBeLessThanOrEqual(4);
+    expect(s3.objects.get('b/k')!.equals(data)).toBe(true);
+  });
+
   it('never calls ListParts, AbortMultipartUpload or HeadObject (the service credentials cannot)', async () => {
     const s3 = new FakeS3();
     await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(randomBytes(2 * MIN_PART_SIZE_BYTES)), partSizeBytes: MIN_PART_SIZE_BYTES });
