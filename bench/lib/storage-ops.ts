@@ -2,12 +2,16 @@
 import { createReadStream } from 'node:fs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { DEFAULT_PART_SIZE_MIB, DEFAULT_TRANSFER_CONCURRENCY } from '../../src/config';
 import type { Job, StorageClient } from '../../src/storage-api';
 import type { BenchStack } from './stack';
 
-/** Part size and queue of every lib-storage upload of the bench (the plugin's defaults: 16 MiB × 4). */
-export const BASELINE_PART_SIZE = 16 * 1024 * 1024;
-export const BASELINE_QUEUE_SIZE = 4;
+/**
+ * Part size and queue of every lib-storage upload of the bench: the worker's (the plugin's defaults, 8 MiB × 4, or
+ * `SAPI_PART_SIZE_MIB` / `SAPI_TRANSFER_CONCURRENCY` when set for the run), so both sides send the same requests.
+ */
+export const BASELINE_PART_SIZE = Number(process.env.SAPI_PART_SIZE_MIB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024;
+export const BASELINE_QUEUE_SIZE = Number(process.env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY);
 
 /** Creates `in.c-<name>` unless it exists. */
 export async function ensureBucket(storage: StorageClient, name: string): Promise<string> {

@@ -1,6 +1,6 @@
 /**
  * Upload: `importTableWorkflow` (direct S3 multipart through the worker) of a generated CSV vs a bare
- * `@aws-sdk/lib-storage` `Upload` of the same file to the same MinIO, same part size (16 MiB) and queue (4).
+ * `@aws-sdk/lib-storage` `Upload` of the same file to the same MinIO, same part size and queue as the worker's.
  * The baseline runs in its own process (`bench/baseline-child.ts`), like the worker.
  * Order: baseline, then (ours, baseline) × repeat; medians. Ours is reported for the upload phase (the
  * `uploadFile` activity, start → completion in the history) and end to end (incl. prepare and the emulator's import).

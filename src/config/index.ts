@@ -8,8 +8,8 @@ const NOT_CONNECTION_URLS = new Set(['SAPI_STAGING_URL']);
 
 /** Default task queue of the worker and the CLI. */
 export const DEFAULT_TASK_QUEUE = 'sapi-temporal';
-/** Default S3 multipart part size (MiB). Memory of an upload ≈ part size × concurrency. */
-export const DEFAULT_PART_SIZE_MIB = 16;
+/** Default S3 multipart part size (MiB), as the AWS CLI. Memory of an upload = part size × (concurrency + 1). */
+export const DEFAULT_PART_SIZE_MIB = 8;
 /** Default number of parts (upload) or slices (download) in flight. */
 export const DEFAULT_TRANSFER_CONCURRENCY = 4;
 
@@ -60,7 +60,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  *   (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
  * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
- * - `SAPI_PART_SIZE_MIB` (16), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
+ * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
  * Throws one error that lists every invalid variable.
  */

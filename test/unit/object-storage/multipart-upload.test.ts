@@ -58,8 +58,8 @@ describe('chunkParts', () => {
 });
 
 describe('resolvePartSize', () => {
-  it('defaults to 16 MiB and refuses parts under 5 MiB', () => {
-    expect(resolvePartSize(undefined, undefined)).toBe(16 * MiB);
+  it('defaults to 8 MiB and refuses parts under 5 MiB', () => {
+    expect(resolvePartSize(undefined, undefined)).toBe(8 * MiB);
     expect(() => resolvePartSize(MiB, undefined)).toThrow(/between 5242880/);
   });
 
