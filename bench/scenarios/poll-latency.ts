@@ -3,7 +3,7 @@
  * 2 s, 10 s, 30 s by default) → how long after the job ended the workflow had the answer (the completion of the
  * `getJob` activity that returned `success`, from the history), against the budget max(1 s, 25 % of the job's
  * duration). The job's own start and end are watched from outside (GET jobs every 50 ms). Measured with the
- * default schedule (1 s, ×2, cap 20 s) and with factor 1.25.
+ * default schedule (1 s, ×2, cap 20 s and 25 % of the time waited) and with the plain ×2 backoff (elapsedFraction 0).
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { PollingOptions } from '../../src/workflows/types';
@@ -15,9 +15,10 @@ import type { BenchStack } from '../lib/stack';
 /** How often the outside watcher reads the newest job (ms): the resolution of "the job ended at". */
 export const WATCH_INTERVAL_MS = 50;
 
-const SCHEDULES: Array<{ label: string; polling?: PollingOptions }> = [
-  { label: 'default (1 s ×2, cap 20 s)' },
-  { label: 'factor 1.25', polling: { factor: 1.25 } },
+const SCHEDULES: Array<{ label: string; polling?: PollingOptions; target: boolean }> = [
+  { label: 'default (1 s ×2, cap 20 s and 25 % of the wait)', target: true },
+  // for comparison only: what the 25 % cap buys
+  { label: 'plain ×2 backoff (elapsedFraction 0)', polling: { elapsedFraction: 0 }, target: false },
 ];
 
 /** The latency budget for a job that ran `durationMs`: max(1 s, 25 %). */
@@ -66,7 +67,7 @@ export const pollLatencyScenario: Scenario = async (ctx) => {
           unit: 's',
           ours: latencyMs / 1000,
           baseline: budgetMs / 1000,
-          target: { on: 'ratio', op: '<=', value: 1 },
+          target: schedule.target ? { on: 'ratio', op: '<=', value: 1 } : undefined,
           note: `baseline: budget max(1 s, 25 % of ${(durationMs / 1000).toFixed(1)} s); ${polls.length} polls`,
         }),
       );

@@ -4,7 +4,10 @@
  * with durable timers, an activity fetches the job, and both agree on these rules.
  */
 
-/** Poll schedule: first wait `initialMs`, multiply by `factor` each time, never wait more than `maxMs`. */
+/**
+ * Poll schedule: first wait `initialMs`, multiply by `factor` each time, never wait more than `maxMs`, nor more
+ * than `elapsedFraction` of the time the job has been waited for (but at least `initialMs`).
+ */
 export interface PollSchedule {
   /** First delay. Default 1 000 ms. */
   initialMs: number;
@@ -12,10 +15,15 @@ export interface PollSchedule {
   factor: number;
   /** Cap of one delay. Default 20 000 ms (what the official clients use). */
   maxMs: number;
+  /**
+   * Cap of one delay as a fraction of the time waited so far. Default 0.25: a job's end is noticed within
+   * max(`initialMs`, 25 % of its duration). `0` turns the cap off (plain ×`factor` backoff).
+   */
+  elapsedFraction: number;
 }
 
-/** Defaults: 1 s, ×2, capped at 20 s. */
-export const DEFAULT_POLL_SCHEDULE: Readonly<PollSchedule> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 20_000 });
+/** Defaults: 1 s, ×2, capped at 20 s and at 25 % of the time waited so far. */
+export const DEFAULT_POLL_SCHEDULE: Readonly<PollSchedule> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 20_000, elapsedFraction: 0.25 });
 
 /**
  * Delay before poll number `attempt` (0-based: 0 → `initialMs`). Deterministic (no jitter) so it is safe in
@@ -33,12 +41,19 @@ export function pollBackoff(attempt: number, schedule: Partial<PollSchedule> = {
 }
 
 /**
- * Delay before poll `attempt` that also respects a deadline: never sleeps past `deadlineAtMs` (returns the
- * remaining time, possibly 0). Keeps "job completion noticed within max(1 s, 25 % of its duration)": with ×2
- * backoff a job finishing just after a poll is seen at most one delay later, and each delay is ≤ the time elapsed.
+ * Delay before poll `attempt`: the ×`factor` backoff, capped at `elapsedFraction` × `elapsedMs` (the time waited
+ * for the job so far; never below `initialMs`), and never past `deadlineAtMs` (returns the remaining time, possibly
+ * 0). A job that ends just after a poll is seen one delay later, and that delay is ≤ max(`initialMs`, 25 % of the
+ * time waited), so the job's end is noticed within max(1 s, 25 % of its duration) with the defaults. Long jobs
+ * still settle at one poll every `maxMs`.
  */
-export function nextPollDelay(input: { attempt: number; nowMs: number; deadlineAtMs?: number; schedule?: Partial<PollSchedule> }): number {
-  const delay = pollBackoff(input.attempt, input.schedule);
+export function nextPollDelay(input: { attempt: number; nowMs: number; elapsedMs?: number; deadlineAtMs?: number; schedule?: Partial<PollSchedule> }): number {
+  let delay = pollBackoff(input.attempt, input.schedule);
+  const fraction = input.schedule?.elapsedFraction ?? DEFAULT_POLL_SCHEDULE.elapsedFraction;
+  if (input.elapsedMs !== undefined && fraction > 0) {
+    const initialMs = input.schedule?.initialMs ?? DEFAULT_POLL_SCHEDULE.initialMs;
+    delay = Math.min(delay, Math.max(initialMs, Math.round(fraction * input.elapsedMs)));
+  }
   if (input.deadlineAtMs === undefined) return delay;
   return Math.max(0, Math.min(delay, input.deadlineAtMs - input.nowMs));
 }

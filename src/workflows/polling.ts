@@ -6,7 +6,8 @@ import { nextPollDelay } from '../storage-api/poll-schedule';
 export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
 
 /**
- * Polls a job with durable timers until it ends. Waits grow 1 s ×2 up to 20 s by default; the deadline ends the
+ * Polls a job with durable timers until it ends. Waits grow 1 s ×2 up to 20 s by default, and never exceed 25 % of
+ * the time waited so far (so a job's end is noticed within max(1 s, 25 % of its duration)); the deadline ends the
  * workflow with a non-retryable `SAPI_JOB_DEADLINE` failure. A job in `error` (also right in the first answer)
  * ends it with a non-retryable `SAPI_JOB_FAILED` carrying the job's message, code and exceptionId.
  */
@@ -18,7 +19,7 @@ export async function waitForJob(
 ): Promise<JobSummary> {
   const startedAt = Date.now();
   const deadlineAt = startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
-  const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs };
+  const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs, elapsedFraction: options.elapsedFraction };
   let job = first;
   for (let attempt = 0; ; attempt++) {
     onStatus(job);
@@ -36,7 +37,7 @@ export async function waitForJob(
         { jobId: job.id, status: job.status },
       );
     }
-    await sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, deadlineAtMs: deadlineAt, schedule })));
+    await sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - startedAt, deadlineAtMs: deadlineAt, schedule })));
     job = await getJob(job.id);
   }
 }

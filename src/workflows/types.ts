@@ -16,6 +16,11 @@ export interface PollingOptions {
   factor?: number;
   /** Longest wait (ms). Default 20000. */
   maxMs?: number;
+  /**
+   * Longest wait as a fraction of the time the job has been waited for (never below `initialMs`). Default 0.25: the
+   * job's end is noticed within max(1 s, 25 % of its duration). 0 turns it off (plain ×`factor` backoff).
+   */
+  elapsedFraction?: number;
   /** Give up when the job has not finished this long after it started (ms). Default 6 h. */
   deadlineMs?: number;
 }
