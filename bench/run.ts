@@ -22,6 +22,10 @@ import { extractScenario } from './scenarios/extract';
 import { pollLatencyScenario } from './scenarios/poll-latency';
 import { uploadScenario } from './scenarios/upload';
 
+// the AWS SDK's multi-line notice about future releases needing Node 22 (ours are pinned) only clutters the log;
+// the bench's child processes inherit this too
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const repoRoot = resolve(__dirname, '..');
 
 /** Slices of the download scenario's export: at least 16 are required, aim for 20 (the export differs in size a bit). */
