@@ -10,7 +10,7 @@ import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress 
  * file details with read credentials → download (sliced files: slices in parallel, concatenated in manifest
  * order, header added from the table's columns, gzip decompressed), resumable → `{path, bytes, sha256, …}`.
  */
-export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary } }): Promise<ExportTableResult> {
+export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince?: number } }): Promise<ExportTableResult> {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const acts = proxyActivities<SapiActivities>(activityOptions);
   const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
@@ -33,17 +33,20 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
         gzip: input.gzip,
       }));
     progress.jobId = first.id;
+    // continue-as-new carries when polling began, so the deadline spans every run
+    const pollingSince = input.resume?.pollingSince ?? Date.now();
     let polls = 0;
     const done = await waitForJob(
       first,
       async (jobId) => {
         if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-          await continueAsNew<typeof exportTableWorkflow>({ ...input, resume: { job: { ...first, id: jobId } } });
+          await continueAsNew<typeof exportTableWorkflow>({ ...input, resume: { job: { ...first, id: jobId }, pollingSince } });
         }
         return acts.getJob({ connection, jobId });
       },
       input.polling,
       (job) => (progress.jobStatus = job.status),
+      pollingSince,
     );
     const fileId = done.results?.fileId;
     if (fileId === undefined) {

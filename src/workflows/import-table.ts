@@ -14,6 +14,8 @@ interface ImportResume {
   bytes: number;
   sha256?: string;
   job: JobSummary;
+  /** When polling began (workflow time, ms), so the deadline spans every run. Absent in runs of older versions. */
+  pollingSince?: number;
 }
 
 /**
@@ -51,18 +53,20 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
     }
     progress.jobId = job.id;
+    const pollingSince = input.resume?.pollingSince ?? Date.now();
     let polls = 0;
     const done = await waitForJob(
       job,
       async (jobId) => {
         if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
           // a very long job: keep history bounded and carry on polling in a fresh run
-          await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId } } });
+          await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince } });
         }
         return acts.getJob({ connection, jobId });
       },
       input.polling,
       (current) => (progress.jobStatus = current.status),
+      pollingSince,
     );
     progress.phase = 'done';
     return {

@@ -10,14 +10,16 @@ export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
  * the time waited so far (so a job's end is noticed within max(1 s, 25 % of its duration)); the deadline ends the
  * workflow with a non-retryable `SAPI_JOB_DEADLINE` failure. A job in `error` (also right in the first answer)
  * ends it with a non-retryable `SAPI_JOB_FAILED` carrying the job's message, code and exceptionId.
+ * `startedAt` (workflow time, ms) is when the wait began: a run continued-as-new passes the first run's, so the
+ * deadline and the 25 % bound count from there, not from the new run.
  */
 export async function waitForJob(
   first: JobSummary,
   getJob: (jobId: number) => Promise<JobSummary>,
   options: PollingOptions = {},
   onStatus: (job: JobSummary) => void = () => undefined,
+  startedAt: number = Date.now(),
 ): Promise<JobSummary> {
-  const startedAt = Date.now();
   const deadlineAt = startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
   const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs, elapsedFraction: options.elapsedFraction };
   let job = first;

@@ -120,6 +120,25 @@ describe('importTableWorkflow against the emulator', () => {
     expect(failure.message).toMatch(/missing\.csv/);
   });
 
+  it('gives up on a job that outlives polling.deadlineMs with SAPI_JOB_DEADLINE, without retrying', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
+    const started = Date.now();
+    const failure = await failureOf({ source: csvFile('slow.csv', 'k\n1\n'), bucketId: 'in.c-slow', createBucket: true, table: 't', polling: { initialMs: 200, deadlineMs: 2_000 } });
+    expect(failure).toMatchObject({ type: 'SAPI_JOB_DEADLINE', nonRetryable: true });
+    expect(failure.message).toMatch(/^job \d+ \(tableCreate\) still processing after 2 s; deadline 2 s \(polling\.deadlineMs\)\. The job may still finish/);
+    expect(Date.now() - started).toBeLessThan(12_000);
+  });
+
+  it('counts the deadline from when polling began in the first run, not from a continued-as-new run', async () => {
+    // the input a continue-as-new hands to the next run: polling began 10 minutes ago, the deadline is 5 minutes
+    const resume = { fileId: 1, bytes: 2, job: { id: 424242, status: 'processing', operationName: 'tableCreate' }, pollingSince: Date.now() - 600_000 };
+    const before = env.emulator.requests.length;
+    const failure = await failureOf({ source: 'unused.csv', bucketId: 'in.c-can', table: 't', polling: { deadlineMs: 300_000 }, resume } as ImportTableInput);
+    expect(failure.type).toBe('SAPI_JOB_DEADLINE');
+    expect(failure.message).toMatch(/^job 424242 \(tableCreate\) still processing after 60\d s; deadline 300 s/);
+    expect(env.emulator.requests.length).toBe(before); // not polled again
+  });
+
   it('reconciles a lost tables-async response: one job, one table with the right rows', async () => {
     env.emulator.faults.add({ method: 'POST', path: 'tables-async$', times: 1, action: { type: 'dropResponse' } });
     const result = await run({ source: csvFile('lost.csv', 'k\n1\n2\n3\n'), bucketId: 'in.c-lost', createBucket: true, table: 't' });
