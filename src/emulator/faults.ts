@@ -40,6 +40,17 @@ export interface JobSlowdownRule {
   times?: number;
 }
 
+/**
+ * Makes the next `times` (default 1) temporary credentials of `access` (any when absent) claim to expire
+ * `expiresInSeconds` from now: their `Expiration` says so, while the STS credentials underneath stay valid (MinIO
+ * issues nothing shorter than 15 minutes). A client sees credentials about to expire, as after a long queue.
+ */
+export interface CredentialsExpiryRule {
+  access?: 'upload' | 'read';
+  expiresInSeconds: number;
+  times?: number;
+}
+
 export interface FaultsController {
   /** Adds a request rule; returns its id. Rules are tried in insertion order, the first match wins. */
   add(rule: FaultRule): number;
@@ -47,7 +58,9 @@ export interface FaultsController {
   failJob(rule: JobFailureRule): void;
   /** Adds a job slow-down rule. */
   slowJob(rule: JobSlowdownRule): void;
-  /** Removes every rule (requests and jobs). */
+  /** Adds a credentials expiry rule. */
+  expireCredentials(rule: CredentialsExpiryRule): void;
+  /** Removes every rule (requests, jobs and credentials). */
   clear(): void;
   /** Active request rules (for inspection). */
   list(): FaultRule[];
@@ -79,11 +92,13 @@ export const faultRuleSchema = z.object({
 });
 export const jobFailureSchema = z.object({ operationName: z.string().optional(), message: z.string(), code: z.string().optional(), times: z.number().int().positive().optional() });
 export const jobSlowdownSchema = z.object({ operationName: z.string().optional(), ms: z.number().nonnegative(), times: z.number().int().positive().optional() });
+export const credentialsExpirySchema = z.object({ access: z.enum(['upload', 'read']).optional(), expiresInSeconds: z.number().nonnegative(), times: z.number().int().positive().optional() });
 
 export class Faults implements FaultsController {
   private rules: ActiveRule[] = [];
   private jobFailures: (JobFailureRule & { remaining: number })[] = [];
   private jobSlowdowns: (JobSlowdownRule & { remaining: number })[] = [];
+  private credentialExpiries: (CredentialsExpiryRule & { remaining: number })[] = [];
   private nextId = 1;
 
   add(rule: FaultRule): number {
@@ -103,10 +118,15 @@ export class Faults implements FaultsController {
     this.jobSlowdowns.push({ ...rule, remaining: rule.times ?? Infinity });
   }
 
+  expireCredentials(rule: CredentialsExpiryRule): void {
+    this.credentialExpiries.push({ ...rule, remaining: rule.times ?? 1 });
+  }
+
   clear(): void {
     this.rules = [];
     this.jobFailures = [];
     this.jobSlowdowns = [];
+    this.credentialExpiries = [];
   }
 
   list(): FaultRule[] {
@@ -142,5 +162,14 @@ export class Faults implements FaultsController {
     rule.remaining -= 1;
     this.jobSlowdowns = this.jobSlowdowns.filter((r) => r.remaining > 0);
     return rule.ms;
+  }
+
+  /** The lifetime (seconds) the credentials now being issued should claim, consuming one use; undefined: their own. */
+  takeCredentialsExpiry(access: 'upload' | 'read'): number | undefined {
+    const rule = this.credentialExpiries.find((r) => r.remaining > 0 && (!r.access || r.access === access));
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    this.credentialExpiries = this.credentialExpiries.filter((r) => r.remaining > 0);
+    return rule.expiresInSeconds;
   }
 }

@@ -33,7 +33,7 @@ import { RequestLog } from './request-log';
 import { TableStore } from './table-store';
 
 export * from './options';
-export type { FaultAction, FaultRule, FaultsController, JobFailureRule, JobSlowdownRule } from './faults';
+export type { CredentialsExpiryRule, FaultAction, FaultRule, FaultsController, JobFailureRule, JobSlowdownRule } from './faults';
 export type { RequestLogEntry } from './request-log';
 export { TABLE_EXPORT_TAG } from './jobs/table-export';
 

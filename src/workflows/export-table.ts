@@ -13,7 +13,7 @@ import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress 
 export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince?: number } }): Promise<ExportTableResult> {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const acts = proxyActivities<SapiActivities>(activityOptions);
-  const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
+  const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download'));
   const connection = input.connection;
   return runTransfer(`export of ${input.tableId}`, progress, async () => {
     if (!input.tableId || !input.destination) {

@@ -15,9 +15,11 @@ export const activityOptions: ActivityOptions = {
 
 /**
  * Uploads and downloads: long, heartbeating (a dead worker is noticed within the heartbeat timeout and the retry
- * resumes from the last heartbeat). Expired credentials are not retried here: the workflow prepares again.
+ * resumes from the last heartbeat). Expired upload credentials are not retried here: they belong to the prepared
+ * file, so the workflow prepares again. A download fetches its read credentials in every attempt, so for a download
+ * (`kind: 'download'`) an expiry is retried like any transient fault and the retry resumes with fresh ones.
  */
-export function transferOptions(taskQueue?: string): ActivityOptions {
+export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' = 'upload'): ActivityOptions {
   return {
     taskQueue,
     startToCloseTimeout: '12 hours',
@@ -27,7 +29,7 @@ export function transferOptions(taskQueue?: string): ActivityOptions {
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
       maximumAttempts: 20,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES, 'SAPI_CREDENTIALS_EXPIRED'],
+      nonRetryableErrorTypes: kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, 'SAPI_CREDENTIALS_EXPIRED'] : [...NON_RETRYABLE_ERROR_CODES],
     },
   };
 }

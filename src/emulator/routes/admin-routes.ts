@@ -2,13 +2,14 @@ import { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type EmulatorContext } from '../context';
 import { validation } from '../errors';
-import { type FaultRule, faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
+import { credentialsExpirySchema, type FaultRule, faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
 import { type RequestLog } from '../request-log';
 
 const adminFaultSchema = z.union([
   z.object({ rules: z.array(faultRuleSchema) }),
   z.object({ failJob: jobFailureSchema }),
   z.object({ slowJob: jobSlowdownSchema }),
+  z.object({ expireCredentials: credentialsExpirySchema }),
   faultRuleSchema,
 ]);
 
@@ -25,6 +26,10 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
     }
     if ('slowJob' in body) {
       ctx.faults.slowJob(body.slowJob);
+      return reply.code(201).send({ ok: true });
+    }
+    if ('expireCredentials' in body) {
+      ctx.faults.expireCredentials(body.expireCredentials);
       return reply.code(201).send({ ok: true });
     }
     return reply.code(201).send({ ids: [ctx.faults.add(body as FaultRule)] });

@@ -6,6 +6,7 @@ import { type FormObject, parseBool, parseIntParam, parseList, parseString } fro
 import { branchOf, readParams, tokenOf } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
+import { formatExpiration } from '../time';
 
 export function findFile(ctx: EmulatorContext, fileId: unknown): FileRecord {
   const id = parseIntParam(fileId);
@@ -47,7 +48,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     });
     bool(params, 'notify', false);
     bool(params, 'federationToken', true);
-    const credentials = await ctx.objects.issueCredentials(file.key, 'upload', file.isSliced);
+    const credentials = await issueCredentials(ctx, file, 'upload');
     ctx.state.put('file', file.id, file);
     const uploadParams: Record<string, unknown> = { key: file.key, bucket: ctx.objects.bucket, acl: 'private', credentials };
     if (file.isEncrypted) uploadParams['x-amz-server-side-encryption'] = 'AES256';
@@ -75,7 +76,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     const file = await measureFile(ctx, findFile(ctx, (request.params as { fileId: string }).fileId));
     const resource = fileResource(ctx, file);
     if (parseBool((request.query as FormObject).federationToken)) {
-      const credentials = await ctx.objects.issueCredentials(file.key, 'read', file.isSliced);
+      const credentials = await issueCredentials(ctx, file, 'read');
       return { ...resource, s3Path: { bucket: ctx.objects.bucket, key: file.key }, credentials };
     }
     return resource;
@@ -87,4 +88,11 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     ctx.state.delete('file', file.id);
     return reply.code(204).send();
   });
+}
+
+/** Temporary credentials for one file (its key, or its prefix when sliced), shortened when a fault says so. */
+async function issueCredentials(ctx: EmulatorContext, file: FileRecord, access: 'upload' | 'read') {
+  const credentials = await ctx.objects.issueCredentials(file.key, access, file.isSliced);
+  const claimed = ctx.faults.takeCredentialsExpiry(access);
+  return claimed === undefined ? credentials : { ...credentials, Expiration: formatExpiration(new Date(Date.now() + claimed * 1000)) };
 }

@@ -99,6 +99,18 @@ describe('fault injection', () => {
     expect(job.error.message).toBe('via admin');
   });
 
+  test('expireCredentials makes the next upload credentials claim a short life, through the handle or the admin endpoint', async () => {
+    const expiresIn = async () => {
+      const res = await env.api('POST', '/files/prepare', { json: { name: 'short.csv' } });
+      return Date.parse(res.body.uploadParams.credentials.Expiration) - Date.now();
+    };
+    env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60 });
+    expect(await expiresIn()).toBeLessThanOrEqual(60_000);
+    expect(await expiresIn()).toBeGreaterThan(10 * 60_000); // one use only: then the STS lifetime again
+    expect((await admin('POST', '/faults', { expireCredentials: { expiresInSeconds: 0, times: 1 } })).status).toBe(201);
+    expect(await expiresIn()).toBeLessThanOrEqual(0);
+  });
+
   test('the request log counts what the emulator saw, on the handle and over HTTP', async () => {
     expect((await admin('DELETE', '/requests')).status).toBe(204);
     await env.api('GET', '/tokens/verify');

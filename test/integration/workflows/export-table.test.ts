@@ -61,6 +61,16 @@ describe('exportTableWorkflow against the emulator', () => {
     expect(parse(gunzipSync(readFileSync(kept.path)).toString())[1]).toEqual(['0']);
   });
 
+  it('retries a download whose read credentials are about to expire, with fresh ones, and writes the same rows', async () => {
+    env.emulator.faults.expireCredentials({ access: 'read', expiresInSeconds: 60, times: 1 });
+    const details = () => env.emulator.requests.filter((r) => r.method === 'GET' && /\/files\/\d+$/.test(r.path)).length;
+    const before = details();
+    const destination = join(env.dataDir, 'out', 'expiring.csv');
+    const result = await exportTable({ tableId: 'in.c-exp.small', destination });
+    expect(details() - before).toBe(2); // the first attempt's credentials were refused before any byte moved
+    expect(parse(readFileSync(result.path, 'utf8'))).toEqual(parse(csv(10)));
+  });
+
   it('fails clearly for an unknown table', async () => {
     await expect(exportTable({ tableId: 'in.c-exp.nope', destination: join(env.dataDir, 'out', 'nope.csv') })).rejects.toMatchObject({
       cause: { cause: { type: 'SAPI_NOT_FOUND' } },

@@ -139,6 +139,24 @@ describe('importTableWorkflow against the emulator', () => {
     expect(env.emulator.requests.length).toBe(before); // not polled again
   });
 
+  it('answers upload credentials that are about to expire with a fresh prepare, and loads the rows once', async () => {
+    env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60, times: 1 });
+    const prepares = () => env.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/files/prepare')).length;
+    const before = prepares();
+    const result = await run({ source: csvFile('expiring.csv', 'k,v\n1,a\n2,b\n'), bucketId: 'in.c-expiring', createBucket: true, table: 't' });
+    expect(prepares() - before).toBe(2);
+    expect(result.importedRowsCount).toBe(2);
+    expect((await env.emulator.readTable('in.c-expiring.t')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+  });
+
+  it('gives up with SAPI_CREDENTIALS_EXPIRED after three prepares whose credentials all expire, creating no table', async () => {
+    env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60, times: 3 });
+    const failure = await failureOf({ source: csvFile('always-expiring.csv', 'k\n1\n'), bucketId: 'in.c-expiring', table: 'never' });
+    expect(failure.type).toBe('SAPI_CREDENTIALS_EXPIRED');
+    expect(failure.message).toMatch(/temporary credentials \(expiring .*\) are expired or rejected/);
+    await expect(env.emulator.readTable('in.c-expiring.never')).rejects.toThrow();
+  });
+
   it('reconciles a lost tables-async response: one job, one table with the right rows', async () => {
     env.emulator.faults.add({ method: 'POST', path: 'tables-async$', times: 1, action: { type: 'dropResponse' } });
     const result = await run({ source: csvFile('lost.csv', 'k\n1\n2\n3\n'), bucketId: 'in.c-lost', createBucket: true, table: 't' });
