@@ -178,6 +178,8 @@ export function toListing(summary: ScheduleSummary): ScheduleListing {
 /** `sapi-temporal schedule …` */
 export function registerScheduleCommand(program: Command, context: CliContext): void {
   const schedule = program.command('schedule').description('Temporal Schedules that run imports, exports and extractions (create, list, trigger, pause, unpause, delete)');
+  const create = (verb: string, workflowType: string, scheduleId: string, input: object, flags: ScheduleFlags & WorkflowFlags) =>
+    createSchedule({ verb, scheduleId, workflowType, input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
 
   const importCommand = addScheduleOptions(
     addImportArguments(schedule.command('import').description('schedule importTableWorkflow (a recurring load: needs --mode load)').argument('<scheduleId>', 'id of the schedule')),
@@ -191,8 +193,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
         code: 'sapi.usage',
       });
     }
-    const input: ImportTableInput = importInput(source, flags);
-    await createSchedule({ verb: 'import', scheduleId, workflowType: 'importTableWorkflow', input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
+    await create('import', 'importTableWorkflow', scheduleId, importInput(source, flags) satisfies ImportTableInput, flags);
   });
 
   const exportCommand = addScheduleOptions(
@@ -200,8 +201,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   );
   exportCommand.action(async (scheduleId: string, tableId: string, destination: string, flags: ExportFlags & ScheduleFlags & WorkflowFlags) => {
     requireTiming(exportCommand, flags);
-    const input: ExportTableInput = exportInput(tableId, destination, flags);
-    await createSchedule({ verb: 'export', scheduleId, workflowType: 'exportTableWorkflow', input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
+    await create('export', 'exportTableWorkflow', scheduleId, exportInput(tableId, destination, flags) satisfies ExportTableInput, flags);
   });
 
   const extractCommand = addScheduleOptions(
@@ -209,8 +209,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   );
   extractCommand.action(async (scheduleId: string, configPath: string, flags: ExtractFlags & ScheduleFlags & WorkflowFlags) => {
     requireTiming(extractCommand, flags);
-    const input: ExtractInput = extractInput(readExtractConfig(configPath), flags);
-    await createSchedule({ verb: 'extract', scheduleId, workflowType: 'extractWorkflow', input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
+    await create('extract', 'extractWorkflow', scheduleId, extractInput(readExtractConfig(configPath), flags) satisfies ExtractInput, flags);
   });
 
   addTemporalOptions(schedule.command('list').description('list the schedules of the namespace'))

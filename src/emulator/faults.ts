@@ -148,28 +148,26 @@ export class Faults implements FaultsController {
 
   /** A failure to inject into the job now starting, consuming one use. */
   takeJobFailure(operationName: string): { code: string; message: string } | undefined {
-    const rule = this.jobFailures.find((r) => r.remaining > 0 && (!r.operationName || r.operationName === operationName));
-    if (!rule) return undefined;
-    rule.remaining -= 1;
-    this.jobFailures = this.jobFailures.filter((r) => r.remaining > 0);
-    return { code: rule.code ?? 'storage.jobs.injectedFailure', message: rule.message };
+    const rule = consume(this.jobFailures, (r) => !r.operationName || r.operationName === operationName);
+    return rule && { code: rule.code ?? 'storage.jobs.injectedFailure', message: rule.message };
   }
 
   /** Extra processing time for the job now starting, consuming one use. */
   takeJobSlowdown(operationName: string): number {
-    const rule = this.jobSlowdowns.find((r) => r.remaining > 0 && (!r.operationName || r.operationName === operationName));
-    if (!rule) return 0;
-    rule.remaining -= 1;
-    this.jobSlowdowns = this.jobSlowdowns.filter((r) => r.remaining > 0);
-    return rule.ms;
+    return consume(this.jobSlowdowns, (r) => !r.operationName || r.operationName === operationName)?.ms ?? 0;
   }
 
   /** The lifetime (seconds) the credentials now being issued should claim, consuming one use; undefined: their own. */
   takeCredentialsExpiry(access: 'upload' | 'read'): number | undefined {
-    const rule = this.credentialExpiries.find((r) => r.remaining > 0 && (!r.access || r.access === access));
-    if (!rule) return undefined;
-    rule.remaining -= 1;
-    this.credentialExpiries = this.credentialExpiries.filter((r) => r.remaining > 0);
-    return rule.expiresInSeconds;
+    return consume(this.credentialExpiries, (r) => !r.access || r.access === access)?.expiresInSeconds;
   }
+}
+
+/** The first rule that matches, with one of its uses consumed; a used-up rule leaves the list. */
+function consume<T extends { remaining: number }>(rules: T[], matches: (rule: T) => boolean): T | undefined {
+  const index = rules.findIndex((r) => r.remaining > 0 && matches(r));
+  if (index < 0) return undefined;
+  const rule = rules[index]!;
+  if (--rule.remaining <= 0) rules.splice(index, 1);
+  return rule;
 }
