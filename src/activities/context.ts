@@ -5,12 +5,54 @@ import type { ProgressReport } from '../workflows/types';
 /** Minimum time between two progress signals an activity sends to its workflow (ms). */
 export const PROGRESS_SIGNAL_INTERVAL_MS = 5_000;
 
-/** Runs an activity body and turns whatever it throws into an `ApplicationFailure` typed by our error code. */
+/**
+ * How often a running activity re-sends its last heartbeat (ms): every activity heartbeats while it runs, so a
+ * worker that dies is noticed within the activity's heartbeat timeout (seconds), not its start-to-close timeout
+ * (minutes). The SDK throttles what reaches the server to 80 % of the heartbeat timeout.
+ */
+export const KEEPALIVE_INTERVAL_MS = 2_000;
+
+/** The last details each running activity heartbeated (what the keep-alive re-sends). */
+const lastDetails = new WeakMap<Context, { details: unknown }>();
+
+/**
+ * Runs an activity body and turns whatever it throws into an `ApplicationFailure` typed by our error code. While
+ * it runs, the activity heartbeats every {@link KEEPALIVE_INTERVAL_MS}, re-sending the last details given to
+ * {@link heartbeat} (or the previous attempt's, so a keep-alive never erases a resume point).
+ */
 export async function asActivity<T>(body: () => Promise<T>): Promise<T> {
+  const context = activeContext();
+  const timer = context ? setInterval(() => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails), KEEPALIVE_INTERVAL_MS) : undefined;
   try {
     return await body();
   } catch (err) {
     throw toApplicationFailure(err);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Heartbeats `details` (the resume point of a retry) and keeps them for the keep-alive of {@link asActivity}. */
+export function heartbeat(details: unknown, context: Context = Context.current()): void {
+  lastDetails.set(context, { details });
+  context.heartbeat(details);
+}
+
+/**
+ * A marker unique to this activity (stable across its attempts): sent as `X-KBC-RunId` on the requests that create
+ * jobs or files, so a retry after a lost response can prove which job or file is its own (see `reconcile.ts`).
+ */
+export function activityMarker(): string {
+  const info = Context.current().info;
+  const run = info.workflowExecution?.runId ?? info.activityId;
+  return `sapi-temporal.${run}.${info.activityId}`;
+}
+
+function activeContext(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    return undefined; // called outside an activity (unit tests of the body)
   }
 }
 
@@ -28,7 +70,7 @@ export function progressReporter(): (state: unknown, report: ProgressReport, for
   const context = Context.current();
   let lastSignalAt = 0;
   return (state, report, force = false) => {
-    context.heartbeat(state);
+    heartbeat(state, context);
     const now = Date.now();
     if (!force && now - lastSignalAt < PROGRESS_SIGNAL_INTERVAL_MS) return;
     lastSignalAt = now;

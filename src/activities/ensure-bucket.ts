@@ -1,4 +1,6 @@
-import { SapiErrorCode, SapiInvalidInputError, isSapiError } from '../errors';
+import { Context } from '@temporalio/activity';
+import { SapiErrorCode, SapiInvalidInputError, isSapiError, type SapiError } from '../errors';
+import type { Bucket } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 
@@ -10,32 +12,63 @@ export interface EnsureBucketInput {
 
 export interface EnsureBucketResult {
   bucketId: string;
+  /** This activity created the bucket (a run that fails later removes it again if it is still empty). */
   created: boolean;
 }
 
-/** Creates the bucket unless it exists (a second create answering `alreadyExists` counts as existing). */
+/** Creates tried at most per attempt: a create whose answer was lost and that did not happen is sent again. */
+export const MAX_BUCKET_CREATES = 3;
+
+/** Tolerated clock difference between the worker and the service when reading a bucket's `created` time. */
+const CLOCK_SKEW_MS = 2 * 60 * 1000;
+
+/**
+ * Creates the bucket unless it exists. After a create whose answer was lost (5xx, reset, timeout) the bucket is
+ * looked up: there, it is ours; absent, the create never happened and is sent again (at most
+ * {@link MAX_BUCKET_CREATES} times, then the activity retries). A concurrent creator's bucket (`alreadyExists` on
+ * our first create) counts as existing, not as created. On a retry of the activity, a bucket created after the
+ * activity was scheduled is taken as created by an earlier attempt.
+ */
 export function ensureBucket(deps: ActivityDeps) {
   return (input: EnsureBucketInput): Promise<EnsureBucketResult> =>
     asActivity(async () => {
       const match = /^(in|out)\.c-(.+)$/.exec(input.bucketId);
       if (!match) throw new SapiInvalidInputError(`bucket id must look like in.c-name or out.c-name, got "${input.bucketId}"`);
       const storage = deps.storage(input.connection);
-      try {
-        await storage.getBucket({ bucketId: input.bucketId });
-        return { bucketId: input.bucketId, created: false };
-      } catch (err) {
-        if (!isSapiError(err) || err.code !== SapiErrorCode.NOT_FOUND) throw err;
+      const info = Context.current().info;
+      const existing = await findBucket(storage, input.bucketId);
+      if (existing) {
+        const created = info.attempt > 1 && createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS);
+        return { bucketId: input.bucketId, created };
       }
-      try {
-        const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]! });
-        return { bucketId: bucket.id, created: true };
-      } catch (err) {
-        // a lost response of our own create, or a concurrent creator: the bucket exists, which is all we need
-        if (isSapiError(err) && (err.code === SapiErrorCode.ALREADY_EXISTS || err.mayHaveReachedService)) {
-          await storage.getBucket({ bucketId: input.bucketId });
-          return { bucketId: input.bucketId, created: false };
+      let ambiguous: SapiError | undefined;
+      for (let create = 0; create < MAX_BUCKET_CREATES; create++) {
+        try {
+          const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]! });
+          return { bucketId: bucket.id, created: true };
+        } catch (err) {
+          if (!isSapiError(err)) throw err;
+          // a concurrent creator (first create) or our own earlier create whose answer was lost (a later one)
+          if (err.code === SapiErrorCode.ALREADY_EXISTS) return { bucketId: input.bucketId, created: ambiguous !== undefined };
+          if (!err.mayHaveReachedService) throw err;
+          ambiguous = err;
         }
-        throw err;
+        if (await findBucket(storage, input.bucketId)) return { bucketId: input.bucketId, created: true };
       }
+      throw ambiguous!;
     });
+}
+
+async function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {
+  try {
+    return await storage.getBucket({ bucketId });
+  } catch (err) {
+    if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return undefined;
+    throw err;
+  }
+}
+
+function createdSince(bucket: Bucket, sinceMs: number): boolean {
+  const created = bucket.created ? Date.parse(bucket.created) : NaN;
+  return !Number.isNaN(created) && created >= sinceMs;
 }

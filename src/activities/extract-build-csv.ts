@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { alignRow, csvLine } from '../extractor/table-schema';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './context';
+import { asActivity, heartbeat } from './context';
 import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf } from './stage-store';
 
 /** Staged pages read ahead while the CSV is written (memory ≈ this × one page's rows). */
@@ -44,7 +44,7 @@ export function buildTableCsv(deps: ActivityDeps) {
       let rows = 0;
       let bytes = 0;
       let done = 0;
-      const timer = setInterval(() => context.heartbeat({ pages: done, of: keys.length }), 5_000);
+      const timer = setInterval(() => heartbeat({ pages: done, of: keys.length }, context), 5_000);
 
       async function* csv(): AsyncGenerator<string> {
         let chunk = csvLine(input.columns);

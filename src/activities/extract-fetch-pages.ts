@@ -8,7 +8,7 @@ import type { JobConfig } from '../extractor/types';
 import { cursorOf } from '../workflows/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../workflows/extract-types';
 import type { ActivityDeps } from './deps';
-import { asActivity, lastHeartbeat, PROGRESS_SIGNAL_INTERVAL_MS } from './context';
+import { asActivity, heartbeat, lastHeartbeat, PROGRESS_SIGNAL_INTERVAL_MS } from './context';
 import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from './stage-store';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
@@ -128,7 +128,7 @@ export function fetchPages(deps: ActivityDeps) {
         const now = Date.now();
         if (!force && now - lastBeatAt < HEARTBEAT_CALL_INTERVAL_MS) return;
         lastBeatAt = now;
-        context.heartbeat(snapshot);
+        heartbeat(snapshot, context);
       };
       // a long batch tells its workflow how far it got, so the `progress` query is live (best effort)
       const batch = `${input.runNo}:${input.state.pages}`;

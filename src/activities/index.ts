@@ -1,5 +1,8 @@
 import { type ActivityDeps } from './deps';
+import { checkImportTarget } from './check-import-target';
+import { cleanUpImport } from './clean-up-import';
 import { ensureBucket } from './ensure-bucket';
+import { inspectSource } from './inspect-source';
 import { prepareFile } from './prepare-file';
 import { uploadFile } from './upload-file';
 import { uploadSlices } from './upload-slices';
@@ -14,6 +17,9 @@ import { createExtractActivities } from './extract-activities';
  */
 export function createActivities(deps: ActivityDeps) {
   return {
+    checkImportTarget: checkImportTarget(deps),
+    inspectSource: inspectSource(deps),
+    cleanUpImport: cleanUpImport(deps),
     ensureBucket: ensureBucket(deps),
     prepareFile: prepareFile(deps),
     uploadFile: uploadFile(deps),

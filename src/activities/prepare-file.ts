@@ -1,6 +1,7 @@
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './context';
+import { Context } from '@temporalio/activity';
+import { activityMarker, asActivity } from './context';
 
 export interface PrepareFileInput {
   connection?: string;
@@ -28,12 +29,23 @@ export interface PreparedUpload {
   sealedCredentials: string;
 }
 
-/** `files/prepare` with `federationToken`: a file resource and temporary upload credentials, sealed. */
+/**
+ * `files/prepare` with `federationToken`: a file resource and temporary upload credentials, sealed. A retry first
+ * deletes the file resources an earlier attempt of this activity prepared (found by the marker it sent as
+ * `X-KBC-RunId`), so a lost answer leaves no orphan.
+ */
 export function prepareFile(deps: ActivityDeps) {
   return (input: PrepareFileInput): Promise<PreparedUpload> =>
     asActivity(async () => {
       const name = input.gzip && !input.name.endsWith('.gz') ? `${input.name}.gz` : input.name;
-      const file = await deps.storage(input.connection).prepareFile({
+      const storage = deps.storage(input.connection);
+      const runId = activityMarker();
+      if (Context.current().info.attempt > 1) {
+        // a file an earlier attempt prepared (answer lost, or the worker died) is never used: remove it
+        for (const orphan of await storage.listFiles({ runId, limit: 100 })) await storage.deleteFile({ fileId: Number(orphan.id) });
+      }
+      const file = await storage.prepareFile({
+        runId,
         name,
         sizeBytes: input.sizeBytes,
         tags: input.tags,

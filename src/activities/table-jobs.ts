@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { startExportOnce, startImportOnce } from '../storage-api';
 import type { CsvDialect, ExportTableInput, JobSummary } from '../workflows/types';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './context';
+import { activityMarker, asActivity } from './context';
 import { summarizeJob } from './job-summary';
 
 export interface CreateTableAsyncInput {
@@ -26,20 +26,25 @@ export interface LoadTableAsyncInput {
 /** The export options of the workflow input, sent as `export-async` parameters. */
 export type ExportTableAsyncInput = Pick<ExportTableInput, 'connection' | 'tableId' | 'columns' | 'limit' | 'whereFilters' | 'orderBy' | 'changedSince' | 'gzip'>;
 
-/** Reconcile across attempts: from the second attempt on, look for the job an earlier attempt created first. */
+/**
+ * Reconcile across attempts: from the second attempt on, look for the job an earlier attempt created first. The
+ * activity's marker (`X-KBC-RunId`, the same in every attempt) proves which job is ours.
+ */
 function onceOptions() {
   const info = Context.current().info;
-  return { lookupFirst: info.attempt > 1, since: info.scheduledTimestampMs - 60_000, signal: Context.current().cancellationSignal };
+  return { lookupFirst: info.attempt > 1, since: info.scheduledTimestampMs - 60_000, signal: Context.current().cancellationSignal, runId: activityMarker() };
 }
 
 /** `tables-async`: starts creating a table from a file, at most once per file and table (see reconcile.ts). */
 export function createTableAsync(deps: ActivityDeps) {
   return (input: CreateTableAsyncInput): Promise<JobSummary> =>
     asActivity(async () => {
+      const { runId, ...once } = onceOptions();
       const { job } = await startImportOnce(deps.storage(input.connection), {
-        ...onceOptions(),
+        ...once,
         operation: 'create',
         create: {
+          runId,
           bucketId: input.bucketId,
           name: input.name,
           dataFileId: input.fileId,
@@ -55,10 +60,11 @@ export function createTableAsync(deps: ActivityDeps) {
 export function loadTableAsync(deps: ActivityDeps) {
   return (input: LoadTableAsyncInput): Promise<JobSummary> =>
     asActivity(async () => {
+      const { runId, ...once } = onceOptions();
       const { job } = await startImportOnce(deps.storage(input.connection), {
-        ...onceOptions(),
+        ...once,
         operation: 'load',
-        load: { tableId: input.tableId, dataFileId: input.fileId, incremental: input.incremental, columns: input.columns, ...input.csv },
+        load: { runId, tableId: input.tableId, dataFileId: input.fileId, incremental: input.incremental, columns: input.columns, ...input.csv },
       });
       return summarizeJob(job);
     });
@@ -69,7 +75,8 @@ export function exportTableAsync(deps: ActivityDeps) {
   return (input: ExportTableAsyncInput): Promise<JobSummary> =>
     asActivity(async () => {
       const { connection: _connection, ...exportInput } = input;
-      const { job } = await startExportOnce(deps.storage(input.connection), { ...onceOptions(), export: exportInput });
+      const { runId, ...once } = onceOptions();
+      const { job } = await startExportOnce(deps.storage(input.connection), { ...once, export: { ...exportInput, runId } });
       return summarizeJob(job);
     });
 }

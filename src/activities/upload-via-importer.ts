@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { openSource } from '../object-storage/sources';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './context';
+import { activityMarker, asActivity, heartbeat } from './context';
 
 export interface UploadViaImporterInput {
   connection?: string;
@@ -20,13 +20,32 @@ export interface UploadViaImporterResult {
 
 /**
  * Sends the source to the importer service (`upload-file`, multipart `data`) in one streamed POST. Simpler than
- * the direct path but not resumable: a failed attempt starts again (the importer's limit is 2 GB per file).
+ * the direct path but not resumable: a failed attempt starts again (the importer's limit is 2 GB per file). The
+ * request carries the activity's marker as `X-KBC-RunId`: a retry whose earlier attempt stored the file but lost
+ * the answer finds that file (same marker, name and size) instead of uploading a second one.
  */
 export function uploadViaImporter(deps: ActivityDeps) {
   return (input: UploadViaImporterInput): Promise<UploadViaImporterResult> =>
     asActivity(async () => {
-      const signal = Context.current().cancellationSignal;
+      const context = Context.current();
+      const signal = context.cancellationSignal;
+      const storage = deps.storage(input.connection);
+      const runId = activityMarker();
       const source = await openSource(input.source, { s3: /^s3:/i.test(input.source) ? deps.userS3() : undefined, signal });
+      const name = input.name ?? baseName(source.description);
+      if (context.info.attempt > 1) {
+        // an earlier attempt may have uploaded the file and lost the answer: its file carries our marker
+        const earlier = (await storage.listFiles({ runId, limit: 100, signal })).find((f) => f.name === name && (source.size === undefined || f.sizeBytes === source.size));
+        if (earlier) {
+          const hash = createHash('sha256');
+          let bytes = 0;
+          for await (const chunk of await source.open(0, signal)) {
+            hash.update(chunk as Buffer);
+            bytes += (chunk as Buffer).length;
+          }
+          return { fileId: Number(earlier.id), bytes, sha256: hash.digest('hex') };
+        }
+      }
       const hash = createHash('sha256');
       let bytes = 0;
       const counted = (await source.open(0, signal)).pipe(
@@ -38,18 +57,12 @@ export function uploadViaImporter(deps: ActivityDeps) {
           },
         }),
       );
-      const heartbeat = setInterval(() => Context.current().heartbeat({ bytes }), 5_000);
+      const beat = setInterval(() => heartbeat({ bytes }, context), 5_000);
       try {
-        const file = await deps.storage(input.connection).uploadViaImporter({
-          stream: counted,
-          sizeBytes: source.size,
-          name: input.name ?? baseName(source.description),
-          tags: input.tags,
-          signal,
-        });
+        const file = await storage.uploadViaImporter({ stream: counted, sizeBytes: source.size, name, tags: input.tags, runId, signal });
         return { fileId: Number(file.id), bytes, sha256: hash.digest('hex') };
       } finally {
-        clearInterval(heartbeat);
+        clearInterval(beat);
       }
     });
 }

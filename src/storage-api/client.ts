@@ -62,7 +62,16 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface PrepareFileInput extends CallOptions {
+/** Options of the calls that create something: a marker the service records as the `runId` of what it creates. */
+export interface MarkedCallOptions extends CallOptions {
+  /**
+   * Sent as `X-KBC-RunId`: the service records it as `runId` on the jobs and files the request creates, so a caller
+   * that lost the response can prove which job or file is its own (see `reconcile.ts`). Overrides the client's.
+   */
+  runId?: string;
+}
+
+export interface PrepareFileInput extends MarkedCallOptions {
   name: string;
   sizeBytes?: number;
   tags?: readonly string[];
@@ -88,9 +97,11 @@ export interface ListFilesInput extends CallOptions {
   sinceId?: number;
   maxId?: number;
   q?: string;
+  /** Only files created with this run id (the service's `runId` filter; also checked on our side). */
+  runId?: string;
 }
 
-export interface UploadViaImporterInput extends CallOptions {
+export interface UploadViaImporterInput extends MarkedCallOptions {
   /** File name stored in Storage. Default: the base name of `path`. */
   name?: string;
   /** Local file to send. Re-opened on every attempt, so provably-unsent attempts can be retried. */
@@ -111,7 +122,7 @@ export interface CreateBucketInput extends CallOptions {
   backend?: string;
 }
 
-export interface CreateTableAsyncInput extends CallOptions {
+export interface CreateTableAsyncInput extends MarkedCallOptions {
   bucketId: string;
   name: string;
   dataFileId: number;
@@ -123,7 +134,7 @@ export interface CreateTableAsyncInput extends CallOptions {
   primaryKey?: readonly string[];
 }
 
-export interface LoadTableAsyncInput extends CallOptions {
+export interface LoadTableAsyncInput extends MarkedCallOptions {
   tableId: string;
   dataFileId: number;
   /** Append (upsert by primary key) instead of replacing the table. */
@@ -142,7 +153,7 @@ export interface WhereFilter {
   values: readonly string[];
 }
 
-export interface ExportTableAsyncInput extends CallOptions {
+export interface ExportTableAsyncInput extends MarkedCallOptions {
   tableId: string;
   columns?: readonly string[];
   limit?: number;
@@ -184,6 +195,8 @@ export interface StorageClient {
   createBucket(input: CreateBucketInput): Promise<Bucket>;
   getBucket(input: { bucketId: string } & CallOptions): Promise<Bucket>;
   listBuckets(input?: CallOptions): Promise<Bucket[]>;
+  /** `DELETE buckets/{id}`: fails while the bucket holds tables (no `force`). */
+  deleteBucket(input: { bucketId: string } & CallOptions): Promise<void>;
   getTable(input: { tableId: string } & CallOptions): Promise<Table>;
   /** Tables of one bucket, or of the project when `bucketId` is absent. */
   listTables(input?: { bucketId?: string } & CallOptions): Promise<Table[]>;
@@ -284,6 +297,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         }),
         schema: preparedFileSchema,
         idempotent: false,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;
@@ -305,11 +319,11 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
       const res = await http.request({
         method: 'GET',
         path: scoped('files'),
-        query: { limit: input.limit, offset: input.offset, tags: input.tags, sinceId: input.sinceId, maxId: input.maxId, q: input.q },
+        query: { limit: input.limit, offset: input.offset, tags: input.tags, sinceId: input.sinceId, maxId: input.maxId, q: input.q, runId: input.runId },
         schema: fileListSchema,
         signal: input.signal,
       });
-      return res.data;
+      return input.runId === undefined ? res.data : res.data.filter((file) => file.runId === input.runId);
     },
 
     async deleteFile(input) {
@@ -360,6 +374,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         idempotent: false,
         // A stream can be sent only once; a path is re-opened for each (provably unsent) retry.
         retries: input.path !== undefined,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;
@@ -381,6 +396,16 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
     async getBucket(input) {
       requireNonEmpty('getBucket', 'bucketId', input.bucketId);
       return (await http.request({ method: 'GET', path: scoped(`buckets/${seg(input.bucketId)}`), schema: bucketSchema, signal: input.signal })).data;
+    },
+
+    async deleteBucket(input) {
+      requireNonEmpty('deleteBucket', 'bucketId', input.bucketId);
+      const res = await http.request({ method: 'DELETE', path: scoped(`buckets/${seg(input.bucketId)}`), schema: emptySchema, signal: input.signal });
+      if (res.status === 202) {
+        // an asynchronous delete answers with a job: wait for it briefly, it is a tiny operation
+        const parsed = jobSchema.safeParse(res.data);
+        if (parsed.success) await waitBriefly(client, parsed.data, input.signal);
+      }
     },
 
     async listBuckets(input = {}) {
@@ -428,6 +453,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         schema: jobSchema,
         idempotent: false,
         expect: ASYNC_STATUSES,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;
@@ -454,6 +480,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         schema: jobSchema,
         idempotent: false,
         expect: ASYNC_STATUSES,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;
@@ -476,6 +503,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         schema: jobSchema,
         idempotent: false,
         expect: ASYNC_STATUSES,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;
@@ -503,6 +531,20 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
     },
   };
   return client;
+}
+
+/** Polls a short job (a bucket delete) until it ends, for at most ~30 s; fails when it ends in error. */
+async function waitBriefly(client: Pick<StorageClient, 'getJob'>, job: Job, signal?: AbortSignal): Promise<void> {
+  let current = job;
+  for (let i = 0; i < 60 && (current.status === 'waiting' || current.status === 'processing'); i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    signal?.throwIfAborted();
+    current = await client.getJob({ jobId: current.id, signal });
+  }
+  if (current.status === 'error') {
+    const error = current.error;
+    throw new SapiInvalidResponseError({ request: { method: 'DELETE', path: `job ${current.id}` }, problem: `job ${current.id} failed: ${typeof error === 'string' ? error : error?.message}` });
+  }
 }
 
 function sameOrigin(a: string, b: string): boolean {

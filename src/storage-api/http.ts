@@ -72,6 +72,8 @@ export interface HttpRequest<S extends z.ZodType> {
   expect?: readonly number[];
   /** Allow retries at all (false for a one-shot stream body). Default true. */
   retries?: boolean;
+  /** `X-KBC-RunId` of this request (the service records it on the jobs and files it creates); overrides the transport's. */
+  runId?: string;
   signal?: AbortSignal;
 }
 
@@ -132,7 +134,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         'user-agent': USER_AGENT,
         accept: 'application/json',
       };
-      if (options.runId) headers['x-kbc-runid'] = options.runId;
+      const runId = req.runId ?? options.runId;
+      if (runId) headers['x-kbc-runid'] = runId;
       let body: Readable | string | Buffer | undefined;
       if (req.json !== undefined) {
         body = JSON.stringify(req.json);

@@ -1,8 +1,14 @@
 /**
  * Making non-idempotent async POSTs safe to retry. `tables-async`, `import-async` and `export-async` each create a
  * job; when the response is lost (network error after sending, 5xx, timeout) the job may exist anyway. These
- * helpers find it in `GET jobs` (newest first) by operation, source file id and table, and only POST again when
- * the job provably does not exist. Invariant: never two imports of the same file into the same table.
+ * helpers find it in `GET jobs` (newest first) and only POST again when the job provably does not exist.
+ * A job is adopted only when it provably belongs to this request:
+ * - the request carried a marker (`runId`, sent as `X-KBC-RunId`, recorded by the service on the job): a job with
+ *   another non-empty `runId` is never ours;
+ * - imports: the operation, the source file id (unique to one upload) and the table match;
+ * - exports: every parameter that shapes the output matches (columns, limit, gzip); an export with filters, order or
+ *   time bounds is adopted only by its marker, since those parameters have no comparable form in a job.
+ * Invariants: never two imports of the same file into the same table; never another export's file.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SapiError, SapiErrorCode } from '../errors';
@@ -29,6 +35,8 @@ type JobLister = Pick<StorageClient, 'listJobs'>;
 
 interface ScanOptions {
   client: JobLister;
+  /** The marker the creating request carried (`X-KBC-RunId`); a job recording another run id is not ours. */
+  runId?: string;
   /** Only jobs created at or after this instant (minus {@link CLOCK_SKEW_MS}) are considered. */
   since?: Date | string | number;
   pageSize?: number;
@@ -43,6 +51,8 @@ export type FindJobForImportInput = ScanOptions & { fileId: number } & (
 
 export interface FindJobForExportInput extends ScanOptions {
   tableId: string;
+  /** The export's parameters: a job without our marker is adopted only when they provably match. */
+  params?: Omit<ExportTableAsyncInput, 'signal' | 'tableId' | 'runId'>;
 }
 
 /** Finds the job that imports `fileId` (into `tableId`, or as table `name` in `bucketId`), newest first. */
@@ -50,6 +60,7 @@ export async function findJobForImport(input: FindJobForImportInput): Promise<Jo
   const sinceMs = toMs(input.since, DEFAULT_IMPORT_LOOKBACK_MS);
   return scanJobs(input, sinceMs, (job) => {
     if (job.operationName !== input.operationName) return false;
+    if (!sameRun(job, input.runId)) return false;
     if (!sameId(sourceFileId(job), input.fileId)) return false;
     if (input.operationName === 'tableImport') {
       const jobTable = job.tableId ?? stringParam(job, 'tableId');
@@ -65,10 +76,42 @@ export async function findJobForImport(input: FindJobForImportInput): Promise<Jo
   });
 }
 
-/** Finds the newest `tableExport` job of `tableId` created since `since`. */
+/**
+ * Finds the newest `tableExport` job of `tableId` created since `since` that is provably this export: it carries
+ * our marker, or (on a service that records no run id) the same output-shaping parameters.
+ */
 export async function findJobForExport(input: FindJobForExportInput): Promise<Job | undefined> {
   const sinceMs = toMs(input.since, DEFAULT_EXPORT_LOOKBACK_MS);
-  return scanJobs(input, sinceMs, (job) => job.operationName === 'tableExport' && (job.tableId ?? stringParam(job, 'tableId')) === input.tableId);
+  return scanJobs(input, sinceMs, (job) => {
+    if (job.operationName !== 'tableExport' || (job.tableId ?? stringParam(job, 'tableId')) !== input.tableId) return false;
+    if (input.runId !== undefined && job.runId === input.runId) return true;
+    if (!sameRun(job, input.runId)) return false;
+    return sameExportParams(job, input.params ?? {});
+  });
+}
+
+/** False when the job records a run id other than `runId` (then another request created it). */
+function sameRun(job: Job, runId: string | undefined): boolean {
+  if (runId === undefined) return true;
+  return job.runId === undefined || job.runId === null || job.runId === '' || job.runId === runId;
+}
+
+/** Whether an export job was started with these parameters, as far as they can be compared. */
+function sameExportParams(job: Job, params: NonNullable<FindJobForExportInput['params']>): boolean {
+  // filters, order and time bounds have no portable form in a job's operationParams: never guess
+  if (params.whereFilters?.length || params.orderBy?.length || params.changedSince !== undefined || params.changedUntil !== undefined) return false;
+  const op = job.operationParams ?? {};
+  if (hasValue(op['whereFilters']) || hasValue(op['orderBy']) || hasValue(op['changedSince']) || hasValue(op['changedUntil'])) return false;
+  const columns = (v: unknown): string => (Array.isArray(v) ? v.join(',') : typeof v === 'string' ? v : '');
+  if (columns(op['columns']) !== (params.columns ?? []).join(',')) return false;
+  const limit = op['limit'];
+  if ((limit === undefined || limit === null || limit === '' ? undefined : Number(limit)) !== params.limit) return false;
+  const gzip = op['gzip'];
+  return (gzip === true || gzip === 1 || gzip === '1' || gzip === 'true') === (params.gzip ?? false);
+}
+
+function hasValue(v: unknown): boolean {
+  return v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 }
 
 async function scanJobs(opts: ScanOptions, sinceMs: number, match: (job: Job) => boolean): Promise<Job | undefined> {
@@ -127,8 +170,8 @@ export async function startImportOnce(client: ImportClient, input: StartImportOn
   const since = defaultSince(input);
   const lookup = (): Promise<Job | undefined> =>
     input.operation === 'create'
-      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, since, signal: input.signal })
-      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, since, signal: input.signal });
+      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since, signal: input.signal })
+      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since, signal: input.signal });
   const post = (): Promise<Job> =>
     input.operation === 'create'
       ? client.createTableAsync({ ...input.create, signal: input.signal })
@@ -155,11 +198,15 @@ export type StartExportOnceInput = OnceOptions & { export: Omit<ExportTableAsync
 
 type ExportClient = Pick<StorageClient, 'listJobs' | 'exportTableAsync'>;
 
-/** Like {@link startImportOnce} for `export-async`: a lost response is reconciled by the newest export of the table since `since`. */
+/**
+ * Like {@link startImportOnce} for `export-async`: a lost response is reconciled by the newest export of the table
+ * since `since` that carries our marker (or provably the same parameters, see {@link findJobForExport}).
+ */
 export async function startExportOnce(client: ExportClient, input: StartExportOnceInput): Promise<StartOnceResult> {
   const since = defaultSince(input);
+  const { tableId, runId, ...params } = input.export;
   return startOnce({
-    lookup: () => findJobForExport({ client, tableId: input.export.tableId, since, signal: input.signal }),
+    lookup: () => findJobForExport({ client, tableId, runId, params, since, signal: input.signal }),
     post: () => client.exportTableAsync({ ...input.export, signal: input.signal }),
     beforeRepost: async () => undefined,
     options: input,

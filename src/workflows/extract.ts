@@ -76,7 +76,8 @@ function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undef
     maximumInterval: '30 seconds',
     nonRetryableErrorTypes: [...EXTRACT_NON_RETRYABLE_ERROR_CODES],
   };
-  const short: ActivityOptions = { taskQueue, startToCloseTimeout: '2 minutes', retry: { ...retry, maximumAttempts: 5 } };
+  // short calls heartbeat while they run (asActivity): a dead worker's call is taken over within 10 s
+  const short: ActivityOptions = { taskQueue, startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: { ...retry, maximumAttempts: 5 } };
   // a dead worker's batch is taken over within the heartbeat timeout; the retry resumes from the last heartbeat
   const fetch: ActivityOptions = {
     taskQueue,
@@ -84,7 +85,7 @@ function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undef
     heartbeatTimeout: o.heartbeatTimeoutMs,
     retry: { ...retry, maximumAttempts: 10 },
   };
-  const build: ActivityOptions = { taskQueue, startToCloseTimeout: '6 hours', heartbeatTimeout: '1 minute', retry: { ...retry, maximumAttempts: 10 } };
+  const build: ActivityOptions = { taskQueue, startToCloseTimeout: '6 hours', heartbeatTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 10 } };
   return { short, fetch, build };
 }
 

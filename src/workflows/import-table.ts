@@ -1,12 +1,18 @@
-import { ActivityFailure, ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { waitForJob } from './polling';
-import { activityOptions, transferOptions } from './options';
+import { activityOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer } from './transfer-run';
 import type { ImportTableInput, ImportTableResult, JobSummary, TransferProgress } from './types';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
+
+/**
+ * Patch of the checks before anything is created (target and source) and of the clean-up after a failure; runs
+ * started before it replay without them.
+ */
+export const CHECKS_AND_CLEANUP_PATCH = 'import-checks-and-cleanup-v1';
 
 /** State carried over a continue-as-new while polling a long job (internal). */
 interface ImportResume {
@@ -16,12 +22,17 @@ interface ImportResume {
   job: JobSummary;
   /** When polling began (workflow time, ms), so the deadline spans every run. Absent in runs of older versions. */
   pollingSince?: number;
+  /** This run created the bucket (removed again if the job fails). */
+  createdBucket?: boolean;
 }
 
 /**
- * Imports a CSV into a Storage table: (create the bucket) → prepare + upload (direct S3 multipart, resumable, or
- * the importer) → `tables-async` / `import-async` (reconciled after a lost response) → poll the job with durable
- * timers. The Storage token never enters history: the workflow names a connection the worker resolves.
+ * Imports a CSV into a Storage table: check the target (table present for `load`, absent for `create`, bucket) and
+ * the source (readable, not empty, a header the service accepts) → (create the bucket) → prepare + upload (direct
+ * S3 multipart, resumable, or the importer) → `tables-async` / `import-async` (reconciled after a lost response) →
+ * poll the job with durable timers. A run that fails before its job started, or whose job failed, removes what it
+ * created (the file resource, the bucket while empty). The Storage token never enters history: the workflow names
+ * a connection the worker resolves.
  */
 export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
   const tableId = `${input.bucketId}.${input.table}`;
@@ -34,60 +45,94 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     let bytes: number;
     let sha256: string | undefined;
     let job: JobSummary;
-    if (input.resume) {
-      ({ fileId, bytes, sha256, job } = input.resume);
-      Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
-    } else {
-      validate(input);
-      if (input.createBucket) {
-        progress.phase = 'bucket';
-        await acts.ensureBucket({ connection, bucketId: input.bucketId });
-      }
-      const uploaded = await upload(input, progress, acts, transfer);
-      ({ fileId, bytes, sha256 } = uploaded);
-      progress.phase = 'importing';
-      const csv = input.csv ?? {};
-      job =
-        (input.mode ?? 'create') === 'create'
-          ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
-          : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
-    }
-    progress.jobId = job.id;
-    const pollingSince = input.resume?.pollingSince ?? Date.now();
-    let polls = 0;
-    const done = await waitForJob(
-      job,
-      async (jobId) => {
-        if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-          // a very long job: keep history bounded and carry on polling in a fresh run
-          await continueAsNew<typeof importTableWorkflow>({ ...input, resume: { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince } });
+    const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
+    /** What this run created, removed again when it fails before its job ends well. */
+    const created: { fileId?: number; bucket?: boolean } = { bucket: input.resume?.createdBucket };
+    let jobStarted = input.resume !== undefined;
+    try {
+      if (input.resume) {
+        ({ fileId, bytes, sha256, job } = input.resume);
+        created.fileId = fileId;
+        Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
+      } else {
+        validate(input);
+        const mode = input.mode ?? 'create';
+        if (cleanup) {
+          progress.phase = 'checking';
+          await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
+          await proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue)).inspectSource({
+            sources: input.slices ?? [input.source],
+            csv: input.csv,
+            columns: input.columns,
+          });
         }
-        return acts.getJob({ connection, jobId });
-      },
-      input.polling,
-      (current) => (progress.jobStatus = current.status),
-      pollingSince,
-    );
-    progress.phase = 'done';
-    return {
-      tableId: done.tableId ?? tableId,
-      fileId,
-      jobId: done.id,
-      importedRowsCount: done.results?.importedRowsCount ?? 0,
-      bytes,
-      sha256,
-    };
+        if (input.createBucket) {
+          progress.phase = 'bucket';
+          created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
+        }
+        const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id));
+        ({ fileId, bytes, sha256 } = uploaded);
+        progress.phase = 'importing';
+        const csv = input.csv ?? {};
+        job =
+          mode === 'create'
+            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
+            : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+        jobStarted = true;
+      }
+      progress.jobId = job.id;
+      const pollingSince = input.resume?.pollingSince ?? Date.now();
+      let polls = 0;
+      const done = await waitForJob(
+        job,
+        async (jobId) => {
+          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+            // a very long job: keep history bounded and carry on polling in a fresh run
+            const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket };
+            await continueAsNew<typeof importTableWorkflow>({ ...input, resume });
+          }
+          return acts.getJob({ connection, jobId });
+        },
+        input.polling,
+        (current) => (progress.jobStatus = current.status),
+        pollingSince,
+      );
+      progress.phase = 'done';
+      return {
+        tableId: done.tableId ?? tableId,
+        fileId,
+        jobId: done.id,
+        importedRowsCount: done.results?.importedRowsCount ?? 0,
+        bytes,
+        sha256,
+      };
+    } catch (err) {
+      // a job that may still run (deadline, cancel while polling) keeps its file and bucket: it may yet succeed
+      if (cleanup && (!jobStarted || failureType(err) === 'SAPI_JOB_FAILED') && (created.fileId !== undefined || created.bucket)) {
+        await CancellationScope.nonCancellable(() =>
+          acts.cleanUpImport({ connection, fileId: created.fileId, bucketId: created.bucket ? input.bucketId : undefined }),
+        ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
+      }
+      throw err;
+    }
   });
 }
 
 type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;
 
 /** Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare. */
-async function upload(input: ImportTableInput, progress: TransferProgress, acts: Acts, transfer: Acts): Promise<{ fileId: number; bytes: number; sha256?: string }> {
+async function upload(
+  input: ImportTableInput,
+  progress: TransferProgress,
+  acts: Acts,
+  transfer: Acts,
+  onFile: (fileId: number) => void,
+): Promise<{ fileId: number; bytes: number; sha256?: string }> {
   const connection = input.connection;
   if ((input.via ?? 'direct') === 'importer') {
     progress.phase = 'uploading';
     const uploaded = await transfer.uploadViaImporter({ connection, source: input.source, name: input.fileName, tags: input.tags });
+    onFile(uploaded.fileId);
     Object.assign(progress, { fileId: uploaded.fileId, bytes: uploaded.bytes });
     return uploaded;
   }
@@ -101,6 +146,7 @@ async function upload(input: ImportTableInput, progress: TransferProgress, acts:
       gzip: input.gzip,
     });
     progress.fileId = prepared.fileId;
+    onFile(prepared.fileId);
     progress.phase = 'uploading';
     try {
       const uploaded = input.slices

@@ -1,9 +1,14 @@
 import type { ActivityOptions } from '@temporalio/workflow';
 import { NON_RETRYABLE_ERROR_CODES } from '../errors';
 
-/** Short Storage API calls (prepare, start a job, poll): a few minutes, bounded retries, typed non-retryables. */
+/**
+ * Short Storage API calls (prepare, start a job, poll): a few minutes, bounded retries, typed non-retryables. They
+ * heartbeat while they run (see `asActivity`), so a worker that dies mid-call is noticed within the heartbeat
+ * timeout and another worker takes over (within ~10 s, not after the 5-minute start-to-close timeout).
+ */
 export const activityOptions: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -23,7 +28,7 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
   return {
     taskQueue,
     startToCloseTimeout: '12 hours',
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: '20 seconds',
     retry: {
       initialInterval: '1 second',
       backoffCoefficient: 2,
@@ -32,4 +37,9 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
       nonRetryableErrorTypes: kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, 'SAPI_CREDENTIALS_EXPIRED'] : [...NON_RETRYABLE_ERROR_CODES],
     },
   };
+}
+
+/** Short calls that must run where the sources are (checks of a local file): {@link activityOptions} on that queue. */
+export function shortTransferOptions(taskQueue?: string): ActivityOptions {
+  return { ...activityOptions, taskQueue };
 }

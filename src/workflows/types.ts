@@ -81,7 +81,7 @@ export interface ImportTableResult {
   sha256?: string;
 }
 
-export type ImportPhase = 'starting' | 'bucket' | 'preparing' | 'uploading' | 'importing' | 'done' | 'failed' | 'cancelled';
+export type ImportPhase = 'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'importing' | 'done' | 'failed' | 'cancelled';
 
 export interface TransferProgress {
   phase: ImportPhase | ExportPhase;

@@ -1,0 +1,53 @@
+import { SapiError, SapiErrorCode, isSapiError } from '../errors';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './context';
+
+export interface CheckImportTargetInput {
+  connection?: string;
+  bucketId: string;
+  table: string;
+  mode: 'create' | 'load';
+  /** The bucket will be created when missing. */
+  createBucket: boolean;
+}
+
+export interface CheckImportTargetResult {
+  bucketExists: boolean;
+  /** The table's columns when it exists. */
+  columns?: string[];
+}
+
+/**
+ * Checks, before anything is created or uploaded, that the import can land: `load` needs the table, `create` needs
+ * it absent, and without `createBucket` the bucket must exist. Fails with a non-retryable `SAPI_NOT_FOUND` /
+ * `SAPI_ALREADY_EXISTS` that says how to fix the input.
+ */
+export function checkImportTarget(deps: ActivityDeps) {
+  return (input: CheckImportTargetInput): Promise<CheckImportTargetResult> =>
+    asActivity(async () => {
+      const storage = deps.storage(input.connection);
+      const tableId = `${input.bucketId}.${input.table}`;
+      const bucketExists = (await exists(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
+      const table = bucketExists ? await exists(() => storage.getTable({ tableId })) : undefined;
+      const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
+      if (!bucketExists && !input.createBucket) {
+        throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);
+      }
+      if (input.mode === 'load' && !table) {
+        throw fail(SapiErrorCode.NOT_FOUND, `table ${tableId} does not exist: mode load needs an existing table; use mode create to create it`);
+      }
+      if (input.mode === 'create' && table) {
+        throw fail(SapiErrorCode.ALREADY_EXISTS, `table ${tableId} already exists: mode create makes a new table; use mode load (with incremental to append)`);
+      }
+      return { bucketExists, columns: table ? table.columns : undefined };
+    });
+}
+
+async function exists<T>(get: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await get();
+  } catch (err) {
+    if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,115 @@
+import { Context } from '@temporalio/activity';
+import { type Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import { parse } from 'csv-parse';
+import { SapiInvalidInputError } from '../errors';
+import { openSource } from '../object-storage/sources';
+import { columnNameProblems } from '../storage-api/columns';
+import type { CsvDialect } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+import { asActivity } from './context';
+
+export interface InspectSourceInput {
+  /** The source, or the slices of a sliced upload. */
+  sources: string[];
+  csv?: CsvDialect;
+  /** Columns of headerless sources: checked instead of a header row. */
+  columns?: string[];
+}
+
+export interface InspectSourceResult {
+  /** Bytes of all sources, when known. */
+  bytes?: number;
+  /** The header row of the (first) source, or `columns`. */
+  columns: string[];
+}
+
+/** Bytes read at most to find the header row. Default 1 MiB. */
+export const HEADER_PROBE_BYTES = 1024 * 1024;
+
+/**
+ * Checks an import's sources before anything is created or uploaded: each one readable and not empty, and the
+ * header row (or the `columns` of headerless sources) made of names the service accepts, with no duplicates. A
+ * wrong delimiter shows here as one column whose name holds the real delimiter. Fails with a non-retryable
+ * `SAPI_INVALID_INPUT` naming the source. Runs where the sources are readable (the transfer task queue).
+ */
+export function inspectSource(deps: ActivityDeps) {
+  return (input: InspectSourceInput): Promise<InspectSourceResult> =>
+    asActivity(async () => {
+      const signal = Context.current().cancellationSignal;
+      let bytes: number | undefined = 0;
+      let header: string[] | undefined;
+      for (const [i, uri] of input.sources.entries()) {
+        const source = await openSource(uri, { s3: /^s3:/i.test(uri) ? deps.userS3() : undefined, signal });
+        bytes = bytes === undefined || source.size === undefined ? undefined : bytes + source.size;
+        if (source.size === 0) throw new SapiInvalidInputError(`source ${source.description} is empty (0 bytes): a CSV needs at least a header row`);
+        if (i === 0 && !input.columns?.length) {
+          header = await readHeader(await source.open(0, signal), input.csv ?? {});
+          if (header === undefined) throw new SapiInvalidInputError(`source ${source.description} is empty: a CSV needs at least a header row`);
+        }
+      }
+      const columns = input.columns?.length ? input.columns : header ?? [];
+      const problems = columnNameProblems(columns);
+      if (problems.length) {
+        const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+        const delimiter = input.csv?.delimiter ?? ',';
+        const hint = columns.length === 1 && /[;\t|,]/.test(columns[0]!) ? ` (one column: is the delimiter ${JSON.stringify(delimiter)} right?)` : '';
+        throw new SapiInvalidInputError(`${where}: ${problems.join('; ')}${hint}`);
+      }
+      return { bytes, columns };
+    });
+}
+
+/** The first record of a CSV stream (gzip detected by its magic bytes), or undefined for an empty one. */
+async function readHeader(stream: Readable, csv: CsvDialect): Promise<string[] | undefined> {
+  const head = await readPrefix(stream, HEADER_PROBE_BYTES);
+  const text = (head[0] === 0x1f && head[1] === 0x8b ? await gunzipPrefix(head) : head).toString('utf8');
+  if (text.trim() === '') return undefined;
+  const parser = parse({
+    delimiter: csv.delimiter ?? ',',
+    quote: csv.escapedBy !== undefined ? false : csv.enclosure === '' ? false : (csv.enclosure ?? '"'),
+    escape: csv.escapedBy ?? csv.enclosure ?? '"',
+    to_line: 1,
+    relax_column_count: true,
+    bom: true,
+  });
+  const records: string[][] = [];
+  parser.on('data', (record: string[]) => records.push(record));
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', reject);
+  });
+  parser.end(text);
+  try {
+    await done;
+  } catch {
+    // the prefix may end inside a quoted field of a later record; a header the parser rejects is checked as one name
+    if (records[0]) return records[0];
+    return [text.split(/\r?\n/, 1)[0]!];
+  }
+  return records[0];
+}
+
+async function readPrefix(stream: Readable, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    chunks.push(chunk as Buffer);
+    size += (chunk as Buffer).length;
+    if (size >= max) break;
+  }
+  stream.destroy();
+  return Buffer.concat(chunks).subarray(0, max);
+}
+
+async function gunzipPrefix(data: Buffer): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const gunzip = createGunzip();
+    const out: Buffer[] = [];
+    gunzip.on('data', (c: Buffer) => out.push(c));
+    // a cut-off gzip stream ends with an error: what was inflated so far is all we need
+    gunzip.on('error', () => resolve(Buffer.concat(out)));
+    gunzip.on('end', () => resolve(Buffer.concat(out)));
+    gunzip.end(data);
+  });
+}
