@@ -5,6 +5,7 @@ import { type FileRecord } from '../model';
 import { type ObjectStore } from '../object-store';
 import { TIMESTAMP_COLUMN, ident } from '../table-store';
 import { csvParts } from './csv-source';
+import { Utf8Check } from './utf8-check';
 
 /** How the file is written and read (the import parameters that concern the CSV itself). */
 export interface CsvDialect {
@@ -51,7 +52,7 @@ export interface StagingResult {
 
 /**
  * Streams a stored file (gzip and sliced files included) through an RFC 4180 parser into a new staging table with
- * one VARCHAR column per CSV column. Any malformed input throws a {@link JobError} naming the part and line; the
+ * one VARCHAR column per CSV column. Any malformed input (invalid UTF-8 included) throws a {@link JobError} naming the part and line; the
  * caller drops the staging table. Memory stays bounded: records are appended as they are parsed.
  */
 export async function loadCsvIntoStaging(input: {
@@ -85,6 +86,8 @@ export async function loadCsvIntoStaging(input: {
   try {
     for (const part of parts) {
       const body = await part.open();
+      // Invalid UTF-8 fails the load (the parser alone would store U+FFFD), checked as the bytes flow to the parser.
+      const utf8 = new Utf8Check(part.label);
       const fromLine = part.index === 0 ? dialect.ignoredLinesCount + 1 : 1;
       const parser = parse({
         delimiter: dialect.delimiter,
@@ -104,6 +107,7 @@ export async function loadCsvIntoStaging(input: {
           if (failed) return;
           failed = true;
           body.destroy();
+          utf8.destroy();
           parser.destroy();
           reject(error instanceof JobError ? error : new JobError('storage.tables.invalidCsv', `${part.label} is not valid CSV (RFC 4180): ${(error as Error).message}`));
         };
@@ -140,10 +144,11 @@ export async function loadCsvIntoStaging(input: {
         });
         parser.on('error', fail);
         body.on('error', fail);
+        utf8.on('error', fail);
         parser.on('end', () => {
           if (!failed) resolve();
         });
-        body.pipe(parser);
+        body.pipe(utf8).pipe(parser);
       });
     }
     if (!columns) {

@@ -33,6 +33,56 @@ describe('CSV imports', () => {
     await untouched();
   });
 
+  /** `id,name` CSV whose third line holds a Latin-1 "é" (0xE9), which is not UTF-8. */
+  const latin1 = Buffer.concat([Buffer.from('id,name\n2,ok\n3,caf'), Buffer.from([0xe9]), Buffer.from('\n4,x\n')]);
+
+  test('invalid UTF-8 fails the load with a message naming the line, and the table is untouched', async () => {
+    const job = await importTable(env.api, T, latin1);
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/^file \d+ is not valid UTF-8: Invalid UTF-8 byte sequence on line 3 \(byte 0xe9\)/);
+    await untouched();
+  });
+
+  test('invalid UTF-8 in a gzipped file fails the load too', async () => {
+    const job = await importTable(env.api, T, gzipSync(latin1), { incremental: true });
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/Invalid UTF-8 byte sequence on line 3/);
+    await untouched();
+  });
+
+  test('a table created from a file with invalid UTF-8 is not left behind, not even empty', async () => {
+    const job = await createTable(env.api, 'in.c-csv', 'latin1', latin1);
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/Invalid UTF-8 byte sequence on line 3/);
+    expect((await env.api('GET', '/tables/in.c-csv.latin1')).status).toBe(404);
+    expect((await env.api('GET', '/buckets/in.c-csv/tables')).body.map((t: { id: string }) => t.id)).not.toContain('in.c-csv.latin1');
+  });
+
+  test('invalid UTF-8 in a later slice of a sliced file names the slice and its line', async () => {
+    const prep = (await env.api('POST', '/files/prepare', { json: { name: 'badslice.csv', isSliced: true } })).body;
+    const s3 = s3With(env.minio, prep.uploadParams.credentials);
+    const key = prep.uploadParams.key;
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_1`, Body: 'k,v\n1,a\n' }));
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_2`, Body: gzipSync(Buffer.concat([Buffer.from('2,b\n3,'), Buffer.from([0xff]), Buffer.from('\n')])) }));
+    const manifest = { entries: [1, 2].map((i) => ({ url: `s3://sapi-files/${key}part_${i}` })) };
+    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}manifest`, Body: JSON.stringify(manifest) }));
+    s3.destroy();
+    const res = await env.api('POST', '/buckets/in.c-csv/tables-async', { json: { name: 'badslices', dataFileId: prep.id } });
+    const job = await waitForJob(env.api, res.body.id);
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/slice 1 \(.*part_2\) is not valid UTF-8: Invalid UTF-8 byte sequence on line 2 \(byte 0xff\)/);
+    expect((await env.api('GET', '/tables/in.c-csv.badslices')).status).toBe(404);
+  });
+
+  test('multi-byte characters across read chunks load unchanged', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) => `${i},Příliš žluťoučký kůň 日本語 😀 ${i}`);
+    const job = expectSuccess(await createTable(env.api, 'in.c-csv', 'unicode', `id,name\n${rows.join('\n')}\n`));
+    expect(job.results.rowsCount).toBe(20_000);
+    const data = await env.emulator.readTable('in.c-csv.unicode');
+    expect(data.rows[12_345]).toEqual(['12345', 'Příliš žluťoučký kůň 日本語 😀 12345']);
+    expect(data.rows.some((r) => r[1]!.includes('\uFFFD'))).toBe(false);
+  });
+
   test('a file missing a table column fails the job and names the column', async () => {
     const job = await importTable(env.api, T, 'id\n5\n');
     expect(job.status).toBe('error');

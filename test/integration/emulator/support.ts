@@ -99,7 +99,7 @@ export async function createBucket(api: Client, name = 'main', stage = 'in'): Pr
 }
 
 /** Creates a table from CSV text (importer upload + tables-async) and returns the finished job. */
-export async function createTable(api: Client, bucketId: string, name: string, csv: string, extra: Record<string, unknown> = {}): Promise<Json> {
+export async function createTable(api: Client, bucketId: string, name: string, csv: string | Buffer, extra: Record<string, unknown> = {}): Promise<Json> {
   const fileId = await uploadViaImporter(api, csv);
   const res = await api('POST', `/buckets/${bucketId}/tables-async`, { json: { name, dataFileId: fileId, ...extra } });
   if (res.status !== 202) throw new Error(`tables-async failed: ${res.status} ${JSON.stringify(res.body)}`);
