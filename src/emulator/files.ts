@@ -26,6 +26,8 @@ export interface NewFile {
   tags: string[];
   creatorToken: CreatorToken;
   branchId: string;
+  /** `X-KBC-RunId` of the creating request. */
+  runId?: string | null;
   /** Known already (importer, exports). */
   measured?: boolean;
   id?: number;
@@ -50,6 +52,7 @@ export function newFileRecord(ctx: EmulatorContext, input: NewFile): FileRecord 
     sizeMeasured: input.measured ?? false,
     creatorToken: input.creatorToken,
     branchId: input.branchId,
+    runId: input.runId ?? null,
     fileType: name.endsWith('.gz') ? 'gz' : (/\.([A-Za-z0-9]+)$/.exec(name)?.[1] ?? '').toLowerCase() || 'unknown',
   };
 }

@@ -16,6 +16,19 @@ export function tokenOf(request: FastifyRequest): TokenRecord {
   return request.sapiToken;
 }
 
+/** Longest run id kept; the service's limit is of the same order. */
+const MAX_RUN_ID_LENGTH = 255;
+
+/**
+ * The `X-KBC-RunId` header, or null: the service records it as `runId` on the jobs and files the request creates,
+ * so a caller can find them again by its run.
+ */
+export function runIdOf(request: FastifyRequest): string | null {
+  const header = request.headers['x-kbc-runid'];
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  return value ? value.slice(0, MAX_RUN_ID_LENGTH) : null;
+}
+
 /**
  * Request parameters from the query string and the body (JSON, form-encoded or multipart fields; files in a
  * multipart body are skipped), body winning.

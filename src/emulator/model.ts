@@ -29,6 +29,8 @@ export interface FileRecord {
   creatorToken: CreatorToken;
   branchId: string;
   fileType: string;
+  /** `X-KBC-RunId` of the request (or job) that created the file; absent in records from older emulators. */
+  runId?: string | null;
 }
 
 export interface BucketRecord {

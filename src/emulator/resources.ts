@@ -20,7 +20,7 @@ export function fileResource(ctx: EmulatorContext, file: FileRecord): Record<str
     sizeBytes: file.sizeBytes ?? 0,
     tags: file.tags,
     maxAgeDays: file.isPermanent ? null : FILE_MAX_AGE_DAYS,
-    runId: null,
+    runId: file.runId ?? null,
     runIds: [],
     creatorToken: file.creatorToken,
     provider: 'aws',

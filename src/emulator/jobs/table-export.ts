@@ -70,6 +70,7 @@ export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Prom
     creatorToken: job.creatorToken,
     branchId: 'default',
     fileType: 'csv',
+    runId: job.runId,
   };
   ctx.state.put('file', id, file);
   job.metrics.outBytes = result.sizeBytes;

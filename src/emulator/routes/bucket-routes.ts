@@ -2,7 +2,7 @@ import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { ApiError, notFound, validation } from '../errors';
 import { parseBool, parseString } from '../form';
-import { branchOf, readParams, tokenOf } from '../http';
+import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { type BucketRecord } from '../model';
 import { bucketResource, jobResource, tableResource } from '../resources';
 import { formatTimestamp } from '../time';
@@ -73,6 +73,7 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
         tableId: null,
         queueKey: `bucket:${bucket.id}`,
         creatorToken: { id: token.id, description: token.description },
+        runId: runIdOf(request),
       });
       return reply.code(202).send(jobResource(ctx, job));
     }
@@ -96,6 +97,7 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       tableId,
       queueKey: `table:${tableId}`,
       creatorToken: { id: token.id, description: token.description },
+      runId: runIdOf(request),
     });
     return reply.code(202).send(jobResource(ctx, job));
   });

@@ -3,7 +3,7 @@ import { type EmulatorContext } from '../context';
 import { notFound, validation } from '../errors';
 import { measureFile, newFileRecord } from '../files';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
-import { branchOf, readParams, tokenOf } from '../http';
+import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
 import { formatExpiration } from '../time';
@@ -45,6 +45,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
       tags: parseList(params.tags) ?? [],
       creatorToken: { id: token.id, description: token.description },
       branchId: branchOf(request),
+      runId: runIdOf(request),
     });
     bool(params, 'notify', false);
     bool(params, 'federationToken', true);
@@ -62,9 +63,11 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     const tags = parseList(q.tags) ?? [];
     const sinceId = parseIntParam(q.sinceId);
     const maxId = parseIntParam(q.maxId);
+    const runId = parseString(q.runId);
     const files = ctx.state
       .all<FileRecord>('file')
       .filter((f) => tags.every((t) => f.tags.includes(t)))
+      .filter((f) => !runId || f.runId === runId)
       .filter((f) => (sinceId === undefined || f.id > sinceId) && (maxId === undefined || f.id <= maxId))
       .sort((a, b) => b.id - a.id)
       .slice(offset, offset + limit);

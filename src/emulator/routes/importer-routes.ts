@@ -4,7 +4,7 @@ import { type EmulatorContext } from '../context';
 import { ApiError } from '../errors';
 import { newFileRecord } from '../files';
 import { decodePairs, parseBool, parseList, parseString } from '../form';
-import { tokenOf } from '../http';
+import { runIdOf, tokenOf } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
 
@@ -48,6 +48,7 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
         tags: [],
         creatorToken: { id: token.id, description: `${token.description} (file uploaded through the importer service)` },
         branchId: parseString(early.branchId) ?? 'default',
+        runId: runIdOf(request),
         measured: true,
       });
       const counter = byteCounter();

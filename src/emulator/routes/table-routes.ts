@@ -2,7 +2,7 @@ import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { notFound, validation } from '../errors';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
-import { readParams, tokenOf } from '../http';
+import { readParams, runIdOf, tokenOf } from '../http';
 import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, validateExport } from '../jobs/export-query';
 import { type TableRecord } from '../model';
 import { jobResource, tableResource } from '../resources';
@@ -74,6 +74,7 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
       tableId: table.id,
       queueKey: `table:${table.id}`,
       creatorToken: { id: token.id, description: token.description },
+      runId: runIdOf(request),
     });
     return reply.code(202).send(jobResource(ctx, job));
   });
@@ -112,6 +113,7 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
       tableId: table.id,
       queueKey: `table:${table.id}`,
       creatorToken: { id: token.id, description: token.description },
+      runId: runIdOf(request),
     });
     return reply.code(202).send(jobResource(ctx, job));
   });

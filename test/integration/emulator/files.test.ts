@@ -107,4 +107,16 @@ describe('files', () => {
     }
     expect((await env.api('DELETE', '/files/999999')).status).toBe(404);
   });
+
+  test('files record the X-KBC-RunId of the request that created them, and the list filters by runId', async () => {
+    const prepared = await env.api('POST', '/files/prepare', { json: { name: 'run.csv' }, headers: { 'X-KBC-RunId': 'run-7' } });
+    expect(prepared.body.runId).toBe('run-7');
+    const form = new FormData();
+    form.append('data', new Blob(['a\n1\n']), 'run.csv');
+    const uploaded = await env.api('POST', '/upload-file', { multipart: form, base: 'import', headers: { 'X-KBC-RunId': 'run-7' } });
+    expect(uploaded.body.runId).toBe('run-7');
+    expect((await env.api('GET', `/files/${prepared.body.id}`)).body.runId).toBe('run-7');
+    const listed = (await env.api('GET', '/files?runId=run-7')).body.map((f: { id: number }) => f.id);
+    expect(listed.sort()).toEqual([prepared.body.id, uploaded.body.id].sort());
+  });
 });

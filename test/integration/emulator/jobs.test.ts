@@ -59,4 +59,24 @@ describe('jobs', () => {
     expectSuccess(await waitForJob(env.api, res.body.id));
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
   });
+
+  test('the X-KBC-RunId header becomes the runId of the job the request creates, and of the exported file', async () => {
+    const res = await env.api('POST', '/tables/in.c-jobs.f1/export-async', { json: {}, headers: { 'X-KBC-RunId': 'abc' } });
+    expect(res.status).toBe(202);
+    expect(res.body.runId).toBe('abc');
+    const job = expectSuccess(await waitForJob(env.api, res.body.id));
+    expect((await env.api('GET', `/jobs/${job.id}`)).body.runId).toBe('abc');
+    const listed = (await env.api('GET', '/jobs')).body.find((j: { id: number }) => j.id === job.id);
+    expect(listed.runId).toBe('abc');
+    expect((await env.api('GET', `/files/${job.results.file.id}`)).body.runId).toBe('abc');
+    const plain = await env.api('POST', '/tables/in.c-jobs.f1/export-async', { json: {} });
+    expect(plain.body.runId).toBeNull();
+    expect((await waitForJob(env.api, plain.body.id)).runId).toBeNull();
+  });
+
+  test('load jobs carry the run id too', async () => {
+    const fileId = await uploadViaImporter(env.api, 'a\n2\n');
+    const res = await env.api('POST', '/tables/in.c-jobs.f1/import-async', { json: { dataFileId: fileId }, headers: { 'x-kbc-runid': 'run.42' } });
+    expect(expectSuccess(await waitForJob(env.api, res.body.id)).runId).toBe('run.42');
+  });
 });

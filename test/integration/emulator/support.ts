@@ -40,9 +40,16 @@ export function client(emulator: { url: string; importUrl: string }) {
   async function call<T = Json>(
     method: string,
     path: string,
-    options: { json?: unknown; form?: string | Record<string, string>; multipart?: FormData; token?: string | null; base?: 'service' | 'import' | 'root' } = {},
+    options: {
+      json?: unknown;
+      form?: string | Record<string, string>;
+      multipart?: FormData;
+      token?: string | null;
+      base?: 'service' | 'import' | 'root';
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (options.token !== null) headers['x-storageapi-token'] = options.token ?? TOKEN;
     let body: string | FormData | undefined;
     if (options.json !== undefined) {
