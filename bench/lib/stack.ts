@@ -68,6 +68,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
   const { dataDir, log } = options;
   mkdirSync(dataDir, { recursive: true });
   const token = `bench-${randomBytes(12).toString('hex')}`;
+  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`;
   const workerWorkDir = join(dataDir, 'worker');
   const bundlePath = join(dataDir, 'workflow-bundle.js');
   const pids = { worker: -1, emulator: -1, minio: -1, temporal: -1 };
@@ -98,6 +99,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         bucket: DEFAULT_FILES_BUCKET,
       },
       tokens: [{ token, description: 'bench' }],
+      adminToken,
       sliceSizeBytes: options.sliceSizeBytes,
     };
     const child = await startNodeChild({
@@ -181,7 +183,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       pids,
       workerWorkDir,
       async emulatorFault(body) {
-        const res = await request(`${sapiUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await request(`${sapiUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify(body) });
         const text = await res.body.text();
         if (res.statusCode >= 300) throw new Error(`POST /_emulator/faults answered ${res.statusCode}: ${text}`);
       },

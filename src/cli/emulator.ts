@@ -16,8 +16,12 @@ export interface EmulatorFlags {
   host: string;
   dataDir: string;
   token?: string;
+  adminToken?: string;
   sliceSizeMb?: number;
 }
+
+/** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
+export const EMULATOR_ADMIN_TOKEN_ENV = 'SAPI_EMULATOR_ADMIN_TOKEN';
 
 /**
  * The emulator's object storage from the environment: `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`,
@@ -55,6 +59,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--host <host>', 'interface to listen on', DEFAULT_EMULATOR_HOST)
     .option('--data-dir <dir>', 'where tables, file records and jobs are kept (a restart on it keeps them)', '.data/emulator')
     .option('--token <token>', 'the Storage token the emulator accepts (default: a generated one, printed)')
+    .option('--admin-token <secret>', `bearer secret of the /_emulator/* admin endpoints (default: ${EMULATOR_ADMIN_TOKEN_ENV}, else a generated one, printed)`)
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
     .action(async (flags: EmulatorFlags) => {
       try {
@@ -62,6 +67,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
         const s3 = emulatorS3(context.env);
         const { createEmulator } = await import('../emulator');
         const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;
+        const adminToken = flags.adminToken ?? (context.env[EMULATOR_ADMIN_TOKEN_ENV] || `emu-admin-${randomBytes(16).toString('hex')}`);
         const dataDir = resolve(flags.dataDir);
         const emulator = await createEmulator({
           port: flags.port,
@@ -69,9 +75,10 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
           dataDir,
           s3,
           tokens: [{ token, description: 'sapi-temporal emulator' }],
+          adminToken,
           sliceSizeBytes: flags.sliceSizeMb === undefined ? undefined : Math.round(flags.sliceSizeMb * 1024 * 1024),
         });
-        const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token };
+        const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, [EMULATOR_ADMIN_TOKEN_ENV]: adminToken };
         const width = Math.max(...Object.keys(env).map((key) => key.length));
         process.stdout.write(`Storage API emulator is up (data in ${dataDir}):\n`);
         for (const [key, value] of Object.entries(env)) process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);

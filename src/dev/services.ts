@@ -7,6 +7,8 @@ export interface DevServicesOptions {
   worker?: boolean;
   /** Storage token the emulator accepts; generated when absent. */
   token?: string;
+  /** Bearer secret of the emulator's `/_emulator/*` admin endpoints; generated when absent. */
+  adminToken?: string;
   /** Export slicing threshold of the emulator (bytes); default the emulator's. */
   sliceSizeBytes?: number;
 }
@@ -18,11 +20,15 @@ export function devServices(options: DevServicesOptions = {}): DevStackService[]
   return services;
 }
 
-/** The Storage API emulator on MinIO; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN`. */
+/**
+ * The Storage API emulator on MinIO; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
+ * `SAPI_EMULATOR_ADMIN_TOKEN` (the bearer secret of its `/_emulator/*` admin endpoints).
+ */
 export function emulatorService(options: DevServicesOptions = {}): DevStackService {
   return async (stack) => {
     const { createEmulator } = await import('../emulator');
     const token = options.token ?? `dev-${randomBytes(16).toString('hex')}`;
+    const adminToken = options.adminToken ?? `dev-admin-${randomBytes(16).toString('hex')}`;
     const emulator = await createEmulator({
       port: 0,
       dataDir: join(stack.dataDir, 'emulator'),
@@ -34,10 +40,11 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
         bucket: DEFAULT_FILES_BUCKET,
       },
       tokens: [{ token, description: 'dev stack' }],
+      adminToken,
       sliceSizeBytes: options.sliceSizeBytes,
     });
     return {
-      env: { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token },
+      env: { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, SAPI_EMULATOR_ADMIN_TOKEN: adminToken },
       stop: () => emulator.close(),
     };
   };

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Socket } from 'node:net';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -37,6 +38,18 @@ function pathOf(url: string): { path: string; query: string } {
   return q < 0 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
 }
 
+/** Compares secrets in constant time (over their digests, so the lengths do not leak either). */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/** The bearer token of an `Authorization` header, or undefined. */
+function bearerOf(request: FastifyRequest): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1];
+}
+
 function destroySocket(socket: Socket | null | undefined, reset: boolean): void {
   if (!socket) return;
   if (reset && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
@@ -44,7 +57,7 @@ function destroySocket(socket: Socket | null | undefined, reset: boolean): void 
 }
 
 /** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
-export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; requestLog: RequestLog }): Promise<FastifyInstance> {
+export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog }): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: 16 * 1024 * 1024,
@@ -72,7 +85,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
 
   app.addHook('onRequest', async (request, reply) => {
     const { path, query } = pathOf(request.url);
-    if (path.startsWith(ADMIN_PREFIX)) return;
+    if (path.startsWith(ADMIN_PREFIX)) return authenticateAdmin(request, reply);
     const entry: RequestLogEntry = { method: request.method, path, query, status: 0, time: Date.now(), durationMs: 0 };
     request.logEntry = entry;
     options.requestLog.add(entry);
@@ -107,6 +120,19 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
         return authenticate(request, reply);
     }
   });
+
+  async function authenticateAdmin(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    if (!options.adminEnabled || options.adminToken === undefined) return undefined;
+    const given = bearerOf(request);
+    if (given !== undefined && sameSecret(given, options.adminToken)) return undefined;
+    const error = new ApiError(
+      401,
+      'emulator.adminTokenInvalid',
+      `${given === undefined ? 'missing' : 'wrong'} admin token: ${ADMIN_PREFIX}/* needs the header "Authorization: Bearer <adminToken>" (the emulator's adminToken option; SAPI_EMULATOR_ADMIN_TOKEN of the CLI and the dev stack)`,
+      { 'www-authenticate': 'Bearer realm="sapi-emulator-admin"' },
+    );
+    return sendError(request, reply, error, false);
+  }
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['x-storageapi-token'];

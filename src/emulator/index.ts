@@ -53,6 +53,7 @@ const optionsSchema = z.object({
   sliceSizeBytes: z.number().int().positive().optional(),
   projectId: z.number().int().positive().optional(),
   adminEnabled: z.boolean().optional(),
+  adminToken: z.string().min(1).optional(),
   credentialsTtlSeconds: z.number().int().min(900).max(43_200).optional(),
   requestLogLimit: z.number().int().positive().optional(),
   publicUrl: z.string().url().optional(),
@@ -141,7 +142,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     return [];
   });
 
-  const app = await buildApp(ctx, { adminEnabled: options.adminEnabled ?? true, requestLog });
+  const app = await buildApp(ctx, { adminEnabled: options.adminEnabled ?? true, adminToken: options.adminToken, requestLog });
   try {
     await app.listen({ port: options.port ?? 0, host });
   } catch (error) {

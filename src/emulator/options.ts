@@ -66,8 +66,14 @@ export interface EmulatorOptions {
   sliceSizeBytes?: number;
   /** Project id in object keys and token owner. Default {@link DEFAULT_PROJECT_ID}. */
   projectId?: number;
-  /** Serve `/_emulator/*` admin endpoints (faults, request log) without a token. Default true. */
+  /** Serve the `/_emulator/*` admin endpoints (faults, request log). Default true. */
   adminEnabled?: boolean;
+  /**
+   * Secret of the admin endpoints: when set, every `/_emulator/*` request must carry `Authorization: Bearer
+   * <adminToken>` or is answered 401. Default: none (the endpoints answer anyone who reaches the port). The
+   * in-process {@link EmulatorHandle.faults} does not need it.
+   */
+  adminToken?: string;
   /** Lifetime of STS credentials in seconds, 900–43200. Default {@link DEFAULT_CREDENTIALS_TTL_SECONDS}. */
   credentialsTtlSeconds?: number;
   /** Entries kept in the request log. Default {@link DEFAULT_REQUEST_LOG_LIMIT}. */

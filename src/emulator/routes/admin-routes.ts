@@ -13,7 +13,10 @@ const adminFaultSchema = z.union([
   faultRuleSchema,
 ]);
 
-/** Test controls without a token: `POST/GET/DELETE /_emulator/faults`, `GET/DELETE /_emulator/requests`. */
+/**
+ * Test controls: `POST/GET/DELETE /_emulator/faults`, `GET/DELETE /_emulator/requests`. No Storage token; the
+ * `adminToken` bearer secret when the emulator has one (checked in the app's request hook).
+ */
 export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, requestLog: RequestLog): void {
   app.post('/faults', async (request, reply) => {
     const parsed = adminFaultSchema.safeParse(request.body);

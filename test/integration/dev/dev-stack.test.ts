@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { emulatorService } from '../../../src/dev/services';
 import { startDevStack } from '../../../src/dev/stack';
 import { temporalHealthy } from '../../../src/dev/temporal';
 import { eventually, isAlive, spawnTs, waitForLine } from '../../harness/processes';
@@ -27,6 +28,27 @@ describe('dev stack', () => {
       await stack.stop();
     }
     expect(pids.filter(isAlive)).toEqual([]);
+  });
+
+  it('runs the emulator with a generated admin secret, written to the env file and required by /_emulator/*', async () => {
+    const stack = await startDevStack({ dataDir, headless: true, services: [emulatorService()] });
+    try {
+      const secret = stack.env.SAPI_EMULATOR_ADMIN_TOKEN;
+      expect(secret).toMatch(/^dev-admin-[0-9a-f]{32}$/);
+      const envFile = join(dataDir, 'stack.env');
+      stack.writeEnvFile(envFile);
+      expect(readFileSync(envFile, 'utf8')).toContain(`SAPI_EMULATOR_ADMIN_TOKEN=${secret}\n`);
+      const faults = async (headers: Record<string, string>) => {
+        const res = await request(`${stack.env.SAPI_URL}/_emulator/faults`, { headers });
+        await res.body.dump();
+        return res.statusCode;
+      };
+      expect(await faults({})).toBe(401);
+      expect(await faults({ authorization: `Bearer ${stack.env.SAPI_TOKEN}` })).toBe(401);
+      expect(await faults({ authorization: `Bearer ${secret}` })).toBe(200);
+    } finally {
+      await stack.stop();
+    }
   });
 
   it('leaves no orphan processes when the caller is killed without stopping the stack', async () => {

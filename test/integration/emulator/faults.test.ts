@@ -2,19 +2,56 @@ import { rmSync } from 'node:fs';
 import { request } from 'undici';
 import { createEmulator } from '../../../src/emulator';
 import { startTestMinio } from './minio-helper';
-import { TOKEN, client, createBucket, emulatorOptions, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { type Json, TOKEN, client, createBucket, emulatorOptions, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+
+const ADMIN_TOKEN = 'test-admin-secret';
 
 describe('fault injection', () => {
-  const env = useEmulator();
+  const env = useEmulator({ adminToken: ADMIN_TOKEN });
 
   afterEach(() => env.emulator.faults.clear());
 
-  const admin = (method: string, path: string, json?: unknown) =>
+  /** Calls an admin endpoint with the admin secret, another one (`secret`), or none (`secret: null`). */
+  const admin = (method: string, path: string, json?: unknown, secret: string | null = ADMIN_TOKEN) =>
     request(`${env.emulator.url}/_emulator${path}`, {
       method: method as 'GET',
-      headers: json === undefined ? {} : { 'content-type': 'application/json' },
+      headers: {
+        ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(secret === null ? {} : { authorization: `Bearer ${secret}` }),
+      },
       body: json === undefined ? undefined : JSON.stringify(json),
-    }).then(async (r) => ({ status: r.statusCode, body: r.statusCode === 204 ? undefined : await r.body.json() }));
+    }).then(async (r) => ({ status: r.statusCode, headers: r.headers, body: r.statusCode === 204 ? undefined : await r.body.json() }) as { status: number; headers: Record<string, unknown>; body: Json });
+
+  test('the admin endpoints answer 401 without the admin secret and change nothing', async () => {
+    for (const [method, path] of [['GET', '/faults'], ['DELETE', '/faults'], ['GET', '/requests'], ['DELETE', '/requests']]) {
+      const res = await admin(method!, path!, undefined, null);
+      expect(res.status).toBe(401);
+      expect(res.body).toMatchObject({ code: 'emulator.adminTokenInvalid', error: expect.stringMatching(/^missing admin token: .*Authorization: Bearer/) });
+      expect(res.body.exceptionId).toMatch(/^exception-/);
+      expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+    }
+    const added = await admin('POST', '/faults', { path: '/tokens/verify', action: { type: 'status', status: 418 } }, null);
+    expect(added.status).toBe(401);
+    expect(env.emulator.faults.list()).toEqual([]);
+    expect((await env.api('GET', '/tokens/verify')).status).toBe(200);
+  });
+
+  test('the admin endpoints answer 401 to a wrong admin secret, and to a Storage token', async () => {
+    expect(await admin('GET', '/requests', undefined, 'not-the-secret')).toMatchObject({ status: 401, body: { error: expect.stringMatching(/^wrong admin token/) } });
+    expect((await admin('GET', '/faults', undefined, TOKEN)).status).toBe(401);
+    const storageHeader = await request(`${env.emulator.url}/_emulator/faults`, { headers: { 'x-storageapi-token': TOKEN } });
+    await storageHeader.body.dump();
+    expect(storageHeader.statusCode).toBe(401);
+    expect((await admin('POST', '/faults', { failJob: { operationName: 'tableCreate' } }, 'not-the-secret')).status).toBe(401);
+    expect(env.emulator.faults.list()).toEqual([]);
+  });
+
+  test('the admin endpoints work with the admin secret', async () => {
+    expect((await admin('POST', '/faults', { path: '/tokens/verify', times: 1, action: { type: 'status', status: 418 } })).status).toBe(201);
+    expect((await admin('GET', '/faults')).body).toHaveLength(1);
+    expect((await env.api('GET', '/tokens/verify')).status).toBe(418);
+    expect((await admin('GET', '/requests')).status).toBe(200);
+  });
 
   test('a status fault answers without performing the operation, with Retry-After when asked', async () => {
     env.emulator.faults.add({ method: 'POST', path: '/buckets$', times: 1, action: { type: 'status', status: 503, retryAfter: 2 } });
@@ -84,7 +121,7 @@ describe('fault injection', () => {
     expect(await uploadViaImporter(env.api, 'a\n1\n')).toBeGreaterThan(0);
   });
 
-  test('the admin endpoint adds, lists and clears rules without a token, and rejects bad ones', async () => {
+  test('the admin endpoint adds, lists and clears rules without a Storage token, and rejects bad ones', async () => {
     const added = await admin('POST', '/faults', { path: '/tokens/verify', times: 1, action: { type: 'status', status: 418 } });
     expect(added.status).toBe(201);
     expect((await admin('GET', '/faults')).body).toEqual([expect.objectContaining({ path: '/tokens/verify' })]);
