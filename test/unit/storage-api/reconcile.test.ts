@@ -55,6 +55,52 @@ describe('reconciling async POSTs', () => {
     expect((await findJobForExport({ client, tableId: 'in.c-a.t', since: now.getTime() - 60_000 }))?.id).toBe(4);
   });
 
+  describe('findJobForExport adopts only a job that is provably this export', () => {
+    const exportJob = (id: number, runId: string | null, operationParams: Record<string, unknown>) => ({
+      id,
+      status: 'waiting',
+      operationName: 'tableExport',
+      tableId: 'in.c-a.t',
+      runId,
+      operationParams,
+      createdTime: iso(10),
+    });
+    const since = now.getTime() - 60_000;
+
+    it('takes the job carrying our marker, whatever else is newer', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [exportJob(9, 'someone-else', {}), exportJob(8, 'ours', { columns: ['id'] })]));
+      expect((await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { columns: ['id'] }, since }))?.id).toBe(8);
+    });
+
+    it('never takes a job with another run id, even with the same parameters', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [exportJob(9, 'someone-else', {})]));
+      expect(await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: {}, since })).toBeUndefined();
+    });
+
+    it('without run ids on the service, takes a job only when columns, limit and gzip match', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [
+        exportJob(9, null, { columns: ['id'], limit: 3, gzip: false }),
+        exportJob(8, null, { columns: ['id', 'name'], gzip: true }),
+      ]));
+      expect(await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: {}, since })).toBeUndefined();
+      expect((await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { columns: ['id', 'name'], gzip: true }, since }))?.id).toBe(8);
+      expect((await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { columns: ['id'], limit: 3 }, since }))?.id).toBe(9);
+    });
+
+    it('without run ids, never takes an export with filters, order or time bounds by its parameters', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, [exportJob(9, null, { whereFilters: [{ column: 'id', operator: 'eq', values: ['1'] }] })]));
+      expect(await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: {}, since })).toBeUndefined();
+      expect(
+        await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { whereFilters: [{ column: 'id', operator: 'eq', values: ['1'] }] }, since }),
+      ).toBeUndefined();
+    });
+  });
+
+  it('findJobForImport skips a job of the same file that records another run id', async () => {
+    server.on('GET', '/v2/storage/jobs', json(200, [{ ...importJob(3, 7, 'in.c-a.t'), runId: 'other' }, { ...importJob(2, 7, 'in.c-a.t'), runId: 'ours' }]));
+    expect((await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', runId: 'ours' }))?.id).toBe(2);
+  });
+
   describe('startImportOnce', () => {
     const load = { tableId: 'in.c-a.t', dataFileId: 7, incremental: true } as const;
 
