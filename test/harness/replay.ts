@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
@@ -13,7 +13,11 @@ export interface NamedHistory {
 /** Saved workflow histories, replayed by the unit tier against the current workflow code. */
 export const SAVED_HISTORIES_DIR = resolve(__dirname, '..', 'fixtures', 'histories');
 
-/** Set to 1 to (re)write the saved histories from an integration run (`test/integration/workflows/replay.test.ts`). */
+/**
+ * Set to 1 to save the histories of an integration run (`test/integration/workflows/replay.test.ts`) that are not
+ * saved yet, or to `all` to rewrite every one. Saved histories of older code stay as they are by default: they are
+ * what proves that runs started before a patch still replay.
+ */
 export const RECORD_HISTORIES_ENV = 'SAPI_RECORD_HISTORIES';
 
 /** Replays every history and returns one line per failure (`<name>: <error>`); an empty list means all replayed. */
@@ -31,9 +35,12 @@ export async function fetchHistories(handles: Record<string, WorkflowHandle>): P
 }
 
 /** Writes histories as `<name>.json` (the JSON form `temporal workflow show --output json` prints). */
-export function saveHistories(histories: NamedHistory[], dir = SAVED_HISTORIES_DIR): void {
+export function saveHistories(histories: NamedHistory[], dir = SAVED_HISTORIES_DIR, overwrite = false): void {
   mkdirSync(dir, { recursive: true });
-  for (const { workflowId, history } of histories) writeFileSync(join(dir, `${workflowId}.json`), `${historyToJSON(history)}\n`);
+  for (const { workflowId, history } of histories) {
+    const path = join(dir, `${workflowId}.json`);
+    if (overwrite || !existsSync(path)) writeFileSync(path, `${historyToJSON(history)}\n`);
+  }
 }
 
 /** The saved histories, named after their files. */

@@ -48,6 +48,9 @@ describe('workflow histories replay deterministically', () => {
     const slices = [0, 1].map((p) => file(`s${p}.csv`, `${p}0001,slice-${p},z\n`));
     await started('importTableWorkflow', 'import-sliced-load', importInput({ source: slices[0], slices, columns: ['id', 'name', 'note'], bucketId: 'in.c-replay', table: 'items', mode: 'load', incremental: true }));
     await started('importTableWorkflow', 'import-malformed-failed', importInput({ source: file('bad.csv', 'id,name\n1,"open\n'), bucketId: 'in.c-replay', table: 'bad' }));
+    // since the checks-and-cleanup patch: a run rejected by the checks, and a failed job whose file and bucket are removed
+    await started('importTableWorkflow', 'import-checked-missing-table', importInput({ source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-replay', table: 'absent', mode: 'load' }));
+    await started('importTableWorkflow', 'import-failed-cleanup', importInput({ source: file('d.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-cleanup', createBucket: true, table: 't' }));
     await started('exportTableWorkflow', 'export-sliced', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'out', 'items.csv') } satisfies ExportTableInput);
     const children = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
@@ -63,6 +66,8 @@ describe('workflow histories replay deterministically', () => {
       'import-importer-incremental': 'COMPLETED',
       'import-sliced-load': 'COMPLETED',
       'import-malformed-failed': 'FAILED',
+      'import-checked-missing-table': 'FAILED',
+      'import-failed-cleanup': 'FAILED',
       'export-sliced': 'COMPLETED',
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',
@@ -72,6 +77,7 @@ describe('workflow histories replay deterministically', () => {
     const histories = await fetchHistories(handles);
     const bundle = { code: readFileSync(testStack().workflowBundlePath, 'utf8') };
     expect(await replayFailures({ workflowBundle: bundle }, histories)).toEqual([]);
-    if (process.env[RECORD_HISTORIES_ENV] === '1') saveHistories(histories);
+    const record = process.env[RECORD_HISTORIES_ENV];
+    if (record === '1' || record === 'all') saveHistories(histories, undefined, record === 'all');
   });
 });
