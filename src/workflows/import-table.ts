@@ -70,7 +70,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           progress.phase = 'bucket';
           created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
         }
-        const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id));
+        const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), cleanup);
         ({ fileId, bytes, sha256 } = uploaded);
         progress.phase = 'importing';
         const csv = input.csv ?? {};
@@ -120,13 +120,17 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
 
 type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;
 
-/** Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare. */
+/**
+ * Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare
+ * (and, with `cleanup`, the removal of the expired file resource).
+ */
 async function upload(
   input: ImportTableInput,
   progress: TransferProgress,
   acts: Acts,
   transfer: Acts,
   onFile: (fileId: number) => void,
+  cleanup: boolean,
 ): Promise<{ fileId: number; bytes: number; sha256?: string }> {
   const connection = input.connection;
   if ((input.via ?? 'direct') === 'importer') {
@@ -155,7 +159,11 @@ async function upload(
       progress.bytes = uploaded.bytes;
       return { fileId: prepared.fileId, bytes: uploaded.bytes, sha256: uploaded.sha256 };
     } catch (err) {
-      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === 'SAPI_CREDENTIALS_EXPIRED') continue;
+      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === 'SAPI_CREDENTIALS_EXPIRED') {
+        // the expired file resource is never used: remove it before preparing a fresh one
+        if (cleanup) await acts.cleanUpImport({ connection, fileId: prepared.fileId });
+        continue;
+      }
       throw err;
     }
   }

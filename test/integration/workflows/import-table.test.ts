@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { request } from 'undici';
 import type { ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 
@@ -24,6 +25,11 @@ describe('importTableWorkflow against the emulator', () => {
       workflowId: `import-${Date.now()}-${++n}`,
       args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }],
     });
+  }
+
+  async function filesNamed(name: string): Promise<unknown[]> {
+    const res = await request(`${env.emulator.url}/v2/storage/files?limit=1000`, { headers: { 'x-storageapi-token': env.emulator.token } });
+    return ((await res.body.json()) as Array<{ name: string }>).filter((f) => f.name === name);
   }
 
   async function failureOf(input: ImportTableInput): Promise<ApplicationFailure> {
@@ -147,6 +153,7 @@ describe('importTableWorkflow against the emulator', () => {
     expect(prepares() - before).toBe(2);
     expect(result.importedRowsCount).toBe(2);
     expect((await env.emulator.readTable('in.c-expiring.t')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect(await filesNamed('expiring.csv')).toHaveLength(1); // the expired file resource was removed
   });
 
   it('gives up with SAPI_CREDENTIALS_EXPIRED after three prepares whose credentials all expire, creating no table', async () => {
@@ -155,6 +162,7 @@ describe('importTableWorkflow against the emulator', () => {
     expect(failure.type).toBe('SAPI_CREDENTIALS_EXPIRED');
     expect(failure.message).toMatch(/temporary credentials \(expiring .*\) are expired or rejected/);
     await expect(env.emulator.readTable('in.c-expiring.never')).rejects.toThrow();
+    expect(await filesNamed('always-expiring.csv')).toEqual([]); // nothing left behind
   });
 
   it('reconciles a lost tables-async response: one job, one table with the right rows', async () => {
