@@ -1,6 +1,8 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { loadSettings, type Settings } from './config';
+import { SapiErrorCode, isSapiError } from './errors';
 import { SapiPlugin, workflowsPath } from './plugin';
+import { createStorageClient } from './storage-api';
 
 /** Longest time a heartbeat (a resume point) waits before it is sent to the server. */
 export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
@@ -23,6 +25,39 @@ export interface RunWorkerOptions {
   worker?: Partial<WorkerOptions>;
   /** Also poll `settings.hostTaskQueue` (work bound to this host's files). Default true when configured. */
   hostQueue?: boolean;
+  /**
+   * Check the Storage connections before polling (see {@link checkConnections}): none configured, or a token the
+   * service rejects, stops the worker at start. Default true.
+   */
+  checkConnections?: boolean;
+}
+
+/**
+ * Fails fast on a worker that could only fail later: no Storage connection configured, or a token the service
+ * rejects (`GET tokens/verify` answers 401/403). A service that cannot be reached is not a reason to refuse to
+ * start (it may be in maintenance): the activities retry then.
+ */
+export async function checkConnections(settings: Settings): Promise<void> {
+  const names = Object.keys(settings.connections);
+  if (names.length === 0) {
+    throw new Error('no Storage connection configured: set SAPI_URL and SAPI_TOKEN (or SAPI_<NAME>_URL and SAPI_<NAME>_TOKEN) in the worker\'s environment');
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const { url, token, branchId } = settings.connections[name]!;
+      const client = createStorageClient({ url, token, branchId, retry: { maxAttempts: 1 } });
+      try {
+        await client.verifyToken();
+      } catch (err) {
+        if (isSapiError(err) && err.code === SapiErrorCode.UNAUTHORIZED) {
+          throw new Error(`Storage connection "${name}" (${url}) rejects its token: ${err.message}; check ${name === 'default' ? 'SAPI_TOKEN' : `SAPI_${name.toUpperCase()}_TOKEN`}`);
+        }
+        // unreachable or failing service: start anyway, activities retry
+      } finally {
+        await client.close();
+      }
+    }),
+  );
 }
 
 export interface RunningWorker {
@@ -40,6 +75,7 @@ export interface RunningWorker {
  */
 export async function startWorker(options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const settings = options.settings ?? loadSettings();
+  if (options.checkConnections ?? true) await checkConnections(settings);
   const plugin = new SapiPlugin({ settings });
   const connection = await NativeConnection.connect({ address: settings.temporal.address });
   const queues = [settings.temporal.taskQueue];

@@ -24,7 +24,7 @@ export interface SapiTestEnv {
  */
 export async function startSapiTestEnv(
   name: string,
-  options: { emulator?: Partial<EmulatorOptions>; env?: Record<string, string>; worker?: boolean } = {},
+  options: { emulator?: Partial<EmulatorOptions>; env?: Record<string, string>; worker?: boolean; checkConnections?: boolean } = {},
 ): Promise<SapiTestEnv> {
   const stack = testStack();
   const dataDir = mkdtempSync(join(stack.dataDir, `${name}-`));
@@ -49,7 +49,7 @@ export async function startSapiTestEnv(
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection, namespace: stack.namespace });
   const bundle = { code: readFileSync(stack.workflowBundlePath, 'utf8') };
-  const start = () => startWorker({ settings, worker: { workflowBundle: bundle } });
+  const start = () => startWorker({ settings, worker: { workflowBundle: bundle }, checkConnections: options.checkConnections });
   const env: SapiTestEnv = {
     emulator,
     client,

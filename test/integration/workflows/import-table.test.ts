@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
+import { loadSettings } from '../../../src/config';
+import { startWorker } from '../../../src/worker';
 
 describe('importTableWorkflow against the emulator', () => {
   let env: SapiTestEnv;
@@ -203,7 +206,8 @@ describe('importTableWorkflow edge cases', () => {
   });
 
   it('fails with SAPI_UNAUTHORIZED on an invalid token after one request, without retrying', async () => {
-    const bad = await startSapiTestEnv('bad-token', { env: { SAPI_TOKEN: 'not-a-valid-token' } });
+    // a token revoked while the worker runs (a worker started with it would refuse to start: see the test below)
+    const bad = await startSapiTestEnv('bad-token', { env: { SAPI_TOKEN: 'not-a-valid-token' }, checkConnections: false });
     try {
       writeFileSync(join(bad.dataDir, 'x.csv'), 'a\n1\n');
       const err = await bad.client.workflow
@@ -219,5 +223,19 @@ describe('importTableWorkflow edge cases', () => {
     } finally {
       await bad.stop();
     }
+  });
+
+  it('refuses to start a worker without a Storage connection, or with a token the service rejects, with one clear line', async () => {
+    const stack = testStack();
+    const emulator = env.emulator;
+    const temporalOnly = Object.fromEntries(Object.entries(stack.env).filter(([key]) => !key.startsWith('SAPI_')));
+    const base = { ...temporalOnly, TEMPORAL_TASK_QUEUE: uniqueTaskQueue('fail-fast') };
+    await expect(startWorker({ settings: loadSettings(base) })).rejects.toThrow(/no Storage connection configured: set SAPI_URL and SAPI_TOKEN/);
+    await expect(startWorker({ settings: loadSettings({ ...base, SAPI_URL: emulator.url, SAPI_TOKEN: 'revoked' }) })).rejects.toThrow(
+      /Storage connection "default" \(http:\/\/127\.0\.0\.1:\d+\) rejects its token: .*check SAPI_TOKEN/,
+    );
+    // an unreachable service is no reason to refuse: it may be in maintenance, the activities retry
+    const running = await startWorker({ settings: loadSettings({ ...base, SAPI_URL: 'http://127.0.0.1:9', SAPI_TOKEN: 'x' }), worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
+    await running.stop();
   });
 });
