@@ -15,6 +15,7 @@ import { registerImporterRoutes } from './routes/importer-routes';
 import { registerJobRoutes } from './routes/job-routes';
 import { registerServiceRoutes } from './routes/service-routes';
 import { registerTableRoutes } from './routes/table-routes';
+import { registerTokenRoutes } from './routes/token-routes';
 import { sleep } from './time';
 
 /** Largest importer upload, bytes (the real importer's limit: 2 GB). */
@@ -136,7 +137,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
 
   async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['x-storageapi-token'];
-    const token = typeof header === 'string' ? ctx.tokens.get(header) : undefined;
+    const token = typeof header === 'string' ? ctx.tokens.authenticate(header) : undefined;
     if (!token) return sendError(request, reply, new ApiError(401, 'storage.tokenInvalid', 'Invalid access token'), isImporter(request));
     request.sapiToken = token;
     return undefined;
@@ -187,6 +188,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
   await app.register(async (scope) => {
     registerServiceRoutes(scope, ctx);
+    registerTokenRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
   }, { prefix: '/v2/storage' });
   await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });

@@ -1,9 +1,9 @@
 import { type DocLog } from './doc-log';
 import { type Faults } from './faults';
 import { type JobRunner } from './jobs/job-runner';
-import { type TokenRecord } from './model';
 import { type ObjectStore } from './object-store';
 import { type TableStore } from './table-store';
+import { type TokenStore } from './tokens';
 
 /** Everything the routes and jobs share; built once by `createEmulator`. */
 export interface EmulatorContext {
@@ -18,6 +18,6 @@ export interface EmulatorContext {
   tables: TableStore;
   jobs: JobRunner;
   faults: Faults;
-  tokens: Map<string, TokenRecord>;
+  tokens: TokenStore;
   nextId(kind: 'file' | 'job'): number;
 }

@@ -13,7 +13,6 @@ import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
 import { runTableCreate, runTableImport } from './jobs/table-load';
-import { type TokenRecord } from './model';
 import { ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
@@ -31,6 +30,7 @@ import {
 } from './options';
 import { RequestLog } from './request-log';
 import { TableStore } from './table-store';
+import { TokenStore } from './tokens';
 
 export * from './options';
 export type { CredentialsExpiryRule, FaultAction, FaultRule, FaultsController, JobFailureRule, JobSlowdownRule } from './faults';
@@ -48,7 +48,19 @@ const optionsSchema = z.object({
     secretAccessKey: z.string().min(1),
     bucket: z.string().min(3),
   }),
-  tokens: z.array(z.object({ token: z.string().min(1), id: z.number().int().positive().optional(), description: z.string().optional() })).min(1),
+  tokens: z
+    .array(
+      z.object({
+        token: z.string().min(1),
+        id: z.number().int().positive().optional(),
+        description: z.string().optional(),
+        isMasterToken: z.boolean().optional(),
+        canManageBuckets: z.boolean().optional(),
+        canReadAllFileUploads: z.boolean().optional(),
+        bucketPermissions: z.record(z.string().min(1), z.enum(['read', 'write', 'manage'])).optional(),
+      }),
+    )
+    .min(1),
   jobDelays: z.object({ waitingMs: z.number().nonnegative().optional(), processingMs: z.number().nonnegative().optional() }).optional(),
   sliceSizeBytes: z.number().int().positive().optional(),
   projectId: z.number().int().positive().optional(),
@@ -75,12 +87,6 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir, { recursive: true });
 
-  const tokens = new Map<string, TokenRecord>();
-  options.tokens.forEach((t, i) => {
-    const id = t.id ?? i + 1;
-    tokens.set(t.token, { id, token: t.token, description: t.description ?? `token-${id}` });
-  });
-
   const objects = new ObjectStore(options.s3, options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS, DEFAULT_PRESIGN_TTL_SECONDS);
   await objects.ensureBucket();
   const state = new DocLog(join(options.dataDir, 'state.jsonl'));
@@ -95,6 +101,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     objects.destroy();
     throw error;
   }
+  const tokens = new TokenStore(state, options.tokens, options.projectId ?? DEFAULT_PROJECT_ID);
   const faults = new Faults();
   const requestLog = new RequestLog(options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT);
 
@@ -139,6 +146,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     const bucketId = String(job.operationParams.bucketId);
     await tables.dropSchema(bucketId);
     state.delete('bucket', bucketId);
+    tokens.revokeBucket(bucketId);
     return [];
   });
 

@@ -1,9 +1,27 @@
 /** Records the emulator keeps. Resources sent to clients are built from them in `resources.ts`. */
+import { type BucketPermission } from './options';
+
+export type { BucketPermission };
 
 export interface TokenRecord {
   id: number;
+  /** The secret sent in `X-StorageApi-Token`. */
   token: string;
   description: string;
+  isMasterToken: boolean;
+  canManageBuckets: boolean;
+  canManageTokens: boolean;
+  canReadAllFileUploads: boolean;
+  /** Explicit grants; master and `canManageBuckets` tokens have `manage` on every bucket besides. */
+  bucketPermissions: Record<string, BucketPermission>;
+  created: string;
+  /** Null: never expires. */
+  expires: string | null;
+  expiresMs: number | null;
+  /** Null for tokens from the options. */
+  creatorToken: CreatorToken | null;
+  /** From the emulator options (kept out of the state log, cannot be deleted) rather than `POST tokens`. */
+  configured: boolean;
 }
 
 export interface CreatorToken {

@@ -35,14 +35,30 @@ export interface EmulatorS3Options {
   bucket: string;
 }
 
-/** A Storage API token the emulator accepts in `X-StorageApi-Token`. */
+/**
+ * A Storage API token the emulator accepts in `X-StorageApi-Token`, with the service's permission model. A master
+ * token manages every bucket and sees every file and job; any other token sees only the buckets in its
+ * `bucketPermissions` (every bucket with `canManageBuckets`), only the files it created (every file with
+ * `canReadAllFileUploads`) and only the jobs it created.
+ */
 export interface EmulatorTokenOptions {
   token: string;
   /** Numeric id reported as `creatorToken.id`; default: position in the list + 1. */
   id?: number;
   /** Default: `token-<id>`. */
   description?: string;
+  /** Default true (every configured token used to be a master token). A master token may also create tokens. */
+  isMasterToken?: boolean;
+  /** Create and delete buckets, `manage` on every bucket. Default: `isMasterToken`. */
+  canManageBuckets?: boolean;
+  /** See every file, not only those the token created. Default: `isMasterToken`. */
+  canReadAllFileUploads?: boolean;
+  /** Bucket id → `read` (list, detail, export), `write` (also create, load, delete tables) or `manage`. Default {}. */
+  bucketPermissions?: Record<string, BucketPermission>;
 }
+
+/** A token's access to one bucket; each level includes the ones before it. */
+export type BucketPermission = 'read' | 'write' | 'manage';
 
 export interface EmulatorJobDelays {
   /** Time a job stays `waiting`, ms. Default {@link DEFAULT_JOB_WAITING_MS}. */

@@ -4,14 +4,24 @@ import { notFound, validation } from '../errors';
 import { measureFile, newFileRecord } from '../files';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { branchOf, readParams, runIdOf, tokenOf } from '../http';
-import { type FileRecord } from '../model';
+import { type FileRecord, type TokenRecord } from '../model';
 import { fileResource } from '../resources';
 import { formatExpiration } from '../time';
+import { accessDenied } from '../tokens';
 
 export function findFile(ctx: EmulatorContext, fileId: unknown): FileRecord {
   const id = parseIntParam(fileId);
   const file = id === undefined ? undefined : ctx.state.get<FileRecord>('file', id);
   if (!file) throw notFound('storage.files.notFound', `file ${String(fileId)} not found`);
+  return file;
+}
+
+/** A file the token may read: its own, or any with `canReadAllFileUploads` (and master tokens); else the service's 403. */
+export function readableFile(ctx: EmulatorContext, token: TokenRecord, fileId: unknown): FileRecord {
+  const file = findFile(ctx, fileId);
+  if (!ctx.tokens.canReadFile(token, file.creatorToken)) {
+    throw accessDenied(`file ${file.id} was created by token ${file.creatorToken.id}; token ${token.id} (${token.description}) sees only its own files (it lacks canReadAllFileUploads)`);
+  }
   return file;
 }
 
@@ -57,6 +67,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
   });
 
   app.get('/files', async (request) => {
+    const token = tokenOf(request);
     const q = request.query as FormObject;
     const limit = Math.min(Math.max(parseIntParam(q.limit) ?? 100, 1), 1000);
     const offset = Math.max(parseIntParam(q.offset) ?? 0, 0);
@@ -66,6 +77,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     const runId = parseString(q.runId);
     const files = ctx.state
       .all<FileRecord>('file')
+      .filter((f) => ctx.tokens.canReadFile(token, f.creatorToken))
       .filter((f) => tags.every((t) => f.tags.includes(t)))
       .filter((f) => !runId || f.runId === runId)
       .filter((f) => (sinceId === undefined || f.id > sinceId) && (maxId === undefined || f.id <= maxId))
@@ -76,7 +88,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
   });
 
   app.get('/files/:fileId', async (request) => {
-    const file = await measureFile(ctx, findFile(ctx, (request.params as { fileId: string }).fileId));
+    const file = await measureFile(ctx, readableFile(ctx, tokenOf(request), (request.params as { fileId: string }).fileId));
     const resource = fileResource(ctx, file);
     if (parseBool((request.query as FormObject).federationToken)) {
       const credentials = await issueCredentials(ctx, file, 'read');
@@ -86,7 +98,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
   });
 
   app.delete('/files/:fileId', async (request, reply) => {
-    const file = findFile(ctx, (request.params as { fileId: string }).fileId);
+    const file = readableFile(ctx, tokenOf(request), (request.params as { fileId: string }).fileId);
     await ctx.objects.delete(file.key, file.isSliced);
     ctx.state.delete('file', file.id);
     return reply.code(204).send();

@@ -1,7 +1,8 @@
 import { type EmulatorContext } from '../context';
 import { ApiError, validation } from '../errors';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
-import { findFile } from './file-routes';
+import { type TokenRecord } from '../model';
+import { readableFile } from './file-routes';
 
 function csvChar(params: FormObject, name: string, fallback: string, allowEmpty: boolean): string {
   const raw = params[name];
@@ -31,13 +32,13 @@ export function columnList(value: unknown): string[] | undefined {
 }
 
 /** Parameters shared by `tables-async` and `import-async`, checked before the job is created. */
-export function loadParams(ctx: EmulatorContext, params: FormObject, options: { create: boolean }): Record<string, unknown> {
+export function loadParams(ctx: EmulatorContext, params: FormObject, options: { create: boolean; token: TokenRecord }): Record<string, unknown> {
   if (params.dataFileId === undefined || params.dataFileId === '') {
     throw validation('dataFileId is required: the id of an uploaded file (files/prepare or the importer)', 'storage.tables.validation');
   }
   const fileId = parseIntParam(params.dataFileId);
   if (fileId === undefined) throw validation(`dataFileId must be an integer; got ${JSON.stringify(params.dataFileId)}`, 'storage.tables.validation');
-  findFile(ctx, fileId);
+  readableFile(ctx, options.token, fileId);
   const delimiter = csvChar(params, 'delimiter', ',', false);
   const enclosure = csvChar(params, 'enclosure', '"', true);
   const escapedBy = csvChar(params, 'escapedBy', '', true);

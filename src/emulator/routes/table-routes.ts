@@ -4,13 +4,20 @@ import { notFound, validation } from '../errors';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { readParams, runIdOf, tokenOf } from '../http';
 import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, validateExport } from '../jobs/export-query';
-import { type TableRecord } from '../model';
+import { type BucketPermission, type TableRecord, type TokenRecord } from '../model';
 import { jobResource, tableResource } from '../resources';
 import { columnList, loadParams } from './load-params';
 
 export function findTable(ctx: EmulatorContext, tableId: string): TableRecord {
   const table = ctx.tables.get(tableId);
   if (!table) throw notFound('storage.tables.notFound', `table ${tableId} not found`);
+  return table;
+}
+
+/** A table the token may act on: 404 when it does not exist, the service's 403 without `need` on its bucket. */
+export function authorizedTable(ctx: EmulatorContext, token: TokenRecord, tableId: string, need: BucketPermission, action: string): TableRecord {
+  const table = findTable(ctx, tableId);
+  ctx.tokens.authorize(token, table.bucketId, need, action);
   return table;
 }
 
@@ -53,21 +60,29 @@ function orderBy(params: FormObject): OrderBy[] {
 
 /** Tables: list, detail, delete, `import-async`, `export-async`. */
 export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  app.get('/tables', async () => ctx.tables.list().map((t) => tableResource(ctx, t)));
+  app.get('/tables', async (request) => {
+    const token = tokenOf(request);
+    return ctx.tables
+      .list()
+      .filter((t) => ctx.tokens.allows(token, t.bucketId, 'read'))
+      .map((t) => tableResource(ctx, t));
+  });
 
-  app.get('/tables/:tableId', async (request) => tableResource(ctx, findTable(ctx, (request.params as { tableId: string }).tableId)));
+  app.get('/tables/:tableId', async (request) =>
+    tableResource(ctx, authorizedTable(ctx, tokenOf(request), (request.params as { tableId: string }).tableId, 'read', 'table detail')),
+  );
 
   app.delete('/tables/:tableId', async (request, reply) => {
-    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
+    const table = authorizedTable(ctx, tokenOf(request), (request.params as { tableId: string }).tableId, 'write', 'deleting a table');
     await ctx.tables.dropTable(table.id);
     return reply.code(204).send();
   });
 
   app.post('/tables/:tableId/import-async', async (request, reply) => {
-    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
-    const params = await readParams(request);
-    const load = loadParams(ctx, params, { create: false });
     const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'loading a table');
+    const params = await readParams(request);
+    const load = loadParams(ctx, params, { create: false, token });
     const job = ctx.jobs.create({
       operationName: 'tableImport',
       operationParams: { ...load, bucketId: table.bucketId, name: table.name },
@@ -80,7 +95,8 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
   });
 
   app.post('/tables/:tableId/export-async', async (request, reply) => {
-    const table = findTable(ctx, (request.params as { tableId: string }).tableId);
+    const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'read', 'exporting a table');
     const params = await readParams(request);
     let limit: number | undefined;
     if (params.limit !== undefined && params.limit !== '') {
@@ -106,7 +122,6 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
       fileType: 'csv',
     };
     validateExport(table, exportParams);
-    const token = tokenOf(request);
     const job = ctx.jobs.create({
       operationName: 'tableExport',
       operationParams: exportParams as unknown as Record<string, unknown>,
