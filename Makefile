@@ -6,7 +6,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools build lint typecheck test test-unit test-integration test-chaos dev demo worker emulator bench clean
+.PHONY: all install tools build lint typecheck test test-unit test-integration test-chaos test-matrix dev demo worker emulator bench clean
 
 all: build
 
@@ -38,6 +38,12 @@ test-integration: install
 
 test-chaos: install
 	$(JEST) --selectProjects chaos --passWithNoTests
+
+## test-matrix: the whole fault matrix (test/chaos/matrix/cells.ts), then its summary table (.data/fault-matrix/summary.json)
+test-matrix: install
+	rm -rf .data/fault-matrix
+	status=0; SAPI_FAULT_MATRIX=full $(JEST) --selectProjects chaos --maxWorkers=$${MATRIX_WORKERS:-2} test/chaos/matrix || status=$$?; \
+	node -r ./scripts/ts-register.js test/harness/matrix/print-summary.ts --na; exit $$status
 
 ## test: install what is missing, then lint, type-check and run the unit, integration and chaos tiers
 test: install lint typecheck build test-unit test-integration test-chaos

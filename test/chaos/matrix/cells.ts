@@ -87,6 +87,8 @@ export interface Cell {
   jobFails?: boolean;
   /** In the default (subset) run. */
   subset?: boolean;
+  /** A sliced upload that creates its table (`mode: create`) instead of loading into an existing one. */
+  createsTable?: boolean;
 }
 
 const sapi = (method: string, path: RegExp, extra: Partial<RequestMatch> = {}): RequestMatch => ({ service: 'sapi', method, path, ...extra });
@@ -124,7 +126,9 @@ export const STEPS: Step[] = [
     activity: 'uploadSlices',
     s3: { first: s3('PUT', ANY), mid: s3('PUT', /part_00001$/), commit: s3('PUT', /manifest$/) },
   },
-  { operation: 'import-sliced', name: 'job', activity: 'createTableAsync', sapi: { method: 'POST', path: TABLES_ASYNC, commits: true } },
+  // sliced uploads load into an existing table (import-async with columns); creating a table from one is the
+  // `import-sliced/baseline-create` cell
+  { operation: 'import-sliced', name: 'job', activity: 'loadTableAsync', sapi: { method: 'POST', path: IMPORT_ASYNC, commits: true } },
   { operation: 'export-sliced', name: 'job', activity: 'exportTableAsync', sapi: { method: 'POST', path: EXPORT_ASYNC, commits: true } },
   {
     operation: 'export-sliced',
@@ -138,9 +142,9 @@ export const STEPS: Step[] = [
     name: 'fetch',
     activity: 'fetchPages',
     api: {
-      first: { service: 'api', method: 'GET', path: /\/users$/ },
-      mid: { service: 'api', method: 'GET', path: /\/users$/, nth: 2 },
-      last: { service: 'api', method: 'GET', path: /\/users$/, nth: 'last-of-baseline' },
+      first: { service: 'api', method: 'GET', path: /\/large\/items$/ },
+      mid: { service: 'api', method: 'GET', path: /\/large\/items$/, nth: 2 },
+      last: { service: 'api', method: 'GET', path: /\/large\/items$/, nth: 'last-of-baseline' },
     },
     s3: { first: s3(undefined, ANY), mid: s3('PUT', ANY, { nth: 2 }) },
   },
@@ -244,6 +248,18 @@ function buildCells(): Cell[] {
       }
     }
   }
+  // creating a table from a sliced (headerless) upload, with `columns`
+  cells.push({
+    id: 'import-sliced/baseline-create',
+    operation: 'import-sliced',
+    step: '-',
+    activity: '-',
+    boundary: 'before',
+    fault: 'worker-kill',
+    expect: { outcome: 'success' },
+    createsTable: true,
+    subset: true,
+  });
   // imports whose job fails after its answer was lost: the workflow fails and leaves nothing behind
   for (const operation of ['import-direct', 'import-importer', 'import-sliced'] as const) {
     const step = STEPS.find((s) => s.operation === operation && s.name === 'job')!;

@@ -9,6 +9,9 @@ import { testStack, uniqueTaskQueue } from '../stack-state';
 import { isAlive, spawnTs, waitForLine } from '../processes';
 import { Gate } from './gate';
 
+/** Pages of the sample API's `large/items` the extraction cells fetch. */
+export const EXTRACT_PAGES = 6;
+
 /** How many worker processes poll at once: one runs the cell's activity, the other takes over when it is killed. */
 export const WORKERS = 2;
 
@@ -50,7 +53,7 @@ export async function startMatrixFixture(name: string, options: { emulator?: Par
   let api: SampleApi | undefined;
   let apiGate: Gate | undefined;
   if (options.sampleApi) {
-    api = await createSampleApi({ records: 40, pageSize: 10, logRequests: false });
+    api = await createSampleApi({ records: 40, pageSize: 10, largePages: EXTRACT_PAGES, logRequests: false });
     apiGate = new Gate(api.url);
     await apiGate.listen('api');
   }

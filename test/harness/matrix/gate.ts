@@ -199,8 +199,9 @@ export class Gate {
         if (this.rewrite && this.rewrite.path.test(r.path)) {
           const origin = `http://${req.headers.host ?? ''}`;
           payload = Buffer.from(payload.toString('utf8').split(this.rewrite.from).join(origin));
+          headers['content-length'] = String(payload.length);
         }
-        headers['content-length'] = String(payload.length);
+        // otherwise the upstream's content-length stands (a HEAD answer has one and no body)
         entry.status = upstream.status;
         res.writeHead(upstream.status, headers).end(payload);
       })().catch(() => reset());

@@ -7,7 +7,8 @@ import type { ExportTableResult, ImportTableResult } from '../../../src/workflow
 import type { ExtractResult } from '../../../src/workflows/extract-types';
 import { testStack } from '../stack-state';
 import { bucketExists, creatingRequests, csvRows, listFiles, listJobs, rowsChecksum, tableExists, tableRows, writeRows } from './checks';
-import { startMatrixFixture, type MatrixFixture } from './fixture';
+import { EXTRACT_PAGES, startMatrixFixture, type MatrixFixture } from './fixture';
+import { largePage } from '../../../src/sample-api';
 import type { Gate, GateMatch, Held } from './gate';
 import { formatSummary, readAllResults, writeOperationResults, type CellResult } from './summary';
 
@@ -49,7 +50,7 @@ interface OperationState {
   expectedRows: number;
   /** Counts of `last-of-baseline` matches, by matcher key. */
   baselineCounts: Map<string, number>;
-  build(n: number, fx: MatrixFixture): Promise<OperationRun>;
+  build(n: number, cell: Cell): Promise<OperationRun>;
 }
 
 const matchKey = (m: RequestMatch) => `${m.service}:${m.method ?? '*'}:${m.path.source}:${m.query?.source ?? ''}`;
@@ -145,12 +146,13 @@ function faultStruck(fx: MatrixFixture, cell: Cell, since: number): string | und
 }
 
 function jobOperationOf(cell: Cell): 'tableCreate' | 'tableImport' | 'tableExport' {
-  return cell.operation === 'import-importer' ? 'tableImport' : cell.operation === 'export-sliced' ? 'tableExport' : 'tableCreate';
+  if (cell.operation === 'export-sliced') return 'tableExport';
+  return (cell.operation === 'import-importer' || cell.operation === 'import-sliced') && !cell.createsTable ? 'tableImport' : 'tableCreate';
 }
 
 async function runCell(fx: MatrixFixture, cell: Cell, state: OperationState, n: number): Promise<void> {
   await fx.ensureWorkers();
-  const run = await state.build(n, fx);
+  const run = await state.build(n, cell);
   const since = Date.now();
   const jobsBefore = await listJobs(fx.env.emulator);
   const lastJobBefore = jobsBefore.length ? jobsBefore[jobsBefore.length - 1]!.id : 0;
@@ -245,12 +247,14 @@ async function importState(operation: Operation, fx: MatrixFixture): Promise<Ope
     expectedChecksum: rowsChecksum(lines),
     expectedRows: lines.length,
     baselineCounts: new Map(),
-    async build(n) {
+    async build(n, cell) {
       const bucketId = `in.c-mx${n}`;
       const tableId = `${bucketId}.data`;
       const fileName = `matrix-${operation}-${n}.csv`;
       const emulator = fx.env.emulator;
-      if (via === 'importer') {
+      // importer and sliced uploads load into an existing table (import-async), direct uploads create theirs
+      const load = (via === 'importer' || sliced) && !cell.createsTable;
+      if (load) {
         // load into an existing table: create it first (no faults yet) from a one-row seed
         await fx.client.workflow.execute('importTableWorkflow', {
           taskQueue: fx.taskQueue,
@@ -267,9 +271,9 @@ async function importState(operation: Operation, fx: MatrixFixture): Promise<Ope
             slices,
             columns: slices ? ['id', 'payload'] : undefined,
             bucketId,
-            createBucket: via === 'direct',
+            createBucket: !load,
             table: 'data',
-            mode: via === 'importer' ? 'load' : 'create',
+            mode: load ? 'load' : 'create',
             incremental: false,
             via,
             fileName,
@@ -277,8 +281,8 @@ async function importState(operation: Operation, fx: MatrixFixture): Promise<Ope
           },
         ],
         tableId,
-        jobOperation: via === 'importer' ? 'tableImport' : 'tableCreate',
-        jobPath: via === 'importer' ? new RegExp(`^/v2/storage/tables/${tableId}/import-async$`) : new RegExp(`^/v2/storage/buckets/${bucketId}/tables-async$`),
+        jobOperation: load ? 'tableImport' : 'tableCreate',
+        jobPath: load ? new RegExp(`^/v2/storage/tables/${tableId}/import-async$`) : new RegExp(`^/v2/storage/buckets/${bucketId}/tables-async$`),
         async verify(result) {
           const r = result as ImportTableResult;
           expect(r.importedRowsCount).toBe(state.expectedRows);
@@ -287,7 +291,7 @@ async function importState(operation: Operation, fx: MatrixFixture): Promise<Ope
         },
         async verifyFailed() {
           expect({ filesNamed: await filesNamed() }).toEqual({ filesNamed: 0 });
-          if (via === 'importer') {
+          if (load) {
             // the table existed before: it must be as it was (the seed row), the bucket kept
             expect(await tableRows(emulator, tableId)).toEqual([expect.stringMatching(/^999999,/)]);
           } else {
@@ -345,16 +349,17 @@ async function exportState(fx: MatrixFixture): Promise<OperationState> {
 
 async function extractState(fx: MatrixFixture): Promise<OperationState> {
   const state: OperationState = {
-    expectedChecksum: '', // set by the baseline (the sample API's 40 users as the extraction flattens them)
-    expectedRows: 40,
+    // the ids of every record of the pages, as the source; the full rows are compared with the baseline's
+    expectedChecksum: '',
+    expectedRows: Array.from({ length: EXTRACT_PAGES }, (_, i) => largePage(i + 1).length).reduce((a, b) => a + b, 0),
     baselineCounts: new Map(),
     async build(n) {
       const bucketId = `in.c-mx${n}`;
-      const tableId = `${bucketId}.users`;
+      const tableId = `${bucketId}.large_items`;
       const config = {
         parameters: {
           api: { baseUrl: `${await fx.apiGate!.listen('api')}/`, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
-          config: { outputBucket: `mx${n}`, jobs: [{ endpoint: 'users', dataField: 'users' }] },
+          config: { outputBucket: `mx${n}`, jobs: [{ endpoint: 'large/items', dataField: 'items' }] },
         },
       };
       return {
@@ -365,8 +370,11 @@ async function extractState(fx: MatrixFixture): Promise<OperationState> {
         jobPath: new RegExp(`^/v2/storage/buckets/${bucketId}/tables-async$`),
         async verify(result) {
           const r = result as ExtractResult;
-          const rows = await tableRows(fx.env.emulator, tableId);
-          expect(rows).toHaveLength(state.expectedRows);
+          const table = await fx.env.emulator.readTable(tableId);
+          const ids = table.rows.map((row) => row[table.columns.indexOf('id')]!).sort();
+          const expectedIds = Array.from({ length: EXTRACT_PAGES }, (_, i) => largePage(i + 1).map((record) => String(record.id))).flat().sort();
+          expect(rowsChecksum(ids)).toBe(rowsChecksum(expectedIds));
+          const rows = table.rows.map((row) => row.join(','));
           if (!state.expectedChecksum) state.expectedChecksum = rowsChecksum(rows);
           expect(rowsChecksum(rows)).toBe(state.expectedChecksum);
           expect(r.tables).toEqual([expect.objectContaining({ tableId, rows: state.expectedRows })]);
