@@ -106,6 +106,41 @@ export function defaultWorkflowId(verb: string, target: string): string {
   return `${verb}-${target}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 }
 
+/** Default of `--reconnect-timeout`: how long a command keeps following a workflow while Temporal is unreachable (10 min, in ms). */
+export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
+/** Environment variable with the default of `--reconnect-timeout` (same syntax: `90s`, `10m`, `1h`, bare seconds). */
+export const RECONNECT_TIMEOUT_ENV = 'SAPI_CLI_RECONNECT_TIMEOUT';
+
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, min: 60_000, h: 3_600_000 };
+
+/** Parses a duration: `500ms`, `90s`, `10m`, `1h`, or bare seconds (`30`); `0` is allowed. Resolves to ms. */
+export function parseDuration(value: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$/.exec(value);
+  if (!match) throw new InvalidArgumentError(`expected a duration like 90s, 10m or 1h (bare numbers are seconds), got ${JSON.stringify(value)}`);
+  return Math.round(Number(match[1]) * (DURATION_UNIT_MS[match[2] ?? 's'] ?? 1_000));
+}
+
+/** The reconnect timeout (ms): the flag, else {@link RECONNECT_TIMEOUT_ENV}, else {@link DEFAULT_RECONNECT_TIMEOUT_MS}. */
+export function reconnectTimeoutMs(env: NodeJS.ProcessEnv, flag?: number): number {
+  if (flag !== undefined) return flag;
+  const fromEnv = env[RECONNECT_TIMEOUT_ENV];
+  if (fromEnv === undefined || fromEnv.trim() === '') return DEFAULT_RECONNECT_TIMEOUT_MS;
+  try {
+    return parseDuration(fromEnv);
+  } catch (err) {
+    throw new InvalidArgumentError(`${RECONNECT_TIMEOUT_ENV}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Adds `--reconnect-timeout` (commands that follow a workflow to its end). */
+export function addReconnectOption(command: Command): Command {
+  return command.option(
+    '--reconnect-timeout <duration>',
+    `keep following the workflow while Temporal is unreachable this long, then exit 3 (it may still run; re-attach with \`sapi-temporal wait <id>\`): 90s, 10m, 1h (default: ${RECONNECT_TIMEOUT_ENV}, else 10m)`,
+    parseDuration,
+  );
+}
+
 /** Exit code after a second stop signal (128 + SIGINT). */
 export const INTERRUPTED_EXIT_CODE = 130;
 
@@ -130,9 +165,12 @@ export function definedOnly<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined)) as T;
 }
 
-/** Adds the flags every workflow command takes: Temporal connection, `--connection`, `--workflow-id`, `--transfer-task-queue`, `--json`. */
+/**
+ * Adds the flags every workflow command takes: Temporal connection, `--reconnect-timeout`, `--connection`,
+ * `--workflow-id`, `--transfer-task-queue`, `--json`.
+ */
 export function addWorkflowOptions(command: Command): Command {
-  return addTemporalOptions(command)
+  return addReconnectOption(addTemporalOptions(command))
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option('--workflow-id <id>', 'workflow id (default: <verb>-<table>-<unique suffix>)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
@@ -141,6 +179,8 @@ export function addWorkflowOptions(command: Command): Command {
 
 /** The flags {@link addWorkflowOptions} adds, as commander parses them. */
 export interface WorkflowFlags extends TemporalFlags {
+  /** ms, parsed by {@link parseDuration}. */
+  reconnectTimeout?: number;
   connection?: string;
   workflowId?: string;
   transferTaskQueue?: string;

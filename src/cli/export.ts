@@ -7,10 +7,12 @@ import {
   definedOnly,
   integerParser,
   parseList,
+  reconnectTimeoutMs,
   workerLocation,
   type CliContext,
   type WorkflowFlags,
 } from './common';
+import type { Summary } from './follow';
 import { formatBytes } from './progress';
 
 type WhereFilter = NonNullable<ExportTableInput['whereFilters']>[number];
@@ -80,6 +82,21 @@ export function addExportArguments(command: Command): Command {
     .option('--where <filter>', 'row filter, repeatable: column=value, column=v1|v2 or column=op:v1|v2 (op: eq, ne, gt, ge, lt, le)', parseWhere);
 }
 
+/** The summary of a finished export (also what `wait` prints for an exportTableWorkflow). */
+export function summarizeExport(result: ExportTableResult, input: Partial<ExportTableInput> = {}): Summary {
+  return {
+    title: `exported ${input.tableId ?? 'the table'} to ${result.path}`,
+    fields: [
+      ['path', result.path],
+      ['bytes', `${formatBytes(result.bytes)} (${result.bytes} B)`],
+      ['sha256', result.sha256],
+      ['slices', result.sliced ? `${result.slices} (sliced file, concatenated)` : '1'],
+      ['file id', result.fileId],
+      ['job id', result.jobId],
+    ],
+  };
+}
+
 /** `sapi-temporal export <tableId> <destination>`: runs `exportTableWorkflow` and waits for the file. */
 export function registerExportCommand(program: Command, context: CliContext): void {
   const command = addExportArguments(
@@ -94,17 +111,8 @@ export function registerExportCommand(program: Command, context: CliContext): vo
       input,
       settings: cliSettings(context.env, flags),
       json: flags.json ?? false,
-      summarize: (result) => ({
-        title: `exported ${tableId} to ${result.path}`,
-        fields: [
-          ['path', result.path],
-          ['bytes', `${formatBytes(result.bytes)} (${result.bytes} B)`],
-          ['sha256', result.sha256],
-          ['slices', result.sliced ? `${result.slices} (sliced file, concatenated)` : '1'],
-          ['file id', result.fileId],
-          ['job id', result.jobId],
-        ],
-      }),
+      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      summarize: (result) => summarizeExport(result, input),
     });
   });
 }

@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
 import type { ExtractInput, ExtractResult } from '../workflows/extract-types';
-import { addWorkflowOptions, cliSettings, defaultWorkflowId, definedOnly, integerParser, type CliContext, type WorkflowFlags } from './common';
+import { addWorkflowOptions, cliSettings, defaultWorkflowId, definedOnly, integerParser, reconnectTimeoutMs, type CliContext, type WorkflowFlags } from './common';
+import { CliError } from './failure';
+import type { Summary } from './follow';
 import { formatBytes } from './progress';
-import { CliError } from './run-transfer';
 
 /** `sapi-temporal extract` flags as commander parses them. */
 export interface ExtractFlags extends WorkflowFlags {
@@ -68,6 +69,18 @@ export function addExtractArguments(command: Command): Command {
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows');
 }
 
+/** The summary of a finished extraction (also what `wait` prints for an extractWorkflow). */
+export function summarizeExtract(result: ExtractResult): Summary {
+  return {
+    title: `extracted ${result.pages} pages, ${result.records} records${result.cancelled ? ' (cancelled)' : ''}`,
+    fields: [
+      ...result.tables.map((table): [string, string] => [table.tableId ?? table.name, `${table.rows} rows${table.tableId ? '' : ' (staged, not loaded)'}`]),
+      ['bytes', formatBytes(result.bytes)],
+      ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
+    ],
+  };
+}
+
 /** `sapi-temporal extract <config.json>`: validates the configuration, runs `extractWorkflow`, prints rows per table. */
 export function registerExtractCommand(program: Command, context: CliContext): void {
   const command = addExtractArguments(
@@ -82,14 +95,8 @@ export function registerExtractCommand(program: Command, context: CliContext): v
       input: extractInput(config, flags),
       settings: cliSettings(context.env, flags),
       json: flags.json ?? false,
-      summarize: (result) => ({
-        title: `extracted ${result.pages} pages, ${result.records} records${result.cancelled ? ' (cancelled)' : ''}`,
-        fields: [
-          ...result.tables.map((table): [string, string] => [table.tableId ?? table.name, `${table.rows} rows${table.tableId ? '' : ' (staged, not loaded)'}`]),
-          ['bytes', formatBytes(result.bytes)],
-          ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
-        ],
-      }),
+      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      summarize: summarizeExtract,
     });
   });
 }

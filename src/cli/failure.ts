@@ -11,6 +11,42 @@ import {
   TimeoutFailure,
 } from '@temporalio/common';
 
+/** Longest chain of causes followed (a guard against cycles). */
+const MAX_CAUSE_DEPTH = 16;
+
+/** Exit code of a command whose workflow (or the command itself) failed. */
+export const FAILURE_EXIT_CODE = 1;
+/** Exit code of a usage error (unknown option, missing argument, invalid option value). */
+export const USAGE_EXIT_CODE = 2;
+/**
+ * Exit code when the CLI gave up following a workflow because Temporal stayed unreachable for the whole
+ * `--reconnect-timeout`: the workflow may still be running (or have finished); `sapi-temporal wait <id>` re-attaches.
+ */
+export const LOST_CONTACT_EXIT_CODE = 3;
+
+/** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
+export class CliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number = FAILURE_EXIT_CODE,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'CliError';
+  }
+}
+
+/** The exit code a failed command ends with: the first {@link CliError}'s in the cause chain, else 1. */
+export function exitCodeOf(err: unknown): number {
+  let current = err;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth++) {
+    if (current instanceof CliError) return current.exitCode;
+    current = current.cause;
+  }
+  return FAILURE_EXIT_CODE;
+}
+
 /** The failure that says what went wrong, with its type and the activity it came from. */
 export interface RootFailure {
   /** `SAPI_…` for our failures, `TIMEOUT_<kind>`, `CANCELLED`, `TERMINATED`, or the error's code/name. */
@@ -19,9 +55,6 @@ export interface RootFailure {
   /** Activity type, when the failure came from an activity. */
   activity?: string;
 }
-
-/** Longest chain of causes followed (a guard against cycles). */
-const MAX_CAUSE_DEPTH = 16;
 
 /** Unwraps WorkflowFailedError → (ChildWorkflowFailure →) ActivityFailure → the failure underneath. */
 export function rootFailure(err: unknown): RootFailure {

@@ -7,10 +7,12 @@ import {
   definedOnly,
   parseCsvCharacter,
   parseList,
+  reconnectTimeoutMs,
   workerLocation,
   type CliContext,
   type WorkflowFlags,
 } from './common';
+import type { Summary } from './follow';
 import { formatBytes } from './progress';
 
 /** `sapi-temporal import` flags as commander parses them. */
@@ -72,6 +74,21 @@ export function checkImportFlags(command: Command, flags: ImportFlags): void {
   }
 }
 
+/** The summary of a finished import (also what `wait` prints for an importTableWorkflow). */
+export function summarizeImport(result: ImportTableResult, input: Partial<ImportTableInput> = {}): Summary {
+  return {
+    title: `imported ${result.importedRowsCount} rows into ${result.tableId}`,
+    fields: [
+      ['table', result.tableId],
+      ['rows', result.importedRowsCount],
+      ['bytes', `${formatBytes(result.bytes)} (${result.bytes} B${input.gzip ? ' gzipped' : ''})`],
+      ['sha256', result.sha256],
+      ['file id', result.fileId],
+      ['job id', result.jobId],
+    ],
+  };
+}
+
 /** `sapi-temporal import <source>`: runs `importTableWorkflow` and waits for the table. */
 export function registerImportCommand(program: Command, context: CliContext): void {
   const command = addImportArguments(
@@ -88,17 +105,8 @@ export function registerImportCommand(program: Command, context: CliContext): vo
       input,
       settings: cliSettings(context.env, flags),
       json: flags.json ?? false,
-      summarize: (result) => ({
-        title: `imported ${result.importedRowsCount} rows into ${result.tableId}`,
-        fields: [
-          ['table', result.tableId],
-          ['rows', result.importedRowsCount],
-          ['bytes', `${formatBytes(result.bytes)} (${result.bytes} B${input.gzip ? ' gzipped' : ''})`],
-          ['sha256', result.sha256],
-          ['file id', result.fileId],
-          ['job id', result.jobId],
-        ],
-      }),
+      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      summarize: (result) => summarizeImport(result, input),
     });
   });
 }

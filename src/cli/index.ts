@@ -5,16 +5,14 @@ import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
-import { oneLine } from './failure';
+import { exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
 import { registerScheduleCommand } from './schedule';
+import { registerStatusCommands } from './status';
 import type { TransferRunner } from './run-transfer';
 import { registerWorkerCommand } from './worker';
 
-/** Exit code of a command that failed. */
-export const FAILURE_EXIT_CODE = 1;
-/** Exit code of a usage error (unknown option, missing argument, invalid option value). */
-export const USAGE_EXIT_CODE = 2;
+export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 
 // loaded on first use, so `--help` and `dev` do not load the Temporal client
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./run-transfer')).runTransfer(run);
@@ -29,6 +27,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerImportCommand(program, resolved);
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
+  registerStatusCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerEmulatorCommand(program, resolved);
@@ -38,8 +37,10 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
 }
 
 /**
- * Runs the CLI on `argv` (`process.argv` shape: node, script, arguments…) and resolves with the exit code: 0, 1
- * after a failure (one `sapi-temporal: …` line on stderr), 2 after a usage error (commander's message).
+ * Runs the CLI on `argv` (`process.argv` shape: node, script, arguments…) and resolves with the exit code: 0; 1
+ * after a failure, the workflow's or the command's (one `sapi-temporal: …` line on stderr); 2 after a usage error
+ * (commander's message); 3 after losing Temporal for the whole `--reconnect-timeout` (the workflow may still run);
+ * 130 after Ctrl-C stopped `wait`.
  */
 export async function run(argv: string[], context: Partial<CliContext> = {}): Promise<number> {
   try {
@@ -49,7 +50,7 @@ export async function run(argv: string[], context: Partial<CliContext> = {}): Pr
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`sapi-temporal: ${oneLine(message)}\n`);
-    return FAILURE_EXIT_CODE;
+    return exitCodeOf(err);
   }
 }
 

@@ -8,8 +8,9 @@ import { addTemporalOptions, cliSettings, type CliContext, type CliSettings, typ
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
-import { describeFailure } from './failure';
-import { CliError, connectTemporal, printSummary } from './run-transfer';
+import { CliError, describeFailure } from './failure';
+import { printSummary } from './follow';
+import { connectTemporal } from './temporal-link';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
 export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({

@@ -70,10 +70,17 @@ describe('the sapi-temporal CLI', () => {
 
   const source = 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n';
 
+  /** The one stderr line a run command prints when its workflow started: the id and how to re-attach. */
+  const startedLine = (verb: string, workflowId: string | RegExp) => {
+    const id = typeof workflowId === 'string' ? workflowId.replace(/[.]/g, '\\.') : workflowId.source;
+    return new RegExp(`^${verb}: started workflow (${id}) \\(run [\\w-]+\\); to re-attach: sapi-temporal wait \\1\n$`);
+  };
+
   it('imports a local CSV given by a relative path and prints exactly one JSON object with the result', async () => {
     const file = csvFile('orders.csv', source);
     const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--create-bucket', '--table', 'orders', '--primary-key', 'id', '--json'));
-    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toMatch(startedLine('import', /import-in\.c-cli\.orders-\w+/));
     expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
     const result = JSON.parse(outcome.stdout) as Record<string, unknown>;
     expect(result).toEqual({
@@ -95,7 +102,8 @@ describe('the sapi-temporal CLI', () => {
   it('loads more rows incrementally and prints a human summary', async () => {
     const file = csvFile('more.csv', 'id,name\n3,gamma-2\n4,delta\n');
     const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'orders', '--mode', 'load', '--incremental', '--workflow-id', 'cli-load-1'));
-    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toMatch(startedLine('import', 'cli-load-1'));
     expect(outcome.stdout).toMatch(/^imported 2 rows into in\.c-cli\.orders\n/);
     expect(outcome.stdout).toMatch(/^ {2}workflow +cli-load-1$/m);
     expect(outcome.stdout).toMatch(/^ {2}job id +\d+$/m);
@@ -106,7 +114,8 @@ describe('the sapi-temporal CLI', () => {
 
   it('exports the table to a relative path and reports the bytes and checksum of the file it wrote', async () => {
     const outcome = await cli(onQueue('export', 'in.c-cli.orders', 'out/orders.csv', '--where', 'id=ne:4', '--json'));
-    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.code).toBe(0);
+    expect(outcome.stderr).toMatch(startedLine('export', /export-in\.c-cli\.orders-\w+/));
     const result = JSON.parse(outcome.stdout) as { path: string; bytes: number; sha256: string; workflowId: string };
     const path = join(workDir, 'out', 'orders.csv');
     expect(result).toMatchObject({ path, sliced: false, slices: 1, workflowId: expect.stringMatching(/^export-in\.c-cli\.orders-/) });
@@ -118,14 +127,15 @@ describe('the sapi-temporal CLI', () => {
     expect(rows.slice(1).sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2']]);
   });
 
-  it('fails a malformed CSV with exit code 1 and one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
+  it('fails a malformed CSV with exit code 1 and, after the started line, one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
     const file = csvFile('bad.csv', 'a,b\n1,2\n3,"unclosed\n');
     const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'bad', '--workflow-id', 'cli-bad-1', '--json'));
     expect(outcome.code).toBe(1);
     expect(outcome.stdout).toBe('');
     const lines = outcome.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*failed: .*\(workflow cli-bad-1\)$/);
+    expect(lines).toHaveLength(2);
+    expect(`${lines[0]}\n`).toMatch(startedLine('import', 'cli-bad-1'));
+    expect(lines[1]).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*failed: .*\(workflow cli-bad-1\)$/);
   });
 
   it('schedules a recurring incremental import, runs it on trigger, lists, pauses and deletes it', async () => {
@@ -168,6 +178,60 @@ describe('the sapi-temporal CLI', () => {
     expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
   });
 
+  it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 8_000, times: 1 });
+    const workflowId = `cli-wait-${Date.now()}`;
+    const handle = await env.client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId,
+      args: [{ source: join(workDir, csvFile('wait.csv', 'id,v\n1,a\n2,b\n')), bucketId: 'in.c-cli', createBucket: true, table: 'waited', gzip: true }],
+    });
+    const running = await cli(['status', workflowId, '--json']);
+    expect(running).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(running.stdout)).toMatchObject({ workflowId, firstRunId: handle.firstExecutionRunId, type: 'importTableWorkflow', status: 'running', taskQueue: env.taskQueue });
+
+    const waited = await cli(['wait', workflowId]);
+    expect(waited).toMatchObject({ code: 0, stderr: '' });
+    expect(waited.stdout).toMatch(/^imported 2 rows into in\.c-cli\.waited\n/);
+    expect(waited.stdout).toMatch(/^ {2}bytes +\d+ B \(\d+ B gzipped\)$/m); // the summary knows the run's input
+    expect(waited.stdout).toMatch(new RegExp(`^ {2}workflow +${workflowId}$`, 'm'));
+    expect(waited.stdout).toMatch(new RegExp(`^ {2}run id +${handle.firstExecutionRunId}$`, 'm'));
+    expect((await env.emulator.readTable('in.c-cli.waited')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+
+    const json = await cli(['wait', workflowId, '--json']);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ workflowId, runId: handle.firstExecutionRunId, tableId: 'in.c-cli.waited', importedRowsCount: 2 });
+
+    const done = await cli(['status', workflowId]);
+    expect(done).toMatchObject({ code: 0, stderr: '' });
+    expect(done.stdout).toMatch(new RegExp(`^workflow ${workflowId}: completed\n`));
+    expect(done.stdout).toMatch(/^ {2}type +importTableWorkflow$/m);
+    expect(done.stdout).toMatch(/^ {2}closed +\d{4}-\d\d-\d\dT/m);
+    expect(done.stdout).toMatch(/^ {2}result +imported 2 rows into in\.c-cli\.waited$/m);
+    const doneJson = JSON.parse((await cli(['status', workflowId, '--json'])).stdout);
+    expect(doneJson).toMatchObject({ status: 'completed', result: { importedRowsCount: 2 }, closeTime: expect.any(String) });
+  });
+
+  it('exits 1 from `wait` on a failed import with its failure line, and `status` shows the failure', async () => {
+    const waited = await cli(['wait', 'cli-bad-1']);
+    expect(waited.code).toBe(1);
+    expect(waited.stdout).toBe('');
+    expect(waited.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)\n$/);
+    const status = await cli(['status', 'cli-bad-1', '--json']);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'failed', failure: { type: 'SAPI_JOB_FAILED' } });
+  });
+
+  it('exits 1 from `status` and `wait` with a clear message for an unknown workflow id', async () => {
+    for (const verb of ['status', 'wait']) {
+      const outcome = await cli([verb, 'no-such-workflow']);
+      expect(outcome).toMatchObject({ code: 1, stdout: '' });
+      expect(outcome.stderr).toBe(
+        `sapi-temporal: ${verb} failed [SAPI_WORKFLOW_NOT_FOUND] no workflow no-such-workflow in namespace ${stack.namespace} at ${stack.temporalAddress} (use the id the run command printed: "started workflow <id>")\n`,
+      );
+    }
+  });
+
   it('exits 2 with commander\'s message on a usage error, without starting anything', async () => {
     const outcome = await cli(onQueue('import', 'x.csv', '--bucket', 'in.c-cli', '--table', 't', '--no-such-flag'));
     expect(outcome.code).toBe(2);
@@ -205,7 +269,8 @@ describe('the sapi-temporal CLI', () => {
       await eventually(() => /worker polling/.test(worker.output.stdout) || worker.child.exitCode !== null, 120_000, 'the worker did not start');
       expect(worker.output.stdout).toContain(`worker polling ${taskQueue} `);
       const imported = await cli(['import', csvFile('via-worker.csv', 'k\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'via_worker', '--task-queue', taskQueue, '--json']);
-      expect(imported).toMatchObject({ code: 0, stderr: '' });
+      expect(imported.code).toBe(0);
+      expect(imported.stderr).toMatch(startedLine('import', /import-in\.c-cli\.via_worker-\w+/));
       expect((await env.emulator.readTable('in.c-cli.via_worker')).rows).toEqual([['1'], ['2']]);
     } finally {
       worker.child.kill('SIGTERM');

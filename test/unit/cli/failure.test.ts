@@ -1,7 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
-import { describeFailure, rootFailure } from '../../../src/cli/failure';
-import { CliError } from '../../../src/cli/run-transfer';
+import { CliError, describeFailure, rootFailure } from '../../../src/cli/failure';
 
 const workflowFailed = (cause: Error) => new WorkflowFailedError('Workflow execution failed', cause, 'NON_RETRYABLE_FAILURE');
 const activityFailed = (activityType: string, cause: Error) =>

@@ -1,0 +1,135 @@
+// Following a started workflow to its end — the one loop behind `import`, `export`, `extract` and `wait`: the
+// progress bar, Ctrl-C, riding out Temporal outages, and printing the result (summary or one JSON object).
+import { cancelSignal, progressQuery } from '../workflows';
+import type { TransferProgress } from '../workflows/types';
+import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
+import { CliError, describeFailure } from './failure';
+import { formatDuration, pollProgress, progressBar, type ProgressView } from './progress';
+import { TemporalLostError } from './reconnect';
+import type { TemporalLink } from './temporal-link';
+
+/** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
+export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
+
+/** A result as a person reads it: a title line and labelled values (undefined values are left out). */
+export interface Summary {
+  title: string;
+  fields: Array<[label: string, value: string | number | undefined]>;
+}
+
+/** One workflow to follow, as `runTransfer` (just started) or `wait` (found by id) describes it. */
+export interface FollowRequest {
+  /** `import`, `export`, `extract`: names the run in messages. */
+  verb: string;
+  workflowId: string;
+  /** First run of the chain: the result is followed from it through continue-as-new. */
+  firstExecutionRunId: string;
+  /** One JSON object `{workflowId, runId, ...result}` on stdout; no progress bar, no summary. */
+  json: boolean;
+  /** Give up after Temporal was unreachable this long (ms). */
+  reconnectTimeoutMs: number;
+  /** First Ctrl-C: `cancel` sends the workflow's cancel signal and keeps waiting; `detach` stops waiting, the workflow runs on. */
+  onInterrupt: 'cancel' | 'detach';
+  /** When the run began (epoch ms), for the summary's duration. */
+  startedAt: number;
+  summarize(result: object): Summary;
+}
+
+/** How to pick a run up again, for messages: `sapi-temporal wait <id>`. */
+export function reattachHint(workflowId: string): string {
+  return `sapi-temporal wait ${workflowId}`;
+}
+
+/** Follows the workflow to its end and prints its result: one JSON object with `json`, else the summary. */
+export async function followAndPrint(link: TemporalLink, request: FollowRequest): Promise<void> {
+  const result = await followWorkflow(link, request);
+  if (request.json) {
+    process.stdout.write(`${JSON.stringify({ workflowId: request.workflowId, runId: request.firstExecutionRunId, ...result })}\n`);
+    return;
+  }
+  const { title, fields } = request.summarize(result);
+  printSummary(title, [
+    ...fields,
+    ['workflow', request.workflowId],
+    ['run id', request.firstExecutionRunId],
+    ['duration', formatDuration(Date.now() - request.startedAt)],
+  ]);
+}
+
+/**
+ * Waits for the workflow's result while a progress bar (stderr, TTY only, not with `json`) follows the `progress`
+ * query. Temporal being unreachable is said once per outage on stderr and ridden out (fresh connection, 1 s ×2 up
+ * to 10 s) for `reconnectTimeoutMs`; the workflow runs on meanwhile. Rejects with the workflow's failure, a
+ * {@link TemporalLostError}, or (`detach`) a {@link CliError} with exit code 130 after Ctrl-C.
+ */
+export async function followWorkflow(link: TemporalLink, request: FollowRequest): Promise<object> {
+  const { verb, workflowId, firstExecutionRunId } = request;
+  let view: ProgressView | undefined = !request.json && process.stderr.isTTY ? progressBar(process.stderr, verb) : undefined;
+  let last: TransferProgress = { phase: 'starting', bytes: 0 };
+  // the client is looked up per query: it is a new one after each reconnection
+  const stopPolling = view
+    ? pollProgress(
+        () => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () => link.client.workflow.getHandle(workflowId).query(progressQuery)),
+        (progress) => view?.update((last = progress)),
+      )
+    : () => undefined;
+  const notice = (line: string) => process.stderr.write(`${view ? '\n' : ''}${verb}: ${line}\n`);
+  let detach: (err: Error) => void = () => undefined;
+  const detached = new Promise<never>((_, reject) => (detach = reject));
+  const releaseInterrupt = onStopSignals(['SIGINT'], () => {
+    view?.stop();
+    view = undefined;
+    if (request.onInterrupt === 'detach') {
+      detach(new CliError('INTERRUPTED', `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
+      return;
+    }
+    process.stderr.write(`\n${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
+    link.client.workflow
+      .getHandle(workflowId)
+      .signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)')
+      .catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
+  });
+  try {
+    const result = await Promise.race([
+      link.retrying((client) => client.workflow.getHandle(workflowId, undefined, { firstExecutionRunId }).result() as Promise<object>, {
+        timeoutMs: request.reconnectTimeoutMs,
+        onUnreachable: () => notice(`Temporal unreachable, retrying… (workflow ${workflowId} keeps running on the server)`),
+        onReconnected: (outageMs) => notice(`Temporal answers again after ${formatDuration(outageMs)}; following workflow ${workflowId}`),
+      }),
+      detached,
+    ]);
+    // the job succeeded if the workflow did; the last poll may have seen it still processing
+    view?.update({ ...last, phase: 'done', jobStatus: last.jobId === undefined ? undefined : 'success' });
+    return result;
+  } finally {
+    stopPolling();
+    view?.stop();
+    releaseInterrupt();
+  }
+}
+
+/**
+ * The error a following command ends with: the one-line failure (`import failed [TYPE] … (workflow …)`, exit 1),
+ * or after losing Temporal a line that says the workflow may still be running and how to re-attach (exit 3).
+ * `workflowId` is undefined when no workflow was started; `started` false when its start is in doubt.
+ */
+export function commandFailure(err: unknown, verb: string, address: string, workflowId?: string, started = true): Error {
+  if (err instanceof TemporalLostError) {
+    const where = `Temporal at ${address} unreachable for ${formatDuration(err.outageMs)} (--reconnect-timeout)`;
+    const what = !workflowId
+      ? 'nothing was started'
+      : started
+        ? `workflow ${workflowId} may still be running on the server: re-attach with \`${reattachHint(workflowId)}\` or \`sapi-temporal status ${workflowId}\``
+        : `workflow ${workflowId} may have started: check with \`sapi-temporal status ${workflowId}\` before running it again`;
+    return new Error(`${verb} lost contact [${err.code}] ${where}; ${what}`, { cause: err });
+  }
+  if (err instanceof CliError && err.exitCode === INTERRUPTED_EXIT_CODE) return new Error(`${verb}: ${err.message}`, { cause: err });
+  return new Error(describeFailure(err, verb, started ? workflowId : undefined), { cause: err });
+}
+
+/** Prints a title and aligned `label  value` lines on stdout. */
+export function printSummary(title: string, fields: Array<[string, string | number | undefined]>): void {
+  const shown = fields.filter((field): field is [string, string | number] => field[1] !== undefined);
+  const width = Math.max(0, ...shown.map(([label]) => label.length));
+  process.stdout.write(`${title}\n${shown.map(([label, value]) => `  ${label.padEnd(width)}  ${value}\n`).join('')}`);
+}

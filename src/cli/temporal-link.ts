@@ -1,0 +1,81 @@
+// The CLI's connection to Temporal, replaceable: after an outage the CLI dials a fresh connection instead of
+// waiting out the old channel's own reconnect backoff (which grows to minutes).
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { CliSettings } from './common';
+import { CliError } from './failure';
+import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
+
+/** Longest wait for one reconnection attempt (ms); the retry loop then waits and dials again. */
+export const RECONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
+
+/** gRPC attempts the client makes on UNAVAILABLE before the CLI's own loop takes over (and says so). */
+const UNAVAILABLE_ATTEMPTS = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Connects to Temporal; an unreachable server is a one-line CLI error that says how to point at one. The client
+ * itself retries an UNAVAILABLE call only briefly: longer outages are the CLI's to report and ride out.
+ */
+export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: number): Promise<Connection> {
+  const retry = defaultGrpcRetryOptions();
+  try {
+    return await Connection.connect({
+      address: settings.address,
+      connectTimeout: connectTimeoutMs,
+      // a fresh connection gets a fresh channel, not the shared one still backing off from the outage
+      channelArgs: { 'grpc.use_local_subchannel_pool': 1 },
+      interceptors: [
+        makeGrpcRetryInterceptor({
+          delayFunction: retry.delayFunction,
+          retryableDecider: (attempt, status) => (status.code === GRPC_UNAVAILABLE ? attempt < UNAVAILABLE_ATTEMPTS : retry.retryableDecider(attempt, status)),
+        }),
+      ],
+    });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new CliError(
+      TEMPORAL_UNREACHABLE,
+      `cannot reach Temporal at ${settings.address}: ${reason} (set TEMPORAL_ADDRESS or --address; \`sapi-temporal dev\` runs a local server)`,
+      undefined,
+      { cause: err },
+    );
+  }
+}
+
+/** A Temporal client whose connection is replaced after an outage; {@link retrying} runs calls through outages. */
+export class TemporalLink {
+  private constructor(
+    readonly settings: CliSettings,
+    private connection: Connection,
+    private current: Client,
+  ) {}
+
+  /** Connects once; an unreachable server fails at once (nothing has started yet that could be lost). */
+  static async open(settings: CliSettings): Promise<TemporalLink> {
+    const connection = await connectTemporal(settings);
+    return new TemporalLink(settings, connection, new Client({ connection, namespace: settings.namespace }));
+  }
+
+  /** The client on the current connection (a new one after each reconnection: do not keep it). */
+  get client(): Client {
+    return this.current;
+  }
+
+  /** Dials a fresh connection and, once Temporal answers on it, closes the old one. */
+  async reconnect(): Promise<void> {
+    const connection = await connectTemporal(this.settings, RECONNECT_ATTEMPT_TIMEOUT_MS);
+    const old = this.connection;
+    this.connection = connection;
+    this.current = new Client({ connection, namespace: this.settings.namespace });
+    await old.close().catch(() => undefined);
+  }
+
+  /** Runs `call` with the current client, reconnecting and calling again while Temporal is unreachable. */
+  retrying<T>(call: (client: Client) => Promise<T>, options: RetryWhileUnreachableOptions): Promise<T> {
+    return retryWhileUnreachable(() => call(this.current), () => this.reconnect(), options);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close().catch(() => undefined);
+  }
+}
