@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { connectionFor, type Settings } from '../config';
 import { createStorageClient, type StorageClient } from '../storage-api';
 import { createS3Client } from '../object-storage/s3-client';
+import { createHttpPools, type HttpPools } from '../http';
 import { createSealer, type Sealer } from './sealing';
 
 /** What the activities need from the outside world; built once per worker by {@link createActivityDeps}. */
@@ -13,6 +14,8 @@ export interface ActivityDeps {
   sealer(connection?: string): Sealer;
   /** S3 client with the worker's own credentials chain, for `s3://` sources and destinations. */
   userS3(): S3Client;
+  /** The worker's HTTP connection pools (Storage API, extracted APIs, sources and presigned URLs), closed with it. */
+  http: HttpPools;
   /** Closes the clients. */
   close(): Promise<void>;
 }
@@ -22,15 +25,17 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
   const clients = new Map<string, StorageClient>();
   const sealers = new Map<string, Sealer>();
   let s3: S3Client | undefined;
+  const http = createHttpPools();
   const named = (connection?: string) => connection ?? 'default';
   return {
     settings,
+    http,
     storage(connection) {
       const name = named(connection);
       let client = clients.get(name);
       if (!client) {
         const { url, token, importUrl, branchId } = connectionFor(settings, name);
-        client = createStorageClient({ url, token, importUrl, branchId });
+        client = createStorageClient({ url, token, importUrl, branchId, dispatcher: http.storage });
         clients.set(name, client);
       }
       return client;
@@ -56,6 +61,7 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
     async close() {
       await Promise.all([...clients.values()].map((client) => client.close()));
       s3?.destroy();
+      await http.close();
     },
   };
 }

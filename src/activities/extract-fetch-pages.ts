@@ -150,7 +150,7 @@ export function fetchPages(deps: ActivityDeps) {
         client.workflow.getHandle(workflowExecution.workflowId, workflowExecution.runId).signal('extractProgress', progress).catch(() => undefined);
       };
       const timer = setInterval(() => beat(true), Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
-      const options = fetchOptions(input.fetch, context.cancellationSignal, () => beat(true));
+      const options = { ...fetchOptions(input.fetch, context.cancellationSignal, () => beat(true)), dispatcher: deps.http.extractor };
 
       // stored groups in order; the resume point moves to a group's snapshot once it and all before it are stored
       const writes: Array<{ done: Promise<void>; stored: boolean; snapshot: FetchPagesCheckpoint }> = [];

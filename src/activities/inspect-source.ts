@@ -40,7 +40,7 @@ export function inspectSource(deps: ActivityDeps) {
       let bytes: number | undefined = 0;
       let header: string[] | undefined;
       for (const [i, uri] of input.sources.entries()) {
-        const source = await openSource(uri, { s3: /^s3:/i.test(uri) ? deps.userS3() : undefined, signal });
+        const source = await openSource(uri, { s3: /^s3:/i.test(uri) ? deps.userS3() : undefined, dispatcher: deps.http.transfers, signal });
         bytes = bytes === undefined || source.size === undefined ? undefined : bytes + source.size;
         if (source.size === 0) throw new SapiInvalidInputError(`source ${source.description} is empty (0 bytes): a CSV needs at least a header row`);
         if (i === 0 && !input.columns?.length) {

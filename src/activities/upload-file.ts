@@ -46,7 +46,7 @@ export function uploadFile(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         key: input.target.key,
-        source: await openSource(input.source, { s3: deps.userS3() }),
+        source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         serverSideEncryption: input.target.serverSideEncryption,

@@ -30,7 +30,7 @@ export function uploadSlices(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         keyPrefix: input.target.key,
-        slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3() }))),
+        slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3(), dispatcher: deps.http.transfers }))),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         gzip: input.gzip,

@@ -31,7 +31,7 @@ export function uploadViaImporter(deps: ActivityDeps) {
       const signal = context.cancellationSignal;
       const storage = deps.storage(input.connection);
       const runId = activityMarker();
-      const source = await openSource(input.source, { s3: /^s3:/i.test(input.source) ? deps.userS3() : undefined, signal });
+      const source = await openSource(input.source, { s3: /^s3:/i.test(input.source) ? deps.userS3() : undefined, dispatcher: deps.http.transfers, signal });
       const name = input.name ?? baseName(source.description);
       if (context.info.attempt > 1) {
         // an earlier attempt may have uploaded the file and lost the answer: its file carries our marker

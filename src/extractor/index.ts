@@ -7,5 +7,5 @@ export { ExtractorConfigError, ExtractorDataError, PlaceholderMissingError, Extr
 export { extractorConfigInputSchema, formatPath, parseExtractorConfig, UNSUPPORTED_PAGINATION_METHODS } from './config-schema';
 export { parseDurationMs } from './duration';
 export { createPageFetcher, DEFAULT_FETCH_PAGE_OPTIONS, fetchPage, type FetchPageOptions, type FetchPageResult } from './http/fetch-page';
-export { parseRetryAfterMs, redactUrl } from './http/retry-after';
+export { parseRetryAfterMs, redactUrl } from '../http';
 export { runExtraction, type ExtractedTable, type ExtractionResult, type FetchedPage, type JobRunSummary, type RunExtractionOptions } from './run-loop';

@@ -19,7 +19,7 @@ import { PassThrough, Readable, Transform, type TransformCallback } from 'node:s
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import { type Dispatcher } from 'undici';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { manifestSchema } from '../storage-api/schemas';
 import { forEachBounded } from './concurrency';
@@ -34,7 +34,8 @@ import {
   throwIfAborted,
   type TemporaryCredentials,
 } from './s3-client';
-import { redact, type ByteSource } from './sources';
+import { type ByteSource } from './sources';
+import { defaultHttpPools, redactUrl } from '../http';
 
 /** Slices downloaded in parallel by default: 4. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 4;
@@ -91,7 +92,7 @@ export interface DownloadFileOptions {
   workDir?: string;
   /** Keep the slice files after success. Default false. */
   keepWorkDir?: boolean;
-  /** undici dispatcher for presigned URLs; default: an agent following redirects. */
+  /** undici dispatcher for presigned URLs; default: `defaultHttpPools().transfers` (the plugin passes its own). */
   dispatcher?: Dispatcher;
   credentialsMarginMs?: number;
   signal?: AbortSignal;
@@ -136,7 +137,7 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
   assertCredentialsFresh(file.credentials, where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
   const ownS3 = options.s3 === undefined && file.credentials !== undefined;
   const s3 = options.s3 ?? (file.credentials ? createS3Client({ credentials: file.credentials, region: file.region, endpoint: options.endpoint }) : undefined);
-  const dispatcher = options.dispatcher ?? urlDispatcher();
+  const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
 
   const toS3 = /^s3:\/\//i.test(destination);
   const workDir =
@@ -256,8 +257,8 @@ export async function readManifest(args: { file: DownloadableFile; s3?: S3Client
       throw mapS3Error(err, 'download', { bucket: file.s3Path.bucket, key }, signal);
     }
   } else if (file.url) {
-    label = redact(file.url);
-    const { body } = await urlObject(args.dispatcher ?? urlDispatcher(), file.url).get(0, signal);
+    label = redactUrl(file.url);
+    const { body } = await urlObject(args.dispatcher ?? defaultHttpPools().transfers, file.url).get(0, signal);
     text = await streamToString(body);
   } else {
     throw new SapiInvalidInputError(`file ${file.id ?? ''} has no s3Path or url to read its manifest from`);
@@ -355,7 +356,7 @@ function s3Object(s3: S3Client, bucket: string, key: string): RemoteObject {
 }
 
 function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
-  const label = redact(url);
+  const label = redactUrl(url);
   const target = new URL(url);
   const request = async (headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> => {
     try {
@@ -453,7 +454,7 @@ function headerOf(v: string | string[] | undefined): string | undefined {
 
 /** What identifies the stored file behind a work folder (stored files are immutable). */
 function identityOf(file: DownloadableFile): string {
-  const where = file.s3Path ? `s3://${file.s3Path.bucket}/${file.s3Path.key}` : file.url ? redact(file.url) : '';
+  const where = file.s3Path ? `s3://${file.s3Path.bucket}/${file.s3Path.key}` : file.url ? redactUrl(file.url) : '';
   return JSON.stringify({ id: file.id ?? null, where, sliced: file.isSliced });
 }
 
@@ -494,8 +495,3 @@ async function streamToString(body: Readable): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-let defaultUrlDispatcher: Dispatcher | undefined;
-function urlDispatcher(): Dispatcher {
-  defaultUrlDispatcher ??= new Agent({ connections: 16, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } }).compose(interceptors.redirect({ maxRedirections: 5 }));
-  return defaultUrlDispatcher;
-}

@@ -7,7 +7,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import { type Dispatcher } from 'undici';
+import { defaultHttpPools, redactUrl } from '../http';
 import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { createS3Client, mapS3Error, parseS3Uri } from './s3-client';
 
@@ -27,7 +28,7 @@ export const FILE_READ_HIGH_WATER_MARK = 1024 * 1024;
 export interface OpenSourceOptions {
   /** S3 client for `s3://` sources; default: {@link createS3Client} with the default credentials chain. */
   s3?: S3Client;
-  /** undici dispatcher for HTTP(S) sources; default: an agent that follows up to 5 redirects. */
+  /** undici dispatcher for HTTP(S) sources; default: `defaultHttpPools().transfers` (the plugin passes its own). */
   dispatcher?: Dispatcher;
   signal?: AbortSignal;
 }
@@ -41,7 +42,7 @@ export async function openSource(uri: string, options: OpenSourceOptions = {}): 
   if (/^https?:\/\//i.test(uri)) return httpSource(uri, options);
   if (/^file:\/\//i.test(uri)) return fileSource(new URL(uri).pathname);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    throw new SapiInvalidInputError(`unsupported source ${JSON.stringify(redact(uri))}: use a local path, http(s)://, file:// or s3://`);
+    throw new SapiInvalidInputError(`unsupported source ${JSON.stringify(redactUrl(uri))}: use a local path, http(s)://, file:// or s3://`);
   }
   return fileSource(uri);
 }
@@ -77,18 +78,10 @@ export function bufferSource(data: Buffer, description = 'buffer'): ByteSource {
   };
 }
 
-let defaultHttpDispatcher: Dispatcher | undefined;
-function httpDispatcher(): Dispatcher {
-  defaultHttpDispatcher ??= new Agent({ connections: 16, keepAliveTimeout: 30_000, connect: { timeout: 10_000 } }).compose(
-    interceptors.redirect({ maxRedirections: 5 }),
-  );
-  return defaultHttpDispatcher;
-}
-
 /** An HTTP(S) URL. Resumes with `Range`; when the server ignores it, skips the first bytes of a full response. */
 export async function httpSource(url: string, options: OpenSourceOptions = {}): Promise<ByteSource> {
-  const dispatcher = options.dispatcher ?? httpDispatcher();
-  const description = redact(url);
+  const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
+  const description = redactUrl(url);
   let size: number | undefined;
   try {
     const head = await dispatcher.request({ ...originAndPath(url), method: 'HEAD', signal: options.signal, headersTimeout: 30_000 });
@@ -165,19 +158,6 @@ export function skipBytes(n: number): Transform {
       cb(null, rest);
     },
   });
-}
-
-/** A URL without its query string and credentials, for messages. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    u.search = u.search ? '?…' : '';
-    u.username = '';
-    u.password = '';
-    return u.toString().replace('?%E2%80%A6', '?…');
-  } catch {
-    return url.replace(/\?.*$/, '?…');
-  }
 }
 
 function originAndPath(url: string): { origin: string; path: string } {

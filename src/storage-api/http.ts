@@ -15,7 +15,8 @@ import {
   SapiTimeoutError,
   type RequestDescription,
 } from '../errors';
-import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter, type AttemptOutcome, type RetryPolicy } from './retry-policy';
+import { parseRetryAfterMs } from '../http';
+import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
 import { serviceErrorSchema } from './schemas';
 
 /** Timeouts of one HTTP exchange, in milliseconds. */
@@ -260,7 +261,7 @@ export function httpError(desc: RequestDescription, status: number, text: string
   } catch {
     // not JSON: the excerpt goes into the message
   }
-  const retryAfterMs = retryAfter !== undefined ? parseRetryAfter(retryAfter) : undefined;
+  const retryAfterMs = retryAfter !== undefined ? parseRetryAfterMs(retryAfter) : undefined;
   return new SapiHttpError({
     request: desc,
     status,

@@ -27,8 +27,6 @@ export {
 export {
   DEFAULT_RETRY_POLICY,
   decideRetry,
-  backoffDelay,
-  parseRetryAfter,
   classifyTransportError,
   type RetryPolicy,
   type RetryDecision,

@@ -12,6 +12,7 @@
  *   stops with `mayHaveReachedService: true` so the caller reconciles (finds the job) instead of duplicating.
  */
 import { errorCode } from '../errors';
+import { backoffDelayMs, parseRetryAfterMs } from '../http';
 
 /** Retry settings of the Storage API client. */
 export interface RetryPolicy {
@@ -72,15 +73,15 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       return { retry: false, reason: 'non-idempotent request may have reached the service', mayHaveReachedService: true };
     }
     if (exhausted) return { retry: false, reason: `gave up after ${attempt} attempts`, mayHaveReachedService: mayHaveReached };
-    return { retry: true, delayMs: backoffDelay(attempt, policy, random), reason: mayHaveReached ? 'network error' : 'request did not reach the service' };
+    return { retry: true, delayMs: backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random), reason: mayHaveReached ? 'network error' : 'request did not reach the service' };
   }
 
   const { status } = outcome;
   if (status === 429 || status === 503) {
     // The service said "not now": nothing was performed, so even a non-idempotent request can be replayed.
     if (exhausted) return { retry: false, reason: `gave up after ${attempt} attempts (${status})`, mayHaveReachedService: false };
-    const asked = parseRetryAfter(outcome.retryAfter, input.nowMs ?? Date.now());
-    const delayMs = asked !== undefined ? Math.min(asked, policy.maxRetryAfterMs) : backoffDelay(attempt, policy, random);
+    const asked = parseRetryAfterMs(outcome.retryAfter, input.nowMs ?? Date.now());
+    const delayMs = asked !== undefined ? Math.min(asked, policy.maxRetryAfterMs) : backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random);
     return { retry: true, delayMs, reason: asked !== undefined ? `${status} with Retry-After` : `${status} without Retry-After` };
   }
   if (status === 408 || (status >= 500 && status !== 501)) {
@@ -88,34 +89,9 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       return { retry: false, reason: `non-idempotent request answered ${status}: it may have been performed`, mayHaveReachedService: true };
     }
     if (exhausted) return { retry: false, reason: `gave up after ${attempt} attempts (${status})`, mayHaveReachedService: true };
-    return { retry: true, delayMs: backoffDelay(attempt, policy, random), reason: `${status}` };
+    return { retry: true, delayMs: backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random), reason: `${status}` };
   }
   return { retry: false, reason: `${status} is not retryable`, mayHaveReachedService: false };
-}
-
-/**
- * Backoff before the retry that follows attempt `attempt` (1-based): full jitter over
- * `min(maxDelayMs, baseDelayMs × 2^(attempt-1))`.
- */
-export function backoffDelay(attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.floor(random() * ceiling);
-}
-
-/**
- * Parses a `Retry-After` header: delay-seconds (`"120"`, also decimals) or an HTTP date. Returns milliseconds
- * (0 for a date in the past), or undefined when absent or unparseable.
- */
-export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
-  if (value === undefined || value === null) return undefined;
-  const trimmed = value.trim();
-  if (trimmed === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  // HTTP dates always name a weekday or month; refuse anything Date.parse would guess at.
-  if (!/[a-z]/i.test(trimmed)) return undefined;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
 }
 
 /** How a transport error (no HTTP answer) is treated. */

@@ -2,7 +2,7 @@
  * Sends one extractor request with undici and decodes the JSON answer. NOT workflow-safe (undici, node:crypto):
  * call it from activities or the plain loop.
  *
- * - 5xx, 408 and network errors are retried with capped exponential backoff and jitter (few attempts).
+ * - 5xx, 408 and network errors are retried with capped exponential backoff and full jitter (few attempts).
  * - 429/503 with `Retry-After`: waited inline when short (≤ `maxInlineRetryAfterMs`), otherwise an
  *   `ExtractRateLimitedError` carrying `retryAfterMs` is thrown at once so the caller can wait on a durable timer.
  *   429 without the header is backed off like a 5xx, then thrown as `ExtractRateLimitedError`.
@@ -11,10 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { Agent, interceptors, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { ExtractHttpStatusError, ExtractNetworkError, ExtractNotJsonError, ExtractRateLimitedError } from '../errors';
 import type { RequestDescriptor } from '../types';
-import { backoffDelayMs, parseRetryAfterMs, redactUrl } from './retry-after';
+import { backoffDelayMs, defaultHttpPools, parseRetryAfterMs, redactUrl } from '../../http';
 
 /** Options of the page fetcher; every field has a documented default. */
 export interface FetchPageOptions {
@@ -32,7 +32,7 @@ export interface FetchPageOptions {
   bodyTimeoutMs?: number;
   /** Largest body accepted, bytes. Default 64 MiB. */
   maxBodyBytes?: number;
-  /** Dispatcher (connection pool); default: a shared keep-alive Agent that follows up to 5 redirects. */
+  /** Dispatcher (connection pool); default: the process's `defaultHttpPools().extractor` (the plugin passes its own). */
   dispatcher?: Dispatcher;
   /** Cancels the request and any backoff wait. */
   signal?: AbortSignal;
@@ -69,14 +69,6 @@ export interface FetchPageResult {
 }
 
 const SNIPPET_CHARS = 200;
-let sharedDispatcher: Dispatcher | undefined;
-
-function defaultDispatcher(): Dispatcher {
-  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 }).compose(
-    interceptors.redirect({ maxRedirections: 5 }),
-  );
-  return sharedDispatcher;
-}
 
 async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, url: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -142,7 +134,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
         method: descriptor.method,
         headers,
         body: payload,
-        dispatcher: options.dispatcher ?? defaultDispatcher(),
+        dispatcher: options.dispatcher ?? defaultHttpPools().extractor,
         headersTimeout: o.headersTimeoutMs,
         bodyTimeout: o.bodyTimeoutMs,
         signal: options.signal,
@@ -169,7 +161,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
     if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl);
 
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());
-    if ((status === 429 || status === 503) && retryAfterMs !== null) {
+    if ((status === 429 || status === 503) && retryAfterMs !== undefined) {
       if (retryAfterMs > o.maxInlineRetryAfterMs || last) {
         throw new ExtractRateLimitedError(
           `${where} answered HTTP ${status} asking to retry after ${retryAfterMs} ms (attempt ${attempt}).`,

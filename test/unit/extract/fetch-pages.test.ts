@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { ActivityDeps } from '../../../src/activities/deps';
+import { createHttpPools } from '../../../src/http';
 import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
 import { parsePageKey, readText, stageStoreOf } from '../../../src/activities/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
@@ -23,8 +24,11 @@ beforeEach(() => {
   api.clearRequests();
 });
 
+const http = createHttpPools();
+afterAll(() => http.close());
+
 function depsWithFolder(): ActivityDeps {
-  return { settings: { stagingUrl: mkdtempSync(join(tmpdir(), 'fetch-pages-')) }, userS3: () => undefined } as unknown as ActivityDeps;
+  return { settings: { stagingUrl: mkdtempSync(join(tmpdir(), 'fetch-pages-')) }, userS3: () => undefined, http } as unknown as ActivityDeps;
 }
 
 function input(overrides: Partial<FetchPagesInput> = {}, jobs: unknown[] = [{ endpoint: 'large/items', dataField: 'items' }]): FetchPagesInput {

@@ -1,4 +1,7 @@
-import { backoffDelay, classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from '../../../src/storage-api/retry-policy';
+import { backoffDelayMs } from '../../../src/http';
+import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../../src/storage-api/retry-policy';
+
+const backoffDelay = (attempt: number, policy: RetryPolicy, random: () => number) => backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random);
 
 const policy: RetryPolicy = { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 15_000, maxRetryAfterMs: 60_000 };
 const maxRandom = (): number => 0.999999;
@@ -103,24 +106,6 @@ describe('retry policy', () => {
 
     it('does not claim a 4xx may have been performed', () => {
       expect(decide({ kind: 'status', status: 400 }, { idempotent: false })).toMatchObject({ retry: false, mayHaveReachedService: false });
-    });
-  });
-
-  describe('parseRetryAfter', () => {
-    it('reads seconds, decimals and HTTP dates', () => {
-      expect(parseRetryAfter('0', now)).toBe(0);
-      expect(parseRetryAfter(' 12 ', now)).toBe(12_000);
-      expect(parseRetryAfter('1.5', now)).toBe(1500);
-      expect(parseRetryAfter('Wed, 01 Jan 2025 00:01:00 GMT', now)).toBe(60_000);
-      expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0);
-    });
-
-    it('returns undefined for absent or invalid values', () => {
-      expect(parseRetryAfter(undefined, now)).toBeUndefined();
-      expect(parseRetryAfter(null, now)).toBeUndefined();
-      expect(parseRetryAfter('', now)).toBeUndefined();
-      expect(parseRetryAfter('-5', now)).toBeUndefined();
-      expect(parseRetryAfter('later', now)).toBeUndefined();
     });
   });
 
