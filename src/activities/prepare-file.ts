@@ -1,6 +1,8 @@
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
+import { isSapiError } from '../errors';
+import { DEFAULT_RECONCILE_DELAYS_MS, findFilesOfRun } from '../storage-api';
 import { activityMarker, asActivity } from './context';
 
 export interface PrepareFileInput {
@@ -40,19 +42,27 @@ export function prepareFile(deps: ActivityDeps) {
       const name = input.gzip && !input.name.endsWith('.gz') ? `${input.name}.gz` : input.name;
       const storage = deps.storage(input.connection);
       const runId = activityMarker();
-      if (Context.current().info.attempt > 1) {
-        // a file an earlier attempt prepared (answer lost, or the worker died) is never used: remove it
-        for (const orphan of await storage.listFiles({ runId, limit: 100 })) await storage.deleteFile({ fileId: Number(orphan.id) });
+      // a file an earlier attempt prepared (answer lost, or the worker died) is never used: remove it
+      const removeOrphans = async (delaysMs?: readonly number[]) => {
+        for (const orphan of await findFilesOfRun(storage, runId, { delaysMs })) await storage.deleteFile({ fileId: Number(orphan.id) });
+      };
+      if (Context.current().info.attempt > 1) await removeOrphans();
+      let file;
+      try {
+        file = await storage.prepareFile({
+          runId,
+          name,
+          sizeBytes: input.sizeBytes,
+          tags: input.tags,
+          isSliced: input.isSliced,
+          isEncrypted: input.isEncrypted,
+          federationToken: true,
+        });
+      } catch (err) {
+        // the prepare may still be running on the service: wait for its file and remove it, then let the retry prepare
+        if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
+        throw err;
       }
-      const file = await storage.prepareFile({
-        runId,
-        name,
-        sizeBytes: input.sizeBytes,
-        tags: input.tags,
-        isSliced: input.isSliced,
-        isEncrypted: input.isEncrypted,
-        federationToken: true,
-      });
       const params = file.uploadParams;
       const credentials: TemporaryCredentials = params.credentials;
       return {

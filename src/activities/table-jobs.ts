@@ -12,6 +12,8 @@ export interface CreateTableAsyncInput {
   fileId: number;
   csv?: CsvDialect;
   primaryKey?: string[];
+  /** Columns of a headerless source (sliced uploads). */
+  columns?: string[];
 }
 
 export interface LoadTableAsyncInput {
@@ -49,6 +51,7 @@ export function createTableAsync(deps: ActivityDeps) {
           name: input.name,
           dataFileId: input.fileId,
           primaryKey: input.primaryKey,
+          columns: input.columns,
           ...input.csv,
         },
       });

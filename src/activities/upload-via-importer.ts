@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
+import { isSapiError } from '../errors';
 import { openSource } from '../object-storage/sources';
+import { DEFAULT_RECONCILE_DELAYS_MS, findFilesOfRun } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { activityMarker, asActivity, heartbeat } from './context';
 
@@ -33,18 +35,23 @@ export function uploadViaImporter(deps: ActivityDeps) {
       const runId = activityMarker();
       const source = await openSource(input.source, { s3: /^s3:/i.test(input.source) ? deps.userS3() : undefined, dispatcher: deps.http.transfers, signal });
       const name = input.name ?? baseName(source.description);
-      if (context.info.attempt > 1) {
-        // an earlier attempt may have uploaded the file and lost the answer: its file carries our marker
-        const earlier = (await storage.listFiles({ runId, limit: 100, signal })).find((f) => f.name === name && (source.size === undefined || f.sizeBytes === source.size));
-        if (earlier) {
-          const hash = createHash('sha256');
-          let bytes = 0;
-          for await (const chunk of await source.open(0, signal)) {
-            hash.update(chunk as Buffer);
-            bytes += (chunk as Buffer).length;
-          }
-          return { fileId: Number(earlier.id), bytes, sha256: hash.digest('hex') };
+      /** The file an earlier request of this activity stored (found by our marker, name and size), as a result. */
+      const stored = async (delaysMs?: readonly number[]): Promise<UploadViaImporterResult | undefined> => {
+        const files = await findFilesOfRun(storage, runId, { delaysMs, signal });
+        const earlier = files.find((f) => f.name === name && (source.size === undefined || f.sizeBytes === source.size));
+        if (!earlier) return undefined;
+        const hash = createHash('sha256');
+        let bytes = 0;
+        for await (const chunk of await source.open(0, signal)) {
+          hash.update(chunk as Buffer);
+          bytes += (chunk as Buffer).length;
         }
+        return { fileId: Number(earlier.id), bytes, sha256: hash.digest('hex') };
+      };
+      if (context.info.attempt > 1) {
+        // an earlier attempt may have uploaded the file and lost the answer
+        const earlier = await stored();
+        if (earlier) return earlier;
       }
       const hash = createHash('sha256');
       let bytes = 0;
@@ -59,7 +66,15 @@ export function uploadViaImporter(deps: ActivityDeps) {
       );
       const beat = setInterval(() => heartbeat({ bytes }, context), 5_000);
       try {
-        const file = await storage.uploadViaImporter({ stream: counted, sizeBytes: source.size, name, tags: input.tags, runId, signal });
+        let file;
+        try {
+          file = await storage.uploadViaImporter({ stream: counted, sizeBytes: source.size, name, tags: input.tags, runId, signal });
+        } catch (err) {
+          // the importer may still be storing it: wait for our file before the retry sends the bytes again
+          const earlier = isSapiError(err) && err.mayHaveReachedService ? await stored(DEFAULT_RECONCILE_DELAYS_MS) : undefined;
+          if (earlier) return earlier;
+          throw err;
+        }
         return { fileId: Number(file.id), bytes, sha256: hash.digest('hex') };
       } finally {
         clearInterval(beat);

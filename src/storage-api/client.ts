@@ -132,6 +132,8 @@ export interface CreateTableAsyncInput extends MarkedCallOptions {
   enclosure?: string;
   escapedBy?: string;
   primaryKey?: readonly string[];
+  /** Columns of a headerless file (a sliced upload): the file's first row is data, not a header. */
+  columns?: readonly string[];
 }
 
 export interface LoadTableAsyncInput extends MarkedCallOptions {
@@ -449,6 +451,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
           enclosure: input.enclosure,
           escapedBy: input.escapedBy,
           primaryKey: input.primaryKey?.length ? input.primaryKey.join(',') : undefined,
+          columns: input.columns?.length ? input.columns : undefined,
         }),
         schema: jobSchema,
         idempotent: false,

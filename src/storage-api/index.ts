@@ -38,6 +38,8 @@ export {
   findJobForExport,
   startImportOnce,
   startExportOnce,
+  lookAgain,
+  findFilesOfRun,
   DEFAULT_RECONCILE_DELAYS_MS,
   DEFAULT_RECONCILE_PAGE_SIZE,
   DEFAULT_RECONCILE_MAX_PAGES,

@@ -13,7 +13,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SapiError, SapiErrorCode } from '../errors';
 import { type CreateTableAsyncInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
-import { type Job } from './schemas';
+import { type Job, type StorageFile } from './schemas';
 
 /** Jobs fetched per `GET jobs` page while reconciling. Default 100. */
 export const DEFAULT_RECONCILE_PAGE_SIZE = 100;
@@ -235,14 +235,40 @@ async function startOnce(args: {
       if (!(err instanceof SapiError) || !err.mayHaveReachedService) throw err;
       lastError = err;
     }
-    for (const delay of options.reconcileDelaysMs ?? DEFAULT_RECONCILE_DELAYS_MS) {
-      if (delay > 0) await sleep(delay, undefined, options.signal ? { signal: options.signal } : undefined);
-      const found = await lookup();
-      if (found) return { job: found, via: 'found', posts };
-    }
+    const found = await lookAgain(lookup, options.reconcileDelaysMs, options.signal);
+    if (found) return { job: found, via: 'found', posts };
   }
   // Two ambiguous failures and no job: give up with the last (retryable) error; the activity retries with lookupFirst.
   throw lastError as SapiError;
+}
+
+/**
+ * Runs `lookup` after each delay ({@link DEFAULT_RECONCILE_DELAYS_MS}) until it finds something: after an ambiguous
+ * failure the request may still be in flight on the service, so one look is not enough to conclude it never arrived.
+ */
+export async function lookAgain<T>(lookup: () => Promise<T | undefined>, delaysMs: readonly number[] = DEFAULT_RECONCILE_DELAYS_MS, signal?: AbortSignal): Promise<T | undefined> {
+  for (const delay of delaysMs) {
+    if (delay > 0) await sleep(delay, undefined, signal ? { signal } : undefined);
+    const found = await lookup();
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * The files created by a request that carried `runId` (see `X-KBC-RunId`), looked for again after each delay until
+ * one shows up: what a caller whose create (prepare, importer upload) failed ambiguously made, if anything.
+ */
+export async function findFilesOfRun(
+  client: Pick<StorageClient, 'listFiles'>,
+  runId: string,
+  options: { delaysMs?: readonly number[]; signal?: AbortSignal } = {},
+): Promise<StorageFile[]> {
+  const lookup = async () => {
+    const files = await client.listFiles({ runId, limit: 100, signal: options.signal });
+    return files.length > 0 ? files : undefined;
+  };
+  return (await lookAgain(lookup, options.delaysMs ?? [0], options.signal)) ?? [];
 }
 
 /** Without `since`: a first attempt only reconciles its own POSTs (now); a retry looks back the default window. */

@@ -76,7 +76,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         const csv = input.csv ?? {};
         job =
           mode === 'create'
-            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey })
+            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
             : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
         jobStarted = true;
       }

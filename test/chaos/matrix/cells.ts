@@ -285,7 +285,13 @@ export const CELLS: Cell[] = buildCells();
 
 export const isBaseline = (cell: Cell) => cell.step === '-';
 
-/** The cells of one operation for this run: all of them with SAPI_FAULT_MATRIX=full, the subset otherwise. */
+/**
+ * The cells of one operation for this run: all of them with SAPI_FAULT_MATRIX=full, the cells whose id matches with
+ * SAPI_FAULT_MATRIX=/regex/ (e.g. `/prepare\/mid/`, to re-run a few), the subset otherwise.
+ */
 export function cellsFor(operation: Operation, mode = process.env.SAPI_FAULT_MATRIX): Cell[] {
-  return CELLS.filter((c) => c.operation === operation).filter((c) => mode === 'full' || c.subset || c.na !== undefined || isBaseline(c));
+  const pattern = mode && /^\/.+\/$/.test(mode) ? new RegExp(mode.slice(1, -1)) : undefined;
+  return CELLS.filter((c) => c.operation === operation).filter((c) =>
+    pattern ? pattern.test(c.id) || isBaseline(c) : mode === 'full' || c.subset || c.na !== undefined || isBaseline(c),
+  );
 }
