@@ -28,7 +28,20 @@ module.exports = tseslint.config(
             { group: ['zod', 'zod/*'], allowTypeImports: true, message: 'zod values are not sandbox-safe here; import types only.' },
             { group: ['**/activities', '**/activities/*'], allowTypeImports: true, message: 'Import activities as types only (import type).' },
             { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may only use @temporalio/workflow and @temporalio/common.' },
-            { group: ['**/storage-api/*', '!**/storage-api/poll-schedule', '**/object-storage/*', '**/emulator/*', '**/dev/*', '**/cli/*', '**/config/*'], allowTypeImports: true, message: 'Only pure modules (e.g. src/extractor pure code, src/workflows) may be imported as values in workflows.' },
+            { group: ['**/storage-api', '**/storage-api/*', '**/object-storage/*', '**/emulator/*', '**/dev/*', '**/cli/*', '**/config/*', '**/http', '**/http/*'], allowTypeImports: true, message: 'Only pure modules (src/contracts, src/extractor pure code, src/workflows) may be imported as values in workflows.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/activities/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/workflows', '**/workflows/*'], allowTypeImports: true, message: 'Activities and workflows meet in src/contracts: import shared types and helpers from there.' },
           ],
         },
       ],

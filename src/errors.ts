@@ -6,67 +6,22 @@
  * Messages say where the failure happened, what was received and, when we know, how to fix it.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { jobOutcome, type JobLike } from './storage-api/poll-schedule';
+import { describeJobFailure, ErrorCode, ERROR_CODES, NON_RETRYABLE_ERROR_CODES } from './contracts/error-codes';
 
-/** Every code this package raises. Stable: used as the Temporal failure `type`. */
-export const SapiErrorCode = {
-  /** 401/403 from the service: the Storage token is missing, invalid, expired or lacks a permission. */
-  UNAUTHORIZED: 'SAPI_UNAUTHORIZED',
-  /** 404 from the service (bucket, table, file or job not found). */
-  NOT_FOUND: 'SAPI_NOT_FOUND',
-  /** 409, or 400 with a service code ending in `alreadyExists`. */
-  ALREADY_EXISTS: 'SAPI_ALREADY_EXISTS',
-  /** 400/422: the service rejected the parameters. */
-  VALIDATION: 'SAPI_VALIDATION',
-  /** Any other 4xx. */
-  CLIENT_ERROR: 'SAPI_CLIENT_ERROR',
-  /** 429: wait for `Retry-After`. */
-  RATE_LIMITED: 'SAPI_RATE_LIMITED',
-  /** 503 (maintenance or overloaded): wait for `Retry-After`. */
-  MAINTENANCE: 'SAPI_MAINTENANCE',
-  /** 5xx other than 503. */
-  SERVER_ERROR: 'SAPI_SERVER_ERROR',
-  /** Connection refused/reset, DNS failure, socket closed. */
-  NETWORK: 'SAPI_NETWORK',
-  /** Connect, headers or body timeout, or HTTP 408. */
-  TIMEOUT: 'SAPI_TIMEOUT',
-  /** The response did not match what we expect (schema failure, HTML instead of JSON, unexpected status). */
-  INVALID_RESPONSE: 'SAPI_INVALID_RESPONSE',
-  /** A Storage job ended with status `error`. */
-  JOB_FAILED: 'SAPI_JOB_FAILED',
-  /** A Storage job did not finish before the caller's deadline. */
-  JOB_DEADLINE: 'SAPI_JOB_DEADLINE',
-  /** Temporary object-storage credentials expired (or are about to): prepare the file again. */
-  CREDENTIALS_EXPIRED: 'SAPI_CREDENTIALS_EXPIRED',
-  /** An object-storage upload failed. */
-  UPLOAD_FAILED: 'SAPI_UPLOAD_FAILED',
-  /** An object-storage download failed. */
-  DOWNLOAD_FAILED: 'SAPI_DOWNLOAD_FAILED',
-  /** Bytes received or stored differ from what was expected (size, MD5, ETag). */
-  CHECKSUM_MISMATCH: 'SAPI_CHECKSUM_MISMATCH',
-  /** The caller passed something we cannot work with. Never retried. */
-  INVALID_INPUT: 'SAPI_INVALID_INPUT',
-} as const;
+/** Every code this package raises (the registry, `src/contracts/error-codes.ts`). */
+export const SapiErrorCode = ErrorCode;
+export type SapiErrorCode = ErrorCode;
 
-export type SapiErrorCode = (typeof SapiErrorCode)[keyof typeof SapiErrorCode];
+/** All codes, for filters and docs. */
+export const SAPI_ERROR_CODES: readonly SapiErrorCode[] = Object.freeze(Object.keys(ERROR_CODES) as SapiErrorCode[]);
 
-/** All codes, for `RetryPolicy.nonRetryableErrorTypes` filters and docs. */
-export const SAPI_ERROR_CODES: readonly SapiErrorCode[] = Object.freeze(Object.values(SapiErrorCode));
+export { NON_RETRYABLE_ERROR_CODES };
 
 /**
- * Codes that are never worth retrying whatever the instance says. Use them as an activity's
- * `retry.nonRetryableErrorTypes`; instance-level `retryable` covers the rest (e.g. a 501 server error).
+ * The brand that makes `instanceof` work across copies of this package (two versions in one process, a bundle and
+ * its host): every error carries the names of its classes under one global symbol, as undici does.
  */
-export const NON_RETRYABLE_ERROR_CODES: readonly SapiErrorCode[] = Object.freeze([
-  SapiErrorCode.UNAUTHORIZED,
-  SapiErrorCode.NOT_FOUND,
-  SapiErrorCode.ALREADY_EXISTS,
-  SapiErrorCode.VALIDATION,
-  SapiErrorCode.CLIENT_ERROR,
-  SapiErrorCode.JOB_FAILED,
-  SapiErrorCode.JOB_DEADLINE,
-  SapiErrorCode.INVALID_INPUT,
-]);
+const BRAND = Symbol.for('sapi-temporal.error');
 
 /** JSON-serialisable extra data carried by an error (and into the failure's details). */
 export type SapiErrorDetails = Record<string, unknown>;
@@ -92,8 +47,13 @@ export interface SapiErrorOptions {
   cause?: unknown;
 }
 
-/** Base of every error this package raises. */
+/** Base of every error this package raises. `instanceof` holds across copies of the package (see BRAND). */
 export class SapiError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    const brands = typeof value === 'object' && value !== null ? (value as { [BRAND]?: readonly string[] })[BRAND] : undefined;
+    return Array.isArray(brands) ? brands.includes(this.name) : Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+
   readonly code: SapiErrorCode;
   readonly retryable: boolean;
   readonly status?: number;
@@ -106,6 +66,9 @@ export class SapiError extends Error {
   constructor(options: SapiErrorOptions) {
     super(options.message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    const brands: string[] = [];
+    for (let c: unknown = new.target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) brands.push((c as { name: string }).name);
+    Object.defineProperty(this, BRAND, { value: Object.freeze(brands) });
     this.code = options.code;
     this.retryable = options.retryable;
     this.status = options.status;
@@ -302,31 +265,16 @@ export interface JobReference {
 export class SapiJobFailedError extends SapiError {
   readonly jobId: number | string;
 
-  constructor(options: { job: JobReference; message: string; serviceCode?: string; exceptionId?: string; retryable?: boolean }) {
+  constructor(options: { job: JobReference & { tableId?: string | null }; message: string; serviceCode?: string; exceptionId?: string; retryable?: boolean }) {
     super({
       code: SapiErrorCode.JOB_FAILED,
-      message:
-        `Storage job ${options.job.id}${options.job.operationName ? ` (${options.job.operationName})` : ''} failed` +
-        `${options.serviceCode ? `: ${options.serviceCode}` : ''} ${JSON.stringify(options.message)}` +
-        `${options.exceptionId ? ` [exceptionId=${options.exceptionId}]` : ''}`,
+      message: describeJobFailure({ ...options.job, message: options.message, code: options.serviceCode, exceptionId: options.exceptionId }),
       retryable: options.retryable ?? false,
       serviceCode: options.serviceCode,
       exceptionId: options.exceptionId,
       details: compact({ jobId: options.job.id, operationName: options.job.operationName, jobMessage: options.message }),
     });
     this.jobId = options.job.id;
-  }
-
-  /** The error of a job record whose status is `error` (error as a string or `{code, message, exceptionId}`), else undefined. */
-  static fromJob(job: JobLike & { id: number | string; url?: string }): SapiJobFailedError | undefined {
-    const outcome = jobOutcome(job);
-    if (outcome.kind !== 'error') return undefined;
-    return new SapiJobFailedError({
-      job: { id: job.id, operationName: job.operationName, url: job.url },
-      message: outcome.message,
-      serviceCode: outcome.code,
-      exceptionId: outcome.exceptionId,
-    });
   }
 }
 
@@ -430,37 +378,10 @@ export function toApplicationFailure(err: unknown): ApplicationFailure {
       cause: err.cause instanceof Error ? err.cause : undefined,
     });
   }
-  if (isCodedError(err)) {
-    // other registries of this package with the same shape (the extractor's `SAPI_EXTRACT…` errors)
-    const view = typeof err.toJSON === 'function' ? err.toJSON() : { code: err.code };
-    return ApplicationFailure.create({
-      type: err.code,
-      message: err.message,
-      nonRetryable: !err.retryable,
-      details: [compact({ ...view, issues: err.issues })],
-      nextRetryDelay: typeof err.retryAfterMs === 'number' ? err.retryAfterMs : undefined,
-      cause: err.cause instanceof Error ? err.cause : undefined,
-    });
-  }
   if (err instanceof Error) {
     return ApplicationFailure.create({ type: err.name || 'Error', message: err.message, nonRetryable: false, cause: err });
   }
   return ApplicationFailure.create({ type: 'Error', message: String(err), nonRetryable: false });
-}
-
-/** An error with a `SAPI_…` code and a `retryable` flag (e.g. `ExtractorError`), not a `SapiError`. */
-interface CodedError extends Error {
-  code: string;
-  retryable: boolean;
-  retryAfterMs?: unknown;
-  issues?: unknown;
-  toJSON?: () => Record<string, unknown>;
-}
-
-function isCodedError(err: unknown): err is CodedError {
-  if (!(err instanceof Error)) return false;
-  const e = err as Partial<CodedError>;
-  return typeof e.code === 'string' && e.code.startsWith('SAPI_') && typeof e.retryable === 'boolean';
 }
 
 /** `err.code` when it is a string (Node system errors, undici errors, AWS SDK `name`s are handled by callers). */

@@ -15,4 +15,4 @@ export type {
   PollingOptions,
   CsvDialect,
   JobSummary,
-} from './workflows/types';
+} from './contracts/transfer';

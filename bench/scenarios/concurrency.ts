@@ -5,7 +5,7 @@
  * running them one after another would take.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { ImportTableResult } from '../../src/workflows/types';
+import type { ImportTableResult } from '../../src/contracts/transfer';
 import type { Scenario } from '../lib/context';
 import { untilAborted } from '../lib/context';
 import { measure } from '../lib/measure';

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ExportTableResult } from '../../src/workflows/types';
+import type { ExportTableResult } from '../../src/contracts/transfer';
 import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';

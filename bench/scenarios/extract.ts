@@ -7,7 +7,7 @@
  * over time (is it flat on a long run?). Both sides are warmed up first on a small API (untimed).
  */
 import { createSampleApi } from '../../src/sample-api';
-import type { ExtractResult } from '../../src/workflows/extract-types';
+import type { ExtractResult } from '../../src/contracts/extract';
 import type { Scenario, ScenarioContext } from '../lib/context';
 import { activityBreakdown, historyTimings, type HistoryTimings } from '../lib/history';
 import { measure } from '../lib/measure';
@@ -146,7 +146,7 @@ function effectiveExtractOptions(mode: 'batch' | 'page'): unknown {
   try {
     // read at run time: the defaults are tuned by the extract workflow's authors
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const plan = require('../../src/workflows/extract-plan') as { resolveExtractOptions?: (o: unknown) => { options: unknown } };
+    const plan = require('../../src/contracts/extract-plan') as { resolveExtractOptions?: (o: unknown) => { options: unknown } };
     return plan.resolveExtractOptions?.({ mode, load: false }).options;
   } catch (err) {
     return { unavailable: String(err) };

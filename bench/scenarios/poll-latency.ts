@@ -6,8 +6,8 @@
  * default schedule (1 s, ×2, cap 20 s and 25 % of the time waited) and with the plain ×2 backoff (elapsedFraction 0).
  */
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { PollingOptions } from '../../src/workflows/types';
-import type { ImportTableResult, JobSummary } from '../../src/workflows/types';
+import type { PollingOptions } from '../../src/contracts/transfer';
+import type { ImportTableResult, JobSummary } from '../../src/contracts/transfer';
 import type { Scenario } from '../lib/context';
 import { figure, type Figure } from '../lib/report';
 import type { BenchStack } from '../lib/stack';

@@ -6,7 +6,7 @@
  * `uploadFile` activity, start → completion in the history) and end to end (incl. prepare and the emulator's import).
  */
 import { CreateBucketCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
-import type { ImportTableResult } from '../../src/workflows/types';
+import type { ImportTableResult } from '../../src/contracts/transfer';
 import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { toApplicationFailure } from '../errors';
-import type { ProgressReport } from '../workflows/types';
+import type { ProgressReport } from '../contracts/transfer';
 
 /** Minimum time between two progress signals an activity sends to its workflow (ms). */
 export const PROGRESS_SIGNAL_INTERVAL_MS = 5_000;

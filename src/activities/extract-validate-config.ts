@@ -10,7 +10,7 @@ export interface ValidateExtractConfigInput {
 
 /**
  * Validates a Generic-Extractor configuration (zod, outside the workflow sandbox) and returns it normalized, for
- * the workflow's pure scroller. An invalid one fails with the non-retryable `SAPI_EXTRACTOR_CONFIG_INVALID`
+ * the workflow's pure scroller. An invalid one fails with the non-retryable `SAPI_EXTRACT_CONFIG_INVALID`
  * listing every issue (path + rule), before any request is sent.
  */
 export function validateExtractConfig(_deps: ActivityDeps) {

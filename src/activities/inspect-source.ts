@@ -5,7 +5,7 @@ import { parse } from 'csv-parse';
 import { SapiInvalidInputError } from '../errors';
 import { openSource } from '../object-storage/sources';
 import { columnNameProblems } from '../storage-api/columns';
-import type { CsvDialect } from '../workflows/types';
+import type { CsvDialect } from '../contracts/transfer';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 

@@ -1,6 +1,6 @@
 import type { Job } from '../storage-api';
-import { jobOutcome } from '../storage-api/poll-schedule';
-import type { JobSummary } from '../workflows/types';
+import { jobOutcome } from '../contracts/poll-schedule';
+import type { JobSummary } from '../contracts/transfer';
 
 /** The part of a job record workflows act on: status, error, and a few results (never the whole table object). */
 export function summarizeJob(job: Job): JobSummary {

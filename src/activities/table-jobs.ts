@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { startExportOnce, startImportOnce } from '../storage-api';
-import type { CsvDialect, ExportTableInput, JobSummary } from '../workflows/types';
+import type { CsvDialect, ExportTableInput, JobSummary } from '../contracts/transfer';
 import type { ActivityDeps } from './deps';
 import { activityMarker, asActivity } from './context';
 import { summarizeJob } from './job-summary';

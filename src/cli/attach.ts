@@ -2,7 +2,7 @@
 // terminal), or one a schedule started. `wait` follows it with the run commands' own loop and summary.
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { progressQuery } from '../workflows';
-import type { TransferProgress } from '../workflows/types';
+import type { TransferProgress } from '../contracts/transfer';
 import type { CliSettings } from './common';
 import { summarizeExport } from './export';
 import { summarizeExtract } from './extract';
@@ -12,6 +12,7 @@ import { summarizeImport } from './import';
 import { progressFields } from './progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
 export interface WorkflowKind {
@@ -144,7 +145,7 @@ async function find(what: string, request: AttachRequest): Promise<{ link: Tempo
     await link?.close();
     const notFound = err instanceof WorkflowNotFoundError;
     const failure = notFound
-        ? new CliError('SAPI_WORKFLOW_NOT_FOUND', `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
+        ? new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
         : err;
     throw commandFailure(failure, what, request.settings.address, notFound ? undefined : request.workflowId);
   }

@@ -6,6 +6,7 @@ import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorS3Options
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './run-transfer';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
 export const DEFAULT_EMULATOR_REGION = 'us-east-1';
@@ -33,7 +34,7 @@ export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
     throw new CliError(
-      'SAPI_INVALID_INPUT',
+      ErrorCode.INVALID_INPUT,
       `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: the emulator keeps files in a MinIO server and needs its endpoint and root keys ` +
         '(`sapi-temporal dev` runs the whole stack instead)',
     );
@@ -63,7 +64,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
     .action(async (flags: EmulatorFlags) => {
       try {
-        if (flags.port > 65535) throw new CliError('SAPI_INVALID_INPUT', `--port must be 0–65535, got ${flags.port}`);
+        if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
         const s3 = emulatorS3(context.env);
         const { createEmulator } = await import('../emulator');
         const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;

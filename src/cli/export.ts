@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { ExportTableInput, ExportTableResult } from '../workflows/types';
+import type { ExportTableInput, ExportTableResult } from '../contracts/transfer';
 import {
   addWorkflowOptions,
   cliSettings,

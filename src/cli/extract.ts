@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
-import type { ExtractInput, ExtractResult } from '../workflows/extract-types';
+import type { ExtractInput, ExtractResult } from '../contracts/extract';
 import { addWorkflowOptions, cliSettings, defaultWorkflowId, definedOnly, integerParser, reconnectTimeoutMs, type CliContext, type WorkflowFlags } from './common';
 import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** `sapi-temporal extract` flags as commander parses them. */
 export interface ExtractFlags extends WorkflowFlags {
@@ -27,18 +28,18 @@ export function readExtractConfig(path: string): unknown {
   try {
     text = readFileSync(resolve(path), 'utf8');
   } catch (err) {
-    throw new CliError('SAPI_INVALID_INPUT', `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(ErrorCode.INVALID_INPUT, `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new CliError('SAPI_INVALID_INPUT', `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(ErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   try {
     parseExtractorConfig(json);
   } catch (err) {
-    throw new CliError('SAPI_EXTRACTOR_CONFIG_INVALID', `${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(ErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   return json;
 }

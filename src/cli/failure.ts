@@ -10,6 +10,7 @@ import {
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/common';
+import { type ErrorCode } from '../contracts/error-codes';
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;
@@ -27,7 +28,7 @@ export const LOST_CONTACT_EXIT_CODE = 3;
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly exitCode: number = FAILURE_EXIT_CODE,
     options?: { cause?: unknown },

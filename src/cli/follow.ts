@@ -1,12 +1,13 @@
 // Following a started workflow to its end — the one loop behind `import`, `export`, `extract` and `wait`: the
 // progress bar, Ctrl-C, riding out Temporal outages, and printing the result (summary or one JSON object).
 import { cancelSignal, progressQuery } from '../workflows';
-import type { TransferProgress } from '../workflows/types';
+import type { TransferProgress } from '../contracts/transfer';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
 import { CliError, describeFailure } from './failure';
 import { formatDuration, pollProgress, progressBar, type ProgressView } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
 export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
@@ -80,7 +81,7 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
     view?.stop();
     view = undefined;
     if (request.onInterrupt === 'detach') {
-      detach(new CliError('INTERRUPTED', `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
+      detach(new CliError(ErrorCode.CLI_INTERRUPTED, `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
       return;
     }
     process.stderr.write(`\n${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);

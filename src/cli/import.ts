@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { CsvDialect, ImportTableInput, ImportTableResult } from '../workflows/types';
+import type { CsvDialect, ImportTableInput, ImportTableResult } from '../contracts/transfer';
 import {
   addWorkflowOptions,
   cliSettings,

@@ -1,6 +1,6 @@
 // Progress of a running transfer: the workflow's `progress` query polled on an interval, drawn as a bar on stderr.
 import { SingleBar } from 'cli-progress';
-import type { TransferProgress } from '../workflows/types';
+import type { TransferProgress } from '../contracts/transfer';
 
 /** How often the CLI asks a running workflow for its progress (ms). */
 export const PROGRESS_POLL_MS = 500;

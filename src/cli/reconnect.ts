@@ -3,9 +3,10 @@
 // after a configured time. The workflow keeps running on the server meanwhile; only the CLI lost sight of it.
 import { isGrpcServiceError, WorkflowFailedError } from '@temporalio/client';
 import { TemporalFailure } from '@temporalio/common';
-import { pollBackoff, type PollSchedule } from '../storage-api/poll-schedule';
+import { pollBackoff, type PollSchedule } from '../contracts/poll-schedule';
 import { CliError, LOST_CONTACT_EXIT_CODE } from './failure';
 import { formatDuration } from './progress';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Default of `--reconnect-timeout` / `SAPI_CLI_RECONNECT_TIMEOUT`: 10 minutes (ms). */
 export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
@@ -22,9 +23,9 @@ const UNREACHABLE_GRPC_CODES: ReadonlySet<number> = new Set([GRPC_UNAVAILABLE, G
 const UNREACHABLE_ERRNO_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 /** Code of the {@link CliError} a failed (re)connection raises. */
-export const TEMPORAL_UNREACHABLE = 'TEMPORAL_UNREACHABLE';
+export const TEMPORAL_UNREACHABLE = ErrorCode.CLI_TEMPORAL_UNREACHABLE;
 /** Code of the {@link CliError} raised after giving up. */
-export const TEMPORAL_LOST_CONTACT = 'TEMPORAL_LOST_CONTACT';
+export const TEMPORAL_LOST_CONTACT = ErrorCode.CLI_TEMPORAL_LOST_CONTACT;
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;

@@ -2,8 +2,8 @@
 // exports, daily extractions), and the verbs to list, trigger, pause, resume and delete them.
 import { Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleOverlapPolicy, type ScheduleSummary } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { ExtractInput } from '../workflows/extract-types';
-import type { ExportTableInput, ImportTableInput } from '../workflows/types';
+import type { ExtractInput } from '../contracts/extract';
+import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
 import { addTemporalOptions, cliSettings, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
@@ -11,6 +11,7 @@ import { addImportArguments, checkImportFlags, importInput, type ImportFlags } f
 import { CliError, describeFailure } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
 export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
@@ -106,7 +107,7 @@ function requireTiming(command: Command, flags: ScheduleFlags): void {
 
 /**
  * Connects, runs `body` with a client, closes the connection. Failures become one line naming the command, the
- * failure type and the schedule: `schedule trigger failed [SAPI_SCHEDULE_NOT_FOUND] no schedule nightly in …`.
+ * failure type and the schedule: `schedule trigger failed [SAPI_CLI_SCHEDULE_NOT_FOUND] no schedule nightly in …`.
  */
 async function withClient<T>(what: string, settings: CliSettings, scheduleId: string | undefined, body: (client: Client) => Promise<T>): Promise<T> {
   let connection: Connection | undefined;
@@ -116,9 +117,9 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
   } catch (err) {
     let failure = err;
     if (err instanceof ScheduleAlreadyRunning) {
-      failure = new CliError('SAPI_SCHEDULE_EXISTS', `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`);
+      failure = new CliError(ErrorCode.CLI_SCHEDULE_EXISTS, `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`);
     } else if (err instanceof ScheduleNotFoundError) {
-      failure = new CliError('SAPI_SCHEDULE_NOT_FOUND', `no schedule ${scheduleId} in namespace ${settings.namespace}`);
+      failure = new CliError(ErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
     }
     throw new Error(describeFailure(failure, what), { cause: err });
   } finally {

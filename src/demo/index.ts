@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevStack, type DevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 import { configureWorkerLogging } from '../worker';
-import type { ExportTableResult, ImportTableResult } from '../workflows/types';
+import type { ExportTableResult, ImportTableResult } from '../contracts/transfer';
 
 /** Rows of the demo's sample CSV. */
 export const DEMO_ROWS = 20_000;

@@ -384,7 +384,7 @@ function crossChecks(config: ExtractorConfig): ConfigIssue[] {
 
 /**
  * Validates a Generic-Extractor configuration (the parsed JSON of the file) and returns it normalized and frozen.
- * Throws `ExtractorConfigError` (code `SAPI_EXTRACTOR_CONFIG_INVALID`) listing every issue with its path, before
+ * Throws `ExtractorConfigError` (code `SAPI_EXTRACT_CONFIG_INVALID`) listing every issue with its path, before
  * any request is sent.
  */
 export function parseExtractorConfig(json: unknown): ExtractorConfig {

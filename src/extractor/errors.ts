@@ -1,24 +1,19 @@
 /**
- * Errors of the extractor, each with a stable machine-readable `code`. Pure module (no Node built-ins): workflows
- * may import it to compare codes.
+ * Errors of the extractor: {@link SapiError}s with the registry's `SAPI_EXTRACT_…` codes (one registry, one
+ * converter to `ApplicationFailure`). Workflow-safe: the registry and `SapiError` use no Node built-ins.
  */
+import { ErrorCode } from '../contracts/error-codes';
+import { SapiError } from '../errors';
 
-/** Stable error codes (also used as `ApplicationFailure` types). */
+/** The extractor's codes in the registry, by short name (kept for callers of earlier versions). */
 export const ExtractorErrorCode = {
-  /** The configuration is invalid; raised before any request. Not retryable. */
-  ConfigInvalid: 'SAPI_EXTRACTOR_CONFIG_INVALID',
-  /** A response could not be turned into records (e.g. two root arrays without `dataField`). Not retryable. */
-  DataInvalid: 'SAPI_EXTRACT_DATA_INVALID',
-  /** A child job's placeholder has no value in the parent row. Not retryable. */
-  PlaceholderMissing: 'SAPI_EXTRACT_PLACEHOLDER_MISSING',
-  /** The API answered a non-success HTTP status (after retries for 5xx). */
-  HttpStatus: 'SAPI_EXTRACT_HTTP_STATUS',
-  /** The API answered something that is not JSON (HTML error page, invalid JSON, empty body). */
-  NotJson: 'SAPI_EXTRACT_NOT_JSON',
-  /** The API answered 429/503 asking to wait (`retryAfterMs`) longer than the fetcher waits inline. */
-  RateLimited: 'SAPI_EXTRACT_RATE_LIMITED',
-  /** Connection refused/reset, DNS failure, timeout (after retries). */
-  Network: 'SAPI_EXTRACT_NETWORK',
+  ConfigInvalid: ErrorCode.EXTRACT_CONFIG_INVALID,
+  DataInvalid: ErrorCode.EXTRACT_DATA_INVALID,
+  PlaceholderMissing: ErrorCode.EXTRACT_PLACEHOLDER_MISSING,
+  HttpStatus: ErrorCode.EXTRACT_HTTP_STATUS,
+  NotJson: ErrorCode.EXTRACT_NOT_JSON,
+  RateLimited: ErrorCode.EXTRACT_RATE_LIMITED,
+  Network: ErrorCode.EXTRACT_NETWORK,
 } as const;
 
 /** One of `ExtractorErrorCode`'s values. */
@@ -36,36 +31,22 @@ export interface ExtractorErrorOptions {
   cause?: unknown;
 }
 
-/**
- * Base class: `code`, `retryable`, and for HTTP failures `status`, `url`, `retryAfterMs` (same field names as the
- * package's `SapiError`, so one converter can turn both into `ApplicationFailure`s).
- */
-export class ExtractorError extends Error {
-  /** Stable machine-readable code, see `ExtractorErrorCode`. */
-  readonly code: ExtractorErrorCodeValue;
-  /** Whether trying again later may succeed. */
-  readonly retryable: boolean;
-  readonly status?: number;
-  readonly retryAfterMs?: number;
+/** Base class of the extractor's errors: a `SapiError` with the request `url` (redacted) when there was one. */
+export class ExtractorError extends SapiError {
+  declare readonly code: ExtractorErrorCodeValue;
   readonly url?: string;
 
   constructor(code: ExtractorErrorCodeValue, message: string, options: ExtractorErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-    this.status = options.status;
-    this.retryAfterMs = options.retryAfterMs;
+    super({
+      code,
+      message,
+      retryable: options.retryable ?? false,
+      status: options.status,
+      retryAfterMs: options.retryAfterMs,
+      details: options.url === undefined ? undefined : { url: options.url },
+      cause: options.cause,
+    });
     this.url = options.url;
-  }
-
-  /** A plain JSON view (no stack, no cause), safe for logs and failure details. */
-  toJSON(): Record<string, unknown> {
-    const view: Record<string, unknown> = { name: this.name, code: this.code, message: this.message, retryable: this.retryable };
-    if (this.status !== undefined) view.status = this.status;
-    if (this.retryAfterMs !== undefined) view.retryAfterMs = this.retryAfterMs;
-    if (this.url !== undefined) view.url = this.url;
-    return view;
   }
 }
 
@@ -86,6 +67,7 @@ export class ExtractorConfigError extends ExtractorError {
       `Invalid extractor configuration (${issues.length} issue${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
     );
     this.issues = issues;
+    Object.assign(this, { details: { issues } });
   }
 }
 

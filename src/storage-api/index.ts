@@ -51,5 +51,5 @@ export {
   type StartExportOnceInput,
   type StartOnceResult,
 } from './reconcile';
-export { pollBackoff, nextPollDelay, jobOutcome, DEFAULT_POLL_SCHEDULE, type PollSchedule, type JobLike, type JobOutcome } from './poll-schedule';
+export { pollBackoff, nextPollDelay, jobOutcome, DEFAULT_POLL_SCHEDULE, type PollSchedule, type JobLike, type JobOutcome } from '../contracts/poll-schedule';
 export * from './schemas';

@@ -3,7 +3,8 @@ import type { SapiActivities } from '../activities';
 import { runTransfer } from './transfer-run';
 import { activityOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
-import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from './types';
+import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
+import { ErrorCode } from '../contracts/error-codes';
 
 /**
  * Exports a table to a file: `export-async` (reconciled after a lost response) → poll with durable timers →
@@ -17,7 +18,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   const connection = input.connection;
   return runTransfer(`export of ${input.tableId}`, progress, async () => {
     if (!input.tableId || !input.destination) {
-      throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', 'SAPI_INVALID_INPUT');
+      throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
     progress.phase = 'exporting';
     const first =
@@ -50,7 +51,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     );
     const fileId = done.results?.fileId;
     if (fileId === undefined) {
-      throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, 'SAPI_INVALID_RESPONSE', { jobId: done.id });
+      throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, ErrorCode.INVALID_RESPONSE, { jobId: done.id });
     }
     progress.fileId = fileId;
     progress.phase = 'downloading';

@@ -16,8 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
-import { NON_RETRYABLE_ERROR_CODES } from '../errors';
-import { columnsOf, createScrollerState, ExtractorErrorCode, mergeTableSchema, nextStep, type ParentContext } from '../extractor/pure';
+import { columnsOf, createScrollerState, mergeTableSchema, nextStep, type ParentContext } from '../extractor/pure';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import {
   cursorOf,
@@ -30,7 +29,7 @@ import {
   stagingRunKey,
   storageColumnNames,
   type ResolvedExtractOptions,
-} from './extract-plan';
+} from '../contracts/extract-plan';
 import type {
   BatchProgress,
   ExtractCheckpoint,
@@ -40,10 +39,11 @@ import type {
   ExtractResult,
   ExtractTableResult,
   JobFrame,
-} from './extract-types';
+} from '../contracts/extract';
 import { importTableWorkflow } from './import-table';
+import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 
-export type * from './extract-types';
+export type * from '../contracts/extract';
 
 /** Query: where the extraction is (phase, job, page, cursor, totals, rows staged per table). */
 export const extractProgressQuery = defineQuery<ExtractProgress>('progress');
@@ -61,13 +61,7 @@ export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgr
 export const MAX_RATE_LIMIT_WAITS = 50;
 
 /** Failure types the extraction never retries (besides the Storage ones). */
-export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
-  ...NON_RETRYABLE_ERROR_CODES,
-  ExtractorErrorCode.ConfigInvalid,
-  ExtractorErrorCode.NotJson,
-  ExtractorErrorCode.DataInvalid,
-  ExtractorErrorCode.PlaceholderMissing,
-]);
+export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
 function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined) {
   const retry: RetryPolicy = {
@@ -182,7 +176,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   const builder = proxyActivities<SapiActivities>(build);
 
   try {
-    if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, 'SAPI_INVALID_INPUT');
+    if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
     let config: ExtractorConfig;
     try {
       config = await acts.validateExtractConfig({ config: input.config });
@@ -193,7 +187,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     }
     const bucketId = extractBucketId(input.options?.bucketId, config.config.outputBucket);
     if (!isBucketId(bucketId)) {
-      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, 'SAPI_INVALID_INPUT');
+      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
     }
 
     let pagesThisRun = 0;
@@ -290,7 +284,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       if (r.rateLimitedMs !== undefined) {
         rateLimitWaits = r.pages > 0 ? 1 : rateLimitWaits + 1;
         if (rateLimitWaits > MAX_RATE_LIMIT_WAITS) {
-          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ExtractorErrorCode.RateLimited);
+          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
         }
         const waitMs = Math.max(1, r.rateLimitedMs);
         log.info(`extract: rate limited, waiting ${waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });

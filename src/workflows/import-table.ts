@@ -3,7 +3,8 @@ import type { SapiActivities } from '../activities';
 import { waitForJob } from './polling';
 import { activityOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer } from './transfer-run';
-import type { ImportTableInput, ImportTableResult, JobSummary, TransferProgress } from './types';
+import type { ImportTableInput, ImportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -108,7 +109,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       };
     } catch (err) {
       // a job that may still run (deadline, cancel while polling) keeps its file and bucket: it may yet succeed
-      if (cleanup && (!jobStarted || failureType(err) === 'SAPI_JOB_FAILED') && (created.fileId !== undefined || created.bucket)) {
+      if (cleanup && (!jobStarted || failureType(err) === ErrorCode.JOB_FAILED) && (created.fileId !== undefined || created.bucket)) {
         await CancellationScope.nonCancellable(() =>
           acts.cleanUpImport({ connection, fileId: created.fileId, bucketId: created.bucket ? input.bucketId : undefined }),
         ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
@@ -159,7 +160,7 @@ async function upload(
       progress.bytes = uploaded.bytes;
       return { fileId: prepared.fileId, bytes: uploaded.bytes, sha256: uploaded.sha256 };
     } catch (err) {
-      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === 'SAPI_CREDENTIALS_EXPIRED') {
+      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === ErrorCode.CREDENTIALS_EXPIRED) {
         // the expired file resource is never used: remove it before preparing a fresh one
         if (cleanup) await acts.cleanUpImport({ connection, fileId: prepared.fileId });
         continue;
@@ -177,7 +178,7 @@ function validate(input: ImportTableInput): void {
   if (input.mode && input.mode !== 'create' && input.mode !== 'load') problems.push(`mode must be create or load, got ${JSON.stringify(input.mode)}`);
   if (input.via && input.via !== 'direct' && input.via !== 'importer') problems.push(`via must be direct or importer, got ${JSON.stringify(input.via)}`);
   if (input.slices && input.via === 'importer') problems.push('a sliced upload needs via=direct');
-  if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, 'SAPI_INVALID_INPUT');
+  if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
 }
 
 /** The failure type of an activity failure (our error code), if any. */

@@ -4,5 +4,5 @@
 export { importTableWorkflow } from './import-table';
 export { progressQuery, cancelSignal, transferProgressSignal } from './transfer-run';
 export { exportTableWorkflow } from './export-table';
-export type * from './types';
+export type * from '../contracts/transfer';
 export { extractWorkflow, extractProgressQuery, extractProgressSignal, pauseSignal, resumeSignal, extractCancelSignal, type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';

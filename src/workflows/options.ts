@@ -1,5 +1,5 @@
 import type { ActivityOptions } from '@temporalio/workflow';
-import { NON_RETRYABLE_ERROR_CODES } from '../errors';
+import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 
 /**
  * Short Storage API calls (prepare, start a job, poll): a few minutes, bounded retries, typed non-retryables. They
@@ -34,7 +34,7 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
       backoffCoefficient: 2,
       maximumInterval: '1 minute',
       maximumAttempts: 20,
-      nonRetryableErrorTypes: kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, 'SAPI_CREDENTIALS_EXPIRED'] : [...NON_RETRYABLE_ERROR_CODES],
+      nonRetryableErrorTypes: kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, ErrorCode.CREDENTIALS_EXPIRED] : [...NON_RETRYABLE_ERROR_CODES],
     },
   };
 }

@@ -1,6 +1,7 @@
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
-import type { JobSummary, PollingOptions } from './types';
-import { nextPollDelay } from '../storage-api/poll-schedule';
+import type { JobSummary, PollingOptions } from '../contracts/transfer';
+import { nextPollDelay } from '../contracts/poll-schedule';
+import { describeJobFailure, ErrorCode } from '../contracts/error-codes';
 
 /** Default deadline for a Storage job (ms): 6 hours. */
 export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
@@ -28,14 +29,14 @@ export async function waitForJob(
     if (job.status === 'success') return job;
     if (job.status === 'error') throw jobFailure(job);
     if (job.status !== 'waiting' && job.status !== 'processing') {
-      throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, 'SAPI_INVALID_RESPONSE', { jobId: job.id });
+      throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, ErrorCode.INVALID_RESPONSE, { jobId: job.id });
     }
     const now = Date.now();
     if (now >= deadlineAt) {
       throw ApplicationFailure.nonRetryable(
         `job ${job.id} (${job.operationName ?? 'job'}) still ${job.status} after ${Math.round((now - startedAt) / 1000)} s; ` +
           `deadline ${Math.round((deadlineAt - startedAt) / 1000)} s (polling.deadlineMs). The job may still finish on the service.`,
-        'SAPI_JOB_DEADLINE',
+        ErrorCode.JOB_DEADLINE,
         { jobId: job.id, status: job.status },
       );
     }
@@ -47,9 +48,8 @@ export async function waitForJob(
 function jobFailure(job: JobSummary): ApplicationFailure {
   const error = job.error ?? { message: 'job failed without a message' };
   return ApplicationFailure.create({
-    type: 'SAPI_JOB_FAILED',
-    message: `Storage job ${job.id} (${job.operationName ?? 'job'}${job.tableId ? ` on ${job.tableId}` : ''}) failed: ${error.message}` +
-      `${error.code ? ` [code=${error.code}]` : ''}${error.exceptionId ? ` [exceptionId=${error.exceptionId}]` : ''}`,
+    type: ErrorCode.JOB_FAILED,
+    message: describeJobFailure({ ...job, ...error }),
     nonRetryable: true,
     details: [{ jobId: job.id, code: error.code, exceptionId: error.exceptionId, message: error.message }],
   });

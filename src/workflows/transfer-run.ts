@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancellationScope, defineQuery, defineSignal, isCancellation, setHandler } from '@temporalio/workflow';
-import type { ProgressReport, TransferProgress } from './types';
+import type { ProgressReport, TransferProgress } from '../contracts/transfer';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Query: where an import or export is (phase, bytes, job status). */
 export const progressQuery = defineQuery<TransferProgress>('progress');
@@ -27,7 +28,7 @@ export async function runTransfer<T>(what: string, progress: TransferProgress, b
   } catch (err) {
     if (cancelReason !== undefined && isCancellation(err)) {
       progress.phase = 'cancelled';
-      throw ApplicationFailure.nonRetryable(`${what} cancelled: ${cancelReason}`, 'SAPI_CANCELLED', { phase: progress.phase });
+      throw ApplicationFailure.nonRetryable(`${what} cancelled: ${cancelReason}`, ErrorCode.CANCELLED, { phase: progress.phase });
     }
     progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
     progress.error = err instanceof Error ? err.message : String(err);

@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startTemporal, type TemporalHandle } from '../../src/dev/temporal';
 import { loadSettings } from '../../src/config';
 import { startWorker } from '../../src/worker';
-import type { TransferProgress } from '../../src/workflows/types';
+import type { TransferProgress } from '../../src/contracts/transfer';
 import { eventually, repoRoot } from '../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../harness/stack-state';
@@ -96,7 +96,7 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       const lines = output.stderr.trimEnd().split('\n');
       expect(lines).toContain(`import: Temporal unreachable, retrying… (workflow ${workflowId} keeps running on the server)`);
       expect(lines.at(-1)).toMatch(
-        new RegExp(`^sapi-temporal: import lost contact \\[TEMPORAL_LOST_CONTACT\\] Temporal at ${temporal.address} unreachable for [\\d.]+ s \\(--reconnect-timeout\\); workflow ${workflowId} may still be running on the server: re-attach with \`sapi-temporal wait ${workflowId}\``),
+        new RegExp(`^sapi-temporal: import lost contact \\[SAPI_CLI_TEMPORAL_LOST_CONTACT\\] Temporal at ${temporal.address} unreachable for [\\d.]+ s \\(--reconnect-timeout\\); workflow ${workflowId} may still be running on the server: re-attach with \`sapi-temporal wait ${workflowId}\``),
       );
       expect(code).toBe(3);
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { FetchPagesResult } from '../../src/activities/extract-activities';
 import { createSampleApi, largePage, makeUsers, ordersOf, type SampleApi } from '../../src/sample-api';
-import type { ExtractOptions, ExtractResult } from '../../src/workflows/extract-types';
+import type { ExtractOptions, ExtractResult } from '../../src/contracts/extract';
 import { activityResults } from '../harness/history';
 import { eventually, spawnTs, waitForLine } from '../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';

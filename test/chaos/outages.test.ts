@@ -6,7 +6,7 @@ import { createEmulator, type EmulatorHandle } from '../../src/emulator';
 import { startTemporal } from '../../src/dev/temporal';
 import { loadSettings } from '../../src/config';
 import { startWorker } from '../../src/worker';
-import type { ImportTableResult, TransferProgress } from '../../src/workflows/types';
+import type { ImportTableResult, TransferProgress } from '../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../harness/stack-state';
 import { eventually } from '../harness/processes';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { request } from 'undici';
-import type { ImportTableResult, TransferProgress } from '../../src/workflows/types';
+import type { ImportTableResult, TransferProgress } from '../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
 import { eventually, spawnTs, waitForLine } from '../harness/processes';

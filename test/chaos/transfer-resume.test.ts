@@ -5,7 +5,7 @@ import { type ChildProcess } from 'node:child_process';
 import type { MultipartUploadState } from '../../src/object-storage/multipart-upload';
 import type { DownloadState } from '../../src/object-storage/download';
 import type { UploadFileResult } from '../../src/activities/upload-file';
-import type { ExportTableResult, ImportTableResult } from '../../src/workflows/types';
+import type { ExportTableResult, ImportTableResult } from '../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
 import { spawnTs, waitForLine, eventually } from '../harness/processes';

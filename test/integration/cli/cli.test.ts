@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import type { TransferProgress } from '../../../src/workflows/types';
+import type { TransferProgress } from '../../../src/contracts/transfer';
 import { createSampleApi } from '../../../src/sample-api';
 import { eventually, repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
@@ -171,11 +171,11 @@ describe('the sapi-temporal CLI', () => {
     expect((await handle.describe()).state).toMatchObject({ paused: true, note: 'holidays' });
     const again = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--every', '1h'));
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(new RegExp(`^sapi-temporal: schedule import failed \\[SAPI_SCHEDULE_EXISTS\\] schedule ${id} already exists`));
+    expect(again.stderr).toMatch(new RegExp(`^sapi-temporal: schedule import failed \\[SAPI_CLI_SCHEDULE_EXISTS\\] schedule ${id} already exists`));
     expect(await cli(['schedule', 'delete', id])).toMatchObject({ code: 0, stdout: `deleted schedule ${id}\n` });
     const gone = await cli(['schedule', 'trigger', id]);
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
+    expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_CLI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
   });
 
   it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
@@ -227,7 +227,7 @@ describe('the sapi-temporal CLI', () => {
       const outcome = await cli([verb, 'no-such-workflow']);
       expect(outcome).toMatchObject({ code: 1, stdout: '' });
       expect(outcome.stderr).toBe(
-        `sapi-temporal: ${verb} failed [SAPI_WORKFLOW_NOT_FOUND] no workflow no-such-workflow in namespace ${stack.namespace} at ${stack.temporalAddress} (use the id the run command printed: "started workflow <id>")\n`,
+        `sapi-temporal: ${verb} failed [SAPI_CLI_WORKFLOW_NOT_FOUND] no workflow no-such-workflow in namespace ${stack.namespace} at ${stack.temporalAddress} (use the id the run command printed: "started workflow <id>")\n`,
       );
     }
   });

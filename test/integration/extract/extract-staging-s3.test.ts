@@ -4,7 +4,7 @@
  */
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { createSampleApi, makeUsers, ordersOf, type SampleApi } from '../../../src/sample-api';
-import type { ExtractResult } from '../../../src/workflows/extract-types';
+import type { ExtractResult } from '../../../src/contracts/extract';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { expectTablesLike, FAST_FETCH, plainLoop, sampleConfig } from './support';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createSampleApi, largePage, largeRecordCount, makeUsers, ordersOf, type SampleApi } from '../../../src/sample-api';
-import type { ExtractInput, ExtractOptions, ExtractProgress, ExtractResult } from '../../../src/workflows/extract-types';
+import type { ExtractInput, ExtractOptions, ExtractProgress, ExtractResult } from '../../../src/contracts/extract';
 import { eventually } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
@@ -180,7 +180,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   it('fails an invalid configuration before any request, listing every issue with its path', async () => {
     const config = { parameters: { api: { baseUrl: 'not a url', pagination: { method: 'response.param', queryParam: 'cursor' } }, config: { jobs: [{ dataType: 'x' }] } } };
     const failure = await failureOf(run(config));
-    expect(failure.type).toBe('SAPI_EXTRACTOR_CONFIG_INVALID');
+    expect(failure.type).toBe('SAPI_EXTRACT_CONFIG_INVALID');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.message).toMatch(/baseUrl/);
     expect(failure.message).toMatch(/responseParam/);

@@ -7,8 +7,8 @@ import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
 import type { RequestDescriptor } from '../../../src/extractor/types';
 import type { SampleApi, SampleApiRequest } from '../../../src/sample-api';
-import { storageColumnNames } from '../../../src/workflows/extract-plan';
-import type { ExtractResult } from '../../../src/workflows/extract-types';
+import { storageColumnNames } from '../../../src/contracts/extract-plan';
+import type { ExtractResult } from '../../../src/contracts/extract';
 import type { SapiTestEnv } from '../../harness/sapi-env';
 
 /** A Generic-Extractor configuration for the sample API. */

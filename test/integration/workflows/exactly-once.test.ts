@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
-import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
+import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 
 /** Issue 9: faults at the edges of imports and exports end exactly right, and a failed import leaves nothing behind. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
+import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 
 describe('exportTableWorkflow against the emulator', () => {

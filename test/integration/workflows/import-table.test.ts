@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
-import type { ImportTableInput, ImportTableResult } from '../../../src/workflows/types';
+import type { ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { loadSettings } from '../../../src/config';

@@ -39,8 +39,8 @@ describe('the CLI failure line', () => {
   });
 
   it('uses the code of plain errors and appends the messages of their causes', () => {
-    expect(describeFailure(new CliError('TEMPORAL_UNREACHABLE', 'cannot reach Temporal at localhost:1'), 'export')).toBe(
-      'export failed [TEMPORAL_UNREACHABLE] cannot reach Temporal at localhost:1',
+    expect(describeFailure(new CliError('SAPI_CLI_TEMPORAL_UNREACHABLE', 'cannot reach Temporal at localhost:1'), 'export')).toBe(
+      'export failed [SAPI_CLI_TEMPORAL_UNREACHABLE] cannot reach Temporal at localhost:1',
     );
     const grpc = new Error('Failed to start Workflow', { cause: new Error('14 UNAVAILABLE: No connection established') });
     expect(describeFailure(grpc, 'import')).toBe('import failed [Error] Failed to start Workflow: 14 UNAVAILABLE: No connection established');

@@ -1,5 +1,5 @@
 import { barPosition, formatBytes, formatDuration, pollProgress, progressFields } from '../../../src/cli/progress';
-import type { TransferProgress } from '../../../src/workflows/types';
+import type { TransferProgress } from '../../../src/contracts/transfer';
 
 describe('CLI progress', () => {
   it('shows bytes against the total with a percentage, slices and the Storage job status', () => {

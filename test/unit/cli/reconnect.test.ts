@@ -18,7 +18,7 @@ describe('which errors mean Temporal is unreachable', () => {
     ['a ServiceError caused by UNAVAILABLE', new ServiceError('Failed to get Workflow execution history', { cause: grpcError(UNAVAILABLE, 'Connection dropped') })],
     ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:7233'), { code: 'ECONNREFUSED' })],
     ['a reset connection under a wrapper', new Error('request failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })],
-    ['a failed (re)connection', new CliError('TEMPORAL_UNREACHABLE', 'cannot reach Temporal at localhost:7233')],
+    ['a failed (re)connection', new CliError('SAPI_CLI_TEMPORAL_UNREACHABLE', 'cannot reach Temporal at localhost:7233')],
   ])('%s is', (_, err) => {
     expect(isTemporalUnreachable(err)).toBe(true);
   });
@@ -67,7 +67,7 @@ describe('reconnecting with backoff', () => {
       },
       async () => {
         events.push(`reconnect@${clock.now}`);
-        if (clock.now < 7_000) throw new CliError('TEMPORAL_UNREACHABLE', 'cannot reach Temporal');
+        if (clock.now < 7_000) throw new CliError('SAPI_CLI_TEMPORAL_UNREACHABLE', 'cannot reach Temporal');
       },
       { timeoutMs: 60_000, now, sleep, onUnreachable: () => events.push('unreachable'), onReconnected: (ms) => events.push(`back after ${ms}`) },
     );
@@ -82,7 +82,7 @@ describe('reconnecting with backoff', () => {
     const unreachable = grpcError(UNAVAILABLE, 'No connection established');
     const failure = retryWhileUnreachable(
       () => Promise.reject(unreachable),
-      () => Promise.reject(new CliError('TEMPORAL_UNREACHABLE', 'cannot reach Temporal')),
+      () => Promise.reject(new CliError('SAPI_CLI_TEMPORAL_UNREACHABLE', 'cannot reach Temporal')),
       { timeoutMs: 20_000, now, sleep },
     );
     await expect(failure).rejects.toBeInstanceOf(TemporalLostError);

@@ -8,7 +8,7 @@ import {
   resolveExtractOptions,
   stagingRunKey,
   storageColumnNames,
-} from '../../../src/workflows/extract-plan';
+} from '../../../src/contracts/extract-plan';
 
 describe('extract workflow options', () => {
   it('applies the documented defaults', () => {

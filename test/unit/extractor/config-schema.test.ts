@@ -16,7 +16,7 @@ function issuesOf(input: unknown): ConfigIssue[] {
     parseExtractorConfig(input);
   } catch (error) {
     expect(error).toBeInstanceOf(ExtractorConfigError);
-    expect((error as ExtractorConfigError).code).toBe('SAPI_EXTRACTOR_CONFIG_INVALID');
+    expect((error as ExtractorConfigError).code).toBe('SAPI_EXTRACT_CONFIG_INVALID');
     return (error as ExtractorConfigError).issues;
   }
   throw new Error('expected the configuration to be rejected');

@@ -12,6 +12,8 @@ import {
   SapiTransferError,
   toApplicationFailure,
 } from '../../../src/errors';
+import { describeJobFailure } from '../../../src/contracts/error-codes';
+import { ExtractNotJsonError } from '../../../src/extractor/errors';
 
 const req = { method: 'POST', path: '/v2/storage/buckets/in.c-x/tables-async' };
 
@@ -61,16 +63,26 @@ describe('error registry', () => {
     expect(e.code).toBe('SAPI_INVALID_RESPONSE');
   });
 
-  it('carries the job error code, message and exceptionId', () => {
-    const e = new SapiJobFailedError({ job: { id: 12, operationName: 'tableImport' }, message: 'bad header', serviceCode: 'storage.tables.validation', exceptionId: 'e-9' });
-    expect(e.message).toBe('Storage job 12 (tableImport) failed: storage.tables.validation "bad header" [exceptionId=e-9]');
+  it('carries the job error code, message and exceptionId, in the message the polling workflow uses too', () => {
+    const e = new SapiJobFailedError({ job: { id: 12, operationName: 'tableImport', tableId: 'in.c-a.t' }, message: 'bad header', serviceCode: 'storage.tables.validation', exceptionId: 'e-9' });
+    expect(e.message).toBe('Storage job 12 (tableImport on in.c-a.t) failed: bad header [code=storage.tables.validation] [exceptionId=e-9]');
+    expect(e.message).toBe(describeJobFailure({ id: 12, operationName: 'tableImport', tableId: 'in.c-a.t', message: 'bad header', code: 'storage.tables.validation', exceptionId: 'e-9' }));
     expect(e).toMatchObject({ code: 'SAPI_JOB_FAILED', retryable: false, jobId: 12 });
   });
 
-  it('builds the job error from a job record, string or object', () => {
-    expect(SapiJobFailedError.fromJob({ id: 1, status: 'success' })).toBeUndefined();
-    expect(SapiJobFailedError.fromJob({ id: 2, status: 'error', error: 'File 5 not found', operationName: 'tableCreate' })?.message).toBe('Storage job 2 (tableCreate) failed "File 5 not found"');
-    expect(SapiJobFailedError.fromJob({ id: 3, status: 'error', error: { code: 'storage.x', message: 'm', exceptionId: 'e' } })).toMatchObject({ serviceCode: 'storage.x', exceptionId: 'e', code: 'SAPI_JOB_FAILED' });
+  it('keeps instanceof across copies of the package (branded errors)', () => {
+    // another copy of the class: same name, different identity, as with two installed versions
+    class OtherError extends Error {}
+    const ours = new SapiInvalidInputError('x');
+    expect(ours).toBeInstanceOf(SapiInvalidInputError);
+    expect(ours instanceof OtherError).toBe(false);
+    expect(new OtherError('y') instanceof SapiError).toBe(false);
+    const copy = Object.create(null) as Record<symbol, unknown>;
+    copy[Symbol.for('sapi-temporal.error')] = ['SapiInvalidInputError', 'SapiError'];
+    expect(copy instanceof SapiError).toBe(true);
+    expect(copy instanceof SapiInvalidInputError).toBe(true);
+    expect(copy instanceof SapiJobFailedError).toBe(false);
+    expect(new ExtractNotJsonError('m', { status: 200, url: 'u' })).toBeInstanceOf(SapiError);
   });
 
   it('renders transfer context as [k=v]', () => {

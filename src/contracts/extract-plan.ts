@@ -2,7 +2,7 @@
 // and column names for Storage, job lookup, the progress cursor.
 import { getPath, type ScrollerState } from '../extractor/pure';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
-import type { ExtractMode, ExtractOptions } from './extract-types';
+import type { ExtractMode, ExtractOptions } from './extract';
 
 /**
  * Default pages per batch activity: 5000, so that on fast APIs `batchSeconds` (10 s) usually ends a batch. Every page

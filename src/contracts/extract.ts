@@ -1,6 +1,6 @@
 // Input, result, progress and checkpoint of `extractWorkflow`. Types only: safe for workflow code and for callers.
 import type { ParentContext, PageResult, ScrollerState, StopReason, TableSchema } from '../extractor/pure';
-import type { PollingOptions } from './types';
+import type { PollingOptions } from './transfer';
 
 /** How pages are fetched: one activity per page, or batches of pages per activity. */
 export type ExtractMode = 'page' | 'batch';

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_POLL_SCHEDULE, jobOutcome, nextPollDelay, pollBackoff } from '../../../src/storage-api/poll-schedule';
+import { DEFAULT_POLL_SCHEDULE, jobOutcome, nextPollDelay, pollBackoff } from '../../../src/contracts/poll-schedule';
 
 describe('poll schedule', () => {
   it('starts at 1 s, doubles, and caps at 20 s', () => {
@@ -47,7 +47,7 @@ describe('poll schedule', () => {
   });
 
   it('has no value imports, so workflow code can import it', () => {
-    const src = fs.readFileSync(path.join(__dirname, '../../../src/storage-api/poll-schedule.ts'), 'utf8');
+    const src = fs.readFileSync(path.join(__dirname, '../../../src/contracts/poll-schedule.ts'), 'utf8');
     const imports = src.split('\n').filter((l) => /^\s*import\s/.test(l) && !/^\s*import\s+type\s/.test(l));
     expect(imports).toEqual([]);
   });
