@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { alignRow, csvLine } from '../extractor/table-schema';
 import type { ActivityDeps } from './deps';
 import { asActivity, heartbeat } from './context';
-import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf } from './stage-store';
+import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf } from '../object-storage/stage-store';
 
 /** Staged pages read ahead while the CSV is written (memory ≈ this × one page's rows). */
 export const CSV_READ_AHEAD = 16;

@@ -9,7 +9,7 @@ import { cursorOf } from '../contracts/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
 import type { ActivityDeps } from './deps';
 import { asActivity, heartbeat, lastHeartbeat, PROGRESS_SIGNAL_INTERVAL_MS } from './context';
-import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from './stage-store';
+import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from '../object-storage/stage-store';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
 export const HEARTBEAT_CALL_INTERVAL_MS = 200;

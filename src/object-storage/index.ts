@@ -38,3 +38,19 @@ export {
   type DownloadState,
   type DownloadableFile,
 } from './download';
+export {
+  createStageStore,
+  localStageStore,
+  s3StageStore,
+  stageStoreOf,
+  readText,
+  readableOf,
+  jobRunPrefix,
+  pageKey,
+  pagesPrefix,
+  parsePageKey,
+  csvKey,
+  STAGE_PART_SIZE_BYTES,
+  type StageStore,
+  type StageStoreDeps,
+} from './stage-store';

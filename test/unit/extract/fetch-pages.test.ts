@@ -10,7 +10,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import type { ActivityDeps } from '../../../src/activities/deps';
 import { createHttpPools } from '../../../src/http';
 import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
-import { parsePageKey, readText, stageStoreOf } from '../../../src/activities/stage-store';
+import { parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { createSampleApi, largePage, type SampleApi } from '../../../src/sample-api';

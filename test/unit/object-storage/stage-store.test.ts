@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { createStageStore, csvKey, jobRunPrefix, localStageStore, pageKey, pagesPrefix, parsePageKey, readText } from '../../../src/activities/stage-store';
+import { createStageStore, csvKey, jobRunPrefix, localStageStore, pageKey, pagesPrefix, parsePageKey, readText } from '../../../src/object-storage/stage-store';
 
 describe('staging keys', () => {
   it('sort in extraction order and parse back', () => {

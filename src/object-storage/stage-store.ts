@@ -27,8 +27,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
-import { s3ErrorInfo } from '../object-storage/s3-client';
-import type { ActivityDeps } from './deps';
+import { s3ErrorInfo } from './s3-client';
 
 /** The staging store: keys are `/`-separated relative paths. */
 export interface StageStore {
@@ -87,10 +86,17 @@ export function createStageStore(stagingUrl: string, s3: () => S3Client): StageS
   return localStageStore(stagingUrl);
 }
 
-const stores = new WeakMap<ActivityDeps, StageStore>();
+/** What {@link stageStoreOf} needs from the worker's dependencies (the activity deps satisfy it). */
+export interface StageStoreDeps {
+  settings: { stagingUrl: string };
+  /** The worker's own S3 client (only called for an `s3://` staging URL). */
+  userS3(): S3Client;
+}
+
+const stores = new WeakMap<StageStoreDeps, StageStore>();
 
 /** The worker's staging store (one per dependency set). */
-export function stageStoreOf(deps: ActivityDeps): StageStore {
+export function stageStoreOf(deps: StageStoreDeps): StageStore {
   let store = stores.get(deps);
   if (!store) {
     store = createStageStore(deps.settings.stagingUrl, () => deps.userS3());
