@@ -16,3 +16,6 @@ export type {
   CsvDialect,
   JobSummary,
 } from './contracts/transfer';
+export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress } from './contracts/extract';
+export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
+export { ErrorCode, ERROR_CODES, LEGACY_ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';

@@ -104,7 +104,7 @@ export function registerExportCommand(program: Command, context: CliContext): vo
   );
   addWorkflowOptions(command).action(async (tableId: string, destination: string, flags: ExportFlags) => {
     const input = exportInput(tableId, destination, flags);
-    await context.runTransfer<ExportTableInput, ExportTableResult>({
+    await context.runTransfer({
       verb: 'export',
       workflowType: 'exportTableWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('export', tableId),

@@ -89,7 +89,7 @@ export function registerExtractCommand(program: Command, context: CliContext): v
   );
   addWorkflowOptions(command).action(async (configPath: string, flags: ExtractFlags) => {
     const config = readExtractConfig(configPath);
-    await context.runTransfer<ExtractInput, ExtractResult>({
+    await context.runTransfer({
       verb: 'extract',
       workflowType: 'extractWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('extract', configPath.replace(/^.*\//, '').replace(/\.json$/i, '')),

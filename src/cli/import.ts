@@ -98,7 +98,7 @@ export function registerImportCommand(program: Command, context: CliContext): vo
     checkImportFlags(command, flags);
     const input = importInput(source, flags);
     const tableId = `${input.bucketId}.${input.table}`;
-    await context.runTransfer<ImportTableInput, ImportTableResult>({
+    await context.runTransfer({
       verb: 'import',
       workflowType: 'importTableWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('import', tableId),

@@ -12,6 +12,7 @@ import { CliError, describeFailure } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
+import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
 export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
@@ -37,12 +38,12 @@ export interface ScheduleFlags {
 }
 
 /** What a `schedule <verb>` command asks Temporal for: a schedule that starts `workflowType` with `input`. */
-export interface ScheduleRequest {
+export interface ScheduleRequest<W extends WorkflowName = WorkflowName> {
   /** `import`, `export` or `extract`: names the command in messages. */
   verb: string;
   scheduleId: string;
-  workflowType: string;
-  input: object;
+  workflowType: W;
+  input: WorkflowInput<W>;
   flags: ScheduleFlags;
   settings: CliSettings;
   json: boolean;
@@ -128,7 +129,7 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
 }
 
 /** Creates the schedule and prints it (one JSON object with `--json`). */
-export async function createSchedule(request: ScheduleRequest): Promise<void> {
+export async function createSchedule<W extends WorkflowName>(request: ScheduleRequest<W>): Promise<void> {
   const { scheduleId, workflowType, settings } = request;
   const shape = scheduleShape(request.flags);
   const description = await withClient(`schedule ${request.verb}`, settings, scheduleId, async (client) => {
@@ -180,7 +181,7 @@ export function toListing(summary: ScheduleSummary): ScheduleListing {
 /** `sapi-temporal schedule …` */
 export function registerScheduleCommand(program: Command, context: CliContext): void {
   const schedule = program.command('schedule').description('Temporal Schedules that run imports, exports and extractions (create, list, trigger, pause, unpause, delete)');
-  const create = (verb: string, workflowType: string, scheduleId: string, input: object, flags: ScheduleFlags & WorkflowFlags) =>
+  const create = <W extends WorkflowName>(verb: string, workflowType: W, scheduleId: string, input: WorkflowInput<W>, flags: ScheduleFlags & WorkflowFlags) =>
     createSchedule({ verb, scheduleId, workflowType, input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
 
   const importCommand = addScheduleOptions(

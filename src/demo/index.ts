@@ -6,6 +6,7 @@ import { startDevStack, type DevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 import { configureWorkerLogging } from '../worker';
 import type { ExportTableResult, ImportTableResult } from '../contracts/transfer';
+import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 
 /** Rows of the demo's sample CSV. */
 export const DEMO_ROWS = 20_000;
@@ -25,7 +26,7 @@ export interface DemoResult {
   import: ImportTableResult & { workflowId: string };
   load: ImportTableResult & { workflowId: string };
   export: ExportTableResult & { workflowId: string; rowsMatch: boolean };
-  extract?: { workflowId: string; tables: Array<{ name: string; tableId: string; rows: number }>; pages: number; records: number };
+  extract?: { workflowId: string; tables: Array<{ name: string; tableId: string | null; rows: number }>; pages: number; records: number };
   temporalUi: string;
   stack: DevStack;
 }
@@ -47,16 +48,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   try {
     const client = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE });
     const taskQueue = stack.taskQueue;
-    const run = async <T>(type: string, id: string, input: object): Promise<T & { workflowId: string }> => {
+    const run = async <W extends WorkflowName>(type: W, id: string, input: WorkflowInput<W>): Promise<WorkflowResult<W> & { workflowId: string }> => {
       const workflowId = `demo-${id}-${Date.now()}`;
-      const result = await client.workflow.execute<(input: object) => Promise<T>>(type, { taskQueue, workflowId, args: [input] });
+      const result = await client.workflow.execute<(input: WorkflowInput<W>) => Promise<WorkflowResult<W>>>(type, { taskQueue, workflowId, args: [input] });
       return { ...result, workflowId };
     };
 
     const source = join(dataDir, 'files', 'orders.csv');
     writeFileSync(source, ordersCsv(0, DEMO_ROWS, 1));
     log(`1/4 importing ${DEMO_ROWS} orders (${source}) into in.c-demo.orders, direct upload…`);
-    const imported = await run<ImportTableResult>('importTableWorkflow', 'import', {
+    const imported = await run('importTableWorkflow', 'import', {
       source, bucketId: 'in.c-demo', createBucket: true, table: 'orders', primaryKey: ['id'],
     });
     log(`    ${imported.importedRowsCount} rows imported, ${imported.bytes} bytes, file ${imported.fileId}, job ${imported.jobId}`);
@@ -64,14 +65,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const changes = join(dataDir, 'files', 'orders-changed.csv');
     writeFileSync(changes, ordersCsv(DEMO_ROWS - 500, DEMO_ROWS + 500, 2));
     log('2/4 loading 1000 changed/new orders incrementally through the importer service…');
-    const loaded = await run<ImportTableResult>('importTableWorkflow', 'load', {
+    const loaded = await run('importTableWorkflow', 'load', {
       source: changes, bucketId: 'in.c-demo', table: 'orders', mode: 'load', incremental: true, via: 'importer',
     });
     log(`    ${loaded.importedRowsCount} rows loaded (upsert by id)`);
 
     const destination = join(dataDir, 'files', 'orders-export.csv');
     log('3/4 exporting in.c-demo.orders back (sliced) and comparing row for row…');
-    const exported = await run<ExportTableResult>('exportTableWorkflow', 'export', { tableId: 'in.c-demo.orders', destination });
+    const exported = await run('exportTableWorkflow', 'export', { tableId: 'in.c-demo.orders', destination });
     const expected = expectedRows();
     const actual = readFileSync(destination, 'utf8').trimEnd().split('\n').slice(1).map((line) => line.replace(/"/g, '')).sort();
     const rowsMatch = actual.length === expected.length && actual.every((line, i) => line === expected[i]);
@@ -86,7 +87,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       config.parameters.api.baseUrl = api.url;
       log(`4/4 extracting ${api.url}cursor/items page by page (response.param cursor) into in.c-demo-extract…`);
       extract = await run('extractWorkflow', 'extract', { config });
-      for (const table of extract!.tables) log(`    ${table.tableId}: ${table.rows} rows`);
+      for (const table of extract!.tables) log(`    ${table.tableId ?? `${table.name} (not loaded)`}: ${table.rows} rows`);
       log(`    ${extract!.pages} pages, ${extract!.records} records`);
     } finally {
       await api.close();

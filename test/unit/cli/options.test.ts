@@ -5,9 +5,9 @@ import { parseWhere } from '../../../src/cli/export';
 import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
 
 /** Parses a command line with a recorder in place of the workflow runner; nothing connects anywhere. */
-async function parse(args: string[], env: NodeJS.ProcessEnv = {}): Promise<TransferRun<unknown, object>> {
-  const runs: Array<TransferRun<unknown, object>> = [];
-  const record: TransferRunner = async (transfer) => void runs.push(transfer as TransferRun<unknown, object>);
+async function parse(args: string[], env: NodeJS.ProcessEnv = {}): Promise<TransferRun> {
+  const runs: TransferRun[] = [];
+  const record: TransferRunner = async (transfer) => void runs.push(transfer as unknown as TransferRun);
   await buildProgram({ env, runTransfer: record }).parseAsync(args, { from: 'user' });
   expect(runs).toHaveLength(1);
   return runs[0]!;
