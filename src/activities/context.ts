@@ -62,15 +62,33 @@ export function lastHeartbeat<T>(): T | undefined {
 }
 
 /**
- * Heartbeats `state` on every call (the SDK throttles what reaches the server) and, at most every
- * {@link PROGRESS_SIGNAL_INTERVAL_MS}, signals the workflow with the byte count so its `progress` query is live.
- * The signal is best effort: a failed signal never fails the transfer.
+ * A heartbeat that reaches the SDK at most every `intervalMs` unless forced (`0`: every call; the SDK throttles what
+ * reaches the server further). Keeps the details for the keep-alive of {@link asActivity}, like {@link heartbeat}.
  */
-export function progressReporter(): (state: unknown, report: ProgressReport, force?: boolean) => void {
-  const context = Context.current();
-  let lastSignalAt = 0;
-  return (state, report, force = false) => {
-    heartbeat(state, context);
+export function throttledHeartbeat(intervalMs: number, context: Context = Context.current()): (details: unknown, force?: boolean) => void {
+  let lastBeatAt = 0;
+  return (details, force = false) => {
+    const now = Date.now();
+    if (!force && intervalMs > 0 && now - lastBeatAt < intervalMs) return;
+    lastBeatAt = now;
+    heartbeat(details, context);
+  };
+}
+
+/** Options of {@link progressSignal}. */
+export interface ProgressSignalOptions {
+  /** Wait a whole {@link PROGRESS_SIGNAL_INTERVAL_MS} before the first signal (a short activity never signals). Default false: the first call signals. */
+  delayFirst?: boolean;
+}
+
+/**
+ * Signals the activity's workflow (signal `name`) at most every {@link PROGRESS_SIGNAL_INTERVAL_MS} unless forced, so
+ * its `progress` query is live. The report is only built when a signal is due. Best effort: a failed signal never
+ * fails the activity, and a standalone activity (no workflow, or no client in a mock context) sends nothing.
+ */
+export function progressSignal<R>(name: string, options: ProgressSignalOptions = {}, context: Context = Context.current()): (report: () => R, force?: boolean) => void {
+  let lastSignalAt = options.delayFirst ? Date.now() : 0;
+  return (report, force = false) => {
     const now = Date.now();
     if (!force && now - lastSignalAt < PROGRESS_SIGNAL_INTERVAL_MS) return;
     lastSignalAt = now;
@@ -82,9 +100,25 @@ export function progressReporter(): (state: unknown, report: ProgressReport, for
     } catch {
       return; // no client in this context (e.g. MockActivityEnvironment)
     }
+    if (!client) return;
     client.workflow
       .getHandle(workflowExecution.workflowId, workflowExecution.runId)
-      .signal('transferProgress', report)
+      .signal(name, report())
       .catch(() => undefined);
+  };
+}
+
+/**
+ * Heartbeats `state` on every call (the SDK throttles what reaches the server) and, at most every
+ * {@link PROGRESS_SIGNAL_INTERVAL_MS}, signals the workflow (`transferProgress`) with the byte count so its
+ * `progress` query is live. The signal is best effort: a failed signal never fails the transfer.
+ */
+export function progressReporter(): (state: unknown, report: ProgressReport, force?: boolean) => void {
+  const context = Context.current();
+  const beat = throttledHeartbeat(0, context);
+  const signal = progressSignal<ProgressReport>('transferProgress', {}, context);
+  return (state, report, force = false) => {
+    beat(state);
+    signal(() => report, force);
   };
 }

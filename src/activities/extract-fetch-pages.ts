@@ -1,26 +1,19 @@
 import { Context } from '@temporalio/activity';
 import { ExtractRateLimitedError } from '../extractor/errors';
 import { fetchPage, type FetchPageOptions } from '../extractor/http/fetch-page';
-import { processPage, type RunContext } from '../extractor/page';
+import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { JobConfig } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
+import { PageGroupWriter } from '../object-storage/page-group-writer';
+import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
-import { asActivity, heartbeat, lastHeartbeat, PROGRESS_SIGNAL_INTERVAL_MS } from './context';
-import { jobRunPrefix, pageKey, parsePageKey, stageStoreOf } from '../object-storage/stage-store';
+import { asActivity, lastHeartbeat, progressSignal, throttledHeartbeat } from './context';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
 export const HEARTBEAT_CALL_INTERVAL_MS = 200;
-/** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
-export const GROUP_MAX_PAGES = 100;
-/** …or this many characters of rows… */
-export const GROUP_MAX_CHARS = 4 * 1024 * 1024;
-/** …or when its first page is this old (ms): the resume point moves at least this often. */
-export const GROUP_MAX_MS = 1_000;
-/** Staged groups being written while the next pages are fetched. */
-export const GROUP_WRITES_IN_FLIGHT = 2;
 
 export interface FetchPagesInput {
   /** Staging key of the extraction. */
@@ -81,23 +74,32 @@ function fetchOptions(tuning: ExtractFetchTuning | undefined, signal: AbortSigna
   return options;
 }
 
-/** Rows of consecutive pages waiting to be staged. */
-interface PageGroup {
-  first: number;
-  last: number;
-  /** Table → JSON lines. */
-  tables: Map<string, string[]>;
-  chars: number;
-  startedAt: number;
+/** Adds an extracted page to the totals (copy-on-write: checkpoints already taken share `rows` and `warnings`). */
+function countPage(totals: FetchPagesTotals, page: ProcessedPage): void {
+  totals.pages++;
+  totals.records += page.result.recordCount;
+  totals.bytes += page.result.bytes;
+  totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
+  totals.rows = { ...totals.rows };
+  for (const t of page.tables) if (t.rows.length > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
+}
+
+function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): void {
+  for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
+}
+
+/** What the batch reports to its workflow: the resume point's totals. */
+function batchProgress(batch: string, { state, totals: t }: FetchPagesCheckpoint): BatchProgress {
+  return { batch, page: state.pages, pages: t.pages, records: t.records, bytes: t.bytes, rows: t.rows, cursor: cursorOf(state) };
 }
 
 /**
  * Fetches pages of one job run, from the checkpointed scroller state: for every page, fetch → `processPage` →
- * rows buffered per table; every group of consecutive pages (≤ 100 pages, 4 MiB of rows, 1 s) is staged as one
- * object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`, and once it (and every group before it) is
- * stored the activity heartbeats `{state, totals}`: the resume point. Between pages it runs the scroller itself;
- * it stops and hands the last page back un-stepped (`pending`, staged as a group of its own) when the page has
- * child runs, when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
+ * rows handed to a {@link PageGroupWriter}, which stages every group of consecutive pages (≤ 100 pages, 4 MiB of
+ * rows, 1 s) as one object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`; once a group (and every group
+ * before it) is stored the activity heartbeats `{state, totals}`: the resume point. Between pages it runs the
+ * scroller itself; it stops and hands the last page back un-stepped (`pending`, staged as a group of its own) when
+ * the page has child runs, when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
  *
  * No duplicates: a resume point is always the end of a stored group, and a retry (attempt > 1) first deletes every
  * group of this job run that starts after its resume point (written by an attempt that died before its heartbeat
@@ -108,107 +110,37 @@ export function fetchPages(deps: ActivityDeps) {
   return (input: FetchPagesInput): Promise<FetchPagesResult> =>
     asActivity(async () => {
       const context = Context.current();
-      const store = stageStoreOf(deps);
       const previous = lastHeartbeat<FetchPagesCheckpoint>();
       const resumed = previous !== undefined && previous.state.jobId === input.state.jobId && previous.state.pages >= input.state.pages;
       let state: ScrollerState = resumed ? previous.state : input.state;
       const totals: FetchPagesTotals = resumed ? previous.totals : emptyTotals();
-      let snapshot: FetchPagesCheckpoint = { state, totals: { ...totals } };
+      const checkpoint = (): FetchPagesCheckpoint => ({ state, totals: { ...totals } });
 
-      if (context.info.attempt > 1) {
-        // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
-        const keys = await store.list(jobRunPrefix(input.runKey, input.runNo));
-        await store.delete(keys.filter((key) => (parsePageKey(key)?.firstPage ?? 0) > state.pages));
-      }
-
-      // `snapshot` moves with every stored group; it reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS (the
-      // SDK throttles what it sends to the server further), on a timer while a slow page is fetched, and at the end
-      let lastBeatAt = 0;
-      const beat = (force = false) => {
-        const now = Date.now();
-        if (!force && now - lastBeatAt < HEARTBEAT_CALL_INTERVAL_MS) return;
-        lastBeatAt = now;
-        heartbeat(snapshot, context);
-      };
-      // a long batch tells its workflow how far it got, so the `progress` query is live (best effort)
+      // the resume point reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS as groups are stored, on a timer
+      // while a slow page is fetched, on a request's retry and at the end; a long batch also tells its workflow how
+      // far it got (at most every 5 s), so the `progress` query is live
+      const beat = throttledHeartbeat(HEARTBEAT_CALL_INTERVAL_MS, context);
       const batch = `${input.runNo}:${input.state.pages}`;
-      let lastReportAt = Date.now();
-      const report = () => {
-        const now = Date.now();
-        if (now - lastReportAt < PROGRESS_SIGNAL_INTERVAL_MS) return;
-        lastReportAt = now;
-        const { workflowExecution } = context.info;
-        let client;
-        try {
-          client = context.client;
-        } catch {
-          return; // no client in this context (MockActivityEnvironment)
-        }
-        if (!workflowExecution || !client) return;
-        const t = snapshot.totals;
-        const progress: BatchProgress = { batch, page: snapshot.state.pages, pages: t.pages, records: t.records, bytes: t.bytes, rows: t.rows, cursor: cursorOf(snapshot.state) };
-        client.workflow.getHandle(workflowExecution.workflowId, workflowExecution.runId).signal('extractProgress', progress).catch(() => undefined);
-      };
-      const timer = setInterval(() => beat(true), Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
-      const options = { ...fetchOptions(input.fetch, context.cancellationSignal, () => beat(true)), dispatcher: deps.http.extractor };
-
-      // stored groups in order; the resume point moves to a group's snapshot once it and all before it are stored
-      const writes: Array<{ done: Promise<void>; stored: boolean; snapshot: FetchPagesCheckpoint }> = [];
-      const advance = () => {
-        while (writes[0]?.stored) snapshot = writes.shift()!.snapshot;
-        beat();
-        report();
-      };
-      const settleOldest = async () => {
-        const oldest = writes[0]!;
-        await oldest.done;
-        oldest.stored = true; // (its own handler may have run first and shifted it already)
-        advance();
-      };
-      const settleAll = async () => {
-        while (writes.length > 0) await settleOldest();
-        beat(true);
-      };
-      let group: PageGroup | null = null;
-      /** Stores the group; once stored (with all before it), `after` becomes the resume point. */
-      const stage = async (after: FetchPagesCheckpoint) => {
-        const g = group;
-        group = null;
-        if (g && g.tables.size > 0) {
-          const done = Promise.all(
-            [...g.tables].map(([table, lines]) => store.put(pageKey(input.runKey, input.runNo, g.first, g.last, table), lines.join(''))),
-          ).then(() => undefined);
-          const entry = { done, stored: false, snapshot: after };
-          done.then(
-            () => {
-              entry.stored = true;
-              advance();
-            },
-            () => undefined, // awaited in order by settleOldest; this only keeps Node from calling it unhandled
-          );
-          writes.push(entry);
-        } else {
-          writes.push({ done: Promise.resolve(), stored: true, snapshot: after });
-          advance();
-        }
-        while (writes.length > GROUP_WRITES_IN_FLIGHT) await settleOldest();
-      };
-      const addRows = (pageNo: number, tables: ReadonlyArray<{ name: string; rows: ReadonlyArray<Record<string, string>> }>) => {
-        group ??= { first: pageNo, last: pageNo, tables: new Map(), chars: 0, startedAt: Date.now() };
-        group.last = pageNo;
-        for (const t of tables) {
-          if (t.rows.length === 0) continue;
-          let lines = group.tables.get(t.name);
-          if (!lines) group.tables.set(t.name, (lines = []));
-          for (const row of t.rows) {
-            const line = `${JSON.stringify(row)}\n`;
-            lines.push(line);
-            group.chars += line.length;
-          }
-        }
-      };
-      const warn = (warnings: readonly string[]) => {
-        for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
+      const writer = new PageGroupWriter<FetchPagesCheckpoint>({
+        store: stageStoreOf(deps),
+        runKey: input.runKey,
+        runNo: input.runNo,
+        checkpoint: checkpoint(),
+        onAdvance: (resumePoint) => {
+          beat(resumePoint);
+          signal(() => batchProgress(batch, resumePoint));
+        },
+      });
+      // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
+      if (context.info.attempt > 1) await writer.discardAfter(state.pages);
+      // (made after the clean-up: the first signal comes 5 s after fetching starts; nothing is stored before it)
+      const signal = progressSignal<BatchProgress>('extractProgress', { delayFirst: true }, context);
+      const beatNow = () => beat(writer.checkpoint, true);
+      const timer = setInterval(beatNow, Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
+      const options = { ...fetchOptions(input.fetch, context.cancellationSignal, beatNow), dispatcher: deps.http.extractor };
+      const settle = async () => {
+        await writer.settle();
+        beatNow();
       };
       const startedAt = Date.now();
       const result = (pending: PendingPage | null, extra: Partial<FetchPagesResult> = {}): FetchPagesResult => ({ ...totals, state, pending, resumed, ...extra });
@@ -221,8 +153,8 @@ export function fetchPages(deps: ActivityDeps) {
             fetched = await fetchPage(state.next, options);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
-            await stage({ state, totals: { ...totals } });
-            await settleAll();
+            await writer.flush(checkpoint());
+            await settle();
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
           const page = processPage(state, input.job, fetched, input.context);
@@ -235,42 +167,31 @@ export function fetchPages(deps: ActivityDeps) {
           if (last) {
             // the group so far ends at the previous page (stepped); the un-stepped last page is a group of its own,
             // so a retry that resumes before it deletes exactly that group
-            const before: FetchPagesCheckpoint = { state, totals: { ...totals } };
-            await stage(before);
-            if (page.extract) addRows(pageNo, page.tables);
-            await stage(before);
+            const before = checkpoint();
+            await writer.flush(before);
+            if (page.extract) writer.add(pageNo, page.tables);
+            await writer.flush(before);
           } else {
-            addRows(pageNo, page.tables);
+            writer.add(pageNo, page.tables);
           }
           totals.fetched++;
-          if (page.extract) {
-            totals.pages++;
-            totals.records += page.result.recordCount;
-            totals.bytes += page.result.bytes;
-            totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
-            totals.rows = { ...totals.rows };
-            for (const t of page.tables) if (t.rows.length > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
-          }
-          warn(page.warnings);
+          if (page.extract) countPage(totals, page);
+          addWarnings(totals, page.warnings);
           if (last) {
-            await settleAll();
+            await settle();
             const children: ChildSpec[] = page.children.map((c) => ({ jobId: c.job.id, endpoint: c.job.endpoint, parentColumns: c.parentColumns, parent: c.parent }));
             return result({ pageNo, result: page.result, children });
           }
           const step = nextStep(state, page.result, Date.now());
-          warn(step.warnings);
+          addWarnings(totals, step.warnings);
           state = step.state;
-          const g = group as PageGroup | null;
-          if (!state.next || (g && (g.last - g.first + 1 >= GROUP_MAX_PAGES || g.chars >= GROUP_MAX_CHARS || Date.now() - g.startedAt >= GROUP_MAX_MS))) {
-            await stage({ state, totals: { ...totals } });
-          }
+          if (!state.next || writer.full) await writer.flush(checkpoint());
         }
-        await settleAll();
+        await settle();
         return result(null);
       } finally {
         clearInterval(timer);
-        // never leave a write running unobserved when failing
-        await Promise.allSettled(writes.map((w) => w.done));
+        await writer.drain(); // never leave a write running unobserved when failing
       }
     });
 }

@@ -54,3 +54,12 @@ export {
   type StageStore,
   type StageStoreDeps,
 } from './stage-store';
+export {
+  PageGroupWriter,
+  GROUP_MAX_PAGES,
+  GROUP_MAX_CHARS,
+  GROUP_MAX_MS,
+  GROUP_WRITES_IN_FLIGHT,
+  type PageGroupWriterOptions,
+  type PageTableRows,
+} from './page-group-writer';

@@ -8,7 +8,7 @@
  *
  * Layout under the staging root (keys sort in extraction order):
  * `<runKey>/r<jobRun>/p<firstPage>-<lastPage>/<table>.jsonl` (numbers zero-padded to 10 digits; one JSON object per
- * row, keyed by flattened key; one object per table for a run of consecutive pages, see `fetchPages`) and
+ * row, keyed by flattened key; one object per table for a run of consecutive pages, see `PageGroupWriter`) and
  * `<runKey>/csv/<table>.csv` (the CSV built for loading).
  */
 import { createReadStream, createWriteStream } from 'node:fs';

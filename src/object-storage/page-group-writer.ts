@@ -1,0 +1,177 @@
+/**
+ * Stages the rows of one job run's pages in the stage store, in groups of consecutive pages: one object per table
+ * and group (`<runKey>/r<run>/p<first>-<last>/<table>.jsonl`, see `pageKey`), one JSON object per row and line.
+ *
+ * The writer also keeps the run's resume point (any JSON value, e.g. `{state, totals}`): each group is staged with
+ * the resume point it completes, and that point is taken only once the group and every group before it are stored.
+ * Groups are written while the next pages are fetched; a failed write is reported by {@link PageGroupWriter.settle}
+ * (or by the next {@link PageGroupWriter.flush} that waits for it) and never moves the resume point, so a resume point
+ * is always the end of a stored group.
+ */
+import { jobRunPrefix, pageKey, parsePageKey, type StageStore } from './stage-store';
+
+/** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
+export const GROUP_MAX_PAGES = 100;
+/** …or this many characters of rows… */
+export const GROUP_MAX_CHARS = 4 * 1024 * 1024;
+/** …or when its first page is this old (ms): the resume point moves at least this often. */
+export const GROUP_MAX_MS = 1_000;
+/** Staged groups being written while the next pages are fetched. */
+export const GROUP_WRITES_IN_FLIGHT = 2;
+
+/** The rows one page adds to one table (flattened keys → values). */
+export interface PageTableRows {
+  name: string;
+  rows: ReadonlyArray<Record<string, string>>;
+}
+
+/** Options of {@link PageGroupWriter}; the limits default to the `GROUP_*` constants. */
+export interface PageGroupWriterOptions<C> {
+  store: StageStore;
+  /** Staging key of the extraction. */
+  runKey: string;
+  /** Job run number (staging key part). */
+  runNo: number;
+  /** The resume point before any group is stored (what a retry resumes from until then). */
+  checkpoint: C;
+  /** Called whenever a staged group settles, with the resume point as it stands (it may not have moved). */
+  onAdvance?: (checkpoint: C) => void;
+  /** Pages per group. Default {@link GROUP_MAX_PAGES}. */
+  maxPages?: number;
+  /** Characters of rows per group. Default {@link GROUP_MAX_CHARS}. */
+  maxChars?: number;
+  /** Age of a group's first page (ms) after which it is full. Default {@link GROUP_MAX_MS}. */
+  maxMs?: number;
+  /** Groups written at once; {@link PageGroupWriter.flush} waits beyond this. Default {@link GROUP_WRITES_IN_FLIGHT}. */
+  writesInFlight?: number;
+  /** Clock (ms) for the group age. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Rows of consecutive pages waiting to be staged. */
+interface PageGroup {
+  first: number;
+  last: number;
+  /** Table → JSON lines. */
+  tables: Map<string, string[]>;
+  chars: number;
+  startedAt: number;
+}
+
+/** A staged group: its write, whether it is stored, and the resume point it completes. */
+interface GroupWrite<C> {
+  done: Promise<void>;
+  stored: boolean;
+  checkpoint: C;
+}
+
+/** Buffers the rows of consecutive pages of one job run and stages each group once, in order (see the module doc). */
+export class PageGroupWriter<C> {
+  private current: C;
+  private group: PageGroup | null = null;
+  /** Staged groups not yet taken as the resume point, oldest first. */
+  private readonly writes: GroupWrite<C>[] = [];
+  private readonly maxPages: number;
+  private readonly maxChars: number;
+  private readonly maxMs: number;
+  private readonly writesInFlight: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: PageGroupWriterOptions<C>) {
+    this.current = options.checkpoint;
+    this.maxPages = options.maxPages ?? GROUP_MAX_PAGES;
+    this.maxChars = options.maxChars ?? GROUP_MAX_CHARS;
+    this.maxMs = options.maxMs ?? GROUP_MAX_MS;
+    this.writesInFlight = options.writesInFlight ?? GROUP_WRITES_IN_FLIGHT;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The resume point: every page of every group staged with it, and before it, is stored. */
+  get checkpoint(): C {
+    return this.current;
+  }
+
+  /** True when the group being buffered reached its page, size or age limit (time to {@link flush}). */
+  get full(): boolean {
+    const g = this.group;
+    return g !== null && (g.last - g.first + 1 >= this.maxPages || g.chars >= this.maxChars || this.now() - g.startedAt >= this.maxMs);
+  }
+
+  /**
+   * Deletes the groups of this job run that start after page `page`: an earlier attempt that died before its resume
+   * point reached the server may have staged them; their pages are fetched again.
+   */
+  async discardAfter(page: number): Promise<void> {
+    const { store, runKey, runNo } = this.options;
+    const keys = await store.list(jobRunPrefix(runKey, runNo));
+    await store.delete(keys.filter((key) => (parsePageKey(key)?.firstPage ?? 0) > page));
+  }
+
+  /** Adds page `pageNo`'s rows to the group being buffered (a page without rows still extends the group's range). */
+  add(pageNo: number, tables: readonly PageTableRows[]): void {
+    const group = (this.group ??= { first: pageNo, last: pageNo, tables: new Map(), chars: 0, startedAt: this.now() });
+    group.last = pageNo;
+    for (const t of tables) {
+      if (t.rows.length === 0) continue;
+      let lines = group.tables.get(t.name);
+      if (!lines) group.tables.set(t.name, (lines = []));
+      for (const row of t.rows) {
+        const line = `${JSON.stringify(row)}\n`;
+        lines.push(line);
+        group.chars += line.length;
+      }
+    }
+  }
+
+  /**
+   * Stages the buffered group (one object per table; nothing when it has no rows); `after` becomes the resume point
+   * once the group and every group before it are stored. Waits while more than `writesInFlight` groups are being
+   * written, and throws the failure of the oldest one it waited for.
+   */
+  async flush(after: C): Promise<void> {
+    const g = this.group;
+    this.group = null;
+    if (g && g.tables.size > 0) {
+      const { store, runKey, runNo } = this.options;
+      const done = Promise.all([...g.tables].map(([table, lines]) => store.put(pageKey(runKey, runNo, g.first, g.last, table), lines.join('')))).then(
+        () => undefined,
+      );
+      const write: GroupWrite<C> = { done, stored: false, checkpoint: after };
+      done.then(
+        () => {
+          write.stored = true;
+          this.advance();
+        },
+        () => undefined, // awaited in order by settleOldest; this only keeps Node from calling it unhandled
+      );
+      this.writes.push(write);
+    } else {
+      this.writes.push({ done: Promise.resolve(), stored: true, checkpoint: after });
+      this.advance();
+    }
+    while (this.writes.length > this.writesInFlight) await this.settleOldest();
+  }
+
+  /** Waits for every staged group, in order; throws the first failure (the resume point stays before that group). */
+  async settle(): Promise<void> {
+    while (this.writes.length > 0) await this.settleOldest();
+  }
+
+  /** Waits for every write still running, failed or not: never leave a write running unobserved when failing. */
+  async drain(): Promise<void> {
+    await Promise.allSettled(this.writes.map((w) => w.done));
+  }
+
+  private async settleOldest(): Promise<void> {
+    const oldest = this.writes[0]!;
+    await oldest.done;
+    oldest.stored = true; // (its own handler may have run first and shifted it already)
+    this.advance();
+  }
+
+  /** Takes the resume point of every stored group at the head of the queue. */
+  private advance(): void {
+    while (this.writes[0]?.stored) this.current = this.writes.shift()!.checkpoint;
+    this.options.onAdvance?.(this.current);
+  }
+}

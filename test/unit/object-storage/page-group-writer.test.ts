@@ -1,0 +1,173 @@
+/**
+ * The page-group writer on an in-memory stage store whose writes finish when the test says: groups of consecutive
+ * pages become one object per table, and the resume point moves only over stored groups, in order.
+ */
+import type { Readable } from 'node:stream';
+import { PageGroupWriter } from '../../../src/object-storage/page-group-writer';
+import { pageKey, type StageStore } from '../../../src/object-storage/stage-store';
+
+interface PendingPut {
+  key: string;
+  body: string;
+  ok(): void;
+  fail(err: Error): void;
+}
+
+/** A stage store that keeps objects in a map; `put` waits until the test settles it (or at once with `auto`). */
+function memoryStore(auto = false) {
+  const objects = new Map<string, string>();
+  const pending: PendingPut[] = [];
+  const store: StageStore = {
+    root: 'memory',
+    put: (key, body) =>
+      new Promise<void>((resolve, reject) => {
+        const put: PendingPut = {
+          key,
+          body: String(body),
+          ok: () => {
+            objects.set(key, String(body));
+            resolve();
+          },
+          fail: reject,
+        };
+        if (auto) put.ok();
+        else pending.push(put);
+      }),
+    putStream: () => Promise.reject(new Error('not used')),
+    list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)).sort(),
+    get: () => Promise.reject(new Error('not used')) as Promise<Readable>,
+    delete: async (keys) => void keys.forEach((k) => objects.delete(k)),
+    uriOf: (key) => `memory/${key}`,
+  };
+  /** Settles the pending writes of the group whose keys contain `range` (`p0000000001-0000000002`). */
+  const settle = (range: string, err?: Error) => {
+    for (const put of pending.filter((p) => p.key.includes(range))) {
+      pending.splice(pending.indexOf(put), 1);
+      if (err) put.fail(err);
+      else put.ok();
+    }
+  };
+  return { store, objects, pending, settle };
+}
+
+const range = (first: number, last: number) => `p${String(first).padStart(10, '0')}-${String(last).padStart(10, '0')}`;
+const rows = (...ids: string[]) => ids.map((id) => ({ id }));
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('PageGroupWriter', () => {
+  it('stages a group of consecutive pages as one object per table, rows as JSON lines in page order', async () => {
+    const { store, objects } = memoryStore(true);
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 3, checkpoint: 0 });
+    writer.add(1, [{ name: 'users', rows: rows('a', 'b') }, { name: 'users_tags', rows: rows('t') }]);
+    writer.add(2, []); // a page without rows still extends the range
+    writer.add(3, [{ name: 'users', rows: rows('c') }, { name: 'empty', rows: [] }]);
+    await writer.flush(3);
+    await writer.settle();
+    expect([...objects.keys()].sort()).toEqual([pageKey('wf/run', 3, 1, 3, 'users'), pageKey('wf/run', 3, 1, 3, 'users_tags')]);
+    expect(objects.get(pageKey('wf/run', 3, 1, 3, 'users'))).toBe('{"id":"a"}\n{"id":"b"}\n{"id":"c"}\n');
+    expect(writer.checkpoint).toBe(3);
+  });
+
+  it('moves the resume point over a group without rows at once, without writing anything', async () => {
+    const { store, objects } = memoryStore();
+    const seen: number[] = [];
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
+    writer.add(1, [{ name: 'users', rows: [] }]);
+    await writer.flush(1);
+    await writer.flush(1); // nothing buffered
+    expect(objects.size).toBe(0);
+    expect(writer.checkpoint).toBe(1);
+    expect(seen).toEqual([1, 1]);
+  });
+
+  it('takes a later group as the resume point only once every group before it is stored', async () => {
+    const { store, settle } = memoryStore();
+    const seen: number[] = [];
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
+    writer.add(1, [{ name: 'users', rows: rows('a') }]);
+    await writer.flush(1);
+    writer.add(2, [{ name: 'users', rows: rows('b') }]);
+    await writer.flush(2);
+
+    settle(range(2, 2)); // the second group is stored first
+    await tick();
+    expect(writer.checkpoint).toBe(0);
+    settle(range(1, 1));
+    await tick();
+    expect(writer.checkpoint).toBe(2);
+    await writer.settle();
+    expect(seen).toEqual([0, 2]);
+  });
+
+  it('never moves the resume point over a group whose write failed, even when later groups are stored', async () => {
+    const { store, settle } = memoryStore();
+    const seen: number[] = [];
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
+    writer.add(1, [{ name: 'users', rows: rows('a') }]);
+    await writer.flush(1);
+    writer.add(2, [{ name: 'users', rows: rows('b') }]);
+    await writer.flush(2);
+    settle(range(2, 2));
+    settle(range(1, 1), new Error('staging write failed'));
+
+    await expect(writer.settle()).rejects.toThrow('staging write failed');
+    await writer.drain();
+    expect(writer.checkpoint).toBe(0);
+    expect(seen.every((c) => c === 0)).toBe(true);
+  });
+
+  it('lets at most `writesInFlight` groups be written while the next pages are buffered', async () => {
+    const { store, settle, pending } = memoryStore();
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, writesInFlight: 2 });
+    for (const page of [1, 2]) {
+      writer.add(page, [{ name: 'users', rows: rows(`r${page}`) }]);
+      await writer.flush(page);
+    }
+    writer.add(3, [{ name: 'users', rows: rows('r3') }]);
+    let third = false;
+    const flushing = writer.flush(3).then(() => (third = true));
+    await tick();
+    expect(third).toBe(false); // waits for the oldest
+    expect(pending).toHaveLength(3);
+    settle(range(1, 1));
+    await flushing;
+    expect(writer.checkpoint).toBe(1);
+  });
+
+  it('is full at its page, size or age limit', () => {
+    const { store } = memoryStore();
+    let now = 1_000;
+    const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxPages: 3, maxChars: 40, maxMs: 500, now: () => now });
+    expect(writer.full).toBe(false); // nothing buffered
+    writer.add(1, [{ name: 'users', rows: rows('a') }]);
+    writer.add(2, []);
+    expect(writer.full).toBe(false);
+    writer.add(3, []);
+    expect(writer.full).toBe(true); // 3 pages
+
+    const bySize = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxChars: 40, now: () => now });
+    bySize.add(1, [{ name: 'users', rows: rows('a'.repeat(40)) }]);
+    expect(bySize.full).toBe(true);
+
+    const byAge = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxMs: 500, now: () => now });
+    byAge.add(1, []);
+    now += 499;
+    expect(byAge.full).toBe(false);
+    now += 1;
+    expect(byAge.full).toBe(true);
+  });
+
+  it('discards the groups of its job run that start after a page, and nothing else', async () => {
+    const { store, objects } = memoryStore(true);
+    for (const [runNo, first, last] of [
+      [1, 1, 10],
+      [1, 11, 20],
+      [1, 21, 21],
+      [2, 1, 5],
+    ] as const) {
+      await store.put(pageKey('wf/run', runNo, first, last, 'users'), 'x\n');
+    }
+    await new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0 }).discardAfter(10);
+    expect([...objects.keys()].sort()).toEqual([pageKey('wf/run', 1, 1, 10, 'users'), pageKey('wf/run', 2, 1, 5, 'users')]);
+  });
+});
