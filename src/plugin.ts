@@ -1,6 +1,7 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
+import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 
 /** Name the plugin registers under. */
@@ -14,7 +15,8 @@ export interface SapiPluginOptions {
 }
 
 /**
- * The plugin: registers the activities on a worker. It only wires: `createActivities(deps)` and nothing else.
+ * The plugin: registers the activities on a worker and, when the settings have codec keys (`SAPI_CODEC_KEYS`), the
+ * encrypting data converter (payload codec + encoded failure attributes). It only wires.
  * Register it on the worker only (not also on the client connection, or it runs twice). The workflows come from
  * the `sapi-temporal/workflows` module, which you re-export from your workflow module (or point `workflowsPath` at).
  */
@@ -23,7 +25,13 @@ export class SapiPlugin extends SimplePlugin {
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
-    super({ name: PLUGIN_NAME, activities: createActivities(deps) });
+    const codecKeys = deps.settings.codecKeys;
+    super({
+      name: PLUGIN_NAME,
+      activities: createActivities(deps),
+      // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
+      dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
+    });
     this.deps = deps;
   }
 

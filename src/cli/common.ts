@@ -1,6 +1,7 @@
 // Pieces every CLI command shares: where Temporal is, the flags that say so, and option value parsers.
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
+import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings } from '../config';
 import type { TransferRunner } from './run-transfer';
 
@@ -9,6 +10,8 @@ export interface CliSettings {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** Payload-encryption keys (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`) for the client's data converter; absent: off. */
+  codecKeys?: CodecKey[];
 }
 
 /** `--address`, `--namespace`, `--task-queue` as commander parses them. */
@@ -55,7 +58,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     TEMPORAL_NAMESPACE: merged.TEMPORAL_NAMESPACE,
     TEMPORAL_TASK_QUEUE: merged.TEMPORAL_TASK_QUEUE,
   });
-  return { ...temporal };
+  return { ...temporal, codecKeys: loadCodecKeys(env) };
 }
 
 /**

@@ -1,6 +1,7 @@
 // The CLI's connection to Temporal, replaceable: after an outage the CLI dials a fresh connection instead of
 // waiting out the old channel's own reconnect backoff (which grows to minutes).
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { codecDataConverter } from '../codec';
 import type { CliSettings } from './common';
 import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
@@ -42,6 +43,11 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
   }
 }
 
+/** The CLI's client on `connection`: with the payload codec when keys are configured, so inputs leave encrypted. */
+export function clientOf(settings: CliSettings, connection: Connection): Client {
+  return new Client({ connection, namespace: settings.namespace, dataConverter: codecDataConverter(settings.codecKeys) });
+}
+
 /** A Temporal client whose connection is replaced after an outage; {@link retrying} runs calls through outages. */
 export class TemporalLink {
   private constructor(
@@ -53,7 +59,7 @@ export class TemporalLink {
   /** Connects once; an unreachable server fails at once (nothing has started yet that could be lost). */
   static async open(settings: CliSettings): Promise<TemporalLink> {
     const connection = await connectTemporal(settings);
-    return new TemporalLink(settings, connection, new Client({ connection, namespace: settings.namespace }));
+    return new TemporalLink(settings, connection, clientOf(settings, connection));
   }
 
   /** The client on the current connection (a new one after each reconnection: do not keep it). */
@@ -66,7 +72,7 @@ export class TemporalLink {
     const connection = await connectTemporal(this.settings, RECONNECT_ATTEMPT_TIMEOUT_MS);
     const old = this.connection;
     this.connection = connection;
-    this.current = new Client({ connection, namespace: this.settings.namespace });
+    this.current = clientOf(this.settings, connection);
     await old.close().catch(() => undefined);
   }
 

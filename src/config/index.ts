@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
+import { loadCodecKeys } from '../codec/keys';
 
 /** Default connection name: workflows that name no connection use this one (`SAPI_URL` + `SAPI_TOKEN`). */
 export const DEFAULT_CONNECTION = 'default';
@@ -47,6 +48,8 @@ const settingsSchema = z.object({
   }),
   /** Where activities keep temporary files (slice downloads, staged pages). */
   workDir: z.string().min(1),
+  /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
+  codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
 });
 
 /** The worker's settings, parsed once from the environment and frozen. */
@@ -62,6 +65,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
+ * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
  * Throws one error that lists every invalid variable.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpdir()): Settings {
@@ -98,12 +102,22 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       concurrency: Number(env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY),
     },
     workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
+    codecKeys: codecKeysOf(env),
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${variableOf(issue.path)} ${issue.message}`);
     throw new Error(`invalid configuration: ${problems.join('; ')}`);
   }
   return deepFreeze(parsed.data);
+}
+
+/** The codec keys, or an `invalid configuration` error that names the variable (they are checked before zod). */
+function codecKeysOf(env: NodeJS.ProcessEnv) {
+  try {
+    return loadCodecKeys(env);
+  } catch (err) {
+    throw new Error(`invalid configuration: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
 }
 
 /** The connection a workflow named, with a message that lists the configured ones when it is unknown. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { codecDataConverter } from '../../src/codec';
 import { createEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator';
 import { loadSettings, type Settings } from '../../src/config';
 import { startWorker, type RunningWorker } from '../../src/worker';
@@ -47,7 +48,8 @@ export async function startSapiTestEnv(
     ...options.env,
   });
   const connection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection, namespace: stack.namespace });
+  // with SAPI_CODEC_KEYS in options.env, the test's client encrypts like the worker (as the CLI does)
+  const client = new Client({ connection, namespace: stack.namespace, dataConverter: codecDataConverter(settings.codecKeys) });
   const bundle = { code: readFileSync(stack.workflowBundlePath, 'utf8') };
   const start = () => startWorker({ settings, worker: { workflowBundle: bundle }, checkConnections: options.checkConnections });
   const env: SapiTestEnv = {
