@@ -12,6 +12,7 @@ import { summarizeImport } from './import';
 import { progressFields } from './progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
+import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
 import { ErrorCode } from '../contracts/error-codes';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
@@ -113,6 +114,7 @@ export async function waitFor(request: AttachRequest): Promise<void> {
   try {
     const firstExecutionRunId = firstRunIdOf(described);
     const input = await workflowInput(link, { workflowId: request.workflowId, firstRunId: firstExecutionRunId }, retry);
+    if (described.status.name === 'RUNNING') await noteMissingWorker(link, kind.verb, { ...request.settings, taskQueue: described.taskQueue });
     await followAndPrint(link, {
       verb: kind.verb,
       workflowId: request.workflowId,
@@ -128,6 +130,16 @@ export async function waitFor(request: AttachRequest): Promise<void> {
   } finally {
     await link.close();
   }
+}
+
+/**
+ * Says so on stderr when no worker polls the running workflow's task queue: it cannot end until one does. Only a
+ * note (the workflow exists; a worker may be on its way); a failed look is not worth failing `wait` for.
+ */
+async function noteMissingWorker(link: TemporalLink, verb: string, settings: CliSettings): Promise<void> {
+  const queue = { name: settings.taskQueue, kind: 'workflow' as const };
+  const pollers = await pollersOf(link.client, settings.namespace, queue).catch(() => undefined);
+  if (pollers?.length === 0) process.stderr.write(`${verb}: note: ${noWorkerSeen(settings, queue)}; the workflow waits until one does: ${startWorkerHint(settings, queue)}\n`);
 }
 
 /** Connects and finds the workflow (through outages); an unknown id is a clear one-line failure. */

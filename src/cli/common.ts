@@ -170,14 +170,17 @@ export function definedOnly<T extends object>(value: T): T {
 
 /**
  * Adds the flags every workflow command takes: Temporal connection, `--reconnect-timeout`, `--connection`,
- * `--workflow-id`, `--transfer-task-queue`, `--json`.
+ * `--workflow-id`, `--transfer-task-queue`, `--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
  */
 export function addWorkflowOptions(command: Command): Command {
   return addReconnectOption(addTemporalOptions(command))
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option('--workflow-id <id>', 'workflow id (default: <verb>-<table>-<unique suffix>)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
-    .option('--json', 'print one JSON object with the result on stdout (no progress bar, no summary)');
+    .option('--json', 'print one JSON object with the result on stdout (no progress, no summary); a failure is one JSON object {error: {code, message, workflowId?, exitCode}}')
+    .option('--detach', 'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`')
+    .option('--cancel-on-interrupt', 'Ctrl-C cancels the workflow and waits for it to end (default: Ctrl-C stops waiting, the workflow runs on)')
+    .option('--no-worker-check', 'start even when no worker polls the task queue (default: fail within 10 s, starting nothing)');
 }
 
 /** The flags {@link addWorkflowOptions} adds, as commander parses them. */
@@ -188,4 +191,27 @@ export interface WorkflowFlags extends TemporalFlags {
   workflowId?: string;
   transferTaskQueue?: string;
   json?: boolean;
+  detach?: boolean;
+  cancelOnInterrupt?: boolean;
+  /** False with `--no-worker-check`. */
+  workerCheck?: boolean;
+}
+
+/** How a run command starts and follows its workflow, from its flags (the part of a `TransferRun` every command shares). */
+export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
+  settings: CliSettings;
+  json: boolean;
+  reconnectTimeoutMs: number;
+  detach: boolean;
+  onInterrupt: 'detach' | 'cancel';
+  checkWorkers: boolean;
+} {
+  return {
+    settings: cliSettings(env, flags),
+    json: flags.json ?? false,
+    reconnectTimeoutMs: reconnectTimeoutMs(env, flags.reconnectTimeout),
+    detach: flags.detach ?? false,
+    onInterrupt: flags.cancelOnInterrupt ? 'cancel' : 'detach',
+    checkWorkers: flags.workerCheck !== false,
+  };
 }

@@ -2,12 +2,11 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExportTableInput, ExportTableResult } from '../contracts/transfer';
 import {
   addWorkflowOptions,
-  cliSettings,
+  runOptions,
   defaultWorkflowId,
   definedOnly,
   integerParser,
   parseList,
-  reconnectTimeoutMs,
   workerLocation,
   type CliContext,
   type WorkflowFlags,
@@ -109,9 +108,7 @@ export function registerExportCommand(program: Command, context: CliContext): vo
       workflowType: 'exportTableWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('export', tableId),
       input,
-      settings: cliSettings(context.env, flags),
-      json: flags.json ?? false,
-      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      ...runOptions(context.env, flags),
       summarize: (result) => summarizeExport(result, input),
     });
   });

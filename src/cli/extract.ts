@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
 import type { ExtractInput, ExtractResult } from '../contracts/extract';
-import { addWorkflowOptions, cliSettings, defaultWorkflowId, definedOnly, integerParser, reconnectTimeoutMs, type CliContext, type WorkflowFlags } from './common';
+import { addWorkflowOptions, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
 import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
@@ -94,9 +94,7 @@ export function registerExtractCommand(program: Command, context: CliContext): v
       workflowType: 'extractWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('extract', configPath.replace(/^.*\//, '').replace(/\.json$/i, '')),
       input: extractInput(config, flags),
-      settings: cliSettings(context.env, flags),
-      json: flags.json ?? false,
-      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      ...runOptions(context.env, flags),
       summarize: summarizeExtract,
     });
   });

@@ -25,10 +25,19 @@ export const USAGE_EXIT_CODE = 2;
  */
 export const LOST_CONTACT_EXIT_CODE = 3;
 
+/**
+ * `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. Defined here until
+ * the error registry (`src/contracts/error-codes.ts`) lists it; same scheme, not retryable by itself.
+ */
+export const NO_WORKER = 'SAPI_CLI_NO_WORKER';
+
+/** The codes a {@link CliError} carries: the registry's, plus {@link NO_WORKER}. */
+export type CliErrorCode = ErrorCode | typeof NO_WORKER;
+
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    readonly code: CliErrorCode,
     message: string,
     readonly exitCode: number = FAILURE_EXIT_CODE,
     options?: { cause?: unknown },
@@ -46,6 +55,59 @@ export function exitCodeOf(err: unknown): number {
     current = current.cause;
   }
   return FAILURE_EXIT_CODE;
+}
+
+/**
+ * A command's failure as the CLI reports it: the one line for stderr (`message`), the failure type (`code`) and the
+ * workflow it concerns, when one was started.
+ */
+export class CommandFailedError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly workflowId: string | undefined,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+    this.name = 'CommandFailedError';
+  }
+}
+
+/** What `--json` prints on stdout when a command fails (instead of its result). */
+export interface ErrorJson {
+  error: {
+    /** `SAPI_…`, `TIMEOUT_…`, `CANCELLED`, `TERMINATED`, or commander's code for a usage error (`commander.unknownOption`). */
+    code: string;
+    /** The line stderr shows, without the `sapi-temporal: ` prefix. */
+    message: string;
+    /** The workflow concerned, when one was started. */
+    workflowId?: string;
+    /** The process's exit code. */
+    exitCode: number;
+  };
+}
+
+/** The failure type of `err`: the code of a {@link CommandFailedError} or {@link CliError} in its chain, else its root failure's type. */
+export function failureCode(err: unknown): string {
+  let current = err;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth++) {
+    if (current instanceof CommandFailedError || current instanceof CliError) return current.code;
+    current = current.cause;
+  }
+  return rootFailure(err).type;
+}
+
+/** `err` as `--json` prints it: one object `{error: {code, message, workflowId?, exitCode}}`. */
+export function errorJson(err: unknown, exitCode: number = exitCodeOf(err)): ErrorJson {
+  const message = printable(oneLine(err instanceof Error ? err.message : String(err)));
+  let workflowId: string | undefined;
+  for (let current = err, depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth++, current = current.cause) {
+    if (current instanceof CommandFailedError) {
+      workflowId = current.workflowId;
+      break;
+    }
+  }
+  return { error: { code: failureCode(err), message, ...(workflowId === undefined ? {} : { workflowId }), exitCode } };
 }
 
 /** The failure that says what went wrong, with its type and the activity it came from. */
@@ -81,6 +143,12 @@ export function describeFailure(err: unknown, what: string, workflowId?: string)
 /** Folds line breaks so a message stays one line on stderr. */
 export function oneLine(message: string): string {
   return message.trim().replace(/\s*\n\s*/g, ' | ');
+}
+
+/** `text` without control characters (a log file or CI console shows them as garbage): each becomes a space. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
 }
 
 function isWrapper(err: unknown): err is Error & { cause?: unknown } {

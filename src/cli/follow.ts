@@ -1,10 +1,9 @@
 // Following a started workflow to its end — the one loop behind `import`, `export`, `extract` and `wait`: the
 // progress bar, Ctrl-C, riding out Temporal outages, and printing the result (summary or one JSON object).
 import { cancelSignal, progressQuery } from '../workflows';
-import type { TransferProgress } from '../contracts/transfer';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
-import { CliError, describeFailure } from './failure';
-import { formatDuration, pollProgress, progressBar, type ProgressView } from './progress';
+import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
+import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
@@ -29,7 +28,10 @@ export interface FollowRequest {
   json: boolean;
   /** Give up after Temporal was unreachable this long (ms). */
   reconnectTimeoutMs: number;
-  /** First Ctrl-C: `cancel` sends the workflow's cancel signal and keeps waiting; `detach` stops waiting, the workflow runs on. */
+  /**
+   * First Ctrl-C: `detach` stops waiting (exit 130), the workflow runs on; `cancel` (`--cancel-on-interrupt`) sends
+   * the workflow's cancel signal and keeps waiting for it to end.
+   */
   onInterrupt: 'cancel' | 'detach';
   /** When the run began (epoch ms), for the summary's duration. */
   startedAt: number;
@@ -57,24 +59,39 @@ export async function followAndPrint(link: TemporalLink, request: FollowRequest)
   ]);
 }
 
+/** The progress display on stderr: none with `json`, a bar on a terminal, plain lines otherwise (CI, cron, a log). */
+export function progressView(verb: string, json: boolean, stream: NodeJS.WriteStream = process.stderr): ProgressView | undefined {
+  if (json) return undefined;
+  return stream.isTTY ? progressBar(stream, verb) : plainProgress((line) => stream.write(line), verb);
+}
+
 /**
- * Waits for the workflow's result while a progress bar (stderr, TTY only, not with `json`) follows the `progress`
- * query. Temporal being unreachable is said once per outage on stderr and ridden out (fresh connection, 1 s ×2 up
+ * Waits for the workflow's result while the progress display ({@link progressView}) follows the `progress` query
+ * and the activities Temporal is retrying (attempt, last failure). Temporal being unreachable is said once per outage on stderr and ridden out (fresh connection, 1 s ×2 up
  * to 10 s) for `reconnectTimeoutMs`; the workflow runs on meanwhile. Rejects with the workflow's failure, a
  * {@link TemporalLostError}, or (`detach`) a {@link CliError} with exit code 130 after Ctrl-C.
  */
 export async function followWorkflow(link: TemporalLink, request: FollowRequest): Promise<object> {
   const { verb, workflowId, firstExecutionRunId } = request;
-  let view: ProgressView | undefined = !request.json && process.stderr.isTTY ? progressBar(process.stderr, verb) : undefined;
-  let last: TransferProgress = { phase: 'starting', bytes: 0 };
+  let view = progressView(verb, request.json);
+  const onTerminal = process.stderr.isTTY === true;
+  let last: RunProgress = { phase: 'starting', bytes: 0 };
   // the client is looked up per query: it is a new one after each reconnection
+  const withDeadline = <T>(call: () => Promise<T>) => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, call);
   const stopPolling = view
     ? pollProgress(
-        () => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () => link.client.workflow.getHandle(workflowId).query(progressQuery)),
-        (progress) => view?.update((last = progress)),
+        () => withDeadline(() => link.client.workflow.getHandle(workflowId).query(progressQuery)),
+        (progress: RunProgress) => view?.update((last = progress)),
       )
     : () => undefined;
-  const notice = (line: string) => process.stderr.write(`${view ? '\n' : ''}${verb}: ${line}\n`);
+  const stopRetryPolling = view
+    ? pollProgress(
+        () => withDeadline(() => link.client.workflow.getHandle(workflowId).describe()),
+        (described) => view?.retries(activityRetries(described.raw.pendingActivities)),
+        RETRY_POLL_MS,
+      )
+    : () => undefined;
+  const notice = (line: string) => process.stderr.write(`${view && onTerminal ? '\n' : ''}${verb}: ${line}\n`);
   let detach: (err: Error) => void = () => undefined;
   const detached = new Promise<never>((_, reject) => (detach = reject));
   const releaseInterrupt = onStopSignals(['SIGINT'], () => {
@@ -84,7 +101,7 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
       detach(new CliError(ErrorCode.CLI_INTERRUPTED, `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
       return;
     }
-    process.stderr.write(`\n${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
+    process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
     link.client.workflow
       .getHandle(workflowId)
       .signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)')
@@ -104,6 +121,7 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
     return result;
   } finally {
     stopPolling();
+    stopRetryPolling();
     view?.stop();
     releaseInterrupt();
   }
@@ -114,7 +132,9 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
  * or after losing Temporal a line that says the workflow may still be running and how to re-attach (exit 3).
  * `workflowId` is undefined when no workflow was started; `started` false when its start is in doubt.
  */
-export function commandFailure(err: unknown, verb: string, address: string, workflowId?: string, started = true): Error {
+export function commandFailure(err: unknown, verb: string, address: string, workflowId?: string, started = true): CommandFailedError {
+  if (err instanceof CommandFailedError) return err;
+  const concerned = started ? workflowId : undefined;
   if (err instanceof TemporalLostError) {
     const where = `Temporal at ${address} unreachable for ${formatDuration(err.outageMs)} (--reconnect-timeout)`;
     const what = !workflowId
@@ -122,10 +142,10 @@ export function commandFailure(err: unknown, verb: string, address: string, work
       : started
         ? `workflow ${workflowId} may still be running on the server: re-attach with \`${reattachHint(workflowId)}\` or \`sapi-temporal status ${workflowId}\``
         : `workflow ${workflowId} may have started: check with \`sapi-temporal status ${workflowId}\` before running it again`;
-    return new Error(`${verb} lost contact [${err.code}] ${where}; ${what}`, { cause: err });
+    return new CommandFailedError(`${verb} lost contact [${err.code}] ${where}; ${what}`, err.code, workflowId, { cause: err });
   }
-  if (err instanceof CliError && err.exitCode === INTERRUPTED_EXIT_CODE) return new Error(`${verb}: ${err.message}`, { cause: err });
-  return new Error(describeFailure(err, verb, started ? workflowId : undefined), { cause: err });
+  if (err instanceof CliError && err.exitCode === INTERRUPTED_EXIT_CODE) return new CommandFailedError(`${verb}: ${err.message}`, err.code, workflowId, { cause: err });
+  return new CommandFailedError(describeFailure(err, verb, concerned), failureCode(err), concerned, { cause: err });
 }
 
 /** Prints a title and aligned `label  value` lines on stdout. */

@@ -2,12 +2,11 @@ import { type Command, Option } from 'commander';
 import type { CsvDialect, ImportTableInput, ImportTableResult } from '../contracts/transfer';
 import {
   addWorkflowOptions,
-  cliSettings,
+  runOptions,
   defaultWorkflowId,
   definedOnly,
   parseCsvCharacter,
   parseList,
-  reconnectTimeoutMs,
   workerLocation,
   type CliContext,
   type WorkflowFlags,
@@ -103,9 +102,7 @@ export function registerImportCommand(program: Command, context: CliContext): vo
       workflowType: 'importTableWorkflow',
       workflowId: flags.workflowId ?? defaultWorkflowId('import', tableId),
       input,
-      settings: cliSettings(context.env, flags),
-      json: flags.json ?? false,
-      reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
+      ...runOptions(context.env, flags),
       summarize: (result) => summarizeImport(result, input),
     });
   });

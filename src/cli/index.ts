@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import type { CliContext } from './common';
 import { registerDemoCommand } from './demo';
@@ -5,7 +7,7 @@ import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
-import { exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, USAGE_EXIT_CODE } from './failure';
+import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
@@ -17,11 +19,27 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 // loaded on first use, so `--help` and `dev` do not load the Temporal client
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./run-transfer')).runTransfer(run);
 
+/**
+ * The version of the installed package: `version` of the nearest `package.json` above this file (`src/cli` or
+ * `lib/cli`, whatever the package's layout), `unknown` when there is none.
+ */
+export function packageVersion(from: string = __dirname): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
+      return typeof version === 'string' ? version : 'unknown';
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
+}
+
 /** Builds the `sapi-temporal` command tree; each command lives in its own file and registers itself. */
 export function buildProgram(context: Partial<CliContext> = {}): Command {
   const resolved: CliContext = { env: context.env ?? process.env, runTransfer: context.runTransfer ?? lazyRunTransfer };
   const program = new Command('sapi-temporal')
     .description('Durable Temporal workflows for the Storage API: import, export, extract; plus a local dev stack')
+    .version(packageVersion(), '-V, --version', 'print the version of sapi-temporal')
     .showHelpAfterError()
     .exitOverride();
   registerImportCommand(program, resolved);
@@ -36,21 +54,37 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   return program;
 }
 
+/** True when the command line asks for `--json` (before a `--` that ends the options). */
+export function wantsJson(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}
+
 /**
  * Runs the CLI on `argv` (`process.argv` shape: node, script, arguments…) and resolves with the exit code: 0; 1
  * after a failure, the workflow's or the command's (one `sapi-temporal: …` line on stderr); 2 after a usage error
  * (commander's message); 3 after losing Temporal for the whole `--reconnect-timeout` (the workflow may still run);
- * 130 after Ctrl-C stopped `wait`.
+ * 130 after Ctrl-C stopped waiting (the workflow runs on). With `--json`, a failure is also one JSON object
+ * `{error: {code, message, workflowId?, exitCode}}` on stdout, and nothing else is printed there.
  */
 export async function run(argv: string[], context: Partial<CliContext> = {}): Promise<number> {
+  const json = wantsJson(argv);
   try {
     await buildProgram(context).parseAsync(argv);
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0) return 0;
+      // commander has printed its message on stderr
+      if (json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: printable(oneLine(err.message)), exitCode: USAGE_EXIT_CODE } })}\n`);
+      return USAGE_EXIT_CODE;
+    }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`sapi-temporal: ${oneLine(message)}\n`);
-    return exitCodeOf(err);
+    const exitCode = exitCodeOf(err);
+    if (json) process.stdout.write(`${JSON.stringify(errorJson(err, exitCode))}\n`);
+    return exitCode;
   }
 }
 

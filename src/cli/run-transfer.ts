@@ -1,10 +1,12 @@
-// Runs one transfer workflow for a command: start it, say its id (to re-attach), follow it to its end, print its result.
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+// Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
+// then either return at once (`--detach`) or follow it to its end and print its result.
+import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
-import { isTemporalUnreachable } from './reconnect';
+import { isTemporalUnreachable, type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
+import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
 
 /** Also importable from here, where it used to live (`emulator.ts` does). */
 export { CliError } from './failure';
@@ -22,6 +24,12 @@ export interface TransferRun<W extends WorkflowName = WorkflowName> {
   json: boolean;
   /** Keep following through a Temporal outage this long before giving up with exit code 3 (ms). */
   reconnectTimeoutMs: number;
+  /** `--detach`: start the workflow, print its id (`{workflowId, runId, taskQueue}` with `json`) and return. Default false. */
+  detach?: boolean;
+  /** First Ctrl-C while following: `detach` (default) stops waiting, `cancel` (`--cancel-on-interrupt`) cancels the workflow. */
+  onInterrupt?: 'detach' | 'cancel';
+  /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
+  checkWorkers?: boolean;
   /** The human summary: a title line and labelled values (undefined values are left out). */
   summarize(result: WorkflowResult<W>): Summary;
 }
@@ -30,9 +38,13 @@ export interface TransferRun<W extends WorkflowName = WorkflowName> {
 export type TransferRunner = <W extends WorkflowName>(run: TransferRun<W>) => Promise<void>;
 
 /**
- * Starts the workflow, prints its id on stderr (with how to re-attach), then follows it ({@link followAndPrint}):
- * progress bar, Ctrl-C cancels, Temporal outages ridden out. A failure is rethrown as one line:
- * `<verb> failed [TYPE] cause (…)`; losing Temporal for good as `<verb> lost contact […]` (exit code 3).
+ * Checks that a worker polls the task queue (and `transferTaskQueue`) lately, and starts nothing when none shows up
+ * within {@link WORKER_WAIT_MS}: a workflow nobody picks up would leave the command waiting silently. Then starts
+ * the workflow and prints its id on stderr (with how to re-attach). With `detach` it prints the id on stdout and
+ * returns (no worker check: the workflow may wait for a worker; a missing one is only noted); else it follows the
+ * workflow ({@link followAndPrint}): progress bar or plain lines, retries shown, Ctrl-C detaches (or cancels),
+ * Temporal outages ridden out. A failure is rethrown as one line: `<verb> failed [TYPE] cause (…)`; losing Temporal
+ * for good as `<verb> lost contact […]` (exit code 3).
  */
 export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): Promise<void> {
   const startedAt = Date.now();
@@ -41,16 +53,22 @@ export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): 
   let firstExecutionRunId: string | undefined;
   try {
     link = await TemporalLink.open(run.settings);
+    await checkWorkers(link, run);
     startAttempted = true;
     firstExecutionRunId = await startWorkflow(link, run);
     process.stderr.write(`${run.verb}: started workflow ${run.workflowId} (run ${firstExecutionRunId}); to re-attach: ${reattachHint(run.workflowId)}\n`);
+    if (run.detach) {
+      const started = { workflowId: run.workflowId, runId: firstExecutionRunId, taskQueue: run.settings.taskQueue };
+      process.stdout.write(run.json ? `${JSON.stringify(started)}\n` : `${run.workflowId}\n`);
+      return;
+    }
     await followAndPrint(link, {
       verb: run.verb,
       workflowId: run.workflowId,
       firstExecutionRunId,
       json: run.json,
       reconnectTimeoutMs: run.reconnectTimeoutMs,
-      onInterrupt: 'cancel',
+      onInterrupt: run.onInterrupt ?? 'detach',
       startedAt,
       summarize: (result) => run.summarize(result as WorkflowResult<W>),
     });
@@ -58,6 +76,50 @@ export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): 
     throw commandFailure(err, run.verb, run.settings.address, startAttempted ? run.workflowId : undefined, firstExecutionRunId !== undefined);
   } finally {
     await link?.close();
+  }
+}
+
+/** The queues the run needs a worker on: the workflow's, and the transfer's when it runs elsewhere. */
+export function neededQueues(run: Pick<TransferRun, 'settings' | 'input'>): NeededQueue[] {
+  const queues: NeededQueue[] = [{ name: run.settings.taskQueue, kind: 'workflow' }];
+  const transfer = (run.input as { transferTaskQueue?: string }).transferTaskQueue;
+  if (transfer !== undefined && transfer !== run.settings.taskQueue) queues.push({ name: transfer, kind: 'activity' });
+  return queues;
+}
+
+/** gRPC codes of a server that will not describe task queues to us: the check is skipped, not the run. */
+const GRPC_PERMISSION_DENIED = 7;
+const GRPC_UNIMPLEMENTED = 12;
+
+/**
+ * Before starting: fails (`SAPI_CLI_NO_WORKER`) when no worker polls a needed queue; with `detach` only notes it.
+ * A server that refuses to describe task queues (permission, old version) skips the check with a note.
+ */
+async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<void> {
+  if (run.checkWorkers === false) return;
+  const queues = neededQueues(run);
+  const retry: RetryWhileUnreachableOptions = {
+    timeoutMs: run.reconnectTimeoutMs,
+    onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while looking for a worker, retrying…\n`),
+  };
+  try {
+    if (run.detach) {
+      for (const queue of queues) {
+        const pollers = await link.retrying((client) => pollersOf(client, run.settings.namespace, queue), retry);
+        if (pollers.length === 0) process.stderr.write(`${run.verb}: note: ${noWorkerSeen(run.settings, queue)}; the workflow waits until one does: ${startWorkerHint(run.settings, queue)}\n`);
+      }
+      return;
+    }
+    await link.retrying(
+      (client) =>
+        requireWorkers(client, run.settings, queues, {
+          onWaiting: (queue) => process.stderr.write(`${run.verb}: no worker polls task queue ${queue.name} yet; waiting up to ${WORKER_WAIT_MS / 1000} s for one…\n`),
+        }),
+      retry,
+    );
+  } catch (err) {
+    if (!isGrpcServiceError(err) || (err.code !== GRPC_PERMISSION_DENIED && err.code !== GRPC_UNIMPLEMENTED)) throw err;
+    process.stderr.write(`${run.verb}: could not check for workers on task queue ${run.settings.taskQueue} (${err.message}); starting anyway\n`);
   }
 }
 
