@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { registerCodecServerCommand } from './codec-server';
 import type { CliContext } from './common';
 import { registerDemoCommand } from './demo';
 import { registerDevCommand } from './dev';
@@ -49,6 +50,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerEmulatorCommand(program, resolved);
+  registerCodecServerCommand(program, resolved);
   registerDevCommand(program);
   registerDemoCommand(program);
   return program;

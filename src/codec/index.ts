@@ -26,3 +26,11 @@ export function codecDataConverter(keys: readonly CodecKey[] | undefined, existi
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
   return codecDataConverter(loadCodecKeys(env));
 }
+export {
+  createCodecServer,
+  DEFAULT_CODEC_SERVER_PORT,
+  DEFAULT_CODEC_SERVER_HOST,
+  CODEC_SERVER_ALLOWED_HEADERS,
+  type CodecServerOptions,
+  type CodecServerHandle,
+} from './server';
