@@ -6,7 +6,6 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
-  executeChild,
   log,
   proxyActivities,
   setHandler,
@@ -16,31 +15,12 @@ import {
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
-import { columnsOf, createScrollerState, mergeTableSchema, nextStep, type ParentContext } from '../extractor/pure';
-import type { ExtractorConfig, JobConfig } from '../extractor/types';
-import {
-  cursorOf,
-  extractBucketId,
-  findJob,
-  isBucketId,
-  MAX_HISTORY_EVENTS,
-  MAX_WARNINGS,
-  resolveExtractOptions,
-  stagingRunKey,
-  storageColumnNames,
-  type ResolvedExtractOptions,
-} from '../contracts/extract-plan';
-import type {
-  BatchProgress,
-  ExtractCheckpoint,
-  ExtractInput,
-  ExtractPhase,
-  ExtractProgress,
-  ExtractResult,
-  ExtractTableResult,
-  JobFrame,
-} from '../contracts/extract';
-import { importTableWorkflow } from './import-table';
+import { mergeTableSchema } from '../extractor/pure';
+import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
+import type { ExtractorConfig } from '../extractor/types';
+import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
+import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
+import { loadTables, notLoaded } from './extract-load';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 
 export type * from '../contracts/extract';
@@ -57,8 +37,7 @@ export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
 /** Signal the page-fetching activity sends (at most every 5 s) so that `progress` follows a long batch. */
 export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgress');
 
-/** Consecutive rate-limit waits without a page in between before the extraction gives up. */
-export const MAX_RATE_LIMIT_WAITS = 50;
+export { MAX_RATE_LIMIT_WAITS };
 
 /** Failure types the extraction never retries (besides the Storage ones). */
 export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
@@ -89,6 +68,88 @@ function failureOf(err: unknown): ApplicationFailure | undefined {
   return cause instanceof ApplicationFailure ? cause : undefined;
 }
 
+/** The checkpoint of a fresh extraction (the first run of its continue-as-new chain). */
+function freshCheckpoint(workflowId: string, firstRunId: string): ExtractCheckpoint {
+  return {
+    v: 1,
+    runKey: stagingRunKey(workflowId, firstRunId),
+    runId: firstRunId,
+    runs: 1,
+    nextJob: 0,
+    nextRunNo: 1,
+    frames: [],
+    schema: {},
+    rows: {},
+    pages: 0,
+    records: 0,
+    bytes: 0,
+    warnings: [],
+    warningsDropped: 0,
+    stopReasons: {},
+    paused: false,
+  };
+}
+
+/** What the run knows besides its checkpoint, for the `progress` query. */
+interface LiveState {
+  phase: ExtractPhase;
+  /** What the batch in flight reported so far (its totals are not in the checkpoint yet). */
+  live: BatchProgress | undefined;
+  waitingUntil: number | undefined;
+  error: string | undefined;
+}
+
+/** Answer of the `progress` query: the checkpoint plus the batch in flight. */
+function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error }: LiveState): ExtractProgress {
+  const frame = cp.frames[cp.frames.length - 1];
+  const tables = { ...cp.rows };
+  for (const [table, rows] of Object.entries(live?.rows ?? {})) tables[table] = (tables[table] ?? 0) + rows;
+  return {
+    phase,
+    job: frame?.jobId ?? null,
+    page: live?.page ?? frame?.state.pages ?? 0,
+    cursor: live ? live.cursor : frame ? cursorOf(frame.state) : null,
+    pages: cp.pages + (live?.pages ?? 0),
+    records: cp.records + (live?.records ?? 0),
+    bytes: cp.bytes + (live?.bytes ?? 0),
+    tables,
+    runs: cp.runs,
+    warnings: cp.warnings.length + cp.warningsDropped,
+    ...(waitingUntil !== undefined ? { waitingUntil } : {}),
+    ...(error !== undefined ? { error } : {}),
+  };
+}
+
+/** The normalized configuration, from the activity; any failure of it is final (a config error never heals). */
+async function validateConfig(acts: Pick<SapiActivities, 'validateExtractConfig'>, config: unknown): Promise<ExtractorConfig> {
+  try {
+    return await acts.validateExtractConfig({ config });
+  } catch (err) {
+    const failure = failureOf(err);
+    if (!failure) throw err;
+    throw ApplicationFailure.create({ type: failure.type ?? undefined, message: failure.message, nonRetryable: true, details: failure.details as unknown[] });
+  }
+}
+
+/** Adds a batch's totals, schema and rows to the checkpoint (its warnings go through `addWarnings`). */
+function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult): void {
+  cp.pages += r.pages;
+  cp.records += r.records;
+  cp.bytes += r.bytes;
+  cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
+  for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
+}
+
+/** A failure of the batch at `frame`, non-retryable, saying where it stopped and that the staged pages are kept. */
+function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: failure.type ?? undefined,
+    message: `extraction stopped in job '${frame.jobId}' at page ${frame.state.pages + 1}: ${failure.message} (pages staged so far are kept under ${runKey}, not loaded)`,
+    nonRetryable: true,
+    details: [{ jobId: frame.jobId, page: frame.state.pages + 1, runKey }, ...((failure.details as unknown[] | undefined) ?? [])],
+  });
+}
+
 /**
  * Runs a Generic-Extractor configuration durably and loads the output tables into Storage.
  *
@@ -108,25 +169,7 @@ function failureOf(err: unknown): ApplicationFailure | undefined {
 export async function extractWorkflow(input: ExtractInput): Promise<ExtractResult> {
   const info = workflowInfo();
   const { options: o, problems } = resolveExtractOptions(input.options);
-  const connection = input.connection;
-  const cp: ExtractCheckpoint = input.resume ?? {
-    v: 1,
-    runKey: stagingRunKey(info.workflowId, info.firstExecutionRunId),
-    runId: info.firstExecutionRunId,
-    runs: 1,
-    nextJob: 0,
-    nextRunNo: 1,
-    frames: [],
-    schema: {},
-    rows: {},
-    pages: 0,
-    records: 0,
-    bytes: 0,
-    warnings: [],
-    warningsDropped: 0,
-    stopReasons: {},
-    paused: false,
-  };
+  const cp: ExtractCheckpoint = input.resume ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
   let phase: ExtractPhase = cp.paused ? 'paused' : 'extracting';
   let cancelReason: string | undefined;
   let waitingUntil: number | undefined;
@@ -134,26 +177,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   /** The batch in flight (`BatchProgress.batch`) and what it reported so far. */
   let inFlight: { batch: string; progress?: BatchProgress } | undefined;
 
-  setHandler(extractProgressQuery, (): ExtractProgress => {
-    const frame = cp.frames[cp.frames.length - 1];
-    const live = inFlight?.progress;
-    const tables = { ...cp.rows };
-    for (const [table, rows] of Object.entries(live?.rows ?? {})) tables[table] = (tables[table] ?? 0) + rows;
-    return {
-      phase,
-      job: frame?.jobId ?? null,
-      page: live?.page ?? frame?.state.pages ?? 0,
-      cursor: live ? live.cursor : frame ? cursorOf(frame.state) : null,
-      pages: cp.pages + (live?.pages ?? 0),
-      records: cp.records + (live?.records ?? 0),
-      bytes: cp.bytes + (live?.bytes ?? 0),
-      tables,
-      runs: cp.runs,
-      warnings: cp.warnings.length + cp.warningsDropped,
-      ...(waitingUntil !== undefined ? { waitingUntil } : {}),
-      ...(error !== undefined ? { error } : {}),
-    };
-  });
+  setHandler(extractProgressQuery, () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error }));
   setHandler(pauseSignal, () => void (cp.paused = true));
   setHandler(resumeSignal, () => void (cp.paused = false));
   setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
@@ -177,14 +201,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
 
   try {
     if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    let config: ExtractorConfig;
-    try {
-      config = await acts.validateExtractConfig({ config: input.config });
-    } catch (err) {
-      const failure = failureOf(err);
-      if (!failure) throw err;
-      throw ApplicationFailure.create({ type: failure.type ?? undefined, message: failure.message, nonRetryable: true, details: failure.details as unknown[] });
-    }
+    const config = await validateConfig(acts, input.config);
     const bucketId = extractBucketId(input.options?.bucketId, config.config.outputBucket);
     if (!isBucketId(bucketId)) {
       throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
@@ -192,27 +209,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
 
     let pagesThisRun = 0;
     let rateLimitWaits = 0;
-
-    const startRun = (job: JobConfig, endpoint: string, parentColumns: Record<string, string>, parent: ParentContext | null): JobFrame => ({
-      runNo: cp.nextRunNo++,
-      jobId: job.id,
-      endpoint,
-      parentColumns,
-      parent,
-      state: createScrollerState({ ...job, endpoint }, config.api, Date.now()),
-      pending: null,
-    });
-
-    const apply = (r: FetchPagesResult) => {
-      cp.pages += r.pages;
-      cp.records += r.records;
-      cp.bytes += r.bytes;
-      cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
-      for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
-      addWarnings(r.warnings);
-      pagesThisRun += r.pages;
-    };
-
+    // one batch per turn; pause, cancel and continue-as-new act between batches
     while (cancelReason === undefined) {
       if (cp.paused) {
         phase = 'paused';
@@ -220,36 +217,11 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         phase = 'extracting';
         continue;
       }
-      const frame = cp.frames[cp.frames.length - 1];
-      if (!frame) {
-        const job = config.config.jobs[cp.nextJob];
-        if (!job) break;
-        cp.nextJob++;
-        cp.frames.push(startRun(job, job.endpoint, {}, null));
-        continue;
-      }
-      if (frame.pending) {
-        // the page's children run (each fully paginated) before the parent's next page, as the reference does
-        const child = frame.pending.children.shift();
-        if (child) {
-          cp.frames.push(startRun(findJob(config, child.jobId), child.endpoint, child.parentColumns, child.parent));
-          continue;
-        }
-        const step = nextStep(frame.state, frame.pending.result, Date.now());
-        addWarnings(step.warnings);
-        frame.state = step.state;
-        frame.pending = null;
-      }
-      if (!frame.state.next) {
-        const reasons = (cp.stopReasons[frame.jobId] ??= {});
-        const reason = frame.state.stopReason ?? 'no-pagination';
-        reasons[reason] = (reasons[reason] ?? 0) + 1;
-        cp.frames.pop();
-        continue;
-      }
-
-      const now = workflowInfo();
-      if (now.continueAsNewSuggested || now.historyLength > MAX_HISTORY_EVENTS || (o.continueAsNewAfterPages !== null && pagesThisRun >= o.continueAsNewAfterPages)) {
+      const next = nextJobRunToFetch(cp, config, Date.now());
+      addWarnings(next.warnings);
+      const frame = next.frame;
+      if (!frame) break;
+      if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
         await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
       }
 
@@ -270,35 +242,45 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         inFlight = undefined;
         const failure = failureOf(err);
         if (!failure) throw err;
-        throw ApplicationFailure.create({
-          type: failure.type ?? undefined,
-          message: `extraction stopped in job '${frame.jobId}' at page ${frame.state.pages + 1}: ${failure.message} (pages staged so far are kept under ${cp.runKey}, not loaded)`,
-          nonRetryable: true,
-          details: [{ jobId: frame.jobId, page: frame.state.pages + 1, runKey: cp.runKey }, ...((failure.details as unknown[] | undefined) ?? [])],
-        });
+        throw batchFailure(failure, frame, cp.runKey);
       }
       inFlight = undefined;
-      apply(r);
+      addBatchTotals(cp, r);
+      addWarnings(r.warnings);
+      pagesThisRun += r.pages;
       frame.state = r.state;
       frame.pending = r.pending;
-      if (r.rateLimitedMs !== undefined) {
-        rateLimitWaits = r.pages > 0 ? 1 : rateLimitWaits + 1;
-        if (rateLimitWaits > MAX_RATE_LIMIT_WAITS) {
-          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
-        }
-        const waitMs = Math.max(1, r.rateLimitedMs);
-        log.info(`extract: rate limited, waiting ${waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
-        waitingUntil = Date.now() + waitMs;
-        await condition(() => cancelReason !== undefined, waitMs);
+
+      const limit = rateLimitAfterBatch(rateLimitWaits, r);
+      rateLimitWaits = limit.waits;
+      if (limit.giveUp) {
+        throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
+      }
+      if (limit.waitMs !== null) {
+        log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
+        waitingUntil = Date.now() + limit.waitMs;
+        await condition(() => cancelReason !== undefined, limit.waitMs);
         waitingUntil = undefined;
-      } else if (r.pages > 0) {
-        rateLimitWaits = 0;
       }
     }
 
     const cancelled = cancelReason !== undefined;
     if (cancelled) log.info(`extract: cancelled (${cancelReason}); ${o.loadOnCancel ? 'loading what was staged' : 'not loading'}`);
-    const tables = !o.load || (cancelled && !o.loadOnCancel) ? notLoaded() : await loadTables(bucketId);
+    let tables: ExtractTableResult[];
+    if (!o.load || (cancelled && !o.loadOnCancel)) {
+      tables = notLoaded(cp);
+    } else {
+      phase = 'loading';
+      tables = await loadTables(cp, {
+        workflowId: info.workflowId,
+        connection: input.connection,
+        bucketId,
+        incremental: o.incremental,
+        polling: input.options?.polling,
+        transferTaskQueue: input.options?.activityTaskQueue,
+        activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
+      });
+    }
     phase = cancelled ? 'cancelled' : 'done';
     return {
       workflowId: info.workflowId,
@@ -320,52 +302,5 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     phase = 'failed';
     error = err instanceof Error ? err.message : String(err);
     throw err;
-  }
-
-  function stagedTables(): string[] {
-    return Object.keys(cp.schema).filter((name) => (cp.rows[name] ?? 0) > 0 && (cp.schema[name]?.length ?? 0) > 0);
-  }
-
-  function notLoaded(): ExtractTableResult[] {
-    return stagedTables().map((name) => ({
-      name,
-      tableId: null,
-      rows: cp.rows[name] ?? 0,
-      stagedRows: cp.rows[name] ?? 0,
-      columns: storageColumnNames(columnsOf(cp.schema, name)),
-    }));
-  }
-
-  async function loadTables(bucketId: string): Promise<ExtractTableResult[]> {
-    phase = 'loading';
-    return Promise.all(
-      stagedTables().map(async (name): Promise<ExtractTableResult> => {
-        const keys = cp.schema[name]!;
-        const tableId = `${bucketId}.${name}`;
-        const existing = await acts.findTable({ connection, tableId });
-        // an existing table's columns we did not see are kept (empty values), or Storage refuses the load
-        const ours = storageColumnNames(columnsOf(cp.schema, name));
-        const known = new Set(ours.map((c) => c.toLowerCase()));
-        const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
-        const csv = await builder.buildTableCsv({ runKey: cp.runKey, table: name, keys, columns });
-        const imported = await executeChild(importTableWorkflow, {
-          workflowId: `${info.workflowId}-load-${name}-${cp.runId.slice(0, 8)}`,
-          args: [
-            {
-              connection,
-              source: csv.uri,
-              bucketId,
-              createBucket: true,
-              table: name,
-              mode: existing.exists ? 'load' : 'create',
-              incremental: o.incremental,
-              polling: input.options?.polling,
-              transferTaskQueue: input.options?.activityTaskQueue,
-            },
-          ],
-        });
-        return { name, tableId: imported.tableId, rows: imported.importedRowsCount, stagedRows: cp.rows[name] ?? 0, columns, csv: csv.uri };
-      }),
-    );
   }
 }

@@ -1,0 +1,78 @@
+// The loading phase of `extractWorkflow`: per staged table, find the existing table, build the CSV from the staged
+// pages, then load it with an `importTableWorkflow` child. Workflow code (sandbox-safe).
+import { executeChild } from '@temporalio/workflow';
+import type { SapiActivities } from '../activities';
+import { columnsOf } from '../extractor/pure';
+import { storageColumnNames } from '../contracts/extract-plan';
+import type { ExtractCheckpoint, ExtractTableResult } from '../contracts/extract';
+import type { PollingOptions } from '../contracts/transfer';
+import { importTableWorkflow } from './import-table';
+
+/** What loading reads from the checkpoint: where the pages are staged, the schema and the rows per table. */
+export type StagedTables = Pick<ExtractCheckpoint, 'runKey' | 'runId' | 'schema' | 'rows'>;
+
+/** Everything {@link loadTables} needs besides the checkpoint. */
+export interface LoadTablesOptions {
+  /** The extraction's workflow id (the import children are `<id>-load-<table>-<run id prefix>`). */
+  workflowId: string;
+  connection: string | undefined;
+  bucketId: string;
+  incremental: boolean;
+  polling: PollingOptions | undefined;
+  /** Task queue of the import's transfer (`activityTaskQueue`). */
+  transferTaskQueue: string | undefined;
+  /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
+  activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
+}
+
+/** Tables with staged rows and known columns, in schema order. */
+export function stagedTables(staged: StagedTables): string[] {
+  return Object.keys(staged.schema).filter((name) => (staged.rows[name] ?? 0) > 0 && (staged.schema[name]?.length ?? 0) > 0);
+}
+
+/** The tables as results when nothing is loaded (`load: false`, or cancelled without `loadOnCancel`). */
+export function notLoaded(staged: StagedTables): ExtractTableResult[] {
+  return stagedTables(staged).map((name) => ({
+    name,
+    tableId: null,
+    rows: staged.rows[name] ?? 0,
+    stagedRows: staged.rows[name] ?? 0,
+    columns: storageColumnNames(columnsOf(staged.schema, name)),
+  }));
+}
+
+/**
+ * Loads every staged table, all at once: `findTable`, then `buildTableCsv` (staged rows in extraction order, aligned
+ * to the final column union; an existing table's columns we did not see are kept with empty values, or Storage
+ * refuses the load), then an `importTableWorkflow` child (`create`, or `load` into the existing table).
+ */
+export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Promise<ExtractTableResult[]> {
+  return Promise.all(
+    stagedTables(staged).map(async (name): Promise<ExtractTableResult> => {
+      const keys = staged.schema[name]!;
+      const tableId = `${o.bucketId}.${name}`;
+      const existing = await o.activities.findTable({ connection: o.connection, tableId });
+      const ours = storageColumnNames(columnsOf(staged.schema, name));
+      const known = new Set(ours.map((c) => c.toLowerCase()));
+      const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
+      const csv = await o.activities.buildTableCsv({ runKey: staged.runKey, table: name, keys, columns });
+      const imported = await executeChild(importTableWorkflow, {
+        workflowId: `${o.workflowId}-load-${name}-${staged.runId.slice(0, 8)}`,
+        args: [
+          {
+            connection: o.connection,
+            source: csv.uri,
+            bucketId: o.bucketId,
+            createBucket: true,
+            table: name,
+            mode: existing.exists ? 'load' : 'create',
+            incremental: o.incremental,
+            polling: o.polling,
+            transferTaskQueue: o.transferTaskQueue,
+          },
+        ],
+      });
+      return { name, tableId: imported.tableId, rows: imported.importedRowsCount, stagedRows: staged.rows[name] ?? 0, columns, csv: csv.uri };
+    }),
+  );
+}
