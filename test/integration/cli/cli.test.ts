@@ -75,6 +75,14 @@ describe('the sapi-temporal CLI', () => {
     const id = typeof workflowId === 'string' ? workflowId.replace(/[.]/g, '\\.') : workflowId.source;
     return new RegExp(`^${verb}: started workflow (${id}) \\(run [\\w-]+\\); to re-attach: sapi-temporal wait \\1\n$`);
   };
+  /** The first line of `text`, with its line break. */
+  const firstLine = (text: string) => `${text.split('\n')[0]}\n`;
+  /** Plain progress (stderr is a pipe here): every line `<verb>: <phase>[, …]`, no control characters. */
+  const plainProgressOnly = (stderr: string, verb: string) => {
+    // eslint-disable-next-line no-control-regex
+    expect(stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    for (const line of stderr.trimEnd().split('\n').filter(Boolean)) expect(line).toMatch(new RegExp(`^${verb}: [a-z]+(, .+)?$`));
+  };
 
   it('imports a local CSV given by a relative path and prints exactly one JSON object with the result', async () => {
     const file = csvFile('orders.csv', source);
@@ -103,7 +111,8 @@ describe('the sapi-temporal CLI', () => {
     const file = csvFile('more.csv', 'id,name\n3,gamma-2\n4,delta\n');
     const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'orders', '--mode', 'load', '--incremental', '--workflow-id', 'cli-load-1'));
     expect(outcome.code).toBe(0);
-    expect(outcome.stderr).toMatch(startedLine('import', 'cli-load-1'));
+    expect(firstLine(outcome.stderr)).toMatch(startedLine('import', 'cli-load-1'));
+    plainProgressOnly(outcome.stderr.slice(firstLine(outcome.stderr).length), 'import');
     expect(outcome.stdout).toMatch(/^imported 2 rows into in\.c-cli\.orders\n/);
     expect(outcome.stdout).toMatch(/^ {2}workflow +cli-load-1$/m);
     expect(outcome.stdout).toMatch(/^ {2}job id +\d+$/m);
@@ -127,11 +136,14 @@ describe('the sapi-temporal CLI', () => {
     expect(rows.slice(1).sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2']]);
   });
 
-  it('fails a malformed CSV with exit code 1 and, after the started line, one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
+  it('fails a malformed CSV with exit code 1, one JSON error on stdout and, after the started line, one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
     const file = csvFile('bad.csv', 'a,b\n1,2\n3,"unclosed\n');
     const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'bad', '--workflow-id', 'cli-bad-1', '--json'));
     expect(outcome.code).toBe(1);
-    expect(outcome.stdout).toBe('');
+    expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(JSON.parse(outcome.stdout)).toEqual({
+      error: { code: 'SAPI_JOB_FAILED', message: expect.stringMatching(/^import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)$/), workflowId: 'cli-bad-1', exitCode: 1 },
+    });
     const lines = outcome.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     expect(`${lines[0]}\n`).toMatch(startedLine('import', 'cli-bad-1'));
@@ -191,7 +203,8 @@ describe('the sapi-temporal CLI', () => {
     expect(JSON.parse(running.stdout)).toMatchObject({ workflowId, firstRunId: handle.firstExecutionRunId, type: 'importTableWorkflow', status: 'running', taskQueue: env.taskQueue });
 
     const waited = await cli(['wait', workflowId]);
-    expect(waited).toMatchObject({ code: 0, stderr: '' });
+    expect(waited.code).toBe(0);
+    plainProgressOnly(waited.stderr, 'import');
     expect(waited.stdout).toMatch(/^imported 2 rows into in\.c-cli\.waited\n/);
     expect(waited.stdout).toMatch(/^ {2}bytes +\d+ B \(\d+ B gzipped\)$/m); // the summary knows the run's input
     expect(waited.stdout).toMatch(new RegExp(`^ {2}workflow +${workflowId}$`, 'm'));
@@ -216,7 +229,8 @@ describe('the sapi-temporal CLI', () => {
     const waited = await cli(['wait', 'cli-bad-1']);
     expect(waited.code).toBe(1);
     expect(waited.stdout).toBe('');
-    expect(waited.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)\n$/);
+    expect(waited.stderr).toMatch(/(^|\n)sapi-temporal: import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)\n$/);
+    plainProgressOnly(waited.stderr.replace(/^sapi-temporal: .*\n$/m, ''), 'import');
     const status = await cli(['status', 'cli-bad-1', '--json']);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'failed', failure: { type: 'SAPI_JOB_FAILED' } });
@@ -239,10 +253,29 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.stdout).toBe('');
   });
 
-  it('cancels the workflow on Ctrl-C and ends with its cancellation', async () => {
+  it('stops waiting on Ctrl-C, exits 130 saying how to re-attach, and the workflow runs on to its end', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 20_000, times: 1 });
+    const workflowId = `cli-detach-${Date.now()}`;
+    const running = startCli(onQueue('import', csvFile('detach.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'ctrl_c_detach', '--workflow-id', workflowId));
+    const handle = env.client.workflow.getHandle(workflowId);
+    await eventually(
+      async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
+      60_000,
+      `the import never reached the importing phase; CLI stderr: ${running.output.stderr}`,
+    );
+    running.child.kill('SIGINT');
+    const outcome = await running.done;
+    expect(outcome.code).toBe(130);
+    expect(outcome.stderr).toMatch(new RegExp(`^sapi-temporal: import: stopped waiting; workflow ${workflowId} keeps running \\(re-attach with \`sapi-temporal wait ${workflowId}\`\\)$`, 'm'));
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const waited = await cli(['wait', workflowId, '--json']);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ workflowId, importedRowsCount: 1 });
+  });
+
+  it('cancels the workflow on Ctrl-C with --cancel-on-interrupt and ends with its cancellation', async () => {
     env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 30_000, times: 1 });
     const workflowId = `cli-cancel-${Date.now()}`;
-    const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId));
+    const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId, '--cancel-on-interrupt'));
     const handle = env.client.workflow.getHandle(workflowId);
     await eventually(
       async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
