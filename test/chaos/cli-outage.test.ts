@@ -85,9 +85,9 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
     let temporal: TemporalHandle = await startTemporal({ dataDir, headless: true });
     try {
       const workflowId = `cli-gone-${Date.now()}`;
-      // no worker polls this queue: the workflow waits for one, as long as it takes
+      // no worker polls this queue: the workflow waits for one, as long as it takes (--no-worker-check: start it anyway)
       const { child: cli, output, exited } = startCli(temporal, [
-        'import', join(env.dataDir, 'never-read.csv'), '--bucket', 'in.c-gone', '--table', 't', '--workflow-id', workflowId, '--task-queue', uniqueTaskQueue('nobody'), '--reconnect-timeout', '5s',
+        'import', join(env.dataDir, 'never-read.csv'), '--bucket', 'in.c-gone', '--table', 't', '--workflow-id', workflowId, '--task-queue', uniqueTaskQueue('nobody'), '--reconnect-timeout', '5s', '--no-worker-check',
       ]);
       await eventually(() => output.stderr.includes(`started workflow ${workflowId}`) || cli.exitCode !== null, 60_000, `the CLI did not start the workflow: ${output.stderr}`);
       await temporal.process.kill();
