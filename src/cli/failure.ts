@@ -10,7 +10,7 @@ import {
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/common';
-import { type ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../contracts/error-codes';
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;
@@ -25,14 +25,11 @@ export const USAGE_EXIT_CODE = 2;
  */
 export const LOST_CONTACT_EXIT_CODE = 3;
 
-/**
- * `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. Defined here until
- * the error registry (`src/contracts/error-codes.ts`) lists it; same scheme, not retryable by itself.
- */
-export const NO_WORKER = 'SAPI_CLI_NO_WORKER';
+/** `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. */
+export const NO_WORKER = ErrorCode.CLI_NO_WORKER;
 
-/** The codes a {@link CliError} carries: the registry's, plus {@link NO_WORKER}. */
-export type CliErrorCode = ErrorCode | typeof NO_WORKER;
+/** The codes a {@link CliError} carries: the registry's. */
+export type CliErrorCode = ErrorCode;
 
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {

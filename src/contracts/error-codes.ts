@@ -42,6 +42,7 @@ export const ErrorCode = {
   CLI_TEMPORAL_UNREACHABLE: 'SAPI_CLI_TEMPORAL_UNREACHABLE',
   CLI_TEMPORAL_LOST_CONTACT: 'SAPI_CLI_TEMPORAL_LOST_CONTACT',
   CLI_INTERRUPTED: 'SAPI_CLI_INTERRUPTED',
+  CLI_NO_WORKER: 'SAPI_CLI_NO_WORKER',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -87,7 +88,8 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_CLI_WORKFLOW_NOT_FOUND: { retryable: false, meaning: 'CLI `status`/`wait`: no workflow with that id' },
   SAPI_CLI_TEMPORAL_UNREACHABLE: { retryable: true, meaning: 'CLI: Temporal could not be reached before anything started' },
   SAPI_CLI_TEMPORAL_LOST_CONTACT: { retryable: true, meaning: 'CLI: Temporal was unreachable for `--reconnect-timeout`; the workflow may still run (exit 3)' },
-  SAPI_CLI_INTERRUPTED: { retryable: true, meaning: 'CLI `wait`: Ctrl-C stopped waiting; the workflow keeps running (exit 130)' },
+  SAPI_CLI_INTERRUPTED: { retryable: true, meaning: 'CLI: Ctrl-C stopped waiting (run commands and `wait`); the workflow keeps running (exit 130)' },
+  SAPI_CLI_NO_WORKER: { retryable: false, meaning: 'CLI run commands: no worker polls the task queue; nothing was started (start `sapi-temporal worker`)' },
 });
 
 /**
