@@ -19,3 +19,15 @@ export type {
 export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress } from './contracts/extract';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
 export { ErrorCode, ERROR_CODES, LEGACY_ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
+export {
+  EncryptionCodec,
+  codecDataConverter,
+  dataConverterFromEnv,
+  loadCodecKeys,
+  parseCodecKeys,
+  failureConverterPath,
+  createCodecServer,
+  type CodecKey,
+  type CodecServerOptions,
+  type CodecServerHandle,
+} from './codec';

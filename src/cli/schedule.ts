@@ -1,6 +1,6 @@
 // `sapi-temporal schedule …`: Temporal Schedules that start the plugin's workflows (nightly imports, hourly
 // exports, daily extractions), and the verbs to list, trigger, pause, resume and delete them.
-import { Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleOverlapPolicy, type ScheduleSummary } from '@temporalio/client';
+import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleOverlapPolicy, type ScheduleSummary } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
@@ -13,6 +13,7 @@ import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
+import { clientOf } from './temporal-link';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
 export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
@@ -114,7 +115,7 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
   let connection: Connection | undefined;
   try {
     connection = await connectTemporal(settings);
-    return await body(new Client({ connection, namespace: settings.namespace }));
+    return await body(clientOf(settings, connection));
   } catch (err) {
     let failure = err;
     if (err instanceof ScheduleAlreadyRunning) {

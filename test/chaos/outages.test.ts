@@ -53,7 +53,8 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
   });
 
   it('rides out maintenance (503 + Retry-After) and 500s of the Storage API and imports every row once', async () => {
-    env.emulator.faults.add({ method: 'GET', path: '/v2/storage/jobs/', untilMs: 5_000, action: { type: 'status', status: 503, retryAfter: 1, body: { status: 'maintenance', reason: 'upgrade', estimatedEndTime: null } } });
+    // the first polls of the job, whenever they come (the prepare 500s before them take a while: lookups for a file they may have made)
+    env.emulator.faults.add({ method: 'GET', path: '/v2/storage/jobs/', times: 3, action: { type: 'status', status: 503, retryAfter: 1, body: { status: 'maintenance', reason: 'upgrade', estimatedEndTime: null } } });
     env.emulator.faults.add({ method: 'POST', path: 'files/prepare$', times: 2, action: { type: 'status', status: 500 } });
     const source = join(env.dataDir, 'maintenance.csv');
     writeFileSync(source, rowsCsv(50));
