@@ -1,6 +1,7 @@
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
-import { loadSettings, type Settings } from './config';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { loadSettings, temporalConnectionOptions, type Settings } from './config';
 import { SapiErrorCode, isSapiError } from './errors';
+import { configureWorkerRuntime } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
 import { createStorageClient } from './storage-api';
 
@@ -9,14 +10,16 @@ export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
 
 /**
  * Sets the Temporal worker runtime's log level once per process (`SAPI_LOG_LEVEL`: TRACE, DEBUG, INFO, WARN, ERROR;
- * default INFO for a plain worker). Call before the first worker or native connection; later calls are ignored.
+ * default INFO for a plain worker), in the `SAPI_LOG_FORMAT` (`text` or `json`), with the metrics endpoint of
+ * `SAPI_METRICS_ADDRESS` when set. Call before the first worker or native connection; later calls are ignored.
  */
-export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO'): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger(level.toUpperCase() as LogLevel) });
-  } catch {
-    /* the runtime is already installed: keep its logger */
-  }
+export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO', settings?: Settings): void {
+  // without settings (the demo), read the two variables directly: a log must not fail on another setting
+  const observability = settings?.observability ?? {
+    logFormat: process.env.SAPI_LOG_FORMAT?.toLowerCase() === 'json' ? ('json' as const) : ('text' as const),
+    metricsAddress: process.env.SAPI_METRICS_ADDRESS || undefined,
+  };
+  configureWorkerRuntime({ logLevel: level, logFormat: observability.logFormat, metricsAddress: observability.metricsAddress });
 }
 
 export interface RunWorkerOptions {
@@ -76,8 +79,10 @@ export interface RunningWorker {
 export async function startWorker(options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const settings = options.settings ?? loadSettings();
   if (options.checkConnections ?? true) await checkConnections(settings);
+  // the runtime (logger, metrics endpoint) before the first connection; a runtime installed earlier stays
+  configureWorkerLogging(undefined, settings);
   const plugin = new SapiPlugin({ settings });
-  const connection = await NativeConnection.connect({ address: settings.temporal.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native);
   const queues = [settings.temporal.taskQueue];
   if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
   const workers = await Promise.all(

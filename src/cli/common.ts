@@ -2,13 +2,14 @@
 import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
-import { DEFAULT_TASK_QUEUE, loadSettings } from '../config';
+import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
 import type { TransferRunner } from './run-transfer';
 
-/** Where the CLI reaches Temporal. The CLI needs nothing else: Storage tokens live in the worker's environment. */
-export interface CliSettings {
-  address: string;
-  namespace: string;
+/**
+ * Where and how the CLI reaches Temporal (address, namespace, API key, TLS, profile) and the task queue. The CLI
+ * needs nothing else: Storage tokens live in the worker's environment.
+ */
+export interface CliSettings extends TemporalConnectionSettings {
   taskQueue: string;
   /** Payload-encryption keys (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`) for the client's data converter; absent: off. */
   codecKeys?: CodecKey[];
@@ -47,17 +48,17 @@ export function withTemporalFlags(env: NodeJS.ProcessEnv, flags: TemporalFlags):
 }
 
 /**
- * The Temporal settings of the CLI: `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_TASK_QUEUE` (flags win), with
- * the worker's defaults. Only these variables are read, so `SAPI_URL`/`SAPI_TOKEN` are neither needed nor validated.
+ * The Temporal settings of the CLI, as the worker reads them: `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
+ * `TEMPORAL_API_KEY`, `TEMPORAL_TLS*`, `TEMPORAL_PROFILE` / `TEMPORAL_CONFIG_FILE`, `TEMPORAL_TASK_QUEUE` (flags win
+ * over variables and profile), with the worker's defaults. `SAPI_URL`/`SAPI_TOKEN` are neither needed nor validated.
  */
 export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): CliSettings {
   const merged = withTemporalFlags(env, flags);
-  // the worker's own parser, fed only the Temporal variables: same defaults and messages, no Storage connection
-  const { temporal } = loadSettings({
-    TEMPORAL_ADDRESS: merged.TEMPORAL_ADDRESS,
-    TEMPORAL_NAMESPACE: merged.TEMPORAL_NAMESPACE,
-    TEMPORAL_TASK_QUEUE: merged.TEMPORAL_TASK_QUEUE,
-  });
+  // the worker's own parser, fed only the Temporal variables (and those locating the config file): same defaults
+  // and messages, no Storage connection
+  const { temporal } = loadSettings(
+    Object.fromEntries(Object.entries(merged).filter(([key]) => key.startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(key))),
+  );
   return { ...temporal, codecKeys: loadCodecKeys(env) };
 }
 

@@ -2,6 +2,7 @@
 // waiting out the old channel's own reconnect backoff (which grows to minutes).
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { codecDataConverter } from '../codec';
+import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
 import type { CliSettings } from './common';
 import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
@@ -19,9 +20,11 @@ const GRPC_UNAVAILABLE = 14;
  */
 export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: number): Promise<Connection> {
   const retry = defaultGrpcRetryOptions();
+  // address, API key, TLS (CA, client certificate pair) and gRPC headers as envconfig resolved them
+  const { client: options } = temporalConnectionOptions(settings);
   try {
     return await Connection.connect({
-      address: settings.address,
+      ...options,
       connectTimeout: connectTimeoutMs,
       // a fresh connection gets a fresh channel, not the shared one still backing off from the outage
       channelArgs: { 'grpc.use_local_subchannel_pool': 1 },
@@ -36,11 +39,18 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
     const reason = err instanceof Error ? err.message : String(err);
     throw new CliError(
       TEMPORAL_UNREACHABLE,
-      `cannot reach Temporal at ${settings.address}: ${reason} (set TEMPORAL_ADDRESS or --address; \`sapi-temporal dev\` runs a local server)`,
+      `cannot reach Temporal at ${settings.address} (${describeTemporalSecurity(settings)}): ${reason} (${unreachableHint(settings)})`,
       undefined,
       { cause: err },
     );
   }
+}
+
+/** What to check when Temporal cannot be reached with `settings`. */
+function unreachableHint(settings: CliSettings): string {
+  const secured = settings.tls ? !settings.tls.disabled : settings.apiKey !== undefined;
+  if (!secured) return 'set TEMPORAL_ADDRESS or --address; `sapi-temporal dev` runs a local server; a secured server needs TEMPORAL_TLS=true or a TEMPORAL_TLS_* setting';
+  return 'check TEMPORAL_ADDRESS or --address, TEMPORAL_TLS_SERVER_CA_CERT_PATH (the server\'s CA), TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS), TEMPORAL_API_KEY, or the TEMPORAL_PROFILE in use';
 }
 
 /** The CLI's client on `connection`: with the payload codec when keys are configured, so inputs leave encrypted. */

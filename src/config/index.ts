@@ -1,6 +1,10 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { loadCodecKeys } from '../codec/keys';
+import { DEFAULT_LOG_FORMAT, LOG_FORMATS } from '../observability/log-format';
+import { loadTemporalConnection, type TemporalConnectionSettings } from './temporal';
+
+export * from './temporal';
 
 /** Default connection name: workflows that name no connection use this one (`SAPI_URL` + `SAPI_TOKEN`). */
 export const DEFAULT_CONNECTION = 'default';
@@ -9,6 +13,8 @@ const NOT_CONNECTION_URLS = new Set(['SAPI_STAGING_URL']);
 
 /** Default task queue of the worker and the CLI. */
 export const DEFAULT_TASK_QUEUE = 'sapi-temporal';
+/** Default prefix of the environment variables an extractor configuration may reference (`${env:SAPI_SECRET_…}`). */
+export const DEFAULT_EXTRACT_SECRET_ENV_PREFIX = 'SAPI_SECRET_';
 /** Default S3 multipart part size (MiB), as the AWS CLI. Memory of an upload = part size × (concurrency + 1). */
 export const DEFAULT_PART_SIZE_MIB = 8;
 /** Default number of parts (upload) or slices (download) in flight. */
@@ -26,10 +32,15 @@ export type ConnectionSettings = z.infer<typeof connectionSchema>;
 
 const settingsSchema = z.object({
   connections: z.record(z.string(), connectionSchema),
+  /** How to reach Temporal (envconfig: address, namespace, API key, TLS, profile) and the task queue. */
   temporal: z.object({
     address: z.string().min(1),
     namespace: z.string().min(1),
     taskQueue: z.string().min(1),
+    apiKey: z.string().min(1).optional(),
+    tls: z.custom<NonNullable<TemporalConnectionSettings['tls']>>((value) => typeof value === 'object' && value !== null).optional(),
+    grpcMeta: z.record(z.string(), z.string()).optional(),
+    profile: z.string().min(1).optional(),
   }),
   /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
   hostTaskQueue: z.string().min(1).optional(),
@@ -48,8 +59,16 @@ const settingsSchema = z.object({
   }),
   /** Where activities keep temporary files (slice downloads, staged pages). */
   workDir: z.string().min(1),
+  /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
+  extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
   /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
   codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
+  observability: z.object({
+    /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
+    metricsAddress: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464').optional(),
+    /** The worker runtime's log lines: `text` (default) or `json` (one object a line). */
+    logFormat: z.enum(LOG_FORMATS, { message: 'must be text or json' }),
+  }),
 });
 
 /** The worker's settings, parsed once from the environment and frozen. */
@@ -59,13 +78,17 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * Reads the settings from environment variables:
  * - `SAPI_URL`, `SAPI_TOKEN` (+ optional `SAPI_IMPORT_URL`, `SAPI_BRANCH_ID`): the `default` connection;
  *   `SAPI_<NAME>_URL` / `SAPI_<NAME>_TOKEN` add a connection named `<name>` (lower-case).
- * - `TEMPORAL_ADDRESS` (default `localhost:7233`), `TEMPORAL_NAMESPACE` (`default`), `TEMPORAL_TASK_QUEUE`
- *   (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
+ * - Temporal, as the Temporal CLI and SDKs read it ({@link loadTemporalConnection}): `TEMPORAL_ADDRESS` (default
+ *   `localhost:7233`), `TEMPORAL_NAMESPACE` (`default`), `TEMPORAL_API_KEY`, `TEMPORAL_TLS`, `TEMPORAL_TLS_*`,
+ *   `TEMPORAL_PROFILE` / `TEMPORAL_CONFIG_FILE`; `TEMPORAL_TASK_QUEUE` (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
  * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
+ * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
  * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
+ * - `SAPI_METRICS_ADDRESS` (`host:port`, e.g. `0.0.0.0:9464`; unset: no metrics endpoint), `SAPI_LOG_FORMAT`
+ *   (`text` default, or `json`).
  * Throws one error that lists every invalid variable.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpdir()): Settings {
@@ -84,11 +107,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
   }
   const parsed = settingsSchema.safeParse({
     connections,
-    temporal: {
-      address: env.TEMPORAL_ADDRESS ?? 'localhost:7233',
-      namespace: env.TEMPORAL_NAMESPACE ?? 'default',
-      taskQueue: env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    },
+    temporal: { ...loadTemporalConnection(env), taskQueue: env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE },
     hostTaskQueue: env.SAPI_HOST_TASK_QUEUE || undefined,
     s3: {
       endpoint: env.AWS_ENDPOINT_URL_S3 || undefined,
@@ -102,7 +121,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       concurrency: Number(env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY),
     },
     workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
+    extractSecretEnvPrefix: env.SAPI_EXTRACT_SECRET_ENV_PREFIX ?? DEFAULT_EXTRACT_SECRET_ENV_PREFIX,
     codecKeys: codecKeysOf(env),
+    observability: {
+      metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
+      logFormat: (env.SAPI_LOG_FORMAT || DEFAULT_LOG_FORMAT).toLowerCase(),
+    },
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${variableOf(issue.path)} ${issue.message}`);
@@ -141,12 +165,14 @@ function variableOf(path: PropertyKey[]): string {
     'temporal.address': 'TEMPORAL_ADDRESS',
     'temporal.namespace': 'TEMPORAL_NAMESPACE',
     'temporal.taskQueue': 'TEMPORAL_TASK_QUEUE',
+    'temporal.apiKey': 'TEMPORAL_API_KEY',
     'transfer.partSizeBytes': 'SAPI_PART_SIZE_MIB',
     'transfer.concurrency': 'SAPI_TRANSFER_CONCURRENCY',
     's3.endpoint': 'AWS_ENDPOINT_URL_S3',
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
     workDir: 'SAPI_WORK_DIR',
     stagingUrl: 'SAPI_STAGING_URL',
+    extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
   };
   return names[path.map(String).join('.')] ?? path.map(String).join('.');
 }

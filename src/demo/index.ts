@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { loadTemporalConnection, temporalConnectionOptions } from '../config/temporal';
 import { startDevStack, type DevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 import { configureWorkerLogging } from '../worker';
@@ -44,7 +45,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   mkdirSync(join(dataDir, 'files'), { recursive: true });
   log(`starting the dev stack under ${dataDir} (Temporal, MinIO, Storage API emulator, worker)…`);
   const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }) });
-  const connection = await Connection.connect({ address: stack.env.TEMPORAL_ADDRESS });
+  const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {
     const client = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE });
     const taskQueue = stack.taskQueue;

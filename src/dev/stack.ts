@@ -68,6 +68,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       env: {
         TEMPORAL_ADDRESS: temporal.address,
         TEMPORAL_NAMESPACE: temporal.namespace,
+        // the dev server speaks plain text: TLS settings of the user's shell or Temporal profile must not apply to it
+        TEMPORAL_TLS: 'false',
         TEMPORAL_TASK_QUEUE: taskQueue,
         TEMPORAL_UI_URL: options.headless ? '' : temporal.uiUrl,
         AWS_ENDPOINT_URL_S3: minio.endpoint,

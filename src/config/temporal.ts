@@ -1,0 +1,150 @@
+// Where and how the worker and the CLI reach Temporal: the standard environment configuration of the Temporal SDKs
+// and CLI (`@temporalio/envconfig`), so a profile made with `temporal config set` works here unchanged.
+import type { ConnectionOptions } from '@temporalio/client';
+import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConfigTLS, type ConfigDataSource } from '@temporalio/envconfig';
+import type { NativeConnectionOptions } from '@temporalio/worker';
+
+/** Default Temporal frontend address: the dev server (`sapi-temporal dev`, `temporal server start-dev`). */
+export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
+/** Default Temporal namespace. */
+export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
+
+/**
+ * Environment variables `@temporalio/envconfig` reads, besides `TEMPORAL_GRPC_META_*` (gRPC headers) and the
+ * variables that locate the default config file (`HOME`, `XDG_CONFIG_HOME`, `APPDATA`).
+ */
+export const TEMPORAL_CONNECTION_VARIABLES = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_PROFILE',
+  'TEMPORAL_CONFIG_FILE',
+] as const;
+
+const CONFIG_DIR_VARIABLES = ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'];
+
+/**
+ * How to reach Temporal, as plain data: certificates are file paths or PEM text, read when connecting (a rotated
+ * certificate is picked up by the next connection).
+ */
+export interface TemporalConnectionSettings {
+  /** `host:port` of the frontend. Default {@link DEFAULT_TEMPORAL_ADDRESS}. */
+  address: string;
+  /** Default {@link DEFAULT_TEMPORAL_NAMESPACE}. */
+  namespace: string;
+  /** Sent as `Authorization: Bearer …`; turns TLS on unless TLS is explicitly disabled. */
+  apiKey?: string;
+  /** TLS (server CA, client certificate pair for mTLS, server name); `disabled: true` forces plain text. */
+  tls?: ClientConfigTLS;
+  /** Extra gRPC headers (`TEMPORAL_GRPC_META_<NAME>`, `grpc_meta` in a profile). */
+  grpcMeta?: Record<string, string>;
+  /** The config-file profile these settings came from, when one was named (`TEMPORAL_PROFILE`). */
+  profile?: string;
+}
+
+/** Options for both kinds of connection, from one {@link TemporalConnectionSettings}. */
+export interface TemporalConnectionOptions {
+  namespace: string;
+  /** For `NativeConnection.connect` (the worker). */
+  native: NativeConnectionOptions;
+  /** For `Connection.connect` (clients: the CLI, the demo). */
+  client: ConnectionOptions;
+}
+
+/**
+ * The Temporal connection settings from `env`, as `@temporalio/envconfig` resolves them: the profile
+ * `TEMPORAL_PROFILE` (default `default`) of the TOML file `TEMPORAL_CONFIG_FILE` (default
+ * `~/.config/temporalio/temporal.toml`; a missing file is no error), then `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
+ * `TEMPORAL_API_KEY`, `TEMPORAL_TLS`, `TEMPORAL_TLS_*` and `TEMPORAL_GRPC_META_*` over it, then the defaults
+ * (`localhost:7233`, namespace `default`). Throws an `invalid configuration` error naming the variable or file.
+ */
+export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): TemporalConnectionSettings {
+  const vars = definedVariables(env);
+  const file = vars.TEMPORAL_CONFIG_FILE ?? 'the default config file (~/.config/temporalio/temporal.toml)';
+  let profile: ClientConfigProfile;
+  try {
+    profile = loadClientConfigProfile({ overrideEnvVars: vars });
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    const hint = /not found in config data/.test(reason)
+      ? `TEMPORAL_PROFILE "${vars.TEMPORAL_PROFILE ?? ''}" is not a profile of ${file}; add [profile.${vars.TEMPORAL_PROFILE ?? ''}] or unset TEMPORAL_PROFILE`
+      : `cannot read the Temporal config file ${file}: ${reason}`;
+    throw new Error(`invalid configuration: ${hint}`, { cause: err });
+  }
+  const tls = profile.tls;
+  if (tls && !tls.disabled && Boolean(tls.clientCert) !== Boolean(tls.clientKey)) {
+    const [has, lacks] = tls.clientCert ? ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH'] : ['TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH'];
+    throw new Error(`invalid configuration: mTLS needs both a client certificate and its key: ${has} (or its profile key) is set, ${lacks} is not`);
+  }
+  return withoutUndefined({
+    address: profile.address ?? DEFAULT_TEMPORAL_ADDRESS,
+    namespace: profile.namespace ?? DEFAULT_TEMPORAL_NAMESPACE,
+    apiKey: profile.apiKey,
+    tls,
+    grpcMeta: profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? profile.grpcMeta : undefined,
+    profile: vars.TEMPORAL_PROFILE,
+  });
+}
+
+/**
+ * Connection options for the worker (`native`) and for clients (`client`), reading the certificate files now.
+ * An API key turns TLS on (Temporal Cloud); so does any TLS setting; `TEMPORAL_TLS=false` turns it off.
+ */
+export function temporalConnectionOptions(settings: TemporalConnectionSettings): TemporalConnectionOptions {
+  let options: NativeConnectionOptions;
+  try {
+    ({ connectionOptions: options } = toClientOptions({
+      address: settings.address,
+      namespace: settings.namespace,
+      apiKey: settings.apiKey,
+      tls: settings.tls,
+      grpcMeta: settings.grpcMeta,
+    }));
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(`cannot read a Temporal TLS file (${tlsPaths(settings.tls)}): ${reason}`, { cause: err });
+  }
+  const common = withoutUndefined({ address: settings.address, apiKey: options.apiKey, tls: options.tls, metadata: options.metadata });
+  return { namespace: settings.namespace, native: { ...common }, client: { ...common } };
+}
+
+/** How a connection is secured, for messages: `TLS`, `mTLS`, `TLS, API key`, or `plain text`. */
+export function describeTemporalSecurity(settings: TemporalConnectionSettings): string {
+  const tlsOn = settings.tls ? !settings.tls.disabled : settings.apiKey !== undefined;
+  const parts = [tlsOn ? (settings.tls?.clientCert ? 'mTLS' : 'TLS') : 'plain text'];
+  if (settings.apiKey !== undefined) parts.push('API key');
+  if (settings.profile) parts.push(`profile ${settings.profile}`);
+  return parts.join(', ');
+}
+
+/** The variables of `env` that envconfig reads, without undefined values (its overrides are `Record<string, string>`). */
+function definedVariables(env: NodeJS.ProcessEnv): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const relevant = key.startsWith('TEMPORAL_') || CONFIG_DIR_VARIABLES.includes(key);
+    if (relevant && value !== undefined) vars[key] = value;
+  }
+  return vars;
+}
+
+function tlsPaths(tls: ClientConfigTLS | undefined): string {
+  const sources: [string, ConfigDataSource | undefined][] = [
+    ['server CA', tls?.serverCACert],
+    ['client cert', tls?.clientCert],
+    ['client key', tls?.clientKey],
+  ];
+  const paths = sources.flatMap(([name, source]) => (source && 'path' in source ? [`${name} ${source.path}`] : []));
+  return paths.length ? paths.join(', ') : 'inline data';
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, inner]) => inner !== undefined)) as T;
+}
