@@ -3,8 +3,9 @@ import { ExtractRateLimitedError } from '../extractor/errors';
 import { fetchPage, type FetchPageOptions } from '../extractor/http/fetch-page';
 import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
+import { resolveRequestSecrets, scrubError, type SecretSource } from '../extractor/secrets';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
-import type { JobConfig } from '../extractor/types';
+import type { JobConfig, RequestDescriptor } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
 import { PageGroupWriter } from '../object-storage/page-group-writer';
@@ -88,6 +89,25 @@ function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): voi
   for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
 }
 
+/** The worker's secrets: its environment, restricted to `SAPI_EXTRACT_SECRET_ENV_PREFIX`. */
+export function secretSourceOf(deps: ActivityDeps): SecretSource {
+  return { env: process.env, prefix: deps.settings.extractSecretEnvPrefix };
+}
+
+/**
+ * Sends one request with its `${env:NAME}` references filled from the worker's environment. Only this copy holds
+ * the secrets: `state.next` (heartbeats, results, the `progress` cursor) keeps the references, and an error's message
+ * and URL are scrubbed of the values before they can reach history.
+ */
+async function fetchResolved(request: RequestDescriptor, options: FetchPageOptions, source: SecretSource) {
+  const { request: resolved, secrets } = resolveRequestSecrets(request, source);
+  try {
+    return await fetchPage(resolved, options);
+  } catch (err) {
+    throw scrubError(err, secrets);
+  }
+}
+
 /** What the batch reports to its workflow: the resume point's totals. */
 function batchProgress(batch: string, { state, totals: t }: FetchPagesCheckpoint): BatchProgress {
   return { batch, page: state.pages, pages: t.pages, records: t.records, bytes: t.bytes, rows: t.rows, cursor: cursorOf(state) };
@@ -142,6 +162,7 @@ export function fetchPages(deps: ActivityDeps) {
         await writer.settle();
         beatNow();
       };
+      const secrets = secretSourceOf(deps);
       const startedAt = Date.now();
       const result = (pending: PendingPage | null, extra: Partial<FetchPagesResult> = {}): FetchPagesResult => ({ ...totals, state, pending, resumed, ...extra });
 
@@ -150,7 +171,7 @@ export function fetchPages(deps: ActivityDeps) {
           const pageNo = state.pages + 1;
           let fetched;
           try {
-            fetched = await fetchPage(state.next, options);
+            fetched = await fetchResolved(state.next, options, secrets);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
             await writer.flush(checkpoint());

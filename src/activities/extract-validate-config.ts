@@ -1,4 +1,5 @@
 import { parseExtractorConfig } from '../extractor/config-schema';
+import { assertReferencesResolvable, clearSecretsError, DEFAULT_SECRET_ENV_PREFIX, findClearSecrets } from '../extractor/secrets';
 import type { ExtractorConfig } from '../extractor/types';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
@@ -11,8 +12,19 @@ export interface ValidateExtractConfigInput {
 /**
  * Validates a Generic-Extractor configuration (zod, outside the workflow sandbox) and returns it normalized, for
  * the workflow's pure scroller. An invalid one fails with the non-retryable `SAPI_EXTRACT_CONFIG_INVALID`
- * listing every issue (path + rule), before any request is sent.
+ * listing every issue (path + rule), before any request is sent. So does a secret given in clear (a `#` key, a
+ * credential header or param without an `${env:NAME}` reference: the failure names where, never the value) and a
+ * reference this worker cannot resolve (outside `SAPI_EXTRACT_SECRET_ENV_PREFIX`, or not set). The result keeps the
+ * references; only `fetchPages` fills them, in the request it sends.
  */
-export function validateExtractConfig(_deps: ActivityDeps) {
-  return (input: ValidateExtractConfigInput): Promise<ExtractorConfig> => asActivity(async () => parseExtractorConfig(input.config));
+export function validateExtractConfig(deps: ActivityDeps) {
+  return (input: ValidateExtractConfigInput): Promise<ExtractorConfig> =>
+    asActivity(async () => {
+      const config = parseExtractorConfig(input.config);
+      const prefix = deps.settings.extractSecretEnvPrefix ?? DEFAULT_SECRET_ENV_PREFIX;
+      const clear = findClearSecrets(input.config);
+      if (clear.length > 0) throw clearSecretsError(clear, prefix);
+      assertReferencesResolvable(input.config, { env: process.env, prefix });
+      return config;
+    });
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
+import { clearSecretsError, findClearSecrets } from '../extractor/secrets';
 import type { ExtractInput, ExtractResult } from '../contracts/extract';
 import { addWorkflowOptions, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
 import { CliError } from './failure';
@@ -21,7 +22,8 @@ export interface ExtractFlags extends WorkflowFlags {
 
 /**
  * Reads and validates a Generic-Extractor configuration file. A configuration error fails here, before any
- * workflow starts or any request is sent, with every issue and its path.
+ * workflow starts or any request is sent, with every issue and its path. So does a secret given in clear (a `#` key,
+ * a credential header or param without a `${env:SAPI_SECRET_…}` reference): it would be stored in the history.
  */
 export function readExtractConfig(path: string): unknown {
   let text: string;
@@ -38,6 +40,8 @@ export function readExtractConfig(path: string): unknown {
   }
   try {
     parseExtractorConfig(json);
+    const clear = findClearSecrets(json);
+    if (clear.length > 0) throw clearSecretsError(clear);
   } catch (err) {
     throw new CliError(ErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -1,6 +1,7 @@
 // Small pure helpers of the extract workflow (sandbox-safe: no I/O, no clock): option defaults and checks, bucket
 // and column names for Storage, job lookup, the progress cursor.
 import { getPath, type ScrollerState } from '../extractor/pure';
+import { redactUrl } from '../http/redact';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import type { ExtractMode, ExtractOptions } from './extract';
 
@@ -112,7 +113,11 @@ export function findJob(config: ExtractorConfig, id: string): JobConfig {
   return found;
 }
 
-/** A short view of where the job run is: the value it sends next (or its URL), at most 80 characters. */
+/**
+ * A short view of where the job run is: the value it sends next (or its URL with secret-looking query values
+ * redacted, see `redactUrl`), at most 80 characters. `state.next` holds `${env:…}` references, never resolved
+ * secrets; the redaction also covers a key given in clear by a configuration that slipped past the check.
+ */
 export function cursorOf(state: ScrollerState): string | null {
   const next = state.next;
   if (!next) return null;
@@ -122,7 +127,7 @@ export function cursorOf(state: ScrollerState): string | null {
     if (next.body?.kind === 'json') value = getPath(next.body.value, param).value;
     if (value === undefined) value = queryValue(next.url, param) ?? (next.body?.kind === 'form' ? queryValue(`?${next.body.value}`, param) : undefined);
   }
-  const text = value === undefined ? next.url : typeof value === 'string' ? value : JSON.stringify(value);
+  const text = value === undefined ? redactUrl(next.url) : typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 77)}…` : text;
 }
 

@@ -38,6 +38,12 @@ export interface SampleApiOptions {
   largePages?: number;
   /** Keep a log of requests in `requests` (default true; turn off for big benchmark runs). */
   logRequests?: boolean;
+  /**
+   * Credentials every request (but `/health`) must carry, else 401 `{error}`: each header with exactly that value
+   * (names case-insensitive) and each query param (or form/JSON body field of a POST) with exactly that value.
+   * Default: none (open API).
+   */
+  requireAuth?: { headers?: Record<string, string>; query?: Record<string, string> };
 }
 
 /** One request the API saw. */
@@ -109,6 +115,21 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     return reply.code(status).type('application/json').send(text);
   };
 
+  /** Why a request lacks the credentials of `requireAuth` (names what is missing, never the expected value). */
+  const authProblem = (request: FastifyRequest): string | null => {
+    const required = options.requireAuth;
+    if (!required || pathOf(request) === '/health') return null;
+    for (const [name, value] of Object.entries(required.headers ?? {})) {
+      if (request.headers[name.toLowerCase()] !== value) return `Unauthorized: header ${name} missing or wrong`;
+    }
+    const body = typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+    const query = request.query as Record<string, unknown>;
+    for (const [name, value] of Object.entries(required.query ?? {})) {
+      if (query[name] !== value && body[name] !== value) return `Unauthorized: param ${name} missing or wrong`;
+    }
+    return null;
+  };
+
   app.addHook('preHandler', async (request, reply) => {
     const path = pathOf(request);
     const rule = faults.take(path);
@@ -122,6 +143,8 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
         ...(rule ? { misbehaved: rule.kind } : {}),
       });
     }
+    const denied = authProblem(request);
+    if (denied) return reply.code(401).type('application/json').send(JSON.stringify({ error: denied }));
     if (!rule) return;
     switch (rule.kind) {
       case 'server-error':
