@@ -51,7 +51,12 @@ export function referencedNames(json: unknown): string[] {
   const visit = (value: unknown) => {
     if (typeof value === 'string') for (const m of value.matchAll(RAW_REFERENCE)) names.add(m[1]!);
     else if (Array.isArray(value)) value.forEach(visit);
-    else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) (visit(k), visit(v));
+    else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        visit(k);
+        visit(v);
+      }
+    }
   };
   visit(json);
   return [...names];
