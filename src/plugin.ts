@@ -3,6 +3,7 @@ import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
+import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -12,6 +13,12 @@ export interface SapiPluginOptions {
   settings?: Settings;
   /** Pre-built dependencies (tests, custom clients); default: built from `settings`. */
   deps?: ActivityDeps;
+  /**
+   * Record the plugin's metrics (`sapi_…`: bytes, rows, pages, failures by error code, job wait) on the SDK's metric
+   * meter, through an activity interceptor. They reach the runtime's exporter (`SAPI_METRICS_ADDRESS`); without
+   * one they cost next to nothing. Default true.
+   */
+  metrics?: boolean;
 }
 
 /**
@@ -26,9 +33,14 @@ export class SapiPlugin extends SimplePlugin {
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
     const codecKeys = deps.settings.codecKeys;
+    const metrics = options.metrics ?? true;
+    // one memory of counted jobs for the interceptor (rows) and the observed clients (job wait)
+    const seen = new SeenJobs();
     super({
       name: PLUGIN_NAME,
-      activities: createActivities(deps),
+      activities: createActivities(metrics ? withJobTiming(deps, seen) : deps),
+      // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
+      workerInterceptors: metrics ? { activity: [metricsInterceptors(seen)] } : undefined,
       // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
     });

@@ -172,6 +172,8 @@ function variableOf(path: PropertyKey[]): string {
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
     workDir: 'SAPI_WORK_DIR',
     stagingUrl: 'SAPI_STAGING_URL',
+    'observability.metricsAddress': 'SAPI_METRICS_ADDRESS',
+    'observability.logFormat': 'SAPI_LOG_FORMAT',
     extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
   };
   return names[path.map(String).join('.')] ?? path.map(String).join('.');

@@ -1,0 +1,13 @@
+export {
+  METRIC_BYTES_TRANSFERRED,
+  METRIC_ROWS_IMPORTED,
+  METRIC_PAGES_FETCHED,
+  METRIC_ACTIVITY_FAILURES,
+  METRIC_JOB_WAIT,
+  JOB_WAIT_BUCKETS_SECONDS,
+  SeenJobs,
+} from './metrics';
+export { metricsInterceptors } from './activity-interceptor';
+export { withJobTiming } from './job-timing';
+export { formatJsonLogLine, createWorkerLogger, LOG_FORMATS, DEFAULT_LOG_FORMAT, type LogFormat } from './logging';
+export { configureWorkerRuntime, type WorkerRuntimeOptions, type WorkerRuntimeResult } from './runtime';

@@ -1,0 +1,90 @@
+import { type ChildProcess } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ExportTableResult, ImportTableResult } from '../../../src/contracts/transfer';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { spawnTs, waitForLine } from '../../harness/processes';
+import { freePort, parsePrometheusText, sumOf, type PromSample } from '../../harness/prometheus';
+import { testStack } from '../../harness/stack-state';
+
+// The test files' own process has a runtime installed already (setup-runtime.ts, no metrics), and a runtime is
+// installed once per process: the worker under test runs in a child process with SAPI_METRICS_ADDRESS.
+describe('the worker\'s Prometheus endpoint', () => {
+  let env: SapiTestEnv;
+  let worker: ChildProcess | undefined;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    env = await startSapiTestEnv('metrics', { worker: false });
+    const port = await freePort();
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    const stack = testStack();
+    worker = spawnTs('test/harness/worker-child.ts', [], {
+      ...stack.env,
+      TEMPORAL_TASK_QUEUE: env.taskQueue,
+      SAPI_URL: env.emulator.url,
+      SAPI_TOKEN: env.settings.connections.default!.token,
+      SAPI_WORK_DIR: join(env.dataDir, 'work'),
+      SAPI_PART_SIZE_MIB: '5',
+      SAPI_METRICS_ADDRESS: `127.0.0.1:${port}`,
+      SAPI_LOG_LEVEL: 'ERROR',
+      SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+      SAPI_TEST_WORKER_IDENTITY: `metrics-worker-${process.pid}`,
+    });
+    await waitForLine(worker, /^READY$/, 60_000);
+  });
+  afterAll(async () => {
+    if (worker && worker.exitCode === null) {
+      const exited = new Promise((ok) => worker!.once('exit', ok));
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await env?.stop();
+  });
+
+  async function scrape(): Promise<PromSample[]> {
+    const response = await fetch(metricsUrl);
+    expect(response.status).toBe(200);
+    return parsePrometheusText(await response.text());
+  }
+
+  it('counts the rows and bytes of an import, the bytes of an export, and serves the SDK\'s own metrics', async () => {
+    const rows = 2_500;
+    const source = join(env.dataDir, 'metrics.csv');
+    writeFileSync(source, `id,name\n${Array.from({ length: rows }, (_, i) => `${i},row-${i}`).join('\n')}\n`);
+    const sourceBytes = statSync(source).size;
+
+    const imported = await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `metrics-import-${Date.now()}`,
+      args: [{ source, bucketId: 'in.c-metrics', createBucket: true, table: 'rows', polling: { initialMs: 200 } }],
+    }) as ImportTableResult;
+    expect(imported.importedRowsCount).toBe(rows);
+    expect(imported.bytes).toBe(sourceBytes);
+
+    const destination = join(env.dataDir, 'metrics-out.csv');
+    const exported = await env.client.workflow.execute('exportTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `metrics-export-${Date.now()}`,
+      args: [{ tableId: imported.tableId, destination, polling: { initialMs: 200 } }],
+    }) as ExportTableResult;
+    expect(readFileSync(destination).length).toBe(exported.bytes);
+
+    const samples = await scrape();
+    expect(sumOf(samples, 'sapi_rows_imported_total')).toBe(rows);
+    expect(sumOf(samples, 'sapi_bytes_transferred_total', { direction: 'upload' })).toBe(sourceBytes);
+    expect(sumOf(samples, 'sapi_bytes_transferred_total', { direction: 'download' })).toBe(exported.bytes);
+    // our counters carry the activity's tags from the SDK's meter (the SDK's camelCase names for lang-side metrics)
+    expect(samples.find((s) => s.name === 'sapi_bytes_transferred_total' && s.labels.direction === 'upload')?.labels).toMatchObject({
+      namespace: 'default',
+      taskQueue: env.taskQueue,
+      activityType: 'uploadFile',
+    });
+    // one wait per Storage job (the import's and the export's), in seconds
+    expect(sumOf(samples, 'sapi_job_wait_seconds_count')).toBe(2);
+    expect(sumOf(samples, 'sapi_job_wait_seconds_count', { operation: 'tableExport', status: 'success' })).toBe(1);
+    // the SDK's runtime metrics on the same endpoint
+    expect(sumOf(samples, 'temporal_activity_execution_latency_count')).toBeGreaterThan(0);
+    expect(samples.some((s) => s.name.startsWith('temporal_workflow_completed'))).toBe(true);
+  });
+});

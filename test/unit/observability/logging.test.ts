@@ -1,0 +1,62 @@
+import { formatJsonLogLine, createWorkerLogger } from '../../../src/observability';
+import { loadSettings } from '../../../src/config';
+
+describe('JSON worker logs', () => {
+  const entry = {
+    level: 'WARN' as const,
+    message: 'Activity failed',
+    timestampNanos: 1_700_000_000_123_456_789n,
+    meta: {
+      sdkComponent: 'activity',
+      workflowId: 'import-1',
+      runId: 'run-1',
+      activityId: '7',
+      activityType: 'uploadFile',
+      taskQueue: 'sapi-temporal',
+      attempt: 2,
+      error: Object.assign(new Error('upload failed [bucket=b, key=k, part=12]\nsecond line'), { type: 'SAPI_UPLOAD_FAILED' }),
+    },
+  };
+
+  it('writes one entry as exactly one line of JSON with time, level, message and the SDK\'s context', () => {
+    const line = formatJsonLogLine(entry);
+    expect(line.endsWith('\n')).toBe(true);
+    expect(line.slice(0, -1)).not.toContain('\n');
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    expect(parsed).toMatchObject({
+      time: '2023-11-14T22:13:20.123Z',
+      level: 'WARN',
+      message: 'Activity failed',
+      workflowId: 'import-1',
+      runId: 'run-1',
+      activityId: '7',
+      activityType: 'uploadFile',
+      taskQueue: 'sapi-temporal',
+      attempt: 2,
+    });
+    expect(parsed.error).toMatchObject({ name: 'Error', message: 'upload failed [bucket=b, key=k, part=12]\nsecond line', type: 'SAPI_UPLOAD_FAILED' });
+  });
+
+  it('keeps time, level and message from the entry even when the metadata has the same keys, and survives cycles and bigints', () => {
+    const cyclic: Record<string, unknown> = { big: 5n };
+    cyclic.self = cyclic;
+    const parsed = JSON.parse(formatJsonLogLine({ ...entry, meta: { message: 'spoofed', level: 'DEBUG', time: 'x', cyclic } })) as Record<string, unknown>;
+    expect(parsed).toMatchObject({ message: 'Activity failed', level: 'WARN', time: '2023-11-14T22:13:20.123Z', cyclic: { big: '5', self: '[Circular]' } });
+  });
+
+  it('sends each log call of a json logger to the writer as one line, filtered by level', () => {
+    const lines: string[] = [];
+    const logger = createWorkerLogger('INFO', 'json', (line) => lines.push(line));
+    logger.debug('hidden');
+    logger.info('Worker state changed', { state: 'RUNNING', taskQueue: 'q' });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'INFO', message: 'Worker state changed', state: 'RUNNING', taskQueue: 'q' });
+  });
+
+  it('reads SAPI_LOG_FORMAT and SAPI_METRICS_ADDRESS, text and no endpoint by default, and names a wrong variable', () => {
+    expect(loadSettings({}).observability).toEqual({ logFormat: 'text', metricsAddress: undefined });
+    expect(loadSettings({ SAPI_LOG_FORMAT: 'JSON', SAPI_METRICS_ADDRESS: '0.0.0.0:9464' }).observability).toEqual({ logFormat: 'json', metricsAddress: '0.0.0.0:9464' });
+    expect(() => loadSettings({ SAPI_LOG_FORMAT: 'yaml' })).toThrow(/SAPI_LOG_FORMAT must be text or json/);
+    expect(() => loadSettings({ SAPI_METRICS_ADDRESS: 'http://x' })).toThrow(/SAPI_METRICS_ADDRESS must be host:port/);
+  });
+});
