@@ -31,3 +31,17 @@ export {
   type CodecServerOptions,
   type CodecServerHandle,
 } from './codec';
+export {
+  configureWorkerRuntime,
+  createWorkerLogger,
+  formatJsonLogLine,
+  metricsInterceptors,
+  METRIC_BYTES_TRANSFERRED,
+  METRIC_ROWS_IMPORTED,
+  METRIC_PAGES_FETCHED,
+  METRIC_ACTIVITY_FAILURES,
+  METRIC_JOB_WAIT,
+  LOG_FORMATS,
+  type LogFormat,
+  type WorkerRuntimeOptions,
+} from './observability';
