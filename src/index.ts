@@ -45,3 +45,10 @@ export {
   type LogFormat,
   type WorkerRuntimeOptions,
 } from './observability';
+export {
+  loadTemporalConnection,
+  temporalConnectionOptions,
+  describeTemporalSecurity,
+  type TemporalConnectionSettings,
+  type TemporalConnectionOptions,
+} from './config/temporal';
