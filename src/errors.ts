@@ -384,6 +384,16 @@ export function toApplicationFailure(err: unknown): ApplicationFailure {
   return ApplicationFailure.create({ type: 'Error', message: String(err), nonRetryable: false });
 }
 
+/** The value of `call`, or undefined when it fails with `SAPI_NOT_FOUND` (a 404: the thing is not there). */
+export async function unlessNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof SapiError && err.code === SapiErrorCode.NOT_FOUND) return undefined;
+    throw err;
+  }
+}
+
 /** `err.code` when it is a string (Node system errors, undici errors, AWS SDK `name`s are handled by callers). */
 export function errorCode(err: unknown): string | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string') {

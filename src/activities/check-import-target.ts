@@ -1,4 +1,4 @@
-import { SapiError, SapiErrorCode, isSapiError } from '../errors';
+import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 
@@ -27,8 +27,8 @@ export function checkImportTarget(deps: ActivityDeps) {
     asActivity(async () => {
       const storage = deps.storage(input.connection);
       const tableId = `${input.bucketId}.${input.table}`;
-      const bucketExists = (await exists(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
-      const table = bucketExists ? await exists(() => storage.getTable({ tableId })) : undefined;
+      const bucketExists = (await unlessNotFound(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
+      const table = bucketExists ? await unlessNotFound(() => storage.getTable({ tableId })) : undefined;
       const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
       if (!bucketExists && !input.createBucket) {
         throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);
@@ -41,13 +41,4 @@ export function checkImportTarget(deps: ActivityDeps) {
       }
       return { bucketExists, columns: table ? table.columns : undefined };
     });
-}
-
-async function exists<T>(get: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await get();
-  } catch (err) {
-    if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return undefined;
-    throw err;
-  }
 }

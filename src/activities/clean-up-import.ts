@@ -1,4 +1,4 @@
-import { SapiErrorCode, isSapiError } from '../errors';
+import { unlessNotFound } from '../errors';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 
@@ -28,27 +28,18 @@ export function cleanUpImport(deps: ActivityDeps) {
       const storage = deps.storage(input.connection);
       const result: CleanUpImportResult = { fileDeleted: false, bucketDeleted: false, kept: [] };
       if (input.fileId !== undefined) {
-        await ignoreNotFound(() => storage.deleteFile({ fileId: input.fileId! }));
+        await unlessNotFound(() => storage.deleteFile({ fileId: input.fileId! }));
         result.fileDeleted = true;
       }
       if (input.bucketId !== undefined) {
-        const tables = await ignoreNotFound(() => storage.listTables({ bucketId: input.bucketId }));
+        const tables = await unlessNotFound(() => storage.listTables({ bucketId: input.bucketId }));
         if (tables && tables.length > 0) {
           result.kept.push(`bucket ${input.bucketId} holds ${tables.length} table(s): ${tables.map((t) => t.id).join(', ')}`);
         } else {
-          await ignoreNotFound(() => storage.deleteBucket({ bucketId: input.bucketId! }));
+          await unlessNotFound(() => storage.deleteBucket({ bucketId: input.bucketId! }));
           result.bucketDeleted = true;
         }
       }
       return result;
     });
-}
-
-async function ignoreNotFound<T>(call: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await call();
-  } catch (err) {
-    if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return undefined;
-    throw err;
-  }
 }

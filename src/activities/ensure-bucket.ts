@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { SapiErrorCode, SapiInvalidInputError, isSapiError, type SapiError } from '../errors';
+import { SapiErrorCode, SapiInvalidInputError, isSapiError, unlessNotFound, type SapiError } from '../errors';
 import type { Bucket } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
@@ -59,13 +59,8 @@ export function ensureBucket(deps: ActivityDeps) {
     });
 }
 
-async function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {
-  try {
-    return await storage.getBucket({ bucketId });
-  } catch (err) {
-    if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return undefined;
-    throw err;
-  }
+function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {
+  return unlessNotFound(() => storage.getBucket({ bucketId }));
 }
 
 function createdSince(bucket: Bucket, sinceMs: number): boolean {

@@ -1,4 +1,4 @@
-import { SapiErrorCode, isSapiError } from '../errors';
+import { unlessNotFound } from '../errors';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 
@@ -18,12 +18,7 @@ export interface FindTableResult {
 export function findTable(deps: ActivityDeps) {
   return (input: FindTableInput): Promise<FindTableResult> =>
     asActivity(async () => {
-      try {
-        const table = await deps.storage(input.connection).getTable({ tableId: input.tableId });
-        return { exists: true, columns: table.columns };
-      } catch (err) {
-        if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) return { exists: false, columns: [] };
-        throw err;
-      }
+      const table = await unlessNotFound(() => deps.storage(input.connection).getTable({ tableId: input.tableId }));
+      return table ? { exists: true, columns: table.columns } : { exists: false, columns: [] };
     });
 }

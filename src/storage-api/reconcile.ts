@@ -11,7 +11,7 @@
  * Invariants: never two imports of the same file into the same table; never another export's file.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SapiError, SapiErrorCode } from '../errors';
+import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
 import { type CreateTableAsyncInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
 import { type Job, type StorageFile } from './schemas';
 
@@ -277,13 +277,7 @@ function defaultSince(options: OnceOptions): Date | string | number | undefined 
 }
 
 async function tableExists(client: Pick<StorageClient, 'getTable'>, tableId: string, signal?: AbortSignal): Promise<boolean> {
-  try {
-    await client.getTable({ tableId, signal });
-    return true;
-  } catch (err) {
-    if (err instanceof SapiError && err.code === SapiErrorCode.NOT_FOUND) return false;
-    throw err;
-  }
+  return (await unlessNotFound(() => client.getTable({ tableId, signal }))) !== undefined;
 }
 
 function sourceFileId(job: Job): unknown {

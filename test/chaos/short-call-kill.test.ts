@@ -4,9 +4,8 @@ import { type ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { request } from 'undici';
 import type { ImportTableResult, TransferProgress } from '../../src/contracts/transfer';
-import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
-import { testStack } from '../harness/stack-state';
-import { eventually, spawnTs, waitForLine } from '../harness/processes';
+import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
+import { eventually } from '../harness/processes';
 
 const EventType = temporal.api.enums.v1.EventType;
 
@@ -20,19 +19,9 @@ describe('a worker killed during a short Storage call', () => {
   });
   afterAll(() => env?.stop());
 
-  async function startWorkerProcess(identity: string): Promise<ChildProcess> {
-    const stack = testStack();
-    const child = spawnTs('test/harness/worker-child.ts', [], {
-      ...stack.env,
-      TEMPORAL_TASK_QUEUE: env.taskQueue,
-      SAPI_URL: env.emulator.url,
-      SAPI_TOKEN: env.emulator.token,
-      SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
-      SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
-      SAPI_TEST_WORKER_IDENTITY: identity,
-    });
+  async function startWorker(identity: string): Promise<ChildProcess> {
+    const child = await startWorkerProcess(env, identity);
     children.push(child);
-    await waitForLine(child, /^READY$/, 60_000);
     return child;
   }
 
@@ -41,7 +30,7 @@ describe('a worker killed during a short Storage call', () => {
     writeFileSync(source, `id\n${Array.from({ length: 40 }, (_, i) => i).join('\n')}\n`);
     // tables-async answers slowly: the worker is killed while it waits for the answer (the job is created meanwhile)
     env.emulator.faults.add({ method: 'POST', path: 'tables-async$', times: 1, action: { type: 'delay', ms: 3_000 } });
-    const first = await startWorkerProcess('short-first');
+    const first = await startWorker('short-first');
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `short-kill-${Date.now()}`,
@@ -50,7 +39,7 @@ describe('a worker killed during a short Storage call', () => {
     await eventually(async () => (await handle.query<TransferProgress>('progress')).phase === 'importing', 60_000, 'import never reached tables-async');
     first.kill('SIGKILL');
     const killedAt = Date.now();
-    await startWorkerProcess('short-second');
+    await startWorker('short-second');
     const result = (await handle.result()) as ImportTableResult;
     expect(result.importedRowsCount).toBe(40);
     expect((await env.emulator.readTable('in.c-short.t')).rows).toHaveLength(40);

@@ -6,9 +6,9 @@ import type { MultipartUploadState } from '../../src/object-storage/multipart-up
 import type { DownloadState } from '../../src/object-storage/download';
 import type { UploadFileResult } from '../../src/activities/upload-file';
 import type { ExportTableResult, ImportTableResult } from '../../src/contracts/transfer';
-import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
+import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
-import { spawnTs, waitForLine, eventually } from '../harness/processes';
+import { eventually } from '../harness/processes';
 import { startThrottleProxy } from '../harness/throttle-proxy';
 import { activityResults, pendingHeartbeat } from '../harness/history';
 
@@ -42,22 +42,9 @@ describe('transfers resume after the worker is killed mid-way', () => {
   afterAll(() => env?.stop());
 
   /** A worker in its own process whose S3 traffic goes through `s3Endpoint`. */
-  async function startWorkerProcess(s3Endpoint: string, identity: string): Promise<ChildProcess> {
-    const stack = testStack();
-    const child = spawnTs('test/harness/worker-child.ts', [], {
-      ...stack.env,
-      TEMPORAL_TASK_QUEUE: env.taskQueue,
-      SAPI_URL: env.emulator.url,
-      SAPI_TOKEN: env.emulator.token,
-      AWS_ENDPOINT_URL_S3: s3Endpoint,
-      SAPI_PART_SIZE_MIB: '5',
-      SAPI_TRANSFER_CONCURRENCY: '1',
-      SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
-      SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
-      SAPI_TEST_WORKER_IDENTITY: identity,
-    });
+  async function startWorker(s3Endpoint: string, identity: string): Promise<ChildProcess> {
+    const child = await startWorkerProcess(env, identity, { AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_PART_SIZE_MIB: '5', SAPI_TRANSFER_CONCURRENCY: '1' });
     children.push(child);
-    await waitForLine(child, /^READY$/, 60_000);
     return child;
   }
 
@@ -68,7 +55,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
     const size = statSync(source).size;
     const proxy = await startThrottleProxy(testStack().minio.endpoint, 3 * MiB);
     try {
-      const first = await startWorkerProcess(proxy.url, 'first');
+      const first = await startWorker(proxy.url, 'first');
       const handle = await env.client.workflow.start('importTableWorkflow', {
         taskQueue: env.taskQueue,
         workflowId: `chaos-upload-${Date.now()}`,
@@ -84,7 +71,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
         'the upload never recorded 3 parts',
       );
       first.kill('SIGKILL');
-      await startWorkerProcess(proxy.url, 'second');
+      await startWorker(proxy.url, 'second');
       const result = (await handle.result()) as ImportTableResult;
       expect(result.importedRowsCount).toBe(rows);
       expect(result.sha256).toBe(createHash('sha256').update(readFileSync(source)).digest('hex'));
@@ -112,7 +99,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
     await loader.stop();
     const proxy = await startThrottleProxy(testStack().minio.endpoint, 3 * MiB);
     try {
-      const first = await startWorkerProcess(proxy.url, 'download-first');
+      const first = await startWorker(proxy.url, 'download-first');
       const destination = join(env.dataDir, 'out', 'download.csv');
       const handle = await env.client.workflow.start('exportTableWorkflow', {
         taskQueue: env.taskQueue,
@@ -134,7 +121,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
       expect(slices).toBeGreaterThanOrEqual(10);
       first.kill('SIGKILL');
       const downBeforeTakeover = proxy.bytes.down;
-      await startWorkerProcess(proxy.url, 'download-second');
+      await startWorker(proxy.url, 'download-second');
       const result = (await handle.result()) as ExportTableResult;
       const text = readFileSync(destination, 'utf8');
       expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));

@@ -5,6 +5,8 @@ import { codecDataConverter } from '../../src/codec';
 import { createEmulator, type EmulatorHandle, type EmulatorOptions } from '../../src/emulator';
 import { loadSettings, type Settings } from '../../src/config';
 import { startWorker, type RunningWorker } from '../../src/worker';
+import { type ChildProcess } from 'node:child_process';
+import { spawnTs, waitForLine } from './processes';
 import { testStack, uniqueTaskQueue } from './stack-state';
 
 export interface SapiTestEnv {
@@ -67,4 +69,24 @@ export async function startSapiTestEnv(
     },
   };
   return env;
+}
+
+/**
+ * A worker for this env in its own process (so a chaos test can SIGKILL it): the env's task queue, emulator and
+ * token, the run's workflow bundle, `extra` on top. Resolves once it polls. The caller kills it after its test.
+ */
+export async function startWorkerProcess(env: SapiTestEnv, identity: string, extra: Record<string, string> = {}): Promise<ChildProcess> {
+  const stack = testStack();
+  const child = spawnTs('test/harness/worker-child.ts', [], {
+    ...stack.env,
+    TEMPORAL_TASK_QUEUE: env.taskQueue,
+    SAPI_URL: env.emulator.url,
+    SAPI_TOKEN: env.emulator.token,
+    SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
+    SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+    SAPI_TEST_WORKER_IDENTITY: identity,
+    ...extra,
+  });
+  await waitForLine(child, /^READY$/, 60_000);
+  return child;
 }
