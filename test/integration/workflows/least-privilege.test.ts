@@ -1,0 +1,92 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { request } from 'undici';
+import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+
+const MASTER = 'least-privilege-master';
+const WRITER = 'least-privilege-writer';
+
+/**
+ * Issue 11, item 4: the workflows work with a token that may write only its target bucket (no bucket management, no
+ * other bucket, no other token's files), and fail cleanly, leaving nothing, where it may not act.
+ */
+describe('workflows with a least-privilege token', () => {
+  let env: SapiTestEnv;
+  let n = 0;
+  beforeAll(async () => {
+    env = await startSapiTestEnv('least-privilege', {
+      emulator: {
+        tokens: [
+          { token: MASTER, description: 'admin' },
+          { token: WRITER, description: 'worker', isMasterToken: false, bucketPermissions: { 'in.c-target': 'write' } },
+        ],
+      },
+      env: { SAPI_TOKEN: WRITER },
+      worker: false,
+    });
+    // the buckets exist before the worker starts (an administrator made them); the writer may write one of them
+    for (const name of ['target', 'other']) {
+      const res = await request(`${env.emulator.url}/v2/storage/buckets`, {
+        method: 'POST',
+        headers: { 'x-storageapi-token': MASTER, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, stage: 'in' }),
+      });
+      expect(res.statusCode).toBe(201);
+      await res.body.dump();
+    }
+    await env.startWorker();
+  });
+  afterAll(() => env?.stop());
+
+  const file = (name: string, content: string) => {
+    const path = join(env.dataDir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const run = <R>(type: string, input: object): Promise<R> =>
+    env.client.workflow.execute(type, { taskQueue: env.taskQueue, workflowId: `least-privilege-${Date.now()}-${++n}`, args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }] });
+  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    let cause = (err as WorkflowFailedError).cause;
+    while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
+    return cause as ApplicationFailure;
+  }
+  const bucketsSeenByMaster = async () => {
+    const res = await request(`${env.emulator.url}/v2/storage/buckets`, { headers: { 'x-storageapi-token': MASTER } });
+    return ((await res.body.json()) as Array<{ id: string }>).map((b) => b.id).sort();
+  };
+
+  it('imports (create, then an incremental load) and exports the target bucket with write on it only', async () => {
+    const created = await run<ImportTableResult>('importTableWorkflow', { source: file('a.csv', 'id,v\n1,a\n2,b\n'), bucketId: 'in.c-target', table: 't', primaryKey: ['id'] } satisfies ImportTableInput);
+    expect(created.importedRowsCount).toBe(2);
+    const loaded = await run<ImportTableResult>('importTableWorkflow', {
+      source: file('b.csv', 'id,v\n2,B\n3,c\n'),
+      bucketId: 'in.c-target',
+      table: 't',
+      mode: 'load',
+      incremental: true,
+      via: 'importer',
+    } satisfies ImportTableInput);
+    expect(loaded.importedRowsCount).toBe(2);
+    expect([...(await env.emulator.readTable('in.c-target.t')).rows].sort()).toEqual([['1', 'a'], ['2', 'B'], ['3', 'c']]);
+    const destination = join(env.dataDir, 'out.csv');
+    await run<ExportTableResult>('exportTableWorkflow', { tableId: 'in.c-target.t', destination } satisfies ExportTableInput);
+    expect(readFileSync(destination, 'utf8').trim().split('\n').slice(1).sort()).toEqual(['"1","a"', '"2","B"', '"3","c"']);
+  });
+
+  it('is refused, before anything is created, where it may not write or manage buckets', async () => {
+    const other = await failureOf(run('importTableWorkflow', { source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-other', table: 't' }));
+    expect(other.type).toBe('SAPI_UNAUTHORIZED');
+    const newBucket = await failureOf(run('importTableWorkflow', { source: file('d.csv', 'id\n1\n'), bucketId: 'in.c-new', createBucket: true, table: 't' }));
+    expect(newBucket.type).toBe('SAPI_UNAUTHORIZED');
+    expect(await bucketsSeenByMaster()).toEqual(['in.c-other', 'in.c-target']);
+    await expect(env.emulator.readTable('in.c-other.t')).rejects.toThrow();
+  });
+});
