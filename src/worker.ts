@@ -1,5 +1,5 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { loadSettings, temporalConnectionOptions, type Settings } from './config';
+import { connectionVariable, loadSettings, temporalConnectionOptions, type Settings } from './config';
 import { SapiErrorCode, isSapiError } from './errors';
 import { configureWorkerRuntime } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
@@ -53,7 +53,7 @@ export async function checkConnections(settings: Settings): Promise<void> {
         await client.verifyToken();
       } catch (err) {
         if (isSapiError(err) && err.code === SapiErrorCode.UNAUTHORIZED) {
-          throw new Error(`Storage connection "${name}" (${url}) rejects its token: ${err.message}; check ${name === 'default' ? 'SAPI_TOKEN' : `SAPI_${name.toUpperCase()}_TOKEN`}`);
+          throw new Error(`Storage connection "${name}" (${url}) rejects its token: ${err.message}; check ${connectionVariable(name, 'token')}`);
         }
         // unreachable or failing service: start anyway, activities retry
       } finally {

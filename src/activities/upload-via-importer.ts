@@ -5,7 +5,7 @@ import { isSapiError } from '../errors';
 import { openSource } from '../object-storage/sources';
 import { DEFAULT_RECONCILE_DELAYS_MS, findFilesOfRun } from '../storage-api';
 import type { ActivityDeps } from './deps';
-import { activityMarker, asActivity, heartbeat } from './context';
+import { activityMarker, asActivity } from './context';
 
 export interface UploadViaImporterInput {
   connection?: string;
@@ -64,21 +64,17 @@ export function uploadViaImporter(deps: ActivityDeps) {
           },
         }),
       );
-      const beat = setInterval(() => heartbeat({ bytes }, context), 5_000);
+      // liveness while the one POST runs comes from asActivity's keep-alive heartbeat (a retry starts over anyway)
+      let file;
       try {
-        let file;
-        try {
-          file = await storage.uploadViaImporter({ stream: counted, sizeBytes: source.size, name, tags: input.tags, runId, signal });
-        } catch (err) {
-          // the importer may still be storing it: wait for our file before the retry sends the bytes again
-          const earlier = isSapiError(err) && err.mayHaveReachedService ? await stored(DEFAULT_RECONCILE_DELAYS_MS) : undefined;
-          if (earlier) return earlier;
-          throw err;
-        }
-        return { fileId: Number(file.id), bytes, sha256: hash.digest('hex') };
-      } finally {
-        clearInterval(beat);
+        file = await storage.uploadViaImporter({ stream: counted, sizeBytes: source.size, name, tags: input.tags, runId, signal });
+      } catch (err) {
+        // the importer may still be storing it: wait for our file before the retry sends the bytes again
+        const earlier = isSapiError(err) && err.mayHaveReachedService ? await stored(DEFAULT_RECONCILE_DELAYS_MS) : undefined;
+        if (earlier) return earlier;
+        throw err;
       }
+      return { fileId: Number(file.id), bytes, sha256: hash.digest('hex') };
     });
 }
 

@@ -19,7 +19,7 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
       const connections = Object.keys(settings.connections);
       process.stdout.write(
         `worker polling ${running.taskQueues.join(', ')} (namespace ${settings.temporal.namespace} at ${settings.temporal.address}); ` +
-          `Storage connections: ${connections.length ? connections.join(', ') : 'none (set SAPI_URL and SAPI_TOKEN)'}\n`,
+          `Storage connections: ${connections.join(', ')}\n`,
       );
       const release = onStopSignals(['SIGINT', 'SIGTERM'], () => {
         process.stderr.write('stopping the worker: finishing tasks in flight (signal again to exit now)\n');

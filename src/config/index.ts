@@ -155,12 +155,15 @@ export function connectionFor(settings: Settings, name: string = DEFAULT_CONNECT
   return connection;
 }
 
+/** The environment variable of a connection's setting: `SAPI_TOKEN` for `default`, `SAPI_<NAME>_TOKEN` otherwise. */
+export function connectionVariable(connection: string, field: keyof ConnectionSettings): string {
+  const prefix = connection === DEFAULT_CONNECTION ? 'SAPI_' : `SAPI_${connection.toUpperCase()}_`;
+  return `${prefix}${field === 'importUrl' ? 'IMPORT_URL' : field === 'branchId' ? 'BRANCH_ID' : field.toUpperCase()}`;
+}
+
 function variableOf(path: PropertyKey[]): string {
   const [section, name, field] = path.map(String);
-  if (section === 'connections' && name) {
-    const prefix = name === DEFAULT_CONNECTION ? 'SAPI_' : `SAPI_${name.toUpperCase()}_`;
-    return `${prefix}${field === 'importUrl' ? 'IMPORT_URL' : field === 'branchId' ? 'BRANCH_ID' : (field ?? '').toUpperCase()}`;
-  }
+  if (section === 'connections' && name) return connectionVariable(name, (field ?? '') as keyof ConnectionSettings);
   const names: Record<string, string> = {
     'temporal.address': 'TEMPORAL_ADDRESS',
     'temporal.namespace': 'TEMPORAL_NAMESPACE',

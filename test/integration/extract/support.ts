@@ -1,6 +1,5 @@
 /** Helpers of the extract workflow tests: configs for the sample API, the plain-loop oracle, table comparisons. */
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
@@ -9,6 +8,7 @@ import type { RequestDescriptor } from '../../../src/extractor/types';
 import type { SampleApi, SampleApiRequest } from '../../../src/sample-api';
 import { storageColumnNames } from '../../../src/contracts/extract-plan';
 import type { ExtractResult } from '../../../src/contracts/extract';
+export { failureOf } from '../../harness/workflow-failure';
 import type { SapiTestEnv } from '../../harness/sapi-env';
 
 /** A Generic-Extractor configuration for the sample API. */
@@ -52,19 +52,6 @@ export async function expectTablesLike(env: SapiTestEnv, result: ExtractResult, 
     expect(stored.columns).toEqual(storageColumnNames(table.columns));
     expect(stored.rows).toEqual(table.rows.map((row) => table.columns.map((c) => row[c] ?? '')));
   }
-}
-
-/** The `ApplicationFailure` a failed workflow ended with. */
-export async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkflowFailedError);
-  let cause = (err as WorkflowFailedError).cause;
-  while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
 }
 
 const EventType = temporal.api.enums.v1.EventType;

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { failureOf } from '../../harness/workflow-failure';
 
 /** Issue 9: faults at the edges of imports and exports end exactly right, and a failed import leaves nothing behind. */
 describe('imports and exports under faults end exactly right', () => {
@@ -35,18 +34,6 @@ describe('imports and exports under faults end exactly right', () => {
       workflowId: `exactly-once-export-${Date.now()}-${++n}`,
       args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }],
     });
-  }
-
-  async function failureOf(run: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await run.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    let cause = (err as WorkflowFailedError).cause;
-    while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
   }
 
   async function api<T>(path: string): Promise<{ status: number; body: T }> {

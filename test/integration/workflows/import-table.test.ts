@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { type ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { failureOf as workflowFailure } from '../../harness/workflow-failure';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { loadSettings } from '../../../src/config';
 import { startWorker } from '../../../src/worker';
@@ -35,17 +35,7 @@ describe('importTableWorkflow against the emulator', () => {
     return ((await res.body.json()) as Array<{ name: string }>).filter((f) => f.name === name);
   }
 
-  async function failureOf(input: ImportTableInput): Promise<ApplicationFailure> {
-    const err = await run(input).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    let cause = (err as WorkflowFailedError).cause;
-    while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    return cause as ApplicationFailure;
-  }
+  const failureOf = (input: ImportTableInput): Promise<ApplicationFailure> => workflowFailure(run(input));
 
   it('creates a table from a local CSV uploaded directly to object storage, creating the bucket', async () => {
     const content = 'id,name\n1,alpha\n2,"beta, with comma"\n3,"multi\nline"\n';

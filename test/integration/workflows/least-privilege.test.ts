@@ -1,10 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
 import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { failureOf } from '../../harness/workflow-failure';
 
 const MASTER = 'least-privilege-master';
 const WRITER = 'least-privilege-writer';
@@ -48,16 +47,6 @@ describe('workflows with a least-privilege token', () => {
   };
   const run = <R>(type: string, input: object): Promise<R> =>
     env.client.workflow.execute(type, { taskQueue: env.taskQueue, workflowId: `least-privilege-${Date.now()}-${++n}`, args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }] });
-  async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkflowFailedError);
-    let cause = (err as WorkflowFailedError).cause;
-    while (cause && !(cause instanceof ApplicationFailure)) cause = (cause as Error & { cause?: Error }).cause;
-    return cause as ApplicationFailure;
-  }
   const bucketsSeenByMaster = async () => {
     const res = await request(`${env.emulator.url}/v2/storage/buckets`, { headers: { 'x-storageapi-token': MASTER } });
     return ((await res.body.json()) as Array<{ id: string }>).map((b) => b.id).sort();
