@@ -1,5 +1,7 @@
 // The CLI's connection to Temporal, replaceable: after an outage the CLI dials a fresh connection instead of
 // waiting out the old channel's own reconnect backoff (which grows to minutes).
+import { InterceptingCall, Metadata, status as GrpcStatus, type Interceptor } from '@grpc/grpc-js';
+import type { InterceptingCallInterface } from '@grpc/grpc-js/build/src/client-interceptors';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { codecDataConverter } from '../codec';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
@@ -19,22 +21,10 @@ const GRPC_UNAVAILABLE = 14;
  * itself retries an UNAVAILABLE call only briefly: longer outages are the CLI's to report and ride out.
  */
 export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: number): Promise<Connection> {
-  const retry = defaultGrpcRetryOptions();
   // address, API key, TLS (CA, client certificate pair) and gRPC headers as envconfig resolved them
   const { client: options } = temporalConnectionOptions(settings);
   try {
-    return await Connection.connect({
-      ...options,
-      connectTimeout: connectTimeoutMs,
-      // a fresh connection gets a fresh channel, not the shared one still backing off from the outage
-      channelArgs: { 'grpc.use_local_subchannel_pool': 1 },
-      interceptors: [
-        makeGrpcRetryInterceptor({
-          delayFunction: retry.delayFunction,
-          retryableDecider: (attempt, status) => (status.code === GRPC_UNAVAILABLE ? attempt < UNAVAILABLE_ATTEMPTS : retry.retryableDecider(attempt, status)),
-        }),
-      ],
-    });
+    return await Connection.connect({ ...options, ...cliConnectionOptions(), connectTimeout: connectTimeoutMs });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new CliError(
@@ -44,6 +34,46 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
       { cause: err },
     );
   }
+}
+
+/**
+ * The CLI's gRPC settings: a channel of its own, brief retries of UNAVAILABLE, and a call that cannot be created
+ * ends as CANCELLED instead of throwing. The client's retry interceptor re-dials a failed call from a timer; a call
+ * abandoned mid-outage (a progress query when the CLI gives up or reconnects) then re-dials on a closed channel,
+ * and the throw ("Channel has been shut down") would crash the process.
+ */
+export function cliConnectionOptions() {
+  const retry = defaultGrpcRetryOptions();
+  const interceptors: Interceptor[] = [
+    makeGrpcRetryInterceptor({
+      delayFunction: retry.delayFunction,
+      retryableDecider: (attempt, status) => (status.code === GRPC_UNAVAILABLE ? attempt < UNAVAILABLE_ATTEMPTS : retry.retryableDecider(attempt, status)),
+    }),
+    (options, nextCall) => {
+      try {
+        return new InterceptingCall(nextCall(options));
+      } catch (err) {
+        return new InterceptingCall(cancelledCall(err instanceof Error ? err.message : String(err)));
+      }
+    },
+  ];
+  // a fresh connection gets a fresh channel, not the shared one still backing off from the outage
+  return { channelArgs: { 'grpc.use_local_subchannel_pool': 1 }, interceptors };
+}
+
+/** A call that never reaches the channel: it ends with CANCELLED (`details`) as soon as it starts. */
+function cancelledCall(details: string): InterceptingCallInterface {
+  const ignore = () => undefined;
+  return {
+    start: (_metadata, listener) => process.nextTick(() => listener?.onReceiveStatus?.({ code: GrpcStatus.CANCELLED, details, metadata: new Metadata() })),
+    sendMessage: ignore,
+    sendMessageWithContext: ignore,
+    startRead: ignore,
+    halfClose: ignore,
+    cancelWithStatus: ignore,
+    getPeer: () => '',
+    getAuthContext: () => null,
+  };
 }
 
 /** What to check when Temporal cannot be reached with `settings`. */

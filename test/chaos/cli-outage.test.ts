@@ -95,7 +95,8 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       expect(output.stdout).toBe('');
       const lines = output.stderr.trimEnd().split('\n');
       expect(lines).toContain(`import: Temporal unreachable, retrying… (workflow ${workflowId} keeps running on the server)`);
-      expect(lines.at(-1)).toMatch(
+      // the whole stderr on failure (a crash ends with Node's version line, not the message)
+      expect(`${lines.at(-1)}\n--- stderr:\n${output.stderr}`).toMatch(
         new RegExp(`^sapi-temporal: import lost contact \\[SAPI_CLI_TEMPORAL_LOST_CONTACT\\] Temporal at ${temporal.address} unreachable for [\\d.]+ s \\(--reconnect-timeout\\); workflow ${workflowId} may still be running on the server: re-attach with \`sapi-temporal wait ${workflowId}\``),
       );
       expect(code).toBe(3);
