@@ -7,6 +7,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { startWorker } from '../../../src/worker';
 import { historyText } from '../../harness/history';
 import { repoRoot, spawnTs, waitForLine } from '../../harness/processes';
+import { noteSecret } from '../../harness/secret-ledger';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 
@@ -58,6 +59,9 @@ describe('payload encryption and the codec server', () => {
   let source: string;
 
   beforeAll(async () => {
+    noteSecret('a bucket name only the codec may see', secretName);
+    noteSecret('the codec server token', token);
+    noteSecret('the codec key', key.slice('k1:'.length));
     env = await startSapiTestEnv('codec', { env: { SAPI_CODEC_KEYS: key }, worker: false });
     // built from the plugin's workflowsPath, so the sandbox gets the failure converter that encodes messages too
     env.worker = await startWorker({ settings: env.settings, checkConnections: false });
