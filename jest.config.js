@@ -10,8 +10,7 @@ const common = {
 };
 module.exports = {
   projects: [
-    // 30 s, not jest's 5 s: a loaded 2-core machine must not turn a slow unit test into a failure
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], testTimeout: 30_000 },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/harness/timeout-unit.ts'] },
     {
       ...common,
       displayName: 'integration',
