@@ -16,7 +16,7 @@
  * - the reference's other paging methods, over `pagingRecords` items (`pagingItems`, ids 1..n), `{items}` pages:
  *   `GET /paging/offset?limit=&offset=` (offset), `GET /paging/pages?page=&per_page=` (pagenum, page 1 first),
  *   `GET /paging/cursor?since=&limit=` (ids above `since`; cursor), `GET /paging/next-url?after=` → `links.next` a
- *   relative URL or null (response.url), `GET /paging/incremental?start_time=` → `next_page` a root-relative URL
+ *   relative URL repeating the other query params, or null (response.url), `GET /paging/incremental?start_time=` → `next_page` a root-relative URL
  *   whose `start_time` is the current time on the last page (zendesk.response.url stops there)
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -287,9 +287,13 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     return sendJson(request, reply, { items: items.filter((item) => item.id > since).slice(0, positiveInt(q.limit, pageSize)) });
   });
   app.get('/paging/next-url', async (request, reply) => {
-    const after = nonNegativeInt((request.query as Record<string, unknown>).after, 0);
+    const query = request.query as Record<string, unknown>;
+    const after = nonNegativeInt(query.after, 0);
     const next = after + pageSize < items.length ? after + pageSize : null;
-    return sendJson(request, reply, { items: items.slice(after, after + pageSize), links: { next: next === null ? null : `paging/next-url?after=${next}` } });
+    // like many APIs, the next link repeats the other params of the request (an api_key too)
+    const others = new URLSearchParams(Object.entries(query).filter(([k, v]) => k !== 'after' && typeof v === 'string') as Array<[string, string]>).toString();
+    const link = next === null ? null : `paging/next-url?after=${next}${others === '' ? '' : `&${others}`}`;
+    return sendJson(request, reply, { items: items.slice(after, after + pageSize), links: { next: link } });
   });
   app.get('/paging/incremental', async (request, reply) => {
     const startTime = nonNegativeInt((request.query as Record<string, unknown>).start_time, INCREMENTAL_EPOCH);

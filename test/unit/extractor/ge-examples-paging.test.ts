@@ -1,5 +1,5 @@
 /**
- * The reference extractor's documentation examples of pagination (041–062, 126, 127, 138–140), run with the plain
+ * The reference extractor's documentation examples of pagination (041–062, 116, 126, 127, 138–140), run with the plain
  * loop and the real page fetcher against a local mock that answers only the exact requests the reference sends:
  * the tables must be the reference's (names, columns in order, rows in order), and every request must be one the
  * mock knows.
@@ -32,6 +32,7 @@ const EXAMPLES = [
   '060-pagination-cursor-basic',
   '061-pagination-cursor-reverse',
   '062-pagination-multiple-scrollers',
+  '116-multiple-conditions-multiple-jobs',
   '126-pagination-stop-limit',
   '127-pagination-stop-field',
   '138-pagination-stop-field-child-filter',
