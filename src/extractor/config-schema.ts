@@ -174,16 +174,8 @@ const multipleSchema = z
       error: 'At least one scroller must be configured for "multiple" scroller.',
     }),
     default: z.string({ error: "'pagination.default' must be a scroller name." }).nullish(),
-    // the reference applies these to every scroller; set them on each scroller here (refused, not ignored)
-    ...Object.fromEntries(
-      ['forceStop', 'nextPageFlag', 'limitStop'].map((key) => [
-        key,
-        z.preprocess(
-          emptyToUndefined,
-          z.undefined({ error: `'pagination.${key}' next to method 'multiple' is not supported: set it on each scroller in 'scrollers'.` }).optional(),
-        ),
-      ]),
-    ),
+    // the reference applies these on top of the picked scroller's own
+    ...stopConditionShape,
   })
   .refine((v) => !isObject(v.scrollers) || Object.keys(v.scrollers).length > 0, {
     error: 'At least one scroller must be configured for "multiple" scroller.',
@@ -356,7 +348,7 @@ function normalizePagination(raw: Raw | undefined): PaginationConfig {
   if (raw.method !== 'multiple') return normalizeScroller(raw);
   const scrollers: Record<string, ScrollerConfig> = {};
   for (const [name, cfg] of Object.entries(raw.scrollers as Record<string, Raw>)) scrollers[name] = normalizeScroller(cfg);
-  return { method: 'multiple', scrollers, default: (raw.default as string | null | undefined) || null };
+  return { method: 'multiple', scrollers, default: (raw.default as string | null | undefined) || null, ...normalizeStops(raw) };
 }
 
 function normalizeDataField(raw: unknown): DataFieldConfig | null {

@@ -28,6 +28,7 @@ import type {
   NextPageFlagConfig,
   RequestDescriptor,
   ScrollerConfig,
+  StopConditions,
 } from './types';
 
 /** Why a job's pagination ended. */
@@ -59,6 +60,8 @@ export interface ScrollRules {
   queryParam: string | null;
   /** Settings of the methods of `./paging` (absent for `response.param` and none). */
   paging?: PagingRules;
+  /** Stop conditions set next to `method: "multiple"`, checked before the scroller's own (absent when none). */
+  outer?: StopConditions;
   forceStop: ForceStopConfig | null;
   nextPageFlag: NextPageFlagConfig | null;
   limitStop: LimitStopConfig | null;
@@ -112,6 +115,8 @@ export interface PageDigest {
   volume?: number;
   /** What the methods of `./paging` read in a response (next URL, id range). */
   paging?: PagingDigest;
+  /** `flag` and `limit` of the stop conditions next to `method: "multiple"` (absent when none). */
+  outer?: { flag: DigestValue | null; limit: DigestValue | null };
 }
 
 /** What the scroller needs to know about a response: `body` or its `digest`, plus size, hash and record count. */
@@ -148,7 +153,18 @@ interface RunStart {
   position?: PagingPosition;
 }
 
+function outerStops(api: ApiConfig): { outer?: StopConditions } {
+  const p = api.pagination;
+  if (p.method !== 'multiple' || (!p.forceStop && !p.nextPageFlag && !p.limitStop)) return {};
+  return { outer: { forceStop: p.forceStop ?? null, nextPageFlag: p.nextPageFlag ?? null, limitStop: p.limitStop ?? null } };
+}
+
 function rulesFor(api: ApiConfig, job: JobConfig): RunStart {
+  const start = innerRulesFor(api, job);
+  return { ...start, rules: { ...start.rules, ...outerStops(api) } };
+}
+
+function innerRulesFor(api: ApiConfig, job: JobConfig): RunStart {
   const scroller = scrollerForJob(api.pagination, job);
   const common = { forceStop: scroller.forceStop, nextPageFlag: scroller.nextPageFlag, limitStop: scroller.limitStop };
   const first = firstRequestSpec(api, job);
@@ -207,34 +223,37 @@ function lookup(body: unknown, path: string): DigestValue {
  */
 export function digestPage(state: Pick<ScrollerState, 'rules'>, body: unknown, records: readonly unknown[] = []): PageDigest {
   const { rules } = state;
-  let flag: DigestValue | null = null;
-  if (rules.nextPageFlag) {
+  const flagOf = (npf: NextPageFlagConfig | null): DigestValue | null => {
+    if (!npf) return null;
     const root = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-    const value = root[rules.nextPageFlag.field];
-    flag = { found: value !== undefined && value !== null, value: value ?? null };
-  }
+    const value = root[npf.field];
+    return { found: value !== undefined && value !== null, value: value ?? null };
+  };
+  const flag = flagOf(rules.nextPageFlag);
+  const outer = rules.outer
+    ? { outer: { flag: flagOf(rules.outer.nextPageFlag), limit: rules.outer.limitStop?.field !== undefined ? lookup(body, rules.outer.limitStop.field) : null } }
+    : {};
   const paging = rules.paging ? pagingDigest(rules.paging, body, records) : undefined;
   return {
     cursor: rules.kind !== 'response.param' || rules.responseParam === null ? null : lookup(body, rules.responseParam),
     flag,
     limit: rules.limitStop?.field !== undefined ? lookup(body, rules.limitStop.field) : null,
-    ...(rules.forceStop?.volumeBytes ? { volume: phpJsonLength(body) } : {}),
+    ...(rules.forceStop?.volumeBytes || rules.outer?.forceStop?.volumeBytes ? { volume: phpJsonLength(body) } : {}),
     ...(paging ? { paging } : {}),
+    ...outer,
   };
 }
 
-function limitReached(rules: ScrollRules, records: number, digest: PageDigest): boolean {
-  const limitStop = rules.limitStop;
+function limitReached(limitStop: LimitStopConfig | null, records: number, found: DigestValue | null | undefined): boolean {
   if (!limitStop) return false;
   if (limitStop.count !== undefined) return records >= limitStop.count;
   // A `field` that does not resolve (or is not a number) stops after the page, like the reference.
-  if (!digest.limit?.found) return true;
-  const limit = Number(digest.limit.value);
+  if (!found?.found) return true;
+  const limit = Number(found.value);
   return Number.isNaN(limit) || records >= limit;
 }
 
-function forceStopReason(rules: ScrollRules, s: ScrollerState, nowMs: number): StopReason | null {
-  const fs = rules.forceStop;
+function forceStopReason(fs: ForceStopConfig | null, s: ScrollerState, nowMs: number): StopReason | null {
   if (!fs) return null;
   if (fs.pages !== null && s.pages >= fs.pages) return 'force-stop-pages';
   if (fs.timeMs !== null && s.startedAtMs + fs.timeMs <= nowMs) return 'force-stop-time';
@@ -242,17 +261,26 @@ function forceStopReason(rules: ScrollRules, s: ScrollerState, nowMs: number): S
   return null;
 }
 
-function flagSaysStop(rules: ScrollRules, digest: PageDigest): boolean {
-  const npf = rules.nextPageFlag;
+function flagSaysStop(npf: NextPageFlagConfig | null, flag: DigestValue | null | undefined): boolean {
   if (!npf) return false;
-  const value = digest.flag?.found ? digest.flag.value : npf.ifNotSet;
+  const value = flag?.found ? flag.value : npf.ifNotSet;
   return isTruthy(value) === npf.stopOn;
+}
+
+/** The reference's decorators in their order: `limitStop`, `forceStop` (pages, time, volume), `nextPageFlag`. */
+function stopCondition(c: StopConditions, s: ScrollerState, flag: DigestValue | null | undefined, limit: DigestValue | null | undefined, nowMs: number): StopReason | null {
+  if (limitReached(c.limitStop, s.records, limit)) return 'limit-stop';
+  const forced = forceStopReason(c.forceStop, s, nowMs);
+  if (forced) return forced;
+  if (flagSaysStop(c.nextPageFlag, flag)) return 'next-page-flag';
+  return null;
 }
 
 /**
  * Feeds one response to the scroller and decides what happens next. Rules, in the reference's order: a response
- * identical to the previous one stops without being extracted; then (all ORed) `limitStop`, `forceStop`
- * (pages, time, volume), `nextPageFlag`, then the method's own rule: for `response.param` an empty value at
+ * identical to the previous one stops without being extracted; then (all ORed) the stop conditions set next to
+ * `method: "multiple"`, the scroller's own (`limitStop`, `forceStop` (pages, time, volume), `nextPageFlag`), then
+ * the method's own rule: for `response.param` an empty value at
  * `responseParam`, else the next request is the scroll template with `<queryParam> = <value>` (the value verbatim,
  * never followed as a URL); for the other methods see `nextPagingRequest` (`./paging`).
  */
@@ -287,10 +315,10 @@ export function nextStep(state: ScrollerState, page: PageResult, nowMs: number):
     );
   }
 
-  if (limitReached(rules, s.records, digest)) return stop(s, 'limit-stop', true);
-  const forced = forceStopReason(rules, s, nowMs);
-  if (forced) return stop(s, forced, true);
-  if (flagSaysStop(rules, digest)) return stop(s, 'next-page-flag', true);
+  const stopped =
+    (rules.outer ? stopCondition(rules.outer, s, digest.outer?.flag, digest.outer?.limit, nowMs) : null) ??
+    stopCondition(rules, s, digest.flag, digest.limit, nowMs);
+  if (stopped) return stop(s, stopped, true);
   if (rules.paging && s.template !== null) {
     const decision = nextPagingRequest(rules.paging, s.template, s.position ?? {}, { recordCount: page.recordCount, digest: digest.paging ?? {} }, nowMs);
     if (decision.stop !== undefined) return stop(s, decision.stop, true);

@@ -137,8 +137,11 @@ export type ScrollerConfig =
   | CursorScrollerConfig;
 // --- end of pagination methods ----------------------------------------------------------------------------------
 
-/** `method: "multiple"`: named scrollers, a job picks one with `scroller`. */
-export interface MultiplePaginationConfig {
+/**
+ * `method: "multiple"`: named scrollers, a job picks one with `scroller`. Its own stop conditions apply on top of
+ * the picked scroller's (checked first), as the reference decorates the multiple scroller.
+ */
+export interface MultiplePaginationConfig extends StopConditions {
   method: 'multiple';
   scrollers: Record<string, ScrollerConfig>;
   /** Name of the scroller for jobs without `scroller` (reference: `pagination.default`); else the one named `default`. */

@@ -67,7 +67,7 @@ describe('parseExtractorConfig rejects invalid configurations before any request
     ['a cursor scroller without param', (c) => (api(c).pagination = { method: 'cursor', idKey: 'id' }), 'parameters.api.pagination.param', "Missing 'pagination.param' attribute required for cursor pagination"],
     ['a cursor scroller with a fractional increment', (c) => (api(c).pagination = { method: 'cursor', idKey: 'id', param: 'since', increment: 1.5 }), 'parameters.api.pagination.increment', "'pagination.increment' must be an integer, given '1.5'."],
     ['a named offset scroller without limit', (c) => (api(c).pagination = { method: 'multiple', scrollers: { a: { method: 'offset' } } }), 'parameters.api.pagination.scrollers.a.limit', "Missing 'pagination.limit' attribute required for offset pagination"],
-    ['a forceStop next to method multiple', (c) => (api(c).pagination = { method: 'multiple', scrollers: { a: { method: 'pagenum' } }, forceStop: { pages: 2 } }), 'parameters.api.pagination.forceStop', "'pagination.forceStop' next to method 'multiple' is not supported: set it on each scroller in 'scrollers'."],
+    ['a nextPageFlag next to method multiple without stopOn', (c) => (api(c).pagination = { method: 'multiple', scrollers: { a: { method: 'pagenum' } }, nextPageFlag: { field: 'more' } }), 'parameters.api.pagination.nextPageFlag.stopOn', "'stopOn' value must be set to a boolean value for 'nextPageFlag'"],
     ['a forceStop.pages that is not an integer', (c) => (pagination(c).forceStop = { pages: 'many' }), 'parameters.api.pagination.forceStop.pages', "'forceStop.pages' must be a non-negative integer (0 means no limit)."],
     ['an unreadable forceStop.time', (c) => (pagination(c).forceStop = { time: 'soonish' }), 'parameters.api.pagination.forceStop.time', "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\" or \"30 seconds\"."],
     ['a forceStop.volume that is negative', (c) => (pagination(c).forceStop = { volume: -1 }), 'parameters.api.pagination.forceStop.volume', "'forceStop.volume' must be a non-negative integer number of bytes."],
@@ -225,8 +225,13 @@ describe('parseExtractorConfig normalizes the paging methods with the reference 
     expect(paginationOf({ method: 'cursor', idKey: 'id', param: 'p', reverse: true, increment: -1 })).toMatchObject({ reverse: true, increment: -1 });
   });
 
-  it('multiple: named scrollers of any method', () => {
+  it('multiple: named scrollers of any method, and stop conditions of its own', () => {
     const pagination = paginationOf({ method: 'multiple', scrollers: { list: { method: 'offset', limit: 2 }, search: { method: 'pagenum' } }, default: 'list' });
-    expect(pagination).toMatchObject({ method: 'multiple', default: 'list', scrollers: { list: { method: 'offset', limit: 2 }, search: { method: 'pagenum', limit: null } } });
+    expect(pagination).toMatchObject({ method: 'multiple', default: 'list', scrollers: { list: { method: 'offset', limit: 2 }, search: { method: 'pagenum', limit: null } }, ...noStops });
+    expect(paginationOf({ method: 'multiple', scrollers: { a: { method: 'pagenum' } }, forceStop: { pages: 3 }, limitStop: { count: 10 } })).toMatchObject({
+      forceStop: { pages: 3, timeMs: null, volumeBytes: null },
+      limitStop: { count: 10 },
+      nextPageFlag: null,
+    });
   });
 });

@@ -832,6 +832,26 @@ describe('Pagination methods offset, pagenum, response.url, zendesk.response.url
       tables: { items: ids(1, 2) },
     },
     {
+      name: 'stop conditions next to method multiple apply on top of the picked scroller (forceStop.pages of multiple)',
+      pagination: { method: 'multiple', scrollers: { pages: { method: 'pagenum', limitStop: { count: 100 } } }, default: 'pages', forceStop: { pages: 2 } },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(2), page(2, 3), page(2, 5)],
+      requests: ['GET /v1/items?page=1', 'GET /v1/items?page=2'],
+      tables: { items: ids(1, 2, 3, 4) },
+    },
+    {
+      name: 'stop conditions next to method multiple: nextPageFlag and limitStop.field read from the response',
+      pagination: {
+        method: 'multiple',
+        scrollers: { a: { method: 'offset', limit: 1, nextPageFlag: { field: 'more', stopOn: false, ifNotSet: true } } },
+        nextPageFlag: { field: 'last', stopOn: true, ifNotSet: false },
+      },
+      jobs: [{ endpoint: 'items', scroller: 'a' }],
+      responses: [{ ...page(1), more: true }, { ...page(1, 2), last: true, more: true }, page(1, 3)],
+      requests: ['GET /v1/items?limit=1&offset=0', 'GET /v1/items?limit=1&offset=1'],
+      tables: { items: ids(1, 2) },
+    },
+    {
       name: 'a child job runs its own pagination of the same method, from the start',
       pagination: { method: 'offset', limit: 2, firstPageParams: false },
       jobs: [{ endpoint: 'users', children: [{ endpoint: 'users/{id}/orders', dataType: 'orders', placeholders: { id: 'id' } }] }],
