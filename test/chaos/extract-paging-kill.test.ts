@@ -9,13 +9,14 @@ import { createServer, type Server } from 'node:http';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { FetchPagesResult } from '../../src/activities/extract-activities';
 import type { ExtractResult } from '../../src/contracts/extract';
-import { createSampleApi, pagingItems, type SampleApi } from '../../src/sample-api';
+import { createSampleApi, makeUsers, ordersOf, pagingItems, type SampleApi } from '../../src/sample-api';
 import { activityResults } from '../harness/history';
 import { eventually } from '../harness/processes';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
 
 const ITEMS = 600;
+const USERS = 40;
 const PAGE_SIZE = 5;
 const PAGES = ITEMS / PAGE_SIZE;
 /** The worker is killed once the API has answered this many requests of the run. */
@@ -115,7 +116,7 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
   beforeAll(async () => {
     [env, api] = await Promise.all([
       startSapiTestEnv('chaos-paging', { worker: false }),
-      createSampleApi({ pageSize: PAGE_SIZE, pagingRecords: ITEMS, logRequests: false }),
+      createSampleApi({ pageSize: PAGE_SIZE, pagingRecords: ITEMS, records: USERS, logRequests: false }),
     ]);
   });
   afterEach(() => {
@@ -138,11 +139,11 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
     return child;
   }
 
-  async function start(config: unknown): Promise<WorkflowHandle> {
+  async function start(config: unknown, options: Record<string, unknown> = {}): Promise<WorkflowHandle> {
     return env.client.workflow.start('extractWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `chaos-paging-${Date.now()}-${++n}`,
-      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 } } }],
+      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } }],
     });
   }
 
@@ -177,6 +178,55 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       expect(fetches.some((f) => f.resumed)).toBe(true);
       expect(gate.seen.length).toBeLessThan(c.requests + seenAtKill);
       expect(new Set(gate.seen).size).toBe(c.requests);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('child jobs paged by their own pagenum scroller between the pages of a pagenum parent: every parent and child row once, in order', async () => {
+    const gate = await startGate(api.url, 15);
+    const bucket = `chaos-paging-children-${n + 1}`;
+    try {
+      const config = {
+        parameters: {
+          api: {
+            baseUrl: gate.url,
+            pagination: {
+              method: 'multiple',
+              scrollers: { users: { method: 'pagenum', limit: PAGE_SIZE }, orders: { method: 'pagenum', limit: 2, firstPageParams: false } },
+              default: 'users',
+            },
+          },
+          config: {
+            outputBucket: bucket,
+            jobs: [
+              {
+                endpoint: 'users',
+                dataField: 'users',
+                dataType: 'users',
+                children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' }, scroller: 'orders' }],
+              },
+            ],
+          },
+        },
+      };
+      const first = await startWorker(`paging-${n + 1}-children-first`);
+      const handle = await start(config, { mode: 'page' });
+      await eventually(() => gate.seen.some((u) => u.startsWith('/users/18/orders')), 60_000, 'the children of the fourth users page never started');
+      first.kill('SIGKILL');
+      await startWorker(`paging-${n}-children-second`);
+
+      const result = (await handle.result()) as ExtractResult;
+      const orders = makeUsers(USERS).flatMap((u) => ordersOf(u.id));
+      expect(result.records).toBe(USERS + orders.length);
+      const users = await env.emulator.readTable(`in.c-${bucket}.users`);
+      expect(users.rows.map((r) => Number(r[users.columns.indexOf('id')]))).toEqual(makeUsers(USERS).map((u) => u.id));
+      const loaded = await env.emulator.readTable(`in.c-${bucket}.orders`);
+      expect(loaded.rows.map((r) => r[loaded.columns.indexOf('orderId')])).toEqual(orders.map((o) => o.orderId));
+      expect(loaded.rows.every((r) => r[loaded.columns.indexOf('parent_id')] === r[loaded.columns.indexOf('userId')])).toBe(true);
+      // a user with 2 orders (a full page) gets a second, empty page; 0, 1 or 3 orders end on the first or second
+      const orderPages = makeUsers(USERS).reduce((sum, u) => sum + Math.floor(ordersOf(u.id).length / 2) + 1, 0);
+      expect(new Set(gate.seen).size).toBe(USERS / PAGE_SIZE + 1 + orderPages);
     } finally {
       await gate.close();
     }
