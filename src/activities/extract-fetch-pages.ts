@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ExtractRateLimitedError } from '../extractor/errors';
 import { fetchPage, type FetchPageOptions } from '../extractor/http/fetch-page';
 import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
+import { referenceEchoedSecrets } from '../extractor/secret-echo';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
 import { resolveRequestSecrets, scrubError, type SecretSource } from '../extractor/secrets';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
@@ -179,6 +180,8 @@ export function fetchPages(deps: ActivityDeps) {
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
           const page = processPage(state, input.job, fetched, input.context);
+          // a secret the API echoes in the next URL or cursor goes back to its reference before the state keeps it
+          page.result = referenceEchoedSecrets(page.result, state.next, secrets);
           const last =
             !page.extract ||
             page.children.length > 0 ||

@@ -89,7 +89,7 @@ export function summarizeExtract(result: ExtractResult): Summary {
 /** `sapi-temporal extract <config.json>`: validates the configuration, runs `extractWorkflow`, prints rows per table. */
 export function registerExtractCommand(program: Command, context: CliContext): void {
   const command = addExtractArguments(
-    program.command('extract').description('run a Generic-Extractor configuration (response.param pagination) durably and load the records into Storage tables'),
+    program.command('extract').description('run a Generic-Extractor configuration (every pagination method) durably and load the records into Storage tables'),
   );
   addWorkflowOptions(command).action(async (configPath: string, flags: ExtractFlags) => {
     const config = readExtractConfig(configPath);

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { parseDurationMs } from './duration';
+import { cursorShape, normalizePagingScroller, offsetShape, pageNumberShape, responseUrlShape, zendeskResponseUrlShape } from './pagination-schema';
 import { ExtractorConfigError, type ConfigIssue } from './errors';
 import { safeName } from './table-names';
 import type {
@@ -25,8 +26,11 @@ import type {
 } from './types';
 import { isHttpUrl } from './url';
 
-/** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
-export const UNSUPPORTED_PAGINATION_METHODS = ['offset', 'pagenum', 'response.url', 'zendesk.response.url', 'cursor'];
+/** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"): none left. */
+export const UNSUPPORTED_PAGINATION_METHODS: string[] = [];
+
+/** Pagination methods this extractor implements (besides no pagination). */
+export const SUPPORTED_PAGINATION_METHODS = ['response.param', 'offset', 'pagenum', 'response.url', 'zendesk.response.url', 'cursor', 'multiple'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -144,12 +148,22 @@ function unknownMethodMessage(input: unknown): string {
   const method = isObject(input) ? input.method : undefined;
   const shown = typeof method === 'string' ? method : JSON.stringify(method);
   if (typeof method === 'string' && UNSUPPORTED_PAGINATION_METHODS.includes(method)) {
-    return `Pagination method '${method}' is not supported by this extractor (supported: response.param, multiple).`;
+    return `Pagination method '${method}' is not supported by this extractor (supported: ${SUPPORTED_PAGINATION_METHODS.join(', ')}).`;
   }
   return `Unknown pagination method '${shown}'`;
 }
 
-const scrollerSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema], {
+// --- pagination methods of ./paging (shapes in ./pagination-schema) ---
+const pagingScrollerSchemas = [
+  z.looseObject({ ...offsetShape, ...stopConditionShape }),
+  z.looseObject({ ...pageNumberShape, ...stopConditionShape }),
+  z.looseObject({ ...responseUrlShape, ...stopConditionShape }),
+  z.looseObject({ ...zendeskResponseUrlShape, ...stopConditionShape }),
+  z.looseObject({ ...cursorShape, ...stopConditionShape }),
+] as const;
+// --- end ---
+
+const scrollerSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema, ...pagingScrollerSchemas], {
   error: (iss) => (iss.code === 'invalid_union' ? unknownMethodMessage(iss.input) : undefined),
 });
 
@@ -160,6 +174,8 @@ const multipleSchema = z
       error: 'At least one scroller must be configured for "multiple" scroller.',
     }),
     default: z.string({ error: "'pagination.default' must be a scroller name." }).nullish(),
+    // the reference applies these on top of the picked scroller's own
+    ...stopConditionShape,
   })
   .refine((v) => !isObject(v.scrollers) || Object.keys(v.scrollers).length > 0, {
     error: 'At least one scroller must be configured for "multiple" scroller.',
@@ -170,7 +186,7 @@ const multipleSchema = z
     path: ['default'],
   });
 
-const paginationSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema, multipleSchema], {
+const paginationSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema, ...pagingScrollerSchemas, multipleSchema], {
   error: (iss) => (iss.code === 'invalid_union' ? unknownMethodMessage(iss.input) : undefined),
 });
 
@@ -306,6 +322,8 @@ function normalizeStops(raw: Raw): StopConditions {
 
 function normalizeScroller(raw: Raw): ScrollerConfig {
   const stops = normalizeStops(raw);
+  const paging = normalizePagingScroller(raw, stops);
+  if (paging) return paging;
   if (raw.method !== 'response.param') return { method: 'none', ...stops };
   const sr = raw.scrollRequest as Raw | undefined;
   const scrollRequest: ScrollRequestConfig | null = sr
@@ -330,7 +348,7 @@ function normalizePagination(raw: Raw | undefined): PaginationConfig {
   if (raw.method !== 'multiple') return normalizeScroller(raw);
   const scrollers: Record<string, ScrollerConfig> = {};
   for (const [name, cfg] of Object.entries(raw.scrollers as Record<string, Raw>)) scrollers[name] = normalizeScroller(cfg);
-  return { method: 'multiple', scrollers, default: (raw.default as string | null | undefined) || null };
+  return { method: 'multiple', scrollers, default: (raw.default as string | null | undefined) || null, ...normalizeStops(raw) };
 }
 
 function normalizeDataField(raw: unknown): DataFieldConfig | null {

@@ -50,11 +50,10 @@ export function processPage(
   fetched: { body: unknown; bytes: number; hash: string },
   context: RunContext = {},
 ): ProcessedPage {
-  const digest = digestPage(state, fetched.body);
   if (state.lastHash !== null && state.lastHash === fetched.hash) {
     return {
       extract: false,
-      result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: 0 },
+      result: { digest: digestPage(state, fetched.body), bytes: fetched.bytes, hash: fetched.hash, recordCount: 0 },
       tables: [],
       schemaDelta: [],
       children: [],
@@ -62,6 +61,7 @@ export function processPage(
     };
   }
   const { records, warnings } = resolveRecords(fetched.body, job);
+  const digest = digestPage(state, fetched.body, records);
   const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {

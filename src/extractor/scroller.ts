@@ -1,5 +1,6 @@
 /**
- * The pagination state machine of one job run (`response.param` scroller + the common stop conditions). Pure and
+ * The pagination state machine of one job run (every pagination method + the common stop conditions; the methods
+ * other than `response.param` are in `./paging`). Pure and
  * deterministic: no I/O, no clock (the caller passes `nowMs`), plain-JSON state. Workflow-safe.
  *
  * Driving it:
@@ -15,6 +16,8 @@
  * Workflows never see page bodies: the activity computes `digestPage(state, body)` (a few small values) and
  * returns it with `bytes`, `hash` and `recordCount`.
  */
+import { nextPagingRequest, pagingDigest, phpJsonLength, positionParam, startPaging } from './paging';
+import type { PagingDigest, PagingPosition, PagingRules } from './paging';
 import { getPath, isEmptyValue, isTruthy } from './path';
 import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestSpec } from './request';
 import type {
@@ -24,14 +27,22 @@ import type {
   LimitStopConfig,
   NextPageFlagConfig,
   RequestDescriptor,
+  ScrollerConfig,
+  StopConditions,
 } from './types';
 
 /** Why a job's pagination ended. */
 export type StopReason =
   /** No pagination configured: one request. */
   | 'no-pagination'
-  /** The value at `responseParam` is empty (absent, null, "", false, 0, "0", []). */
+  /** The value at `responseParam` (or `urlKey`) is empty (absent, null, "", false, 0, "0", []). */
   | 'empty-cursor'
+  /** `offset`/`pagenum` with a limit: the page had fewer records than the limit. */
+  | 'short-page'
+  /** `pagenum` without a limit, `cursor`: the page had no records. */
+  | 'empty-page'
+  /** `zendesk.response.url`: the next page's `start_time` is less than 6 minutes ago. */
+  | 'start-time-too-recent'
   /** The response is identical to the previous one; that page was not extracted. */
   | 'duplicate-response'
   | 'force-stop-pages'
@@ -42,9 +53,15 @@ export type StopReason =
 
 /** The pagination rules a job runs with (resolved from `pagination`, including `multiple`). */
 export interface ScrollRules {
-  kind: 'response.param' | 'none';
+  kind: ScrollerConfig['method'];
+  /** `response.param`: the path of the value; `response.url`: `urlKey`. */
   responseParam: string | null;
+  /** The param that carries the position (`queryParam`, `offsetParam`, `pageParam`, cursor `param`). */
   queryParam: string | null;
+  /** Settings of the methods of `./paging` (absent for `response.param` and none). */
+  paging?: PagingRules;
+  /** Stop conditions set next to `method: "multiple"`, checked before the scroller's own (absent when none). */
+  outer?: StopConditions;
   forceStop: ForceStopConfig | null;
   nextPageFlag: NextPageFlagConfig | null;
   limitStop: LimitStopConfig | null;
@@ -69,6 +86,10 @@ export interface ScrollerState {
   pages: number;
   /** Cumulative response-body bytes. */
   bytes: number;
+  /** Cumulative size of the responses as `forceStop.volume` counts it (their PHP `json_encode` length). */
+  volume?: number;
+  /** Position of the methods of `./paging` (offset, page number, ids seen). */
+  position?: PagingPosition;
   /** Cumulative records extracted. */
   records: number;
   /** When the job run started (ms since epoch), for `forceStop.time`. */
@@ -90,6 +111,12 @@ export interface PageDigest {
   flag: DigestValue | null;
   /** Value at `limitStop.field` (`null` when not configured). */
   limit: DigestValue | null;
+  /** `forceStop.volume`: the response's PHP `json_encode` length (absent when not configured). */
+  volume?: number;
+  /** What the methods of `./paging` read in a response (next URL, id range). */
+  paging?: PagingDigest;
+  /** `flag` and `limit` of the stop conditions next to `method: "multiple"` (absent when none). */
+  outer?: { flag: DigestValue | null; limit: DigestValue | null };
 }
 
 /** What the scroller needs to know about a response: `body` or its `digest`, plus size, hash and record count. */
@@ -102,6 +129,8 @@ export interface PageResult {
   recordCount: number;
   /** The decoded body; or give `digest` instead (workflows). */
   body?: unknown;
+  /** The page's records, with `body` (the `cursor` method reads their ids). */
+  records?: readonly unknown[];
   digest?: PageDigest;
 }
 
@@ -117,15 +146,45 @@ export interface StepResult {
   extractPage: boolean;
 }
 
-function rulesFor(api: ApiConfig, job: JobConfig): { rules: ScrollRules; template: RequestSpec | null } {
+interface RunStart {
+  rules: ScrollRules;
+  template: RequestSpec | null;
+  first: RequestSpec;
+  position?: PagingPosition;
+}
+
+function outerStops(api: ApiConfig): { outer?: StopConditions } {
+  const p = api.pagination;
+  if (p.method !== 'multiple' || (!p.forceStop && !p.nextPageFlag && !p.limitStop)) return {};
+  return { outer: { forceStop: p.forceStop ?? null, nextPageFlag: p.nextPageFlag ?? null, limitStop: p.limitStop ?? null } };
+}
+
+function rulesFor(api: ApiConfig, job: JobConfig): RunStart {
+  const start = innerRulesFor(api, job);
+  return { ...start, rules: { ...start.rules, ...outerStops(api) } };
+}
+
+function innerRulesFor(api: ApiConfig, job: JobConfig): RunStart {
   const scroller = scrollerForJob(api.pagination, job);
   const common = { forceStop: scroller.forceStop, nextPageFlag: scroller.nextPageFlag, limitStop: scroller.limitStop };
+  const first = firstRequestSpec(api, job);
   if (scroller.method === 'none') {
-    return { rules: { kind: 'none', responseParam: null, queryParam: null, ...common }, template: null };
+    return { rules: { kind: 'none', responseParam: null, queryParam: null, ...common }, template: null, first };
   }
+  if (scroller.method === 'response.param') {
+    return {
+      rules: { kind: 'response.param', responseParam: scroller.responseParam, queryParam: scroller.queryParam, ...common },
+      template: scrollTemplateSpec(api, job, scroller),
+      first,
+    };
+  }
+  const start = startPaging(api, job, scroller);
+  const responseParam = start.rules.kind === 'response.url' ? start.rules.urlKey : null;
   return {
-    rules: { kind: 'response.param', responseParam: scroller.responseParam, queryParam: scroller.queryParam, ...common },
-    template: scrollTemplateSpec(api, job, scroller),
+    rules: { kind: scroller.method, responseParam, queryParam: positionParam(start.rules), paging: start.rules, ...common },
+    template: start.template,
+    first: start.first,
+    position: start.position,
   };
 }
 
@@ -134,19 +193,21 @@ function rulesFor(api: ApiConfig, job: JobConfig): { rules: ScrollRules; templat
  * to run as is (for a child job: its endpoint with placeholders already filled, see `planChildRuns`).
  */
 export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number): ScrollerState {
-  const { rules, template } = rulesFor(api, job);
+  const { rules, template, first, position } = rulesFor(api, job);
   return {
     v: 1,
     jobId: job.id,
     rules,
     template,
-    next: toDescriptor(firstRequestSpec(api, job)),
+    next: toDescriptor(first),
     lastHash: null,
     pages: 0,
     bytes: 0,
+    volume: 0,
     records: 0,
     startedAtMs,
     stopReason: null,
+    ...(position ? { position } : {}),
   };
 }
 
@@ -155,53 +216,73 @@ function lookup(body: unknown, path: string): DigestValue {
   return { found: result.found, value: result.value ?? null };
 }
 
-/** Extracts from a decoded body the values the scroller needs (cursor, next-page flag, limit field). */
-export function digestPage(state: Pick<ScrollerState, 'rules'>, body: unknown): PageDigest {
+/**
+ * Extracts from a decoded body the values the scroller needs (cursor, next-page flag, limit field, size; next URL or
+ * id range for the methods of `./paging`, which read `records`). Throws `ExtractorDataError` when the next URL is
+ * not a URL or an id is not numeric.
+ */
+export function digestPage(state: Pick<ScrollerState, 'rules'>, body: unknown, records: readonly unknown[] = []): PageDigest {
   const { rules } = state;
-  let flag: DigestValue | null = null;
-  if (rules.nextPageFlag) {
+  const flagOf = (npf: NextPageFlagConfig | null): DigestValue | null => {
+    if (!npf) return null;
     const root = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-    const value = root[rules.nextPageFlag.field];
-    flag = { found: value !== undefined && value !== null, value: value ?? null };
-  }
+    const value = root[npf.field];
+    return { found: value !== undefined && value !== null, value: value ?? null };
+  };
+  const flag = flagOf(rules.nextPageFlag);
+  const outer = rules.outer
+    ? { outer: { flag: flagOf(rules.outer.nextPageFlag), limit: rules.outer.limitStop?.field !== undefined ? lookup(body, rules.outer.limitStop.field) : null } }
+    : {};
+  const paging = rules.paging ? pagingDigest(rules.paging, body, records) : undefined;
   return {
-    cursor: rules.responseParam === null ? null : lookup(body, rules.responseParam),
+    cursor: rules.kind !== 'response.param' || rules.responseParam === null ? null : lookup(body, rules.responseParam),
     flag,
     limit: rules.limitStop?.field !== undefined ? lookup(body, rules.limitStop.field) : null,
+    ...(rules.forceStop?.volumeBytes || rules.outer?.forceStop?.volumeBytes ? { volume: phpJsonLength(body) } : {}),
+    ...(paging ? { paging } : {}),
+    ...outer,
   };
 }
 
-function limitReached(rules: ScrollRules, records: number, digest: PageDigest): boolean {
-  const limitStop = rules.limitStop;
+function limitReached(limitStop: LimitStopConfig | null, records: number, found: DigestValue | null | undefined): boolean {
   if (!limitStop) return false;
   if (limitStop.count !== undefined) return records >= limitStop.count;
   // A `field` that does not resolve (or is not a number) stops after the page, like the reference.
-  if (!digest.limit?.found) return true;
-  const limit = Number(digest.limit.value);
+  if (!found?.found) return true;
+  const limit = Number(found.value);
   return Number.isNaN(limit) || records >= limit;
 }
 
-function forceStopReason(rules: ScrollRules, s: ScrollerState, nowMs: number): StopReason | null {
-  const fs = rules.forceStop;
+function forceStopReason(fs: ForceStopConfig | null, s: ScrollerState, nowMs: number): StopReason | null {
   if (!fs) return null;
   if (fs.pages !== null && s.pages >= fs.pages) return 'force-stop-pages';
   if (fs.timeMs !== null && s.startedAtMs + fs.timeMs <= nowMs) return 'force-stop-time';
-  if (fs.volumeBytes !== null && s.bytes > fs.volumeBytes) return 'force-stop-volume';
+  if (fs.volumeBytes !== null && (s.volume ?? s.bytes) > fs.volumeBytes) return 'force-stop-volume';
   return null;
 }
 
-function flagSaysStop(rules: ScrollRules, digest: PageDigest): boolean {
-  const npf = rules.nextPageFlag;
+function flagSaysStop(npf: NextPageFlagConfig | null, flag: DigestValue | null | undefined): boolean {
   if (!npf) return false;
-  const value = digest.flag?.found ? digest.flag.value : npf.ifNotSet;
+  const value = flag?.found ? flag.value : npf.ifNotSet;
   return isTruthy(value) === npf.stopOn;
+}
+
+/** The reference's decorators in their order: `limitStop`, `forceStop` (pages, time, volume), `nextPageFlag`. */
+function stopCondition(c: StopConditions, s: ScrollerState, flag: DigestValue | null | undefined, limit: DigestValue | null | undefined, nowMs: number): StopReason | null {
+  if (limitReached(c.limitStop, s.records, limit)) return 'limit-stop';
+  const forced = forceStopReason(c.forceStop, s, nowMs);
+  if (forced) return forced;
+  if (flagSaysStop(c.nextPageFlag, flag)) return 'next-page-flag';
+  return null;
 }
 
 /**
  * Feeds one response to the scroller and decides what happens next. Rules, in the reference's order: a response
- * identical to the previous one stops without being extracted; then (all ORed) `limitStop`, `forceStop`
- * (pages, time, volume), `nextPageFlag`, and an empty value at `responseParam`. Otherwise the next request is the
- * scroll template with `<queryParam> = <value>` (the value verbatim, never followed as a URL).
+ * identical to the previous one stops without being extracted; then (all ORed) the stop conditions set next to
+ * `method: "multiple"`, the scroller's own (`limitStop`, `forceStop` (pages, time, volume), `nextPageFlag`), then
+ * the method's own rule: for `response.param` an empty value at
+ * `responseParam`, else the next request is the scroll template with `<queryParam> = <value>` (the value verbatim,
+ * never followed as a URL); for the other methods see `nextPagingRequest` (`./paging`).
  */
 export function nextStep(state: ScrollerState, page: PageResult, nowMs: number): StepResult {
   if (state.next === null) throw new Error(`nextStep called after job '${state.jobId}' finished (${state.stopReason}).`);
@@ -216,12 +297,13 @@ export function nextStep(state: ScrollerState, page: PageResult, nowMs: number):
 
   if (state.lastHash !== null && page.hash === state.lastHash) return stop(state, 'duplicate-response', false);
 
-  const digest = page.digest ?? digestPage(state, page.body);
+  const digest = page.digest ?? digestPage(state, page.body, page.records);
   const s: ScrollerState = {
     ...state,
     lastHash: page.hash,
     pages: state.pages + 1,
     bytes: state.bytes + page.bytes,
+    volume: (state.volume ?? 0) + (digest.volume ?? page.bytes),
     records: state.records + page.recordCount,
   };
   const { rules } = s;
@@ -233,10 +315,16 @@ export function nextStep(state: ScrollerState, page: PageResult, nowMs: number):
     );
   }
 
-  if (limitReached(rules, s.records, digest)) return stop(s, 'limit-stop', true);
-  const forced = forceStopReason(rules, s, nowMs);
-  if (forced) return stop(s, forced, true);
-  if (flagSaysStop(rules, digest)) return stop(s, 'next-page-flag', true);
+  const stopped =
+    (rules.outer ? stopCondition(rules.outer, s, digest.outer?.flag, digest.outer?.limit, nowMs) : null) ??
+    stopCondition(rules, s, digest.flag, digest.limit, nowMs);
+  if (stopped) return stop(s, stopped, true);
+  if (rules.paging && s.template !== null) {
+    const decision = nextPagingRequest(rules.paging, s.template, s.position ?? {}, { recordCount: page.recordCount, digest: digest.paging ?? {} }, nowMs);
+    if (decision.stop !== undefined) return stop(s, decision.stop, true);
+    const next = toDescriptor(decision.next);
+    return { state: { ...s, position: decision.position, next }, next, warnings, extractPage: true };
+  }
   if (rules.kind === 'none' || s.template === null || rules.queryParam === null) return stop(s, 'no-pagination', true);
 
   const value = digest.cursor?.found ? digest.cursor.value : null;

@@ -22,7 +22,7 @@ export interface ForceStopConfig {
   pages: number | null;
   /** Wall-clock budget per job in milliseconds (input: seconds, or a duration string like `"1 hour"`). */
   timeMs: number | null;
-  /** Cumulative response-body bytes per job; the page that crosses the limit is kept. */
+  /** Cumulative size per job of the responses as compact JSON (PHP `json_encode` length); the page that crosses the limit is kept. */
   volumeBytes: number | null;
 }
 
@@ -70,11 +70,78 @@ export interface NoScrollerConfig extends StopConditions {
   method: 'none';
 }
 
-/** A single scroller. */
-export type ScrollerConfig = ResponseParamScrollerConfig | NoScrollerConfig;
+// --- Pagination methods besides response.param (see ./paging.ts for their semantics) ---------------------------
 
-/** `method: "multiple"`: named scrollers, a job picks one with `scroller`. */
-export interface MultiplePaginationConfig {
+/** `method: "offset"`: `<limitParam>=<limit>&<offsetParam>=<offset>`; stops on a page with fewer records than the limit. */
+export interface OffsetScrollerConfig extends StopConditions {
+  method: 'offset';
+  /** Page size (`pagination.limit`); a non-empty job param `<limitParam>` overrides it. */
+  limit: number;
+  /** Default `limit`. */
+  limitParam: string;
+  /** Default `offset`. */
+  offsetParam: string;
+  /** Send the limit and offset params with the first request too (default true). */
+  firstPageParams: boolean;
+  /** Start at the job's non-empty `<offsetParam>` param instead of 0 (default false). */
+  offsetFromJob: boolean;
+}
+
+/** `method: "pagenum"`: `<pageParam>=<page>` (+ `<limitParam>=<limit>` when a limit is set). */
+export interface PageNumberScrollerConfig extends StopConditions {
+  method: 'pagenum';
+  /** Page size, or null: then only an empty page stops. A non-empty job param `<limitParam>` overrides it. */
+  limit: number | null;
+  /** Default `limit`. */
+  limitParam: string;
+  /** Default `page`. */
+  pageParam: string;
+  /** Number of the first page (default 1). */
+  firstPage: number;
+  /** Send the page (and limit) params with the first request too (default true). */
+  firstPageParams: boolean;
+}
+
+/** `method: "response.url"` / `"zendesk.response.url"`: the next request is the URL found in the response. */
+export interface ResponseUrlScrollerConfig extends StopConditions {
+  method: 'response.url' | 'zendesk.response.url';
+  /** Path of the next URL in the response (default `next_page`). */
+  urlKey: string;
+  /** Path delimiter of `urlKey` (default `.`; always `.` for zendesk). */
+  delimiter: string;
+  /** Keep the job params on the next requests (default false). */
+  includeParams: boolean;
+  /** The value is a query string whose params are merged over the job's, on the job's endpoint (default false). */
+  paramIsQuery: boolean;
+}
+
+/** `method: "cursor"`: `<param>=<highest (or lowest, reverse) id seen so far + increment>`; stops on an empty page. */
+export interface CursorScrollerConfig extends StopConditions {
+  method: 'cursor';
+  /** Path of the id in each record. */
+  idKey: string;
+  param: string;
+  /** Use the lowest id instead of the highest (default false). */
+  reverse: boolean;
+  /** Added to the id (default 0). */
+  increment: number;
+}
+
+/** A single scroller. */
+export type ScrollerConfig =
+  | ResponseParamScrollerConfig
+  | NoScrollerConfig
+  | OffsetScrollerConfig
+  | PageNumberScrollerConfig
+  | ResponseUrlScrollerConfig
+  | CursorScrollerConfig;
+// --- end of pagination methods ----------------------------------------------------------------------------------
+
+/**
+ * `method: "multiple"`: named scrollers, a job picks one with `scroller`. Its own stop conditions apply on top of
+ * the picked scroller's (checked first), as the reference decorates the multiple scroller.
+ */
+export interface MultiplePaginationConfig extends StopConditions {
   method: 'multiple';
   scrollers: Record<string, ScrollerConfig>;
   /** Name of the scroller for jobs without `scroller` (reference: `pagination.default`); else the one named `default`. */

@@ -67,3 +67,15 @@ export function largeRecordCount(pages: number): number {
   for (let p = 1; p <= pages; p++) total += 1 + ((p * 7) % 10);
   return total;
 }
+
+/** An item of the `/paging/*` routes (1-based `id`): small, flat, deterministic. */
+export interface PagingItem {
+  id: number;
+  name: string;
+  value: number;
+}
+
+/** The `/paging/*` items with ids 1..count. */
+export function pagingItems(count: number): PagingItem[] {
+  return Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Item ${i + 1}`, value: ((i + 1) * 31) % 997 }));
+}

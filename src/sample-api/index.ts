@@ -13,13 +13,18 @@
  * - children:    `GET /users?page=N` → `{users, next_page}`, `GET /users/{id}/orders?page=N` → `{orders, next_page}`
  * - large runs:  `GET /large/items?page=N` → `{items, next_page}` with 1–10 records per page generated on the fly,
  *                `largePages` pages (default 100 000), nothing stored
+ * - the reference's other paging methods, over `pagingRecords` items (`pagingItems`, ids 1..n), `{items}` pages:
+ *   `GET /paging/offset?limit=&offset=` (offset), `GET /paging/pages?page=&per_page=` (pagenum, page 1 first),
+ *   `GET /paging/cursor?since=&limit=` (ids above `since`; cursor), `GET /paging/next-url?after=` → `links.next` a
+ *   relative URL repeating the other query params, or null (response.url), `GET /paging/incremental?start_time=` → `next_page` a root-relative URL
+ *   whose `start_time` is the current time on the last page (zendesk.response.url stops there)
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { largePage, makeUsers, ordersOf } from './dataset';
+import { largePage, makeUsers, ordersOf, pagingItems } from './dataset';
 import { HTML_ERROR_PAGE, Misbehaviour, type MisbehaveRule } from './misbehave';
 
-export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf } from './dataset';
-export type { SampleOrder, SampleUser } from './dataset';
+export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf, pagingItems } from './dataset';
+export type { PagingItem, SampleOrder, SampleUser } from './dataset';
 export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
 
 /** Options of `createSampleApi`. */
@@ -36,6 +41,8 @@ export interface SampleApiOptions {
   ordersPageSize?: number;
   /** Pages of `/large/items` (default 100 000). */
   largePages?: number;
+  /** Items of the `/paging/*` routes (default 100). */
+  pagingRecords?: number;
   /** Keep a log of requests in `requests` (default true; turn off for big benchmark runs). */
   logRequests?: boolean;
   /**
@@ -253,6 +260,46 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     const page = positiveInt((request.query as Record<string, unknown>).page, 1);
     if (page > largePages) return sendJson(request, reply, { items: [], next_page: null });
     return sendJson(request, reply, { items: largePage(page), next_page: page < largePages ? page + 1 : null });
+  });
+
+  // --- the reference's other paging methods (see the header) ---
+  const items = pagingItems(options.pagingRecords ?? 100);
+  const nonNegativeInt = (value: unknown, fallback: number) => {
+    const n = Number(value);
+    return Number.isInteger(n) && n >= 0 ? n : fallback;
+  };
+  /** Fake unix time of the item at `offset` for `/paging/incremental` (long ago, so never "too recent"). */
+  const INCREMENTAL_EPOCH = 1_000_000;
+  app.get('/paging/offset', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const offset = nonNegativeInt(q.offset, 0);
+    return sendJson(request, reply, { items: items.slice(offset, offset + positiveInt(q.limit, pageSize)) });
+  });
+  app.get('/paging/pages', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const size = positiveInt(q.per_page, pageSize);
+    const offset = (positiveInt(q.page, 1) - 1) * size;
+    return sendJson(request, reply, { items: items.slice(offset, offset + size) });
+  });
+  app.get('/paging/cursor', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const since = nonNegativeInt(q.since, 0);
+    return sendJson(request, reply, { items: items.filter((item) => item.id > since).slice(0, positiveInt(q.limit, pageSize)) });
+  });
+  app.get('/paging/next-url', async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const after = nonNegativeInt(query.after, 0);
+    const next = after + pageSize < items.length ? after + pageSize : null;
+    // like many APIs, the next link repeats the other params of the request (an api_key too)
+    const others = new URLSearchParams(Object.entries(query).filter(([k, v]) => k !== 'after' && typeof v === 'string') as Array<[string, string]>).toString();
+    const link = next === null ? null : `paging/next-url?after=${next}${others === '' ? '' : `&${others}`}`;
+    return sendJson(request, reply, { items: items.slice(after, after + pageSize), links: { next: link } });
+  });
+  app.get('/paging/incremental', async (request, reply) => {
+    const startTime = nonNegativeInt((request.query as Record<string, unknown>).start_time, INCREMENTAL_EPOCH);
+    const offset = Math.max(0, startTime - INCREMENTAL_EPOCH);
+    const next = offset + pageSize < items.length ? INCREMENTAL_EPOCH + offset + pageSize : Math.floor(Date.now() / 1000);
+    return sendJson(request, reply, { items: items.slice(offset, offset + pageSize), next_page: `/paging/incremental?start_time=${next}`, end_time: next });
   });
 
   await app.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1' });

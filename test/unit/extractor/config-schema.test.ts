@@ -53,7 +53,21 @@ describe('parseExtractorConfig rejects invalid configurations before any request
     ['a scrollRequest with an unknown method', (c) => (pagination(c).scrollRequest = { method: 'PATCH' }), 'parameters.api.pagination.scrollRequest.method', 'The "method" property must be one of "GET", "POST", "FORM" (case-insensitive).'],
     ['an includeParams that is not a boolean', (c) => (pagination(c).includeParams = 'yes'), 'parameters.api.pagination.includeParams', "'pagination.includeParams' must be a boolean."],
     ['an unknown pagination method', (c) => (pagination(c).method = 'magic'), 'parameters.api.pagination.method', "Unknown pagination method 'magic'"],
-    ['a reference pagination method this extractor does not implement', (c) => (pagination(c).method = 'offset'), 'parameters.api.pagination.method', "Pagination method 'offset' is not supported by this extractor (supported: response.param, multiple)."],
+    ['an offset scroller without limit', (c) => (api(c).pagination = { method: 'offset' }), 'parameters.api.pagination.limit', "Missing 'pagination.limit' attribute required for offset pagination"],
+    ['an offset scroller with limit 0', (c) => (api(c).pagination = { method: 'offset', limit: '0' }), 'parameters.api.pagination.limit', "Missing 'pagination.limit' attribute required for offset pagination"],
+    ['an offset scroller with a non-numeric limit', (c) => (api(c).pagination = { method: 'offset', limit: 'ten' }), 'parameters.api.pagination.limit', "Parameter 'pagination.limit' is not numeric. Value '\"ten\"'."],
+    ['an offset scroller with a negative limit', (c) => (api(c).pagination = { method: 'offset', limit: -2 }), 'parameters.api.pagination.limit', "'pagination.limit' must be at least 1, given '-2'."],
+    ['an offset scroller with a string firstPageParams', (c) => (api(c).pagination = { method: 'offset', limit: 2, firstPageParams: 'no' }), 'parameters.api.pagination.firstPageParams', "'pagination.firstPageParams' must be a boolean (true or false)."],
+    ['an offset scroller with a numeric offsetParam', (c) => (api(c).pagination = { method: 'offset', limit: 2, offsetParam: 5 }), 'parameters.api.pagination.offsetParam', "'pagination.offsetParam' must be a string."],
+    ['a pagenum scroller with a non-numeric limit', (c) => (api(c).pagination = { method: 'pagenum', limit: [5] }), 'parameters.api.pagination.limit', "Parameter 'pagination.limit' is not numeric. Value '[5]'."],
+    ['a pagenum scroller with a firstPage that is not an integer', (c) => (api(c).pagination = { method: 'pagenum', firstPage: 'one' }), 'parameters.api.pagination.firstPage', "'pagination.firstPage' must be an integer, given '\"one\"'."],
+    ['a response.url scroller with an empty delimiter', (c) => (api(c).pagination = { method: 'response.url', delimiter: '' }), 'parameters.api.pagination.delimiter', "'pagination.delimiter' must not be empty."],
+    ['a response.url scroller with a string paramIsQuery', (c) => (api(c).pagination = { method: 'response.url', paramIsQuery: 'true' }), 'parameters.api.pagination.paramIsQuery', "'pagination.paramIsQuery' must be a boolean (true or false)."],
+    ['a cursor scroller without idKey', (c) => (api(c).pagination = { method: 'cursor', param: 'since' }), 'parameters.api.pagination.idKey', "Missing 'pagination.idKey' attribute required for cursor pagination"],
+    ['a cursor scroller without param', (c) => (api(c).pagination = { method: 'cursor', idKey: 'id' }), 'parameters.api.pagination.param', "Missing 'pagination.param' attribute required for cursor pagination"],
+    ['a cursor scroller with a fractional increment', (c) => (api(c).pagination = { method: 'cursor', idKey: 'id', param: 'since', increment: 1.5 }), 'parameters.api.pagination.increment', "'pagination.increment' must be an integer, given '1.5'."],
+    ['a named offset scroller without limit', (c) => (api(c).pagination = { method: 'multiple', scrollers: { a: { method: 'offset' } } }), 'parameters.api.pagination.scrollers.a.limit', "Missing 'pagination.limit' attribute required for offset pagination"],
+    ['a nextPageFlag next to method multiple without stopOn', (c) => (api(c).pagination = { method: 'multiple', scrollers: { a: { method: 'pagenum' } }, nextPageFlag: { field: 'more' } }), 'parameters.api.pagination.nextPageFlag.stopOn', "'stopOn' value must be set to a boolean value for 'nextPageFlag'"],
     ['a forceStop.pages that is not an integer', (c) => (pagination(c).forceStop = { pages: 'many' }), 'parameters.api.pagination.forceStop.pages', "'forceStop.pages' must be a non-negative integer (0 means no limit)."],
     ['an unreadable forceStop.time', (c) => (pagination(c).forceStop = { time: 'soonish' }), 'parameters.api.pagination.forceStop.time', "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\" or \"30 seconds\"."],
     ['a forceStop.volume that is negative', (c) => (pagination(c).forceStop = { volume: -1 }), 'parameters.api.pagination.forceStop.volume', "'forceStop.volume' must be a non-negative integer number of bytes."],
@@ -171,5 +185,53 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
     const input = valid();
     job(input).dataField = { path: 'a/b' , delimiter: '/' };
     expect(parseExtractorConfig(input).config.jobs[0].dataField).toEqual({ path: 'a/b', delimiter: '/' });
+  });
+});
+
+describe('parseExtractorConfig normalizes the paging methods with the reference defaults', () => {
+  const paginationOf = (pagination: unknown) => {
+    const input = valid();
+    api(input).pagination = pagination;
+    return parseExtractorConfig(input).api.pagination;
+  };
+  const noStops = { forceStop: null, nextPageFlag: null, limitStop: null };
+
+  it('offset: limit as an integer, limit/offset params, first page params on, offset not from the job', () => {
+    expect(paginationOf({ method: 'offset', limit: '20' })).toEqual({
+      method: 'offset', limit: 20, limitParam: 'limit', offsetParam: 'offset', firstPageParams: true, offsetFromJob: false, ...noStops,
+    });
+  });
+
+  it('pagenum: no limit, page param from 1, first page params on', () => {
+    expect(paginationOf({ method: 'pagenum', limitParam: '' })).toEqual({
+      method: 'pagenum', limit: null, limitParam: 'limit', pageParam: 'page', firstPage: 1, firstPageParams: true, ...noStops,
+    });
+    expect(paginationOf({ method: 'pagenum', limit: 2, pageParam: 'set', firstPage: '0', firstPageParams: false })).toMatchObject({ limit: 2, pageParam: 'set', firstPage: 0, firstPageParams: false });
+  });
+
+  it('response.url: urlKey next_page, delimiter ".", no params; zendesk always uses "."', () => {
+    expect(paginationOf({ method: 'response.url' })).toEqual({
+      method: 'response.url', urlKey: 'next_page', delimiter: '.', includeParams: false, paramIsQuery: false, ...noStops,
+    });
+    expect(paginationOf({ method: 'zendesk.response.url', urlKey: 'links/next', delimiter: '/', includeParams: true })).toMatchObject({
+      method: 'zendesk.response.url', urlKey: 'links/next', delimiter: '.', includeParams: true,
+    });
+  });
+
+  it('cursor: no reverse, increment 0', () => {
+    expect(paginationOf({ method: 'cursor', idKey: 'fields.id', param: 'after' })).toEqual({
+      method: 'cursor', idKey: 'fields.id', param: 'after', reverse: false, increment: 0, ...noStops,
+    });
+    expect(paginationOf({ method: 'cursor', idKey: 'id', param: 'p', reverse: true, increment: -1 })).toMatchObject({ reverse: true, increment: -1 });
+  });
+
+  it('multiple: named scrollers of any method, and stop conditions of its own', () => {
+    const pagination = paginationOf({ method: 'multiple', scrollers: { list: { method: 'offset', limit: 2 }, search: { method: 'pagenum' } }, default: 'list' });
+    expect(pagination).toMatchObject({ method: 'multiple', default: 'list', scrollers: { list: { method: 'offset', limit: 2 }, search: { method: 'pagenum', limit: null } }, ...noStops });
+    expect(paginationOf({ method: 'multiple', scrollers: { a: { method: 'pagenum' } }, forceStop: { pages: 3 }, limitStop: { count: 10 } })).toMatchObject({
+      forceStop: { pages: 3, timeMs: null, volumeBytes: null },
+      limitStop: { count: 10 },
+      nextPageFlag: null,
+    });
   });
 });

@@ -685,3 +685,198 @@ describe('Output tables', () => {
     });
   });
 });
+
+describe('Pagination methods offset, pagenum, response.url, zendesk.response.url, cursor', () => {
+  const page = (n: number, from = 1) => ({ items: Array.from({ length: n }, (_, i) => ({ id: from + i })) });
+  const cases: Case[] = [
+    {
+      name: 'offset sends limit and offset on every request and stops on a page shorter than the limit',
+      pagination: { method: 'offset', limit: 2 },
+      jobs: [{ endpoint: 'items', params: { q: 'x' } }],
+      responses: [page(2, 1), page(2, 3), page(1, 5)],
+      requests: ['GET /v1/items?q=x&limit=2&offset=0', 'GET /v1/items?q=x&limit=2&offset=2', 'GET /v1/items?q=x&limit=2&offset=4'],
+      tables: { items: ids(1, 2, 3, 4, 5) },
+    },
+    {
+      name: 'offset: a job param named like limitParam sets the limit, offsetFromJob starts at the job offset',
+      pagination: { method: 'offset', limit: 50, offsetFromJob: true },
+      jobs: [{ endpoint: 'items', params: { offset: 10, limit: '3' } }],
+      responses: [page(3, 11), page(0)],
+      requests: ['GET /v1/items?offset=10&limit=3', 'GET /v1/items?offset=13&limit=3'],
+      tables: { items: ids(11, 12, 13) },
+    },
+    {
+      name: 'offset without offsetFromJob starts at 0 even when the job has an offset param',
+      pagination: { method: 'offset', limit: 2 },
+      jobs: [{ endpoint: 'items', params: { offset: 10 } }],
+      responses: [page(1)],
+      requests: ['GET /v1/items?offset=0&limit=2'],
+    },
+    {
+      name: 'offset with firstPageParams false sends the first request as the job is, then offset = limit',
+      pagination: { method: 'offset', limit: 2, firstPageParams: false },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(2), page(0)],
+      requests: ['GET /v1/items', 'GET /v1/items?limit=2&offset=2'],
+    },
+    {
+      name: 'offset puts its params into the JSON body of a POST job',
+      pagination: { method: 'offset', limit: 1, limitParam: 'size', offsetParam: 'from' },
+      jobs: [{ endpoint: 'search', method: 'POST', params: { q: 1 } }],
+      responses: [page(1), page(0)],
+      requests: ['POST /v1/search {"q":1,"size":1,"from":0}', 'POST /v1/search {"q":1,"size":1,"from":1}'],
+    },
+    {
+      name: 'offset with limit 1 stops on an empty page (fewer records than the limit)',
+      pagination: { method: 'offset', limit: 1 },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(1), { items: [] }],
+      requests: ['GET /v1/items?limit=1&offset=0', 'GET /v1/items?limit=1&offset=1'],
+      tables: { items: ids(1) },
+    },
+    {
+      name: 'pagenum without a limit stops only on an empty page',
+      pagination: { method: 'pagenum' },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(3), page(1, 4), page(0)],
+      requests: ['GET /v1/items?page=1', 'GET /v1/items?page=2', 'GET /v1/items?page=3'],
+      tables: { items: ids(1, 2, 3, 4) },
+    },
+    {
+      name: 'pagenum with a limit sends it and stops on a page shorter than the limit; the job param overrides the limit',
+      pagination: { method: 'pagenum', limit: 100, limitParam: 'per_page' },
+      jobs: [{ endpoint: 'items', params: { per_page: 2 } }],
+      responses: [page(2), page(1, 3)],
+      requests: ['GET /v1/items?per_page=2&page=1', 'GET /v1/items?per_page=2&page=2'],
+      tables: { items: ids(1, 2, 3) },
+    },
+    {
+      name: 'pagenum firstPage 0 with firstPageParams false: the job as is first, then page 1',
+      pagination: { method: 'pagenum', firstPage: 0, firstPageParams: false },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(1), page(0)],
+      requests: ['GET /v1/items', 'GET /v1/items?page=1'],
+    },
+    {
+      name: 'response.url follows a relative next URL against baseUrl, without the job params',
+      pagination: { method: 'response.url', urlKey: 'links.next' },
+      jobs: [{ endpoint: 'items', params: { q: 'x' } }],
+      responses: [{ ...page(1), links: { next: 'items?page=2' } }, { ...page(1, 2), links: { next: '/v2/items?page=3' } }, { ...page(1, 3), links: {} }],
+      requests: ['GET /v1/items?q=x', 'GET /v1/items?page=2', 'GET /v2/items?page=3'],
+      tables: { items: ids(1, 2, 3) },
+    },
+    {
+      name: 'response.url follows an absolute URL on another host, with the job params when includeParams and the default params always',
+      pagination: { method: 'response.url', includeParams: true },
+      http: { defaultOptions: { params: { key: 'k' } } },
+      jobs: [{ endpoint: 'items', params: { q: 'x' } }],
+      responses: [{ ...page(1), next_page: 'http://other.test/more?cursor=a%20b' }, { ...page(0), next_page: null }],
+      requests: ['GET /v1/items?key=k&q=x', 'GET http://other.test/more?cursor=a%20b&key=k&q=x'],
+    },
+    {
+      name: 'response.url with paramIsQuery sets the query string params over the job params on the job endpoint',
+      pagination: { method: 'response.url', urlKey: 'next', paramIsQuery: true, includeParams: true },
+      jobs: [{ endpoint: 'items', params: { page: 'start', q: 'x' } }],
+      responses: [{ ...page(1), next: '?page=2&extra=a+b' }, { ...page(1, 2), next: '' }],
+      requests: ['GET /v1/items?page=start&q=x', 'GET /v1/items?page=2&q=x&extra=a%20b'],
+      tables: { items: ids(1, 2) },
+    },
+    {
+      name: 'response.url reads urlKey with a custom delimiter',
+      pagination: { method: 'response.url', urlKey: 'links/next.href', delimiter: '/' },
+      jobs: [{ endpoint: 'items' }],
+      responses: [{ ...page(1), links: { 'next.href': 'items?p=2' } }, page(0)],
+      requests: ['GET /v1/items', 'GET /v1/items?p=2'],
+    },
+    {
+      name: 'zendesk.response.url stops when the next start_time is less than 6 minutes before now',
+      pagination: { method: 'zendesk.response.url' },
+      jobs: [{ endpoint: 'tickets' }],
+      clock: [0, 1_000_000_000, 1_000_000_000],
+      responses: [
+        { ...page(1), next_page: 'http://api.test/v1/tickets?start_time=999000' },
+        { ...page(1, 2), next_page: 'http://api.test/v1/tickets?start_time=999700' },
+      ],
+      requests: ['GET /v1/tickets', 'GET /v1/tickets?start_time=999000'],
+      tables: { tickets: ids(1, 2) },
+    },
+    {
+      name: 'cursor sends the highest id seen so far (+ increment) with the job params and stops on an empty page',
+      pagination: { method: 'cursor', idKey: 'meta.id', param: 'since', increment: 1 },
+      jobs: [{ endpoint: 'items', params: { since: 0, q: 'x' } }],
+      responses: [[{ meta: { id: 5 } }, { meta: { id: '7' } }], [{ meta: { id: 3 } }], []],
+      requests: ['GET /v1/items?since=0&q=x', 'GET /v1/items?since=8&q=x', 'GET /v1/items?since=8&q=x'],
+    },
+    {
+      name: 'cursor with reverse sends the lowest id seen so far',
+      pagination: { method: 'cursor', idKey: 'id', param: 'before', reverse: true },
+      jobs: [{ endpoint: 'items' }],
+      responses: [[{ id: 10 }, { id: 9 }], [{ id: 8 }], []],
+      requests: ['GET /v1/items', 'GET /v1/items?before=9', 'GET /v1/items?before=8'],
+    },
+    {
+      name: 'stop conditions apply to every method: limitStop.count with pagenum',
+      pagination: { method: 'pagenum', limitStop: { count: 3 } },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(2), page(2, 3)],
+      requests: ['GET /v1/items?page=1', 'GET /v1/items?page=2'],
+      tables: { items: ids(1, 2, 3, 4) },
+    },
+    {
+      name: 'forceStop.volume counts the size of the compact JSON of each response, not its raw bytes',
+      pagination: { method: 'offset', limit: 1, forceStop: { volume: 30 } },
+      jobs: [{ endpoint: 'items' }],
+      // compact JSON: {"items":[{"id":1}]} = 20 bytes per page; the raw bodies are padded with whitespace
+      responses: [{ raw: `{"items":   [{"id": 1}]}${' '.repeat(100)}` }, { raw: `{"items":[{"id":2}]}${' '.repeat(100)}` }, page(1, 3)],
+      requests: ['GET /v1/items?limit=1&offset=0', 'GET /v1/items?limit=1&offset=1'],
+      tables: { items: ids(1, 2) },
+    },
+    {
+      name: 'stop conditions next to method multiple apply on top of the picked scroller (forceStop.pages of multiple)',
+      pagination: { method: 'multiple', scrollers: { pages: { method: 'pagenum', limitStop: { count: 100 } } }, default: 'pages', forceStop: { pages: 2 } },
+      jobs: [{ endpoint: 'items' }],
+      responses: [page(2), page(2, 3), page(2, 5)],
+      requests: ['GET /v1/items?page=1', 'GET /v1/items?page=2'],
+      tables: { items: ids(1, 2, 3, 4) },
+    },
+    {
+      name: 'stop conditions next to method multiple: nextPageFlag and limitStop.field read from the response',
+      pagination: {
+        method: 'multiple',
+        scrollers: { a: { method: 'offset', limit: 1, nextPageFlag: { field: 'more', stopOn: false, ifNotSet: true } } },
+        nextPageFlag: { field: 'last', stopOn: true, ifNotSet: false },
+      },
+      jobs: [{ endpoint: 'items', scroller: 'a' }],
+      responses: [{ ...page(1), more: true }, { ...page(1, 2), last: true, more: true }, page(1, 3)],
+      requests: ['GET /v1/items?limit=1&offset=0', 'GET /v1/items?limit=1&offset=1'],
+      tables: { items: ids(1, 2) },
+    },
+    {
+      name: 'a child job runs its own pagination of the same method, from the start',
+      pagination: { method: 'offset', limit: 2, firstPageParams: false },
+      jobs: [{ endpoint: 'users', children: [{ endpoint: 'users/{id}/orders', dataType: 'orders', placeholders: { id: 'id' } }] }],
+      responses: [page(2), [{ o: 1 }, { o: 2 }], [], [{ o: 3 }], page(1, 3), []],
+      requests: [
+        'GET /v1/users',
+        'GET /v1/users/1/orders',
+        'GET /v1/users/1/orders?limit=2&offset=2',
+        'GET /v1/users/2/orders',
+        'GET /v1/users?limit=2&offset=2',
+        'GET /v1/users/3/orders',
+      ],
+    },
+  ];
+  it.each(cases)('$name', check);
+
+  it('a cursor id that is not numeric fails the extraction with the value and the idKey', async () => {
+    await expect(
+      run({ name: '', pagination: { method: 'cursor', idKey: 'id', param: 'after' }, jobs: [{ endpoint: 'items' }], responses: [[{ id: 'abc' }]], requests: [] }),
+    ).rejects.toThrow(`Cursor value '"abc"' is not numeric (idKey 'id').`);
+  });
+
+  it('a next URL that is an object fails the extraction naming urlKey', async () => {
+    await expect(
+      run({ name: '', pagination: { method: 'response.url', urlKey: 'next' }, jobs: [{ endpoint: 'items' }], responses: [{ items: [], next: { href: 'x' } }], requests: [] }),
+    ).rejects.toThrow(/next page URL at urlKey 'next' must be a string, got object/);
+  });
+});

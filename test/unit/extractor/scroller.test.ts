@@ -67,3 +67,43 @@ describe('scroller state', () => {
     expect(step.state).toMatchObject({ pages: 1, bytes: 5, records: 1 });
   });
 });
+
+describe('scroller state of every paging method', () => {
+  const methods: Array<[string, unknown, (n: number) => unknown]> = [
+    ['offset', { method: 'offset', limit: 2, forceStop: { volume: 100_000 } }, (n) => ({ items: [{ id: n * 2 + 1 }, { id: n * 2 + 2 }] })],
+    ['pagenum', { method: 'pagenum', limit: 2 }, (n) => ({ items: [{ id: n * 2 + 1 }, { id: n * 2 + 2 }] })],
+    ['response.url', { method: 'response.url', urlKey: 'links.next' }, (n) => ({ items: [{ id: n }], links: { next: `items?page=${n + 2}` } })],
+    ['zendesk.response.url', { method: 'zendesk.response.url' }, (n) => ({ items: [{ id: n }], next_page: `items?start_time=${n + 1}` })],
+    ['cursor', { method: 'cursor', idKey: 'id', param: 'after' }, (n) => ({ items: [{ id: n * 2 + 1 }, { id: n * 2 + 2 }] })],
+  ];
+
+  it.each(methods)('%s: the state is plain JSON under 1 KB, and stepping from a copy or from the digest gives the same requests', (_name, pagination, body) => {
+    const cfg = makeConfig({ pagination, jobs: [{ endpoint: 'items', dataField: 'items', params: { q: 'x' } }] });
+    const j = cfg.config.jobs[0];
+    let state = createScrollerState(j, cfg.api, 0);
+    const urls: string[] = [state.next?.url ?? ''];
+    for (let n = 0; n < 3; n++) {
+      const b = body(n) as { items: unknown[] };
+      const page = { bytes: 10, hash: `h${n}`, recordCount: b.items.length };
+      const copy = JSON.parse(JSON.stringify(state));
+      const withBody = nextStep(state, { ...page, body: b, records: b.items }, 1_000_000_000);
+      const withDigest = nextStep(copy, { ...page, digest: JSON.parse(JSON.stringify(digestPage(state, b, b.items))) }, 1_000_000_000);
+      expect(withDigest).toEqual(withBody);
+      state = withBody.state;
+      expect(JSON.stringify(state).length).toBeLessThan(1_000);
+      urls.push(state.next?.url ?? '');
+    }
+    expect(new Set(urls).size).toBe(4);
+  });
+
+  it('offset, pagenum and cursor keep their position in the state (offset, page, lowest and highest id)', () => {
+    const step = (pagination: unknown, items: unknown[]) => {
+      const cfg = makeConfig({ pagination, jobs: [{ endpoint: 'items', dataField: 'items' }] });
+      const state = createScrollerState(cfg.config.jobs[0], cfg.api, 0);
+      return nextStep(state, { body: { items }, records: items, bytes: 1, hash: 'a', recordCount: items.length }, 0).state.position;
+    };
+    expect(step({ method: 'offset', limit: 1 }, [{ id: 1 }])).toEqual({ offset: 1 });
+    expect(step({ method: 'pagenum', firstPage: 0 }, [{ id: 1 }])).toEqual({ page: 1 });
+    expect(step({ method: 'cursor', idKey: 'id', param: 'p' }, [{ id: 4 }, { id: '2' }, { id: 9.7 }])).toEqual({ min: 2, max: 9 });
+  });
+});

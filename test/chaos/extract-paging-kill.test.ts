@@ -1,0 +1,234 @@
+/**
+ * Every pagination method survives SIGKILL of its worker mid-pagination: for each method the sample API pages with
+ * it (`/paging/*`), the worker is killed once the API has answered a good part of the pages, a new worker process
+ * takes over from the last checkpoint (scroller state with the method's position: offset, page number, cursor ids,
+ * next URL), and the loaded table holds every item exactly once, in order. Pages are staged on S3 (MinIO).
+ */
+import { type ChildProcess } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { FetchPagesResult } from '../../src/activities/extract-activities';
+import type { ExtractResult } from '../../src/contracts/extract';
+import { createSampleApi, makeUsers, ordersOf, pagingItems, type SampleApi } from '../../src/sample-api';
+import { activityResults } from '../harness/history';
+import { eventually } from '../harness/processes';
+import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
+import { testStack } from '../harness/stack-state';
+
+const ITEMS = 600;
+const USERS = 40;
+const PAGE_SIZE = 5;
+const PAGES = ITEMS / PAGE_SIZE;
+/** The worker is killed once the API has answered this many requests of the run. */
+const KILL_AFTER = 60;
+
+/** A proxy in front of the sample API that slows every answer a little and counts the requests of one run. */
+async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      void (async () => {
+        const url = req.url ?? '/';
+        const upstream = await fetch(new URL(url.slice(1), target));
+        const answer = Buffer.from(await upstream.arrayBuffer());
+        await new Promise((r) => setTimeout(r, delayMs));
+        seen.push(url);
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+        res.end(answer);
+      })().catch(() => res.destroy());
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    seen,
+    close: () =>
+      new Promise((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
+
+interface MethodCase {
+  method: string;
+  pagination: Record<string, unknown>;
+  job: Record<string, unknown>;
+  /** Requests the API answers in a full run (pages, plus the empty or short last one). */
+  requests: number;
+  stopReason: string;
+}
+
+const CASES: MethodCase[] = [
+  {
+    method: 'offset',
+    pagination: { method: 'offset', limit: PAGE_SIZE },
+    job: { endpoint: 'paging/offset', dataField: 'items' },
+    requests: PAGES + 1,
+    stopReason: 'short-page',
+  },
+  {
+    method: 'pagenum',
+    pagination: { method: 'pagenum', limit: PAGE_SIZE, limitParam: 'per_page', firstPageParams: false },
+    job: { endpoint: 'paging/pages', dataField: 'items' },
+    requests: PAGES + 1,
+    stopReason: 'short-page',
+  },
+  {
+    method: 'response.url',
+    pagination: { method: 'response.url', urlKey: 'links.next' },
+    job: { endpoint: 'paging/next-url', dataField: 'items' },
+    requests: PAGES,
+    stopReason: 'empty-cursor',
+  },
+  {
+    method: 'zendesk.response.url',
+    pagination: { method: 'zendesk.response.url' },
+    job: { endpoint: 'paging/incremental', dataField: 'items' },
+    requests: PAGES,
+    stopReason: 'start-time-too-recent',
+  },
+  {
+    method: 'cursor',
+    pagination: { method: 'cursor', idKey: 'id', param: 'since' },
+    job: { endpoint: 'paging/cursor', dataField: 'items', params: { limit: PAGE_SIZE } },
+    requests: PAGES + 1,
+    stopReason: 'empty-page',
+  },
+  {
+    method: 'multiple (a named pagenum scroller)',
+    pagination: { method: 'multiple', scrollers: { pages: { method: 'pagenum', limit: PAGE_SIZE, limitParam: 'per_page' } } },
+    job: { endpoint: 'paging/pages', dataField: 'items', scroller: 'pages' },
+    requests: PAGES + 1,
+    stopReason: 'short-page',
+  },
+];
+
+describe('every pagination method survives SIGKILL of its worker mid-pagination', () => {
+  const stagingPrefix = `chaos-paging-${Date.now().toString(36)}`;
+  let env: SapiTestEnv;
+  let api: SampleApi;
+  const children: ChildProcess[] = [];
+  let n = 0;
+
+  beforeAll(async () => {
+    [env, api] = await Promise.all([
+      startSapiTestEnv('chaos-paging', { worker: false }),
+      createSampleApi({ pageSize: PAGE_SIZE, pagingRecords: ITEMS, records: USERS, logRequests: false }),
+    ]);
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+  afterAll(async () => {
+    await api?.close();
+    await env?.stop();
+  });
+
+  async function startWorker(identity: string): Promise<ChildProcess> {
+    const stack = testStack();
+    const child = await startWorkerProcess(env, identity, {
+      SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
+      SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
+      AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
+    });
+    children.push(child);
+    return child;
+  }
+
+  async function start(config: unknown, options: Record<string, unknown> = {}): Promise<WorkflowHandle> {
+    return env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `chaos-paging-${Date.now()}-${++n}`,
+      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } }],
+    });
+  }
+
+  it.each(CASES)('$method: a new worker resumes from the checkpoint and every item is loaded exactly once, in order', async (c) => {
+    const gate = await startGate(api.url, 30);
+    const bucket = `chaos-paging-${n + 1}`;
+    try {
+      const config = {
+        parameters: {
+          api: { baseUrl: gate.url, pagination: c.pagination },
+          config: { outputBucket: bucket, jobs: [{ ...c.job, dataType: 'items' }] },
+        },
+      };
+      const first = await startWorker(`paging-${n + 1}-first`);
+      const handle = await start(config);
+      await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
+      first.kill('SIGKILL');
+      const seenAtKill = gate.seen.length;
+      expect(seenAtKill).toBeLessThan(c.requests); // killed mid-pagination
+      await startWorker(`paging-${n}-second`);
+
+      const result = (await handle.result()) as ExtractResult;
+      expect(result.records).toBe(ITEMS);
+      expect(result.stopReasons).toEqual({ '0': { [c.stopReason]: 1 } });
+      const table = await env.emulator.readTable(`in.c-${bucket}.items`);
+      expect(table.columns).toEqual(['id', 'name', 'value']);
+      expect(table.rows).toEqual(pagingItems(ITEMS).map((item) => [String(item.id), item.name, String(item.value)]));
+      expect(result.tables).toEqual([expect.objectContaining({ name: 'items', rows: ITEMS, stagedRows: ITEMS })]);
+
+      // the takeover resumed from the dead worker's checkpoint: it did not start the pagination again
+      const fetches = await activityResults<FetchPagesResult>(handle, 'fetchPages');
+      expect(fetches.some((f) => f.resumed)).toBe(true);
+      expect(gate.seen.length).toBeLessThan(c.requests + seenAtKill);
+      expect(new Set(gate.seen).size).toBe(c.requests);
+    } finally {
+      await gate.close();
+    }
+  });
+
+  it('child jobs paged by their own pagenum scroller between the pages of a pagenum parent: every parent and child row once, in order', async () => {
+    const gate = await startGate(api.url, 15);
+    const bucket = `chaos-paging-children-${n + 1}`;
+    try {
+      const config = {
+        parameters: {
+          api: {
+            baseUrl: gate.url,
+            pagination: {
+              method: 'multiple',
+              scrollers: { users: { method: 'pagenum', limit: PAGE_SIZE }, orders: { method: 'pagenum', limit: 2, firstPageParams: false } },
+              default: 'users',
+            },
+          },
+          config: {
+            outputBucket: bucket,
+            jobs: [
+              {
+                endpoint: 'users',
+                dataField: 'users',
+                dataType: 'users',
+                children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' }, scroller: 'orders' }],
+              },
+            ],
+          },
+        },
+      };
+      const first = await startWorker(`paging-${n + 1}-children-first`);
+      const handle = await start(config, { mode: 'page' });
+      await eventually(() => gate.seen.some((u) => u.startsWith('/users/18/orders')), 60_000, 'the children of the fourth users page never started');
+      first.kill('SIGKILL');
+      await startWorker(`paging-${n}-children-second`);
+
+      const result = (await handle.result()) as ExtractResult;
+      const orders = makeUsers(USERS).flatMap((u) => ordersOf(u.id));
+      expect(result.records).toBe(USERS + orders.length);
+      const users = await env.emulator.readTable(`in.c-${bucket}.users`);
+      expect(users.rows.map((r) => Number(r[users.columns.indexOf('id')]))).toEqual(makeUsers(USERS).map((u) => u.id));
+      const loaded = await env.emulator.readTable(`in.c-${bucket}.orders`);
+      expect(loaded.rows.map((r) => r[loaded.columns.indexOf('orderId')])).toEqual(orders.map((o) => o.orderId));
+      expect(loaded.rows.every((r) => r[loaded.columns.indexOf('parent_id')] === r[loaded.columns.indexOf('userId')])).toBe(true);
+      // a user with 2 orders (a full page) gets a second, empty page; 0, 1 or 3 orders end on the first or second
+      const orderPages = makeUsers(USERS).reduce((sum, u) => sum + Math.floor(ordersOf(u.id).length / 2) + 1, 0);
+      expect(new Set(gate.seen).size).toBe(USERS / PAGE_SIZE + 1 + orderPages);
+    } finally {
+      await gate.close();
+    }
+  });
+});
