@@ -40,6 +40,13 @@ export interface ProcessedPage {
   warnings: string[];
 }
 
+/** The parent columns' values as decoded from the parent row (`parent_<field>` → value), for the link-id hashes. */
+function parentValuesOf(context: RunContext): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const p of context.parent?.params ?? []) values[p.field.startsWith('parent_') ? p.field : `parent_${p.field}`] = p.value;
+  return values;
+}
+
 /**
  * Processes one fetched page of `job` whose scroller state is `state` (before `nextStep`). Throws
  * `ExtractorDataError` (ambiguous root arrays) and `PlaceholderMissingError` like the underlying helpers.
@@ -62,7 +69,13 @@ export function processPage(
     };
   }
   const { records, warnings } = resolveRecords(fetched.body, job);
-  const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
+  const parserWarnings: string[] = [];
+  const tables = flattenRecords(records, {
+    dataType: job.dataType,
+    parentColumns: context.parentColumns,
+    parentValues: parentValuesOf(context),
+    warnings: parserWarnings,
+  });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {
     extract: true,
@@ -70,6 +83,6 @@ export function processPage(
     tables,
     schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
     children: plan.runs,
-    warnings: [...warnings, ...plan.warnings],
+    warnings: [...warnings, ...parserWarnings, ...plan.warnings],
   };
 }
