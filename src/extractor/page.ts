@@ -14,6 +14,7 @@
 import { planChildRuns, type ChildRun, type ParentContext } from './children';
 import { flattenRecords, type FlatTable } from './flatten';
 import { resolveRecords } from './records';
+import { applyResponseFilter } from './response-filter';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { JobConfig } from './types';
 
@@ -68,7 +69,9 @@ export function processPage(
       warnings: [],
     };
   }
-  const { records, warnings } = resolveRecords(fetched.body, job);
+  const resolved = resolveRecords(fetched.body, job);
+  const records = applyResponseFilter(resolved.records, job.responseFilter);
+  const warnings = resolved.warnings;
   const parserWarnings: string[] = [];
   const tables = flattenRecords(records, {
     dataType: job.dataType,

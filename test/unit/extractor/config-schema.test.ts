@@ -106,6 +106,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
     expect(config.config).toEqual({
       outputBucket: 'demo',
       debug: false,
+      compatLevel: 3,
       jobs: [
         {
           id: '0',
@@ -117,6 +118,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
           placeholders: {},
           scroller: null,
           children: [],
+          responseFilter: null,
         },
       ],
     });
