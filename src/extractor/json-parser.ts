@@ -177,11 +177,31 @@ class Analyzer {
 
 type Pairs = Array<[string, unknown]>;
 
+/** What `parseRow` does with each column of rows at one path. */
+interface RowPlan {
+  table: string;
+  /** The link-id prefix: the raw path without `[]`, then `_`. */
+  idPrefix: string;
+  headers: string[];
+  columns: Array<{
+    column: string;
+    type: string | undefined;
+    childPath: string[];
+    itemPath: string[];
+    /** Where a scalar goes: the column's own header, else the row's (`data`). */
+    header: string | null;
+    ownHeader: string;
+  }>;
+}
+
 /** The reference's `Parser` for one page: rows against the page's structure. */
 class PageParser {
   private readonly tables = new Map<string, { keys: string[]; rows: Array<Record<string, string>> }>();
+  private readonly tableNames = new Map<readonly string[], string>();
   private readonly aliases = new Map<string, string>();
   private readonly headerCache = new Map<string, string[]>();
+  /** Per row path (and parent columns): headers and what to do with each column; the structure is fixed meanwhile. */
+  private plans = new Map<readonly string[], Map<string, RowPlan>>();
 
   constructor(
     private readonly structure: Structure,
@@ -235,6 +255,7 @@ class PageParser {
           if (!this.structure.getNode(path)) this.structure.getNode(path.slice(0, -1))?.set(ARRAY, node);
           node.set(encode(key), new Map([['nodeType', 'scalar'], ['type', 'parent']]));
           this.headerCache.clear();
+          this.plans = new Map();
           node = this.structure.getNode(path) ?? node;
         }
       }
@@ -267,36 +288,76 @@ class PageParser {
     return [...result];
   }
 
+  /** Plans are cached by path array: the parser passes the same arrays again (from the plans themselves). */
+  private plan(path: string[], parentColumns: readonly string[]): RowPlan {
+    const key = parentColumns.length === 0 ? '' : parentColumns.join('\u0000');
+    let byParents = this.plans.get(path);
+    if (!byParents) {
+      byParents = new Map();
+      this.plans.set(path, byParents);
+    }
+    let plan = byParents.get(key);
+    if (!plan) {
+      const ownHeader = this.headerKeyIfKnown(path);
+      plan = {
+        table: safeName(cleanPath(path)),
+        idPrefix: `${cleanPath(path)}_`,
+        headers: this.headers(path, null),
+        columns: this.columnTypes(path, parentColumns).map(([column, type]) => {
+          const childPath = [...path, column];
+          return {
+            column,
+            type,
+            childPath,
+            itemPath: [...childPath, ARRAY],
+            header: this.headerKeyIfKnown(childPath) ?? ownHeader,
+            ownHeader: this.headerKey(childPath),
+          };
+        }),
+      };
+      byParents.set(key, plan);
+    }
+    return plan;
+  }
+
   /** The reference's `parse`: rows of one array (a page, or a property's items) into the table of `path`. */
   parse(items: readonly unknown[], path: string[], parentId: string | Pairs | null): void {
     const given: Pairs = parentId === null ? [] : typeof parentId === 'string' ? [[PARENT_ID_KEY, parentId]] : parentId;
     // renamed parent columns keep their new name for the rest of the run (the reference's `parentAliases`)
     const parent: Pairs = given.map(([k, v]) => [this.aliases.get(k) ?? k, v]);
-    const name = safeName(cleanPath(path));
+    let name = this.tableNames.get(path);
+    if (name === undefined) {
+      name = safeName(cleanPath(path));
+      this.tableNames.set(path, name);
+    }
     let table = this.tables.get(name);
     if (!table) {
       table = { keys: [...this.headers(path, parent)], rows: [] };
       this.tables.set(name, table);
     }
     const parentColumns = parent.map(([k]) => k);
+    const parentValues = parent.length > 0 ? Object.fromEntries(parent) : null;
+    const plan = this.plan(path, parentColumns);
     for (const item of items) {
       let row: Record<string, unknown>;
       if (isObject(item)) row = item;
       else if (Array.isArray(item)) row = { [DATA_KEY]: phpJsonEncode(item) };
       else row = { [DATA_KEY]: item };
-      if (parent.length > 0) row = { ...row, ...Object.fromEntries(parent) };
-      const cells = this.parseRow(row, path, parentColumns, null);
+      if (parentValues) row = { ...row, ...parentValues };
+      const cells = this.parseRow(row, plan, null);
       const out: Record<string, string> = {};
-      for (const [key, value] of cells) out[key] = phpCell(value);
+      for (const [key, value] of cells) Object.defineProperty(out, key, { value: phpCell(value), enumerable: true, writable: true, configurable: true });
       table.rows.push(out);
     }
   }
 
   /** The reference's `parseRow`: one object into header key → value (nested objects inline, arrays linked). */
-  private parseRow(row: Record<string, unknown>, path: string[], parentColumns: readonly string[], outerId: string | null): Map<string, unknown> {
-    const cells = new Map<string, unknown>(this.headers(path, null).map((h) => [h, null]));
+  private parseRow(row: Record<string, unknown>, plan: RowPlan, outerId: (() => string) | null): Map<string, unknown> {
+    const cells = new Map<string, unknown>();
+    for (const h of plan.headers) cells.set(h, null);
+    // computed only when an array below needs it (serialize + MD5 per row is the parser's costliest step)
     let id: string | undefined;
-    const linkId = () => (id ??= `${cleanPath(path)}_${md5Hex(phpSerialize(row) + (outerId ?? ''))}`);
+    const linkId = () => (id ??= plan.idPrefix + md5Hex(phpSerialize(row) + (outerId?.() ?? '')));
     const set = (key: string | null, value: unknown) => {
       if (key === null || !cells.has(key)) {
         fail(`Error assigning '${phpCell(value)}' to a non-existing column '${key ?? ''}'!`);
@@ -304,23 +365,22 @@ class PageParser {
       cells.set(key, value);
     };
 
-    for (const [column, type] of this.columnTypes(path, parentColumns)) {
-      const value = Object.prototype.hasOwnProperty.call(row, column) ? row[column] : undefined;
-      const childPath = [...path, column];
+    for (const c of plan.columns) {
+      const value = Object.prototype.hasOwnProperty.call(row, c.column) ? row[c.column] : undefined;
       if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
-        if (type !== 'object') set(this.headerKeyIfKnown(childPath) ?? this.headerKeyIfKnown(path), null);
+        if (c.type !== 'object') set(c.header, null);
         continue;
       }
-      if (type === 'array') {
-        set(this.headerKey(childPath), linkId());
-        this.parse(Array.isArray(value) ? value : [value], [...childPath, ARRAY], linkId());
-      } else if (type === 'object' && isObject(value)) {
-        for (const [key, cell] of this.parseRow(value, childPath, [], linkId())) set(key, cell);
+      if (c.type === 'array') {
+        set(c.ownHeader, linkId());
+        this.parse(Array.isArray(value) ? value : [value], c.itemPath, linkId());
+      } else if (c.type === 'object' && isObject(value)) {
+        for (const [key, cell] of this.parseRow(value, this.plan(c.childPath, []), linkId)) set(key, cell);
       } else if (isScalar(value)) {
-        set(this.headerKeyIfKnown(childPath) ?? this.headerKeyIfKnown(path), value);
+        set(c.header, value);
       } else {
-        this.warnings.add(`Data parse error in '${column}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${type}' was expected!`);
-        set(this.headerKey(childPath), phpJsonEncode(value));
+        this.warnings.add(`Data parse error in '${c.column}' - unexpected '${Array.isArray(value) ? 'array' : 'object'}' where '${c.type}' was expected!`);
+        set(c.ownHeader, phpJsonEncode(value));
       }
     }
     return cells;

@@ -46,7 +46,14 @@ export function phpFloatString(value: number, precision: number, exponentChar: '
 
 /** A number as PHP prints it in a string context (`(string) $n`, precision 14 for floats). */
 export function phpNumberString(n: number): string {
-  return isPhpInteger(n) ? String(n) : phpFloatString(n, PHP_PRECISION);
+  if (isPhpInteger(n)) return String(n);
+  // fast path: JavaScript's shortest form, when it has at most 14 digits and PHP would not use an exponent
+  const text = String(n);
+  const abs = Math.abs(n);
+  if (abs >= 1e-4 && abs < 1e14 && /^-?\d+\.\d+$/.test(text) && text.replace(/^-?0*\.?0*/, '').replace('.', '').length <= PHP_PRECISION) {
+    return text;
+  }
+  return phpFloatString(n, PHP_PRECISION);
 }
 
 function utf8Length(text: string): number {

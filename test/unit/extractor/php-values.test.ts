@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { md5Hex } from '../../../src/extractor/md5';
 import { phpFloatString, phpJsonEncode, phpNumberString, phpSerialize } from '../../../src/extractor/php-values';
 
 describe("PHP's text forms of decoded JSON values (the reference's hashing and cells)", () => {
@@ -30,5 +32,19 @@ describe("PHP's text forms of decoded JSON values (the reference's hashing and c
       '{"url":"a\\/b","s":"\\u00e9\\ud83d\\ude00","n":[0.10000000000000001,2,null,true],"e":{},"l":[]}',
     );
     expect(phpJsonEncode('line\nbreak\t"q"\u0001')).toBe('"line\\nbreak\\t\\"q\\"\\u0001"');
+  });
+
+  it('hashes with an MD5 equal to node:crypto on UTF-8 (block edges, multi-byte, astral and lone surrogates)', () => {
+    const pieces = ['a', 'é', '€', '😀', '\ud800', 'Z', '\n'];
+    for (let n = 0; n < 300; n++) {
+      const text = Array.from({ length: n }, (_, i) => pieces[(n * 7 + i * 13) % pieces.length]).join('');
+      expect(md5Hex(text)).toBe(createHash('md5').update(new TextEncoder().encode(text)).digest('hex'));
+    }
+  });
+
+  it('prints floats that JavaScript prints short the same way on the fast path and the exact one', () => {
+    for (const n of [1.5, 2.5, -0.25, 0.0001, 0.00012, 123456.789, 99999999999999.5, 1e-5, 12345678.123456789]) {
+      expect(phpNumberString(n)).toBe(phpFloatString(n, 14));
+    }
   });
 });
