@@ -57,10 +57,15 @@ export function phpNumberString(n: number): string {
 }
 
 function utf8Length(text: string): number {
-  let length = 0;
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) as number;
-    length += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  let length = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) length += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      length += 2; // a pair: 2 units, 4 bytes
+      i++;
+    } else length += 2; // 3 bytes (a lone surrogate becomes U+FFFD, also 3)
   }
   return length;
 }
@@ -68,15 +73,25 @@ function utf8Length(text: string): number {
 /** PHP's `serialize()` of a decoded JSON value (objects are `stdClass`, arrays lists). */
 export function phpSerialize(value: unknown): string {
   if (value === null || value === undefined) return 'N;';
-  if (typeof value === 'boolean') return `b:${value ? 1 : 0};`;
+  if (typeof value === 'string') return `s:${utf8Length(value)}:"${value}";`;
   if (typeof value === 'number') {
     return isPhpInteger(value) ? `i:${value === 0 ? 0 : value};` : `d:${phpFloatString(value, PHP_SERIALIZE_PRECISION)};`;
   }
-  if (typeof value === 'string') return `s:${utf8Length(value)}:"${value}";`;
-  if (Array.isArray(value)) return `a:${value.length}:{${value.map((v, i) => `i:${i};${phpSerialize(v)}`).join('')}}`;
+  if (typeof value === 'boolean') return value ? 'b:1;' : 'b:0;';
+  if (Array.isArray(value)) {
+    let out = `a:${value.length}:{`;
+    for (let i = 0; i < value.length; i++) out += `i:${i};${phpSerialize(value[i])}`;
+    return `${out}}`;
+  }
   if (isObject(value)) {
-    const entries = Object.entries(value);
-    return `O:8:"stdClass":${entries.length}:{${entries.map(([k, v]) => phpSerialize(k) + phpSerialize(v)).join('')}}`;
+    let out = '';
+    let count = 0;
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+      out += `s:${utf8Length(key)}:"${key}";${phpSerialize(value[key])}`;
+      count++;
+    }
+    return `O:8:"stdClass":${count}:{${out}}`;
   }
   return phpSerialize(String(value));
 }

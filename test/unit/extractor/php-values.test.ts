@@ -10,6 +10,11 @@ describe("PHP's text forms of decoded JSON values (the reference's hashing and c
     );
   });
 
+  it('counts string lengths in UTF-8 bytes, astral characters as 4 and lone surrogates as U+FFFD (3)', () => {
+    expect(phpSerialize('é😀')).toBe('s:6:"é😀";');
+    expect(phpSerialize('a\ud800')).toBe('s:4:"a\ud800";');
+  });
+
   it('serializes floats with 17 significant digits (serialize_precision 17), integers as integers', () => {
     expect(phpSerialize(0.1)).toBe('d:0.10000000000000001;');
     expect(phpSerialize(1.5)).toBe('d:1.5;');
