@@ -51,8 +51,10 @@ export function cellValue(value: unknown): string {
 /** Flattens one page of records (of one job) into its root table and child tables. Root table first. */
 export function flattenRecords(records: readonly unknown[], options: FlattenOptions): FlatTable[] {
   const values = options.parentValues ?? {};
-  const parentColumns = Object.entries(options.parentColumns ?? {}).map(
-    ([name, text]): [string, unknown] => [name, Object.prototype.hasOwnProperty.call(values, name) ? values[name] : text],
-  );
+  // a decoded value is used only where it is the one the column's text was made from
+  const parentColumns = Object.entries(options.parentColumns ?? {}).map(([name, text]): [string, unknown] => {
+    const known = Object.prototype.hasOwnProperty.call(values, name) && phpCell(values[name]) === text;
+    return [name, known ? values[name] : text];
+  });
   return parseRecords(records, { dataType: options.dataType, parentColumns, warnings: options.warnings });
 }

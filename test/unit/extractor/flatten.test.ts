@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { cellValue, flattenRecords } from '../../../src/extractor/flatten';
 import { PARENT_KEY_MARK as P } from '../../../src/extractor/json-parser';
 import { columnNamesFor } from '../../../src/extractor/table-names';
@@ -106,6 +107,14 @@ describe('flattening records into rows', () => {
       { parent_id: 'mine', n: '1', [P + 'parent_id_u0']: '7' },
       { parent_id: '', n: '2', [P + 'parent_id_u0']: '7' },
     ]);
+  });
+
+  it('hashes a parent column with its decoded value only when that value gives the column its text', () => {
+    const link = (parentValues: Record<string, unknown>) =>
+      flattenRecords([{ lines: ['a'] }], { dataType: 'o', parentColumns: { parent_id: '8' }, parentValues })[0].rows[0].lines;
+    const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+    expect(link({ parent_id: 8 })).toBe(`o_${md5('O:8:"stdClass":2:{s:5:"lines";a:1:{i:0;s:1:"a";}s:9:"parent_id";i:8;}')}`);
+    expect(link({ parent_id: 7 })).toBe(`o_${md5('O:8:"stdClass":2:{s:5:"lines";a:1:{i:0;s:1:"a";}s:9:"parent_id";s:1:"8";}')}`);
   });
 
   it('makes parent ids of identical rows under different parents differ (parent columns are part of the row)', () => {
