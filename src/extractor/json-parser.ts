@@ -179,7 +179,6 @@ type Pairs = Array<[string, unknown]>;
 
 /** What `parseRow` does with each column of rows at one path. */
 interface RowPlan {
-  table: string;
   /** The link-id prefix: the raw path without `[]`, then `_`. */
   idPrefix: string;
   headers: string[];
@@ -300,7 +299,6 @@ class PageParser {
     if (!plan) {
       const ownHeader = this.headerKeyIfKnown(path);
       plan = {
-        table: safeName(cleanPath(path)),
         idPrefix: `${cleanPath(path)}_`,
         headers: this.headers(path, null),
         columns: this.columnTypes(path, parentColumns).map(([column, type]) => {
