@@ -21,9 +21,11 @@ import type {
   NextPageFlagConfig,
   PaginationConfig,
   ScrollRequestConfig,
+  ResponseFilterConfig,
   ScrollerConfig,
   StopConditions,
 } from './types';
+import { DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
 import { isHttpUrl } from './url';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"): none left. */
@@ -207,6 +209,32 @@ const placeholdersSchema = z.record(
   { error: "The 'placeholders' property must be an object mapping placeholder names to parent fields." },
 );
 
+// --- JSON parser parity (ge-json) ---
+const RESPONSE_FILTER_MESSAGE = "The 'responseFilter' property must be a path string or an array of path strings.";
+
+/** `compatLevel` values as the reference reads them: empty (null, "", 0, "0") means the latest, 3. */
+const compatLevelSchema = z.preprocess(
+  (v) => (emptyToUndefined(v) === undefined || v === '0' ? undefined : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v),
+  z
+    .number({ error: "'compatLevel' must be 2 or 3 (unset means 3, the latest)." })
+    .refine((v) => v !== 1 && !(v < 1), {
+      error: "'compatLevel' 1 (the reference's legacy JSON parser) is not supported: use 3 (the default) or 2.",
+      abort: true,
+    })
+    .refine((v) => v === 2 || v === 3, { error: "'compatLevel' must be 2 or 3 (unset means 3, the latest)." })
+    .optional(),
+);
+
+function normalizeResponseFilter(raw: Raw, compatLevel: number): ResponseFilterConfig | null {
+  if (raw.responseFilter === undefined) return null;
+  return {
+    paths: typeof raw.responseFilter === 'string' ? [raw.responseFilter] : (raw.responseFilter as string[]),
+    delimiter: (raw.responseFilterDelimiter as string | undefined) ?? DEFAULT_RESPONSE_FILTER_DELIMITER,
+    legacy: compatLevel <= 2,
+  };
+}
+// --- end JSON parser parity ---
+
 /** One job; `children` are jobs too. */
 export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
   z.looseObject(
@@ -220,6 +248,18 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
       dataType: z.string({ error: "The 'dataType' property must be a string." }).nullish(),
       placeholders: z.preprocess(emptyToUndefined, placeholdersSchema.optional()),
       scroller: z.string({ error: "The 'scroller' property must be a scroller name." }).nullish(),
+      // --- JSON parser parity (ge-json) ---
+      responseFilter: z.preprocess(
+        emptyToUndefined,
+        z
+          .union([z.string(), z.array(z.string({ error: RESPONSE_FILTER_MESSAGE }))], { error: RESPONSE_FILTER_MESSAGE })
+          .optional(),
+      ),
+      responseFilterDelimiter: z.preprocess(
+        emptyToUndefined,
+        z.string({ error: "The 'responseFilterDelimiter' property must be a non-empty string." }).optional(),
+      ),
+      // --- end JSON parser parity ---
       children: z.preprocess(
         emptyToUndefined,
         z.array(jobSchema, { error: "The 'children' property must be an array of jobs." }).optional(),
@@ -267,6 +307,7 @@ export const extractorConfigInputSchema = z.looseObject({
       config: z.looseObject(
         {
           outputBucket: z.string({ error: "'outputBucket' must be a string." }).nullish(),
+          compatLevel: compatLevelSchema, // JSON parser parity (ge-json)
           debug: z.boolean({ error: "'debug' must be a boolean." }).nullish(),
           jobs: z
             .array(jobSchema, { error: "The 'jobs' section is required in the configuration." })
@@ -358,7 +399,7 @@ function normalizeDataField(raw: unknown): DataFieldConfig | null {
   return { path: obj.path as string, delimiter: (obj.delimiter as string | null | undefined) || '.' };
 }
 
-function normalizeJob(raw: Raw, id: string): JobConfig {
+function normalizeJob(raw: Raw, id: string, compatLevel: number): JobConfig {
   const endpoint = raw.endpoint as string;
   return {
     id,
@@ -369,7 +410,8 @@ function normalizeJob(raw: Raw, id: string): JobConfig {
     dataType: (raw.dataType as string | null | undefined) || endpoint,
     placeholders: (raw.placeholders as Record<string, string> | undefined) ?? {},
     scroller: (raw.scroller as string | null | undefined) || null,
-    children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`)),
+    children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`, compatLevel)),
+    responseFilter: normalizeResponseFilter(raw, compatLevel), // JSON parser parity (ge-json)
   };
 }
 
@@ -428,7 +470,8 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     config: {
       outputBucket: (configRaw.outputBucket as string | null | undefined) || null,
       debug: configRaw.debug === true,
-      jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i))),
+      compatLevel: (configRaw.compatLevel as number | undefined) ?? 3, // JSON parser parity (ge-json)
+      jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i), (configRaw.compatLevel as number | undefined) ?? 3)),
     },
   };
   const issues = crossChecks(config);

@@ -9,26 +9,53 @@ const S = [
 ];
 const K = Array.from({ length: 64 }, (_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32) >>> 0);
 
-function utf8Bytes(text: string): number[] {
-  const bytes: number[] = [];
-  for (const ch of text) {
-    let cp = ch.codePointAt(0) as number;
-    if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd; // lone surrogate, as TextEncoder does
-    if (cp < 0x80) bytes.push(cp);
-    else if (cp < 0x800) bytes.push(0xc0 | (cp >> 6), 0x80 | (cp & 63));
-    else if (cp < 0x10000) bytes.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63));
-    else bytes.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63));
+/** The UTF-8 bytes of `text` followed by MD5 padding (0x80, zeros, the bit length): a whole number of blocks. */
+function paddedUtf8(text: string): Uint8Array {
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) length += 1;
+    else if (c < 0x800) length += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      length += 4;
+      i++;
+    } else length += 3; // other BMP characters, and lone surrogates (U+FFFD, as TextEncoder does)
   }
+  const bytes = new Uint8Array((((length + 8) >> 6) + 1) * 64);
+  let j = 0;
+  for (let i = 0; i < text.length; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp < 0x80) {
+      bytes[j++] = cp;
+      continue;
+    }
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (text.charCodeAt(++i) - 0xdc00);
+    } else if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+    if (cp < 0x800) {
+      bytes[j++] = 0xc0 | (cp >> 6);
+      bytes[j++] = 0x80 | (cp & 63);
+    } else if (cp < 0x10000) {
+      bytes[j++] = 0xe0 | (cp >> 12);
+      bytes[j++] = 0x80 | ((cp >> 6) & 63);
+      bytes[j++] = 0x80 | (cp & 63);
+    } else {
+      bytes[j++] = 0xf0 | (cp >> 18);
+      bytes[j++] = 0x80 | ((cp >> 12) & 63);
+      bytes[j++] = 0x80 | ((cp >> 6) & 63);
+      bytes[j++] = 0x80 | (cp & 63);
+    }
+  }
+  bytes[j] = 0x80;
+  const bitLength = length * 8;
+  const end = bytes.length - 8;
+  for (let i = 0; i < 8; i++) bytes[end + i] = i < 4 ? (bitLength >>> (8 * i)) & 0xff : Math.floor(bitLength / 2 ** (8 * i)) & 0xff;
   return bytes;
 }
 
 /** Lowercase hex MD5 of `text` (UTF-8). */
 export function md5Hex(text: string): string {
-  const bytes = utf8Bytes(text);
-  const bitLength = bytes.length * 8;
-  bytes.push(0x80);
-  while (bytes.length % 64 !== 56) bytes.push(0);
-  for (let i = 0; i < 8; i++) bytes.push(i < 4 ? (bitLength >>> (8 * i)) & 0xff : Math.floor(bitLength / 2 ** (8 * i)) & 0xff);
+  const bytes = paddedUtf8(text);
 
   let a0 = 0x67452301;
   let b0 = 0xefcdab89;

@@ -14,6 +14,7 @@
 import { planChildRuns, type ChildRun, type ParentContext } from './children';
 import { flattenRecords, type FlatTable } from './flatten';
 import { resolveRecords } from './records';
+import { applyResponseFilter } from './response-filter';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { JobConfig } from './types';
 
@@ -40,6 +41,13 @@ export interface ProcessedPage {
   warnings: string[];
 }
 
+/** The parent columns' values as decoded from the parent row (`parent_<field>` → value), for the link-id hashes. */
+function parentValuesOf(context: RunContext): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const p of context.parent?.params ?? []) values[p.field.startsWith('parent_') ? p.field : `parent_${p.field}`] = p.value;
+  return values;
+}
+
 /**
  * Processes one fetched page of `job` whose scroller state is `state` (before `nextStep`). Throws
  * `ExtractorDataError` (ambiguous root arrays) and `PlaceholderMissingError` like the underlying helpers.
@@ -60,9 +68,18 @@ export function processPage(
       warnings: [],
     };
   }
-  const { records, warnings } = resolveRecords(fetched.body, job);
+  const resolved = resolveRecords(fetched.body, job);
+  // like the reference, the scroller and the parser both see the records after responseFilter
+  const records = applyResponseFilter(resolved.records, job.responseFilter);
+  const warnings = resolved.warnings;
   const digest = digestPage(state, fetched.body, records);
-  const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
+  const parserWarnings: string[] = [];
+  const tables = flattenRecords(records, {
+    dataType: job.dataType,
+    parentColumns: context.parentColumns,
+    parentValues: parentValuesOf(context),
+    warnings: parserWarnings,
+  });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {
     extract: true,
@@ -70,6 +87,6 @@ export function processPage(
     tables,
     schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
     children: plan.runs,
-    warnings: [...warnings, ...plan.warnings],
+    warnings: [...warnings, ...parserWarnings, ...plan.warnings],
   };
 }

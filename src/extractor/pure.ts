@@ -6,6 +6,10 @@ export { planChildRuns, type ChildPlan, type ChildRun, type ParentContext, type 
 export { ExtractorError, ExtractorErrorCode, type ExtractorErrorCodeValue } from './errors';
 export { cellValue, flattenRecords, DATA_COLUMN, PARENT_ID_COLUMN, type FlatTable, type FlattenOptions } from './flatten';
 export { processPage, type ProcessedPage, type RunContext } from './page';
+// JSON parser parity (ge-json): the parser, PHP's value forms and responseFilter
+export { PARENT_KEY_MARK, parseRecords, type ParsedTable, type ParseRecordsOptions } from './json-parser';
+export { phpJsonEncode, phpNumberString, phpSerialize } from './php-values';
+export { applyResponseFilter, DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
 export { getPath, isEmptyValue, isTruthy, type PathLookup } from './path';
 export { resolveRecords, type ResolvedRecords } from './records';
 export { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, type RequestSpec } from './request';

@@ -8,6 +8,7 @@ import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
+import { storageColumnNames } from '../contracts/extract-plan';
 import type { ExtractorConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
@@ -32,7 +33,7 @@ export interface RunExtractionOptions {
   keepRequests?: boolean;
 }
 
-/** One output table: columns (safe, unique, first-appearance order) and complete rows keyed by column. */
+/** One output table: columns (Storage-safe, unique, the parser's order) and complete rows keyed by column. */
 export interface ExtractedTable {
   columns: string[];
   rows: Array<Record<string, string>>;
@@ -110,7 +111,8 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
 
   const tables: Record<string, ExtractedTable> = {};
   for (const [name, keys] of Object.entries(schema)) {
-    const columns = columnNamesFor(keys);
+    // the names the durable load gives Storage (`-` → `_`, unique ignoring case), so both paths agree
+    const columns = storageColumnNames(columnNamesFor(keys));
     tables[name] = {
       columns,
       rows: (rows.get(name) ?? []).map((row) => {

@@ -187,7 +187,23 @@ export interface JobConfig {
   /** Scroller name for `pagination.method: "multiple"`. */
   scroller: string | null;
   children: JobConfig[];
+  // --- JSON parser parity (ge-json) ---
+  /** `responseFilter` + `responseFilterDelimiter` (+ the config's `compatLevel`); absent or null: none. */
+  responseFilter?: ResponseFilterConfig | null;
+  // --- end JSON parser parity ---
 }
+
+// --- JSON parser parity (ge-json) ---
+/** A job's `responseFilter`: properties kept as one JSON-encoded cell instead of being flattened. */
+export interface ResponseFilterConfig {
+  /** Paths (split at `delimiter`; `name[]` applies the rest to every item of the array). */
+  paths: string[];
+  /** `responseFilterDelimiter` (default `.`). */
+  delimiter: string;
+  /** `compatLevel` 2: empty values are left alone and scalars kept as text (3: everything JSON-encoded). */
+  legacy: boolean;
+}
+// --- end JSON parser parity ---
 
 /** The normalized configuration. */
 export interface ExtractorConfig {
@@ -195,6 +211,10 @@ export interface ExtractorConfig {
   config: {
     outputBucket: string | null;
     debug: boolean;
+    // --- JSON parser parity (ge-json) ---
+    /** `compatLevel`: 3 (the default, latest) or 2 (legacy `responseFilter`); 1 (legacy JSON parser) is refused. */
+    compatLevel?: number;
+    // --- end JSON parser parity ---
     jobs: JobConfig[];
   };
 }

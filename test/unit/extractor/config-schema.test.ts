@@ -120,6 +120,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
     expect(config.config).toEqual({
       outputBucket: 'demo',
       debug: false,
+      compatLevel: 3,
       jobs: [
         {
           id: '0',
@@ -131,6 +132,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
           placeholders: {},
           scroller: null,
           children: [],
+          responseFilter: null,
         },
       ],
     });

@@ -1,3 +1,4 @@
+import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { processPage } from '../../../src/extractor/page';
 import { createScrollerState, nextStep } from '../../../src/extractor/scroller';
 import { makeConfig } from './fake-api';
@@ -17,7 +18,7 @@ describe('processing one fetched page for an activity', () => {
     expect(page.result).toEqual({ digest: { cursor: { found: true, value: 'c2' }, flag: null, limit: null }, bytes: 45, hash: 'h1', recordCount: 1 });
     expect(page.schemaDelta).toEqual([
       { name: 'users', keys: ['id', 'tags'] },
-      { name: 'users_tags', keys: ['data', 'JSON_parentId'] },
+      { name: 'users_tags', keys: ['data', `${PARENT_KEY_MARK}JSON_parentId`] },
     ]);
     expect(page.children.map((c) => c.job.endpoint)).toEqual(['users/1/orders']);
     expect(JSON.stringify(page.result)).not.toContain('tags');

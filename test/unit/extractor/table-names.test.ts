@@ -1,4 +1,5 @@
 import { columnNamesFor, safeName } from '../../../src/extractor/table-names';
+import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { alignRow, columnsOf, createTableSchema, csvLine, mergeTableSchema } from '../../../src/extractor/table-schema';
 
 describe('safe table and column names', () => {
@@ -39,6 +40,24 @@ describe('table schema accumulated page by page', () => {
     expect(schema).toEqual({ users: ['id', 'name', 'email'], users_tags: ['data', 'JSON_parentId'] });
     expect(JSON.parse(JSON.stringify(schema))).toEqual(schema);
     expect(columnsOf(schema, 'users')).toEqual(['id', 'name', 'email']);
+  });
+
+  it('merges pages in the order of the reference\'s structure: a nested object\'s new key joins its siblings, parent columns stay last', () => {
+    const P = PARENT_KEY_MARK;
+    let schema = mergeTableSchema(createTableSchema(), [{ name: 'contacts', keys: ['type', 'properties.street', 'primary', `${P}JSON_parentId`] }]);
+    schema = mergeTableSchema(schema, [{ name: 'contacts', keys: ['type', 'properties.city', 'properties.a\\.b.c', 'extra', `${P}JSON_parentId`] }]);
+    schema = mergeTableSchema(schema, [{ name: 'contacts', keys: ['properties.a\\.b.d', `${P}parent_id`] }]);
+    expect(columnsOf(schema, 'contacts')).toEqual([
+      'type',
+      'properties_street',
+      'properties_city',
+      'properties_a_b_c',
+      'properties_a_b_d',
+      'primary',
+      'extra',
+      'JSON_parentId',
+      'parent_id',
+    ]);
   });
 
   it('re-aligns a stored row to the final header, missing keys as empty strings', () => {
