@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { parseDurationMs } from './duration';
 import { ExtractorConfigError, type ConfigIssue } from './errors';
+import { applyJobFeatures } from './mapping-config';
 import { safeName } from './table-names';
 import type {
   ApiConfig,
@@ -414,8 +415,12 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     },
   };
   const issues = crossChecks(config);
+  // --- ge-features: mappings, userData, recursionFilter (mapping-config.ts) ---
+  const features = applyJobFeatures(configRaw, config);
+  issues.push(...features.issues);
+  // --- end ge-features ---
   if (issues.length > 0) throw new ExtractorConfigError(issues);
-  return deepFreeze(config);
+  return deepFreeze(features.config);
 }
 
 function deepFreeze<T>(value: T): T {

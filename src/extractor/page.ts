@@ -13,9 +13,11 @@
  */
 import { planChildRuns, type ChildRun, type ParentContext } from './children';
 import { flattenRecords, type FlatTable } from './flatten';
+import { mapRecords } from './mapping';
 import { resolveRecords } from './records';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { JobConfig } from './types';
+import { rootColumns, runUserData } from './user-data';
 
 /** Where a job run sits in the job tree (empty for a top-level job). */
 export interface RunContext {
@@ -62,7 +64,11 @@ export function processPage(
     };
   }
   const { records, warnings } = resolveRecords(fetched.body, job);
-  const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
+  // --- ge-features: a mapped data type goes through its mapping; user data columns ---
+  const tables = job.mapping
+    ? mapRecords(records, job.mapping, runUserData(job, context.parent))
+    : flattenRecords(records, { dataType: job.dataType, parentColumns: rootColumns(job, context.parentColumns) });
+  // --- end ge-features ---
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {
     extract: true,
