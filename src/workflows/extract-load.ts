@@ -21,6 +21,10 @@ export interface LoadTablesOptions {
   polling: PollingOptions | undefined;
   /** Task queue of the import's transfer (`activityTaskQueue`). */
   transferTaskQueue: string | undefined;
+  // --- ge-features: mapped tables' primary keys ---
+  /** Primary keys of mapped tables (safe table name → columns as the mapping names them), set when a table is created. */
+  primaryKeys?: Record<string, string[]>;
+  // --- end ge-features ---
   /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
   activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
 }
@@ -56,6 +60,9 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
       const known = new Set(ours.map((c) => c.toLowerCase()));
       const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
       const csv = await o.activities.buildTableCsv({ runKey: staged.runKey, table: name, keys, columns });
+      // --- ge-features: a mapped table is created with its primary key (Storage names of its columns) ---
+      const primaryKey = existing.exists ? [] : (o.primaryKeys?.[name] ?? []).map((k) => ours[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
+      // --- end ge-features ---
       const imported = await executeChild(importTableWorkflow, {
         workflowId: `${o.workflowId}-load-${name}-${staged.runId.slice(0, 8)}`,
         args: [
@@ -66,13 +73,22 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
             createBucket: true,
             table: name,
             mode: existing.exists ? 'load' : 'create',
+            ...(primaryKey.length > 0 ? { primaryKey } : {}),
             incremental: o.incremental,
             polling: o.polling,
             transferTaskQueue: o.transferTaskQueue,
           },
         ],
       });
-      return { name, tableId: imported.tableId, rows: imported.importedRowsCount, stagedRows: staged.rows[name] ?? 0, columns, csv: csv.uri };
+      return {
+        name,
+        tableId: imported.tableId,
+        rows: imported.importedRowsCount,
+        stagedRows: staged.rows[name] ?? 0,
+        columns,
+        ...(primaryKey.length > 0 ? { primaryKey } : {}),
+        csv: csv.uri,
+      };
     }),
   );
 }

@@ -168,6 +168,32 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     await expectReplays(handle);
   });
 
+  it('maps records with parameters.config.mappings and creates the mapped tables with their primary keys', async () => {
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'users', dataField: 'users', dataType: 'users' },
+    ], 'mapped');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = {
+      users: {
+        id: { mapping: { destination: 'id', primaryKey: true } },
+        'address.city': 'city',
+        tags: { type: 'table', destination: 'user-tags', parentKey: { destination: 'user_id', primaryKey: true }, tableMapping: { '.': { mapping: { destination: 'tag', primaryKey: true } } } },
+      },
+    };
+    const handle = await start(config, { mode: 'batch', batchPages: 2 });
+    const result = (await handle.result()) as ExtractResult;
+
+    const users = makeUsers(25);
+    expect(result.tables.map((t) => [t.name, t.columns, t.primaryKey]).sort()).toEqual([
+      ['user-tags', ['tag', 'user_id'], ['tag', 'user_id']],
+      ['users', ['id', 'city'], ['id']],
+    ]);
+    expect((await env.emulator.readTable('in.c-mapped.users')).rows).toEqual(users.map((u) => [String(u.id), u.address.city]));
+    expect((await env.emulator.readTable('in.c-mapped.user-tags')).rows).toEqual(users.flatMap((u) => u.tags.map((t) => [t, String(u.id)])));
+    const detail = await fetch(`${env.emulator.url}/v2/storage/tables/in.c-mapped.user-tags`, { headers: { 'X-StorageApi-Token': env.emulator.token } });
+    expect(((await detail.json()) as { primaryKey: string[] }).primaryKey).toEqual(['tag', 'user_id']);
+    await expectReplays(handle);
+  });
+
   it('stops after one page of a misspelled responseParam and returns a warning that names the path', async () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.nextCursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'typo');
     const result = await run(config);
