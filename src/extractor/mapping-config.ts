@@ -195,6 +195,27 @@ function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues
   return result;
 }
 
+/**
+ * A table written both by a mapping and by the JSON parser (a job without mapping whose `dataType` names it) would
+ * mix two column sets; the reference fails on it ("different columns"), so it is refused before any request.
+ */
+function sharedTableIssues(jobs: JobConfig[], mappings: Record<string, TableMapping>): ConfigIssue[] {
+  const mapped = new Set(Object.values(mappings).flatMap((m) => mappedTables(m).map((t) => t.name)));
+  const issues: ConfigIssue[] = [];
+  const visit = (job: JobConfig, path: string) => {
+    const table = safeName(job.dataType);
+    if (!job.mapping && mapped.has(table)) {
+      issues.push({
+        path: `${path}.dataType`,
+        message: `Table '${table}' is written by a mapping and by this job without mapping: add a mapping for '${job.dataType}' or use another dataType.`,
+      });
+    }
+    job.children.forEach((child, i) => visit(child, `${path}.children[${i}]`));
+  };
+  jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+  return issues;
+}
+
 /** What `applyJobFeatures` adds to the normalized configuration. */
 export interface JobFeatureResult {
   issues: ConfigIssue[];
@@ -238,5 +259,6 @@ export function applyJobFeatures(configRaw: Raw, config: ExtractorConfig): JobFe
   };
   const rawJobs = configRaw.jobs as Raw[];
   const jobs = config.config.jobs.map((job, i) => visit(job, rawJobs[i] ?? {}, `parameters.config.jobs[${i}]`, true));
+  issues.push(...sharedTableIssues(jobs, mappings));
   return { issues, config: { ...config, config: { ...config.config, jobs } } };
 }

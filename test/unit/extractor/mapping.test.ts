@@ -131,6 +131,12 @@ describe('mapping configuration errors name the key', () => {
     ]);
   });
 
+  it('refuses a table written both by a mapping and by a job without mapping', () => {
+    expect(issuesOf({ users: { tags: { type: 'table', destination: 'orders', tableMapping: { '.': 'tag' } } } }, { children: [{ endpoint: 'orders/{id}', dataType: 'orders', placeholders: { id: 'id' } }] })).toEqual([
+      "parameters.config.jobs[0].children[0].dataType: Table 'orders' is written by a mapping and by this job without mapping: add a mapping for 'orders' or use another dataType.",
+    ]);
+  });
+
   it('refuses user functions in userData and a recursionFilter with bad syntax or on a top-level job', () => {
     expect(issuesOf(undefined, {}, { at: { function: 'date', args: ['Y'] } })).toEqual([
       "parameters.config.userData.at: 'userData.at' must be a string, number, boolean or null (user functions in 'userData' are not supported).",
