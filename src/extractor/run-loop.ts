@@ -4,6 +4,7 @@
  */
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
+import { mappedPrimaryKeys } from './mapping';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
@@ -36,6 +37,8 @@ export interface RunExtractionOptions {
 export interface ExtractedTable {
   columns: string[];
   rows: Array<Record<string, string>>;
+  /** A mapped table's primary key (column names as in `columns`); absent when it has none. */
+  primaryKey?: string[];
 }
 
 /** Summary of one job run (a child job runs once per parent row). */
@@ -109,6 +112,7 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
   for (const job of config.config.jobs) await runJob(job, null, {});
 
   const tables: Record<string, ExtractedTable> = {};
+  const primaryKeys = mappedPrimaryKeys(config);
   for (const [name, keys] of Object.entries(schema)) {
     const columns = columnNamesFor(keys);
     tables[name] = {
@@ -118,6 +122,10 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
         return Object.fromEntries(columns.map((c, i) => [c, values[i]]));
       }),
     };
+    // --- ge-features: a mapped table's primary key, named like its columns ---
+    const primaryKey = (primaryKeys[name] ?? []).map((k) => columns[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
+    if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
+    // --- end ge-features ---
   }
   return { tables, requests, warnings, runs, pages };
 }

@@ -22,6 +22,10 @@ export const PASSING: readonly string[] = [
   '026-basic-deeper-nesting',
   '027-basic-deeper-nesting-alternative',
   '028-advanced-deep-nesting',
+  '029-simple-filter',
+  '030-not-like-filter',
+  '031-combined-filter',
+  '032-multiple-combined-filter',
   '033-job-parameters',
   '035-complex-post',
   '036-complex-get',
@@ -31,9 +35,17 @@ export const PASSING: readonly string[] = [
   '057-pagination-response-param-basic',
   '058-pagination-response-param-override',
   '059-pagination-response-param-scroll-request',
+  '064-mapping-basic',
+  '065-mapping-child-jobs',
+  '070-mapping-tables-nested-direct-pk',
+  '071-mapping-multiple-pk',
+  '072-mapping-pk-disable',
+  '073-mapping-forceType',
   '075-incremental-output',
+  '115-multiple-pk-parent',
   '120-datafield-separator',
   '130-unsupported-nested-array',
+  '134-user-data-in-mapping',
 ];
 
 /**
