@@ -107,6 +107,18 @@ function dataAtPath(data: unknown, path: string, delimiter: string): unknown {
   return current;
 }
 
+/**
+ * PHP's `serialize` of the user data, a PHP array (from the configuration and the parent row): keys that are decimal
+ * integers become integer keys; values as decoded.
+ */
+export function serializeUserData(data: Record<string, unknown>): string {
+  const entries = Object.entries(data).map(([key, value]) => {
+    const intKey = /^(0|-?[1-9][0-9]*)$/.test(key) && Math.abs(Number(key)) < 2 ** 63;
+    return `${intKey ? `i:${key};` : phpSerialize(key)}${phpSerialize(value)}`;
+  });
+  return `a:${entries.length}:{${entries.join('')}}`;
+}
+
 /** PHP's string conversion of a key value (for `join`). */
 function keyString(value: unknown): string {
   if (typeof value === 'number') return phpNumberString(value);
@@ -125,7 +137,7 @@ export function mapRecords(records: readonly unknown[], mapping: TableMapping, u
     }
     return table;
   };
-  const hashUserData = Object.keys(userData).length > 0 ? phpSerialize(userData, true) : '';
+  const hashUserData = Object.keys(userData).length > 0 ? serializeUserData(userData) : '';
 
   const primaryKeyValues = (row: unknown, m: TableMapping, link: ParentLink | null): string[] => {
     const pk = m.entries.filter((e): e is ColumnMappingEntry => e.type !== 'table' && e.primaryKey);

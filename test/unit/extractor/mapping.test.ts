@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mapRecords, mappedPrimaryKeys } from '../../../src/extractor/mapping';
+import { mapRecords, mappedPrimaryKeys, serializeUserData } from '../../../src/extractor/mapping';
 import { ExtractorConfigError } from '../../../src/extractor/errors';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 
@@ -72,6 +72,10 @@ describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
     const { job } = mappedJob({ id: 'id', kids: { type: 'table', destination: 'users', parentKey: { disable: true } } });
     const tables = mapRecords([{ id: 1, kids: [{ id: 2, kids: [{ id: 3 }] }] }], job.mapping!);
     expect(rowsOf(tables)).toEqual({ users: { keys: ['id'], rows: [{ id: '3' }, { id: '2' }, { id: '1' }] } });
+  });
+
+  it('serializes the user data as a PHP array (integer-like keys become integers)', () => {
+    expect(serializeUserData({ tag: 'x', '5': 1, parent_id: 2.5 })).toBe('a:3:{i:5;i:1;s:3:"tag";s:1:"x";s:9:"parent_id";d:2.5;}');
   });
 
   it('reads user columns from the user data (parent_<field> included)', () => {
