@@ -168,6 +168,33 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     await expectReplays(handle);
   });
 
+  it('starts child runs only for parent rows passing the recursionFilter, and adds userData to the top-level rows', async () => {
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      {
+        endpoint: 'users',
+        dataField: 'users',
+        dataType: 'users',
+        children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' }, recursionFilter: 'active==1&id<20' }],
+      },
+    ], 'filtered');
+    (config.parameters as { config: Record<string, unknown> }).config.userData = { run: 'nightly' };
+    const handle = await start(config, { mode: 'batch', batchPages: 2 });
+    const result = (await handle.result()) as ExtractResult;
+
+    const users = makeUsers(25);
+    const chosen = users.filter((u) => u.active && u.id < 20);
+    const orderRuns = [...new Set(api.requests.filter((r) => r.url.includes('/orders')).map((r) => r.url.split('?')[0]))];
+    expect(orderRuns).toEqual(chosen.map((u) => `/users/${u.id}/orders`));
+    const orders = await env.emulator.readTable('in.c-filtered.orders');
+    expect(orders.rows.map((r) => r[0])).toEqual(chosen.flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
+    expect(orders.columns).not.toContain('run');
+    const stored = await env.emulator.readTable('in.c-filtered.users');
+    expect(stored.columns.at(-1)).toBe('run');
+    expect(stored.rows.map((r) => r.at(-1))).toEqual(users.map(() => 'nightly'));
+    expect(result.stopReasons['0.0']).toEqual({ 'empty-cursor': chosen.length });
+    await expectReplays(handle);
+  });
+
   it('maps records with parameters.config.mappings and creates the mapped tables with their primary keys', async () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       { endpoint: 'users', dataField: 'users', dataType: 'users' },
