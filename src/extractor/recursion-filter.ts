@@ -12,6 +12,7 @@
  * - Conditions combine with `&` and `|` (no parentheses); `&` binds tighter: `a==1&b==2|c==3` is
  *   `(a==1&b==2)|c==3`.
  */
+import { ExtractorDataError } from './errors';
 import { getPath } from './path';
 import { phpNumberString } from './php-values';
 
@@ -72,7 +73,7 @@ function phpString(value: unknown, path: string): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return phpNumberString(value);
   if (Array.isArray(value)) return 'Array';
-  throw new RecursionFilterSyntaxError(`recursionFilter: the value at '${path}' is an object and cannot be compared as a string.`);
+  throw new ExtractorDataError(`recursionFilter: the value at '${path}' is an object and cannot be compared as a string (filter a scalar field).`);
 }
 
 /** PHP 8's numeric strings: optional surrounding whitespace, a decimal integer or float (with exponent). */

@@ -1,3 +1,4 @@
+import { ExtractorDataError } from '../../../src/extractor/errors';
 import { matchesRecursionFilter, parseRecursionFilter } from '../../../src/extractor/recursion-filter';
 
 const passes = (filter: string, row: unknown) => matchesRecursionFilter(parseRecursionFilter(filter), row);
@@ -31,6 +32,11 @@ describe('recursionFilter: the reference grammar (keboola/php-filter)', () => {
 
   it('reads nested fields by dot path', () => {
     expect(passes('user.role==admin', { user: { role: 'admin' } })).toBe(true);
+  });
+
+  it('fails the extraction when the filtered field holds an object (PHP cannot cast it to a string)', () => {
+    expect(() => passes('user==x', { user: { id: 1 } })).toThrow(ExtractorDataError);
+    expect(passes('tags==Array', { tags: ['a'] })).toBe(true);
   });
 
   it('lets & bind tighter than |', () => {
