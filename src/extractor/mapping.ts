@@ -119,8 +119,8 @@ export function serializeUserData(data: Record<string, unknown>): string {
   return `a:${entries.length}:{${entries.join('')}}`;
 }
 
-/** PHP's string conversion of a key value (for `join`). */
-function keyString(value: unknown): string {
+/** PHP's string conversion of a scalar (CSV cells, `join`): floats with 14 significant digits. */
+function phpString(value: unknown): string {
   if (typeof value === 'number') return phpNumberString(value);
   return cellValue(value);
 }
@@ -150,7 +150,7 @@ export function mapRecords(records: readonly unknown[], mapping: TableMapping, u
         `Bad Json to CSV Mapping configuration: Only scalar values are allowed in primary key. Primary key: ${phpJsonEncode(values)} (table '${m.table}')`,
       );
     }
-    return values.map(keyString);
+    return values.map(phpString);
   };
 
   const mapRow = (row: unknown, m: TableMapping, link: ParentLink | null): void => {
@@ -176,7 +176,7 @@ export function mapRecords(records: readonly unknown[], mapping: TableMapping, u
         continue;
       }
       const cell = entry.type === 'user' ? dataAtPath(userData, entry.path, '/') : value;
-      if (isScalar(cell)) out[entry.destination] = cellValue(cell);
+      if (isScalar(cell)) out[entry.destination] = phpString(cell);
       else if (entry.forceType) out[entry.destination] = phpJsonEncode(cell);
       else notScalar.push(entry.destination);
     }

@@ -23,8 +23,14 @@ const rowsOf = (tables: ReturnType<typeof mapRecords>) => Object.fromEntries(tab
 describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
   it('maps columns in mapping order, shorthand strings included, and absent values as empty cells', () => {
     const { job } = mappedJob({ 'a.b': { mapping: { destination: 'ab' } }, id: 'ident', missing: { type: 'column', mapping: { destination: 'm' } } });
-    const tables = mapRecords([{ id: 1, a: { b: true } }], job.mapping!);
-    expect(rowsOf(tables)).toEqual({ users: { keys: ['ab', 'ident', 'm'], rows: [{ ab: '1', ident: '1', m: '' }] } });
+    const tables = mapRecords([{ id: 1, a: { b: true } }, { id: 0.1 + 0.2, a: { b: 1e25 } }], job.mapping!);
+    expect(rowsOf(tables)).toEqual({
+      users: {
+        keys: ['ab', 'ident', 'm'],
+        // numbers as PHP prints them into the CSV (floats with 14 significant digits)
+        rows: [{ ab: '1', ident: '1', m: '' }, { ab: '1.0E+25', ident: '0.3', m: '' }],
+      },
+    });
   });
 
   it('fails on a value that is not a scalar unless forceType, which stores it as PHP JSON', () => {
