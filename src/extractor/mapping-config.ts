@@ -216,6 +216,22 @@ function sharedTableIssues(jobs: JobConfig[], mappings: Record<string, TableMapp
   return issues;
 }
 
+/** A mapping no job uses would only give the reference an empty table: refused rather than ignored. */
+function unusedMappingIssues(jobs: JobConfig[], mappings: Record<string, TableMapping>): ConfigIssue[] {
+  const types = new Set<string>();
+  const visit = (job: JobConfig) => {
+    types.add(job.dataType);
+    job.children.forEach(visit);
+  };
+  jobs.forEach(visit);
+  return Object.keys(mappings)
+    .filter((type) => !types.has(type))
+    .map((type) => ({
+      path: `parameters.config.mappings[${JSON.stringify(type)}]`,
+      message: `No job has the data type '${type}' (data types of the jobs: ${[...types].join(', ')}): the mapping would never be used; set it for a job's 'dataType' (which defaults to its endpoint) or remove it.`,
+    }));
+}
+
 /** What `applyJobFeatures` adds to the normalized configuration. */
 export interface JobFeatureResult {
   issues: ConfigIssue[];
@@ -260,5 +276,6 @@ export function applyJobFeatures(configRaw: Raw, config: ExtractorConfig): JobFe
   const rawJobs = configRaw.jobs as Raw[];
   const jobs = config.config.jobs.map((job, i) => visit(job, rawJobs[i] ?? {}, `parameters.config.jobs[${i}]`, true));
   issues.push(...sharedTableIssues(jobs, mappings));
+  issues.push(...unusedMappingIssues(jobs, mappings));
   return { issues, config: { ...config, config: { ...config.config, jobs } } };
 }

@@ -136,8 +136,15 @@ describe('mapping configuration errors name the key', () => {
     expect(issuesOf({ users: { a: 'x', b: 'x' } })).toEqual([
       `parameters.config.mappings["users"]: Column 'x' appears twice in the mapped table 'users'; use distinct destinations.`,
     ]);
-    expect(issuesOf({ users: { a: { type: 'table', destination: 't', tableMapping: { x: 'x' } } }, orders: { b: { type: 'table', destination: 't', tableMapping: { y: 'y' } } } })).toEqual([
-      `parameters.config.mappings["orders"]: Multiple results for 't' table have different columns! (x, users_pk / y, orders_pk)`,
+    const twoJobs = { children: [{ endpoint: 'orders/{id}', dataType: 'orders', placeholders: { id: 'id' } }] };
+    expect(
+      issuesOf({ users: { a: { type: 'table', destination: 't', tableMapping: { x: 'x' } } }, orders: { b: { type: 'table', destination: 't', tableMapping: { y: 'y' } } } }, twoJobs),
+    ).toEqual([`parameters.config.mappings["orders"]: Multiple results for 't' table have different columns! (x, users_pk / y, orders_pk)`]);
+  });
+
+  it('refuses a mapping for a data type no job has, instead of ignoring it', () => {
+    expect(issuesOf({ users: { id: 'id' }, orders: { id: 'id' } })).toEqual([
+      `parameters.config.mappings["orders"]: No job has the data type 'orders' (data types of the jobs: users): the mapping would never be used; set it for a job's 'dataType' (which defaults to its endpoint) or remove it.`,
     ]);
   });
 
