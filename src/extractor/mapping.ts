@@ -78,17 +78,25 @@ export function mappedTables(mapping: TableMapping, link: { column: string; prim
 }
 
 /**
+ * Every table the configuration's jobs' mappings write (first definition of a name wins; the configuration check
+ * makes them agree), in job order. The reference creates each of them, with its header, even when it got no rows.
+ */
+export function configMappedTables(config: Pick<ExtractorConfig, 'config'>): MappedTableSpec[] {
+  const tables = new Map<string, MappedTableSpec>();
+  const visit = (job: JobConfig) => {
+    if (job.mapping) for (const spec of mappedTables(job.mapping)) if (!tables.has(spec.name)) tables.set(spec.name, spec);
+    job.children.forEach(visit);
+  };
+  config.config.jobs.forEach(visit);
+  return [...tables.values()];
+}
+
+/**
  * Primary keys of every table the configuration's mappings write (safe name → columns, only tables that have one),
  * for creating the tables in Storage.
  */
 export function mappedPrimaryKeys(config: Pick<ExtractorConfig, 'config'>): Record<string, string[]> {
-  const keys: Record<string, string[]> = {};
-  const visit = (job: JobConfig) => {
-    if (job.mapping) for (const spec of mappedTables(job.mapping)) if (spec.primaryKey.length > 0) keys[spec.name] ??= spec.primaryKey;
-    job.children.forEach(visit);
-  };
-  config.config.jobs.forEach(visit);
-  return keys;
+  return Object.fromEntries(configMappedTables(config).filter((t) => t.primaryKey.length > 0).map((t) => [t.name, t.primaryKey]));
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -6,7 +6,7 @@ export { planChildRuns, type ChildPlan, type ChildRun, type ParentContext, type 
 export { ExtractorError, ExtractorErrorCode, type ExtractorErrorCodeValue } from './errors';
 export { cellValue, flattenRecords, DATA_COLUMN, PARENT_ID_COLUMN, type FlatTable, type FlattenOptions } from './flatten';
 export { processPage, type ProcessedPage, type RunContext } from './page';
-export { mapRecords, mappedPrimaryKeys, mappedTables, type MappedTableSpec } from './mapping';
+export { configMappedTables, mapRecords, mappedPrimaryKeys, mappedTables, type MappedTableSpec } from './mapping';
 export { matchesRecursionFilter, parseRecursionFilter, type RecursionFilter } from './recursion-filter';
 export { getPath, isEmptyValue, isTruthy, type PathLookup } from './path';
 export { resolveRecords, type ResolvedRecords } from './records';

@@ -4,7 +4,7 @@
  */
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
-import { mappedPrimaryKeys } from './mapping';
+import { configMappedTables, mappedPrimaryKeys } from './mapping';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
@@ -111,6 +111,9 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
 
   for (const job of config.config.jobs) await runJob(job, null, {});
 
+  // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
+  schema = mergeTableSchema(schema, configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })));
+  // --- end ge-features ---
   const tables: Record<string, ExtractedTable> = {};
   const primaryKeys = mappedPrimaryKeys(config);
   for (const [name, keys] of Object.entries(schema)) {

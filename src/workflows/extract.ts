@@ -15,7 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
-import { mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
+import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
 import type { ExtractorConfig } from '../extractor/types';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
@@ -277,6 +277,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         bucketId,
         incremental: o.incremental,
         primaryKeys: mappedPrimaryKeys(config),
+        mappedTables: Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },

@@ -168,6 +168,22 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     await expectReplays(handle);
   });
 
+  it('creates every mapped table with its columns and primary key even when the API returned no rows, as the reference does', async () => {
+    api.setDataset([]);
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'users', dataField: 'users', dataType: 'users' },
+    ], 'mapped-empty');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = {
+      users: { id: { mapping: { destination: 'id', primaryKey: true } }, tags: { type: 'table', destination: 'user-tags', tableMapping: { '.': 'tag' } } },
+    };
+    const result = await run(config);
+    expect(result.tables.map((t) => [t.name, t.tableId, t.rows, t.columns, t.primaryKey])).toEqual([
+      ['users', 'in.c-mapped-empty.users', 0, ['id'], ['id']],
+      ['user-tags', 'in.c-mapped-empty.user-tags', 0, ['tag', 'users_pk'], undefined],
+    ]);
+    expect(await env.emulator.readTable('in.c-mapped-empty.user-tags')).toEqual({ columns: ['tag', 'users_pk'], rows: [] });
+  });
+
   it('starts child runs only for parent rows passing the recursionFilter, and adds userData to the top-level rows', async () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       {

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { mapRecords, mappedPrimaryKeys, serializeUserData } from '../../../src/extractor/mapping';
 import { ExtractorConfigError } from '../../../src/extractor/errors';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
+import { runExtraction } from '../../../src/extractor/run-loop';
+import { fakeFetch } from './fake-api';
 
 function mappedJob(mapping: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return { job: makeConfigWithMappings({ users: mapping }, extra).config.jobs[0] };
@@ -87,6 +89,17 @@ describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
   it('reads user columns from the user data (parent_<field> included)', () => {
     const { job } = mappedJob({ id: 'id', parent_id: { type: 'user', mapping: { destination: 'user_id' } } });
     expect(mapRecords([{ id: 1 }], job.mapping!, { parent_id: 5 })[0].rows).toEqual([{ id: '1', user_id: '5' }]);
+  });
+
+  it('gives every mapped table, with its columns and primary key, even when the job returned no rows', async () => {
+    const config = makeConfigWithMappings({
+      users: { id: { mapping: { destination: 'id', primaryKey: true } }, tags: { type: 'table', destination: 'tags', tableMapping: { '.': 'tag' } } },
+    });
+    const result = await runExtraction(config, { fetchPage: fakeFetch([[]]) });
+    expect(result.tables).toEqual({
+      users: { columns: ['id'], rows: [], primaryKey: ['id'] },
+      tags: { columns: ['tag', 'users_pk'], rows: [] },
+    });
   });
 
   it('lists the primary keys of every mapped table for creating the tables', () => {
