@@ -277,7 +277,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         bucketId,
         incremental: o.incremental,
         primaryKeys: mappedPrimaryKeys(config),
-        mappedTables: Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
+        // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
+        mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
