@@ -326,6 +326,20 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     expect(result.tables).toEqual([expect.objectContaining({ name: 'large_items', rows: ids.length, stagedRows: ids.length })]);
   });
 
+  it('on cancel does not load an empty mapped table for a job it never reached', async () => {
+    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'large/items', dataField: 'items' },
+      { endpoint: 'large/items', dataField: 'items', dataType: 'mapped-items' },
+    ], 'cancel-mapped');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = { 'mapped-items': { id: { mapping: { destination: 'id', primaryKey: true } } } };
+    const handle = await start(config, { mode: 'page' });
+    await eventually(async () => (await progressOf(handle)).pages >= 3, 30_000, 'no pages extracted');
+    await handle.signal('cancel', 'enough');
+    const result = (await handle.result()) as ExtractResult;
+    expect(result.cancelled).toBe(true);
+    expect(result.tables.map((t) => t.name)).toEqual(['large_items']);
+  });
+
   it('reports live progress from a long batch in flight, and a cancel ends the batch and loads what it staged', async () => {
     const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'live');
     const handle = await start(config, { mode: 'batch', batchPages: 1_000_000, batchSeconds: 12 });
