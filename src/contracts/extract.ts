@@ -70,6 +70,8 @@ export interface ExtractTableResult {
   stagedRows: number;
   /** CSV header: safe, unique Storage column names. */
   columns: string[];
+  /** The primary key the table was created with (a mapped table's; absent when none or when loaded into an existing table). */
+  primaryKey?: string[];
   /** Where the CSV that was loaded is (`s3://…` or a path on the worker's host); absent when not loaded. */
   csv?: string;
 }

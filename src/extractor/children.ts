@@ -5,10 +5,13 @@
  * parent's next page; order: for each child job, for each row (the reference's order). `{placeholder}`s in the
  * child endpoint are filled from the parent row (`placeholders: {"user-id": "id"}`); `"2:id"` reads the
  * grandparent's row. Child rows carry `parent_<field>` columns, including those inherited from ancestors.
+ * A child's `recursionFilter` skips parent rows that do not pass it; a placeholder whose value is an array starts
+ * one run per element.
  */
 import { PlaceholderMissingError } from './errors';
 import { cellValue } from './flatten';
 import { getPath } from './path';
+import { matchesRecursionFilter, parseRecursionFilter } from './recursion-filter';
 import type { JobConfig } from './types';
 
 /** A placeholder value taken from a parent row. */
@@ -63,7 +66,8 @@ function pickFields(record: unknown, fields: Set<string>): Record<string, unknow
   return picked;
 }
 
-function parentColumnName(field: string): string {
+/** `parent_<field>` (a field already starting with `parent_` is kept). */
+export function parentColumnName(field: string): string {
   return field.startsWith('parent_') ? field : `parent_${field}`;
 }
 
@@ -79,7 +83,9 @@ export function planChildRuns(job: JobConfig, records: readonly unknown[], paren
 
   for (const child of job.children) {
     if (Object.keys(child.placeholders).length === 0) warnings.push(`No 'placeholders' set for '${child.endpoint}'`);
+    const filter = child.recursionFilter === undefined ? null : parseRecursionFilter(child.recursionFilter);
     records.forEach((record, rowIndex) => {
+      if (filter && !matchesRecursionFilter(filter, record)) return;
       const levels = [pickFields(record, fields), ...(parent?.levels ?? [])];
       const own = Object.entries(child.placeholders).map(([placeholder, field]): PlaceholderValue => {
         const colon = placeholder.indexOf(':');
@@ -98,16 +104,30 @@ export function planChildRuns(job: JobConfig, records: readonly unknown[], paren
         return { placeholder, field, value };
       });
       // Inherited placeholders first; a placeholder of the same name at a deeper level replaces the parent's value.
-      const params: PlaceholderValue[] = (parent?.params ?? []).map((p) => own.find((o) => o.placeholder === p.placeholder) ?? p);
-      for (const o of own) if (!params.some((p) => p.placeholder === o.placeholder)) params.push(o);
+      const merged: PlaceholderValue[] = (parent?.params ?? []).map((p) => own.find((o) => o.placeholder === p.placeholder) ?? p);
+      for (const o of own) if (!merged.some((p) => p.placeholder === o.placeholder)) merged.push(o);
 
-      let endpoint = child.endpoint;
-      for (const p of params) endpoint = endpoint.split(`{${p.placeholder}}`).join(cellValue(p.value));
-      const parentColumns: Record<string, string> = {};
-      for (const p of params) parentColumns[parentColumnName(p.field)] = cellValue(p.value);
-
-      runs.push({ job: { ...child, endpoint }, rowIndex, parentColumns, parent: { levels, params } });
+      // A placeholder whose value is an array gives one run per element (every combination, the last placeholder
+      // varying fastest); no placeholder at all gives no run, as in the reference.
+      for (const params of combinations(merged)) {
+        let endpoint = child.endpoint;
+        for (const p of params) endpoint = endpoint.split(`{${p.placeholder}}`).join(cellValue(p.value));
+        const parentColumns: Record<string, string> = {};
+        for (const p of params) parentColumns[parentColumnName(p.field)] = cellValue(p.value);
+        runs.push({ job: { ...child, endpoint }, rowIndex, parentColumns, parent: { levels, params } });
+      }
     });
   }
   return { runs, warnings };
+}
+
+/** Every combination of the placeholders' values, an array value standing for each of its elements. */
+function combinations(params: PlaceholderValue[]): PlaceholderValue[][] {
+  if (params.length === 0) return [];
+  let result: PlaceholderValue[][] = [[]];
+  for (const p of params) {
+    const values = Array.isArray(p.value) ? p.value : [p.value];
+    result = result.flatMap((prefix) => values.map((value) => [...prefix, { ...p, value }]));
+  }
+  return result;
 }

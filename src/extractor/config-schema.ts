@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { parseDurationMs } from './duration';
 import { cursorShape, normalizePagingScroller, offsetShape, pageNumberShape, responseUrlShape, zendeskResponseUrlShape } from './pagination-schema';
 import { ExtractorConfigError, type ConfigIssue } from './errors';
+import { applyJobFeatures } from './mapping-config';
 import { safeName } from './table-names';
 import type {
   ApiConfig,
@@ -475,8 +476,12 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     },
   };
   const issues = crossChecks(config);
+  // --- ge-features: mappings, userData, recursionFilter (mapping-config.ts) ---
+  const features = applyJobFeatures(configRaw, config);
+  issues.push(...features.issues);
+  // --- end ge-features ---
   if (issues.length > 0) throw new ExtractorConfigError(issues);
-  return deepFreeze(config);
+  return deepFreeze(features.config);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -13,10 +13,12 @@
  */
 import { planChildRuns, type ChildRun, type ParentContext } from './children';
 import { flattenRecords, type FlatTable } from './flatten';
+import { mapRecords } from './mapping';
 import { resolveRecords } from './records';
 import { applyResponseFilter } from './response-filter';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { JobConfig } from './types';
+import { rootColumns, runUserData } from './user-data';
 
 /** Where a job run sits in the job tree (empty for a top-level job). */
 export interface RunContext {
@@ -41,13 +43,6 @@ export interface ProcessedPage {
   warnings: string[];
 }
 
-/** The parent columns' values as decoded from the parent row (`parent_<field>` → value), for the link-id hashes. */
-function parentValuesOf(context: RunContext): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const p of context.parent?.params ?? []) values[p.field.startsWith('parent_') ? p.field : `parent_${p.field}`] = p.value;
-  return values;
-}
-
 /**
  * Processes one fetched page of `job` whose scroller state is `state` (before `nextStep`). Throws
  * `ExtractorDataError` (ambiguous root arrays) and `PlaceholderMissingError` like the underlying helpers.
@@ -69,17 +64,20 @@ export function processPage(
     };
   }
   const resolved = resolveRecords(fetched.body, job);
-  // like the reference, the scroller and the parser both see the records after responseFilter
+  // like the reference, the scroller, the parser and the mapper all see the records after responseFilter
   const records = applyResponseFilter(resolved.records, job.responseFilter);
   const warnings = resolved.warnings;
   const digest = digestPage(state, fetched.body, records);
   const parserWarnings: string[] = [];
-  const tables = flattenRecords(records, {
-    dataType: job.dataType,
-    parentColumns: context.parentColumns,
-    parentValues: parentValuesOf(context),
-    warnings: parserWarnings,
-  });
+  // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
+  const tables = job.mapping
+    ? mapRecords(records, job.mapping, runUserData(job, context.parent))
+    : flattenRecords(records, {
+        dataType: job.dataType,
+        parentColumns: rootColumns(job, context.parentColumns),
+        parentValues: runUserData(job, context.parent),
+        warnings: parserWarnings,
+      });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {
     extract: true,

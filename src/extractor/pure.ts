@@ -10,6 +10,8 @@ export { processPage, type ProcessedPage, type RunContext } from './page';
 export { PARENT_KEY_MARK, parseRecords, type ParsedTable, type ParseRecordsOptions } from './json-parser';
 export { phpJsonEncode, phpNumberString, phpSerialize } from './php-values';
 export { applyResponseFilter, DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
+export { configMappedTables, mapRecords, mappedPrimaryKeys, mappedTables, type MappedTableSpec } from './mapping';
+export { matchesRecursionFilter, parseRecursionFilter, type RecursionFilter } from './recursion-filter';
 export { getPath, isEmptyValue, isTruthy, type PathLookup } from './path';
 export { resolveRecords, type ResolvedRecords } from './records';
 export { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, type RequestSpec } from './request';

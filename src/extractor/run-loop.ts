@@ -4,6 +4,7 @@
  */
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
+import { configMappedTables, mappedPrimaryKeys } from './mapping';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
@@ -37,6 +38,8 @@ export interface RunExtractionOptions {
 export interface ExtractedTable {
   columns: string[];
   rows: Array<Record<string, string>>;
+  /** A mapped table's primary key (column names as in `columns`); absent when it has none. */
+  primaryKey?: string[];
 }
 
 /** Summary of one job run (a child job runs once per parent row). */
@@ -109,7 +112,11 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
 
   for (const job of config.config.jobs) await runJob(job, null, {});
 
+  // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
+  schema = mergeTableSchema(schema, configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })));
+  // --- end ge-features ---
   const tables: Record<string, ExtractedTable> = {};
+  const primaryKeys = mappedPrimaryKeys(config);
   for (const [name, keys] of Object.entries(schema)) {
     // the names the durable load gives Storage (`-` → `_`, unique ignoring case), so both paths agree
     const columns = storageColumnNames(columnNamesFor(keys));
@@ -120,6 +127,10 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
         return Object.fromEntries(columns.map((c, i) => [c, values[i]]));
       }),
     };
+    // --- ge-features: a mapped table's primary key, named like its columns ---
+    const primaryKey = (primaryKeys[name] ?? []).map((k) => columns[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
+    if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
+    // --- end ge-features ---
   }
   return { tables, requests, warnings, runs, pages };
 }

@@ -191,6 +191,17 @@ export interface JobConfig {
   /** `responseFilter` + `responseFilterDelimiter` (+ the config's `compatLevel`); absent or null: none. */
   responseFilter?: ResponseFilterConfig | null;
   // --- end JSON parser parity ---
+  // --- ge-features: recursionFilter, userData, mappings (absent when not configured) ---
+  /** Child jobs: only parent rows passing this filter (the reference's grammar, `recursion-filter.ts`) start runs. */
+  recursionFilter?: string;
+  /**
+   * Columns added to every row of this job's own table (not its child tables): `parameters.config.userData` for
+   * top-level jobs, then the job's own `userData`. Values are JSON scalars.
+   */
+  userData?: Record<string, UserDataValue>;
+  /** `parameters.config.mappings[dataType]`: rows go through this mapping instead of the JSON parser. */
+  mapping?: TableMapping;
+  // --- end ge-features ---
 }
 
 // --- JSON parser parity (ge-json) ---
@@ -204,6 +215,53 @@ export interface ResponseFilterConfig {
   legacy: boolean;
 }
 // --- end JSON parser parity ---
+
+// --- ge-features: output mappings (`parameters.config.mappings`, the reference's keboola/php-csvmap) ---
+
+/** A user-data value (the reference also allows user functions there; not supported here). */
+export type UserDataValue = string | number | boolean | null;
+
+/** `type: "column"` (default) or `"user"` (value read from the user data: `userData` and `parent_<field>`). */
+export interface ColumnMappingEntry {
+  type: 'column' | 'user';
+  /** Key in the record (a path, split by `delimiter`), or in the user data for `user` (split by `/`). */
+  path: string;
+  delimiter: string;
+  /** Output column name. */
+  destination: string;
+  primaryKey: boolean;
+  /** JSON-encode values that are not scalars (else such a value fails the extraction). */
+  forceType: boolean;
+}
+
+/** `type: "table"`: the value at `path` (an array, or one value) becomes rows of another table. */
+export interface TableMappingEntry {
+  type: 'table';
+  path: string;
+  delimiter: string;
+  /** Table name (raw; made safe like every table name). */
+  destination: string;
+  /** `null`: the destination is the mapping's own table (its rows are mapped with the same mapping). */
+  tableMapping: TableMapping | null;
+  parentKey: {
+    /** No link column in the child, no link column in the parent. */
+    disable: boolean;
+    /** The link column is (part of) the child table's primary key. */
+    primaryKey: boolean;
+    /** Link column in the child (default `<parent table>_pk`). */
+    destination: string | null;
+  };
+}
+
+export type MappingEntry = ColumnMappingEntry | TableMappingEntry;
+
+/** A table's mapping: the entries in configuration order (which is the column order). */
+export interface TableMapping {
+  /** Raw name of the table the mapping writes (the job's `dataType`, or the `destination` of a table entry). */
+  table: string;
+  entries: MappingEntry[];
+}
+// --- end ge-features ---
 
 /** The normalized configuration. */
 export interface ExtractorConfig {

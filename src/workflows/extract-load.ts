@@ -2,7 +2,7 @@
 // pages, then load it with an `importTableWorkflow` child. Workflow code (sandbox-safe).
 import { executeChild } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
-import { columnsOf } from '../extractor/pure';
+import { columnsOf, mergeTableSchema } from '../extractor/pure';
 import { storageColumnNames } from '../contracts/extract-plan';
 import type { ExtractCheckpoint, ExtractTableResult } from '../contracts/extract';
 import type { PollingOptions } from '../contracts/transfer';
@@ -21,13 +21,19 @@ export interface LoadTablesOptions {
   polling: PollingOptions | undefined;
   /** Task queue of the import's transfer (`activityTaskQueue`). */
   transferTaskQueue: string | undefined;
+  // --- ge-features: mapped tables' primary keys ---
+  /** Primary keys of mapped tables (safe table name → columns as the mapping names them), set when a table is created. */
+  primaryKeys?: Record<string, string[]>;
+  /** Mapped tables (name → columns): loaded even without rows (header only), as the reference writes them. */
+  mappedTables?: Record<string, string[]>;
+  // --- end ge-features ---
   /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
   activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
 }
 
-/** Tables with staged rows and known columns, in schema order. */
-export function stagedTables(staged: StagedTables): string[] {
-  return Object.keys(staged.schema).filter((name) => (staged.rows[name] ?? 0) > 0 && (staged.schema[name]?.length ?? 0) > 0);
+/** Tables with staged rows and known columns, in schema order; the tables named in `always` even without rows. */
+export function stagedTables(staged: StagedTables, always: readonly string[] = []): string[] {
+  return Object.keys(staged.schema).filter((name) => ((staged.rows[name] ?? 0) > 0 || always.includes(name)) && (staged.schema[name]?.length ?? 0) > 0);
 }
 
 /** The tables as results when nothing is loaded (`load: false`, or cancelled without `loadOnCancel`). */
@@ -47,8 +53,12 @@ export function notLoaded(staged: StagedTables): ExtractTableResult[] {
  * refuses the load), then an `importTableWorkflow` child (`create`, or `load` into the existing table).
  */
 export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Promise<ExtractTableResult[]> {
+  // --- ge-features: mapped tables without rows are loaded too (their columns come from the mapping) ---
+  const mapped = o.mappedTables ?? {};
+  if (Object.keys(mapped).length > 0) staged = { ...staged, schema: mergeTableSchema(staged.schema, Object.entries(mapped).map(([name, keys]) => ({ name, keys }))) };
+  // --- end ge-features ---
   return Promise.all(
-    stagedTables(staged).map(async (name): Promise<ExtractTableResult> => {
+    stagedTables(staged, Object.keys(mapped)).map(async (name): Promise<ExtractTableResult> => {
       const keys = staged.schema[name]!;
       const tableId = `${o.bucketId}.${name}`;
       const existing = await o.activities.findTable({ connection: o.connection, tableId });
@@ -56,6 +66,9 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
       const known = new Set(ours.map((c) => c.toLowerCase()));
       const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
       const csv = await o.activities.buildTableCsv({ runKey: staged.runKey, table: name, keys, columns });
+      // --- ge-features: a mapped table is created with its primary key (Storage names of its columns) ---
+      const primaryKey = existing.exists ? [] : (o.primaryKeys?.[name] ?? []).map((k) => ours[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
+      // --- end ge-features ---
       const imported = await executeChild(importTableWorkflow, {
         workflowId: `${o.workflowId}-load-${name}-${staged.runId.slice(0, 8)}`,
         args: [
@@ -66,13 +79,22 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
             createBucket: true,
             table: name,
             mode: existing.exists ? 'load' : 'create',
+            ...(primaryKey.length > 0 ? { primaryKey } : {}),
             incremental: o.incremental,
             polling: o.polling,
             transferTaskQueue: o.transferTaskQueue,
           },
         ],
       });
-      return { name, tableId: imported.tableId, rows: imported.importedRowsCount, stagedRows: staged.rows[name] ?? 0, columns, csv: csv.uri };
+      return {
+        name,
+        tableId: imported.tableId,
+        rows: imported.importedRowsCount,
+        stagedRows: staged.rows[name] ?? 0,
+        columns,
+        ...(primaryKey.length > 0 ? { primaryKey } : {}),
+        csv: csv.uri,
+      };
     }),
   );
 }

@@ -15,7 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
-import { mergeTableSchema } from '../extractor/pure';
+import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
 import type { ExtractorConfig } from '../extractor/types';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
@@ -276,6 +276,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         connection: input.connection,
         bucketId,
         incremental: o.incremental,
+        primaryKeys: mappedPrimaryKeys(config),
+        // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
+        mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },

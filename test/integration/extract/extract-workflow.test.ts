@@ -168,6 +168,75 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     await expectReplays(handle);
   });
 
+  it('creates every mapped table with its columns and primary key even when the API returned no rows, as the reference does', async () => {
+    api.setDataset([]);
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'users', dataField: 'users', dataType: 'users' },
+    ], 'mapped-empty');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = {
+      users: { id: { mapping: { destination: 'id', primaryKey: true } }, tags: { type: 'table', destination: 'user-tags', tableMapping: { '.': 'tag' } } },
+    };
+    const result = await run(config);
+    expect(result.tables.map((t) => [t.name, t.tableId, t.rows, t.columns, t.primaryKey])).toEqual([
+      ['users', 'in.c-mapped-empty.users', 0, ['id'], ['id']],
+      ['user-tags', 'in.c-mapped-empty.user-tags', 0, ['tag', 'users_pk'], undefined],
+    ]);
+    expect(await env.emulator.readTable('in.c-mapped-empty.user-tags')).toEqual({ columns: ['tag', 'users_pk'], rows: [] });
+  });
+
+  it('starts child runs only for parent rows passing the recursionFilter, and adds userData to the top-level rows', async () => {
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      {
+        endpoint: 'users',
+        dataField: 'users',
+        dataType: 'users',
+        children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' }, recursionFilter: 'active==1&id<20' }],
+      },
+    ], 'filtered');
+    (config.parameters as { config: Record<string, unknown> }).config.userData = { run: 'nightly' };
+    const handle = await start(config, { mode: 'batch', batchPages: 2 });
+    const result = (await handle.result()) as ExtractResult;
+
+    const users = makeUsers(25);
+    const chosen = users.filter((u) => u.active && u.id < 20);
+    const orderRuns = [...new Set(api.requests.filter((r) => r.url.includes('/orders')).map((r) => r.url.split('?')[0]))];
+    expect(orderRuns).toEqual(chosen.map((u) => `/users/${u.id}/orders`));
+    const orders = await env.emulator.readTable('in.c-filtered.orders');
+    expect(orders.rows.map((r) => r[0])).toEqual(chosen.flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
+    expect(orders.columns).not.toContain('run');
+    const stored = await env.emulator.readTable('in.c-filtered.users');
+    expect(stored.columns.at(-1)).toBe('run');
+    expect(stored.rows.map((r) => r.at(-1))).toEqual(users.map(() => 'nightly'));
+    expect(result.stopReasons['0.0']).toEqual({ 'empty-cursor': chosen.length });
+    await expectReplays(handle);
+  });
+
+  it('maps records with parameters.config.mappings and creates the mapped tables with their primary keys', async () => {
+    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'users', dataField: 'users', dataType: 'users' },
+    ], 'mapped');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = {
+      users: {
+        id: { mapping: { destination: 'id', primaryKey: true } },
+        'address.city': 'city',
+        tags: { type: 'table', destination: 'user-tags', parentKey: { destination: 'user_id', primaryKey: true }, tableMapping: { '.': { mapping: { destination: 'tag', primaryKey: true } } } },
+      },
+    };
+    const handle = await start(config, { mode: 'batch', batchPages: 2 });
+    const result = (await handle.result()) as ExtractResult;
+
+    const users = makeUsers(25);
+    expect(result.tables.map((t) => [t.name, t.columns, t.primaryKey]).sort()).toEqual([
+      ['user-tags', ['tag', 'user_id'], ['tag', 'user_id']],
+      ['users', ['id', 'city'], ['id']],
+    ]);
+    expect((await env.emulator.readTable('in.c-mapped.users')).rows).toEqual(users.map((u) => [String(u.id), u.address.city]));
+    expect((await env.emulator.readTable('in.c-mapped.user-tags')).rows).toEqual(users.flatMap((u) => u.tags.map((t) => [t, String(u.id)])));
+    const detail = await fetch(`${env.emulator.url}/v2/storage/tables/in.c-mapped.user-tags`, { headers: { 'X-StorageApi-Token': env.emulator.token } });
+    expect(((await detail.json()) as { primaryKey: string[] }).primaryKey).toEqual(['tag', 'user_id']);
+    await expectReplays(handle);
+  });
+
   it('stops after one page of a misspelled responseParam and returns a warning that names the path', async () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.nextCursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'typo');
     const result = await run(config);
@@ -255,6 +324,20 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     const ids = await storedIds(env, 'in.c-cancel.large_items');
     expect(ids).toEqual(largeIds(range(1, result.pages)));
     expect(result.tables).toEqual([expect.objectContaining({ name: 'large_items', rows: ids.length, stagedRows: ids.length })]);
+  });
+
+  it('on cancel does not load an empty mapped table for a job it never reached', async () => {
+    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'large/items', dataField: 'items' },
+      { endpoint: 'large/items', dataField: 'items', dataType: 'mapped-items' },
+    ], 'cancel-mapped');
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = { 'mapped-items': { id: { mapping: { destination: 'id', primaryKey: true } } } };
+    const handle = await start(config, { mode: 'page' });
+    await eventually(async () => (await progressOf(handle)).pages >= 3, 30_000, 'no pages extracted');
+    await handle.signal('cancel', 'enough');
+    const result = (await handle.result()) as ExtractResult;
+    expect(result.cancelled).toBe(true);
+    expect(result.tables.map((t) => t.name)).toEqual(['large_items']);
   });
 
   it('reports live progress from a long batch in flight, and a cancel ends the batch and loads what it staged', async () => {

@@ -38,9 +38,43 @@ describe('planning child runs after a parent page', () => {
     expect(grandchild.parentColumns).toEqual({ parent_id: '1', parent_no: 'A-1' });
   });
 
-  it('warns about a child job without placeholders', () => {
+  it('warns about a child job without placeholders and, like the reference, runs it for no row', () => {
     const bare = makeConfig({ jobs: [{ endpoint: 'a', children: [{ endpoint: 'b' }] }] }).config.jobs[0];
-    expect(planChildRuns(bare, [{ id: 1 }], null).warnings).toEqual(["No 'placeholders' set for 'b'"]);
+    expect(planChildRuns(bare, [{ id: 1 }], null)).toEqual({ runs: [], warnings: ["No 'placeholders' set for 'b'"] });
+  });
+
+  it('runs a grandchild without placeholders of its own once per row with the inherited ones', () => {
+    const [ordersRun] = planChildRuns(
+      makeConfig({ jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{id}/o', placeholders: { id: 'id' }, children: [{ endpoint: 'u/{id}/o/all' }] }] }] }).config.jobs[0],
+      [{ id: 1 }],
+      null,
+    ).runs;
+    expect(planChildRuns(ordersRun.job, [{ no: 1 }, { no: 2 }], ordersRun.parent).runs.map((r) => r.job.endpoint)).toEqual(['u/1/o/all', 'u/1/o/all']);
+  });
+
+  it('starts one run per element of a placeholder value that is an array, every combination in order', () => {
+    const job = makeConfig({
+      jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{a}/{b}', placeholders: { a: 'as', b: 'bs' } }] }],
+    }).config.jobs[0];
+    const plan = planChildRuns(job, [{ as: ['x', 'y'], bs: [1, 2] }, { as: 'z', bs: [] }], null);
+    expect(plan.runs.map((r) => [r.job.endpoint, r.parentColumns])).toEqual([
+      ['u/x/1', { parent_as: 'x', parent_bs: '1' }],
+      ['u/x/2', { parent_as: 'x', parent_bs: '2' }],
+      ['u/y/1', { parent_as: 'y', parent_bs: '1' }],
+      ['u/y/2', { parent_as: 'y', parent_bs: '2' }],
+    ]);
+    expect(plan.runs[1].parent.params.map((p) => p.value)).toEqual(['x', 2]);
+  });
+
+  it('skips parent rows that do not pass the child job recursionFilter', () => {
+    const job = makeConfig({
+      jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{id}', placeholders: { id: 'id' }, recursionFilter: 'role==parent|id>300&id<400' }] }],
+    }).config.jobs[0];
+    const rows = [{ id: 123, role: 'parent' }, { id: 345, role: 'child' }, { id: 456, role: 'child' }];
+    expect(planChildRuns(job, rows, null).runs.map((r) => [r.job.endpoint, r.rowIndex])).toEqual([
+      ['u/123', 0],
+      ['u/345', 1],
+    ]);
   });
 
   it('fails with the placeholder and level when a level does not exist', () => {
