@@ -24,6 +24,9 @@ import type {
   StopConditions,
 } from './types';
 import { isHttpUrl } from './url';
+// --- ge-state (begin) ---
+import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
+// --- ge-state (end) ---
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
 export const UNSUPPORTED_PAGINATION_METHODS = ['offset', 'pagenum', 'response.url', 'zendesk.response.url', 'cursor'];
@@ -241,10 +244,12 @@ export const extractorConfigInputSchema = z.looseObject({
                     { error: "'http.defaultOptions' must be an object." },
                   )
                   .nullish(),
+                ...apiHttpClientShape, // ge-state
               },
               { error: "'api.http' must be an object." },
             )
             .nullish(),
+          ...apiClientShape, // ge-state
         },
         { error: "The 'api' section is required in configuration." },
       ),
@@ -255,9 +260,14 @@ export const extractorConfigInputSchema = z.looseObject({
           jobs: z
             .array(jobSchema, { error: "The 'jobs' section is required in the configuration." })
             .min(1, { error: "The 'jobs' section is required in the configuration." }),
+          ...configRunShape, // ge-state
         },
         { error: "The 'config' section is required in the configuration." },
       ),
+      // --- ge-state (begin) ---
+      aws: awsSchema,
+      sshProxy: sshProxySchema,
+      // --- ge-state (end) ---
     },
     { error: "The 'parameters' section is required in the configuration." },
   ),
@@ -400,9 +410,11 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     baseUrl: apiRaw.baseUrl as string,
     pagination: normalizePagination(apiRaw.pagination as Raw | undefined),
     http: {
-      headers: { ...stringHeaders(http.headers), ...stringHeaders(defaults.headers) },
+      // config.http.headers replace api.http.headers (reference Headers::getHeaders); defaultOptions.headers win
+      headers: { ...stringHeaders(http.headers), ...configHeaders(params), ...stringHeaders(defaults.headers) },
       defaultParams: (defaults.params as JsonObject | undefined) ?? {},
     },
+    client: normalizeHttpClient(params), // ge-state
   };
   const configRaw = params.config as Raw;
   const config: ExtractorConfig = {
@@ -411,9 +423,10 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
       outputBucket: (configRaw.outputBucket as string | null | undefined) || null,
       debug: configRaw.debug === true,
       jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i))),
+      incrementalOutput: configRaw.incrementalOutput === true, // ge-state
     },
   };
-  const issues = crossChecks(config);
+  const issues = [...crossChecks(config), ...requiredHeaderIssues(params)]; // ge-state: requiredHeaderIssues
   if (issues.length > 0) throw new ExtractorConfigError(issues);
   return deepFreeze(config);
 }

@@ -8,7 +8,7 @@ import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
-import type { ExtractorConfig, JobConfig, RequestDescriptor } from './types';
+import type { ExtractorConfig, ExtractRunTimes, HttpClientConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
 export interface FetchedPage {
@@ -20,8 +20,15 @@ export interface FetchedPage {
 
 /** Dependencies and options of `runExtraction`. */
 export interface RunExtractionOptions {
-  /** Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake). */
-  fetchPage: (request: RequestDescriptor) => Promise<FetchedPage>;
+  /**
+   * Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake); the second argument is the
+   * configuration's `api.client` (retries, ignored statuses, TLS, signing).
+   */
+  fetchPage: (request: RequestDescriptor, client: HttpClientConfig) => Promise<FetchedPage>;
+  // --- ge-state (begin) ---
+  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart = `Date.now()` in seconds). */
+  runTimes?: ExtractRunTimes;
+  // --- ge-state (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
   now?: () => number;
   /** Called with every extracted page's tables (e.g. to stream them somewhere). */
@@ -58,6 +65,12 @@ export interface ExtractionResult {
   runs: JobRunSummary[];
   /** Pages extracted in all. */
   pages: number;
+  // --- ge-state (begin) ---
+  /** `config.incrementalOutput`: the tables are meant to be loaded incrementally (manifest `incremental`). */
+  incremental: boolean;
+  /** The run's times (as given, or the defaults). */
+  runTimes: ExtractRunTimes;
+  // --- ge-state (end) ---
 }
 
 /**
@@ -74,6 +87,7 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
   const rows = new Map<string, Array<Record<string, string>>>();
   let schema: TableSchema = createTableSchema();
   let pages = 0;
+  const runTimes: ExtractRunTimes = options.runTimes ?? { previousStart: 0, currentStart: Math.floor(Date.now() / 1000) }; // ge-state (not `now()`: it would shift the readings `forceStop.time` tests script)
 
   const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     let state = createScrollerState(job, config.api, now());
@@ -82,7 +96,7 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
-      const fetched = await options.fetchPage(request);
+      const fetched = await options.fetchPage(request, config.api.client);
       const page = processPage(state, job, fetched, { parentColumns, parent });
       warnings.push(...page.warnings);
       if (page.extract) {
@@ -119,5 +133,5 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
       }),
     };
   }
-  return { tables, requests, warnings, runs, pages };
+  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes };
 }

@@ -237,6 +237,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           maxPages: o.mode === 'page' ? 1 : o.batchPages,
           maxMs: o.batchSeconds * 1000,
           fetch: input.options?.fetch,
+          client: config.api.client, // undefined for a config validated before client options existed
         });
       } catch (err) {
         inFlight = undefined;
@@ -275,7 +276,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         workflowId: info.workflowId,
         connection: input.connection,
         bucketId,
-        incremental: o.incremental,
+        // the option wins; else the configuration's incrementalOutput (absent from configs validated before it)
+        incremental: input.options?.incremental ?? config.config.incrementalOutput ?? false,
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },

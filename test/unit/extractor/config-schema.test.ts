@@ -119,6 +119,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
           children: [],
         },
       ],
+      incrementalOutput: false, // ge-state
     });
     expect(config.api.pagination).toEqual({
       method: 'response.param',
