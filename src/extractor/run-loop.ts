@@ -8,6 +8,7 @@ import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
+import { withRunTimes } from './run-state';
 import type { ExtractorConfig, ExtractRunTimes, HttpClientConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
@@ -77,7 +78,9 @@ export interface ExtractionResult {
  * Runs every job of the configuration (top-level jobs in order, each fresh; children after each parent page),
  * and returns the tables, the requests sent and the warnings.
  */
-export async function runExtraction(config: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+export async function runExtraction(configIn: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+  const runTimes: ExtractRunTimes = options.runTimes ?? configIn.config.runTimes ?? { previousStart: 0, currentStart: Math.floor(Date.now() / 1000) }; // ge-state (not `now()`: it would shift the readings `forceStop.time` tests script)
+  const config = withRunTimes(configIn, runTimes); // ge-state
   const now = options.now ?? Date.now;
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
@@ -87,7 +90,6 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
   const rows = new Map<string, Array<Record<string, string>>>();
   let schema: TableSchema = createTableSchema();
   let pages = 0;
-  const runTimes: ExtractRunTimes = options.runTimes ?? { previousStart: 0, currentStart: Math.floor(Date.now() / 1000) }; // ge-state (not `now()`: it would shift the readings `forceStop.time` tests script)
 
   const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     let state = createScrollerState(job, config.api, now());

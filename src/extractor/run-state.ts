@@ -11,7 +11,7 @@
  *
  * Workflow-safe: pure, no clock (callers pass workflow time).
  */
-import type { ExtractRunTimes } from './types';
+import type { ExtractorConfig, ExtractRunTimes } from './types';
 
 /** The stored state: the reference's `state.json` shape; keys other than `time` are carried as they are. */
 export interface ExtractRunState {
@@ -59,4 +59,9 @@ export function nextRunState(previous: ExtractRunState | null, times: ExtractRun
   const { time, ...rest } = previous ?? { time: { previousStart: 0 } };
   const keptTime = Object.fromEntries(Object.entries(time).filter(([k]) => k !== 'currentStart'));
   return { ...rest, ...extra, time: { ...keptTime, previousStart: times.currentStart } };
+}
+
+/** The configuration with this run's times in `config.runTimes`, where request building reads them. */
+export function withRunTimes(config: ExtractorConfig, runTimes: ExtractRunTimes): ExtractorConfig {
+  return { ...config, config: { ...config.config, runTimes } };
 }

@@ -183,6 +183,11 @@ export interface ExtractorConfig {
     // --- ge-state (begin) ---
     /** `incrementalOutput`: load the tables incrementally (manifest `incremental: true`). Default false. */
     incrementalOutput: boolean;
+    /**
+     * This run's times for `{"time": …}` functions (the same field as on branch ge-functions, which reads it); set by
+     * the run (`withRunTimes`) from the run state, never by the configuration.
+     */
+    runTimes?: ExtractRunTimes | null;
     // --- ge-state (end) ---
   };
 }

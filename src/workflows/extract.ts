@@ -18,11 +18,11 @@ import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
 import { mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
-import type { ExtractorConfig } from '../extractor/types';
+import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
-import { isStateKey, nextRunState, parseRunState, runTimesOf, type ExtractRunState } from '../extractor/run-state';
+import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 
 export type * from '../contracts/extract';
@@ -144,8 +144,8 @@ function runStateInputProblems(input: ExtractInput): string[] {
  * Once per extraction (not again after a continue-as-new): the state to start from (`importState`, else the stored
  * one of `stateKey`, else none) and this run's times; both go into the checkpoint.
  */
-async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRunState: SapiActivities['readRunState']): Promise<void> {
-  if (cp.runTimes !== undefined) return;
+async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRunState: SapiActivities['readRunState']): Promise<ExtractRunTimes> {
+  if (cp.runTimes !== undefined) return cp.runTimes;
   let previous: ExtractRunState | null = null;
   if ((input.stateKey !== undefined || input.importState !== undefined) && patched(RUN_STATE_PATCH)) {
     if (input.importState !== undefined) previous = parseRunState(input.importState).state;
@@ -153,6 +153,7 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
   }
   cp.runTimes = runTimesOf(previous, Date.now());
   if (input.stateKey !== undefined) cp.runState = { stateKey: input.stateKey, previous };
+  return cp.runTimes;
 }
 // --- ge-state: run state between runs (end) ---
 
@@ -239,12 +240,14 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
     const stateProblems = runStateInputProblems(input); // ge-state
     if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    const config = await validateConfig(acts, input.config);
-    const bucketId = extractBucketId(input.options?.bucketId, config.config.outputBucket);
+    const validated = await validateConfig(acts, input.config);
+    const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
     if (!isBucketId(bucketId)) {
-      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
+      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
     }
-    await startRunState(cp, input, acts.readRunState); // ge-state
+    // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
+    const runTimes = await startRunState(cp, input, acts.readRunState);
+    const config = withRunTimes(validated, runTimes);
 
     let pagesThisRun = 0;
     let rateLimitWaits = 0;

@@ -1,7 +1,9 @@
 /** Run state between runs of a configuration: the reference's state.json, this run's times, the next state. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isStateKey, nextRunState, parseRunState, runStateStoreKey, runTimesOf } from '../../../src/extractor/run-state';
+import { parseExtractorConfig } from '../../../src/extractor/config-schema';
+import { runExtraction } from '../../../src/extractor/run-loop';
+import { isStateKey, nextRunState, parseRunState, runStateStoreKey, runTimesOf, withRunTimes } from '../../../src/extractor/run-state';
 import { GE_EXAMPLES_DIR, haveExamples } from './ge-examples';
 
 const referenceState = (example: string) => JSON.parse(readFileSync(join(GE_EXAMPLES_DIR, example, 'in', 'state.json'), 'utf8')) as unknown;
@@ -44,5 +46,21 @@ describe('run state', () => {
     expect(['config-123', 'a.b_c', '0'].map(isStateKey)).toEqual([true, true, true]);
     expect(['', '../x', 'a/b', '.hidden', 'x'.repeat(201)].map(isStateKey)).toEqual([false, false, false, false, false]);
     expect(runStateStoreKey('config-123')).toBe('run-state/config-123.json');
+  });
+});
+
+describe('run times reach request building', () => {
+  it('withRunTimes puts them in config.runTimes (where user functions read them), leaving the rest as it was', () => {
+    const config = parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/' }, config: { jobs: [{ endpoint: 'users' }] } } });
+    const times = { previousStart: 1492606006, currentStart: 1504778400 };
+    expect(withRunTimes(config, times)).toEqual({ ...config, config: { ...config.config, runTimes: times } });
+    expect(config.config.runTimes).toBeUndefined();
+  });
+
+  it('runExtraction runs with the given times and reports them', async () => {
+    const config = parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/' }, config: { jobs: [{ endpoint: 'users' }] } } });
+    const times = { previousStart: 1492606006, currentStart: 1504778400 };
+    const result = await runExtraction(config, { fetchPage: () => Promise.resolve({ body: [], bytes: 2, hash: 'h' }), runTimes: times });
+    expect(result.runTimes).toEqual(times);
   });
 });
