@@ -11,6 +11,16 @@ import { z } from 'zod';
 import type { ConfigIssue } from './errors';
 import type { AwsSignatureConfig, HttpClientConfig, RetryConfig } from './types';
 
+/** Refuses keys a block does not know (nothing is ignored silently), naming each. */
+function onlyKeys<T extends z.ZodType>(schema: T, where: string, known: readonly string[]) {
+  return schema.superRefine((value, ctx) => {
+    if (typeof value !== 'object' || value === null) return;
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) ctx.addIssue({ code: 'custom', path: [key], message: `'${where}.${key}' is not supported (known: ${known.join(', ')}).` });
+    }
+  });
+}
+
 /** The reference's retry defaults (juicer `RetryHandler`), used when `api.retryConfig` is given without them. */
 export const REFERENCE_RETRY_DEFAULTS = Object.freeze({
   maxRetries: 10,
@@ -27,29 +37,33 @@ const NOT_SUPPORTED_CURL =
   'is not supported: network errors (connection refused or reset, DNS, TLS, timeouts) are always retried; remove the key.';
 
 /** `api.retryConfig` (juicer 9 shape, plus the juicer 8 `headerName`/`httpCodes` it converts). */
-export const retryConfigSchema = z
-  .looseObject(
+export const retryConfigSchema = onlyKeys(
+  z.looseObject(
     {
       maxRetries: z
         .union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)], { error: "'retryConfig.maxRetries' must be a non-negative integer." })
         .optional(),
-      http: z
-        .looseObject(
+      http: onlyKeys(
+        z.looseObject(
           {
             retryHeader: z.string({ error: "'retryConfig.http.retryHeader' must be a header name." }).min(1).optional(),
             codes: statusList('retryConfig.http.codes').optional(),
           },
           { error: "'retryConfig.http' must be an object with 'retryHeader' and 'codes'." },
-        )
-        .optional(),
+        ),
+        'retryConfig.http',
+        ['retryHeader', 'codes'],
+      ).optional(),
       headerName: z.string({ error: "'retryConfig.headerName' must be a header name." }).min(1).optional(),
       httpCodes: statusList('retryConfig.httpCodes').optional(),
       curl: z.unknown().refine((v) => v === undefined, { error: `'retryConfig.curl' ${NOT_SUPPORTED_CURL}` }).optional(),
       curlCodes: z.unknown().refine((v) => v === undefined, { error: `'retryConfig.curlCodes' ${NOT_SUPPORTED_CURL}` }).optional(),
     },
     { error: "'api.retryConfig' must be an object (maxRetries, http.retryHeader, http.codes)." },
-  )
-  .optional();
+  ),
+  'retryConfig',
+  ['maxRetries', 'http', 'headerName', 'httpCodes', 'curl', 'curlCodes'],
+).optional();
 
 const seconds = (what: string) =>
   z.union([z.number().positive(), z.string().regex(/^\d+(\.\d+)?$/)], { error: `'${what}' must be a positive number of seconds.` }).optional();
@@ -79,14 +93,18 @@ export const awsSchema = z
     {
       signature: z.looseObject(
         {
-          credentials: z.looseObject(
-            {
-              accessKeyId: credential('accessKeyId'),
-              '#secretKey': credential('#secretKey'),
-              serviceName: credential('serviceName'),
-              regionName: credential('regionName'),
-            },
-            { error: "'aws.signature.credentials' must be an object (accessKeyId, #secretKey, serviceName, regionName)." },
+          credentials: onlyKeys(
+            z.looseObject(
+              {
+                accessKeyId: credential('accessKeyId'),
+                '#secretKey': credential('#secretKey'),
+                serviceName: credential('serviceName'),
+                regionName: credential('regionName'),
+              },
+              { error: "'aws.signature.credentials' must be an object (accessKeyId, #secretKey, serviceName, regionName)." },
+            ),
+            'aws.signature.credentials',
+            ['accessKeyId', '#secretKey', 'serviceName', 'regionName'],
           ),
         },
         { error: "'aws.signature' must be an object with 'credentials'." },
@@ -108,15 +126,18 @@ export const sshProxySchema = z
 /** Keys added to `config`. */
 export const configRunShape = {
   incrementalOutput: z.boolean({ error: "'incrementalOutput' must be a boolean." }).nullish(),
-  http: z
-    .looseObject(
+  http: onlyKeys(
+    z.looseObject(
       { headers: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), { error: "'config.http.headers' must be an object of header names and values." }).optional() },
       { error: "'config.http' must be an object with 'headers'." },
-    )
-    .nullish(),
+    ),
+    'config.http',
+    ['headers'],
+  ).nullish(),
 };
 
 type Raw = Record<string, unknown>;
+
 
 const toMs = (v: unknown): number | null => (v === undefined || v === null ? null : Math.round(Number(v) * 1000));
 

@@ -1,6 +1,8 @@
 /** The HTTP client options of a configuration: validation, normalization, the reference's retry delays. */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { referenceRetryDelayMs } from '../../../src/extractor/http/fetch-page';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fetchPage, referenceRetryDelayMs } from '../../../src/extractor/http/fetch-page';
 
 const base = (api: Record<string, unknown> = {}, config: Record<string, unknown> = {}, parameters: Record<string, unknown> = {}) => ({
   parameters: { api: { baseUrl: 'http://api.test/', ...api }, config: { jobs: [{ endpoint: 'users' }], ...config }, ...parameters },
@@ -30,6 +32,11 @@ describe('HTTP client options in the configuration', () => {
 
   test('retryConfig.curl is refused naming the key (network errors are always retried)', () => {
     expect(() => parseExtractorConfig(base({ retryConfig: { curl: { codes: [6] } } }))).toThrow(/parameters\.api\.retryConfig\.curl: 'retryConfig\.curl' is not supported/);
+  });
+
+  test('keys a client block does not know are refused, each named (nothing is ignored silently)', () => {
+    expect(() => parseExtractorConfig(base({ retryConfig: { maxRetries: 1, retryHeaders: 'X' } }))).toThrow(/parameters\.api\.retryConfig\.retryHeaders: 'retryConfig\.retryHeaders' is not supported/);
+    expect(() => parseExtractorConfig(base({}, { http: { headers: {}, params: { a: 1 } } }))).toThrow(/parameters\.config\.http\.params: 'config\.http\.params' is not supported/);
   });
 
   test('timeouts are seconds, kept in ms; ignoreErrors must be status codes', () => {
@@ -81,5 +88,29 @@ describe('The reference retry delay (retryHeader)', () => {
     ['garbage: exponential', 'soon', 2, 2000],
   ])('%s', (_name, header, retry, expected) => {
     expect(referenceRetryDelayMs(header, retry, now)).toBe(expected);
+  });
+});
+
+describe('api.http.requestTimeout', () => {
+  test('bounds each attempt: a server that answers too late fails as a network error after the attempts', async () => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      setTimeout(() => res.end('[]'), 2_000).unref();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`;
+    const client = parseExtractorConfig(base({ baseUrl: `${url}/`, http: { requestTimeout: 0.2 } })).api.client;
+    try {
+      const started = Date.now();
+      await expect(fetchPage({ method: 'GET', url, headers: {} }, { client, maxAttempts: 2, sleep: () => Promise.resolve() })).rejects.toMatchObject({
+        code: 'SAPI_EXTRACT_NETWORK',
+      });
+      expect(requests).toBe(2);
+      expect(Date.now() - started).toBeLessThan(1_500);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
