@@ -1,8 +1,8 @@
 import type { ExtractRunState } from '../extractor/run-state';
+import { saveRunState } from '../object-storage/run-state-store';
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
-import { runStateKeyOf } from './extract-read-run-state';
 
 export interface WriteRunStateInput {
   /** The configuration's state key (`ExtractInput.stateKey`). */
@@ -13,10 +13,5 @@ export interface WriteRunStateInput {
 /** Stores the run state of a configuration (replacing the previous one in one write). */
 export function writeRunState(deps: ActivityDeps) {
   return (input: WriteRunStateInput): Promise<{ uri: string }> =>
-    asActivity(async () => {
-      const key = runStateKeyOf(input.stateKey);
-      const store = stageStoreOf(deps);
-      await store.put(key, `${JSON.stringify(input.state)}\n`);
-      return { uri: store.uriOf(key) };
-    });
+    asActivity(async () => ({ uri: await saveRunState(stageStoreOf(deps), input.stateKey, input.state) }));
 }
