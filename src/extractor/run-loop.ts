@@ -27,7 +27,7 @@ export interface RunExtractionOptions {
    */
   fetchPage: (request: RequestDescriptor, client: HttpClientConfig) => Promise<FetchedPage>;
   // --- ge-state (begin) ---
-  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart = `Date.now()` in seconds). */
+  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart each job run's start). */
   runTimes?: ExtractRunTimes;
   // --- ge-state (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
@@ -69,8 +69,8 @@ export interface ExtractionResult {
   // --- ge-state (begin) ---
   /** `config.incrementalOutput`: the tables are meant to be loaded incrementally (manifest `incremental`). */
   incremental: boolean;
-  /** The run's times (as given, or the defaults). */
-  runTimes: ExtractRunTimes;
+  /** The run's times as given (`null`: not given). */
+  runTimes: ExtractRunTimes | null;
   // --- ge-state (end) ---
 }
 
@@ -79,8 +79,7 @@ export interface ExtractionResult {
  * and returns the tables, the requests sent and the warnings.
  */
 export async function runExtraction(configIn: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
-  const runTimes: ExtractRunTimes = options.runTimes ?? configIn.config.runTimes ?? { previousStart: 0, currentStart: Math.floor(Date.now() / 1000) }; // ge-state (not `now()`: it would shift the readings `forceStop.time` tests script)
-  const config = withRunTimes(configIn, runTimes); // ge-state
+  const config = options.runTimes ? withRunTimes(configIn, options.runTimes) : configIn; // ge-state
   const now = options.now ?? Date.now;
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
@@ -135,5 +134,5 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
       }),
     };
   }
-  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes };
+  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: config.config.runTimes ?? null };
 }

@@ -28,12 +28,15 @@ export const PASSING: readonly string[] = [
   '037-retry-header',
   '038-default-headers',
   '039-default-parameters',
+  '040-required-headers',
   '057-pagination-response-param-basic',
   '058-pagination-response-param-override',
   '059-pagination-response-param-scroll-request',
+  '074-http-headers',
   '075-incremental-output',
   '120-datafield-separator',
   '130-unsupported-nested-array',
+  '143-aws-signature-request',
 ];
 
 /**
@@ -41,8 +44,8 @@ export const PASSING: readonly string[] = [
  * They are not counted as passing here.
  */
 export const JUDGED_ELSEWHERE: Readonly<Record<string, string>> = {
-  '131-ssh-tunnel': 'an SSH tunnel must be refused at validation',
-  '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation',
-  '141-https-self-signed': 'HTTPS with the API\'s own CA',
-  '142-https-client-cert': 'HTTPS with a client certificate',
+  '131-ssh-tunnel': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
+  '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
+  '141-https-self-signed': 'HTTPS with the API\'s own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
+  '142-https-client-cert': 'HTTPS with a client certificate (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
 };
