@@ -3,6 +3,8 @@ import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fetchPage, referenceRetryDelayMs } from '../../../src/extractor/http/fetch-page';
+import { resolveClientSecrets } from '../../../src/extractor/http-client';
+import { findClearSecrets } from '../../../src/extractor/secrets';
 
 const base = (api: Record<string, unknown> = {}, config: Record<string, unknown> = {}, parameters: Record<string, unknown> = {}) => ({
   parameters: { api: { baseUrl: 'http://api.test/', ...api }, config: { jobs: [{ endpoint: 'users' }], ...config }, ...parameters },
@@ -112,5 +114,23 @@ describe('api.http.requestTimeout', () => {
       server.closeAllConnections();
       server.close();
     }
+  });
+});
+
+describe('secrets of the client options', () => {
+  test('a clear #clientCertificate or aws #secretKey is refused by the clear-secret check, named by path', () => {
+    const clear = findClearSecrets(
+      base({ '#clientCertificate': '-----BEGIN CERTIFICATE-----' }, {}, { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': 'plain', serviceName: 's', regionName: 'r' } } } }),
+    );
+    expect(clear).toEqual(expect.arrayContaining(['parameters.api.#clientCertificate', 'parameters.aws.signature.credentials.#secretKey']));
+  });
+
+  test('resolveClientSecrets fills a copy at send time and returns the values to scrub; the config keeps the references', () => {
+    const client = parseExtractorConfig(
+      base({ '#clientCertificate': '${env:SAPI_SECRET_PEM}' }, {}, { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': '${env:SAPI_SECRET_AWS}', serviceName: 's', regionName: 'r' } } } }),
+    ).api.client;
+    const { client: resolved, secrets } = resolveClientSecrets(client, { env: { SAPI_SECRET_PEM: 'PEM', SAPI_SECRET_AWS: 'KEY' } });
+    expect([resolved.clientCertificate, resolved.awsSignature?.secretKey, secrets.sort()]).toEqual(['PEM', 'KEY', ['KEY', 'PEM']]);
+    expect([client.clientCertificate, client.awsSignature?.secretKey]).toEqual(['${env:SAPI_SECRET_PEM}', '${env:SAPI_SECRET_AWS}']);
   });
 });
