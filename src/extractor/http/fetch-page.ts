@@ -151,7 +151,7 @@ async function headersToSend(descriptor: RequestDescriptor, payload: string | un
   return signAwsRequest({ method: descriptor.method, url: descriptor.url, headers, body: payload }, client.awsSignature, new Date(now));
 }
 
-/** A signal that aborts with the caller's or after `timeoutMs` (the request timeout), and which of the two fired. */
+/** A signal that aborts with the caller's or after `timeoutMs` (the request timeout, which counts as a network error). */
 function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | null): AbortSignal | undefined {
   if (timeoutMs === null) return signal;
   const timeout = AbortSignal.timeout(timeoutMs);
