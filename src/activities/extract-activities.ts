@@ -2,6 +2,8 @@ import type { ActivityDeps } from './deps';
 import { buildTableCsv } from './extract-build-csv';
 import { fetchPages } from './extract-fetch-pages';
 import { findTable } from './extract-find-table';
+import { readRunState } from './extract-read-run-state';
+import { writeRunState } from './extract-write-run-state';
 import { validateExtractConfig } from './extract-validate-config';
 
 /** The extraction's activities (registered by `createActivities`). */
@@ -11,9 +13,13 @@ export function createExtractActivities(deps: ActivityDeps) {
     fetchPages: fetchPages(deps),
     buildTableCsv: buildTableCsv(deps),
     findTable: findTable(deps),
+    readRunState: readRunState(deps), // ge-state
+    writeRunState: writeRunState(deps), // ge-state
   };
 }
 
 export type { FetchPagesInput, FetchPagesResult, FetchPagesCheckpoint, FetchPagesTotals } from './extract-fetch-pages';
 export type { BuildTableCsvInput, BuildTableCsvResult } from './extract-build-csv';
 export type { FindTableInput, FindTableResult } from './extract-find-table';
+export type { ReadRunStateInput, ReadRunStateResult } from './extract-read-run-state';
+export type { WriteRunStateInput } from './extract-write-run-state';

@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ExtractRateLimitedError } from '../extractor/errors';
-import { fetchPage, type FetchPageOptions } from '../extractor/http/fetch-page';
+import { fetchPageResolved, type FetchPageOptions } from '../extractor/http/fetch-page';
 import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
 import { referenceEchoedSecrets } from '../extractor/secret-echo';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
-import { resolveRequestSecrets, scrubError, type SecretSource } from '../extractor/secrets';
+import type { SecretSource } from '../extractor/secrets';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
-import type { JobConfig, RequestDescriptor } from '../extractor/types';
+import type { HttpClientConfig, JobConfig, RequestDescriptor } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
 import { PageGroupWriter } from '../object-storage/page-group-writer';
@@ -33,6 +33,8 @@ export interface FetchPagesInput {
   /** Time budget (ms): no new page is started after it. */
   maxMs: number;
   fetch?: ExtractFetchTuning;
+  /** The configuration's `api.client` (retries, ignored statuses, timeouts, TLS, signing; secrets as references). */
+  client?: HttpClientConfig;
 }
 
 /** What one call produced (pages staged, their totals and the schema they add). */
@@ -96,17 +98,13 @@ export function secretSourceOf(deps: ActivityDeps): SecretSource {
 }
 
 /**
- * Sends one request with its `${env:NAME}` references filled from the worker's environment. Only this copy holds
- * the secrets: `state.next` (heartbeats, results, the `progress` cursor) keeps the references, and an error's message
- * and URL are scrubbed of the values before they can reach history.
+ * Sends one request with its `${env:NAME}` references (and those of the client config: client certificate, AWS
+ * secret key) filled from the worker's environment. Only this copy holds the secrets: `state.next` (heartbeats,
+ * results, the `progress` cursor) keeps the references, and an error's message and URL are scrubbed of the values
+ * before they can reach history.
  */
-async function fetchResolved(request: RequestDescriptor, options: FetchPageOptions, source: SecretSource) {
-  const { request: resolved, secrets } = resolveRequestSecrets(request, source);
-  try {
-    return await fetchPage(resolved, options);
-  } catch (err) {
-    throw scrubError(err, secrets);
-  }
+function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource) {
+  return fetchPageResolved(request, client, source, options);
 }
 
 /** What the batch reports to its workflow: the resume point's totals. */
@@ -172,7 +170,7 @@ export function fetchPages(deps: ActivityDeps) {
           const pageNo = state.pages + 1;
           let fetched;
           try {
-            fetched = await fetchResolved(state.next, options, secrets);
+            fetched = await fetchResolved(state.next, input.client, options, secrets);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
             await writer.flush(checkpoint());

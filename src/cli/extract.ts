@@ -18,6 +18,12 @@ export interface ExtractFlags extends WorkflowFlags {
   load: boolean;
   bucket?: string;
   incremental?: boolean;
+  // --- ge-state (begin) ---
+  stateKey?: string;
+  /** A reference `state.json` to start from. */
+  importState?: string;
+  resetState?: boolean;
+  // --- ge-state (end) ---
 }
 
 /**
@@ -48,11 +54,30 @@ export function readExtractConfig(path: string): unknown {
   return json;
 }
 
+// --- ge-state (begin) ---
+/** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
+export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
+  if (flags.resetState && flags.importState !== undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
+  if ((flags.resetState || flags.importState !== undefined) && flags.stateKey === undefined) {
+    throw new CliError(ErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
+  }
+  if (flags.resetState) return {};
+  if (flags.importState === undefined) return undefined;
+  try {
+    return JSON.parse(readFileSync(resolve(flags.importState), 'utf8')) as unknown;
+  } catch (err) {
+    throw new CliError(ErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+// --- ge-state (end) ---
+
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,
+    stateKey: flags.stateKey, // ge-state
+    importState: importStateOf(flags), // ge-state
     options: definedOnly({
       mode: flags.mode,
       batchPages: flags.batchPages,
@@ -71,7 +96,12 @@ export function addExtractArguments(command: Command): Command {
     .option('--batch-pages <n>', 'pages per activity in batch mode', integerParser(1))
     .option('--no-load', 'extract and stage only; do not load the tables into Storage')
     .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)')
-    .option('--incremental', 'load into existing tables incrementally instead of replacing their rows');
+    .option('--incremental', 'load into existing tables incrementally instead of replacing their rows')
+    // --- ge-state (begin) ---
+    .option('--state-key <key>', 'run state of this configuration ({"time": "previousStart"}): read at the start, stored after a successful load')
+    .option('--import-state <file>', "start from this state (a reference extractor's state.json) instead of the stored one")
+    .option('--reset-state', 'start from an empty state (previousStart 0) instead of the stored one');
+  // --- ge-state (end) ---
 }
 
 /** The summary of a finished extraction (also what `wait` prints for an extractWorkflow). */
@@ -82,6 +112,8 @@ export function summarizeExtract(result: ExtractResult): Summary {
       ...result.tables.map((table): [string, string] => [table.tableId ?? table.name, `${table.rows} rows${table.tableId ? '' : ' (staged, not loaded)'}`]),
       ['bytes', formatBytes(result.bytes)],
       ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
+      // ge-state
+      ['run state', result.runState ? `${result.runState.stateKey}: previousStart ${result.runTimes?.previousStart ?? 0}, ${result.runState.stored ? `stored previousStart ${result.runState.stored.time.previousStart}` : 'not stored'}` : undefined],
     ],
   };
 }

@@ -8,6 +8,7 @@ import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
+import { registerExtractStateCommand } from './extract-state';
 import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
 import { registerScheduleCommand } from './schedule';
@@ -46,6 +47,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerImportCommand(program, resolved);
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
+  registerExtractStateCommand(program, resolved);
   registerStatusCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);

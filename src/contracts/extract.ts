@@ -1,6 +1,8 @@
 // Input, result, progress and checkpoint of `extractWorkflow`. Types only: safe for workflow code and for callers.
 import type { ParentContext, PageResult, ScrollerState, StopReason, TableSchema } from '../extractor/pure';
 import type { PollingOptions } from './transfer';
+import type { ExtractRunState } from '../extractor/run-state';
+import type { ExtractRunTimes } from '../extractor/types';
 
 /** How pages are fetched: one activity per page, or batches of pages per activity. */
 export type ExtractMode = 'page' | 'batch';
@@ -54,6 +56,20 @@ export interface ExtractInput {
   /** The Generic-Extractor configuration JSON (`{parameters: {api, config}}`), validated by an activity before any request. */
   config: unknown;
   options?: ExtractOptions;
+  // --- ge-state (begin) ---
+  /**
+   * Names the run state of this configuration (1–200 of `[A-Za-z0-9._-]`, e.g. the configuration id): the run reads
+   * `previousStart` from it at its start and, only when its tables were loaded, stores the next state (previousStart =
+   * this run's start). It lives in the stage store (`SAPI_STAGING_URL`) at `run-state/<stateKey>.json`. Without it,
+   * nothing is read or stored and `previousStart` is 0.
+   */
+  stateKey?: string;
+  /**
+   * A state to start from instead of the stored one: a reference extractor's `state.json` (to continue incrementally
+   * after migrating), or `{}` to reset (`previousStart` 0). Stored like any state after a successful load.
+   */
+  importState?: unknown;
+  // --- ge-state (end) ---
   /** Internal: the checkpoint carried over a continue-as-new. Do not set. */
   resume?: ExtractCheckpoint;
 }
@@ -101,6 +117,12 @@ export interface ExtractResult {
   cancelled: boolean;
   /** Where the pages were staged: `<staging>/<runKey>/…`. */
   runKey: string;
+  // --- ge-state (begin) ---
+  /** This run's times (Unix seconds): `previousStart` from the state read at the start, `currentStart` this run's. */
+  runTimes?: ExtractRunTimes;
+  /** With `stateKey`: the state stored for the next run (`null` when not stored: nothing loaded, or cancelled). */
+  runState?: { stateKey: string; stored: ExtractRunState | null };
+  // --- ge-state (end) ---
 }
 
 export type ExtractPhase = 'extracting' | 'paused' | 'loading' | 'done' | 'cancelled' | 'failed';
@@ -125,6 +147,8 @@ export interface ExtractProgress {
   /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
   waitingUntil?: number;
   error?: string;
+  /** This run's times (Unix seconds), once known. */
+  runTimes?: ExtractRunTimes; // ge-state
 }
 
 /** What a batch in flight reports to its workflow (signal `extractProgress`, at most every 5 s), for a live `progress`. */
@@ -191,4 +215,10 @@ export interface ExtractCheckpoint {
   warningsDropped: number;
   stopReasons: StopReasonCounts;
   paused: boolean;
+  // --- ge-state (begin) ---
+  /** This run's times for `{"time": …}` functions (absent in checkpoints of runs before run state existed). */
+  runTimes?: ExtractRunTimes;
+  /** The state read at the start (with `stateKey`), kept to write the next one. */
+  runState?: { stateKey: string; previous: ExtractRunState | null };
+  // --- ge-state (end) ---
 }

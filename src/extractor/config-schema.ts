@@ -28,6 +28,9 @@ import type {
 } from './types';
 import { DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
 import { isHttpUrl } from './url';
+// --- ge-state (begin) ---
+import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
+// --- ge-state (end) ---
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"): none left. */
 export const UNSUPPORTED_PAGINATION_METHODS: string[] = [];
@@ -298,10 +301,12 @@ export const extractorConfigInputSchema = z.looseObject({
                     { error: "'http.defaultOptions' must be an object." },
                   )
                   .nullish(),
+                ...apiHttpClientShape, // ge-state
               },
               { error: "'api.http' must be an object." },
             )
             .nullish(),
+          ...apiClientShape, // ge-state
         },
         { error: "The 'api' section is required in configuration." },
       ),
@@ -313,9 +318,14 @@ export const extractorConfigInputSchema = z.looseObject({
           jobs: z
             .array(jobSchema, { error: "The 'jobs' section is required in the configuration." })
             .min(1, { error: "The 'jobs' section is required in the configuration." }),
+          ...configRunShape, // ge-state
         },
         { error: "The 'config' section is required in the configuration." },
       ),
+      // --- ge-state (begin) ---
+      aws: awsSchema,
+      sshProxy: sshProxySchema,
+      // --- ge-state (end) ---
     },
     { error: "The 'parameters' section is required in the configuration." },
   ),
@@ -461,9 +471,11 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     baseUrl: apiRaw.baseUrl as string,
     pagination: normalizePagination(apiRaw.pagination as Raw | undefined),
     http: {
-      headers: { ...stringHeaders(http.headers), ...stringHeaders(defaults.headers) },
+      // config.http.headers replace api.http.headers (reference Headers::getHeaders); defaultOptions.headers win
+      headers: { ...stringHeaders(http.headers), ...configHeaders(params), ...stringHeaders(defaults.headers) },
       defaultParams: (defaults.params as JsonObject | undefined) ?? {},
     },
+    client: normalizeHttpClient(params), // ge-state
   };
   const configRaw = params.config as Raw;
   const config: ExtractorConfig = {
@@ -473,9 +485,10 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
       debug: configRaw.debug === true,
       compatLevel: (configRaw.compatLevel as number | undefined) ?? 3, // JSON parser parity (ge-json)
       jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i), (configRaw.compatLevel as number | undefined) ?? 3)),
+      incrementalOutput: configRaw.incrementalOutput === true, // ge-state
     },
   };
-  const issues = crossChecks(config);
+  const issues = [...crossChecks(config), ...requiredHeaderIssues(params)]; // ge-state: requiredHeaderIssues
   // --- ge-features: mappings, userData, recursionFilter (mapping-config.ts) ---
   const features = applyJobFeatures(configRaw, config);
   issues.push(...features.issues);

@@ -10,7 +10,8 @@ import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
 import { storageColumnNames } from '../contracts/extract-plan';
-import type { ExtractorConfig, JobConfig, RequestDescriptor } from './types';
+import { withRunTimes } from './run-state';
+import type { ExtractorConfig, ExtractRunTimes, HttpClientConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
 export interface FetchedPage {
@@ -22,8 +23,15 @@ export interface FetchedPage {
 
 /** Dependencies and options of `runExtraction`. */
 export interface RunExtractionOptions {
-  /** Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake). */
-  fetchPage: (request: RequestDescriptor) => Promise<FetchedPage>;
+  /**
+   * Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake); the second argument is the
+   * configuration's `api.client` (retries, ignored statuses, TLS, signing).
+   */
+  fetchPage: (request: RequestDescriptor, client: HttpClientConfig) => Promise<FetchedPage>;
+  // --- ge-state (begin) ---
+  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart each job run's start). */
+  runTimes?: ExtractRunTimes;
+  // --- ge-state (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
   now?: () => number;
   /** Called with every extracted page's tables (e.g. to stream them somewhere). */
@@ -62,13 +70,20 @@ export interface ExtractionResult {
   runs: JobRunSummary[];
   /** Pages extracted in all. */
   pages: number;
+  // --- ge-state (begin) ---
+  /** `config.incrementalOutput`: the tables are meant to be loaded incrementally (manifest `incremental`). */
+  incremental: boolean;
+  /** The run's times as given (`null`: not given). */
+  runTimes: ExtractRunTimes | null;
+  // --- ge-state (end) ---
 }
 
 /**
  * Runs every job of the configuration (top-level jobs in order, each fresh; children after each parent page),
  * and returns the tables, the requests sent and the warnings.
  */
-export async function runExtraction(config: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+export async function runExtraction(configIn: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+  const config = options.runTimes ? withRunTimes(configIn, options.runTimes) : configIn; // ge-state
   const now = options.now ?? Date.now;
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
@@ -86,7 +101,7 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
-      const fetched = await options.fetchPage(request);
+      const fetched = await options.fetchPage(request, config.api.client);
       const page = processPage(state, job, fetched, { parentColumns, parent });
       warnings.push(...page.warnings);
       if (page.extract) {
@@ -132,5 +147,5 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
     if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
     // --- end ge-features ---
   }
-  return { tables, requests, warnings, runs, pages };
+  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: config.config.runTimes ?? null };
 }

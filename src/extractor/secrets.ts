@@ -190,3 +190,17 @@ export function scrubError<E>(err: E, secrets: readonly string[]): E {
   }
   return err;
 }
+
+// --- ge-state (begin) ---
+/**
+ * `text` with every `${env:NAME}` filled from the worker's environment (not encoded); each value filled is added to
+ * `secrets` (to scrub errors). Same rules and failures as {@link resolveRequestSecrets}.
+ */
+export function resolveSecretString(text: string, source: SecretSource, secrets: Set<string>): string {
+  return text.replace(RAW_REFERENCE, (_m, name: string) => {
+    const value = valueOf(name, source);
+    secrets.add(value);
+    return value;
+  });
+}
+// --- ge-state (end) ---

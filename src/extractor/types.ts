@@ -162,7 +162,58 @@ export interface ApiConfig {
     /** `api.http.defaultOptions.params`: sent with every request, first and later. */
     defaultParams: JsonObject;
   };
+  // --- ge-state: HTTP client options (begin) ---
+  /** How requests are sent: retries, ignored statuses, timeouts, TLS, request signing (`HttpClientConfig`). */
+  client: HttpClientConfig;
+  // --- ge-state: HTTP client options (end) ---
 }
+
+// --- ge-state: HTTP client options, run state (begin) ---
+/** `api.retryConfig`: the reference's retry policy. Absent: the fetcher's own defaults (`FetchPageOptions`). */
+export interface RetryConfig {
+  /** Retries after the first attempt (reference default 10). */
+  maxRetries: number;
+  /** Statuses that are retried (reference default 500, 502, 503, 504, 408, 420, 429); may include a 2xx such as 202. */
+  codes: number[];
+  /** Header telling how long to wait: seconds, a Unix timestamp or an HTTP date (default `Retry-After`). */
+  retryHeader: string;
+}
+
+/** `parameters.aws.signature.credentials`: AWS Signature Version 4 on every request. */
+export interface AwsSignatureConfig {
+  accessKeyId: string;
+  /** The secret key: a `${env:NAME}` reference (resolved by the activity only). */
+  secretKey: string;
+  serviceName: string;
+  regionName: string;
+}
+
+/** How the page fetcher sends requests (`api.retryConfig`, `api.http.*`, `api.caCertificate`, …). Plain JSON. */
+export interface HttpClientConfig {
+  retry: RetryConfig | null;
+  /** `api.http.ignoreErrors`: statuses whose body is used as data (`{"errorData": body}` when it is not JSON). */
+  ignoreErrors: number[];
+  /** `api.http.connectTimeout` in ms (`null`: fetcher default). */
+  connectTimeoutMs: number | null;
+  /** `api.http.requestTimeout` in ms: the whole request, body included (`null`: fetcher default). */
+  requestTimeoutMs: number | null;
+  /** `api.caCertificate`: PEM of the CA(s) trusted for https, instead of the system's. */
+  caCertificate: string | null;
+  /** `api.#clientCertificate`: a `${env:NAME}` reference to a PEM holding the client certificate and its key. */
+  clientCertificate: string | null;
+  awsSignature: AwsSignatureConfig | null;
+}
+
+/**
+ * The times of a run of a configuration, in Unix seconds, for user functions (`{"time": "previousStart"}`):
+ * `currentStart` is when this run started (workflow time), `previousStart` when the last successful run started
+ * (0 when there was none, as in the reference).
+ */
+export interface ExtractRunTimes {
+  previousStart: number;
+  currentStart: number;
+}
+// --- ge-state: HTTP client options, run state (end) ---
 
 /** Where a job's records are: a path with its delimiter; `path === delimiter` (e.g. `"."`) = the whole response. */
 export interface DataFieldConfig {
@@ -274,6 +325,15 @@ export interface ExtractorConfig {
     compatLevel?: number;
     // --- end JSON parser parity ---
     jobs: JobConfig[];
+    // --- ge-state (begin) ---
+    /** `incrementalOutput`: load the tables incrementally (manifest `incremental: true`). Default false. */
+    incrementalOutput: boolean;
+    /**
+     * This run's times for `{"time": …}` functions (the same field as on branch ge-functions, which reads it); set by
+     * the run (`withRunTimes`) from the run state, never by the configuration.
+     */
+    runTimes?: ExtractRunTimes | null;
+    // --- ge-state (end) ---
   };
 }
 

@@ -7,6 +7,7 @@ import {
   defineQuery,
   defineSignal,
   log,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -17,10 +18,11 @@ import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
 import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
-import type { ExtractorConfig } from '../extractor/types';
+import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
+import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 
 export type * from '../contracts/extract';
@@ -117,8 +119,43 @@ function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error }:
     warnings: cp.warnings.length + cp.warningsDropped,
     ...(waitingUntil !== undefined ? { waitingUntil } : {}),
     ...(error !== undefined ? { error } : {}),
+    ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
   };
 }
+
+// --- ge-state: run state between runs (begin) ---
+/** Patch id of reading/writing the run state (histories recorded before it have no `stateKey`, so never reach it). */
+export const RUN_STATE_PATCH = 'extract-run-state';
+
+/** Problems with `stateKey`/`importState`, each naming the input field. */
+function runStateInputProblems(input: ExtractInput): string[] {
+  const problems: string[] = [];
+  if (input.stateKey !== undefined && (typeof input.stateKey !== 'string' || !isStateKey(input.stateKey))) {
+    problems.push(`stateKey must be 1-200 of [A-Za-z0-9._-] starting with a letter or digit, got ${JSON.stringify(input.stateKey)}`);
+  }
+  if (input.importState !== undefined) {
+    const parsed = parseRunState(input.importState);
+    for (const problem of parsed.problems) problems.push(`importState: ${problem}`);
+  }
+  return problems;
+}
+
+/**
+ * Once per extraction (not again after a continue-as-new): the state to start from (`importState`, else the stored
+ * one of `stateKey`, else none) and this run's times; both go into the checkpoint.
+ */
+async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRunState: SapiActivities['readRunState']): Promise<ExtractRunTimes> {
+  if (cp.runTimes !== undefined) return cp.runTimes;
+  let previous: ExtractRunState | null = null;
+  if ((input.stateKey !== undefined || input.importState !== undefined) && patched(RUN_STATE_PATCH)) {
+    if (input.importState !== undefined) previous = parseRunState(input.importState).state;
+    else if (input.stateKey !== undefined) previous = (await readRunState({ stateKey: input.stateKey })).state;
+  }
+  cp.runTimes = runTimesOf(previous, Date.now());
+  if (input.stateKey !== undefined) cp.runState = { stateKey: input.stateKey, previous };
+  return cp.runTimes;
+}
+// --- ge-state: run state between runs (end) ---
 
 /** The normalized configuration, from the activity; any failure of it is final (a config error never heals). */
 async function validateConfig(acts: Pick<SapiActivities, 'validateExtractConfig'>, config: unknown): Promise<ExtractorConfig> {
@@ -201,11 +238,16 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
 
   try {
     if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    const config = await validateConfig(acts, input.config);
-    const bucketId = extractBucketId(input.options?.bucketId, config.config.outputBucket);
+    const stateProblems = runStateInputProblems(input); // ge-state
+    if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
+    const validated = await validateConfig(acts, input.config);
+    const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
     if (!isBucketId(bucketId)) {
-      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
+      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
     }
+    // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
+    const runTimes = await startRunState(cp, input, acts.readRunState);
+    const config = withRunTimes(validated, runTimes);
 
     let pagesThisRun = 0;
     let rateLimitWaits = 0;
@@ -237,6 +279,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           maxPages: o.mode === 'page' ? 1 : o.batchPages,
           maxMs: o.batchSeconds * 1000,
           fetch: input.options?.fetch,
+          client: config.api.client, // undefined for a config validated before client options existed
         });
       } catch (err) {
         inFlight = undefined;
@@ -275,7 +318,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         workflowId: info.workflowId,
         connection: input.connection,
         bucketId,
-        incremental: o.incremental,
+        // the option wins; else the configuration's incrementalOutput (absent from configs validated before it)
+        incremental: input.options?.incremental ?? config.config.incrementalOutput ?? false,
         primaryKeys: mappedPrimaryKeys(config),
         // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
         mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
@@ -283,6 +327,12 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         transferTaskQueue: input.options?.activityTaskQueue,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
       });
+    }
+    // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
+    let storedState: ExtractRunState | null = null;
+    if (cp.runState && cp.runTimes && !cancelled && o.load && patched(RUN_STATE_PATCH)) {
+      storedState = nextRunState(cp.runState.previous, cp.runTimes);
+      await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
     }
     phase = cancelled ? 'cancelled' : 'done';
     return {
@@ -299,6 +349,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       stopReasons: cp.stopReasons,
       cancelled,
       runKey: cp.runKey,
+      ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
+      ...(cp.runState ? { runState: { stateKey: cp.runState.stateKey, stored: storedState } } : {}),
     };
   } catch (err) {
     if (err instanceof ContinueAsNew) throw err;

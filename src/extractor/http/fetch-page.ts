@@ -8,13 +8,23 @@
  *   429 without the header is backed off like a 5xx, then thrown as `ExtractRateLimitedError`.
  * - A body that is not JSON throws `ExtractNotJsonError` naming the URL, the status and the body's first 200 chars.
  * - Every undici body is consumed (read or dumped), so connections go back to the pool.
+ *
+ * `options.client` (the configuration's `HttpClientConfig`, secrets already resolved) changes this per API:
+ * `retry` (`api.retryConfig`) replaces the retry rules above with the reference's (statuses in `codes`, 2xx included,
+ * retried `maxRetries` times, waiting what `retryHeader` says or 1 s × 2^(n-1); the last answer is then used as it
+ * is, so a 202 still retried after `maxRetries` is data); `ignoreErrors` statuses give their body as data (`{"errorData":
+ * body}` when it is not JSON) instead of failing; timeouts, TLS (CA, client certificate) and AWS SigV4 signing.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { ExtractHttpStatusError, ExtractNetworkError, ExtractNotJsonError, ExtractRateLimitedError } from '../errors';
-import type { RequestDescriptor } from '../types';
+import type { HttpClientConfig, RequestDescriptor } from '../types';
 import { backoffDelayMs, defaultHttpPools, parseRetryAfterMs, redactUrl } from '../../http';
+import { resolveClientSecrets } from '../http-client';
+import { resolveRequestSecrets, scrubError, type SecretSource } from '../secrets';
+import { signAwsRequest } from './aws-sign';
+import { dispatcherFor } from './tls';
 
 /** Options of the page fetcher; every field has a documented default. */
 export interface FetchPageOptions {
@@ -36,6 +46,8 @@ export interface FetchPageOptions {
   dispatcher?: Dispatcher;
   /** Cancels the request and any backoff wait. */
   signal?: AbortSignal;
+  /** How this API is called (`api.retryConfig`, `api.http.*`, TLS, AWS signing), secrets resolved. Default: none. */
+  client?: HttpClientConfig;
   /** Called before each retry (for logs/heartbeats). */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; url: string }) => void;
   /** Test seams. */
@@ -110,6 +122,42 @@ function isAbort(error: unknown, signal?: AbortSignal): boolean {
   return signal?.aborted === true || (error instanceof Error && error.name === 'AbortError');
 }
 
+/** The first value of a response header (undici gives arrays for repeated headers). */
+function headerValue(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The reference's retry delay (juicer `RetryHandler`): the header's seconds, or a Unix timestamp (a number larger
+ * than now minus a day), or an HTTP date; else 1 s × 2^(retry-1).
+ */
+export function referenceRetryDelayMs(header: string | undefined, retry: number, nowMs: number): number {
+  const text = header?.trim() ?? '';
+  let delayMs: number | undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    const value = Math.trunc(Number(text));
+    delayMs = value < nowMs / 1000 - 86_400 ? value * 1000 : (value - Math.trunc(nowMs / 1000)) * 1000;
+  } else if (text !== '') {
+    delayMs = parseRetryAfterMs(text, nowMs);
+  }
+  return delayMs !== undefined && delayMs > 0 ? delayMs : 1000 * 2 ** (retry - 1);
+}
+
+/** The headers to send: the descriptor's plus, with AWS signing, the SigV4 ones. */
+async function headersToSend(descriptor: RequestDescriptor, payload: string | undefined, client: HttpClientConfig | undefined, now: number) {
+  const headers = withDefaultHeaders(descriptor.headers);
+  if (!client?.awsSignature) return headers;
+  return signAwsRequest({ method: descriptor.method, url: descriptor.url, headers, body: payload }, client.awsSignature, new Date(now));
+}
+
+/** A signal that aborts with the caller's or after `timeoutMs` (the request timeout, which counts as a network error). */
+function attemptSignal(signal: AbortSignal | undefined, timeoutMs: number | null): AbortSignal | undefined {
+  if (timeoutMs === null) return signal;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
+
 /** Sends `descriptor` and returns the decoded JSON page (see the module doc for retries and errors). */
 export async function fetchPage(descriptor: RequestDescriptor, options: FetchPageOptions = {}): Promise<FetchPageResult> {
   const o = { ...DEFAULT_FETCH_PAGE_OPTIONS, ...stripUndefined(options) };
@@ -119,7 +167,16 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
   const shownUrl = redactUrl(descriptor.url);
   const where = `${descriptor.method} ${shownUrl}`;
   const payload = requestBody(descriptor);
-  const headers = withDefaultHeaders(descriptor.headers);
+  const client = options.client;
+  const referenceRetry = client?.retry ?? null;
+  const maxAttempts = referenceRetry ? referenceRetry.maxRetries + 1 : o.maxAttempts;
+  const timeoutMs = client?.requestTimeoutMs ?? null;
+  const dispatcher = dispatcherFor(
+    { caCertificate: client?.caCertificate ?? null, clientCertificate: client?.clientCertificate ?? null, connectTimeoutMs: client?.connectTimeoutMs ?? null },
+    options.dispatcher ?? defaultHttpPools().extractor,
+  );
+  /** Answers with an `ignoreErrors` status are data. */
+  const ignored = (status: number) => client?.ignoreErrors.includes(status) === true;
 
   const retry = async (attempt: number, delayMs: number, reason: string) => {
     options.onRetry?.({ attempt, delayMs, reason, url: shownUrl });
@@ -127,17 +184,18 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
   };
 
   for (let attempt = 1; ; attempt++) {
-    const last = attempt >= o.maxAttempts;
+    const last = attempt >= maxAttempts;
     let response: Dispatcher.ResponseData;
+    const signal = attemptSignal(options.signal, timeoutMs);
     try {
       response = await request(descriptor.url, {
         method: descriptor.method,
-        headers,
+        headers: await headersToSend(descriptor, payload, client, now()),
         body: payload,
-        dispatcher: options.dispatcher ?? defaultHttpPools().extractor,
-        headersTimeout: o.headersTimeoutMs,
-        bodyTimeout: o.bodyTimeoutMs,
-        signal: options.signal,
+        dispatcher,
+        headersTimeout: timeoutMs ?? o.headersTimeoutMs,
+        bodyTimeout: timeoutMs ?? o.bodyTimeoutMs,
+        signal,
       });
     } catch (error) {
       if (isAbort(error, options.signal)) throw error;
@@ -152,13 +210,34 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
     try {
       raw = await readBody(response.body, o.maxBodyBytes, where);
     } catch (error) {
-      if (isAbort(error, options.signal) || error instanceof ExtractNetworkError) throw error;
+      if (options.signal?.aborted === true || error instanceof ExtractNetworkError) throw error;
       if (last) throw new ExtractNetworkError(`${where}: reading the body failed after ${attempt} attempts: ${(error as Error).message}`, { url: shownUrl, cause: error });
       await retry(attempt, backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random), `body read error: ${(error as Error).message}`);
       continue;
     }
 
-    if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl);
+    if (referenceRetry) {
+      if (referenceRetry.codes.includes(status) && !last) {
+        const delayMs = referenceRetryDelayMs(headerValue(response.headers, referenceRetry.retryHeader), attempt, now());
+        if (delayMs > o.maxInlineRetryAfterMs) {
+          throw new ExtractRateLimitedError(`${where} answered HTTP ${status} asking to retry after ${delayMs} ms (attempt ${attempt}).`, {
+            status,
+            url: shownUrl,
+            retryAfterMs: delayMs,
+          });
+        }
+        await retry(attempt, delayMs, `HTTP ${status} (retryConfig)`);
+        continue;
+      }
+      if ((status >= 200 && status < 300) || ignored(status)) return decode(raw, status, attempt, where, shownUrl, ignored(status));
+      throw new ExtractHttpStatusError(`${where} answered HTTP ${status} after ${attempt} attempts: ${snippet(raw)}`, {
+        status,
+        url: shownUrl,
+        retryable: status >= 500 && status !== 501,
+      });
+    }
+    if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl, ignored(status));
+    if (ignored(status) && (last || !(status === 429 || status === 408 || status >= 500))) return decode(raw, status, attempt, where, shownUrl, true);
 
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());
     if ((status === 429 || status === 503) && retryAfterMs !== undefined) {
@@ -194,10 +273,18 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
   }
 }
 
-function decode(raw: Buffer, status: number, attempts: number, where: string, url: string): FetchPageResult {
+function decode(raw: Buffer, status: number, attempts: number, where: string, url: string, lenient = false): FetchPageResult {
   const hash = createHash('sha256').update(raw).digest('hex');
   let text = raw.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (lenient) {
+    // an `ignoreErrors` status: JSON is data as usual, anything else becomes {"errorData": body} (reference)
+    try {
+      return { body: JSON.parse(text), bytes: raw.length, hash, status, attempts };
+    } catch {
+      return { body: { errorData: raw.toString('utf8') }, bytes: raw.length, hash, status, attempts };
+    }
+  }
   if (text.trim() === '') {
     throw new ExtractNotJsonError(`${where} answered HTTP ${status} with an empty body; expected JSON.`, { status, url });
   }
@@ -215,7 +302,37 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** A `fetchPage` bound to options, in the shape `runExtraction` expects. */
-export function createPageFetcher(options: FetchPageOptions = {}): (descriptor: RequestDescriptor) => Promise<FetchPageResult> {
-  return (descriptor) => fetchPage(descriptor, options);
+/**
+ * Sends a request whose `${env:NAME}` references (in the request and in the client config) are filled from
+ * `secrets` right before sending; an error is scrubbed of the values. The descriptor and config keep the references.
+ */
+export async function fetchPageResolved(
+  descriptor: RequestDescriptor,
+  client: HttpClientConfig | undefined,
+  secrets: SecretSource,
+  options: FetchPageOptions = {},
+): Promise<FetchPageResult> {
+  const { request: resolved, secrets: requestValues } = resolveRequestSecrets(descriptor, secrets);
+  const resolvedClient = client ? resolveClientSecrets(client, secrets) : undefined;
+  try {
+    return await fetchPage(resolved, { ...options, client: resolvedClient?.client ?? options.client });
+  } catch (err) {
+    throw scrubError(err, [...requestValues, ...(resolvedClient?.secrets ?? [])]);
+  }
+}
+
+/** Options of {@link createPageFetcher}. */
+export interface PageFetcherOptions extends FetchPageOptions {
+  /** Fill `${env:NAME}` references from here before sending (see {@link fetchPageResolved}). Default: sent as they are. */
+  secrets?: SecretSource;
+}
+
+/**
+ * A `fetchPage` bound to options, in the shape `runExtraction` expects (it passes the configuration's
+ * `api.client` as the second argument).
+ */
+export function createPageFetcher(options: PageFetcherOptions = {}): (descriptor: RequestDescriptor, client?: HttpClientConfig) => Promise<FetchPageResult> {
+  const { secrets, ...fetchOptions } = options;
+  return (descriptor, client) =>
+    secrets ? fetchPageResolved(descriptor, client ?? options.client, secrets, fetchOptions) : fetchPage(descriptor, { ...fetchOptions, client: client ?? options.client });
 }

@@ -44,6 +44,7 @@ export const PASSING: readonly string[] = [
   '037-retry-header',
   '038-default-headers',
   '039-default-parameters',
+  '040-required-headers',
   '041-paging-stop-same',
   '042-paging-stop-same-2',
   '043-paging-stop-underflow',
@@ -77,6 +78,7 @@ export const PASSING: readonly string[] = [
   '071-mapping-multiple-pk',
   '072-mapping-pk-disable',
   '073-mapping-forceType',
+  '074-http-headers',
   '075-incremental-output',
   '106-child-jobs-array',
   '115-multiple-pk-parent',
@@ -87,12 +89,14 @@ export const PASSING: readonly string[] = [
   '126-pagination-stop-limit',
   '127-pagination-stop-field',
   '130-unsupported-nested-array',
+  '132-ignore-errors',
   '134-user-data-in-mapping',
   '135-basic-child-job-array',
   '137-mapping-tables-nested-empty',
   '138-pagination-stop-field-child-filter',
   '139-pagination-hasmore-child-filter',
   '140-pagination-forcestop-child-filter',
+  '143-aws-signature-request',
 ];
 
 /**
@@ -100,8 +104,8 @@ export const PASSING: readonly string[] = [
  * They are not counted as passing here.
  */
 export const JUDGED_ELSEWHERE: Readonly<Record<string, string>> = {
-  '131-ssh-tunnel': 'an SSH tunnel must be refused at validation',
-  '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation',
-  '141-https-self-signed': 'HTTPS with the API\'s own CA',
-  '142-https-client-cert': 'HTTPS with a client certificate',
+  '131-ssh-tunnel': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
+  '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
+  '141-https-self-signed': 'HTTPS with the API\'s own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
+  '142-https-client-cert': 'HTTPS with a client certificate (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
 };

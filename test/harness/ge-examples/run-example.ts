@@ -7,10 +7,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
+import { fetchPageResolved } from '../../../src/extractor/http/fetch-page';
+import { parseRunState, runTimesOf } from '../../../src/extractor/run-state';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
-import { assertReferencesResolvable, clearSecretsError, findClearSecrets, resolveRequestSecrets, scrubError } from '../../../src/extractor/secrets';
-import type { RequestDescriptor } from '../../../src/extractor/types';
+import { assertReferencesResolvable, clearSecretsError, findClearSecrets } from '../../../src/extractor/secrets';
+import type { ExtractRunTimes, HttpClientConfig, RequestDescriptor } from '../../../src/extractor/types';
 import type { MockApi } from './mock-api';
 
 /** `../shared/ge-examples/examples` beside the checkout. */
@@ -133,6 +134,13 @@ export function compareTables(expected: Record<string, TableOut>, actual: Record
   return differences;
 }
 
+/** The run times of an example: `previousStart` from its `in/state.json` (the previous run's state), if any. */
+export function exampleRunTimes(folder: string): ExtractRunTimes {
+  const file = join(EXAMPLES_DIR, folder, 'in', 'state.json');
+  const state = existsSync(file) ? parseRunState(JSON.parse(readFileSync(file, 'utf8'))).state : null;
+  return runTimesOf(state, EXAMPLES_NOW_MS);
+}
+
 /** Runs the example `folder` against `mock` and compares; never throws. */
 export async function runExample(folder: string, mock: MockApi): Promise<ExampleOutcome> {
   const { config: raw, env } = exampleConfig(folder, mock.origin);
@@ -146,17 +154,10 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   } catch (err) {
     return { status: 'rejected', message: err instanceof Error ? err.message : String(err) };
   }
-  const fetcher = createPageFetcher({ maxAttempts: 1 });
-  const fetchPage = async (request: RequestDescriptor) => {
-    const { request: resolved, secrets } = resolveRequestSecrets(request, source);
-    try {
-      return await fetcher(resolved);
-    } catch (err) {
-      throw scrubError(err, secrets);
-    }
-  };
+  // the request and the client config (client certificate, AWS key) filled from `source` at send time, as the activity does
+  const fetchPage = (request: RequestDescriptor, client: HttpClientConfig) => fetchPageResolved(request, client, source, { maxAttempts: 1 });
   try {
-    const result = await runExtraction(config, { fetchPage, now: () => EXAMPLES_NOW_MS });
+    const result = await runExtraction(config, { fetchPage, now: () => EXAMPLES_NOW_MS, runTimes: exampleRunTimes(folder) });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));
     return differences.length === 0 ? { status: 'pass' } : { status: 'differs', differences };
   } catch (err) {

@@ -58,6 +58,8 @@ describe('workflow histories replay deterministically', () => {
     await started('extractWorkflow', 'extract-children-batch', { config: children, options: { fetch: FAST_FETCH, polling, batchPages: 3 } } satisfies ExtractInput);
     const cursor = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'replay');
     await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
+    // since the run-state patch: a run that reads its state from the store (none yet) and stores the next one
+    await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
 
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
@@ -71,6 +73,7 @@ describe('workflow histories replay deterministically', () => {
       'export-sliced': 'COMPLETED',
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',
+      'extract-run-state': 'COMPLETED',
     });
     expect((await env.emulator.readTable('in.c-replay.items')).rows).toHaveLength(3003);
 

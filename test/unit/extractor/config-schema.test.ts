@@ -135,6 +135,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
           responseFilter: null,
         },
       ],
+      incrementalOutput: false, // ge-state
     });
     expect(config.api.pagination).toEqual({
       method: 'response.param',
