@@ -174,13 +174,15 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  ctx.baseUrl = (options.publicUrl ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  const listenUrl = `http://${urlHost}:${port}`;
+  ctx.baseUrl = (options.publicUrl ?? listenUrl).replace(/\/$/, '');
   ctx.importUrl = `${ctx.baseUrl}${IMPORTER_PREFIX}`;
   ctx.jobs.resume();
 
   let closed: Promise<void> | undefined;
   return {
     url: ctx.baseUrl,
+    listenUrl,
     importUrl: ctx.importUrl,
     token: options.tokens[0]!.token,
     tokens: options.tokens.map((t) => t.token),
