@@ -16,7 +16,7 @@ import { registerImporterRoutes } from './routes/importer-routes';
 import { registerJobRoutes } from './routes/job-routes';
 import { registerBranchRoutes } from './routes/branch-routes';
 import { registerEventRoutes } from './routes/event-routes';
-import { registerMetadataRoutes } from './routes/metadata-routes';
+import { registerBranchMetadataRoutes, registerMetadataRoutes } from './routes/metadata-routes';
 import { UNSERVED_SERVICES_PREFIX, registerServiceRoutes, registerUnservedServiceRoutes } from './routes/service-routes';
 import { registerTableRoutes } from './routes/table-routes';
 import { registerTokenRoutes } from './routes/token-routes';
@@ -209,6 +209,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerTokenRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
     registerBranchRoutes(scope, ctx);
+    registerBranchMetadataRoutes(scope, ctx);
   }, { prefix: '/v2/storage' });
   await app.register(async (scope) => registerUnservedServiceRoutes(scope), { prefix: UNSERVED_SERVICES_PREFIX });
   await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });

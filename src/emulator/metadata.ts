@@ -56,10 +56,10 @@ export class MetadataStore {
   }
 
   /** Forgets an object's entries; for a table also those of its columns, for a bucket those of its tables and columns. */
-  deleteObject(objectType: 'bucket' | 'table', objectId: string): void {
+  deleteObject(objectType: 'branch' | 'bucket' | 'table', objectId: string): void {
     for (const m of this.state.all<MetadataRecord>(METADATA)) {
       const own = m.objectType === objectType && m.objectId === objectId;
-      const inside = m.objectType !== 'bucket' && m.objectId.startsWith(`${objectId}.`);
+      const inside = objectType !== 'branch' && (m.objectType === 'table' || m.objectType === 'column') && m.objectId.startsWith(`${objectId}.`);
       if (own || inside) this.state.delete(METADATA, m.id);
     }
   }

@@ -100,8 +100,8 @@ export interface JobRecord {
   createdMs: number;
 }
 
-/** What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`. */
-export type MetadataObjectType = 'bucket' | 'table' | 'column';
+/** What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id. */
+export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column';
 
 /** One metadata entry (`KBC.description`, `KBC.datatype.type`, …); unique per object, provider and key. */
 export interface MetadataRecord {

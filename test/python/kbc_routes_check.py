@@ -1,6 +1,6 @@
 """
 Faithfulness check of the routes added for issue 16: drives the emulator with the official Python client (kbcstorage)
-where it has a method (table metadata, data preview, branch detail) and prints one JSON document with what it saw.
+where it has a method (table metadata, data preview, branch detail and metadata) and prints one JSON document with what it saw.
 Run by test/integration/emulator/python-client.test.ts.
 
 Usage: python kbc_routes_check.py <storage_url> <token> <work_dir>
@@ -44,6 +44,7 @@ def main():
 
     out["defaultBranch"] = client.branches.branch_detail()
     out["branchOne"] = client.branches.branch_detail("1")
+    out["branchMetadata"] = client.branches.metadata()
     print(json.dumps(out))
 
 

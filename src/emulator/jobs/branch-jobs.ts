@@ -22,5 +22,6 @@ export async function runBranchCreate(ctx: EmulatorContext, job: JobRecord): Pro
 /** `devBranchDelete`: forgets the branch (the emulator's branches share the default branch's storage). */
 export async function runBranchDelete(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   deleteBranch(ctx, Number(job.operationParams.branchId));
+  ctx.metadata.deleteObject('branch', String(job.operationParams.branchId));
   return [];
 }

@@ -5,6 +5,8 @@ import { type FormObject, parseString } from '../form';
 import { readParams, tokenOf } from '../http';
 import { type MetadataInput, STORAGE_PROVIDER, columnMetadata, metadataResource } from '../metadata';
 import { type TableRecord } from '../model';
+import { DEFAULT_BRANCH_ID, findBranch } from '../branches';
+import { accessDenied } from '../tokens';
 import { authorizedBucket } from './bucket-routes';
 import { authorizedTable } from './table-routes';
 
@@ -158,5 +160,42 @@ export function registerMetadataRoutes(app: FastifyInstance, ctx: EmulatorContex
     if (!items.length) throw validation('metadata must list at least one {key, value}', 'storage.metadata.validation');
     ctx.metadata.upsert('column', `${table.id}.${column}`, provider, items);
     return reply.code(201).send(columnMetadata(ctx.metadata, table, column).map(metadataResource));
+  });
+}
+
+/**
+ * Branch metadata: `GET/POST branch/{id}/metadata`, `DELETE branch/{id}/metadata/{metadataId}` (`default` is branch
+ * 1). Any token reads it; changing it needs a master token.
+ */
+export function registerBranchMetadataRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  const branchIdOf = (request: { params: unknown }): string => {
+    const branch = findBranch(ctx, (request.params as { branchId: string }).branchId);
+    return String(branch === 'default' ? DEFAULT_BRANCH_ID : branch.id);
+  };
+  const requireMaster = (request: Parameters<typeof tokenOf>[0], action: string): void => {
+    const token = tokenOf(request);
+    if (!token.isMasterToken) throw accessDenied(`${action} needs a master token; token ${token.id} (${token.description}) is not one`);
+  };
+
+  app.get('/branch/:branchId/metadata', async (request) => ctx.metadata.list('branch', branchIdOf(request)).map(metadataResource));
+
+  app.post('/branch/:branchId/metadata', async (request, reply) => {
+    const branchId = branchIdOf(request);
+    requireMaster(request, 'setting branch metadata');
+    const params = await readParams(request);
+    const items = entries(params.metadata, 'metadata');
+    if (!items.length) throw validation('metadata must list at least one {key, value}', 'storage.metadata.validation');
+    ctx.metadata.upsert('branch', branchId, parseString(params.provider)?.trim() || 'user', items);
+    return reply.code(201).send(ctx.metadata.list('branch', branchId).map(metadataResource));
+  });
+
+  app.delete('/branch/:branchId/metadata/:metadataId', async (request, reply) => {
+    const branchId = branchIdOf(request);
+    requireMaster(request, 'deleting branch metadata');
+    const { metadataId } = request.params as { metadataId: string };
+    const entry = ctx.metadata.get(metadataId);
+    if (!entry || entry.objectType !== 'branch' || entry.objectId !== branchId) throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on branch ${branchId}`);
+    ctx.metadata.delete(metadataId);
+    return reply.code(204).send();
   });
 }

@@ -69,4 +69,20 @@ describe('development branches', () => {
     expect(main.status).toBe(400);
     expect(main.body.code).toBe('storage.devBranches.cannotDeleteDefault');
   });
+
+  test('branch metadata: POST (form-encoded, as the Go client sends it) answers 201 with all entries, GET lists them, DELETE removes one', async () => {
+    const res = await env.api('POST', '/branch/default/metadata', { form: { 'metadata[0][key]': 'KBC.projectDescription', 'metadata[0][value]': 'Our project', 'metadata[1][key]': 'owner', 'metadata[1][value]': 'data team' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual([
+      { id: expect.stringMatching(/^\d+$/), key: 'KBC.projectDescription', value: 'Our project', provider: 'user', timestamp: expect.stringMatching(/\+0000$/) },
+      { id: expect.stringMatching(/^\d+$/), key: 'owner', value: 'data team', provider: 'user', timestamp: expect.stringMatching(/\+0000$/) },
+    ]);
+    expect((await env.api('GET', '/branch/1/metadata')).body).toEqual(res.body);
+    expect((await env.api('DELETE', `/branch/default/metadata/${res.body[1].id}`)).status).toBe(204);
+    expect((await env.api('GET', '/branch/default/metadata')).body.map((m: Json) => m.key)).toEqual(['KBC.projectDescription']);
+    expect((await env.api('GET', '/branch/77/metadata')).status).toBe(404);
+    const limited = (await env.api('POST', '/tokens', { json: { description: 'ro', bucketPermissions: {} } })).body.token;
+    expect((await env.api('GET', '/branch/default/metadata', { token: limited })).status).toBe(200);
+    expect((await env.api('POST', '/branch/default/metadata', { token: limited, json: { metadata: [{ key: 'a', value: 'b' }] } })).status).toBe(403);
+  });
 });

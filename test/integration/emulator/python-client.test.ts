@@ -57,7 +57,7 @@ describe('official Python client against the emulator', () => {
     }
   });
 
-  test('sets, lists and deletes table metadata, previews data and reads the default branch (issue 16 routes)', async () => {
+  test('sets, lists and deletes table metadata, previews data and reads the default branch and its metadata (issue 16 routes)', async () => {
     const work = mkdtempSync(join(tmpdir(), 'sapi-pyroutes-'));
     try {
       const run = await runPython([join(ROOT, 'test', 'python', 'kbc_routes_check.py'), env.emulator.url, env.emulator.token, work], {
@@ -77,6 +77,7 @@ describe('official Python client against the emulator', () => {
       expect(out.previewFiltered).toBe('"name"\n"Ann"\n"Cid"\n');
       expect(out.defaultBranch).toEqual({ id: 1, name: 'Main', description: '', created: '2020-01-01T00:00:00+0000', isDefault: true });
       expect(out.branchOne).toEqual(out.defaultBranch);
+      expect(out.branchMetadata).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
