@@ -199,18 +199,22 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
   });
 }
 
-/** The first staged row whose value does not fit its typed column fails the load, naming column, row and value. */
+/**
+ * The first staged row whose value does not fit its typed column fails the load, naming column, row and value. One
+ * scan finds each column's first misfit row; the first column (in table order) that has one is reported.
+ */
 async function checkTypes(conn: DuckDBConnection, staging: string, definition: TableDefinition, where: string): Promise<void> {
-  for (const column of definition.columns) {
-    const sql = `SELECT rowid, ${ident(column.name)} FROM ${staging} WHERE ${misfitSql(column.name, column.definition)} ORDER BY rowid LIMIT 1`;
-    const rows = (await conn.runAndReadAll(sql)).getRowsJS();
-    if (!rows.length) continue;
-    const [rowid, value] = rows[0]!;
-    throw new JobError(
-      'storage.tables.invalidValue',
-      `Load error: column "${column.name}", row ${Number(rowid) + 1} of ${where}: ${misfitReason(value === null ? null : String(value), column.definition)}; nothing was loaded`,
-    );
-  }
+  const firsts = definition.columns.map((c) => `min(CASE WHEN ${misfitSql(c.name, c.definition)} THEN rowid END)`).join(', ');
+  const [row] = (await conn.runAndReadAll(`SELECT ${firsts} FROM ${staging}`)).getRowsJS();
+  const index = (row ?? []).findIndex((v) => v !== null);
+  if (index < 0) return;
+  const column = definition.columns[index]!;
+  const rowid = Number(row![index]);
+  const [[value]] = (await conn.runAndReadAll(`SELECT ${ident(column.name)} FROM ${staging} WHERE rowid = ${rowid}`)).getRowsJS() as [[unknown]];
+  throw new JobError(
+    'storage.tables.invalidValue',
+    `Load error: column "${column.name}", row ${rowid + 1} of ${where}: ${misfitReason(value === null ? null : String(value), column.definition)}; nothing was loaded`,
+  );
 }
 
 /** The staged strings converted to the table's types, in file order, in a second staging table. */
