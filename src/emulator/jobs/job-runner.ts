@@ -153,6 +153,12 @@ export class JobRunner {
     job.startTime ??= formatTimestamp();
     job.endTime = formatTimestamp();
     this.save(job);
-    for (const listener of this.finished) listener(job);
+    for (const listener of this.finished) {
+      try {
+        listener(job);
+      } catch {
+        // A listener (the event log) must not turn a finished job into an unhandled rejection of the queue.
+      }
+    }
   }
 }
