@@ -19,6 +19,7 @@ export interface EmulatorFlags {
   token?: string;
   adminToken?: string;
   sliceSizeMb?: number;
+  publicUrl?: string;
 }
 
 /** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
@@ -61,6 +62,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--data-dir <dir>', 'where tables, file records and jobs are kept (a restart on it keeps them)', '.data/emulator')
     .option('--token <token>', 'the Storage token the emulator accepts (default: a generated one, printed)')
     .option('--admin-token <secret>', `bearer secret of the /_emulator/* admin endpoints (default: ${EMULATOR_ADMIN_TOKEN_ENV}, else a generated one, printed)`)
+    .option('--public-url <url>', 'base URL clients reach the emulator at, used in the index (the importer\'s address) and in url fields (default: http://<host>:<port>)')
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
     .action(async (flags: EmulatorFlags) => {
       try {
@@ -77,6 +79,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
           s3,
           tokens: [{ token, description: 'sapi-temporal emulator' }],
           adminToken,
+          publicUrl: flags.publicUrl,
           sliceSizeBytes: flags.sliceSizeMb === undefined ? undefined : Math.round(flags.sliceSizeMb * 1024 * 1024),
         });
         const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, [EMULATOR_ADMIN_TOKEN_ENV]: adminToken };

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Socket } from 'node:net';
 import fastifyMultipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { findBranch } from './branches';
 import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString } from './form';
@@ -13,7 +14,10 @@ import { registerBucketRoutes } from './routes/bucket-routes';
 import { registerFileRoutes } from './routes/file-routes';
 import { registerImporterRoutes } from './routes/importer-routes';
 import { registerJobRoutes } from './routes/job-routes';
-import { registerServiceRoutes } from './routes/service-routes';
+import { registerBranchRoutes } from './routes/branch-routes';
+import { registerEventRoutes } from './routes/event-routes';
+import { registerBranchMetadataRoutes, registerMetadataRoutes } from './routes/metadata-routes';
+import { UNSERVED_SERVICES_PREFIX, registerServiceRoutes, registerUnservedServiceRoutes } from './routes/service-routes';
 import { registerTableRoutes } from './routes/table-routes';
 import { registerTokenRoutes } from './routes/token-routes';
 import { sleep } from './time';
@@ -32,6 +36,12 @@ declare module 'fastify' {
 
 function isImporter(request: FastifyRequest): boolean {
   return request.url.startsWith(`${IMPORTER_PREFIX}/`);
+}
+
+/** Paths answered without a token, like the real service's index (clients read it to find the other services). */
+function isPublic(method: string, path: string): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return path.startsWith(`${UNSERVED_SERVICES_PREFIX}/`);
+  return path === '/v2/storage' || path === '/v2/storage/' || path.startsWith(`${UNSERVED_SERVICES_PREFIX}/`);
 }
 
 function pathOf(url: string): { path: string; query: string } {
@@ -91,6 +101,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     request.logEntry = entry;
     options.requestLog.add(entry);
     const action = ctx.faults.match(request.method, path);
+    const authenticate = isPublic(request.method, path) ? async (): Promise<unknown> => undefined : authenticateToken;
     if (!action) return authenticate(request, reply);
     entry.fault = action.type;
     switch (action.type) {
@@ -135,7 +146,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     return sendError(request, reply, error, false);
   }
 
-  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  async function authenticateToken(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['x-storageapi-token'];
     const token = typeof header === 'string' ? ctx.tokens.authenticate(header) : undefined;
     if (!token) return sendError(request, reply, new ApiError(401, 'storage.tokenInvalid', 'Invalid access token'), isImporter(request));
@@ -180,9 +191,16 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   );
 
   const service = async (scope: FastifyInstance): Promise<void> => {
+    // Branch-scoped paths need an existing branch (`default`, 1, or one created with POST dev-branches).
+    scope.addHook('preHandler', async (request) => {
+      const { branchId } = request.params as { branchId?: string };
+      if (branchId !== undefined) findBranch(ctx, branchId);
+    });
     registerFileRoutes(scope, ctx);
     registerBucketRoutes(scope, ctx);
     registerTableRoutes(scope, ctx);
+    registerMetadataRoutes(scope, ctx);
+    registerEventRoutes(scope, ctx);
   };
   await app.register(service, { prefix: '/v2/storage' });
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
@@ -190,7 +208,10 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerServiceRoutes(scope, ctx);
     registerTokenRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
+    registerBranchRoutes(scope, ctx);
+    registerBranchMetadataRoutes(scope, ctx);
   }, { prefix: '/v2/storage' });
+  await app.register(async (scope) => registerUnservedServiceRoutes(scope), { prefix: UNSERVED_SERVICES_PREFIX });
   await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });
   if (options.adminEnabled) await app.register(async (scope) => registerAdminRoutes(scope, ctx, options.requestLog), { prefix: ADMIN_PREFIX });
   return app;

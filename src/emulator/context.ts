@@ -1,4 +1,6 @@
 import { type DocLog } from './doc-log';
+import { type EventLog } from './events';
+import { type MetadataStore } from './metadata';
 import { type Faults } from './faults';
 import { type JobRunner } from './jobs/job-runner';
 import { type ObjectStore } from './object-store';
@@ -19,5 +21,10 @@ export interface EmulatorContext {
   jobs: JobRunner;
   faults: Faults;
   tokens: TokenStore;
-  nextId(kind: 'file' | 'job'): number;
+  metadata: MetadataStore;
+  events: EventLog;
+  nextId(kind: IdKind): number;
 }
+
+/** Kinds of numbered records, each with its own sequence kept in the state log. */
+export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch';

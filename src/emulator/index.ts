@@ -7,12 +7,16 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { buildApp } from './app';
-import { type EmulatorContext } from './context';
+import { type EmulatorContext, type IdKind } from './context';
+import { EventLog } from './events';
+import { recordJobEvent } from './job-events';
+import { runBranchCreate, runBranchDelete } from './jobs/branch-jobs';
+import { MetadataStore } from './metadata';
 import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
-import { runTableCreate, runTableImport } from './jobs/table-load';
+import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
@@ -106,11 +110,12 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   const requestLog = new RequestLog(options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT);
 
   const sequences = new Map<string, number>();
-  const nextId = (kind: 'file' | 'job'): number => {
+  const nextId = (kind: IdKind): number => {
     let current = sequences.get(kind);
     if (current === undefined) {
       const stored = state.get<number>('seq', kind) ?? 0;
-      const maxExisting = state.all<{ id: number }>(kind).reduce((m, d) => Math.max(m, d.id), 0);
+      // The default branch is id 1; created branches start at 2.
+      const maxExisting = state.all<{ id: number | string }>(kind).reduce((m, d) => Math.max(m, Number(d.id)), kind === 'branch' ? 1 : 0);
       current = Math.max(stored, maxExisting);
     }
     const next = current + 1;
@@ -130,6 +135,8 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     tables,
     faults,
     tokens,
+    metadata: new MetadataStore(state, () => nextId('metadata')),
+    events: new EventLog(state, () => nextId('event')),
     nextId,
   } as Omit<EmulatorContext, 'jobs'> as EmulatorContext;
   ctx.jobs = new JobRunner(
@@ -142,11 +149,16 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   ctx.jobs.register('tableCreate', (job) => runTableCreate(ctx, job));
   ctx.jobs.register('tableImport', (job) => runTableImport(ctx, job));
   ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
+  ctx.jobs.register('tableDefinitionCreate', (job) => runTableDefinitionCreate(ctx, job));
+  ctx.jobs.register('devBranchCreate', (job) => runBranchCreate(ctx, job));
+  ctx.jobs.register('devBranchDelete', (job) => runBranchDelete(ctx, job));
+  ctx.jobs.onFinish((job) => recordJobEvent(ctx, job));
   ctx.jobs.register('bucketDelete', async (job) => {
     const bucketId = String(job.operationParams.bucketId);
     await tables.dropSchema(bucketId);
     state.delete('bucket', bucketId);
     tokens.revokeBucket(bucketId);
+    ctx.metadata.deleteObject('bucket', bucketId);
     return [];
   });
 
@@ -162,13 +174,15 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
-  ctx.baseUrl = (options.publicUrl ?? `http://${urlHost}:${port}`).replace(/\/$/, '');
+  const listenUrl = `http://${urlHost}:${port}`;
+  ctx.baseUrl = (options.publicUrl ?? listenUrl).replace(/\/$/, '');
   ctx.importUrl = `${ctx.baseUrl}${IMPORTER_PREFIX}`;
   ctx.jobs.resume();
 
   let closed: Promise<void> | undefined;
   return {
     url: ctx.baseUrl,
+    listenUrl,
     importUrl: ctx.importUrl,
     token: options.tokens[0]!.token,
     tokens: options.tokens.map((t) => t.token),

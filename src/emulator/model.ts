@@ -72,6 +72,10 @@ export interface TableRecord {
   created: string;
   lastImportDate: string | null;
   lastChangeDate: string | null;
+  /** Typed tables only: column types (DuckDB columns of those types behind them). */
+  definition?: TableDefinition;
+  /** Typed tables only: the `KBC.datatype.*` column metadata of provider `storage`, written with the table. */
+  storageMetadata?: MetadataRecord[];
 }
 
 export type JobStatus = 'waiting' | 'processing' | 'success' | 'error';
@@ -94,4 +98,61 @@ export interface JobRecord {
   runId: string | null;
   /** Creation time in epoch ms (the public timestamps have second resolution). */
   createdMs: number;
+}
+
+/** What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id. */
+export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column';
+
+/** One metadata entry (`KBC.description`, `KBC.datatype.type`, …); unique per object, provider and key. */
+export interface MetadataRecord {
+  /** Numeric, sent as a string like the service's. */
+  id: string;
+  objectType: MetadataObjectType;
+  objectId: string;
+  key: string;
+  value: string;
+  provider: string;
+  timestamp: string;
+}
+
+/** The definition of a typed table's column, as `tables-definition` takes it. */
+export interface ColumnDefinition {
+  type: string;
+  length?: string;
+  nullable: boolean;
+  default?: string;
+}
+
+/** A typed table's definition, as its detail reports it. */
+export interface TableDefinition {
+  primaryKeysNames: string[];
+  columns: { name: string; definition: ColumnDefinition; basetype: string }[];
+}
+
+/** A project event (`GET events`). */
+export interface EventRecord {
+  id: number;
+  event: string;
+  type: 'info' | 'success' | 'warn' | 'error';
+  message: string;
+  created: string;
+  runId: string | null;
+  params: Record<string, unknown>;
+  results: Record<string, unknown>;
+  objectType: 'bucket' | 'table' | 'file' | 'token' | 'devBranch' | 'job';
+  objectId: string;
+  objectName: string;
+  /** Bucket whose readers may see the event; null: only master tokens and the token that caused it. */
+  bucketId: string | null;
+  token: CreatorToken;
+  idBranch: number;
+}
+
+/** A development branch; the default branch (id 1) is not stored. */
+export interface BranchRecord {
+  id: number;
+  name: string;
+  description: string;
+  created: string;
+  creatorToken: CreatorToken;
 }

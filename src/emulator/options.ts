@@ -96,7 +96,10 @@ export interface EmulatorOptions {
   requestLogLimit?: number;
   /** DuckDB memory limit, e.g. `'256MB'`. Default {@link DEFAULT_DUCKDB_MEMORY_LIMIT}. */
   duckdbMemoryLimit?: string;
-  /** Public base URL when behind a proxy (used in `url` fields); default `http://<host>:<port>`. */
+  /**
+   * Base URL clients reach the emulator at (behind a proxy, in a container network), used in `url` fields and the
+   * index's service URLs (the importer's among them); default `http://<host>:<port>`.
+   */
   publicUrl?: string;
 }
 
@@ -109,6 +112,8 @@ export interface EmulatorTableData {
 export interface EmulatorHandle {
   /** Base URL of the Storage API, e.g. `http://127.0.0.1:43121` (paths start with `/v2/storage`). */
   url: string;
+  /** Where the server listens, `http://<host>:<port>`; differs from {@link url} when `publicUrl` is set. */
+  listenUrl: string;
   /** Base URL of the importer service (`POST <importUrl>/upload-file`). */
   importUrl: string;
   /** The first configured token. */

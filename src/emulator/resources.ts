@@ -1,5 +1,6 @@
 /** Builds the JSON resources the service answers with, from the records it keeps. */
 import { type EmulatorContext } from './context';
+import { columnMetadataMap, metadataResource } from './metadata';
 import { type BucketRecord, type FileRecord, type JobRecord, type TableRecord } from './model';
 
 /** Retention of non-permanent files, days. */
@@ -49,6 +50,7 @@ export function bucketResource(ctx: EmulatorContext, bucket: BucketRecord): Reco
     sharing: null,
     hasExternalSchema: false,
     attributes: [],
+    metadata: ctx.metadata.list('bucket', bucket.id).map(metadataResource),
   };
 }
 
@@ -73,12 +75,13 @@ export function tableResource(ctx: EmulatorContext, table: TableRecord): Record<
     dataSizeBytes: table.dataSizeBytes,
     isAlias: false,
     isAliasable: true,
-    isTyped: false,
+    isTyped: table.definition !== undefined,
+    ...(table.definition ? { definition: table.definition } : {}),
     tableType: 'table',
     columns: table.columns,
     attributes: [],
-    metadata: [],
-    columnMetadata: {},
+    metadata: ctx.metadata.list('table', table.id).map(metadataResource),
+    columnMetadata: columnMetadataMap(ctx.metadata, table),
     bucket: bucket ? bucketResource(ctx, bucket) : { id: table.bucketId },
   };
 }

@@ -120,7 +120,7 @@ export class TableStore {
     const record = this.meta.get(id);
     if (!record) throw new Error(`table not found [tableId=${id}]`);
     const columns = record.columns;
-    const sql = `SELECT ${columns.map(ident).join(', ')} FROM ${tableRef(record.bucketId, record.name)} ORDER BY rowid`;
+    const sql = `SELECT ${columns.map((c) => `CAST(${ident(c)} AS VARCHAR)`).join(', ')} FROM ${tableRef(record.bucketId, record.name)} ORDER BY rowid`;
     const rows = (await this.main.runAndReadAll(sql)).getRowsJS();
     return { columns, rows: rows.map((r) => r.map((v) => (v === null ? '' : String(v)))) };
   }

@@ -76,7 +76,8 @@ export function exportSql(table: TableRecord, p: ExportOperationParams): { sql: 
   if (p.changedUntil !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} < ${Math.floor(p.changedUntil)}`);
   const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
   const sql = [
-    `SELECT ${columns.map(ident).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
+    // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
+    `SELECT ${columns.map((c) => (table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
     conditions.length ? `WHERE ${conditions.join(' AND ')}` : '',
     `ORDER BY ${order}`,
     p.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(p.limit))}` : '',

@@ -35,6 +35,7 @@ export class JobRunner {
   private readonly queues = new Map<string, Promise<void>>();
   private readonly running = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private readonly finished: ((job: JobRecord) => void)[] = [];
   private closing = false;
 
   constructor(
@@ -47,6 +48,11 @@ export class JobRunner {
 
   register(operationName: string, executor: JobExecutor): void {
     this.executors.set(operationName, executor);
+  }
+
+  /** Called once a job ends (success or error), after it was saved; events are recorded here. */
+  onFinish(listener: (job: JobRecord) => void): void {
+    this.finished.push(listener);
   }
 
   create(input: NewJob): JobRecord {
@@ -147,5 +153,12 @@ export class JobRunner {
     job.startTime ??= formatTimestamp();
     job.endTime = formatTimestamp();
     this.save(job);
+    for (const listener of this.finished) {
+      try {
+        listener(job);
+      } catch {
+        // A listener (the event log) must not turn a finished job into an unhandled rejection of the queue.
+      }
+    }
   }
 }

@@ -9,7 +9,8 @@ import { fileKey } from '../files';
 /** Tag carried by every table export file. */
 export const TABLE_EXPORT_TAG = 'table-export';
 
-function csvLine(values: readonly unknown[]): string {
+/** One RFC 4180 line, every value enclosed (like the service's exports). */
+export function csvLine(values: readonly unknown[]): string {
   let line = '';
   for (let i = 0; i < values.length; i++) {
     const v = values[i];

@@ -1,7 +1,8 @@
 import { type DuckDBConnection } from '@duckdb/node-api';
 import { type EmulatorContext } from '../context';
 import { JobError } from '../errors';
-import { type BucketRecord, type FileRecord, type JobRecord, type TableRecord } from '../model';
+import { castSql, columnSql, datatypeMetadata, misfitReason, misfitSql } from '../column-types';
+import { type BucketRecord, type FileRecord, type JobRecord, type MetadataRecord, type TableDefinition, type TableRecord } from '../model';
 import { tableResource } from '../resources';
 import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
 import { formatTimestamp } from '../time';
@@ -45,7 +46,7 @@ function stagedRows(staging: string, columns: string[], primaryKey: string[]): s
 }
 
 async function tableStats(conn: DuckDBConnection, ref: string, columns: string[]): Promise<{ rows: number; bytes: number }> {
-  const size = columns.length ? columns.map((c) => `coalesce(strlen(${ident(c)}), 0)`).join(' + ') : '0';
+  const size = columns.length ? columns.map((c) => `coalesce(strlen(CAST(${ident(c)} AS VARCHAR)), 0)`).join(' + ') : '0';
   const [[rows, bytes]] = (await conn.runAndReadAll(`SELECT count(*), coalesce(sum(${size}), 0) FROM ${ref}`)).getRowsJS() as [[bigint, bigint | number]];
   return { rows: Number(rows), bytes: Number(bytes) };
 }
@@ -67,6 +68,7 @@ async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: st
     return await run(conn, staging);
   } finally {
     await conn.run(`DROP TABLE IF EXISTS ${staging.ref}`).catch(() => undefined);
+    await conn.run(`DROP TABLE IF EXISTS ${tableRef(staging.schema, `${staging.name}_typed`)}`).catch(() => undefined);
     conn.closeSync();
   }
 }
@@ -153,6 +155,17 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       );
     }
     const added = loaded.columns.filter((c) => !table.columns.includes(c));
+    let source = staging.ref;
+    if (table.definition) {
+      if (added.length) {
+        throw new JobError(
+          'storage.tables.columnsNotMatch',
+          `typed table ${tableId} has no column(s) ${added.join(', ')} (its columns: ${table.columns.join(', ')}); a load cannot add columns to a typed table`,
+        );
+      }
+      await checkTypes(conn, staging.ref, table.definition, `file ${file.id}`);
+      source = await typedStaging(conn, staging, loaded.columns, table.definition);
+    }
     const now = Date.now();
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = { ...table, columns: [...table.columns, ...added], lastImportDate: formatTimestamp(now), lastChangeDate: formatTimestamp(now) };
@@ -161,10 +174,10 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
       else if (table.primaryKey.length) {
         const on = table.primaryKey.map((c) => `${ref}.${ident(c)} = s.${ident(c)}`).join(' AND ');
-        await conn.run(`DELETE FROM ${ref} USING ${staging.ref} AS s WHERE ${on}`);
+        await conn.run(`DELETE FROM ${ref} USING ${source} AS s WHERE ${on}`);
       }
       const cols = loaded.columns.map(ident).join(', ');
-      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, table.primaryKey)})`);
+      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(source, loaded.columns, table.primaryKey)})`);
       const stats = await tableStats(conn, ref, record.columns);
       record.rowsCount = stats.rows;
       record.dataSizeBytes = stats.bytes;
@@ -184,4 +197,94 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
     ctx.tables.remember(record);
     return results;
   });
+}
+
+/**
+ * The first staged row whose value does not fit its typed column fails the load, naming column, row and value. One
+ * scan finds each column's first misfit row; the first column (in table order) that has one is reported.
+ */
+async function checkTypes(conn: DuckDBConnection, staging: string, definition: TableDefinition, where: string): Promise<void> {
+  const firsts = definition.columns.map((c) => `min(CASE WHEN ${misfitSql(c.name, c.definition)} THEN rowid END)`).join(', ');
+  const [row] = (await conn.runAndReadAll(`SELECT ${firsts} FROM ${staging}`)).getRowsJS();
+  const index = (row ?? []).findIndex((v) => v !== null);
+  if (index < 0) return;
+  const column = definition.columns[index]!;
+  const rowid = Number(row![index]);
+  const [[value]] = (await conn.runAndReadAll(`SELECT ${ident(column.name)} FROM ${staging} WHERE rowid = ${rowid}`)).getRowsJS() as [[unknown]];
+  throw new JobError(
+    'storage.tables.invalidValue',
+    `Load error: column "${column.name}", row ${rowid + 1} of ${where}: ${misfitReason(value === null ? null : String(value), column.definition)}; nothing was loaded`,
+  );
+}
+
+/** The staged strings converted to the table's types, in file order, in a second staging table. */
+async function typedStaging(conn: DuckDBConnection, staging: { schema: string; name: string }, columns: string[], definition: TableDefinition): Promise<string> {
+  const ref = tableRef(staging.schema, `${staging.name}_typed`);
+  const byName = new Map(definition.columns.map((c) => [c.name, c.definition]));
+  const select = columns.map((c) => `${castSql(c, byName.get(c)!)} AS ${ident(c)}`).join(', ');
+  await conn.run(`DROP TABLE IF EXISTS ${ref}`);
+  await conn.run(`CREATE TABLE ${ref} AS SELECT ${select} FROM ${tableRef(staging.schema, staging.name)} ORDER BY rowid`);
+  return ref;
+}
+
+/** `operationParams` of a `tableDefinitionCreate` job (`POST buckets/{id}/tables-definition`). */
+export interface DefinitionOperationParams {
+  bucketId: string;
+  name: string;
+  definition: TableDefinition;
+}
+
+/** Creates an empty typed table: DuckDB columns of the defined types, its `KBC.datatype.*` metadata, in one commit. */
+export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const p = job.operationParams as unknown as DefinitionOperationParams;
+  const tableId = `${p.bucketId}.${p.name}`;
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists`);
+  const now = Date.now();
+  const created = formatTimestamp(now);
+  const storageMetadata: MetadataRecord[] = p.definition.columns.flatMap((c) =>
+    datatypeMetadata(c.definition).map((m) => ({
+      id: String(ctx.nextId('metadata')),
+      objectType: 'column' as const,
+      objectId: `${tableId}.${c.name}`,
+      key: m.key,
+      value: m.value,
+      provider: 'storage',
+      timestamp: created,
+    })),
+  );
+  const record: TableRecord = {
+    id: tableId,
+    name: p.name,
+    bucketId: p.bucketId,
+    columns: p.definition.columns.map((c) => c.name),
+    primaryKey: p.definition.primaryKeysNames,
+    rowsCount: 0,
+    dataSizeBytes: 0,
+    created,
+    lastImportDate: null,
+    lastChangeDate: created,
+    definition: p.definition,
+    storageMetadata,
+  };
+  const conn = await ctx.tables.connect();
+  try {
+    await ctx.tables.ensureSchema(conn, p.bucketId);
+    const results = await inTransaction(conn, async () => {
+      const defs = [...p.definition.columns.map((c) => columnSql(c.name, c.definition)), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+      try {
+        await conn.run(`CREATE TABLE ${tableRef(p.bucketId, p.name)} (${defs})`);
+      } catch (error) {
+        throw new JobError('storage.tables.validation', `table ${tableId} cannot be created from its definition: ${(error as Error).message}`);
+      }
+      const out = tableResource(ctx, record);
+      await ctx.tables.writeMeta(conn, record);
+      await ctx.tables.writeJobCommit(conn, job.id, out);
+      return out;
+    });
+    ctx.tables.remember(record);
+    return results;
+  } finally {
+    conn.closeSync();
+  }
 }

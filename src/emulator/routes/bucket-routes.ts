@@ -8,6 +8,62 @@ import { bucketResource, jobResource, tableResource } from '../resources';
 import { formatTimestamp } from '../time';
 import { accessDenied } from '../tokens';
 import { loadParams } from './load-params';
+import { baseTypeOf, definitionProblem } from '../column-types';
+import { type FormObject, parseList } from '../form';
+import { type ColumnDefinition, type TableDefinition } from '../model';
+
+const TABLE_NAME = /^[A-Za-z0-9_-]{1,96}$/;
+const COLUMN_NAME = /^[A-Za-z0-9_]{1,64}$/;
+/** A column given by `basetype` alone gets this type. */
+const TYPE_OF_BASETYPE: Record<string, string> = { STRING: 'VARCHAR', INTEGER: 'INTEGER', NUMERIC: 'NUMBER', FLOAT: 'FLOAT', BOOLEAN: 'BOOLEAN', DATE: 'DATE', TIMESTAMP: 'TIMESTAMP' };
+
+function tableValidation(message: string): ApiError {
+  return validation(message, 'storage.tables.validation');
+}
+
+function loose(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'string' ? value : String(value as string | number | boolean);
+}
+
+/** The body of `tables-definition` (JSON or form-encoded) as a checked definition; 400 naming the bad field. */
+export function parseTableDefinition(params: FormObject): { name: string; definition: TableDefinition } {
+  const name = parseString(params.name)?.trim() ?? '';
+  if (!TABLE_NAME.test(name)) throw tableValidation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(params.name ?? null)}`);
+  const rawColumns = params.columns;
+  const list: unknown[] = Array.isArray(rawColumns) ? rawColumns : rawColumns && typeof rawColumns === 'object' ? Object.values(rawColumns) : [];
+  if (!list.length) throw tableValidation('columns must list at least one column {name, definition: {type, length, nullable, default}}');
+  const seen = new Set<string>();
+  const columns = list.map((item, i) => {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw tableValidation(`columns[${i}] must be an object {name, definition}`);
+    const c = item as FormObject;
+    const column = parseString(c.name) ?? '';
+    if (!COLUMN_NAME.test(column) || column === '_timestamp') throw tableValidation(`columns[${i}].name must be 1-64 letters, digits or underscores (not "_timestamp"); got ${JSON.stringify(c.name ?? null)}`);
+    if (seen.has(column.toLowerCase())) throw tableValidation(`columns[${i}].name: column "${column}" is defined twice`);
+    seen.add(column.toLowerCase());
+    const raw = (c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? c.definition : undefined) as FormObject | undefined;
+    const basetype = parseString(c.basetype)?.toUpperCase();
+    let type = loose(raw?.type);
+    if (type === undefined && basetype !== undefined) {
+      type = TYPE_OF_BASETYPE[basetype];
+      if (!type) throw tableValidation(`columns[${i}].basetype must be one of ${Object.keys(TYPE_OF_BASETYPE).join(', ')}; got "${basetype}"`);
+    }
+    if (!type) throw tableValidation(`columns[${i}] ("${column}") needs definition.type (or basetype)`);
+    const nullable = raw?.nullable === undefined ? true : parseBool(raw.nullable);
+    if (nullable === undefined) throw tableValidation(`columns[${i}].definition.nullable must be a boolean; got ${JSON.stringify(raw?.nullable)}`);
+    const length = loose(raw?.length);
+    const dflt = loose(raw?.default);
+    const definition: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
+    const problem = definitionProblem(column, definition);
+    if (problem) throw tableValidation(`columns[${i}]: ${problem}`);
+    return { name: column, definition, basetype: baseTypeOf(definition) };
+  });
+  const primaryKeysNames = parseList(params.primaryKeysNames) ?? [];
+  const unknown = primaryKeysNames.filter((pk) => !columns.some((c) => c.name === pk));
+  if (unknown.length) throw tableValidation(`primaryKeysNames: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the columns (${columns.map((c) => c.name).join(', ')})`);
+  return { name, definition: { primaryKeysNames, columns } };
+}
+
 
 export function findBucket(ctx: EmulatorContext, bucketId: string): BucketRecord {
   const bucket = ctx.state.get<BucketRecord>('bucket', bucketId);
@@ -46,6 +102,17 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       conn.closeSync();
     }
     ctx.state.put('bucket', id, bucket);
+    ctx.events.add({
+      event: 'storage.bucketCreated',
+      type: 'info',
+      message: `Created bucket ${id}`,
+      objectType: 'bucket',
+      objectId: id,
+      objectName: bucket.name,
+      bucketId: id,
+      token: { id: token.id, description: token.description },
+      runId: runIdOf(request),
+    });
     // Like the service: a token that is not a master token gets `manage` on the bucket it created.
     if (!token.isMasterToken) ctx.tokens.grant(token, id, 'manage');
     return reply.code(201).send(bucketResource(ctx, bucket));
@@ -81,6 +148,19 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       await ctx.tables.dropSchema(bucket.id);
       ctx.state.delete('bucket', bucket.id);
       ctx.tokens.revokeBucket(bucket.id);
+      ctx.metadata.deleteObject('bucket', bucket.id);
+      const token = tokenOf(request);
+      ctx.events.add({
+        event: 'storage.bucketDeleted',
+        type: 'info',
+        message: `Deleted bucket ${bucket.id}`,
+        objectType: 'bucket',
+        objectId: bucket.id,
+        objectName: bucket.name,
+        bucketId: null,
+        token: { id: token.id, description: token.description },
+        runId: runIdOf(request),
+      });
     };
     if (parseBool(params.async)) {
       const token = tokenOf(request);
@@ -96,6 +176,23 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
     }
     await drop();
     return reply.code(204).send();
+  });
+
+  app.post('/buckets/:bucketId/tables-definition', async (request, reply) => {
+    const token = tokenOf(request);
+    const bucket = authorizedBucket(ctx, token, (request.params as { bucketId: string }).bucketId, 'write', 'creating a table');
+    const { name, definition } = parseTableDefinition(await readParams(request));
+    const tableId = `${bucket.id}.${name}`;
+    if (ctx.tables.get(tableId)) throw new ApiError(400, 'storage.tables.alreadyExists', `table ${tableId} already exists`);
+    const job = ctx.jobs.create({
+      operationName: 'tableDefinitionCreate',
+      operationParams: { bucketId: bucket.id, name, definition },
+      tableId,
+      queueKey: `table:${tableId}`,
+      creatorToken: { id: token.id, description: token.description },
+      runId: runIdOf(request),
+    });
+    return reply.code(202).send(jobResource(ctx, job));
   });
 
   app.post('/buckets/:bucketId/tables-async', async (request, reply) => {

@@ -7,6 +7,12 @@ import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereO
 import { type BucketPermission, type TableRecord, type TokenRecord } from '../model';
 import { jobResource, tableResource } from '../resources';
 import { columnList, loadParams } from './load-params';
+import { csvLine } from '../jobs/table-export';
+import { exportSql } from '../jobs/export-query';
+
+/** Default and largest number of rows of `data-preview`. */
+export const PREVIEW_DEFAULT_LIMIT = 100;
+export const PREVIEW_MAX_LIMIT = 1000;
 
 export function findTable(ctx: EmulatorContext, tableId: string): TableRecord {
   const table = ctx.tables.get(tableId);
@@ -73,8 +79,21 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
   );
 
   app.delete('/tables/:tableId', async (request, reply) => {
-    const table = authorizedTable(ctx, tokenOf(request), (request.params as { tableId: string }).tableId, 'write', 'deleting a table');
+    const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'deleting a table');
     await ctx.tables.dropTable(table.id);
+    ctx.metadata.deleteObject('table', table.id);
+    ctx.events.add({
+      event: 'storage.tableDeleted',
+      type: 'info',
+      message: `Deleted table ${table.id}`,
+      objectType: 'table',
+      objectId: table.id,
+      objectName: table.name,
+      bucketId: table.bucketId,
+      token: { id: token.id, description: token.description },
+      runId: runIdOf(request),
+    });
     return reply.code(204).send();
   });
 
@@ -92,6 +111,47 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
       runId: runIdOf(request),
     });
     return reply.code(202).send(jobResource(ctx, job));
+  });
+
+  app.get('/tables/:tableId/data-preview', async (request, reply) => {
+    const table = authorizedTable(ctx, tokenOf(request), (request.params as { tableId: string }).tableId, 'read', 'previewing a table');
+    const params = request.query as FormObject;
+    let limit = PREVIEW_DEFAULT_LIMIT;
+    if (params.limit !== undefined && params.limit !== '') {
+      const given = parseIntParam(params.limit);
+      if (given === undefined || given < 0 || given > PREVIEW_MAX_LIMIT) throw validation(`limit must be an integer 0–${PREVIEW_MAX_LIMIT}; got ${JSON.stringify(params.limit)}`);
+      limit = given;
+    }
+    const format = parseString(params.format) ?? 'rfc';
+    if (format !== 'rfc' && format !== 'json') throw validation(`format must be "rfc" (CSV) or "json"; got ${JSON.stringify(format)}`);
+    const since = parseString(params.changedSince);
+    const until = parseString(params.changedUntil);
+    const query: ExportOperationParams = {
+      bucketId: table.bucketId,
+      name: table.name,
+      columns: columnList(params.columns),
+      limit,
+      whereFilters: whereFilters(params),
+      orderBy: orderBy(params),
+      changedSince: since ? parseTimeParam('changedSince', since) : undefined,
+      changedUntil: until ? parseTimeParam('changedUntil', until) : undefined,
+      gzip: false,
+      fileType: 'csv',
+    };
+    validateExport(table, query);
+    const { sql, columns } = exportSql(table, query);
+    const conn = await ctx.tables.connect();
+    let rows: unknown[][];
+    try {
+      rows = (await conn.runAndReadAll(sql)).getRowsJS();
+    } finally {
+      conn.closeSync();
+    }
+    const text = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+    if (format === 'json') {
+      return { columns, rows: rows.map((r) => r.map((v, i) => ({ columnName: columns[i], value: text(v), isTruncated: false }))) };
+    }
+    return reply.type('text/csv; charset=utf-8').send([csvLine(columns), ...rows.map((r) => csvLine(r.map(text)))].join(''));
   });
 
   app.post('/tables/:tableId/export-async', async (request, reply) => {

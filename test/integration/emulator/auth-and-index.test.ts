@@ -1,5 +1,6 @@
 import { FormData } from 'undici';
-import { useEmulator } from './support';
+import { createEmulator } from '../../../src/emulator';
+import { client, emulatorOptions, useEmulator } from './support';
 
 describe('authentication, index and routing', () => {
   const env = useEmulator();
@@ -20,11 +21,40 @@ describe('authentication, index and routing', () => {
     expect(res.body).toMatchObject({ message: 'Invalid access token', status: 'error' });
   });
 
-  test('the index lists the importer service under its own URL', async () => {
-    const res = await env.api('GET', '');
+  test('the index answers without a token, listing a stack\'s services (the importer at its own URL) and features', async () => {
+    const res = await env.api('GET', '', { token: null });
     expect(res.status).toBe(200);
-    expect(res.body.services).toEqual([{ id: 'import', url: env.emulator.importUrl }]);
+    expect(res.body).toMatchObject({ api: 'storage', version: 'v2', host: new URL(env.emulator.url).host, components: [] });
+    expect(res.body.services.map((s: { id: string }) => s.id)).toEqual([
+      'docker-runner', 'import', 'oauth', 'encryption', 'billing', 'scheduler', 'sync-actions', 'queue', 'sandboxes', 'data-science', 'notification', 'templates', 'vault', 'stream',
+    ]);
+    const urls = Object.fromEntries(res.body.services.map((s: { id: string; url: string }) => [s.id, s.url]));
+    expect(urls.import).toBe(env.emulator.importUrl);
+    expect(urls.encryption).toBe(`${env.emulator.url}/services/encryption`);
+    expect(urls.scheduler).toBe(`${env.emulator.url}/services/scheduler`);
+    expect(res.body.features).toEqual(['native-types', 'tables-definition', 'dev-branches']);
     expect(env.emulator.importUrl).not.toBe(env.emulator.url);
+  });
+
+  test('the index with exclude=components leaves components out, and answers the same with a token', async () => {
+    const bare = await env.api('GET', '?exclude=components', { token: null });
+    expect(bare.status).toBe(200);
+    expect(bare.body.components).toBeUndefined();
+    expect(bare.body.services).toHaveLength(14);
+    const withToken = await env.api('GET', '?exclude=components');
+    expect(withToken.body).toEqual(bare.body);
+    // A wrong token does not matter on the index either, like the service.
+    expect((await env.api('GET', '/', { token: 'nope' })).status).toBe(200);
+  });
+
+  test('a service the index lists but the emulator does not serve answers 501 naming it, without a token', async () => {
+    const res = await env.api('POST', '/services/encryption/encrypt?componentId=x', { base: 'root', token: null, json: { '#a': 'b' } });
+    expect(res.status).toBe(501);
+    expect(res.body).toMatchObject({
+      code: 'emulator.serviceNotServed',
+      error: 'the encryption service is listed in the index but not served by the emulator (it serves only Storage and import): POST /services/encryption/encrypt',
+      status: 'error',
+    });
   });
 
   test('tokens/verify describes the token that called it', async () => {
@@ -38,10 +68,16 @@ describe('authentication, index and routing', () => {
     const created = await env.api('POST', '/branch/default/buckets', { json: { name: 'branched' } });
     expect(created.status).toBe(201);
     expect((await env.api('GET', '/buckets/in.c-branched')).status).toBe(200);
-    expect((await env.api('GET', '/branch/123/buckets/in.c-branched')).status).toBe(200);
+    expect((await env.api('GET', '/branch/1/buckets/in.c-branched')).status).toBe(200);
     const prepared = await env.api('POST', '/branch/default/files/prepare', { json: { name: 'b.csv' } });
     expect(prepared.status).toBe(201);
     expect((await env.api('GET', `/branch/default/files/${prepared.body.id}`)).body.id).toBe(prepared.body.id);
+  });
+
+  test('a branch-scoped path of a branch that does not exist answers 404 storage.devBranches.notFound', async () => {
+    const res = await env.api('GET', '/branch/123/buckets');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'development branch 123 not found (create one with POST /v2/storage/dev-branches)' });
   });
 
   test('jobs are not branch-scoped', async () => {
@@ -53,5 +89,25 @@ describe('authentication, index and routing', () => {
     expect(res.status).toBe(404);
     expect(res.body.code).toBeDefined();
     expect(res.body.exceptionId).toMatch(/^exception-/);
+  });
+});
+
+describe('index behind a public URL', () => {
+  const env = useEmulator();
+
+  test('with publicUrl the index, reached where the emulator listens, names the importer and the services at the public address', async () => {
+    const behind = await createEmulator(emulatorOptions(env.minio, { publicUrl: 'http://emulator.example:8080/' }));
+    try {
+      expect(behind.url).toBe('http://emulator.example:8080');
+      expect(behind.importUrl).toBe('http://emulator.example:8080/import');
+      expect(behind.listenUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await client({ url: behind.listenUrl, importUrl: '' })('GET', '', { token: null });
+      expect(res.status).toBe(200);
+      expect(res.body.host).toBe('emulator.example:8080');
+      expect(res.body.services.find((s: { id: string }) => s.id === 'import').url).toBe('http://emulator.example:8080/import');
+      expect(res.body.services.find((s: { id: string }) => s.id === 'queue').url).toBe('http://emulator.example:8080/services/queue');
+    } finally {
+      await behind.close();
+    }
   });
 });

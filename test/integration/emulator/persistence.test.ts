@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { createEmulator } from '../../../src/emulator';
 import { startTestMinio } from './minio-helper';
-import { client, emulatorOptions, expectSuccess, uploadViaImporter, waitForJob } from './support';
+import { client, emulatorOptions, expectSuccess, importTable, uploadViaImporter, waitForJob, type Json } from './support';
 
 describe('persistence across restarts', () => {
   test('jobs left processing and waiting by close() finish, in order, after a restart on the same data folder', async () => {
@@ -35,6 +35,44 @@ describe('persistence across restarts', () => {
         expect((await api2('GET', `/files/${fileB}`)).body.sizeBytes).toBe(7);
         expect((await api2('GET', '/buckets/in.c-keep')).status).toBe(200);
         expect(await uploadViaImporter(api2, 'id\n5\n')).toBeGreaterThan(fileC);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await minio.cleanup();
+      rmSync(options.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('typed tables, metadata, events and branches survive a restart; new metadata ids do not reuse old ones', async () => {
+    const minio = await startTestMinio();
+    const options = emulatorOptions(minio);
+    try {
+      const first = await createEmulator(options);
+      const api = client(first);
+      await api('POST', '/buckets', { json: { name: 'typed' } });
+      const def = await api('POST', '/buckets/in.c-typed/tables-definition', { json: { name: 't', columns: [{ name: 'n', definition: { type: 'INTEGER', nullable: false } }] } });
+      expectSuccess(await waitForJob(api, def.body.id));
+      expectSuccess(await importTable(api, 'in.c-typed.t', 'n\n1\n2\n'));
+      const meta = await api('POST', '/tables/in.c-typed.t/metadata', { json: { provider: 'user', metadata: [{ key: 'KBC.description', value: 'kept' }] } });
+      expectSuccess(await waitForJob(api, (await api('POST', '/dev-branches', { json: { name: 'kept-branch' } })).body.id));
+      const before = (await api('GET', '/tables/in.c-typed.t')).body;
+      const events = (await api('GET', '/events')).body;
+      await first.close();
+
+      const second = await createEmulator(options);
+      try {
+        const api2 = client(second);
+        const after = (await api2('GET', '/tables/in.c-typed.t')).body;
+        expect(after).toMatchObject({ isTyped: true, definition: before.definition, metadata: before.metadata, columnMetadata: before.columnMetadata, rowsCount: 2 });
+        expect((await api2('GET', '/events')).body).toEqual(events);
+        expect((await api2('GET', '/dev-branches/2')).body.name).toBe('kept-branch');
+        const bad = await importTable(api2, 'in.c-typed.t', 'n\nx\n', { incremental: 1 });
+        expect(bad.error.message).toContain('value "x" is not a valid INTEGER');
+        const more = await api2('POST', '/tables/in.c-typed.t/metadata', { json: { provider: 'user', metadata: [{ key: 'other', value: 'new' }] } });
+        const ids = [...before.columnMetadata.n, ...more.body.metadata].map((m: Json) => Number(m.id));
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(Number(more.body.metadata[1].id)).toBeGreaterThan(Number(meta.body.metadata[0].id));
       } finally {
         await second.close();
       }

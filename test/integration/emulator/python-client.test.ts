@@ -56,4 +56,30 @@ describe('official Python client against the emulator', () => {
       rmSync(work, { recursive: true, force: true });
     }
   });
+
+  test('sets, lists and deletes table metadata, previews data and reads the default branch and its metadata (issue 16 routes)', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sapi-pyroutes-'));
+    try {
+      const run = await runPython([join(ROOT, 'test', 'python', 'kbc_routes_check.py'), env.emulator.url, env.emulator.token, work], {
+        ...process.env,
+        PYTHONPATH,
+        AWS_ENDPOINT_URL_S3: env.minio.endpoint,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      if (run.status !== 0) throw new Error(`python routes check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
+      const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      expect(out.created.metadata).toEqual([{ id: expect.stringMatching(/^\d+$/), key: 'KBC.description', value: 'People', provider: 'user', timestamp: expect.any(String) }]);
+      expect(out.created.columnsMetadata.name).toEqual([expect.objectContaining({ key: 'KBC.description', value: 'first name', provider: 'user' })]);
+      expect(out.listed).toEqual([{ key: 'KBC.description', value: 'People', provider: 'user' }]);
+      expect(out.afterDelete).toEqual([]);
+      expect(out.columnMetadata).toEqual({ name: ['first name'] });
+      expect(out.preview).toBe('"name","id"\n"Ann","1"\n"Bob, Jr.","2"\n"Cid","3"\n');
+      expect(out.previewFiltered).toBe('"name"\n"Ann"\n"Cid"\n');
+      expect(out.defaultBranch).toEqual({ id: 1, name: 'Main', description: '', created: '2020-01-01T00:00:00+0000', isDefault: true });
+      expect(out.branchOne).toEqual(out.defaultBranch);
+      expect(out.branchMetadata).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
 });

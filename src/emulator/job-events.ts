@@ -1,0 +1,71 @@
+/** The events a finished job leaves in `GET events`, named like the service's. */
+import { type EmulatorContext } from './context';
+import { type EventRecord, type JobRecord } from './model';
+
+type JobEvent = Pick<EventRecord, 'event' | 'message' | 'objectType' | 'objectId' | 'objectName' | 'bucketId'>;
+
+function tableParts(tableId: string): { bucketId: string; name: string } {
+  const dot = tableId.lastIndexOf('.');
+  return { bucketId: tableId.slice(0, dot), name: tableId.slice(dot + 1) };
+}
+
+function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefined {
+  const p = job.operationParams;
+  const onTable = (okEvent: string, okMessage: string, failEvent: string, failMessage: string) => {
+    const tableId = job.tableId ?? '';
+    const { bucketId, name } = tableParts(tableId);
+    const base = { objectType: 'table' as const, objectId: tableId, objectName: name, bucketId };
+    return { ok: { ...base, event: okEvent, message: okMessage }, failed: { ...base, event: failEvent, message: failMessage } };
+  };
+  switch (job.operationName) {
+    case 'tableCreate':
+    case 'tableDefinitionCreate':
+      return onTable('storage.tableCreated', `Created table ${job.tableId}`, 'storage.tableCreateError', `Table ${job.tableId} was not created`);
+    case 'tableImport':
+      return onTable('storage.tableImportDone', `Imported data into table ${job.tableId}`, 'storage.tableImportError', `Import into table ${job.tableId} failed`);
+    case 'tableExport':
+      return onTable('storage.tableExported', `Exported table ${job.tableId}`, 'storage.tableExportError', `Export of table ${job.tableId} failed`);
+    case 'bucketDelete': {
+      const bucketId = String(p.bucketId);
+      const base = { objectType: 'bucket' as const, objectId: bucketId, objectName: bucketId, bucketId: null };
+      return { ok: { ...base, event: 'storage.bucketDeleted', message: `Deleted bucket ${bucketId}` }, failed: { ...base, event: 'storage.bucketDeleteError', message: `Bucket ${bucketId} was not deleted` } };
+    }
+    case 'devBranchCreate':
+    case 'devBranchDelete': {
+      const created = job.operationName === 'devBranchCreate';
+      const name = String(p.name ?? p.branchId ?? '');
+      const results = job.results as { id?: number } | null;
+      const base = { objectType: 'devBranch' as const, objectId: String(results?.id ?? p.branchId ?? ''), objectName: name, bucketId: null };
+      return {
+        ok: { ...base, event: created ? 'storage.devBranchCreated' : 'storage.devBranchDeleted', message: `${created ? 'Created' : 'Deleted'} development branch ${name}` },
+        failed: { ...base, event: created ? 'storage.devBranchCreateError' : 'storage.devBranchDeleteError', message: `Development branch ${name} was not ${created ? 'created' : 'deleted'}` },
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Records the event of a finished job: `storage.tableImportDone` with its results, or the matching `…Error` with the job's error. */
+export function recordJobEvent(ctx: EmulatorContext, job: JobRecord): void {
+  const described = describe(job);
+  if (!described) return;
+  const success = job.status === 'success';
+  const base = success ? described.ok : described.failed;
+  const results = success && job.results && typeof job.results === 'object' && !Array.isArray(job.results) ? pickResults(job.results as Record<string, unknown>) : {};
+  ctx.events.add({
+    ...base,
+    message: success ? base.message : `${base.message}: ${job.error?.message ?? 'unknown error'}`,
+    type: success ? (job.operationName === 'tableImport' || job.operationName === 'tableExport' ? 'success' : 'info') : 'error',
+    runId: job.runId,
+    params: { jobId: job.id, operationName: job.operationName },
+    results: success ? results : { error: job.error },
+    token: job.creatorToken,
+  });
+}
+
+/** The counts of a job's results (not the whole table resource). */
+function pickResults(results: Record<string, unknown>): Record<string, unknown> {
+  const keys = ['importedRowsCount', 'totalRowsCount', 'totalDataSizeBytes', 'exportedRowsCount', 'newColumns', 'file'];
+  return Object.fromEntries(keys.filter((k) => k in results).map((k) => [k, results[k]]));
+}
