@@ -1,9 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ExtractRateLimitedError } from '../extractor/errors';
-import { fetchPage, type FetchPageOptions } from '../extractor/http/fetch-page';
+import type { FetchPageOptions } from '../extractor/http/fetch-page';
+import { nodeCryptoFunctions } from '../extractor/http/node-functions';
 import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
-import { resolveRequestSecrets, scrubError, type SecretSource } from '../extractor/secrets';
+import type { SecretSource } from '../extractor/secrets';
+import { sendRequest, type RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { JobConfig, RequestDescriptor } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
@@ -32,6 +34,8 @@ export interface FetchPagesInput {
   /** Time budget (ms): no new page is started after it. */
   maxMs: number;
   fetch?: ExtractFetchTuning;
+  /** The configuration's authentication (references, never values), applied when each request is sent. */
+  auth?: RequestAuth;
 }
 
 /** What one call produced (pages staged, their totals and the schema they add). */
@@ -99,13 +103,9 @@ export function secretSourceOf(deps: ActivityDeps): SecretSource {
  * the secrets: `state.next` (heartbeats, results, the `progress` cursor) keeps the references, and an error's message
  * and URL are scrubbed of the values before they can reach history.
  */
-async function fetchResolved(request: RequestDescriptor, options: FetchPageOptions, source: SecretSource) {
-  const { request: resolved, secrets } = resolveRequestSecrets(request, source);
-  try {
-    return await fetchPage(resolved, options);
-  } catch (err) {
-    throw scrubError(err, secrets);
-  }
+async function fetchResolved(request: RequestDescriptor, options: FetchPageOptions, source: SecretSource, auth: RequestAuth | undefined) {
+  // deferred user functions and authentication are finished here too (login sessions stay in this process)
+  return sendRequest(request, { secrets: source, auth, fetch: options });
 }
 
 /** What the batch reports to its workflow: the resume point's totals. */
@@ -171,14 +171,14 @@ export function fetchPages(deps: ActivityDeps) {
           const pageNo = state.pages + 1;
           let fetched;
           try {
-            fetched = await fetchResolved(state.next, options, secrets);
+            fetched = await fetchResolved(state.next, options, secrets, input.auth);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
             await writer.flush(checkpoint());
             await settle();
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
-          const page = processPage(state, input.job, fetched, input.context);
+          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions });
           const last =
             !page.extract ||
             page.children.length > 0 ||

@@ -5,6 +5,7 @@
  * NOT workflow-safe (zod values): used by activities and the CLI. Workflows `import type` from `./types`.
  */
 import { z } from 'zod';
+import { normalizeAuthentication, authenticationSchema } from './auth/schema';
 import { parseDurationMs } from './duration';
 import { ExtractorConfigError, type ConfigIssue } from './errors';
 import { safeName } from './table-names';
@@ -24,6 +25,8 @@ import type {
   StopConditions,
 } from './types';
 import { isHttpUrl } from './url';
+import { containsFunctions, DeferredCall, evaluateFunctions } from './functions';
+import { nodeCryptoFunctions } from './http/node-functions';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
 export const UNSUPPORTED_PAGINATION_METHODS = ['offset', 'pagenum', 'response.url', 'zendesk.response.url', 'cursor'];
@@ -187,7 +190,19 @@ const dataFieldSchema = z.union(
 
 const placeholdersSchema = z.record(
   z.string(),
-  z.string({ error: (iss) => `The path for placeholder must be a string value, given '${phpType(iss.input)}'.` }),
+  z.union(
+    [
+      z.string(),
+      // user functions (ge-functions): `{path, function, args}` or `{path, placeholder: "value"}`
+      z.looseObject({ path: z.string().min(1) }),
+    ],
+    {
+      error: (iss) =>
+        isObject(iss.input)
+          ? "The path for placeholder must be a string value or an object containing 'path' and 'function'."
+          : `The path for placeholder must be a string value, given '${phpType(iss.input)}'.`,
+    },
+  ),
   { error: "The 'placeholders' property must be an object mapping placeholder names to parent fields." },
 );
 
@@ -213,7 +228,7 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
   ),
 );
 
-const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), {
+const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), {
   error: "'http.headers' must be an object of header names and values.",
 });
 
@@ -223,10 +238,24 @@ export const extractorConfigInputSchema = z.looseObject({
     {
       api: z.looseObject(
         {
-          baseUrl: z
-            .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
-            .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
-            .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
+          baseUrl: z.union(
+            [
+              z
+                .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
+                .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
+                .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
+              // user functions (ge-functions): a function object, evaluated in normalization
+              z.looseObject({ function: z.unknown() }),
+            ],
+            {
+              error: (iss) =>
+                typeof iss.input === 'string' && iss.input !== ''
+                  ? "The 'baseUrl' attribute in API configuration is not a valid URL"
+                  : "The 'baseUrl' attribute must be set in API configuration",
+            },
+          ),
+          // user functions and authentication (ge-functions)
+          authentication: z.preprocess(emptyToUndefined, authenticationSchema.optional()),
           pagination: z.preprocess(emptyToUndefined, paginationSchema.optional()),
           http: z
             .looseObject(
@@ -349,15 +378,81 @@ function normalizeJob(raw: Raw, id: string): JobConfig {
     params: (raw.params as JsonObject | undefined) ?? {},
     dataField: normalizeDataField(raw.dataField),
     dataType: (raw.dataType as string | null | undefined) || endpoint,
-    placeholders: (raw.placeholders as Record<string, string> | undefined) ?? {},
+    ...normalizePlaceholders(raw.placeholders as Record<string, unknown> | undefined),
     scroller: (raw.scroller as string | null | undefined) || null,
     children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`)),
   };
 }
 
 function stringHeaders(raw: unknown): Record<string, string> {
-  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).filter(([, v]) => !isObject(v)).map(([k, v]) => [k, String(v)]));
 }
+
+// --- user functions and authentication (ge-functions) ---
+/** Placeholders: `{name: path}`, and for `{path, function, …}` objects the function part (evaluated per parent row). */
+function normalizePlaceholders(raw: Record<string, unknown> | undefined): Pick<JobConfig, 'placeholders' | 'placeholderFunctions'> {
+  const placeholders: Record<string, string> = {};
+  const functions: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (typeof value === 'string') placeholders[name] = value;
+    else {
+      const { path, ...fn } = value as Raw;
+      placeholders[name] = path as string;
+      functions[name] = fn;
+    }
+  }
+  return Object.keys(functions).length > 0 ? { placeholders, placeholderFunctions: functions } : { placeholders };
+}
+
+/** Headers whose value is a function object (`api.http.headers`, `defaultOptions.headers`, `config.http.headers`). */
+function functionHeadersOf(...sources: unknown[]): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const source of sources) {
+    for (const [k, v] of Object.entries((source as Raw | undefined) ?? {})) {
+      if (isObject(v)) result[k] = v;
+      else delete result[k];
+    }
+  }
+  return result;
+}
+
+/** `parameters.config` without `jobs`: the `attr` context. */
+function attributesOf(configRaw: Raw): JsonObject {
+  const { jobs: _jobs, ...attributes } = configRaw;
+  return attributes;
+}
+
+/** A function `baseUrl` evaluated with the `attr` context (as the reference, once); issues when it cannot be. */
+function evaluateBaseUrl(raw: unknown, attributes: JsonObject, issues: ConfigIssue[]): string {
+  if (typeof raw === 'string') return raw;
+  const path = 'parameters.api.baseUrl';
+  try {
+    const value = evaluateFunctions(raw, { attr: attributes }, { nowMs: 0, crypto: nodeCryptoFunctions, path });
+    if (value instanceof DeferredCall || (typeof value === 'string' && /\$\{env:/.test(value))) {
+      issues.push({ path, message: 'The "baseUrl" function uses a secret (${env:…}); a base URL cannot hold secrets (it is shown in progress and history).' });
+      return 'http://invalid.invalid/';
+    }
+    if (typeof value !== 'string' || !isHttpUrl(value)) {
+      issues.push({ path, message: `The "baseUrl" attribute in API configuration resulted in an invalid URL (${JSON.stringify(value)})` });
+      return 'http://invalid.invalid/';
+    }
+    return value;
+  } catch (err) {
+    if (err instanceof ExtractorConfigError) issues.push(...err.issues);
+    else throw err;
+    return 'http://invalid.invalid/';
+  }
+}
+
+/** Function objects are only evaluated in these places; anywhere else in a job they would be sent as they are. */
+function functionPlacementIssues(jobs: JobConfig[], issues: ConfigIssue[]): void {
+  const visit = (job: JobConfig, path: string) => {
+    if (containsFunctions(job.endpoint)) issues.push({ path: `${path}.endpoint`, message: 'User functions are not supported in the endpoint.' });
+    job.children.forEach((child, i) => visit(child, `${path}.children[${i}]`));
+  };
+  jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+}
+// --- end user functions and authentication ---
 
 /** Rules that need the whole configuration: scroller names and table names. */
 function crossChecks(config: ExtractorConfig): ConfigIssue[] {
@@ -396,24 +491,34 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
   const apiRaw = params.api as Raw;
   const http = (apiRaw.http as Raw | null | undefined) ?? {};
   const defaults = (http.defaultOptions as Raw | null | undefined) ?? {};
+  const configRaw = params.config as Raw;
+  // user functions and authentication (ge-functions)
+  const attributes = attributesOf(configRaw);
+  const configHttp = isObject(configRaw.http) ? configRaw.http : {};
+  const fnIssues: ConfigIssue[] = [];
+  const functionHeaders = functionHeadersOf(http.headers, defaults.headers, configHttp.headers);
+  const authentication = normalizeAuthentication(apiRaw.authentication, attributes, (json as Raw).authorization, fnIssues);
   const api: ApiConfig = {
-    baseUrl: apiRaw.baseUrl as string,
+    baseUrl: evaluateBaseUrl(apiRaw.baseUrl, attributes, fnIssues),
     pagination: normalizePagination(apiRaw.pagination as Raw | undefined),
     http: {
-      headers: { ...stringHeaders(http.headers), ...stringHeaders(defaults.headers) },
+      headers: { ...stringHeaders(http.headers), ...stringHeaders(defaults.headers), ...stringHeaders(configHttp.headers) },
       defaultParams: (defaults.params as JsonObject | undefined) ?? {},
+      ...(Object.keys(functionHeaders).length > 0 ? { functionHeaders } : {}),
     },
+    ...(authentication ? { authentication } : {}),
   };
-  const configRaw = params.config as Raw;
   const config: ExtractorConfig = {
     api,
     config: {
       outputBucket: (configRaw.outputBucket as string | null | undefined) || null,
       debug: configRaw.debug === true,
       jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i))),
+      attributes,
     },
   };
-  const issues = crossChecks(config);
+  functionPlacementIssues(config.config.jobs, fnIssues);
+  const issues = [...fnIssues, ...crossChecks(config)];
   if (issues.length > 0) throw new ExtractorConfigError(issues);
   return deepFreeze(config);
 }

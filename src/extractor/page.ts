@@ -15,6 +15,7 @@ import { planChildRuns, type ChildRun, type ParentContext } from './children';
 import { flattenRecords, type FlatTable } from './flatten';
 import { resolveRecords } from './records';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
+import type { CryptoFunctions } from './functions';
 import type { JobConfig } from './types';
 
 /** Where a job run sits in the job tree (empty for a top-level job). */
@@ -23,6 +24,8 @@ export interface RunContext {
   parentColumns?: Record<string, string>;
   /** Context for this run's own children (`ChildRun.parent`); `null` for a top-level job. */
   parent?: ParentContext | null;
+  /** Hashing for placeholder functions (activities pass `nodeCryptoFunctions`; never serialized). */
+  crypto?: CryptoFunctions;
 }
 
 /** What `processPage` found in a page. */
@@ -63,7 +66,7 @@ export function processPage(
   }
   const { records, warnings } = resolveRecords(fetched.body, job);
   const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
-  const plan = planChildRuns(job, records, context.parent ?? null);
+  const plan = planChildRuns(job, records, context.parent ?? null, context.crypto);
   return {
     extract: true,
     result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: records.length },

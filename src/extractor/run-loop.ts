@@ -4,6 +4,8 @@
  */
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
+import { functionScopeOf } from './functions';
+import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
@@ -76,14 +78,14 @@ export async function runExtraction(config: ExtractorConfig, options: RunExtract
   let pages = 0;
 
   const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
-    let state = createScrollerState(job, config.api, now());
+    let state = createScrollerState(job, config.api, now(), functionScopeOf(config));
     const summary: JobRunSummary = { jobId: job.id, url: state.next?.url ?? '', pages: 0, records: 0, bytes: 0, stopReason: null };
     runs.push(summary);
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
       const fetched = await options.fetchPage(request);
-      const page = processPage(state, job, fetched, { parentColumns, parent });
+      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions });
       warnings.push(...page.warnings);
       if (page.extract) {
         pages++;

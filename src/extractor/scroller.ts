@@ -16,7 +16,8 @@
  * returns it with `bytes`, `hash` and `recordCount`.
  */
 import { getPath, isEmptyValue, isTruthy } from './path';
-import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestSpec } from './request';
+import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestFunctions, type RequestSpec } from './request';
+import type { FunctionScope } from './functions';
 import type {
   ApiConfig,
   ForceStopConfig,
@@ -117,7 +118,7 @@ export interface StepResult {
   extractPage: boolean;
 }
 
-function rulesFor(api: ApiConfig, job: JobConfig): { rules: ScrollRules; template: RequestSpec | null } {
+function rulesFor(api: ApiConfig, job: JobConfig, fn?: RequestFunctions): { rules: ScrollRules; template: RequestSpec | null } {
   const scroller = scrollerForJob(api.pagination, job);
   const common = { forceStop: scroller.forceStop, nextPageFlag: scroller.nextPageFlag, limitStop: scroller.limitStop };
   if (scroller.method === 'none') {
@@ -125,7 +126,7 @@ function rulesFor(api: ApiConfig, job: JobConfig): { rules: ScrollRules; templat
   }
   return {
     rules: { kind: 'response.param', responseParam: scroller.responseParam, queryParam: scroller.queryParam, ...common },
-    template: scrollTemplateSpec(api, job, scroller),
+    template: scrollTemplateSpec(api, job, scroller, fn),
   };
 }
 
@@ -133,14 +134,16 @@ function rulesFor(api: ApiConfig, job: JobConfig): { rules: ScrollRules; templat
  * Starts a job run: counters at zero, no previous response, `next` = the job's first request. `job` is the job
  * to run as is (for a child job: its endpoint with placeholders already filled, see `planChildRuns`).
  */
-export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number): ScrollerState {
-  const { rules, template } = rulesFor(api, job);
+export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number, scope?: FunctionScope): ScrollerState {
+  // user functions (ge-functions): evaluated with the workflow time of the job run's start
+  const fn: RequestFunctions | undefined = scope ? { scope, nowMs: startedAtMs, path: `job '${job.id}'` } : undefined;
+  const { rules, template } = rulesFor(api, job, fn);
   return {
     v: 1,
     jobId: job.id,
     rules,
     template,
-    next: toDescriptor(firstRequestSpec(api, job)),
+    next: toDescriptor(firstRequestSpec(api, job, fn)),
     lastHash: null,
     pages: 0,
     bytes: 0,

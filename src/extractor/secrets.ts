@@ -190,3 +190,26 @@ export function scrubError<E>(err: E, secrets: readonly string[]): E {
   }
   return err;
 }
+
+// --- user functions and authentication (ge-functions) ---
+/**
+ * A copy of any JSON value with every `${env:NAME}` in its strings filled (keys too), and the values filled (to
+ * scrub). For what the activity needs besides the request itself: deferred calls, authentication settings.
+ */
+export function resolveJsonSecrets(json: unknown, source: SecretSource): { value: unknown; secrets: string[] } {
+  const secrets = new Set<string>();
+  const fill = (text: string) =>
+    text.replace(RAW_REFERENCE, (_m, name: string) => {
+      const value = valueOf(name, source);
+      secrets.add(value);
+      return value;
+    });
+  const visit = (value: unknown): unknown => {
+    if (typeof value === 'string') return fill(value);
+    if (Array.isArray(value)) return value.map(visit);
+    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [fill(k), visit(v)]));
+    return value;
+  };
+  return { value: visit(json), secrets: [...secrets] };
+}
+// --- end user functions and authentication ---

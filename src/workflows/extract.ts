@@ -237,6 +237,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           maxPages: o.mode === 'page' ? 1 : o.batchPages,
           maxMs: o.batchSeconds * 1000,
           fetch: input.options?.fetch,
+          ...(config.api.authentication
+            ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
+            : {}),
         });
       } catch (err) {
         inFlight = undefined;

@@ -36,6 +36,8 @@ export interface FetchPageOptions {
   dispatcher?: Dispatcher;
   /** Cancels the request and any backoff wait. */
   signal?: AbortSignal;
+  /** `text`: the body is returned as a string, not decoded (login responses with `format: "text"`). Default `json`. */
+  responseFormat?: 'json' | 'text';
   /** Called before each retry (for logs/heartbeats). */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; url: string }) => void;
   /** Test seams. */
@@ -158,7 +160,12 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       continue;
     }
 
-    if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl);
+    if (status >= 200 && status < 300) {
+      if (options.responseFormat === 'text') {
+        return { body: raw.toString('utf8'), bytes: raw.length, hash: createHash('sha256').update(raw).digest('hex'), status, attempts: attempt };
+      }
+      return decode(raw, status, attempt, where, shownUrl);
+    }
 
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());
     if ((status === 429 || status === 503) && retryAfterMs !== undefined) {

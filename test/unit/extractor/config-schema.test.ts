@@ -106,6 +106,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
     expect(config.config).toEqual({
       outputBucket: 'demo',
       debug: false,
+      attributes: { outputBucket: 'demo' },
       jobs: [
         {
           id: '0',
