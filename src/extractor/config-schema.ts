@@ -25,7 +25,7 @@ import type {
   StopConditions,
 } from './types';
 import { isHttpUrl } from './url';
-import { containsFunctions, DeferredCall, evaluateFunctions } from './functions';
+import { DeferredCall, evaluateFunctions, flattenContext, functionIssues } from './functions';
 import { nodeCryptoFunctions } from './http/node-functions';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
@@ -444,13 +444,49 @@ function evaluateBaseUrl(raw: unknown, attributes: JsonObject, issues: ConfigIss
   }
 }
 
-/** Function objects are only evaluated in these places; anywhere else in a job they would be sent as they are. */
-function functionPlacementIssues(jobs: JobConfig[], issues: ConfigIssue[]): void {
+/**
+ * Static checks of every place that takes functions (names, args, `attr`/`time` references), before any request:
+ * job and scroll params, placeholders, headers, authentication.
+ */
+function functionPlacementIssues(config: ExtractorConfig, issues: ConfigIssue[]): void {
+  const attr = flattenContext(config.config.attributes ?? {});
+  const time = { previousStart: 0, currentStart: 0 };
   const visit = (job: JobConfig, path: string) => {
-    if (containsFunctions(job.endpoint)) issues.push({ path: `${path}.endpoint`, message: 'User functions are not supported in the endpoint.' });
+    issues.push(...functionIssues(job.params, `${path}.params`, { attr, time }));
+    for (const [name, fn] of Object.entries(job.placeholderFunctions ?? {})) {
+      issues.push(...functionIssues(fn, `${path}.placeholders.${name}`, { placeholder: { value: '' } }, ['urlencode']));
+    }
     job.children.forEach((child, i) => visit(child, `${path}.children[${i}]`));
   };
-  jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+  config.config.jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+  issues.push(...functionIssues(config.api.http.defaultParams, 'parameters.api.http.defaultOptions.params', { attr, time }));
+  issues.push(...functionIssues(config.api.http.functionHeaders ?? {}, 'parameters.api.http.headers', { attr }));
+  const pagination = config.api.pagination;
+  const scrollers = pagination.method === 'multiple' ? Object.entries(pagination.scrollers) : [['', pagination] as const];
+  for (const [name, scroller] of scrollers) {
+    if (scroller.method === 'response.param' && scroller.scrollRequest?.params) {
+      issues.push(...functionIssues(scroller.scrollRequest.params, `parameters.api.pagination${name ? `.scrollers.${name}` : ''}.scrollRequest.params`, { attr, time }));
+    }
+  }
+  const auth = config.api.authentication;
+  if (auth) {
+    const base = 'parameters.api.authentication';
+    const s = auth.settings;
+    const login = isObject(s.loginRequest) ? s.loginRequest : {};
+    const api = isObject(s.apiRequest) ? s.apiRequest : {};
+    const loginContexts: Record<string, Record<string, unknown> | null> = auth.type === 'oauth20.login' ? { attr, consumer: null, user: null } : { attr };
+    if (auth.type === 'query') issues.push(...functionIssues(s.query, `${base}.query`, { attr, query: null, request: null }));
+    if (auth.type === 'oauth20') {
+      issues.push(...functionIssues(s.query ?? {}, `${base}.query`, { query: null, request: null, authorization: null }));
+      issues.push(...functionIssues(s.headers ?? {}, `${base}.headers`, { query: null, request: null, authorization: null }));
+    }
+    if (auth.type === 'login' || auth.type === 'oauth20.login') {
+      issues.push(...functionIssues(login.params ?? {}, `${base}.loginRequest.params`, loginContexts));
+      issues.push(...functionIssues(login.headers ?? {}, `${base}.loginRequest.headers`, loginContexts));
+      issues.push(...functionIssues(api.query ?? {}, `${base}.apiRequest.query`, { attr, response: null }));
+      issues.push(...functionIssues(api.headers ?? {}, `${base}.apiRequest.headers`, { attr, response: null }));
+    }
+  }
 }
 // --- end user functions and authentication ---
 
@@ -517,7 +553,7 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
       attributes,
     },
   };
-  functionPlacementIssues(config.config.jobs, fnIssues);
+  functionPlacementIssues(config, fnIssues);
   const issues = [...fnIssues, ...crossChecks(config)];
   if (issues.length > 0) throw new ExtractorConfigError(issues);
   return deepFreeze(config);

@@ -348,3 +348,43 @@ export function timeContext(scope: FunctionScope, nowMs: number): ExtractRunTime
 export function functionScopeOf(config: { config: { attributes?: Record<string, unknown>; runTimes?: ExtractRunTimes | null } }): FunctionScope {
   return { attributes: config.config.attributes ?? {}, runTimes: config.config.runTimes ?? null };
 }
+
+/**
+ * Static checks of the functions in a configuration value, before any request: function names (the reference's set
+ * plus `extraFunctions`), `args` shapes, and references to the contexts whose keys are known now (`attr`, `time`).
+ * `contexts` lists the context names of this place; known ones map to their flattened values, dynamic ones to null.
+ */
+export function functionIssues(
+  value: unknown,
+  path: string,
+  contexts: Record<string, Record<string, unknown> | null>,
+  extraFunctions: readonly string[] = [],
+): Array<{ path: string; message: string }> {
+  const issues: Array<{ path: string; message: string }> = [];
+  const allowed = [...USER_FUNCTIONS, ...extraFunctions] as string[];
+  const visit = (v: unknown, at: string) => {
+    if (Array.isArray(v)) return v.forEach((x, i) => visit(x, `${at}[${i}]`));
+    if (!isObject(v)) return;
+    if ('function' in v) {
+      if (typeof v.function !== 'string' || !allowed.includes(v.function)) {
+        issues.push({ path: at, message: `User script error: Illegal function '${typeof v.function === 'string' ? v.function : JSON.stringify(v.function)}'! (allowed: ${allowed.join(', ')})` });
+      }
+      if (v.args !== undefined && !Array.isArray(v.args) && !isObject(v.args)) issues.push({ path: `${at}.args`, message: `the 'args' of a function must be an array.` });
+      if (v.args !== undefined) visit(v.args, `${at}.args`);
+      return;
+    }
+    const keys = Object.keys(v);
+    if (keys.length === 1 && keys[0]! in contexts) {
+      const known = contexts[keys[0]!];
+      const key = v[keys[0]!];
+      if (isObject(key) || Array.isArray(key)) issues.push({ path: at, message: `User script error: Error evaluating user function - ${keys[0]} '${JSON.stringify(key)}' is not a string!` });
+      else if (known && (known[phpString(key)] === undefined || known[phpString(key)] === null)) {
+        issues.push({ path: at, message: `User script error: Error evaluating user function - ${keys[0]} '${phpString(key)}' not found!` });
+      }
+      return;
+    }
+    for (const [k, x] of Object.entries(v)) visit(x, `${at}.${k}`);
+  };
+  visit(value, path);
+  return issues;
+}

@@ -96,12 +96,20 @@ export function findClearSecrets(json: unknown): string[] {
   const isClear = (value: unknown) =>
     typeof value === 'string' ? value !== '' && !hasReference(value) : typeof value === 'number' || typeof value === 'boolean';
   const visit = (value: unknown, path: string, within: 'headers' | 'params' | null, secret: boolean) => {
+    // user functions (ge-functions): a call or context reference under a credential name is fine when it draws on a
+    // secret (a reference, a `#` attribute, OAuth credentials, the login response); literal args alone are clear
+    if (secret && isCallOrReference(value)) {
+      if (!drawsOnSecret(value)) found.push(path);
+      return;
+    }
     if (Array.isArray(value)) {
       value.forEach((v, i) => visit(v, `${path}[${i}]`, within, secret));
       return;
     }
     if (typeof value === 'object' && value !== null) {
       for (const [key, v] of Object.entries(value)) {
+        // login `apiRequest` values are paths into (or functions of) the login response, never credentials themselves
+        if (key === 'apiRequest') continue;
         const named = key.startsWith('#') || (within === 'headers' && SECRET_HEADER.test(key)) || (within === 'params' && SECRET_PARAM.test(key));
         const inside = key === 'headers' ? 'headers' : key === 'params' ? 'params' : within;
         visit(v, path === '' ? key : `${path}.${key}`, inside, secret || named);
@@ -112,6 +120,25 @@ export function findClearSecrets(json: unknown): string[] {
   };
   visit(json, '', null, false);
   return found;
+}
+
+const SECRET_CONTEXTS = ['authorization', 'user', 'consumer', 'response'];
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isCallOrReference(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  return 'function' in value || (keys.length === 1 && ['attr', ...SECRET_CONTEXTS].includes(keys[0]!));
+}
+
+function drawsOnSecret(value: unknown): boolean {
+  if (typeof value === 'string') return hasReference(value);
+  if (Array.isArray(value)) return value.some(drawsOnSecret);
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && SECRET_CONTEXTS.includes(keys[0]!)) return true;
+  if (keys.length === 1 && keys[0] === 'attr') return typeof value.attr === 'string' && value.attr.split('.').some((part) => part.startsWith('#'));
+  return Object.entries(value).some(([k, v]) => k !== 'function' && drawsOnSecret(v));
 }
 
 /** The error for secrets given in clear: where they are and how to give them instead. Never shows a value. */
