@@ -107,9 +107,9 @@ export interface ApiConfig {
 }
 
 // --- user functions and authentication (ge-functions) ---
-/** `api.authentication` as configured (types `query`, `basic`, `login`, `oauth20`, `oauth20.login`). */
+/** `api.authentication` as configured (types `query`, `basic`, `login`, `oauth10`, `oauth20`, `oauth20.login`). */
 export interface AuthenticationConfig {
-  type: 'query' | 'basic' | 'login' | 'oauth20' | 'oauth20.login';
+  type: 'query' | 'basic' | 'login' | 'oauth10' | 'oauth20' | 'oauth20.login';
   /** The authentication object as written (functions unevaluated, references kept). */
   settings: JsonObject;
   /** `authorization.oauth_api.credentials` for the OAuth types (`#data`, `appKey`, `#appSecret`), else null. */

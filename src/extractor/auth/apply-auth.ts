@@ -19,7 +19,7 @@
  * - `oauth20`: `authentication.query` / `.headers` functions with contexts `query`, `request` and `authorization`
  *   (`clientId`, `nonce`, `timestamp`, and `data` or `data.<path>` with `format: "json"`).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ExtractorConfigError } from '../errors';
 import { DeferredCall, evaluateFunctions, flattenContext, phpString, type FunctionContext } from '../functions';
 import { nodeCryptoFunctions } from '../http/node-functions';
@@ -210,6 +210,24 @@ export async function applyAuthentication(request: RequestDescriptor, setup: Aut
       secrets.push(...Object.values(query).map(phpString), ...Object.values(headers).map(phpString));
       return { request: setHeaders({ ...request, url: mergeQuery(request.url, query) }, headers, `${base}.headers`), secrets };
     }
+    case 'oauth10': {
+      const credentials = auth.oauth ?? {};
+      const data = parseData(credentials['#data'], 'authorization.oauth_api.credentials.#data');
+      if (!isObject(data)) throw new ExtractorConfigError([{ path: 'authorization.oauth_api.credentials.#data', message: "Key 'oauth_api.credentials'.#data must be object." }]);
+      for (const key of ['oauth_token', 'oauth_token_secret']) {
+        if (data[key] === undefined) throw new ExtractorConfigError([{ path: `authorization.oauth_api.credentials.#data.${key}`, message: `Missing 'oauth_api.credentials.#data.${key}' for OAuth 1.0 authorization.` }]);
+      }
+      const header = oauth1Header(request, {
+        consumerKey: phpString(credentials.appKey),
+        consumerSecret: phpString(credentials['#appSecret']),
+        token: phpString(data.oauth_token),
+        tokenSecret: phpString(data.oauth_token_secret),
+        timestamp: now,
+        nonce: (options.nonce ?? (() => randomBytes(20).toString('hex')))(),
+      });
+      secrets.push(header);
+      return { request: setHeaders(request, { Authorization: header }, base), secrets };
+    }
     case 'login':
     case 'oauth20.login': {
       const sessions = options.sessions ?? processLoginSessions;
@@ -287,4 +305,45 @@ function expiration(expires: unknown, response: unknown, now: number): number | 
     throw new ExtractorConfigError([{ path: 'parameters.api.authentication.expires', message: `Login authentication returned expiry time before current time: '${phpString(raw)}'` }]);
   }
   return at;
+}
+
+/** What an OAuth 1.0 signature needs. */
+interface OAuth1Keys {
+  consumerKey: string;
+  consumerSecret: string;
+  token: string;
+  tokenSecret: string;
+  timestamp: number;
+  nonce: string;
+}
+
+const rfc3986 = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * The `Authorization: OAuth …` header (HMAC-SHA1, RFC 5849) as the reference's Guzzle subscriber builds it: the
+ * base string has the method, the URL without query (default port left out) and the sorted oauth, query and form
+ * params; the header lists the oauth params sorted, values percent-encoded.
+ */
+export function oauth1Header(request: RequestDescriptor, keys: OAuth1Keys): string {
+  const oauth: Record<string, string> = {
+    oauth_consumer_key: keys.consumerKey,
+    oauth_nonce: keys.nonce,
+    oauth_signature_method: 'HMAC-SHA1',
+    oauth_timestamp: String(keys.timestamp),
+    oauth_token: keys.token,
+    oauth_version: '1.0',
+  };
+  const url = new URL(request.url);
+  const params: Array<[string, string]> = [...Object.entries(oauth), ...parseQuery(request.url)];
+  if (request.body?.kind === 'form') params.push(...parseQuery(`?${request.body.value}`));
+  params.sort(([a, av], [b, bv]) => (a < b ? -1 : a > b ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
+  const baseUri = `${url.protocol}//${url.host}${url.pathname}`;
+  const paramString = params.map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`).join('&');
+  const base = `${request.method.toUpperCase()}&${rfc3986(baseUri)}&${rfc3986(paramString)}`;
+  const signature = createHmac('sha1', `${rfc3986(keys.consumerSecret)}&${rfc3986(keys.tokenSecret)}`).update(base).digest('base64');
+  const all: Record<string, string> = { ...oauth, oauth_signature: signature };
+  return `OAuth ${Object.keys(all)
+    .sort()
+    .map((k) => `${k}="${rfc3986(all[k]!)}"`)
+    .join(', ')}`;
 }

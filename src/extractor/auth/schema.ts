@@ -8,9 +8,9 @@ import type { ConfigIssue } from '../errors';
 import type { AuthenticationConfig, JsonObject } from '../types';
 
 /** Authentication types this extractor implements. */
-export const SUPPORTED_AUTH_TYPES = ['query', 'url.query', 'basic', 'login', 'oauth20', 'oauth20.login'] as const;
+export const SUPPORTED_AUTH_TYPES = ['query', 'url.query', 'basic', 'login', 'oauth10', 'oauth20', 'oauth20.login'] as const;
 /** Types of the reference that are refused with "not supported". */
-export const UNSUPPORTED_AUTH_TYPES = ['oauth10'];
+export const UNSUPPORTED_AUTH_TYPES: string[] = [];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown) => v === undefined || v === null || v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
@@ -24,7 +24,7 @@ export const authenticationSchema = z
     if (isEmpty(type)) return; // no type: no authentication, as the reference
     if (typeof type !== 'string' || !(SUPPORTED_AUTH_TYPES as readonly string[]).includes(type)) {
       if (typeof type === 'string' && UNSUPPORTED_AUTH_TYPES.includes(type)) {
-        issue(`Authentication type '${type}' is not supported by this extractor (supported: query, basic, login, oauth20, oauth20.login).`, ['type']);
+        issue(`Authentication type '${type}' is not supported by this extractor (supported: query, basic, login, oauth10, oauth20, oauth20.login).`, ['type']);
       } else issue(`Unknown authorization type '${typeof type === 'string' ? type : JSON.stringify(type)}'.`, ['type']);
       return;
     }
@@ -77,13 +77,15 @@ export function normalizeAuthentication(raw: unknown, attributes: JsonObject, au
     }
   }
   let oauth: JsonObject | null = null;
-  if (type === 'oauth20' || type === 'oauth20.login') {
+  if (type === 'oauth10' || type === 'oauth20' || type === 'oauth20.login') {
     const credentials = isObject(authorization) && isObject(authorization.oauth_api) ? authorization.oauth_api.credentials : undefined;
     if (!isObject(credentials) || isEmpty(credentials)) {
       issues.push({ path: 'authorization.oauth_api.credentials', message: 'OAuth API credentials not supplied in configuration.' });
     } else {
       for (const key of ['#data', 'appKey', '#appSecret']) {
-        if (isEmpty(credentials[key])) issues.push({ path: `authorization.oauth_api.credentials.${key}`, message: `Missing '${key}' for OAuth 2.0 authorization.` });
+        if (isEmpty(credentials[key])) {
+          issues.push({ path: `authorization.oauth_api.credentials.${key}`, message: `Missing '${key}' for OAuth ${type === 'oauth10' ? '1.0' : '2.0'} authorization.` });
+        }
       }
       oauth = credentials;
     }

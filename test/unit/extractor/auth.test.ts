@@ -24,7 +24,7 @@ function issuesOf(config: unknown): Array<{ path: string; message: string }> {
 
 describe('authentication is validated before any request', () => {
   it.each([
-    [{ type: 'oauth10' }, {}, {}, 'parameters.api.authentication.type', /'oauth10' is not supported/],
+    [{ type: 'oauth10' }, {}, { authorization: { oauth_api: { credentials: { '#data': 'x', '#appSecret': 's' } } } }, 'authorization.oauth_api.credentials.appKey', /Missing 'appKey' for OAuth 1.0/],
     [{ type: 'digest' }, {}, {}, 'parameters.api.authentication.type', /Unknown authorization type 'digest'/],
     [{ type: 'query' }, {}, {}, 'parameters.api.authentication.query', /requires 'query' configuration/],
     [{ type: 'login' }, {}, {}, 'parameters.api.authentication.loginRequest', /'loginRequest' is not configured/],

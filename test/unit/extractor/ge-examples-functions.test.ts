@@ -85,3 +85,19 @@ describe('OAuth 2.0 MAC example (104) with the nonce and clock of the reference 
     expect(applied.request.headers).toEqual({ Authorization: expected });
   });
 });
+
+describe('OAuth 1.0 example (102) with the nonce and clock of the reference run', () => {
+  it('signs the request (HMAC-SHA1) exactly as the reference did for mock-server:80', async () => {
+    const example = '102-oauth1';
+    const { config, env } = exampleConfig(example, 'http://mock-server');
+    const auth = resolveJsonSecrets(requestAuthOf(parseExtractorConfig(config)), { env }).value as AuthSetup;
+    const request = { method: 'GET' as const, url: 'http://mock-server/102-oauth1/users', headers: {} };
+    const applied = await applyAuthentication(request, auth, {
+      nowSeconds: () => 1492904452,
+      nonce: () => '72469d96572dabb4d0ea02b057ea4f246d722b72',
+      sendLogin: () => Promise.reject(new Error('no login for oauth10')),
+    });
+    const expected = readFileSync(join(EXAMPLES_DIR, example, 'users.requestHeaders'), 'utf8').trim().replace(/^Authorization: /, '');
+    expect(applied.request.headers).toEqual({ Authorization: expected });
+  });
+});
