@@ -101,3 +101,11 @@ describe('OAuth 1.0 example (102) with the nonce and clock of the reference run'
     expect(applied.request.headers).toEqual({ Authorization: expected });
   });
 });
+
+describe('OAuth 2.0 login example (114, whose tables need mappings)', () => {
+  it('sends the FORM token request with the consumer and user credentials, then the report with the token', async () => {
+    mock.seen.length = 0;
+    await runExample('114-oauth2-google', mock);
+    expect(mock.seen).toEqual(['POST /114-oauth2-google/token', 'GET /114-oauth2-google/reports?access_token=mkoijn098uhbygv']);
+  });
+});
