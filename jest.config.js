@@ -10,7 +10,7 @@ const common = {
 };
 module.exports = {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/harness/timeout-unit.ts'] },
     {
       ...common,
       displayName: 'integration',

@@ -65,7 +65,12 @@ export function cliConnectionOptions() {
 function cancelledCall(details: string): InterceptingCallInterface {
   const ignore = () => undefined;
   return {
-    start: (_metadata, listener) => process.nextTick(() => listener?.onReceiveStatus?.({ code: GrpcStatus.CANCELLED, details, metadata: new Metadata() })),
+    start: (_metadata, listener) =>
+      process.nextTick(() => {
+        // no message, then the status, as a failed call delivers them (the retry interceptor expects both)
+        listener?.onReceiveMessage?.(null);
+        listener?.onReceiveStatus?.({ code: GrpcStatus.CANCELLED, details, metadata: new Metadata() });
+      }),
     sendMessage: ignore,
     sendMessageWithContext: ignore,
     startRead: ignore,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevStack, type DevStack } from '../../src/dev/stack';
+import { noteSecret } from './secret-ledger';
 import { STACK_STATE_ENV, type TestStackState } from './stack-state';
 
 declare global {
@@ -35,6 +36,8 @@ export default async function globalSetup(): Promise<void> {
     },
     workflowBundlePath,
   };
+  noteSecret('the object store\'s secret key', stack.minio.secretAccessKey, dataDir);
+  if (stack.env.SAPI_TOKEN) noteSecret('the dev stack\'s Storage token', stack.env.SAPI_TOKEN, dataDir);
   const stateFile = join(dataDir, 'stack.json');
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
   process.env[STACK_STATE_ENV] = stateFile;

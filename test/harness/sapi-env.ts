@@ -7,6 +7,7 @@ import { loadSettings, type Settings } from '../../src/config';
 import { startWorker, type RunningWorker } from '../../src/worker';
 import { type ChildProcess } from 'node:child_process';
 import { spawnTs, waitForLine } from './processes';
+import { noteSecret } from './secret-ledger';
 import { testStack, uniqueTaskQueue } from './stack-state';
 
 export interface SapiTestEnv {
@@ -32,6 +33,7 @@ export async function startSapiTestEnv(
   const stack = testStack();
   const dataDir = mkdtempSync(join(stack.dataDir, `${name}-`));
   const token = `test-token-${name}`;
+  noteSecret(`the Storage token of ${name}`, token);
   const emulator = await createEmulator({
     port: 0,
     dataDir: join(dataDir, 'emulator'),

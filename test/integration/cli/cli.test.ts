@@ -265,7 +265,7 @@ describe('the sapi-temporal CLI', () => {
     );
     running.child.kill('SIGINT');
     const outcome = await running.done;
-    expect(outcome.code).toBe(130);
+    expect(`exit ${outcome.code}\n${outcome.stderr}`).toMatch(/^exit 130\n/); // stderr shown on failure
     expect(outcome.stderr).toMatch(new RegExp(`^sapi-temporal: import: stopped waiting; workflow ${workflowId} keeps running \\(re-attach with \`sapi-temporal wait ${workflowId}\`\\)$`, 'm'));
     expect((await handle.describe()).status.name).toBe('RUNNING');
     const waited = await cli(['wait', workflowId, '--json']);

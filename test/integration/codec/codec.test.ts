@@ -4,9 +4,11 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { codecDataConverter, EncryptionCodec, parseCodecKeys } from '../../../src/codec';
 import { startWorker } from '../../../src/worker';
 import { historyText } from '../../harness/history';
-import { repoRoot, spawnTs, waitForLine } from '../../harness/processes';
+import { eventually, repoRoot, spawnTs, waitForLine } from '../../harness/processes';
+import { noteSecret } from '../../harness/secret-ledger';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 
@@ -58,6 +60,9 @@ describe('payload encryption and the codec server', () => {
   let source: string;
 
   beforeAll(async () => {
+    noteSecret('a bucket name only the codec may see', secretName);
+    noteSecret('the codec server token', token);
+    noteSecret('the codec key', key.slice('k1:'.length));
     env = await startSapiTestEnv('codec', { env: { SAPI_CODEC_KEYS: key }, worker: false });
     // built from the plugin's workflowsPath, so the sandbox gets the failure converter that encodes messages too
     env.worker = await startWorker({ settings: env.settings, checkConnections: false });
@@ -159,6 +164,42 @@ describe('payload encryption and the codec server', () => {
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
     const stranger = await fetch(`${codecUrl}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example' } });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('rotates the key under a running import: the new key encrypts what follows, the old one still decrypts, a client without it says which key is missing', async () => {
+    const rotated = `k2:${randomBytes(32).toString('base64')}`;
+    noteSecret('the rotated codec key', rotated.slice('k2:'.length));
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 6_000, times: 1 });
+    const running = await env.client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `codec-rotation-${Date.now()}`,
+      args: [{ source, bucketId, table: 'rotated', polling: { initialMs: 200 } }],
+    });
+    await eventually(async () => (await running.query<{ phase: string }>('progress').catch(() => undefined))?.phase === 'importing', 60_000, 'the import never reached its job');
+    // the rotation: workers restart with the new key first and the old one kept for what history already holds
+    await env.worker.stop();
+    const settings = { ...env.settings, codecKeys: parseCodecKeys([rotated, key], 'test') };
+    env.worker = await startWorker({ settings, checkConnections: false });
+    const rotatedClient = new Client({ connection: rawConnection, namespace: stack.namespace, dataConverter: codecDataConverter(settings.codecKeys) });
+    const result = await rotatedClient.workflow.getHandle(running.workflowId).result();
+    expect(result).toMatchObject({ tableId: `${bucketId}.rotated`, importedRowsCount: 2 });
+
+    const text = await historyText(rawClient.workflow.getHandle(running.workflowId));
+    expect(text).toContain(`"encryption-key-id":"${Buffer.from('k1').toString('base64')}"`); // the start, before
+    expect(text).toContain(`"encryption-key-id":"${Buffer.from('k2').toString('base64')}"`); // the result, after
+    expect(text).not.toContain(secretName);
+
+    // a client that dropped the old key too early cannot read what it encrypted, and says which key it lacks
+    const oldPayloads = (await historyPayloads(rawClient.workflow.getHandle(running.workflowId))).filter(
+      (payload) => Buffer.from(payload.metadata?.['encryption-key-id'] ?? '', 'base64').toString() === 'k1',
+    );
+    expect(oldPayloads.length).toBeGreaterThan(0);
+    const newKeyOnly = new EncryptionCodec(parseCodecKeys([rotated], 'test'));
+    const asProto = oldPayloads.map((payload) => ({
+      metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      data: Buffer.from(payload.data ?? '', 'base64'),
+    }));
+    await expect(newKeyOnly.decode(asProto)).rejects.toThrow(/payload encrypted with key "k1", which is not configured/);
   });
 
   it('lets `temporal workflow show --codec-endpoint` print the decoded input', async () => {

@@ -9,6 +9,7 @@ import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput, ExtractProgress, ExtractResult } from '../../../src/contracts/extract';
 import { eventually } from '../../harness/processes';
 import { historyText } from '../../harness/history';
+import { noteSecret } from '../../harness/secret-ledger';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { failureOf, FAST_FETCH, storedIds } from './support';
 
@@ -33,6 +34,7 @@ describe('extractor secrets stay out of workflow history', () => {
 
   beforeAll(async () => {
     process.env[ENV_NAME] = KEY; // the worker runs in this process: its environment holds the secret
+    noteSecret('an extractor API key', KEY);
     [env, api] = await Promise.all([
       startSapiTestEnv('extract-secrets'),
       createSampleApi({ records: 25, pageSize: 10, requireAuth: { headers: { 'X-Api-Key': KEY }, query: { apikey: KEY, '#apiKey': KEY } } }),

@@ -32,4 +32,23 @@ describe("the CLI's Temporal connection", () => {
       process.off('uncaughtException', onCrash);
     }
   });
+
+  it('ends a call made after the connection closed with an error, instead of crashing the process', async () => {
+    const connection = await Connection.lazy({ address: await deadAddress(), ...cliConnectionOptions() });
+    const crashes: unknown[] = [];
+    const onCrash = (err: unknown) => crashes.push(err);
+    process.on('uncaughtException', onCrash);
+    try {
+      await connection.close();
+      const outcome = await connection.workflowService.getSystemInfo({}).then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      expect(outcome).toMatch(/Channel has been shut down/);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(crashes).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onCrash);
+    }
+  });
 });
