@@ -99,7 +99,11 @@ export function findClearSecrets(json: unknown): string[] {
     // user functions (ge-functions): a call or context reference under a credential name is fine when it draws on a
     // secret (a reference, a `#` attribute, OAuth credentials, the login response); literal args alone are clear
     if (secret && isCallOrReference(value)) {
-      if (!drawsOnSecret(value)) found.push(path);
+      if (!drawsOnSecret(value, (attr) => valueAtAttr(json, attr))) {
+        // the clear values it is computed from are what must move to the environment: its attributes, else itself
+        const attributes = attributePaths(value).filter((attr) => isClear(valueAtAttr(json, attr)));
+        found.push(...(attributes.length > 0 ? attributes.map((attr) => `parameters.config.${attr}`) : [path]));
+      }
       return;
     }
     if (Array.isArray(value)) {
@@ -131,14 +135,37 @@ function isCallOrReference(value: unknown): boolean {
   return 'function' in value || (keys.length === 1 && ['attr', ...SECRET_CONTEXTS].includes(keys[0]!));
 }
 
-function drawsOnSecret(value: unknown): boolean {
+/** The `attr` paths a call or reference reads. */
+function attributePaths(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => attributePaths(v, into));
+  else if (isPlainObject(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'attr' && typeof value.attr === 'string') into.push(value.attr);
+    else Object.values(value).forEach((v) => attributePaths(v, into));
+  }
+  return into;
+}
+
+/** The value of `parameters.config.<attr>` in a configuration (dot path). */
+function valueAtAttr(json: unknown, attr: string): unknown {
+  let node: unknown = isPlainObject(json) && isPlainObject(json.parameters) ? json.parameters.config : undefined;
+  for (const step of attr.split('.')) node = isPlainObject(node) ? node[step] : Array.isArray(node) ? node[Number(step)] : undefined;
+  return node;
+}
+
+/** Whether a call or reference reads a secret: a reference, a `#` or referenced attribute, a credentials context. */
+function drawsOnSecret(value: unknown, attribute: (path: string) => unknown): boolean {
   if (typeof value === 'string') return hasReference(value);
-  if (Array.isArray(value)) return value.some(drawsOnSecret);
+  if (Array.isArray(value)) return value.some((v) => drawsOnSecret(v, attribute));
   if (!isPlainObject(value)) return false;
   const keys = Object.keys(value);
   if (keys.length === 1 && SECRET_CONTEXTS.includes(keys[0]!)) return true;
-  if (keys.length === 1 && keys[0] === 'attr') return typeof value.attr === 'string' && value.attr.split('.').some((part) => part.startsWith('#'));
-  return Object.entries(value).some(([k, v]) => k !== 'function' && drawsOnSecret(v));
+  if (keys.length === 1 && keys[0] === 'attr') {
+    if (typeof value.attr !== 'string') return false;
+    const target = attribute(value.attr);
+    return value.attr.split('.').some((part) => part.startsWith('#')) || (typeof target === 'string' && hasReference(target));
+  }
+  return Object.entries(value).some(([k, v]) => k !== 'function' && drawsOnSecret(v, attribute));
 }
 
 /** The error for secrets given in clear: where they are and how to give them instead. Never shows a value. */

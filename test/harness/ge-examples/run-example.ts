@@ -7,10 +7,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
+import { LoginSessions } from '../../../src/extractor/auth/apply-auth';
+import { createRequestSender, requestAuthOf } from '../../../src/extractor/http/send-request';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
-import { assertReferencesResolvable, clearSecretsError, findClearSecrets, resolveRequestSecrets, scrubError } from '../../../src/extractor/secrets';
-import type { RequestDescriptor } from '../../../src/extractor/types';
+import { assertReferencesResolvable, clearSecretsError, findClearSecrets } from '../../../src/extractor/secrets';
 import type { MockApi } from './mock-api';
 
 /** `../shared/ge-examples/examples` beside the checkout. */
@@ -67,7 +67,13 @@ export function expectedTables(folder: string): Record<string, TableOut> {
  * moved to an environment variable and referenced as `${env:…}` (as a user of this project must write it).
  */
 export function exampleConfig(folder: string, origin: string): { config: unknown; env: Record<string, string> } {
-  const text = readFileSync(join(EXAMPLES_DIR, folder, 'config.json'), 'utf8').replace(/https?:\/\/mock-server[a-z-]*(?::\d+)?/g, origin);
+  const host = new URL(origin);
+  // the server also appears as attributes that user functions build the base URL from (087, 088, 119)
+  const text = readFileSync(join(EXAMPLES_DIR, folder, 'config.json'), 'utf8')
+    .replace(/https?:\/\/mock-server[a-z-]*(?::\d+)?/g, origin)
+    .replace(/"mock-server:80"/g, `"${host.host}"`)
+    .replace(/"address": "mock-server"/g, `"address": "${host.hostname}"`)
+    .replace(/"port": "80"/g, `"port": "${host.port}"`);
   const env: Record<string, string> = {};
   let n = 0;
   const seal = (value: unknown, key?: string): unknown => {
@@ -146,15 +152,8 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   } catch (err) {
     return { status: 'rejected', message: err instanceof Error ? err.message : String(err) };
   }
-  const fetcher = createPageFetcher({ maxAttempts: 1 });
-  const fetchPage = async (request: RequestDescriptor) => {
-    const { request: resolved, secrets } = resolveRequestSecrets(request, source);
-    try {
-      return await fetcher(resolved);
-    } catch (err) {
-      throw scrubError(err, secrets);
-    }
-  };
+  // as the activity sends: deferred user functions finished, secrets filled, authentication applied, errors scrubbed
+  const fetchPage = createRequestSender({ secrets: source, auth: requestAuthOf(config), fetch: { maxAttempts: 1 }, sessions: new LoginSessions() });
   try {
     const result = await runExtraction(config, { fetchPage, now: () => EXAMPLES_NOW_MS });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));

@@ -179,6 +179,14 @@ describe('clear secrets and functions', () => {
     expect(findClearSecrets(config({ function: 'concat', args: ['Bearer ', 'abc123'] }))).toEqual(['parameters.api.http.headers.Authorization']);
   });
 
+  it('points at the clear attribute a credential param is computed from, and accepts it once that is a reference', () => {
+    const config = (tokenValue: string) => ({
+      parameters: { api: { baseUrl: 'http://a/' }, config: { tokenValue, jobs: [{ endpoint: 'x', params: { token: { function: 'md5', args: [{ attr: 'tokenValue' }] } } }] } },
+    });
+    expect(findClearSecrets(config('NotSoSecret'))).toEqual(['parameters.config.tokenValue']);
+    expect(findClearSecrets(config('${env:SAPI_SECRET_T}'))).toEqual([]);
+  });
+
   it('does not take login apiRequest paths for clear secrets, but does take clear login credentials', () => {
     const config = {
       parameters: {
