@@ -388,3 +388,13 @@ export function functionIssues(
   visit(value, path);
   return issues;
 }
+
+/**
+ * The configuration with its run times set: as given (persisted by the caller), else `previousStart` 0 (the
+ * reference's first run) and `currentStart` the extraction's start (`startedAtMs`: the workflow chain's start time,
+ * deterministic on replay and the same after continue-as-new; `runExtraction`'s first clock reading).
+ */
+export function withRunTimes<C extends { config: { runTimes?: ExtractRunTimes | null } }>(config: C, startedAtMs: number): C {
+  if (config.config.runTimes) return config;
+  return { ...config, config: { ...config.config, runTimes: { previousStart: 0, currentStart: Math.floor(startedAtMs / 1000) } } };
+}

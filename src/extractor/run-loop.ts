@@ -4,7 +4,7 @@
  */
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
-import { functionScopeOf } from './functions';
+import { functionScopeOf, withRunTimes } from './functions';
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
@@ -66,8 +66,9 @@ export interface ExtractionResult {
  * Runs every job of the configuration (top-level jobs in order, each fresh; children after each parent page),
  * and returns the tables, the requests sent and the warnings.
  */
-export async function runExtraction(config: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
+export async function runExtraction(input: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
   const now = options.now ?? Date.now;
+  const config = withRunTimes(input, now());
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
   const requests: RequestDescriptor[] = [];

@@ -16,6 +16,7 @@ import {
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
 import { mergeTableSchema } from '../extractor/pure';
+import { withRunTimes } from '../extractor/functions';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
 import type { ExtractorConfig } from '../extractor/types';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
@@ -201,7 +202,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
 
   try {
     if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    const config = await validateConfig(acts, input.config);
+    // `{"time": "currentStart"}` is the start of the whole extraction (the chain), as in the reference
+    const config = withRunTimes(await validateConfig(acts, input.config), info.startTime.getTime());
     const bucketId = extractBucketId(input.options?.bucketId, config.config.outputBucket);
     if (!isBucketId(bucketId)) {
       throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(config.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);

@@ -121,6 +121,15 @@ describe('where functions are evaluated', () => {
     expect(result.requests.map(describeRequest)).toEqual([`GET /v1/items?since=0&until=${T}&day=2017-04-20`]);
   });
 
+  it('keeps currentStart at the extraction start for every job, as the reference', async () => {
+    const config = parseExtractorConfig({
+      parameters: { api: { baseUrl: 'http://api.test/v1/' }, config: { jobs: [{ endpoint: 'a', params: { t: { time: 'currentStart' } } }, { endpoint: 'b', params: { t: { time: 'currentStart' } } }] } },
+    });
+    const clock = [1_000_000, 5_000_000, 9_000_000];
+    const result = await runExtraction(config, { fetchPage: fakeFetch([[], []]), now: () => clock.shift() ?? 9_999_000 });
+    expect(result.requests.map(describeRequest)).toEqual(['GET /v1/a?t=1000', 'GET /v1/b?t=1000']);
+  });
+
   it('uses the run times of the configuration when they are given (persisted between runs)', async () => {
     const config = jobConfig({ since: { time: 'previousStart' } });
     const withTimes = { ...config, config: { ...config.config, runTimes: { previousStart: 1000, currentStart: 2000 } } };
