@@ -178,7 +178,7 @@ export function fetchPages(deps: ActivityDeps) {
             await settle();
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
-          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions });
+          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
           const last =
             !page.extract ||
             page.children.length > 0 ||

@@ -427,7 +427,8 @@ function evaluateBaseUrl(raw: unknown, attributes: JsonObject, issues: ConfigIss
   if (typeof raw === 'string') return raw;
   const path = 'parameters.api.baseUrl';
   try {
-    const value = evaluateFunctions(raw, { attr: attributes }, { nowMs: 0, crypto: nodeCryptoFunctions, path });
+    // evaluated once, when the configuration is validated (the activity's result is what history keeps)
+    const value = evaluateFunctions(raw, { attr: attributes }, { nowMs: Date.now(), crypto: nodeCryptoFunctions, path });
     if (value instanceof DeferredCall || (typeof value === 'string' && /\$\{env:/.test(value))) {
       issues.push({ path, message: 'The "baseUrl" function uses a secret (${env:…}); a base URL cannot hold secrets (it is shown in progress and history).' });
       return 'http://invalid.invalid/';

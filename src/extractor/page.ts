@@ -26,6 +26,8 @@ export interface RunContext {
   parent?: ParentContext | null;
   /** Hashing for placeholder functions (activities pass `nodeCryptoFunctions`; never serialized). */
   crypto?: CryptoFunctions;
+  /** "Now" for placeholder functions (ms): the job run's start, so a retried page gives the same child runs. */
+  nowMs?: number;
 }
 
 /** What `processPage` found in a page. */
@@ -66,7 +68,7 @@ export function processPage(
   }
   const { records, warnings } = resolveRecords(fetched.body, job);
   const tables = flattenRecords(records, { dataType: job.dataType, parentColumns: context.parentColumns });
-  const plan = planChildRuns(job, records, context.parent ?? null, context.crypto);
+  const plan = planChildRuns(job, records, context.parent ?? null, context.crypto, context.nowMs);
   return {
     extract: true,
     result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: records.length },

@@ -18,6 +18,7 @@ import type {
 } from './types';
 import { encodePairs, resolveEndpoint, setQueryParams, toQueryPairs } from './url';
 // --- user functions (ge-functions) ---
+import { ExtractorConfigError } from './errors';
 import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type DeferredValue, type FunctionScope } from './functions';
 
 /** Where and when request building evaluates user functions: the scope (attributes, run times) and "now" (ms). */
@@ -46,7 +47,7 @@ function withFunctions(spec: RequestSpec, api: ApiConfig, fn: RequestFunctions |
   for (const [name, value] of Object.entries(functionHeaders)) {
     const evaluated = evaluateFunctions(value, { attr: scope.attributes }, { nowMs, path: `parameters.api.http.headers.${name}` });
     if (typeof evaluated === 'object' && evaluated !== null && !(evaluated instanceof DeferredCall)) {
-      throw new Error(`Invalid configuration: invalid type "object" in headers at path: ${name}`);
+      throw new ExtractorConfigError([{ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name}` }]);
     }
     headers[name] = String(tokenizeDeferred(evaluated, deferred, nowMs) ?? '');
   }

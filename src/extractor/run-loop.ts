@@ -86,7 +86,7 @@ export async function runExtraction(input: ExtractorConfig, options: RunExtracti
       const request = state.next;
       if (keepRequests) requests.push(request);
       const fetched = await options.fetchPage(request);
-      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions });
+      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
       warnings.push(...page.warnings);
       if (page.extract) {
         pages++;

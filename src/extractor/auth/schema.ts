@@ -9,8 +9,6 @@ import type { AuthenticationConfig, JsonObject } from '../types';
 
 /** Authentication types this extractor implements. */
 export const SUPPORTED_AUTH_TYPES = ['query', 'url.query', 'basic', 'login', 'oauth10', 'oauth20', 'oauth20.login'] as const;
-/** Types of the reference that are refused with "not supported". */
-export const UNSUPPORTED_AUTH_TYPES: string[] = [];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown) => v === undefined || v === null || v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
@@ -23,9 +21,7 @@ export const authenticationSchema = z
     const type = auth.type;
     if (isEmpty(type)) return; // no type: no authentication, as the reference
     if (typeof type !== 'string' || !(SUPPORTED_AUTH_TYPES as readonly string[]).includes(type)) {
-      if (typeof type === 'string' && UNSUPPORTED_AUTH_TYPES.includes(type)) {
-        issue(`Authentication type '${type}' is not supported by this extractor (supported: query, basic, login, oauth10, oauth20, oauth20.login).`, ['type']);
-      } else issue(`Unknown authorization type '${typeof type === 'string' ? type : JSON.stringify(type)}'.`, ['type']);
+      issue(`Unknown authorization type '${typeof type === 'string' ? type : JSON.stringify(type)}'.`, ['type']);
       return;
     }
     if (type === 'query' || type === 'url.query') {

@@ -169,6 +169,33 @@ describe('where functions are evaluated', () => {
     expect(derived).toEqual(['d868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731']);
   });
 
+  it('runs a placeholder function per parent row with the parent job run\'s time, and urlencode', async () => {
+    const config = parseExtractorConfig({
+      parameters: {
+        api: { baseUrl: 'http://api.test/v1/' },
+        config: {
+          jobs: [
+            {
+              endpoint: 'users',
+              children: [{ endpoint: 'user/{id}', dataField: '.', placeholders: { id: { path: 'name', function: 'concat', args: [{ function: 'urlencode', args: [{ placeholder: 'value' }] }, '-', { function: 'date', args: ['Y'] }] } } }],
+            },
+          ],
+        },
+      },
+    });
+    const result = await runExtraction(config, { fetchPage: fakeFetch([[{ name: 'a b' }], { id: 1 }]), now: () => T * 1000 });
+    expect(result.requests.map(describeRequest)).toEqual(['GET /v1/users', 'GET /v1/user/a+b-2017']);
+    expect(Object.keys(result.tables)).toEqual(['users', 'user_id']);
+    expect(result.tables.user_id!.rows).toEqual([{ id: '1', parent_name: 'a+b-2017' }]);
+  });
+
+  it('fails naming the header when a header function gives an object', () => {
+    const config = parseExtractorConfig({
+      parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { function: 'ifempty', args: ['', { a: 1 }] } } } }, config: { jobs: [{ endpoint: 'x' }] } },
+    });
+    expect(() => createScrollerState(config.config.jobs[0]!, config.api, 0, { attributes: {}, runTimes: null })).toThrow(/parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers/);
+  });
+
   it('keeps a deferred call inside a JSON body with its type', () => {
     const request = { method: 'POST' as const, url: 'http://x/', headers: {}, body: { kind: 'json' as const, value: { a: '${fn:0}', b: 'pre-${fn:0}' } }, deferred: [{ call: { function: 'time' }, nowMs: 7000 }] };
     expect(finishDeferred(request, (j) => j).request.body).toEqual({ kind: 'json', value: { a: 7, b: 'pre-7' } });
