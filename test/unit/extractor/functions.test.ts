@@ -196,6 +196,18 @@ describe('where functions are evaluated', () => {
     expect(() => createScrollerState(config.config.jobs[0]!, config.api, 0, { attributes: {}, runTimes: null })).toThrow(/parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers/);
   });
 
+  it('keeps deferred calls on scroll requests (includeParams), finished on every page', async () => {
+    const config = parseExtractorConfig({
+      parameters: {
+        api: { baseUrl: 'http://api.test/v1/', pagination: { method: 'response.param', responseParam: 'next', queryParam: 'cursor', includeParams: true } },
+        config: { jobs: [{ endpoint: 'items', params: { sig: { function: 'sha1', args: ['x'] } } }] },
+      },
+    });
+    const result = await runExtraction(config, { fetchPage: fakeFetch([{ items: [{ id: 1 }], next: 'c2' }, { items: [{ id: 2 }] }]), now: () => 0 });
+    const sent = result.requests.map((r) => describeRequest(finishDeferred(r, (j) => j).request));
+    expect(sent).toEqual(['GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072', 'GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072&cursor=c2']);
+  });
+
   it('keeps a deferred call inside a JSON body with its type', () => {
     const request = { method: 'POST' as const, url: 'http://x/', headers: {}, body: { kind: 'json' as const, value: { a: '${fn:0}', b: 'pre-${fn:0}' } }, deferred: [{ call: { function: 'time' }, nowMs: 7000 }] };
     expect(finishDeferred(request, (j) => j).request.body).toEqual({ kind: 'json', value: { a: 7, b: 'pre-7' } });
