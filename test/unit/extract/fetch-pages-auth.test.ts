@@ -15,16 +15,20 @@ import { functionScopeOf } from '../../../src/extractor/functions';
 import { requestAuthOf } from '../../../src/extractor/http/send-request';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { createHttpPools } from '../../../src/http';
-import { exampleConfig, startExamplesMock, type ExamplesMock } from '../extractor/ge-examples-harness';
+import { startMockApi, type MockApi } from '../../harness/ge-examples/mock-api';
+import { EXAMPLES_DIR, exampleConfig } from '../../harness/ge-examples/run-example';
 
-let mock: ExamplesMock;
-beforeAll(async () => (mock = await startExamplesMock()));
+let mock: MockApi;
+beforeAll(async () => (mock = await startMockApi(EXAMPLES_DIR)));
 afterAll(() => mock.close());
 const http = createHttpPools();
 afterAll(() => http.close());
 
+/** Requests the mock answered (`METHOD URI`); an unmatched one shows as `404 …`. */
+const seen = () => mock.seen.map((r) => `${r.matched === null ? '404 ' : ''}${r.method} ${r.uri}`);
+
 async function runExampleActivity(example: string) {
-  const { config, env } = exampleConfig(example, mock.url);
+  const { config, env } = exampleConfig(example, mock.origin);
   Object.assign(process.env, env);
   const parsed = parseExtractorConfig(config);
   const job = parsed.config.jobs[0]!;
@@ -50,7 +54,7 @@ describe('fetchPages with user functions and authentication', () => {
   it('logs in (login headers computed from # secrets), sends the token, and keeps secrets and token out of history', async () => {
     mock.seen.length = 0;
     const { input, result, beats, env } = await runExampleActivity('118-function-login-headers-response');
-    expect(mock.seen).toEqual(['GET /118-function-login-headers-response/auth', 'GET /118-function-login-headers-response/users']);
+    expect(seen()).toEqual(['GET /118-function-login-headers-response/auth', 'GET /118-function-login-headers-response/users']);
     expect(result).toMatchObject({ pages: 1, records: 2 });
     const history = JSON.stringify({ input, result, beats });
     for (const secret of [...Object.values(env), 'Sm9obkRvZTpUb3BTZWNyZXQ=', 'd868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731', 'a614a901d63e299c6f201a100f73cf0426d6271d']) {
@@ -61,7 +65,7 @@ describe('fetchPages with user functions and authentication', () => {
   it('finishes a deferred hash of secrets (098: hash_hmac of two # values) in the activity only', async () => {
     mock.seen.length = 0;
     const { input, result, env } = await runExampleActivity('098-function-hmac');
-    expect(mock.seen).toEqual(['GET /098-function-hmac/users?tokenHash=d868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731']);
+    expect(seen()).toEqual(['GET /098-function-hmac/users?tokenHash=d868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731']);
     expect(result).toMatchObject({ pages: 1, records: 2 });
     const history = JSON.stringify({ input, result });
     for (const secret of [...Object.values(env), 'd868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731']) expect(history).not.toContain(secret);
