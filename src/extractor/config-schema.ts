@@ -25,7 +25,7 @@ import type {
   StopConditions,
 } from './types';
 import { isHttpUrl } from './url';
-import { DeferredCall, evaluateFunctions, flattenContext, functionIssues } from './functions';
+import { DeferredCall, evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions';
 import { nodeCryptoFunctions } from './http/node-functions';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"). */
@@ -462,6 +462,12 @@ function functionPlacementIssues(config: ExtractorConfig, issues: ConfigIssue[])
   config.config.jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
   issues.push(...functionIssues(config.api.http.defaultParams, 'parameters.api.http.defaultOptions.params', { attr, time }));
   issues.push(...functionIssues(config.api.http.functionHeaders ?? {}, 'parameters.api.http.headers', { attr }));
+  for (const [name, value] of Object.entries(config.api.http.functionHeaders ?? {})) {
+    const isReference = isObject(value) && Object.keys(value).length === 1 && 'attr' in value;
+    if (!isFunctionCall(value) && !isReference) {
+      issues.push({ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name} (a header is a string, a number, a function or an {"attr": …} reference)` });
+    }
+  }
   const pagination = config.api.pagination;
   const scrollers = pagination.method === 'multiple' ? Object.entries(pagination.scrollers) : [['', pagination] as const];
   for (const [name, scroller] of scrollers) {

@@ -189,6 +189,12 @@ describe('where functions are evaluated', () => {
     expect(result.tables.user_id!.rows).toEqual([{ id: '1', parent_name: 'a+b-2017' }]);
   });
 
+  it('refuses at validation a header that is an object but no function, naming it', () => {
+    expect(() =>
+      parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { b: 1 } } } }, config: { jobs: [{ endpoint: 'x' }] } } }),
+    ).toThrow(/parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers at path: X-A/);
+  });
+
   it('fails naming the header when a header function gives an object', () => {
     const config = parseExtractorConfig({
       parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { function: 'ifempty', args: ['', { a: 1 }] } } } }, config: { jobs: [{ endpoint: 'x' }] } },
