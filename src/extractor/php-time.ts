@@ -5,8 +5,9 @@
  * `strtotime` understands what configurations use: `now`, `today`/`midnight`/`noon`, `tomorrow`, `yesterday`,
  * `@<seconds>`, dates `YYYY-MM-DD` / `YYYY/MM/DD` / `MM/DD/YYYY` with an optional time `HH:MM[:SS[.frac]]` (after a space
  * or `T`) and zone (`Z`, `UTC`, `±HH[:]MM`), and relative parts `[+-]N unit` (sec, min, hour, day, week, fortnight,
- * month, year, weekday(s); plural and short forms), `next`/`last <unit>`, `… ago`, in any combination. Anything else
- * gives `false`, as PHP does for strings it cannot parse (weekday names such as `next monday` are not supported).
+ * month, year, weekday(s); plural and short forms), `next`/`last <unit>`, `… ago`, weekday names (`monday`, `next
+ * friday`, `last sun`: time of day reset), `first day of` / `last day of` (with `next month` …), in any combination.
+ * Anything else gives `false`, as PHP does for strings it cannot parse.
  */
 
 const DAY_S = 86_400;
@@ -190,6 +191,8 @@ export function phpStrtotime(text: string, baseSeconds: number): number | false 
   let timeOfDay = baseSeconds - days * DAY_S;
   let zone = 0;
   const rel: Relative = { seconds: 0, months: 0, weekdays: 0 };
+  let dayOf: 'first' | 'last' | null = null;
+  let weekday: { day: number; mode: 'next' | 'last' | 'this' } | null = null;
   let matchedSomething = false;
   const take = (re: RegExp): RegExpExecArray | null => {
     const m = re.exec(rest);
@@ -228,6 +231,11 @@ export function phpStrtotime(text: string, baseSeconds: number): number | false 
     } else if (take(/^yesterday(?=$|\s)/)) {
       days -= 1;
       timeOfDay = 0;
+    } else if ((m = take(/^(first|last) day of(?=$|\s)/))) {
+      dayOf = m[1] as 'first' | 'last';
+    } else if ((m = take(new RegExp(`^(?:(next|last|previous|this)\\s+)?(${WEEKDAY_PATTERN})(?=$|\\s)`)))) {
+      weekday = { day: weekdayIndex(m[2]!), mode: m[1] === 'next' ? 'next' : m[1] === 'last' || m[1] === 'previous' ? 'last' : 'this' };
+      timeOfDay = 0;
     } else if ((m = take(/^([+-]?)\s*(\d+)\s*([a-z]+)(?=$|\s|[+-])/))) {
       const unit = unitOf(m[3]!);
       if (!unit) return false;
@@ -246,12 +254,27 @@ export function phpStrtotime(text: string, baseSeconds: number): number | false 
   }
   if (!matchedSomething) return false;
 
-  if (rel.months !== 0) {
+  if (rel.months !== 0 || dayOf) {
     const c = civilFromDays(days);
-    days = daysFromCivil(c.year, c.month + rel.months, c.day);
+    const day = dayOf === 'first' ? 1 : dayOf === 'last' ? 0 : c.day;
+    days = daysFromCivil(c.year, c.month + rel.months + (dayOf === 'last' ? 1 : 0), day === 0 ? 1 : day) - (day === 0 ? 1 : 0);
   }
   days += weekdayDays(days, rel.weekdays);
+  if (weekday) {
+    const current = (((days + 4) % 7) + 7) % 7;
+    let delta = (weekday.day - current + 7) % 7;
+    if (weekday.mode === 'next' && delta === 0) delta = 7;
+    if (weekday.mode === 'last') delta = delta === 0 ? -7 : delta - 7;
+    days += delta;
+  }
   return days * DAY_S + timeOfDay - zone + rel.seconds;
+}
+
+const WEEKDAY_PATTERN = 'sunday|monday|tuesday|wednesday|thursday|friday|saturday|sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat';
+
+/** 0 = Sunday. */
+function weekdayIndex(name: string): number {
+  return ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'].indexOf(name.slice(0, 3));
 }
 
 function addRelative(rel: Relative, unit: string, amount: number): void {

@@ -52,6 +52,16 @@ describe('PHP functions', () => {
     expect(phpDate('Y-m-d', phpStrtotime('2017-01-31 +1 month', 0) as number)).toBe('2017-03-03'); // PHP overflows
     expect(phpStrtotime('-0 second', T)).toBe(T);
     expect(phpStrtotime('not a date', T)).toBe(false);
+    const at = (text: string) => phpDate('Y-m-d H:i:s', phpStrtotime(text, T) as number); // T is a Thursday
+    expect(at('first day of next month')).toBe('2017-05-01 07:56:14');
+    expect(at('last day of this month')).toBe('2017-04-30 07:56:14');
+    expect(at('last day of -2 months')).toBe('2017-02-28 07:56:14');
+    expect(at('monday')).toBe('2017-04-24 00:00:00');
+    expect(at('thursday')).toBe('2017-04-20 00:00:00');
+    expect(at('next thursday')).toBe('2017-04-27 00:00:00');
+    expect(at('last thursday')).toBe('2017-04-13 00:00:00');
+    expect(at('last mon')).toBe('2017-04-17 00:00:00');
+    expect(at('+2 weekdays')).toBe('2017-04-24 07:56:14');
   });
 
   it('urlencode (placeholders) encodes like PHP', () => {
