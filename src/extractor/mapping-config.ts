@@ -7,7 +7,9 @@ import type { ConfigIssue } from './errors';
 import { mappedTables, type MappedTableSpec } from './mapping';
 import { parseRecursionFilter, RecursionFilterSyntaxError } from './recursion-filter';
 import { safeName } from './table-names';
-import type { ExtractorConfig, JobConfig, MappingEntry, TableMapping, UserDataValue } from './types';
+import type { ExtractorConfig, JobConfig, MappingEntry, TableMapping, UserDataFunction, UserDataValue } from './types';
+import { flattenContext, functionIssues, isFunctionCall } from './functions'; // ge-iter
+import { referencedNames } from './secrets'; // ge-iter
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -170,7 +172,7 @@ function normalizeMappings(raw: unknown, issues: ConfigIssue[]): Record<string, 
 }
 
 /** `userData` (config or job level): an object of scalars, or one scalar named `scalarKey` (the reference's rule). */
-function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues: ConfigIssue[]): Record<string, UserDataValue> | undefined {
+function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues: ConfigIssue[], attributes: Record<string, unknown> = {}): Record<string, UserDataValue | UserDataFunction> | undefined {
   if (raw === undefined || raw === null || raw === '' || raw === false || raw === 0 || raw === '0') return undefined;
   if (!isObject(raw)) {
     if (Array.isArray(raw)) {
@@ -181,12 +183,23 @@ function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues
     return { [scalarKey]: raw as UserDataValue };
   }
   if (Object.keys(raw).length === 0) return undefined;
-  const result: Record<string, UserDataValue> = {};
+  const result: Record<string, UserDataValue | UserDataFunction> = {};
   for (const [key, value] of Object.entries(raw)) {
+    // --- ge-iter: user functions and `{attr}`/`{time}` references (evaluated per job run, user-data-functions.ts) ---
+    if (isObject(value) && (isFunctionCall(value) || (Object.keys(value).length === 1 && ['attr', 'time'].includes(Object.keys(value)[0]!)))) {
+      const before = issues.length;
+      issues.push(...functionIssues(value, `${path}.${key}`, { attr: flattenContext(attributes), time: { previousStart: 0, currentStart: 0 } }));
+      if (referencedNames(value).length > 0) {
+        issues.push({ path: `${path}.${key}`, message: `'userData.${key}' must not reference a secret (\${env:…}): user data is written to the output table.` });
+      }
+      if (issues.length === before) result[key] = value;
+      continue;
+    }
+    // --- end ge-iter ---
     if (value !== null && typeof value === 'object') {
       issues.push({
         path: `${path}.${key}`,
-        message: `'userData.${key}' must be a string, number, boolean or null (user functions in 'userData' are not supported).`,
+        message: `'userData.${key}' must be a string, number, boolean, null or a user function ({"function": …} or {"attr"|"time": …}).`,
       });
       continue;
     }
@@ -246,7 +259,7 @@ export interface JobFeatureResult {
 export function applyJobFeatures(configRaw: Raw, config: ExtractorConfig): JobFeatureResult {
   const issues: ConfigIssue[] = [];
   const mappings = normalizeMappings(configRaw.mappings, issues);
-  const rootUserData = normalizeUserData(configRaw.userData, 'userData', 'parameters.config.userData', issues);
+  const rootUserData = normalizeUserData(configRaw.userData, 'userData', 'parameters.config.userData', issues, config.config.attributes);
 
   const visit = (job: JobConfig, raw: Raw, path: string, topLevel: boolean): JobConfig => {
     const next: JobConfig = { ...job };
@@ -265,7 +278,7 @@ export function applyJobFeatures(configRaw: Raw, config: ExtractorConfig): JobFe
         }
       }
     }
-    const own = normalizeUserData(raw.userData, 'job_parent_id', `${path}.userData`, issues);
+    const own = normalizeUserData(raw.userData, 'job_parent_id', `${path}.userData`, issues, config.config.attributes);
     const userData = topLevel && rootUserData ? { ...rootUserData, ...own } : own;
     if (userData) next.userData = userData;
     if (Object.prototype.hasOwnProperty.call(mappings, job.dataType)) next.mapping = mappings[job.dataType];

@@ -20,6 +20,7 @@ import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { CryptoFunctions } from './functions';
 import type { JobConfig } from './types';
 import { rootColumns, runUserData } from './user-data';
+import { finishUserData } from './user-data-functions'; // ge-iter
 
 /** Where a job run sits in the job tree (empty for a top-level job). */
 export interface RunContext {
@@ -58,6 +59,8 @@ export function processPage(
   fetched: { body: unknown; bytes: number; hash: string },
   context: RunContext = {},
 ): ProcessedPage {
+  // ge-iter: hashing calls the workflow left in `userData` (userDataForRun) finished with the run's start as "now"
+  job = finishUserData(job, context.crypto, context.nowMs);
   if (state.lastHash !== null && state.lastHash === fetched.hash) {
     return {
       extract: false,

@@ -6,6 +6,7 @@ import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
 import { configMappedTables, mappedPrimaryKeys } from './mapping';
 import { functionScopeOf } from './functions';
+import { userDataForRun } from './user-data-functions'; // ge-iter
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
@@ -99,10 +100,11 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   let schema: TableSchema = createTableSchema();
   let pages = 0;
 
-  const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
+  const runJob = async (jobIn: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     const startedAtMs = now();
     if (!config.config.runTimes) config = withRunTimes(config, runTimesOf(null, startedAtMs));
-    let state = createScrollerState(job, config.api, startedAtMs, functionScopeOf(config));
+    let state = createScrollerState(jobIn, config.api, startedAtMs, functionScopeOf(config));
+    const job = userDataForRun(jobIn, functionScopeOf(config), state.startedAtMs); // ge-iter: user functions in userData
     const summary: JobRunSummary = { jobId: job.id, url: state.next?.url ?? '', pages: 0, records: 0, bytes: 0, stopReason: null };
     runs.push(summary);
     while (state.next) {

@@ -271,9 +271,10 @@ export interface JobConfig {
   recursionFilter?: string;
   /**
    * Columns added to every row of this job's own table (not its child tables): `parameters.config.userData` for
-   * top-level jobs, then the job's own `userData`. Values are JSON scalars.
+   * top-level jobs, then the job's own `userData`. Values are JSON scalars, or (ge-iter) a user function / context
+   * reference object, evaluated when the job run starts (`user-data-functions.ts`).
    */
-  userData?: Record<string, UserDataValue>;
+  userData?: Record<string, UserDataValue | UserDataFunction>;
   /** `parameters.config.mappings[dataType]`: rows go through this mapping instead of the JSON parser. */
   mapping?: TableMapping;
   // --- end ge-features ---
@@ -293,8 +294,10 @@ export interface ResponseFilterConfig {
 
 // --- ge-features: output mappings (`parameters.config.mappings`, the reference's keboola/php-csvmap) ---
 
-/** A user-data value (the reference also allows user functions there; not supported here). */
+/** A user-data value. */
 export type UserDataValue = string | number | boolean | null;
+/** (ge-iter) A user function or `{attr}`/`{time}` reference in `userData`, evaluated per job run. */
+export type UserDataFunction = Record<string, unknown>;
 
 /** `type: "column"` (default) or `"user"` (value read from the user data: `userData` and `parent_<field>`). */
 export interface ColumnMappingEntry {

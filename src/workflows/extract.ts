@@ -19,6 +19,8 @@ import type { FetchPagesResult } from '../activities/extract-activities';
 import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
 import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
+import { functionScopeOf } from '../extractor/functions';
+import { userDataForRun } from '../extractor/user-data-functions';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
@@ -273,7 +275,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         r = await fetcher.fetchPages({
           runKey: cp.runKey,
           runNo: frame.runNo,
-          job: { ...findJob(config, frame.jobId), endpoint: frame.endpoint },
+          // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
+          job: userDataForRun({ ...findJob(config, frame.jobId), endpoint: frame.endpoint }, functionScopeOf(config), frame.state.startedAtMs),
           context: { parentColumns: frame.parentColumns, parent: frame.parent },
           state: frame.state,
           maxPages: o.mode === 'page' ? 1 : o.batchPages,

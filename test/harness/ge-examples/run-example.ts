@@ -21,6 +21,23 @@ export const EXAMPLES_DIR = resolve(__dirname, '..', '..', '..', '..', 'shared',
 /** The examples' clock: their expected requests were recorded on 2017-09-07 (UTC), e.g. `to=2017-09-07`. */
 export const EXAMPLES_NOW_MS = Date.UTC(2017, 8, 7, 12, 0, 0);
 
+/**
+ * (ge-iter) Examples whose tables show the reference run's clock: 091's `date()` in `userData` ("now" at each job's
+ * start) was recorded at 2017-04-20 15:53:50 UTC, its second job starting in the next second. Their clock starts
+ * there and moves 0.6 s per reading (job run start, step after each page), which puts the second job at :51.
+ */
+const EXAMPLE_CLOCKS: Readonly<Record<string, number>> = {
+  '091-function-user-data': Date.UTC(2017, 3, 20, 15, 53, 50),
+};
+
+/** The clock of an example's run: fixed at {@link EXAMPLES_NOW_MS}, or the reference run's ticking clock. */
+function exampleClock(folder: string): () => number {
+  const start = EXAMPLE_CLOCKS[folder];
+  if (start === undefined) return () => EXAMPLES_NOW_MS;
+  let readings = 0;
+  return () => start + 600 * readings++;
+}
+
 /** Prefix of the environment variables the clear `#` values of an example are moved to. */
 const SECRET_PREFIX = 'SAPI_SECRET_GE_';
 
@@ -145,7 +162,7 @@ export function compareTables(expected: Record<string, TableOut>, actual: Record
 export function exampleRunTimes(folder: string): ExtractRunTimes {
   const file = join(EXAMPLES_DIR, folder, 'in', 'state.json');
   const state = existsSync(file) ? parseRunState(JSON.parse(readFileSync(file, 'utf8'))).state : null;
-  return runTimesOf(state, EXAMPLES_NOW_MS);
+  return runTimesOf(state, EXAMPLE_CLOCKS[folder] ?? EXAMPLES_NOW_MS);
 }
 
 /** Runs the example `folder` against `mock` and compares; never throws. */
@@ -165,7 +182,7 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   // client certificate, AWS key), authentication applied, errors scrubbed; runExtraction passes `api.client`
   const fetchPage = createRequestSender({ secrets: source, auth: requestAuthOf(config), fetch: { maxAttempts: 1 }, sessions: new LoginSessions() });
   try {
-    const result = await runExtraction(config, { fetchPage, now: () => EXAMPLES_NOW_MS, runTimes: exampleRunTimes(folder) });
+    const result = await runExtraction(config, { fetchPage, now: exampleClock(folder), runTimes: exampleRunTimes(folder) });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));
     return differences.length === 0 ? { status: 'pass' } : { status: 'differs', differences };
   } catch (err) {

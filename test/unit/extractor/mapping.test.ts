@@ -167,9 +167,9 @@ describe('mapping configuration errors name the key', () => {
     ]);
   });
 
-  it('refuses user functions in userData and a recursionFilter with bad syntax or on a top-level job', () => {
-    expect(issuesOf(undefined, {}, { at: { function: 'date', args: ['Y'] } })).toEqual([
-      "parameters.config.userData.at: 'userData.at' must be a string, number, boolean or null (user functions in 'userData' are not supported).",
+  it('refuses an object in userData that is not a user function, and a recursionFilter with bad syntax or on a top-level job', () => {
+    expect(issuesOf(undefined, {}, { at: { date: 'Y' } })).toEqual([
+      `parameters.config.userData.at: 'userData.at' must be a string, number, boolean, null or a user function ({"function": …} or {"attr"|"time": …}).`,
     ]);
     expect(issuesOf(undefined, { recursionFilter: 'a==1', children: [{ endpoint: 'x/{id}', placeholders: { id: 'id' }, recursionFilter: 'oops' }] })).toEqual([
       "parameters.config.jobs[0].recursionFilter: 'recursionFilter' applies to child jobs only (it filters the parent's rows).",

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { runExtraction } from '../../../src/extractor/run-loop';
 import { BASE_URL, fakeFetch } from './fake-api';
@@ -35,5 +36,45 @@ describe('userData: columns added to the root rows of every top-level job', () =
     const result = await runExtraction(config, { fetchPage: fakeFetch([[{ id: 1 }], { id: 1 }]) });
     expect(result.tables.users.rows).toEqual([{ id: '1', userData: 'run-1', src: 'api' }]);
     expect(result.tables.users_id.rows).toEqual([{ id: '1', job_parent_id: 'kid', parent_id: '1' }]);
+  });
+});
+
+// --- ge-iter: user functions in userData ---
+describe('userData with user functions: evaluated when each job run starts', () => {
+  const at = (iso: string) => Date.parse(iso);
+
+  it('gives date() the job run\'s start and {"time": "currentStart"} the run\'s start, per top-level job', async () => {
+    const config = configWith({
+      userData: {
+        now: { function: 'date', args: ['Y-m-d H:i:s'] },
+        run: { function: 'date', args: ['Y-m-d H:i:s', { time: 'currentStart' }] },
+        fixed: { function: 'date', args: ['Y-m-d', 1492674974] },
+      },
+      jobs: [{ endpoint: 'users' }, { endpoint: 'orders' }],
+    });
+    const clock = [at('2017-04-20T15:53:50Z'), at('2017-04-20T15:53:50.500Z'), at('2017-04-20T15:53:52Z'), at('2017-04-20T15:53:53Z')];
+    const result = await runExtraction(config, {
+      fetchPage: fakeFetch([[{ id: 1 }], [{ order: 9 }]]),
+      now: () => clock.shift()!,
+      runTimes: { previousStart: 0, currentStart: at('2017-04-20T15:53:49Z') / 1000 },
+    });
+    expect(result.tables.users.rows).toEqual([{ id: '1', now: '2017-04-20 15:53:50', run: '2017-04-20 15:53:49', fixed: '2017-04-20' }]);
+    expect(result.tables.orders.rows).toEqual([{ order: '9', now: '2017-04-20 15:53:52', run: '2017-04-20 15:53:49', fixed: '2017-04-20' }]);
+  });
+
+  it('reads attributes and finishes hashing calls (md5 of an attribute), in the job\'s own userData too', async () => {
+    const config = configWith({
+      account: 'acme',
+      jobs: [{ endpoint: 'users', userData: { acc: { attr: 'account' }, sig: { function: 'md5', args: [{ function: 'concat', args: [{ attr: 'account' }, '-x'] }] } } }],
+    });
+    const result = await runExtraction(config, { fetchPage: fakeFetch([[{ id: 1 }]]) });
+    expect(result.tables.users.rows).toEqual([{ id: '1', acc: 'acme', sig: createHash('md5').update('acme-x').digest('hex') }]);
+  });
+
+  it('refuses an unknown function, a missing attribute and a secret reference, naming the key', () => {
+    expect(() => configWith({ userData: { a: { function: 'rand', args: [] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.a: User script error: Illegal function 'rand'/);
+    expect(() => configWith({ jobs: [{ endpoint: 'users', userData: { b: { attr: 'nope' } } }] })).toThrow(/parameters\.config\.jobs\[0\]\.userData\.b: .*attr 'nope' not found/);
+    expect(() => configWith({ userData: { c: { function: 'md5', args: ['${env:SAPI_SECRET_X}'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.c: 'userData\.c' must not reference a secret/);
+    expect(() => configWith({ userData: { d: { nested: 1 } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.d: 'userData\.d' must be a string, number, boolean, null or a user function/);
   });
 });
