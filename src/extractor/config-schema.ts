@@ -30,6 +30,7 @@ import type {
 import { DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
 import { isHttpUrl } from './url';
 // --- ge-state (begin) ---
+import { parseIterations } from './config-iterations'; // ge-iter
 import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
 // --- ge-state (end) ---
 import { DeferredCall, evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions';
@@ -597,6 +598,10 @@ function crossChecks(config: ExtractorConfig): ConfigIssue[] {
  * any request is sent.
  */
 export function parseExtractorConfig(json: unknown): ExtractorConfig {
+  // --- ge-iter: `parameters.iterations`: every iteration parsed as a configuration of its own ---
+  const iterated = parseIterations(json, parseExtractorConfig);
+  if (iterated) return deepFreeze(iterated);
+  // --- end ge-iter ---
   const parsed = extractorConfigInputSchema.safeParse(json);
   if (!parsed.success) {
     throw new ExtractorConfigError(parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })));

@@ -7,6 +7,8 @@ import type { FlatTable } from './flatten';
 import { configMappedTables, mappedPrimaryKeys } from './mapping';
 import { functionScopeOf } from './functions';
 import { userDataForRun } from './user-data-functions'; // ge-iter
+import { iterationConfigs } from './config-iterations'; // ge-iter
+import { requestAuthOf, type RequestAuth } from './http/send-request'; // ge-iter
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
@@ -28,9 +30,10 @@ export interface FetchedPage {
 export interface RunExtractionOptions {
   /**
    * Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake); the second argument is the
-   * configuration's `api.client` (retries, ignored statuses, TLS, signing).
+   * configuration's `api.client` (retries, ignored statuses, TLS, signing), the third (ge-iter) the authentication
+   * of the iteration being run (`null`: none), as `createRequestSender` takes them.
    */
-  fetchPage: (request: RequestDescriptor, client: HttpClientConfig) => Promise<FetchedPage>;
+  fetchPage: (request: RequestDescriptor, client: HttpClientConfig, auth?: RequestAuth | null) => Promise<FetchedPage>;
   // --- ge-state (begin) ---
   /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart the extraction's start). */
   runTimes?: ExtractRunTimes;
@@ -90,6 +93,7 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   // ge-state's run times when given (or already in the configuration), else the reference's first run:
   // previousStart 0 and currentStart the extraction's start (the first job run's start: no extra clock reading)
   const givenRunTimes = options.runTimes ?? configIn.config.runTimes ?? null;
+  let runTimes = givenRunTimes;
   let config = givenRunTimes ? withRunTimes(configIn, givenRunTimes) : configIn;
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
@@ -102,7 +106,8 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
 
   const runJob = async (jobIn: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     const startedAtMs = now();
-    if (!config.config.runTimes) config = withRunTimes(config, runTimesOf(null, startedAtMs));
+    if (!runTimes) runTimes = runTimesOf(null, startedAtMs);
+    if (!config.config.runTimes) config = withRunTimes(config, runTimes);
     let state = createScrollerState(jobIn, config.api, startedAtMs, functionScopeOf(config));
     const job = userDataForRun(jobIn, functionScopeOf(config), state.startedAtMs); // ge-iter: user functions in userData
     const summary: JobRunSummary = { jobId: job.id, url: state.next?.url ?? '', pages: 0, records: 0, bytes: 0, stopReason: null };
@@ -110,7 +115,7 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
-      const fetched = await options.fetchPage(request, config.api.client);
+      const fetched = await options.fetchPage(request, config.api.client, requestAuthOf(config) ?? null);
       const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
       warnings.push(...page.warnings);
       if (page.extract) {
@@ -134,7 +139,11 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     }
   };
 
-  for (const job of config.config.jobs) await runJob(job, null, {});
+  // ge-iter: every iteration (or the configuration once), in order, into the same tables; one run's times for all
+  for (const iteration of iterationConfigs(configIn)) {
+    config = runTimes ? withRunTimes(iteration, runTimes) : iteration;
+    for (const job of config.config.jobs) await runJob(job, null, {});
+  }
 
   // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
   schema = mergeTableSchema(schema, configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })));

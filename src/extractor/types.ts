@@ -366,6 +366,13 @@ export interface ExtractorConfig {
     attributes?: JsonObject;
     // --- end user functions ---
   };
+  // --- ge-iter: `parameters.iterations` (config-iterations.ts) ---
+  /**
+   * One normalized configuration per iteration (each `parameters.config` with that iteration merged over it), run
+   * in order into the same tables; absent without iterations. The configuration itself is the first iteration's.
+   */
+  iterations?: ExtractorConfig[];
+  // --- end ge-iter ---
 }
 
 /** A request ready to send: plain JSON, checkpointed in workflow history. */

@@ -78,6 +78,12 @@ export async function sendRequest(request: RequestDescriptor, options: SendReque
  * A page fetcher in the shape `runExtraction` expects, sending like the activity does (the second argument, the
  * configuration's `api.client`, wins over `options.client`).
  */
-export function createRequestSender(options: SendRequestOptions): (request: RequestDescriptor, client?: HttpClientConfig) => Promise<FetchPageResult> {
-  return (request, client) => sendRequest(request, client ? { ...options, client } : options);
+export function createRequestSender(
+  options: SendRequestOptions,
+): (request: RequestDescriptor, client?: HttpClientConfig, auth?: RequestAuth | null) => Promise<FetchPageResult> {
+  // ge-iter: `auth` (an iteration's authentication; null: none) replaces the sender's when given
+  return (request, client, auth) => {
+    const withAuth = auth === undefined ? options : { ...options, auth: auth ?? undefined };
+    return sendRequest(request, client ? { ...withAuth, client } : withAuth);
+  };
 }
