@@ -221,4 +221,8 @@ export interface ExtractCheckpoint {
   /** The state read at the start (with `stateKey`), kept to write the next one. */
   runState?: { stateKey: string; previous: ExtractRunState | null };
   // --- ge-state (end) ---
+  // --- ge-iter (begin) ---
+  /** Index of the `parameters.iterations` entry being run (absent: the first, or a configuration without iterations). */
+  iteration?: number;
+  // --- ge-iter (end) ---
 }

@@ -21,6 +21,7 @@ import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldCon
 import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
+import { iterationConfigs } from '../extractor/config-iterations';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
@@ -159,6 +160,9 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 }
 // --- ge-state: run state between runs (end) ---
 
+/** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
+export const ITERATIONS_PATCH = 'extract-iterations';
+
 /** The normalized configuration, from the activity; any failure of it is final (a config error never heals). */
 async function validateConfig(acts: Pick<SapiActivities, 'validateExtractConfig'>, config: unknown): Promise<ExtractorConfig> {
   try {
@@ -249,7 +253,10 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     }
     // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
     const runTimes = await startRunState(cp, input, acts.readRunState);
-    const config = withRunTimes(validated, runTimes);
+    // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
+    const iterations = validated.iterations !== undefined && patched(ITERATIONS_PATCH) ? iterationConfigs(validated) : [validated];
+    const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
+    let config = iterationAt(cp.iteration ?? 0);
 
     let pagesThisRun = 0;
     let rateLimitWaits = 0;
@@ -264,7 +271,17 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       const next = nextJobRunToFetch(cp, config, Date.now());
       addWarnings(next.warnings);
       const frame = next.frame;
-      if (!frame) break;
+      if (!frame) {
+        // ge-iter: the next iteration starts its jobs from the first, into the same tables
+        if ((cp.iteration ?? 0) + 1 < iterations.length) {
+          cp.iteration = (cp.iteration ?? 0) + 1;
+          cp.nextJob = 0;
+          config = iterationAt(cp.iteration);
+          log.info(`extract: iteration ${cp.iteration + 1} of ${iterations.length}`, { runKey: cp.runKey });
+          continue;
+        }
+        break;
+      }
       if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
         await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
       }
