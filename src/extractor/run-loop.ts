@@ -9,13 +9,14 @@ import { functionScopeOf } from './functions';
 import { userDataForRun } from './user-data-functions'; // ge-iter
 import { iterationConfigs } from './config-iterations'; // ge-iter
 import { requestAuthOf, type RequestAuth } from './http/send-request'; // ge-iter
+import { parserStructOf, schemaFromStruct, seedSchema } from './parser-struct'; // ge-iter
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
 import { storageColumnNames } from '../contracts/extract-plan';
-import { runTimesOf, withRunTimes } from './run-state';
+import { runTimesOf, withRunTimes, type ExtractRunState } from './run-state';
 import type { ExtractorConfig, ExtractRunTimes, HttpClientConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
@@ -38,6 +39,10 @@ export interface RunExtractionOptions {
   /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart the extraction's start). */
   runTimes?: ExtractRunTimes;
   // --- ge-state (end) ---
+  // --- ge-iter (begin) ---
+  /** The previous run's state: its `json_parser.struct` seeds the tables' columns (`parser-struct.ts`). */
+  runState?: ExtractRunState | null;
+  // --- ge-iter (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
   now?: () => number;
   /** Called with every extracted page's tables (e.g. to stream them somewhere). */
@@ -145,6 +150,8 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     for (const job of config.config.jobs) await runJob(job, null, {});
   }
 
+  // ge-iter: the previous run's parser structure keeps its columns (and their order) in the tables this run wrote
+  schema = seedSchema(schema, schemaFromStruct(parserStructOf(options.runState)));
   // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
   schema = mergeTableSchema(schema, configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })));
   // --- end ge-features ---

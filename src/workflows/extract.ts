@@ -22,6 +22,7 @@ import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
+import { parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
@@ -162,6 +163,19 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 
 /** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
 export const ITERATIONS_PATCH = 'extract-iterations';
+/** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
+export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
+
+/**
+ * (ge-iter) The checkpoint as loading sees it: with a previous run state holding `json_parser.struct` (the stored
+ * one of `stateKey`, or `importState`), every table this run wrote keeps the structure's columns, as in the reference.
+ */
+function withParserStruct(cp: ExtractCheckpoint, input: ExtractInput): ExtractCheckpoint {
+  const previous = cp.runState ? cp.runState.previous : input.importState !== undefined ? parseRunState(input.importState).state : null;
+  const struct = parserStructOf(previous);
+  if (struct === undefined || !patched(PARSER_STRUCT_PATCH)) return cp;
+  return { ...cp, schema: seedSchema(cp.schema, schemaFromStruct(struct)) };
+}
 
 /** The normalized configuration, from the activity; any failure of it is final (a config error never heals). */
 async function validateConfig(acts: Pick<SapiActivities, 'validateExtractConfig'>, config: unknown): Promise<ExtractorConfig> {
@@ -337,7 +351,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       tables = notLoaded(cp);
     } else {
       phase = 'loading';
-      tables = await loadTables(cp, {
+      tables = await loadTables(withParserStruct(cp, input), {
         workflowId: info.workflowId,
         connection: input.connection,
         bucketId,

@@ -9,7 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { LoginSessions } from '../../../src/extractor/auth/apply-auth';
 import { createRequestSender, requestAuthOf } from '../../../src/extractor/http/send-request';
-import { parseRunState, runTimesOf } from '../../../src/extractor/run-state';
+import { parseRunState, runTimesOf, type ExtractRunState } from '../../../src/extractor/run-state';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
 import { assertReferencesResolvable, clearSecretsError, findClearSecrets } from '../../../src/extractor/secrets';
 import type { ExtractRunTimes } from '../../../src/extractor/types';
@@ -158,11 +158,15 @@ export function compareTables(expected: Record<string, TableOut>, actual: Record
   return differences;
 }
 
+/** The previous run's state of an example: its `in/state.json`, if any. */
+export function exampleRunState(folder: string): ExtractRunState | null {
+  const file = join(EXAMPLES_DIR, folder, 'in', 'state.json');
+  return existsSync(file) ? parseRunState(JSON.parse(readFileSync(file, 'utf8'))).state : null;
+}
+
 /** The run times of an example: `previousStart` from its `in/state.json` (the previous run's state), if any. */
 export function exampleRunTimes(folder: string): ExtractRunTimes {
-  const file = join(EXAMPLES_DIR, folder, 'in', 'state.json');
-  const state = existsSync(file) ? parseRunState(JSON.parse(readFileSync(file, 'utf8'))).state : null;
-  return runTimesOf(state, EXAMPLE_CLOCKS[folder] ?? EXAMPLES_NOW_MS);
+  return runTimesOf(exampleRunState(folder), EXAMPLE_CLOCKS[folder] ?? EXAMPLES_NOW_MS);
 }
 
 /** Runs the example `folder` against `mock` and compares; never throws. */
@@ -182,7 +186,7 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   // client certificate, AWS key), authentication applied, errors scrubbed; runExtraction passes `api.client`
   const fetchPage = createRequestSender({ secrets: source, auth: requestAuthOf(config), fetch: { maxAttempts: 1 }, sessions: new LoginSessions() });
   try {
-    const result = await runExtraction(config, { fetchPage, now: exampleClock(folder), runTimes: exampleRunTimes(folder) });
+    const result = await runExtraction(config, { fetchPage, now: exampleClock(folder), runTimes: exampleRunTimes(folder), runState: exampleRunState(folder) });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));
     return differences.length === 0 ? { status: 'pass' } : { status: 'differs', differences };
   } catch (err) {

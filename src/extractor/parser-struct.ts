@@ -1,0 +1,80 @@
+/**
+ * The reference JSON parser's stored structure (`json_parser.struct` of a run state, keboola/php-jsonparser 3) as
+ * columns. Pure module, workflow-safe.
+ *
+ * The reference loads the structure a previous run stored and parses the new pages against it, so a table keeps
+ * the columns of earlier runs (example 107: `previous`, a column no record of this run has, stays, empty). Ours
+ * converts the structure into a {@link TableSchema} seed ({@link schemaFromStruct}) and lays every table this run
+ * produced over the seed's columns for that table ({@link seedSchema}): the seed's columns first, in its order, this
+ * run's new columns where the structure order puts them. Tables the structure knows but this run did not produce
+ * are not written (the reference writes only tables it parsed rows into). Only columns are taken from it: node
+ * types stored there do not change how this run's values are parsed.
+ *
+ * Structure shape: `{"data": {"_<dataType>": {"nodeType": "array", "[]": <item node>}}, "parent_aliases": …}`; an
+ * object node has its properties as `_<name>` keys in column order; an array property's items are a child table
+ * (`<table>_<property>`); a node with `"type": "parent"` is a parent column (`JSON_parentId`, `parent_<field>`).
+ */
+import { PARENT_KEY_MARK } from './json-parser';
+import type { ExtractRunState } from './run-state';
+import { mergeTableSchema, type TableSchema } from './table-schema';
+import { safeName } from './table-names';
+
+type Node = Record<string, unknown>;
+const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && !Array.isArray(v);
+const ARRAY = '[]';
+const escapeSegment = (s: string): string => s.replace(/\\/g, '\\\\').replace(/\./g, '\\.');
+/** Child nodes of an object node, in order: `_name` keys (and `[]`). */
+const childrenOf = (node: Node): Array<[string, Node]> =>
+  Object.entries(node).filter((e): e is [string, Node] => (e[0].startsWith('_') || e[0] === ARRAY) && isNode(e[1]));
+
+/** The `json_parser.struct` of a run state, if it has one. */
+export function parserStructOf(state: ExtractRunState | null | undefined): unknown {
+  return state?.['json_parser.struct'];
+}
+
+/** The tables and header keys a stored structure describes (table names as the JSON parser names them). */
+export function schemaFromStruct(struct: unknown): TableSchema {
+  const schema: TableSchema = {};
+  const data = isNode(struct) && isNode(struct.data) ? struct.data : {};
+  // the rows of the table at `path` (the item node of an array)
+  const table = (items: Node, path: string[]) => {
+    const keys: string[] = [];
+    const visit = (node: Node, prefix: string[]) => {
+      for (const [name, child] of childrenOf(node)) {
+        if (name === ARRAY) continue;
+        const property = name.slice(1);
+        if (child.type === 'parent') {
+          keys.push(PARENT_KEY_MARK + property);
+        } else if (child.nodeType === 'object') {
+          visit(child, [...prefix, property]);
+        } else {
+          keys.push([...prefix, property].map(escapeSegment).join('.'));
+          if (child.nodeType === 'array' && isNode(child[ARRAY])) table(child[ARRAY], [...path, ...prefix, property]);
+        }
+      }
+    };
+    if (items.nodeType === 'object') visit(items, []);
+    else if (items.nodeType === 'scalar' || items.nodeType === 'array') {
+      keys.push('data');
+      for (const [name, child] of childrenOf(items)) if (child.type === 'parent') keys.push(PARENT_KEY_MARK + name.slice(1));
+    }
+    if (keys.length > 0) schema[safeName(path.join('.'))] = mergeTableSchema({}, [{ name: 't', keys }]).t!;
+  };
+  for (const [name, node] of childrenOf(data)) {
+    if (name !== ARRAY && node.nodeType === 'array' && isNode(node[ARRAY])) table(node[ARRAY], [name.slice(1)]);
+  }
+  return schema;
+}
+
+/**
+ * Every table of `schema` laid over the seed's columns for it (seed first, in its order; this run's new keys
+ * inserted where the structure order puts them). Tables only the seed has are left out.
+ */
+export function seedSchema(schema: TableSchema, seed: TableSchema): TableSchema {
+  const result: TableSchema = {};
+  for (const [name, keys] of Object.entries(schema)) {
+    const base = Object.prototype.hasOwnProperty.call(seed, name) ? seed[name]! : [];
+    result[name] = mergeTableSchema(base.length > 0 ? { [name]: base } : {}, [{ name, keys }])[name]!;
+  }
+  return result;
+}
