@@ -16,6 +16,7 @@
  */
 import { PARENT_KEY_MARK } from './json-parser';
 import type { ExtractRunState } from './run-state';
+import type { ExtractorConfig, JobConfig } from './types';
 import { mergeTableSchema, type TableSchema } from './table-schema';
 import { safeName } from './table-names';
 
@@ -77,4 +78,89 @@ export function seedSchema(schema: TableSchema, seed: TableSchema): TableSchema 
     result[name] = mergeTableSchema(base.length > 0 ? { [name]: base } : {}, [{ name, keys }])[name]!;
   }
   return result;
+}
+
+/** A header key's property path (`a.b\.c` → `a`, `b.c`). */
+function segmentsOf(key: string): string[] {
+  const segments: string[] = [];
+  let current = '';
+  for (let i = 0; i < key.length; i++) {
+    if (key[i] === '\\' && i + 1 < key.length) current += key[++i];
+    else if (key[i] === '.') {
+      segments.push(current);
+      current = '';
+    } else current += key[i];
+  }
+  segments.push(current);
+  return segments;
+}
+
+const clone = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
+/**
+ * The structure a run leaves for the next one (the reference stores its parser's structure in `state.json`): the
+ * previous structure with the nodes of this run's tables added (existing nodes are kept as they are). `dataTypes`
+ * are the jobs' data types as configured (the root of each table written by the JSON parser; mapped ones left out).
+ */
+export function structFromSchema(schema: TableSchema, dataTypes: readonly string[], previous: unknown): Record<string, unknown> {
+  const struct = (isNode(previous) ? clone(previous) : {}) as Node;
+  if (!isNode(struct.data)) struct.data = {};
+  if (!('parent_aliases' in struct)) struct.parent_aliases = [];
+  const child = (node: Node, name: string, nodeType: string): Node => {
+    const existing = node[name];
+    if (isNode(existing)) return existing;
+    const created: Node = { nodeType };
+    node[name] = created;
+    return created;
+  };
+  const itemsOf = (array: Node): Node => {
+    if (!isNode(array[ARRAY])) array[ARRAY] = {};
+    return array[ARRAY] as Node;
+  };
+  const fill = (items: Node, path: string[], table: string): void => {
+    const keys = schema[table] ?? [];
+    const dataKeys = keys.filter((k) => !k.startsWith(PARENT_KEY_MARK));
+    if (!('nodeType' in items)) items.nodeType = dataKeys.length === 1 && dataKeys[0] === 'data' ? 'scalar' : 'object';
+    for (const key of keys) {
+      if (key.startsWith(PARENT_KEY_MARK)) {
+        const name = key.slice(PARENT_KEY_MARK.length);
+        if (!isNode(items[`_${name}`])) items[`_${name}`] = { nodeType: 'scalar', type: 'parent', headerNames: name };
+        continue;
+      }
+      if (items.nodeType !== 'object') continue;
+      const segments = segmentsOf(key);
+      let node = items;
+      segments.slice(0, -1).forEach((segment) => (node = child(node, `_${segment}`, 'object')));
+      const last = segments[segments.length - 1]!;
+      const childTable = safeName([...path, ...segments].join('.'));
+      if (childTable !== table && Object.prototype.hasOwnProperty.call(schema, childTable)) {
+        const array = child(node, `_${last}`, 'array');
+        fill(itemsOf(array), [...path, ...segments], childTable);
+      } else if (!isNode(node[`_${last}`])) {
+        node[`_${last}`] = { nodeType: 'scalar', headerNames: safeName(segments.join('_')) };
+      }
+    }
+  };
+  for (const dataType of [...new Set(dataTypes)]) {
+    const table = safeName(dataType);
+    if (!Object.prototype.hasOwnProperty.call(schema, table)) continue;
+    fill(itemsOf(child(struct.data as Node, `_${dataType}`, 'array')), [dataType], table);
+  }
+  return struct;
+}
+
+/** The data types the JSON parser writes in a configuration (every job and child job without a mapping, all iterations). */
+export function parserDataTypes(config: ExtractorConfig): string[] {
+  const types: string[] = [];
+  const visit = (job: JobConfig) => {
+    if (!job.mapping) types.push(job.dataType);
+    job.children.forEach(visit);
+  };
+  for (const iteration of config.iterations ?? [config]) iteration.config.jobs.forEach(visit);
+  return [...new Set(types)];
+}
+
+/** The `json_parser.*` keys of the state a run leaves: the structure with this run's tables, version 3. */
+export function parserStateOf(schema: TableSchema, config: ExtractorConfig, previous: ExtractRunState | null | undefined): Record<string, unknown> {
+  return { 'json_parser.struct': structFromSchema(schema, parserDataTypes(config), parserStructOf(previous)), 'json_parser.structVersion': 3 };
 }

@@ -9,7 +9,7 @@ import { functionScopeOf } from './functions';
 import { userDataForRun } from './user-data-functions'; // ge-iter
 import { iterationConfigs } from './config-iterations'; // ge-iter
 import { requestAuthOf, type RequestAuth } from './http/send-request'; // ge-iter
-import { parserStructOf, schemaFromStruct, seedSchema } from './parser-struct'; // ge-iter
+import { parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from './parser-struct'; // ge-iter
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
@@ -87,6 +87,8 @@ export interface ExtractionResult {
   /** The run's times as given (`null`: not given). */
   runTimes: ExtractRunTimes | null;
   // --- ge-state (end) ---
+  /** (ge-iter) The `json_parser.*` keys the next run's state gets: the parser structure with this run's tables. */
+  parserState: Record<string, unknown>;
 }
 
 /**
@@ -172,5 +174,6 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
     // --- end ge-features ---
   }
-  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: givenRunTimes };
+  const parserState = parserStateOf(schema, configIn, options.runState); // ge-iter
+  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: givenRunTimes, parserState };
 }

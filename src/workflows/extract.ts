@@ -22,7 +22,7 @@ import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
-import { parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
+import { parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
@@ -368,7 +368,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
     let storedState: ExtractRunState | null = null;
     if (cp.runState && cp.runTimes && !cancelled && o.load && patched(RUN_STATE_PATCH)) {
-      storedState = nextRunState(cp.runState.previous, cp.runTimes);
+      // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
+      const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous) : {};
+      storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
       await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
     }
     phase = cancelled ? 'cancelled' : 'done';

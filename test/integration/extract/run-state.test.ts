@@ -12,6 +12,9 @@ import type { ExtractInput, ExtractProgress, ExtractResult } from '../../../src/
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { failureOf, FAST_FETCH, sampleConfig } from './support';
+import { schemaFromStruct } from '../../../src/extractor/parser-struct';
+import { columnNamesFor } from '../../../src/extractor/table-names';
+import { storageColumnNames } from '../../../src/contracts/extract-plan';
 
 const CURSOR = { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' };
 /** A reference extractor's state.json (example 107), JSON parser keys included. */
@@ -51,8 +54,13 @@ describe('extractWorkflow run state', () => {
     const firstHandle = await start({ config, stateKey: 'cfg-a' });
     const first = (await firstHandle.result()) as ExtractResult;
     expect(first.runTimes?.previousStart).toBe(0);
-    expect(first.runState).toEqual({ stateKey: 'cfg-a', stored: { time: { previousStart: first.runTimes!.currentStart } } });
-    expect(JSON.parse(readFileSync(statePath('cfg-a'), 'utf8'))).toEqual({ time: { previousStart: first.runTimes!.currentStart } });
+    const stored = first.runState!.stored!;
+    expect(stored).toMatchObject({ time: { previousStart: first.runTimes!.currentStart }, 'json_parser.structVersion': 3 });
+    expect(first.runState!.stateKey).toBe('cfg-a');
+    expect(JSON.parse(readFileSync(statePath('cfg-a'), 'utf8'))).toEqual(stored);
+    // ge-iter: like the reference, the state holds the parser structure of the tables written (their columns)
+    const loaded = await env.emulator.readTable('in.c-state-a.users');
+    expect(storageColumnNames(columnNamesFor(schemaFromStruct(stored['json_parser.struct']).users!))).toEqual(loaded.columns);
     expect(Math.abs(first.runTimes!.currentStart - Date.now() / 1000)).toBeLessThan(120);
     await expectReplays(firstHandle);
 
@@ -78,11 +86,26 @@ describe('extractWorkflow run state', () => {
     expect(existsSync(statePath('cfg-c'))).toBe(false);
   });
 
-  it("imports a reference state.json: previousStart from it, the JSON parser's keys stored untouched", async () => {
+  it("imports a reference state.json: previousStart from it, the parser structure kept and extended with this run's columns", async () => {
     const config = sampleConfig(api, CURSOR, [{ endpoint: 'cursor/items', dataType: 'users' }], 'state-d');
     const result = (await (await start({ config, stateKey: 'cfg-d', importState: REFERENCE_STATE })).result()) as ExtractResult;
     expect(result.runTimes?.previousStart).toBe(1492606006);
-    expect(JSON.parse(readFileSync(statePath('cfg-d'), 'utf8'))).toEqual({ ...REFERENCE_STATE, time: { previousStart: result.runTimes!.currentStart } });
+    const stored = JSON.parse(readFileSync(statePath('cfg-d'), 'utf8')) as Record<string, unknown>;
+    expect(stored).toMatchObject({ time: { previousStart: result.runTimes!.currentStart }, 'json_parser.structVersion': 3, 'json_parser.struct': { parent_aliases: [] } });
+    const loaded = await env.emulator.readTable('in.c-state-d.users');
+    expect(storageColumnNames(columnNamesFor(schemaFromStruct(stored['json_parser.struct']).users!))).toEqual(loaded.columns);
+  });
+
+  it("keeps the columns of the imported parser structure in the table (a column no record has stays, empty), as the reference", async () => {
+    const config = sampleConfig(api, CURSOR, [{ endpoint: 'cursor/items', dataType: 'users' }], 'state-g');
+    const struct = { data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } }, parent_aliases: [] };
+    const handle = await start({ config, stateKey: 'cfg-g', importState: { time: { previousStart: 1 }, 'json_parser.struct': struct } });
+    await handle.result();
+    const loaded = await env.emulator.readTable('in.c-state-g.users');
+    expect(loaded.columns.slice(0, 2)).toEqual(['id', 'previous']);
+    expect(loaded.rows).toHaveLength(25);
+    expect(loaded.rows.every((row) => row[1] === '')).toBe(true);
+    await expectReplays(handle);
   });
 
   it('refuses an invalid stateKey or importState before anything runs, naming the field', async () => {

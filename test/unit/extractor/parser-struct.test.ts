@@ -67,3 +67,42 @@ describe('runExtraction with the previous run state', () => {
     expect(result.tables.users.rows).toEqual([{ id: '3', name: 'John Doe', previous: '', modified: '2017-04-20 19:05:12' }]);
   });
 });
+
+describe('the structure a run leaves for the next one', () => {
+  it("adds this run's columns to the stored structure, keeping what it had (107: 'modified' after 'previous')", async () => {
+    const config = parseExtractorConfig({ parameters: { api: { baseUrl: BASE_URL }, config: { outputBucket: 'test', jobs: [{ endpoint: 'users' }] } } });
+    const result = await runExtraction(config, {
+      fetchPage: fakeFetch([[{ id: 3, name: 'John Doe', modified: '2017-04-20 19:05:12' }]]),
+      runState: { time: { previousStart: 1492606006 }, 'json_parser.struct': STRUCT_107, 'json_parser.structVersion': 3 },
+    });
+    expect(result.parserState).toEqual({
+      'json_parser.struct': {
+        data: {
+          _users: {
+            '[]': { _id: scalar(), _name: scalar(), _previous: scalar(), nodeType: 'object', headerNames: 'data', _modified: scalar({ headerNames: 'modified' }) },
+            nodeType: 'array',
+          },
+        },
+        parent_aliases: [],
+      },
+      'json_parser.structVersion': 3,
+    });
+  });
+
+  it('describes nested objects, child tables, scalar items and parent columns so the next run reads the same columns back', async () => {
+    const config = parseExtractorConfig({
+      parameters: { api: { baseUrl: BASE_URL }, config: { outputBucket: 'test', userData: { src: 'api' }, jobs: [{ endpoint: 'users', dataType: 'users-2' }] } },
+    });
+    const result = await runExtraction(config, {
+      fetchPage: fakeFetch([[{ id: 1, address: { city: 'Prague', 'zip.code': '110' }, tags: ['a', 'b'], roles: [{ name: 'admin' }] }]]),
+    });
+    const first = schemaFromStruct(result.parserState['json_parser.struct']);
+    expect(Object.keys(first).sort()).toEqual(['users-2', 'users-2_roles', 'users-2_tags']);
+    const next = await runExtraction(config, {
+      fetchPage: fakeFetch([[{ id: 2 }]]),
+      runState: { time: { previousStart: 1 }, ...result.parserState },
+    });
+    expect(next.tables['users-2'].columns).toEqual(result.tables['users-2'].columns);
+    expect(next.tables['users-2'].rows).toEqual([{ id: '2', address_city: '', address_zip_code: '', tags: '', roles: '', src: 'api' }]);
+  });
+});
