@@ -39,6 +39,7 @@ export const PASSING: readonly string[] = [
   '031-combined-filter',
   '032-multiple-combined-filter',
   '033-job-parameters',
+  '034-post-request',
   '035-complex-post',
   '036-complex-get',
   '037-retry-header',
