@@ -139,6 +139,8 @@ export const PASSING: readonly string[] = [
  * They are not counted as passing here.
  */
 export const JUDGED_ELSEWHERE: Readonly<Record<string, string>> = {
+  '102-oauth1': 'the OAuth 1 signature covers the host, port, a fresh nonce and the clock; the reference run\'s header is reproduced exactly (test/unit/extractor/ge-examples-functions.test.ts)',
+  '104-oauth2-hmac': 'the MAC covers the host, port, a fresh nonce and the clock; the reference run\'s header is reproduced exactly (test/unit/extractor/ge-examples-functions.test.ts)',
   '131-ssh-tunnel': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
   '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
   '141-https-self-signed': 'HTTPS with the API\'s own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
