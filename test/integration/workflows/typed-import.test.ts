@@ -62,6 +62,16 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
   }
 
+  /** A JSON POST to the emulator's API: status and JSON body. */
+  async function post(path: string, body: unknown): Promise<{ status: number; body: Json }> {
+    const res = await request(`${env.emulator.url}/v2/storage/${path}`, {
+      method: 'POST',
+      headers: { 'x-storageapi-token': env.emulator.token, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.statusCode, body: (await res.body.json()) as Json };
+  }
+
   /** Files in Storage with this name (a failed run must leave none). */
   async function filesNamed(name: string): Promise<unknown[]> {
     return ((await api('files?limit=1000')).body as Array<{ name: string }>).filter((f) => f.name === name);
@@ -167,6 +177,37 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     expect((await api('buckets/in.c-typed-new')).status).toBe(404);
     expect(await filesNamed('mismatch.csv')).toEqual([]);
   });
+
+  it('reconciles a lost tables-definition response: one definition job, one typed table with the rows', async () => {
+    const before = env.emulator.requests.length;
+    env.emulator.faults.add({ method: 'POST', path: 'tables-definition$', times: 1, action: { type: 'dropResponse' } });
+    const result = await run({ source: csvFile('lost.csv', 'k\n1\n2\n'), bucketId: 'in.c-typed-lost', createBucket: true, table: 'lost', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }] });
+    expect(result).toMatchObject({ importedRowsCount: 2, typed: true });
+    expect((await env.emulator.readTable('in.c-typed-lost.lost')).rows).toEqual([['1'], ['2']]);
+    const posts = env.emulator.requests.slice(before).filter((r) => r.method === 'POST' && r.path.endsWith('/tables-definition'));
+    expect(posts).toEqual([expect.objectContaining({ fault: 'dropResponse' })]);
+  });
+
+  it('removes the typed table it created when the load fails in a run continued as new (the table travels in the resume state)', async () => {
+    // a typed table and a file of this run, and a load job that ended in error: what a continued run polls
+    const defined = await post('buckets/in.c-typed/tables-definition', { name: 'resumed', columns: [{ name: 'k', definition: { type: 'INTEGER' } }] });
+    expect(defined.status).toBe(202);
+    await eventuallyTable('in.c-typed.resumed');
+    const file = await post('files/prepare', { name: 'resumed.csv' });
+    const failedJob = ((await api('jobs?limit=100')).body as Json[]).find((j) => j.status === 'error' && j.operationName === 'tableImport');
+    expect(failedJob).toBeDefined();
+    const resume = { fileId: file.body.id, bytes: 1, job: { id: failedJob.id, status: 'processing', operationName: 'tableImport' }, pollingSince: Date.now(), createdTable: true, typed: true };
+    const failure = await failureOf(run({ source: 'unused.csv', bucketId: 'in.c-typed', table: 'resumed', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }], resume } as ImportTableInput));
+    expect(failure.type).toBe('SAPI_JOB_FAILED');
+    expect((await api('tables/in.c-typed.resumed')).status).toBe(404);
+    expect((await api(`files/${file.body.id}`)).status).toBe(404);
+  });
+
+  /** Waits until a table exists (a definition job is quick). */
+  async function eventuallyTable(tableId: string): Promise<void> {
+    for (let i = 0; i < 50 && (await api(`tables/${tableId}`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 100));
+    expect((await api(`tables/${tableId}`)).status).toBe(200);
+  }
 
   it('rejects typed columns for a load, an unknown primary key and a reserved metadata provider before touching the service', async () => {
     const source = csvFile('x.csv', 'id\n1\n');
