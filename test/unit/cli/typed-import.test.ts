@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildProgram, run } from '../../../src/cli';
 import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
+import { summarizeImport } from '../../../src/cli/import';
 import { parseColumnFlag } from '../../../src/cli/typed-columns';
 
 /** Parses a command line with a recorder in place of the workflow runner; nothing connects anywhere. */
@@ -86,6 +87,13 @@ describe('typed-table and metadata flags of sapi-temporal import', () => {
     expect(await run(['node', 'sapi-temporal', ...base, ...extra], { env: {}, runTransfer })).toBe(2);
     expect(runTransfer).not.toHaveBeenCalled();
     expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join('')).toMatch(message);
+  });
+
+  it('says in the summary that the table is typed and how many metadata entries were set, and nothing of it for a plain import', () => {
+    const result = { tableId: 'in.c-a.t', fileId: 1, jobId: 2, importedRowsCount: 3, bytes: 10 };
+    expect(summarizeImport({ ...result, typed: true, metadataSet: 2 }).fields.slice(-2)).toEqual([['typed', 'yes'], ['metadata', '2 entries set']]);
+    expect(summarizeImport({ ...result, typed: false, metadataSet: 1 }).fields.slice(-1)).toEqual([['metadata', '1 entry set']]);
+    expect(summarizeImport({ ...result, typed: false }).fields.map(([label]) => label)).toEqual(['table', 'rows', 'bytes', 'sha256', 'file id', 'job id']);
   });
 
   it('exits 2 naming the entry of a --columns-file without a type', async () => {
