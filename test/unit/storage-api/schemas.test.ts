@@ -5,7 +5,7 @@ describe('response schemas', () => {
   it('accept a prepare response and keep fields we do not model', () => {
     const f = preparedFileSchema.parse(preparedSample);
     expect(f.id).toBe(192726698);
-    expect(f.uploadParams.credentials.SessionToken).toBe('token');
+    expect(f.uploadParams!.credentials.SessionToken).toBe('token');
     expect((f as Record<string, unknown>)['fileType']).toBe('csv');
   });
 
