@@ -30,6 +30,8 @@ export class AbsObjectStore implements ObjectStore {
   private readonly credential: StorageSharedKeyCredential;
   private readonly container: ContainerClient;
   private readonly blobEndpoint: string;
+  /** What clients are told (SAS connection strings, file URLs). */
+  private readonly publicBlobEndpoint: string;
 
   constructor(
     private readonly options: EmulatorAbsOptions,
@@ -38,6 +40,7 @@ export class AbsObjectStore implements ObjectStore {
   ) {
     this.bucket = options.container;
     this.blobEndpoint = options.blobEndpoint.replace(/\/$/, '');
+    this.publicBlobEndpoint = (options.publicBlobEndpoint ?? options.blobEndpoint).replace(/\/$/, '');
     this.credential = new StorageSharedKeyCredential(options.accountName, options.accountKey);
     this.container = new BlobServiceClient(this.blobEndpoint, this.credential).getContainerClient(options.container);
   }
@@ -74,7 +77,7 @@ export class AbsObjectStore implements ObjectStore {
     const expiresOn = new Date(Date.now() + this.credentialsTtlSeconds * 1000);
     const sas = this.sas(key, access, prefix, expiresOn);
     const claimed = claimedTtlSeconds === undefined ? expiresOn : new Date(Date.now() + claimedTtlSeconds * 1000);
-    return { SASConnectionString: `BlobEndpoint=${this.blobEndpoint};SharedAccessSignature=${sas}`, expiration: formatExpiration(claimed) };
+    return { SASConnectionString: `BlobEndpoint=${this.publicBlobEndpoint};SharedAccessSignature=${sas}`, expiration: formatExpiration(claimed) };
   }
 
   async uploadFields(key: string, prefix: boolean, _encrypted: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>> {
@@ -83,7 +86,7 @@ export class AbsObjectStore implements ObjectStore {
       absUploadParams: {
         blobName: key,
         accountName: this.options.accountName,
-        protocol: new URL(this.blobEndpoint).protocol.replace(':', ''),
+        protocol: new URL(this.publicBlobEndpoint).protocol.replace(':', ''),
         container: this.bucket,
         absCredentials: this.credentials(key, 'upload', prefix, claimedTtlSeconds),
       },
@@ -105,7 +108,8 @@ export class AbsObjectStore implements ObjectStore {
 
   presign(key: string): string {
     const sas = this.sas(key, 'read', false, new Date(Date.now() + this.presignTtlSeconds * 1000));
-    return `${this.container.getBlobClient(key).url}?${sas}`;
+    const path = key.split('/').map(encodeURIComponent).join('/');
+    return `${this.publicBlobEndpoint}/${encodeURIComponent(this.bucket)}/${path}?${sas}`;
   }
 
   async size(key: string): Promise<number | undefined> {

@@ -57,6 +57,7 @@ const optionsSchema = z.object({
       blobEndpoint: z.string().url(),
       accountName: z.string().min(1),
       accountKey: z.string().min(1),
+      publicBlobEndpoint: z.string().url().optional(),
       container: z.string().regex(/^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$/, 'a container name: 3-63 lowercase letters, digits and single dashes'),
     })
     .optional(),

@@ -48,6 +48,11 @@ export interface EmulatorAbsOptions {
   accountKey: string;
   /** Container holding every file; created when missing. */
   container: string;
+  /**
+   * Blob endpoint clients get in their SAS connection strings and file URLs, when it differs from the one the
+   * emulator itself uses (a proxy, another host name in containers). Default `blobEndpoint`.
+   */
+  publicBlobEndpoint?: string;
 }
 
 /** Object-storage backends the emulator serves: `aws` (S3 on MinIO) or `azure` (Blob Storage on Azurite). */
