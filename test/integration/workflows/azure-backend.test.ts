@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startAzurite, type AzuriteHandle } from '../../../src/dev/azurite';
+import type { UploadFileResult } from '../../../src/activities/upload-file';
+import { activityResults } from '../../harness/history';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 
@@ -52,7 +54,14 @@ describe('import and export on the Azure Blob Storage backend', () => {
     const source = csv(120_000, 60);
     expect(Buffer.byteLength(source)).toBeGreaterThan(10 * 1024 * 1024);
     writeFileSync(join(env.dataDir, 'direct.csv'), source);
-    const result = await importTable({ source: join(env.dataDir, 'direct.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'direct' });
+    const handle = await env.client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `azure-direct-${Date.now()}`,
+      args: [{ source: join(env.dataDir, 'direct.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'direct', polling: { initialMs: 200, maxMs: 1000 } }],
+    });
+    const result = (await handle.result()) as ImportTableResult;
+    // 5 MiB blocks (SAPI_PART_SIZE_MIB of the test env), all sent by the one attempt
+    expect(await activityResults<UploadFileResult>(handle, 'uploadFile')).toEqual([expect.objectContaining({ parts: 3, partsUploaded: 3, resumed: false })]);
     expect(result).toMatchObject({ tableId: 'in.c-azure.direct', importedRowsCount: 120_000, bytes: Buffer.byteLength(source) });
     expect(result.sha256).toBe(createHash('sha256').update(source).digest('hex'));
     const table = await env.emulator.readTable('in.c-azure.direct');
@@ -78,6 +87,29 @@ describe('import and export on the Azure Blob Storage backend', () => {
     const manifest = (await (await request(file.url as string)).body.json()) as { entries: { url: string }[] };
     const prefix = `azure://${azurite.accountName}.blob.core.windows.net/sapi-files/${(file.absPath as { name: string }).name}`;
     expect(manifest.entries.map((e) => e.url)).toEqual([0, 1, 2].map((i) => `${prefix}part_0000${i}`));
+  });
+
+  it('answers a SAS that is about to expire with a fresh prepare, and loads the rows once', async () => {
+    env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60, times: 1 });
+    const prepares = () => env.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/files/prepare')).length;
+    const before = prepares();
+    writeFileSync(join(env.dataDir, 'expiring.csv'), 'k,v\n1,a\n2,b\n');
+    const result = await importTable({ source: join(env.dataDir, 'expiring.csv'), bucketId: 'in.c-azure', table: 'expiring' });
+    expect(prepares() - before).toBe(2);
+    expect((await env.emulator.readTable('in.c-azure.expiring')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect(result.importedRowsCount).toBe(2);
+  });
+
+  it('retries a download whose read SAS is about to expire with a fresh one and writes the same rows', async () => {
+    writeFileSync(join(env.dataDir, 'small.csv'), csv(10));
+    await importTable({ source: join(env.dataDir, 'small.csv'), bucketId: 'in.c-azure', table: 'small' });
+    env.emulator.faults.expireCredentials({ access: 'read', expiresInSeconds: 60, times: 1 });
+    const details = () => env.emulator.requests.filter((r) => r.method === 'GET' && /\/files\/\d+$/.test(r.path)).length;
+    const before = details();
+    const result = await exportTable({ tableId: 'in.c-azure.small', destination: join(env.dataDir, 'out', 'small.csv') });
+    expect(details() - before).toBe(2); // the first attempt's SAS was refused before any byte moved
+    expect(result).toMatchObject({ sliced: false, slices: 1 });
+    expect(parse(readFileSync(result.path, 'utf8'))).toEqual(parse(csv(10)));
   });
 
   it('exports a table as ≥ 10 slices from Azure and concatenates them in manifest order with a header', async () => {
