@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { emulatorService } from '../../../src/dev/services';
 import { startDevStack } from '../../../src/dev/stack';
-import { isAlive } from '../../harness/processes';
+import { startAzurite } from '../../../src/dev/azurite';
+import { eventually, isAlive } from '../../harness/processes';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
 const PYTHONPATH = join(ROOT, '.tools', 'python');
@@ -63,5 +64,38 @@ describe('dev stack with --backend azure', () => {
       await stack.stop();
     }
     expect(pids.filter(isAlive)).toEqual([]);
+  });
+
+  it('sapi-temporal emulator --backend azure keeps files in the account of AZURE_STORAGE_CONNECTION_STRING until Ctrl-C', async () => {
+    const azurite = await startAzurite({ dataDir: join(dataDir, 'azurite') });
+    const child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.js'), join(ROOT, 'bin', 'sapi-temporal.js'), '--', 'emulator', '--backend', 'azure', '--data-dir', join(dataDir, 'emulator')], {
+      env: {
+        ...process.env,
+        AZURE_STORAGE_CONNECTION_STRING: `AccountName=${azurite.accountName};AccountKey=${azurite.accountKey};BlobEndpoint=${azurite.blobEndpoint}`,
+        SAPI_EMULATOR_BUCKET: 'cli-files',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    try {
+      await eventually(() => /SAPI_TOKEN/.test(stdout) || child.exitCode !== null, 60_000, 'the emulator did not start');
+      const url = /SAPI_URL +(\S+)/.exec(stdout)?.[1] as string;
+      const token = /SAPI_TOKEN +(\S+)/.exec(stdout)?.[1] as string;
+      const prepared = await request(`${url}/v2/storage/files/prepare`, {
+        method: 'POST',
+        headers: { 'x-storageapi-token': token, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'probe.csv', isSliced: true }),
+      });
+      const file = (await prepared.body.json()) as { absUploadParams: { absCredentials: { SASConnectionString: string } } };
+      expect(file).toMatchObject({ provider: 'azure', isSliced: true, absUploadParams: { container: 'cli-files', accountName: azurite.accountName } });
+      // a sliced file's SAS reaches its container (Azure cannot scope a SAS to a name prefix)
+      expect(file.absUploadParams.absCredentials.SASConnectionString).toMatch(/sr=c/);
+    } finally {
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      await azurite.stop();
+    }
   });
 });
