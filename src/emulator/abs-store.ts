@@ -55,11 +55,13 @@ export class AbsObjectStore implements ObjectStore {
 
   /**
    * A SAS for one blob, or for the whole container when `prefix` (Azure scopes a SAS to a blob or a container, not
-   * to a name prefix, so a sliced file's credentials reach the container). Upload: create, write, add and read (read
-   * lets an interrupted upload list the blocks it already staged); read: read.
+   * to a name prefix, so a sliced file's credentials reach the container). Upload of one blob: read, add, create,
+   * write (read lets an interrupted upload list the blocks it already staged); upload of a sliced file: add, create,
+   * write only, so that its container-wide SAS reads no other file (its slices then resume from the heartbeat);
+   * read: read.
    */
   private sas(key: string, access: CredentialsAccess, prefix: boolean, expiresOn: Date): string {
-    const permissions = access === 'upload' ? 'racw' : 'r';
+    const permissions = access === 'read' ? 'r' : prefix ? 'acw' : 'racw';
     return generateBlobSASQueryParameters(
       {
         containerName: this.bucket,

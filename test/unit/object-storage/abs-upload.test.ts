@@ -14,29 +14,34 @@ function fakeContainer() {
   const staged = new Map<string, Map<string, Buffer>>();
   const committed = new Map<string, Buffer>();
   const calls: string[] = [];
+  const clients = new Map<string, unknown>();
   const container = {
     containerName: 'c',
     getBlockBlobClient(name: string) {
-      const blocks = staged.get(name) ?? new Map<string, Buffer>();
-      staged.set(name, blocks);
-      return {
-        async stageBlock(id: string, body: Buffer, length: number, options: { transactionalContentMD5?: Uint8Array }) {
-          expect(Buffer.from(options.transactionalContentMD5 ?? []).toString('base64')).toBe(createHash('md5').update(body).digest('base64'));
-          calls.push(`stage ${blockIndexOf(id)} ${length}`);
-          blocks.set(id, Buffer.from(body));
-        },
-        async getBlockList() {
-          calls.push('list');
-          if (blocks.size === 0) throw Object.assign(new Error('BlobNotFound'), { statusCode: 404 });
-          return { uncommittedBlocks: [...blocks].map(([id, b]) => ({ name: id, size: b.length })), committedBlocks: [] };
-        },
-        async commitBlockList(ids: string[]) {
-          calls.push(`commit ${ids.length}`);
-          committed.set(name, Buffer.concat(ids.map((id) => blocks.get(id) as Buffer)));
-        },
-      };
+      if (!clients.has(name)) clients.set(name, newClient(name));
+      return clients.get(name);
     },
   };
+  function newClient(name: string) {
+    const blocks = staged.get(name) ?? new Map<string, Buffer>();
+    staged.set(name, blocks);
+    return {
+      async stageBlock(id: string, body: Buffer, length: number, options: { transactionalContentMD5?: Uint8Array }) {
+        expect(Buffer.from(options.transactionalContentMD5 ?? []).toString('base64')).toBe(createHash('md5').update(body).digest('base64'));
+        calls.push(`stage ${blockIndexOf(id)} ${length}`);
+        blocks.set(id, Buffer.from(body));
+      },
+      async getBlockList() {
+        calls.push('list');
+        if (blocks.size === 0) throw Object.assign(new Error('BlobNotFound'), { statusCode: 404 });
+        return { uncommittedBlocks: [...blocks].map(([id, b]) => ({ name: id, size: b.length })), committedBlocks: [] };
+      },
+      async commitBlockList(ids: string[]) {
+        calls.push(`commit ${ids.length}`);
+        committed.set(name, Buffer.concat(ids.map((id) => blocks.get(id) as Buffer)));
+      },
+    };
+  }
   return { container: container as unknown as ContainerClient, staged, committed, calls };
 }
 
@@ -91,6 +96,24 @@ describe('Azure block blob upload', () => {
     await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), gzip: true, partSizeBytes: MiB });
     expect(store.calls.filter((c) => c.startsWith('stage')).length).toBeGreaterThan(0);
     expect(store.calls).not.toContain('list');
+  });
+
+  it('resumes from the heartbeat when the SAS may not list blocks (the container-wide SAS of a sliced file)', async () => {
+    const store = fakeContainer();
+    const blob = store.container.getBlockBlobClient('b');
+    blob.getBlockList = async () => {
+      store.calls.push('list');
+      throw Object.assign(new Error('AuthorizationPermissionMismatch'), { statusCode: 403 });
+    };
+    const source = data(2 * MiB);
+    const first = source.subarray(0, MiB);
+    await blob.stageBlock(blockId(1), first, MiB, { transactionalContentMD5: createHash('md5').update(first).digest() });
+    store.calls.length = 0;
+    const resume = { container: 'c', blobName: 'b', partSizeBytes: MiB, blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(first).digest('base64') }], bytesSent: MiB };
+    const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), resume });
+    expect(store.calls).toEqual(['list', `stage 2 ${MiB}`, 'commit 2']);
+    expect(result).toMatchObject({ partsUploaded: 1, resumed: true });
+    expect(store.committed.get('b')).toEqual(source);
   });
 
   it('commits an empty blob for an empty source', async () => {
