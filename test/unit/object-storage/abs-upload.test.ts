@@ -57,6 +57,7 @@ describe('Azure block blob upload', () => {
     const source = data(2 * MiB + 5);
     const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), partSizeBytes: MiB, concurrency: 2 });
     expect(result).toMatchObject({ parts: 3, partsUploaded: 3, bytes: source.length, resumed: false });
+    expect(result.partBuffers).toBeLessThanOrEqual(2 + 1); // memory: (concurrency + 1) blocks, whatever the size
     expect(result.sha256).toBe(createHash('sha256').update(source).digest('hex'));
     expect(store.committed.get('b')).toEqual(source);
     expect(new Set([blockId(1), blockId(2), blockId(99999)].map((id) => id.length)).size).toBe(1);
