@@ -3,8 +3,9 @@ import { createWriteStream, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ChildProcess } from 'node:child_process';
 import type { AbsUploadState } from '../../src/object-storage/abs-upload';
+import type { DownloadState } from '../../src/object-storage/download';
 import type { UploadFileResult } from '../../src/activities/upload-file';
-import type { ImportTableResult } from '../../src/contracts/transfer';
+import type { ExportTableResult, ImportTableResult } from '../../src/contracts/transfer';
 import { startAzurite, type AzuriteHandle } from '../../src/dev/azurite';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
@@ -31,7 +32,7 @@ async function writeCsv(path: string, sizeBytes: number): Promise<number> {
   return rows;
 }
 
-describe('an Azure block blob upload resumes after the worker is killed mid-way', () => {
+describe('Azure transfers resume after the worker is killed mid-way', () => {
   let azurite: AzuriteHandle;
   let proxy: Awaited<ReturnType<typeof startThrottleProxy>>;
   let env: SapiTestEnv;
@@ -44,6 +45,7 @@ describe('an Azure block blob upload resumes after the worker is killed mid-way'
       worker: false,
       emulator: {
         backend: 'azure',
+        sliceSizeBytes: 1 * MiB,
         abs: {
           blobEndpoint: azurite.blobEndpoint,
           publicBlobEndpoint: `${proxy.url}/${azurite.accountName}`,
@@ -101,5 +103,48 @@ describe('an Azure block blob upload resumes after the worker is killed mid-way'
     // the store listed every block staged before the kill (at least those heartbeated): none went up again
     expect(upload!.partsUploaded).toBeLessThanOrEqual(blocks - blocksAtKill);
     expect(proxy.bytes.up - upBeforeTakeover).toBeLessThan((blocks - blocksAtKill) * 5 * MiB + MiB);
+  });
+
+  it('finishes a sliced download from Azure on a new worker without fetching the finished slices again', async () => {
+    const source = join(env.dataDir, 'export-source.csv');
+    const rows = await writeCsv(source, 24 * MiB);
+    const loader = await env.startWorker();
+    await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `chaos-azure-export-load-${Date.now()}`,
+      args: [{ source, bucketId: 'in.c-chaos', createBucket: true, table: 'download', polling: { initialMs: 200, maxMs: 1000 } }],
+    });
+    await loader.stop();
+    const first = await startWorker('download-first');
+    const destination = join(env.dataDir, 'out', 'download.csv');
+    const handle = await env.client.workflow.start('exportTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `chaos-azure-download-${Date.now()}`,
+      args: [{ tableId: 'in.c-chaos.download', destination, polling: { initialMs: 200, maxMs: 1000 } }],
+    });
+    let slicesAtKill = 0;
+    let slices = 0;
+    await eventually(
+      async () => {
+        const state = await pendingHeartbeat<DownloadState>(handle, 'downloadFile');
+        slicesAtKill = state?.finishedSlices.length ?? 0;
+        slices = state?.slices ?? 0;
+        return slicesAtKill >= 5;
+      },
+      60_000,
+      'the download never recorded 5 slices',
+    );
+    expect(slices).toBeGreaterThanOrEqual(10);
+    first.kill('SIGKILL');
+    const downBeforeTakeover = proxy.bytes.down;
+    await startWorker('download-second');
+    const result = (await handle.result()) as ExportTableResult;
+    const text = readFileSync(destination, 'utf8');
+    expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toBe('"id","payload"');
+    expect(lines.slice(1).map((line) => line.split(',')[0]!.replace(/"/g, ''))).toEqual(Array.from({ length: rows }, (_, i) => String(i)));
+    // the second worker fetched about the slices the first had not finished, not the whole file again
+    expect(proxy.bytes.down - downBeforeTakeover).toBeLessThan(result.bytes * (1 - slicesAtKill / slices) + 3 * MiB);
   });
 });
