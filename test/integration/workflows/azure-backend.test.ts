@@ -74,13 +74,13 @@ describe('import and export on the Azure Blob Storage backend', () => {
 
   it('imports headerless parts as one sliced file whose manifest lists azure:// blobs, in order', async () => {
     writeFileSync(join(env.dataDir, 'head.csv'), 'id,part\n');
-    await importTable({ source: join(env.dataDir, 'head.csv'), bucketId: 'in.c-azure', table: 'sliced' });
+    await importTable({ source: join(env.dataDir, 'head.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'sliced' });
     const slices = [0, 1, 2].map((part) => {
       const path = join(env.dataDir, `slice-${part}.csv`);
       writeFileSync(path, Array.from({ length: 3 }, (_, i) => `${part * 3 + i},${part}\n`).join(''));
       return path;
     });
-    const result = await importTable({ source: slices[0] as string, slices, columns: ['id', 'part'], bucketId: 'in.c-azure', table: 'sliced', mode: 'load' });
+    const result = await importTable({ source: slices[0] as string, slices, columns: ['id', 'part'], bucketId: 'in.c-azure', createBucket: true, table: 'sliced', mode: 'load' });
     expect(result).toMatchObject({ importedRowsCount: 9 });
     expect((await env.emulator.readTable('in.c-azure.sliced')).rows).toEqual(Array.from({ length: 9 }, (_, i) => [String(i), String(Math.floor(i / 3))]));
     const file = await fileDetail(result.fileId as number);
@@ -89,12 +89,20 @@ describe('import and export on the Azure Blob Storage backend', () => {
     expect(manifest.entries.map((e) => e.url)).toEqual([0, 1, 2].map((i) => `${prefix}part_0000${i}`));
   });
 
+  it('imports through the importer service, which stores the file in Azure too', async () => {
+    const content = 'id,qty\n1,10\n2,20\n';
+    writeFileSync(join(env.dataDir, 'importer.csv'), content);
+    const result = await importTable({ source: join(env.dataDir, 'importer.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'importer', via: 'importer' });
+    expect((await env.emulator.readTable('in.c-azure.importer')).rows).toEqual([['1', '10'], ['2', '20']]);
+    expect(await fileDetail(result.fileId as number)).toMatchObject({ provider: 'azure', sizeBytes: Buffer.byteLength(content) });
+  });
+
   it('answers a SAS that is about to expire with a fresh prepare, and loads the rows once', async () => {
     env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60, times: 1 });
     const prepares = () => env.emulator.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/files/prepare')).length;
     const before = prepares();
     writeFileSync(join(env.dataDir, 'expiring.csv'), 'k,v\n1,a\n2,b\n');
-    const result = await importTable({ source: join(env.dataDir, 'expiring.csv'), bucketId: 'in.c-azure', table: 'expiring' });
+    const result = await importTable({ source: join(env.dataDir, 'expiring.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'expiring' });
     expect(prepares() - before).toBe(2);
     expect((await env.emulator.readTable('in.c-azure.expiring')).rows).toEqual([['1', 'a'], ['2', 'b']]);
     expect(result.importedRowsCount).toBe(2);
@@ -102,7 +110,7 @@ describe('import and export on the Azure Blob Storage backend', () => {
 
   it('retries a download whose read SAS is about to expire with a fresh one and writes the same rows', async () => {
     writeFileSync(join(env.dataDir, 'small.csv'), csv(10));
-    await importTable({ source: join(env.dataDir, 'small.csv'), bucketId: 'in.c-azure', table: 'small' });
+    await importTable({ source: join(env.dataDir, 'small.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'small' });
     env.emulator.faults.expireCredentials({ access: 'read', expiresInSeconds: 60, times: 1 });
     const details = () => env.emulator.requests.filter((r) => r.method === 'GET' && /\/files\/\d+$/.test(r.path)).length;
     const before = details();
@@ -115,7 +123,7 @@ describe('import and export on the Azure Blob Storage backend', () => {
   it('exports a table as ≥ 10 slices from Azure and concatenates them in manifest order with a header', async () => {
     const source = csv(20_000);
     writeFileSync(join(env.dataDir, 'big.csv'), source);
-    await importTable({ source: join(env.dataDir, 'big.csv'), bucketId: 'in.c-azure', table: 'big' });
+    await importTable({ source: join(env.dataDir, 'big.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'big' });
     const destination = join(env.dataDir, 'out', 'big.csv');
     const result = await exportTable({ tableId: 'in.c-azure.big', destination });
     expect(result).toMatchObject({ sliced: true });
