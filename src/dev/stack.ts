@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { startAzurite, type AzuriteHandle } from './azurite';
 import { startMinio, type MinioHandle } from './minio';
 import { startTemporal, type TemporalHandle } from './temporal';
 import { startWatchdog, stopWatchdog } from './process';
@@ -15,9 +16,17 @@ export interface DevStackOptions {
   /** Temporal without its web UI (tests). Default false. */
   headless?: boolean;
   taskQueue?: string;
+  /**
+   * File storage of the emulator: `aws` (MinIO) or `azure` (Azurite, started besides MinIO, which stays for the
+   * user's own `s3://` sources and destinations). Default `aws`.
+   */
+  backend?: DevBackend;
   /** Extra services started after Temporal and MinIO (emulator, worker); each adds its env and a stop. */
   services?: DevStackService[];
 }
+
+/** Object-storage backends the dev stack can give the emulator. */
+export type DevBackend = 'aws' | 'azure';
 
 /** A service started on top of Temporal and MinIO: returns the variables it publishes and how to stop it. */
 export type DevStackService = (stack: DevStackCore) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
@@ -26,6 +35,9 @@ export interface DevStackCore {
   dataDir: string;
   temporal: TemporalHandle;
   minio: MinioHandle;
+  /** Running with `backend: 'azure'`. */
+  azurite?: AzuriteHandle;
+  backend: DevBackend;
   taskQueue: string;
   /** The variables published so far (`TEMPORAL_ADDRESS`, `AWS_ENDPOINT_URL_S3`, …). */
   env: Record<string, string>;
@@ -54,16 +66,21 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     stopWatchdog(pidFile);
   };
   try {
-    const [temporal, minio] = await Promise.all([
+    const backend = options.backend ?? 'aws';
+    const [temporal, minio, azurite] = await Promise.all([
       startTemporal({ dataDir: join(dataDir, 'temporal'), headless: options.headless, watchdogPidFile: pidFile }),
       startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }),
+      backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }) : undefined,
     ]);
     stops.push(() => temporal.stop(), () => minio.stop());
+    if (azurite) stops.push(() => azurite.stop());
     const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     const core: DevStackCore = {
       dataDir,
       temporal,
       minio,
+      azurite,
+      backend,
       taskQueue,
       env: {
         TEMPORAL_ADDRESS: temporal.address,
@@ -74,6 +91,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         TEMPORAL_UI_URL: options.headless ? '' : temporal.uiUrl,
         AWS_ENDPOINT_URL_S3: minio.endpoint,
         AWS_REGION: minio.region,
+        SAPI_EMULATOR_BACKEND: backend,
+        ...(azurite ? { AZURITE_BLOB_ENDPOINT: azurite.blobEndpoint } : {}),
       },
     };
     for (const service of options.services ?? []) {
