@@ -1,20 +1,25 @@
 import { type Command } from 'commander';
 import { resolve } from 'node:path';
-import { startDevStack } from '../dev/stack';
+import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys } from '../codec/keys';
+import { CODEC_SERVER_TOKEN_ENV } from '../codec/server';
+import { startDevStack, type DevStackCodecOptions } from '../dev/stack';
 import { devServices } from '../dev/services';
 
 /** `sapi-temporal dev`: the whole stack in the foreground until Ctrl-C. */
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run the dev stack (Temporal dev server, MinIO, Storage API emulator, worker) in the foreground')
+    .description(
+      'run the dev stack (Temporal dev server, MinIO, Storage API emulator, worker) in the foreground; with codec keys ' +
+        `(${CODEC_KEYS_ENV} or SAPI_CODEC_KEY_FILE) also a codec server the Temporal UI decodes payloads through`,
+    )
     .option('--env-file <file>', 'write the addresses as KEY=VALUE lines here once everything is healthy')
     .option('--write-env <file>', 'same as --env-file')
     .option('--data-dir <dir>', 'where the stack keeps its data (SQLite, objects, tables, logs)', '.data/dev')
     .option('--no-worker', 'do not run a worker in the stack')
     .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean }) => {
       const envFile = options.envFile ?? options.writeEnv;
-      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }) });
+      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }), codec: devCodec() });
       const stop = async () => {
         process.stderr.write('\nstopping the dev stack…\n');
         await stack.stop();
@@ -24,7 +29,13 @@ export function registerDevCommand(program: Command): void {
       process.once('SIGTERM', stop);
       const width = Math.max(...Object.keys(stack.env).map((key) => key.length));
       process.stdout.write(`dev stack is up (data in ${stack.dataDir}):\n`);
-      for (const [key, value] of Object.entries(stack.env)) process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);
+      for (const [key, value] of Object.entries(stack.env)) process.stdout.write(`  ${key.padEnd(width)}  ${key === CODEC_KEYS_ENV ? keyIds(value) : value}\n`);
+      if (stack.codecServer) {
+        process.stdout.write(
+          `the Temporal UI decodes payloads through the codec server (its token in the UI's codec endpoint path); from a shell:\n` +
+            `  temporal workflow show -w <id> --codec-endpoint $SAPI_CODEC_SERVER_URL --codec-auth "Bearer $${CODEC_SERVER_TOKEN_ENV}"\n`,
+        );
+      }
       if (envFile) {
         stack.writeEnvFile(resolve(envFile));
         process.stdout.write(`addresses written to ${envFile} (source it: set -a; . ${envFile}; set +a)\n`);
@@ -32,4 +43,20 @@ export function registerDevCommand(program: Command): void {
       process.stdout.write('press Ctrl-C to stop\n');
       await new Promise(() => undefined);
     });
+}
+
+/** The codec of the stack when keys are configured (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`); token from `SAPI_CODEC_SERVER_TOKEN` or generated. */
+function devCodec(env: NodeJS.ProcessEnv = process.env): DevStackCodecOptions | undefined {
+  const keys = loadCodecKeys(env);
+  if (!keys) return undefined;
+  const token = env[CODEC_SERVER_TOKEN_ENV]?.trim();
+  return { keys, token: token === '' ? undefined : token, clientEnv: codecKeysEnv(env) };
+}
+
+/** `k2:***,k1:***`: the key ids without the keys, for the terminal. */
+function keyIds(value: string): string {
+  return value
+    .split(',')
+    .map((entry) => `${entry.split(':')[0]?.trim()}:***`)
+    .join(',');
 }
