@@ -1,8 +1,8 @@
 import { type Command } from 'commander';
 import { resolve } from 'node:path';
-import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys } from '../codec/keys';
+import { CODEC_KEYS_ENV } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV } from '../codec/server';
-import { startDevStack, type DevStackCodecOptions } from '../dev/stack';
+import { devCodecFromEnv, startDevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 
 /** `sapi-temporal dev`: the whole stack in the foreground until Ctrl-C. */
@@ -19,7 +19,7 @@ export function registerDevCommand(program: Command): void {
     .option('--no-worker', 'do not run a worker in the stack')
     .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean }) => {
       const envFile = options.envFile ?? options.writeEnv;
-      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }), codec: devCodec() });
+      const stack = await startDevStack({ dataDir: resolve(options.dataDir), services: devServices({ worker: options.worker }), codec: devCodecFromEnv() });
       const stop = async () => {
         process.stderr.write('\nstopping the dev stack…\n');
         await stack.stop();
@@ -43,14 +43,6 @@ export function registerDevCommand(program: Command): void {
       process.stdout.write('press Ctrl-C to stop\n');
       await new Promise(() => undefined);
     });
-}
-
-/** The codec of the stack when keys are configured (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`); token from `SAPI_CODEC_SERVER_TOKEN` or generated. */
-function devCodec(env: NodeJS.ProcessEnv = process.env): DevStackCodecOptions | undefined {
-  const keys = loadCodecKeys(env);
-  if (!keys) return undefined;
-  const token = env[CODEC_SERVER_TOKEN_ENV]?.trim();
-  return { keys, token: token === '' ? undefined : token, clientEnv: codecKeysEnv(env) };
 }
 
 /** `k2:***,k1:***`: the key ids without the keys, for the terminal. */

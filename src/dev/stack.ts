@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EncryptionCodec } from '../codec/encryption-codec';
-import { CODEC_KEYS_ENV, type CodecKey } from '../codec/keys';
+import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys, type CodecKey } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, createCodecServer } from '../codec/server';
 import { freePort } from './ports';
 import { startMinio, type MinioHandle } from './minio';
@@ -42,6 +42,18 @@ export interface DevStackCodecOptions {
    * e.g. `{SAPI_CODEC_KEY_FILE: '/abs/keys'}`. Default `SAPI_CODEC_KEYS` listing `keys`.
    */
   clientEnv?: Record<string, string>;
+}
+
+/**
+ * The stack's codec as `sapi-temporal dev` and the demo configure it from `env`: keys from `SAPI_CODEC_KEYS` or
+ * `SAPI_CODEC_KEY_FILE` (`undefined`, no codec, when neither is set), the token from `SAPI_CODEC_SERVER_TOKEN` or
+ * generated, and the same key variable handed on to the stack's env.
+ */
+export function devCodecFromEnv(env: NodeJS.ProcessEnv = process.env): DevStackCodecOptions | undefined {
+  const keys = loadCodecKeys(env);
+  if (!keys) return undefined;
+  const token = env[CODEC_SERVER_TOKEN_ENV]?.trim();
+  return { keys, token: token === '' ? undefined : token, clientEnv: codecKeysEnv(env) };
 }
 
 /** The dev stack's codec server. */
