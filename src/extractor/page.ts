@@ -77,6 +77,7 @@ export function processPage(
         parentColumns: rootColumns(job, context.parentColumns),
         parentValues: runUserData(job, context.parent),
         warnings: parserWarnings,
+        legacy: job.legacyJsonParser, // ge-legacy
       });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {

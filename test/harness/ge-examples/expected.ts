@@ -86,6 +86,8 @@ export const PASSING: readonly string[] = [
   '120-datafield-separator',
   '121-inconsistent-object-legacy',
   '122-multiple-filters-legacy',
+  '124-naming-conflict-legacy',
+  '125-user-data-legacy',
   '126-pagination-stop-limit',
   '127-pagination-stop-field',
   '130-unsupported-nested-array',
