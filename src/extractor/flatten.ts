@@ -39,6 +39,8 @@ export interface FlattenOptions {
   warnings?: string[];
   /** `compatLevel` 1: the reference's legacy JSON parser (`json-parser-legacy.ts`: its names, link ids). */
   legacy?: boolean;
+  /** The run's renamed parent columns (`ParseRecordsOptions.parentAliases`): read and extended in place. */
+  parentAliases?: Record<string, string>;
 }
 
 /** Link column of child-table rows. */
@@ -60,5 +62,5 @@ export function flattenRecords(records: readonly unknown[], options: FlattenOpti
     return [name, known ? values[name] : text];
   });
   if (options.legacy) return parseRecordsLegacy(records, { dataType: options.dataType, parentColumns, warnings: options.warnings });
-  return parseRecords(records, { dataType: options.dataType, parentColumns, warnings: options.warnings });
+  return parseRecords(records, { dataType: options.dataType, parentColumns, warnings: options.warnings, parentAliases: options.parentAliases });
 }

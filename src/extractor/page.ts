@@ -26,6 +26,10 @@ export interface RunContext {
   parentColumns?: Record<string, string>;
   /** Context for this run's own children (`ChildRun.parent`); `null` for a top-level job. */
   parent?: ParentContext | null;
+  // --- ge-legacy: renamed parent columns, remembered for the rest of the run ---
+  /** The run's renamed parent columns so far (`ProcessedPage.parentAliases` of the pages before, in run order). */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
 }
 
 /** What `processPage` found in a page. */
@@ -41,6 +45,13 @@ export interface ProcessedPage {
   /** Child runs to execute, in order, before the job's next page. */
   children: ChildRun[];
   warnings: string[];
+  // --- ge-legacy ---
+  /**
+   * The run's renamed parent columns after this page, when there are any (the given ones plus this page's): pass
+   * them as `RunContext.parentAliases` to every later page of the run, of any job (plain JSON, checkpointed).
+   */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
 }
 
 /**
@@ -69,6 +80,7 @@ export function processPage(
   const warnings = resolved.warnings;
   const digest = digestPage(state, fetched.body, records);
   const parserWarnings: string[] = [];
+  const parentAliases = { ...(context.parentAliases ?? {}) }; // ge-legacy
   // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
   const tables = job.mapping
     ? mapRecords(records, job.mapping, runUserData(job, context.parent))
@@ -78,6 +90,7 @@ export function processPage(
         parentValues: runUserData(job, context.parent),
         warnings: parserWarnings,
         legacy: job.legacyJsonParser, // ge-legacy
+        parentAliases, // ge-legacy
       });
   const plan = planChildRuns(job, records, context.parent ?? null);
   return {
@@ -87,5 +100,6 @@ export function processPage(
     schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
     children: plan.runs,
     warnings: [...warnings, ...parserWarnings, ...plan.warnings],
+    ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}), // ge-legacy
   };
 }

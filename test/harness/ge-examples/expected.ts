@@ -80,6 +80,7 @@ export const PASSING: readonly string[] = [
   '073-mapping-forceType',
   '074-http-headers',
   '075-incremental-output',
+  '076-user-data',
   '106-child-jobs-array',
   '115-multiple-pk-parent',
   '116-multiple-conditions-multiple-jobs',
