@@ -67,6 +67,39 @@ describe('the legacy JSON parser (compatLevel 1)', () => {
     expect(warnings).toEqual(["Unsupported array nesting in 't.tags'! Converting to JSON string."]);
   });
 
+  it('gives the link ids the reference parser tests expect (PrimaryKeyTest/hash, nested_hash_deep)', () => {
+    const hash = legacy([{ pk: 1, arr: [1, 2, 3] }, { pk: 2, arr: ['a', 'b', 'c'] }], { dataType: 'hash' });
+    expect(hash[0].rows).toEqual([
+      ['1', 'hash_1093df659ecbfa54288647bc2cf0fed1'],
+      ['2', 'hash_cfa31c446955b5d513c7e6762ef3e8e9'],
+    ]);
+    expect(hash[1]).toMatchObject({ name: 'hash_arr', header: ['data', 'JSON_parentId'] });
+    const row = (uri: string, createdAt: string, phrase: string, tag: unknown[]) => ({
+      uri,
+      createdAt,
+      expectedPage: '',
+      keyphrase: phrase,
+      keyword: phrase,
+      tags: { a: { b: { tag } } },
+    });
+    const deep = legacy(
+      [
+        row('firstStuff', '30/05/13', 'i fokin bash ur hed in', [{ '@value': 'parking@$$press' }]),
+        row('secondStuff', '30/05/13', 'il rek u m8', [{ '@value': 'parking@$$press' }]),
+        row('thirdStuff', '24/05/13', 'i sware on me mum', [{ '@value': 'I ARE' }, { '@value': 'POTATO' }]),
+      ],
+      { dataType: 'nested_hash_deep' },
+    );
+    expect(deep[0].header).toEqual(['uri', 'createdAt', 'expectedPage', 'keyphrase', 'keyword', 'tags_a_b_tag']);
+    expect(deep[0].rows.map((r) => r[5])).toEqual([
+      'nested_hash_deep.tags.a.b_b935481df58da518a79e444c65b98d31',
+      'nested_hash_deep.tags.a.b_86f5c87f3fa5c4d96185045a038e430a',
+      'nested_hash_deep.tags.a.b_00b55e4ed1445dd48d5dbe7f2e15a5c5',
+    ]);
+    expect(deep[1]).toMatchObject({ name: 'nested_hash_deep_tags_a_b_tag', header: ['value', 'JSON_parentId'] });
+    expect(deep[1].rows.map((r) => r[0])).toEqual(['parking@$$press', 'parking@$$press', 'I ARE', 'POTATO']);
+  });
+
   it('keeps runs of underscores and turns every non-ASCII byte into one', () => {
     expect(legacySafeName('a  b')).toBe('a__b');
     expect(legacySafeName('_id_')).toBe('id');
@@ -76,6 +109,8 @@ describe('the legacy JSON parser (compatLevel 1)', () => {
   });
 
   it('shortens names longer than 64 bytes like the reference', () => {
+    // a table name of the reference parser's own tests (RealDataTest::testTypeCharacters)
+    expect(legacySafeName('a/b.c&d@e$f.statuses.retweeted_status.user.entities.url.urls.indices')).toBe('abcdefsrueuui__status_user_entities_url_urls_indices');
     const long = 'a'.repeat(70);
     expect(legacySafeName(long)).toBe(`${md5(long)}`);
     expect(legacySafeName(`word ${'b'.repeat(30)} other ${'c'.repeat(30)}`)).toBe(`wboc__other_${'c'.repeat(30)}`);
