@@ -366,7 +366,9 @@ export interface ParseRecordsLegacyOptions {
 
 /** Analyzes and parses one page of records like the legacy parser; tables in order of first row, the root first. */
 export function parseRecordsLegacy(records: readonly unknown[], options: ParseRecordsLegacyOptions): ParsedTable[] {
-  if (records.length === 0 || (records.length === 1 && records[0] === null)) return [];
+  // the reference's `$data == [null]` is PHP's loose comparison: [false], [0], [""] and [[]] are no data either
+  const only = records.length === 1 ? records[0] : undefined;
+  if (records.length === 0 || only === null || only === false || only === 0 || only === '' || (Array.isArray(only) && only.length === 0)) return [];
   const parent = options.parentColumns ?? [];
   // PHP's `count($parentId) !== count($parentId, COUNT_RECURSIVE)`: only a non-empty list counts
   if (parent.some(([, value]) => Array.isArray(value) && value.length > 0)) {

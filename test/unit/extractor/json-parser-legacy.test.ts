@@ -131,6 +131,12 @@ describe('the legacy JSON parser (compatLevel 1)', () => {
     expect(tables[0].header).toEqual(['id', 'p_c']);
   });
 
+  it('takes a page of one empty value as no data, as PHP compares it with [null], but not a page of two', () => {
+    for (const only of [null, false, 0, '', []]) expect(legacy([only], { dataType: 'x' })).toEqual([]);
+    expect(legacy(['0'], { dataType: 'x' })).toEqual([{ name: 'x', header: ['data'], rows: [['0']] }]);
+    expect(legacy([0, 0], { dataType: 'x' })[0].rows).toEqual([['0'], ['0']]);
+  });
+
   it('fails on incompatible types with the reference messages', () => {
     expect(() => legacy([{ c: 'green' }, { c: { r: 1 } }], { dataType: 'u' })).toThrow(
       'Error parsing response JSON: Unhandled type change from "scalar" to "object" in \'u.c\'',
