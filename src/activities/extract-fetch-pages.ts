@@ -1,10 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ExtractRateLimitedError } from '../extractor/errors';
-import { fetchPageResolved, type FetchPageOptions } from '../extractor/http/fetch-page';
+import type { FetchPageOptions } from '../extractor/http/fetch-page';
+import { nodeCryptoFunctions } from '../extractor/http/node-functions';
 import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
 import { referenceEchoedSecrets } from '../extractor/secret-echo';
 import { nextStep, type ScrollerState } from '../extractor/scroller';
 import type { SecretSource } from '../extractor/secrets';
+import { sendRequest, type RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { HttpClientConfig, JobConfig, RequestDescriptor } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
@@ -35,6 +37,8 @@ export interface FetchPagesInput {
   fetch?: ExtractFetchTuning;
   /** The configuration's `api.client` (retries, ignored statuses, timeouts, TLS, signing; secrets as references). */
   client?: HttpClientConfig;
+  /** The configuration's authentication (references, never values), applied when each request is sent. */
+  auth?: RequestAuth;
 }
 
 /** What one call produced (pages staged, their totals and the schema they add). */
@@ -108,8 +112,9 @@ export function secretSourceOf(deps: ActivityDeps): SecretSource {
  * results, the `progress` cursor) keeps the references, and an error's message and URL are scrubbed of the values
  * before they can reach history.
  */
-function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource) {
-  return fetchPageResolved(request, client, source, options);
+async function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource, auth: RequestAuth | undefined) {
+  // deferred user functions and authentication are finished here too (login sessions stay in this process)
+  return sendRequest(request, { secrets: source, auth, fetch: options, ...(client ? { client } : {}) });
 }
 
 /** What the batch reports to its workflow: the resume point's totals. */
@@ -175,7 +180,7 @@ export function fetchPages(deps: ActivityDeps) {
           const pageNo = state.pages + 1;
           let fetched;
           try {
-            fetched = await fetchResolved(state.next, input.client, options, secrets);
+            fetched = await fetchResolved(state.next, input.client, options, secrets, input.auth);
           } catch (err) {
             if (!(err instanceof ExtractRateLimitedError)) throw err;
             await writer.flush(checkpoint());
@@ -183,7 +188,8 @@ export function fetchPages(deps: ActivityDeps) {
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
           // renamed parent columns of the pages before (of this call, or of the run as the workflow gave them)
-          const page = processPage(state, input.job, fetched, { ...input.context, parentAliases: totals.parentAliases ?? input.context.parentAliases });
+          const parentAliases = totals.parentAliases ?? input.context.parentAliases;
+          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
           // a secret the API echoes in the next URL or cursor goes back to its reference before the state keeps it
           page.result = referenceEchoedSecrets(page.result, state.next, secrets);
           const last =

@@ -13,6 +13,22 @@ import { cellValue } from './flatten';
 import { getPath } from './path';
 import { matchesRecursionFilter, parseRecursionFilter } from './recursion-filter';
 import type { JobConfig } from './types';
+// --- user functions (ge-functions) ---
+import { DeferredCall, evaluateFunctions, type CryptoFunctions } from './functions';
+
+/**
+ * A `{path, function, …}` placeholder: the function applied to the parent value (context `placeholder.value`,
+ * plus `urlencode`, as the reference). Hashing needs `crypto` (given by the activity); a secret cannot be used here.
+ */
+function placeholderFunction(fn: unknown, value: unknown, placeholder: string, child: JobConfig, crypto: CryptoFunctions | undefined, nowMs: number): unknown {
+  const path = `job '${child.id}' placeholders.${placeholder}`;
+  const result = evaluateFunctions(fn, { placeholder: { value } }, { nowMs, crypto, extraFunctions: ['urlencode'], path });
+  if (result instanceof DeferredCall) {
+    throw new PlaceholderMissingError(`The function of placeholder '${placeholder}' (endpoint '${child.endpoint}') could not be evaluated here (it needs hashing or a secret).`);
+  }
+  return result;
+}
+// --- end user functions ---
 
 /** A placeholder value taken from a parent row. */
 export interface PlaceholderValue {
@@ -75,7 +91,7 @@ export function parentColumnName(field: string): string {
  * Plans the child runs that follow one page of `job` (whose rows are `records`); `parent` is the context of
  * `job` itself (`null` for a top-level job). Throws `PlaceholderMissingError` when a row lacks a placeholder's field.
  */
-export function planChildRuns(job: JobConfig, records: readonly unknown[], parent: ParentContext | null): ChildPlan {
+export function planChildRuns(job: JobConfig, records: readonly unknown[], parent: ParentContext | null, crypto?: CryptoFunctions, nowMs = 0): ChildPlan {
   const runs: ChildRun[] = [];
   const warnings: string[] = [];
   if (job.children.length === 0) return { runs, warnings };
@@ -101,7 +117,8 @@ export function planChildRuns(job: JobConfig, records: readonly unknown[], paren
             `No value found for ${placeholder} in parent result. (level: ${level + 1}, field '${field}', endpoint '${child.endpoint}')`,
           );
         }
-        return { placeholder, field, value };
+        const fn = child.placeholderFunctions?.[placeholder];
+        return { placeholder, field, value: fn === undefined ? value : placeholderFunction(fn, value, placeholder, child, crypto, nowMs) };
       });
       // Inherited placeholders first; a placeholder of the same name at a deeper level replaces the parent's value.
       const merged: PlaceholderValue[] = (parent?.params ?? []).map((p) => own.find((o) => o.placeholder === p.placeholder) ?? p);

@@ -128,7 +128,12 @@ export const configRunShape = {
   incrementalOutput: z.boolean({ error: "'incrementalOutput' must be a boolean." }).nullish(),
   http: onlyKeys(
     z.looseObject(
-      { headers: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), { error: "'config.http.headers' must be an object of header names and values." }).optional() },
+      {
+        // a value may also be a user function (ge-functions: evaluated per job run in workflow time, `functionHeaders`)
+        headers: z
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), { error: "'config.http.headers' must be an object of header names and values." })
+          .optional(),
+      },
       { error: "'config.http' must be an object with 'headers'." },
     ),
     'config.http',
@@ -179,15 +184,22 @@ export function normalizeHttpClient(parameters: Raw): HttpClientConfig {
 
 /** `config.http.headers` as strings (they replace `api.http.headers` of the same name, as in the reference). */
 export function configHeaders(parameters: Raw): Record<string, string> {
-  const headers = (((parameters.config as Raw).http as Raw | null | undefined)?.headers as Raw | undefined) ?? {};
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, String(v)]));
+  // function values are left to the user functions' `functionHeaders` (config-schema.ts), same precedence
+  return Object.fromEntries(Object.entries(rawConfigHeaders(parameters)).filter(([, v]) => !isPlainObject(v)).map(([k, v]) => [k, String(v)]));
 }
+
+function rawConfigHeaders(parameters: Raw): Raw {
+  return (((parameters.config as Raw).http as Raw | null | undefined)?.headers as Raw | undefined) ?? {};
+}
+
+const isPlainObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `api.http.requiredHeaders` must each be set, non-empty, in `config.http.headers` (reference wording). */
 export function requiredHeaderIssues(parameters: Raw): ConfigIssue[] {
   const required = ((((parameters.api as Raw).http as Raw | null | undefined)?.requiredHeaders as string[] | undefined) ?? []);
-  const given = configHeaders(parameters);
+  const given = rawConfigHeaders(parameters);
+  // a function value counts as set (it is evaluated later)
   return required
-    .filter((name) => (given[name] ?? '') === '')
+    .filter((name) => !isPlainObject(given[name]) && String(given[name] ?? '') === '')
     .map((name) => ({ path: 'parameters.config.http.headers', message: `Missing required header ${name} in 'config.http.headers'.` }));
 }

@@ -5,6 +5,7 @@
  * NOT workflow-safe (zod values): used by activities and the CLI. Workflows `import type` from `./types`.
  */
 import { z } from 'zod';
+import { normalizeAuthentication, authenticationSchema } from './auth/schema';
 import { parseDurationMs } from './duration';
 import { cursorShape, normalizePagingScroller, offsetShape, pageNumberShape, responseUrlShape, zendeskResponseUrlShape } from './pagination-schema';
 import { ExtractorConfigError, type ConfigIssue } from './errors';
@@ -31,6 +32,8 @@ import { isHttpUrl } from './url';
 // --- ge-state (begin) ---
 import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
 // --- ge-state (end) ---
+import { DeferredCall, evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions';
+import { nodeCryptoFunctions } from './http/node-functions';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"): none left. */
 export const UNSUPPORTED_PAGINATION_METHODS: string[] = [];
@@ -209,7 +212,19 @@ const dataFieldSchema = z.union(
 
 const placeholdersSchema = z.record(
   z.string(),
-  z.string({ error: (iss) => `The path for placeholder must be a string value, given '${phpType(iss.input)}'.` }),
+  z.union(
+    [
+      z.string(),
+      // user functions (ge-functions): `{path, function, args}` or `{path, placeholder: "value"}`
+      z.looseObject({ path: z.string().min(1) }),
+    ],
+    {
+      error: (iss) =>
+        isObject(iss.input)
+          ? "The path for placeholder must be a string value or an object containing 'path' and 'function'."
+          : `The path for placeholder must be a string value, given '${phpType(iss.input)}'.`,
+    },
+  ),
   { error: "The 'placeholders' property must be an object mapping placeholder names to parent fields." },
 );
 
@@ -269,7 +284,7 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
   ),
 );
 
-const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]), {
+const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), {
   error: "'http.headers' must be an object of header names and values.",
 });
 
@@ -279,10 +294,24 @@ export const extractorConfigInputSchema = z.looseObject({
     {
       api: z.looseObject(
         {
-          baseUrl: z
-            .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
-            .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
-            .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
+          baseUrl: z.union(
+            [
+              z
+                .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
+                .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
+                .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
+              // user functions (ge-functions): a function object, evaluated in normalization
+              z.looseObject({ function: z.unknown() }),
+            ],
+            {
+              error: (iss) =>
+                typeof iss.input === 'string' && iss.input !== ''
+                  ? "The 'baseUrl' attribute in API configuration is not a valid URL"
+                  : "The 'baseUrl' attribute must be set in API configuration",
+            },
+          ),
+          // user functions and authentication (ge-functions)
+          authentication: z.preprocess(emptyToUndefined, authenticationSchema.optional()),
           pagination: z.preprocess(emptyToUndefined, paginationSchema.optional()),
           http: z
             .looseObject(
@@ -415,7 +444,7 @@ function normalizeJob(raw: Raw, id: string, compatLevel: number): JobConfig {
     params: (raw.params as JsonObject | undefined) ?? {},
     dataField: normalizeDataField(raw.dataField),
     dataType: (raw.dataType as string | null | undefined) || endpoint,
-    placeholders: (raw.placeholders as Record<string, string> | undefined) ?? {},
+    ...normalizePlaceholders(raw.placeholders as Record<string, unknown> | undefined),
     scroller: (raw.scroller as string | null | undefined) || null,
     children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`, compatLevel)),
     responseFilter: normalizeResponseFilter(raw, compatLevel), // JSON parser parity (ge-json)
@@ -424,8 +453,117 @@ function normalizeJob(raw: Raw, id: string, compatLevel: number): JobConfig {
 }
 
 function stringHeaders(raw: unknown): Record<string, string> {
-  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).filter(([, v]) => !isObject(v)).map(([k, v]) => [k, String(v)]));
 }
+
+// --- user functions and authentication (ge-functions) ---
+/** Placeholders: `{name: path}`, and for `{path, function, …}` objects the function part (evaluated per parent row). */
+function normalizePlaceholders(raw: Record<string, unknown> | undefined): Pick<JobConfig, 'placeholders' | 'placeholderFunctions'> {
+  const placeholders: Record<string, string> = {};
+  const functions: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (typeof value === 'string') placeholders[name] = value;
+    else {
+      const { path, ...fn } = value as Raw;
+      placeholders[name] = path as string;
+      functions[name] = fn;
+    }
+  }
+  return Object.keys(functions).length > 0 ? { placeholders, placeholderFunctions: functions } : { placeholders };
+}
+
+/** Headers whose value is a function object, later sources winning (a plain value later removes a function). */
+function functionHeadersOf(...sources: unknown[]): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const source of sources) {
+    for (const [k, v] of Object.entries((source as Raw | undefined) ?? {})) {
+      if (isObject(v)) result[k] = v;
+      else delete result[k];
+    }
+  }
+  return result;
+}
+
+/** `parameters.config` without `jobs`: the `attr` context. */
+function attributesOf(configRaw: Raw): JsonObject {
+  const { jobs: _jobs, ...attributes } = configRaw;
+  return attributes;
+}
+
+/** A function `baseUrl` evaluated with the `attr` context (as the reference, once); issues when it cannot be. */
+function evaluateBaseUrl(raw: unknown, attributes: JsonObject, issues: ConfigIssue[]): string {
+  if (typeof raw === 'string') return raw;
+  const path = 'parameters.api.baseUrl';
+  try {
+    // evaluated once, when the configuration is validated (the activity's result is what history keeps)
+    const value = evaluateFunctions(raw, { attr: attributes }, { nowMs: Date.now(), crypto: nodeCryptoFunctions, path });
+    if (value instanceof DeferredCall || (typeof value === 'string' && /\$\{env:/.test(value))) {
+      issues.push({ path, message: 'The "baseUrl" function uses a secret (${env:…}); a base URL cannot hold secrets (it is shown in progress and history).' });
+      return 'http://invalid.invalid/';
+    }
+    if (typeof value !== 'string' || !isHttpUrl(value)) {
+      issues.push({ path, message: `The "baseUrl" attribute in API configuration resulted in an invalid URL (${JSON.stringify(value)})` });
+      return 'http://invalid.invalid/';
+    }
+    return value;
+  } catch (err) {
+    if (err instanceof ExtractorConfigError) issues.push(...err.issues);
+    else throw err;
+    return 'http://invalid.invalid/';
+  }
+}
+
+/**
+ * Static checks of every place that takes functions (names, args, `attr`/`time` references), before any request:
+ * job and scroll params, placeholders, headers, authentication.
+ */
+function functionPlacementIssues(config: ExtractorConfig, issues: ConfigIssue[]): void {
+  const attr = flattenContext(config.config.attributes ?? {});
+  const time = { previousStart: 0, currentStart: 0 };
+  const visit = (job: JobConfig, path: string) => {
+    issues.push(...functionIssues(job.params, `${path}.params`, { attr, time }));
+    for (const [name, fn] of Object.entries(job.placeholderFunctions ?? {})) {
+      issues.push(...functionIssues(fn, `${path}.placeholders.${name}`, { placeholder: { value: '' } }, ['urlencode']));
+    }
+    job.children.forEach((child, i) => visit(child, `${path}.children[${i}]`));
+  };
+  config.config.jobs.forEach((job, i) => visit(job, `parameters.config.jobs[${i}]`));
+  issues.push(...functionIssues(config.api.http.defaultParams, 'parameters.api.http.defaultOptions.params', { attr, time }));
+  issues.push(...functionIssues(config.api.http.functionHeaders ?? {}, 'parameters.api.http.headers', { attr }));
+  for (const [name, value] of Object.entries(config.api.http.functionHeaders ?? {})) {
+    const isReference = isObject(value) && Object.keys(value).length === 1 && 'attr' in value;
+    if (!isFunctionCall(value) && !isReference) {
+      issues.push({ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name} (a header is a string, a number, a function or an {"attr": …} reference)` });
+    }
+  }
+  const pagination = config.api.pagination;
+  const scrollers = pagination.method === 'multiple' ? Object.entries(pagination.scrollers) : [['', pagination] as const];
+  for (const [name, scroller] of scrollers) {
+    if (scroller.method === 'response.param' && scroller.scrollRequest?.params) {
+      issues.push(...functionIssues(scroller.scrollRequest.params, `parameters.api.pagination${name ? `.scrollers.${name}` : ''}.scrollRequest.params`, { attr, time }));
+    }
+  }
+  const auth = config.api.authentication;
+  if (auth) {
+    const base = 'parameters.api.authentication';
+    const s = auth.settings;
+    const login = isObject(s.loginRequest) ? s.loginRequest : {};
+    const api = isObject(s.apiRequest) ? s.apiRequest : {};
+    const loginContexts: Record<string, Record<string, unknown> | null> = auth.type === 'oauth20.login' ? { attr, consumer: null, user: null } : { attr };
+    if (auth.type === 'query') issues.push(...functionIssues(s.query, `${base}.query`, { attr, query: null, request: null }));
+    if (auth.type === 'oauth20') {
+      issues.push(...functionIssues(s.query ?? {}, `${base}.query`, { query: null, request: null, authorization: null }));
+      issues.push(...functionIssues(s.headers ?? {}, `${base}.headers`, { query: null, request: null, authorization: null }));
+    }
+    if (auth.type === 'login' || auth.type === 'oauth20.login') {
+      issues.push(...functionIssues(login.params ?? {}, `${base}.loginRequest.params`, loginContexts));
+      issues.push(...functionIssues(login.headers ?? {}, `${base}.loginRequest.headers`, loginContexts));
+      issues.push(...functionIssues(api.query ?? {}, `${base}.apiRequest.query`, { attr, response: null }));
+      issues.push(...functionIssues(api.headers ?? {}, `${base}.apiRequest.headers`, { attr, response: null }));
+    }
+  }
+}
+// --- end user functions and authentication ---
 
 /** Rules that need the whole configuration: scroller names and table names. */
 function crossChecks(config: ExtractorConfig): ConfigIssue[] {
@@ -464,17 +602,26 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
   const apiRaw = params.api as Raw;
   const http = (apiRaw.http as Raw | null | undefined) ?? {};
   const defaults = (http.defaultOptions as Raw | null | undefined) ?? {};
+  const configRaw = params.config as Raw;
+  // user functions and authentication (ge-functions)
+  const attributes = attributesOf(configRaw);
+  const configHttp = isObject(configRaw.http) ? configRaw.http : {};
+  const fnIssues: ConfigIssue[] = [];
+  // same precedence as the plain headers: config.http.headers replace api.http.headers, defaultOptions.headers win
+  const functionHeaders = functionHeadersOf(http.headers, configHttp.headers, defaults.headers);
+  const authentication = normalizeAuthentication(apiRaw.authentication, attributes, (json as Raw).authorization, fnIssues);
   const api: ApiConfig = {
-    baseUrl: apiRaw.baseUrl as string,
+    baseUrl: evaluateBaseUrl(apiRaw.baseUrl, attributes, fnIssues),
     pagination: normalizePagination(apiRaw.pagination as Raw | undefined),
     http: {
       // config.http.headers replace api.http.headers (reference Headers::getHeaders); defaultOptions.headers win
       headers: { ...stringHeaders(http.headers), ...configHeaders(params), ...stringHeaders(defaults.headers) },
       defaultParams: (defaults.params as JsonObject | undefined) ?? {},
+      ...(Object.keys(functionHeaders).length > 0 ? { functionHeaders } : {}),
     },
     client: normalizeHttpClient(params), // ge-state
+    ...(authentication ? { authentication } : {}),
   };
-  const configRaw = params.config as Raw;
   const config: ExtractorConfig = {
     api,
     config: {
@@ -483,9 +630,11 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
       compatLevel: (configRaw.compatLevel as number | undefined) ?? 3, // JSON parser parity (ge-json)
       jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i), (configRaw.compatLevel as number | undefined) ?? 3)),
       incrementalOutput: configRaw.incrementalOutput === true, // ge-state
+      attributes, // user functions (ge-functions)
     },
   };
-  const issues = [...crossChecks(config), ...requiredHeaderIssues(params)]; // ge-state: requiredHeaderIssues
+  functionPlacementIssues(config, fnIssues); // user functions (ge-functions)
+  const issues = [...fnIssues, ...crossChecks(config), ...requiredHeaderIssues(params)]; // ge-state: requiredHeaderIssues
   // --- ge-features: mappings, userData, recursionFilter (mapping-config.ts) ---
   const features = applyJobFeatures(configRaw, config);
   issues.push(...features.issues);

@@ -17,6 +17,7 @@ import { mapRecords } from './mapping';
 import { resolveRecords } from './records';
 import { applyResponseFilter } from './response-filter';
 import { digestPage, type PageResult, type ScrollerState } from './scroller';
+import type { CryptoFunctions } from './functions';
 import type { JobConfig } from './types';
 import { rootColumns, runUserData } from './user-data';
 
@@ -26,6 +27,10 @@ export interface RunContext {
   parentColumns?: Record<string, string>;
   /** Context for this run's own children (`ChildRun.parent`); `null` for a top-level job. */
   parent?: ParentContext | null;
+  /** Hashing for placeholder functions (activities pass `nodeCryptoFunctions`; never serialized). */
+  crypto?: CryptoFunctions;
+  /** "Now" for placeholder functions (ms): the job run's start, so a retried page gives the same child runs. */
+  nowMs?: number;
   // --- ge-legacy: renamed parent columns, remembered for the rest of the run ---
   /** The run's renamed parent columns so far (`ProcessedPage.parentAliases` of the pages before, in run order). */
   parentAliases?: Record<string, string>;
@@ -92,7 +97,7 @@ export function processPage(
         legacy: job.legacyJsonParser, // ge-legacy
         parentAliases, // ge-legacy
       });
-  const plan = planChildRuns(job, records, context.parent ?? null);
+  const plan = planChildRuns(job, records, context.parent ?? null, context.crypto, context.nowMs);
   return {
     extract: true,
     result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: records.length },

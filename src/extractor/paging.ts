@@ -18,7 +18,7 @@
  */
 import { ExtractorDataError } from './errors';
 import { getPath, isEmptyValue, type PathLookup } from './path';
-import { firstRequestSpec, withParam, type RequestSpec } from './request';
+import { firstRequestSpec, withParam, type RequestFunctions, type RequestSpec } from './request';
 import type {
   ApiConfig,
   CursorScrollerConfig,
@@ -131,8 +131,13 @@ function pageParams(rules: Extract<PagingRules, { kind: 'pagenum' }>, page: numb
  * Resolves a paging scroller for one job run (`job` as run: a child's endpoint already filled): its rules, the
  * request template, the first request and the starting position.
  */
-export function startPaging(api: ApiConfig, job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>, scroller: PagingScrollerConfig): PagingStart {
-  const jobSpec = firstRequestSpec(api, job);
+export function startPaging(
+  api: ApiConfig,
+  job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>,
+  scroller: PagingScrollerConfig,
+  fn?: RequestFunctions,
+): PagingStart {
+  const jobSpec = firstRequestSpec(api, job, fn);
   switch (scroller.method) {
     case 'offset': {
       const rules: PagingRules = {
@@ -167,7 +172,7 @@ export function startPaging(api: ApiConfig, job: Pick<JobConfig, 'endpoint' | 'm
         zendesk: scroller.method === 'zendesk.response.url',
         baseUrl: api.baseUrl,
       };
-      const template = scroller.includeParams ? jobSpec : firstRequestSpec(api, { ...job, params: {} });
+      const template = scroller.includeParams ? jobSpec : firstRequestSpec(api, { ...job, params: {} }, fn);
       return { rules, template, first: jobSpec, position: {} };
     }
     case 'cursor':

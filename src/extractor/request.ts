@@ -17,6 +17,48 @@ import type {
   ScrollerConfig,
 } from './types';
 import { encodePairs, resolveEndpoint, setQueryParams, toQueryPairs } from './url';
+// --- user functions (ge-functions) ---
+import { ExtractorConfigError } from './errors';
+import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type DeferredValue, type FunctionScope } from './functions';
+
+/** Where and when request building evaluates user functions: the scope (attributes, run times) and "now" (ms). */
+export interface RequestFunctions {
+  scope: FunctionScope;
+  /** Workflow time of the job run's start: `time()`, `date(format)` and relative `strtotime` use it. */
+  nowMs: number;
+  /** Path of the job in the configuration, for error messages. */
+  path?: string;
+}
+
+/**
+ * Evaluates the user functions of a spec's params (contexts `attr`, `time`) and function headers (context `attr`,
+ * as the reference, which builds headers once per run); calls that must wait for the activity become `${fn:N}`
+ * tokens listed in `deferred`.
+ */
+function withFunctions(spec: RequestSpec, api: ApiConfig, fn: RequestFunctions | undefined): RequestSpec {
+  const functionHeaders = api.http.functionHeaders ?? {};
+  if (!fn && Object.keys(functionHeaders).length === 0) return spec;
+  const scope: FunctionScope = fn?.scope ?? { attributes: {}, runTimes: null };
+  const nowMs = fn?.nowMs ?? 0;
+  const where = fn?.path ?? 'parameters.config.jobs';
+  const deferred: DeferredValue[] = [];
+  const params = evaluateFunctions(spec.params, { attr: scope.attributes, time: timeContext(scope, nowMs) }, { nowMs, path: `${where}.params` });
+  const headers = { ...spec.headers };
+  for (const [name, value] of Object.entries(functionHeaders)) {
+    const evaluated = evaluateFunctions(value, { attr: scope.attributes }, { nowMs, path: `parameters.api.http.headers.${name}` });
+    if (typeof evaluated === 'object' && evaluated !== null && !(evaluated instanceof DeferredCall)) {
+      throw new ExtractorConfigError([{ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name}` }]);
+    }
+    headers[name] = String(tokenizeDeferred(evaluated, deferred, nowMs) ?? '');
+  }
+  return {
+    ...spec,
+    params: tokenizeDeferred(params, deferred, nowMs) as JsonObject,
+    headers,
+    ...(deferred.length > 0 ? { deferred } : {}),
+  };
+}
+// --- end user functions ---
 
 /** What a request is made of before it becomes a descriptor. */
 export interface RequestSpec {
@@ -26,6 +68,8 @@ export interface RequestSpec {
   /** Params including `api.http.defaultOptions.params` (defaults first, the job's values win). */
   params: JsonObject;
   headers: Record<string, string>;
+  /** Deferred user-function calls (`${fn:N}` tokens in params and headers), see `./functions`. */
+  deferred?: DeferredValue[];
 }
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -71,13 +115,17 @@ export function scrollerForJob(pagination: PaginationConfig, job: Pick<JobConfig
 }
 
 /** The first request of a job: its endpoint, method and params (never `scrollRequest`). */
-export function firstRequestSpec(api: ApiConfig, job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>): RequestSpec {
-  return {
-    url: resolveEndpoint(api.baseUrl, job.endpoint),
-    method: job.method,
-    params: replaceRecursive(api.http.defaultParams, job.params) as JsonObject,
-    headers: { ...api.http.headers },
-  };
+export function firstRequestSpec(api: ApiConfig, job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>, fn?: RequestFunctions): RequestSpec {
+  return withFunctions(
+    {
+      url: resolveEndpoint(api.baseUrl, job.endpoint),
+      method: job.method,
+      params: replaceRecursive(api.http.defaultParams, job.params) as JsonObject,
+      headers: { ...api.http.headers },
+    },
+    api,
+    fn,
+  );
 }
 
 /**
@@ -88,6 +136,7 @@ export function scrollTemplateSpec(
   api: ApiConfig,
   job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>,
   scroller: ResponseParamScrollerConfig,
+  fn?: RequestFunctions,
 ): RequestSpec {
   let base: { endpoint: string; method: JobMethod; params: JsonObject } = {
     endpoint: job.endpoint,
@@ -95,12 +144,16 @@ export function scrollTemplateSpec(
     params: scroller.includeParams ? job.params : {},
   };
   if (scroller.scrollRequest) base = replaceRecursive(base, scroller.scrollRequest) as typeof base;
-  return {
-    url: resolveEndpoint(api.baseUrl, base.endpoint),
-    method: base.method,
-    params: replaceRecursive(api.http.defaultParams, base.params) as JsonObject,
-    headers: { ...api.http.headers },
-  };
+  return withFunctions(
+    {
+      url: resolveEndpoint(api.baseUrl, base.endpoint),
+      method: base.method,
+      params: replaceRecursive(api.http.defaultParams, base.params) as JsonObject,
+      headers: { ...api.http.headers },
+    },
+    api,
+    fn,
+  );
 }
 
 /** Sets `<name> = <value>` in params (replacing in place a param of that name, else appending). */
@@ -115,6 +168,11 @@ function withContentType(headers: Record<string, string>, type: string): Record<
 
 /** Turns a spec into the JSON descriptor the fetcher sends. */
 export function toDescriptor(spec: RequestSpec): RequestDescriptor {
+  const descriptor = baseDescriptor(spec);
+  return spec.deferred && spec.deferred.length > 0 ? { ...descriptor, deferred: spec.deferred } : descriptor;
+}
+
+function baseDescriptor(spec: RequestSpec): RequestDescriptor {
   switch (spec.method) {
     case 'GET':
       return { method: 'GET', url: setQueryParams(spec.url, toQueryPairs(spec.params)), headers: { ...spec.headers } };
@@ -123,7 +181,8 @@ export function toDescriptor(spec: RequestSpec): RequestDescriptor {
         method: 'POST',
         url: setQueryParams(spec.url, []),
         headers: withContentType(spec.headers, 'application/json'),
-        body: { kind: 'json', value: spec.params },
+        // empty params are `[]`, as the reference's PHP encodes an empty array
+        body: { kind: 'json', value: Object.keys(spec.params).length === 0 ? [] : spec.params },
       };
     case 'FORM':
       return {

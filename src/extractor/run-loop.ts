@@ -5,12 +5,14 @@
 import type { ParentContext } from './children';
 import type { FlatTable } from './flatten';
 import { configMappedTables, mappedPrimaryKeys } from './mapping';
+import { functionScopeOf } from './functions';
+import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
 import { alignRow, createTableSchema, mergeTableSchema, type TableSchema } from './table-schema';
 import { columnNamesFor } from './table-names';
 import { storageColumnNames } from '../contracts/extract-plan';
-import { withRunTimes } from './run-state';
+import { runTimesOf, withRunTimes } from './run-state';
 import type { ExtractorConfig, ExtractRunTimes, HttpClientConfig, JobConfig, RequestDescriptor } from './types';
 
 /** A fetched response: decoded body, body size in bytes, hash of the raw body. */
@@ -29,7 +31,7 @@ export interface RunExtractionOptions {
    */
   fetchPage: (request: RequestDescriptor, client: HttpClientConfig) => Promise<FetchedPage>;
   // --- ge-state (begin) ---
-  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart each job run's start). */
+  /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart the extraction's start). */
   runTimes?: ExtractRunTimes;
   // --- ge-state (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
@@ -83,8 +85,11 @@ export interface ExtractionResult {
  * and returns the tables, the requests sent and the warnings.
  */
 export async function runExtraction(configIn: ExtractorConfig, options: RunExtractionOptions): Promise<ExtractionResult> {
-  const config = options.runTimes ? withRunTimes(configIn, options.runTimes) : configIn; // ge-state
   const now = options.now ?? Date.now;
+  // ge-state's run times when given (or already in the configuration), else the reference's first run:
+  // previousStart 0 and currentStart the extraction's start (the first job run's start: no extra clock reading)
+  const givenRunTimes = options.runTimes ?? configIn.config.runTimes ?? null;
+  let config = givenRunTimes ? withRunTimes(configIn, givenRunTimes) : configIn;
   const keepRows = options.keepRows ?? true;
   const keepRequests = options.keepRequests ?? true;
   const requests: RequestDescriptor[] = [];
@@ -96,14 +101,16 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   let parentAliases: Record<string, string> | undefined; // renamed parent columns, for the rest of the run
 
   const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
-    let state = createScrollerState(job, config.api, now());
+    const startedAtMs = now();
+    if (!config.config.runTimes) config = withRunTimes(config, runTimesOf(null, startedAtMs));
+    let state = createScrollerState(job, config.api, startedAtMs, functionScopeOf(config));
     const summary: JobRunSummary = { jobId: job.id, url: state.next?.url ?? '', pages: 0, records: 0, bytes: 0, stopReason: null };
     runs.push(summary);
     while (state.next) {
       const request = state.next;
       if (keepRequests) requests.push(request);
       const fetched = await options.fetchPage(request, config.api.client);
-      const page = processPage(state, job, fetched, { parentColumns, parent, parentAliases });
+      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
       parentAliases = page.parentAliases ?? parentAliases;
       warnings.push(...page.warnings);
       if (page.extract) {
@@ -149,5 +156,5 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
     // --- end ge-features ---
   }
-  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: config.config.runTimes ?? null };
+  return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: givenRunTimes };
 }

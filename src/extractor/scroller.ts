@@ -19,7 +19,8 @@
 import { nextPagingRequest, pagingDigest, phpJsonLength, positionParam, startPaging } from './paging';
 import type { PagingDigest, PagingPosition, PagingRules } from './paging';
 import { getPath, isEmptyValue, isTruthy } from './path';
-import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestSpec } from './request';
+import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestFunctions, type RequestSpec } from './request';
+import type { FunctionScope } from './functions';
 import type {
   ApiConfig,
   ForceStopConfig,
@@ -159,26 +160,26 @@ function outerStops(api: ApiConfig): { outer?: StopConditions } {
   return { outer: { forceStop: p.forceStop ?? null, nextPageFlag: p.nextPageFlag ?? null, limitStop: p.limitStop ?? null } };
 }
 
-function rulesFor(api: ApiConfig, job: JobConfig): RunStart {
-  const start = innerRulesFor(api, job);
+function rulesFor(api: ApiConfig, job: JobConfig, fn?: RequestFunctions): RunStart {
+  const start = innerRulesFor(api, job, fn);
   return { ...start, rules: { ...start.rules, ...outerStops(api) } };
 }
 
-function innerRulesFor(api: ApiConfig, job: JobConfig): RunStart {
+function innerRulesFor(api: ApiConfig, job: JobConfig, fn?: RequestFunctions): RunStart {
   const scroller = scrollerForJob(api.pagination, job);
   const common = { forceStop: scroller.forceStop, nextPageFlag: scroller.nextPageFlag, limitStop: scroller.limitStop };
-  const first = firstRequestSpec(api, job);
+  const first = firstRequestSpec(api, job, fn);
   if (scroller.method === 'none') {
     return { rules: { kind: 'none', responseParam: null, queryParam: null, ...common }, template: null, first };
   }
   if (scroller.method === 'response.param') {
     return {
       rules: { kind: 'response.param', responseParam: scroller.responseParam, queryParam: scroller.queryParam, ...common },
-      template: scrollTemplateSpec(api, job, scroller),
+      template: scrollTemplateSpec(api, job, scroller, fn),
       first,
     };
   }
-  const start = startPaging(api, job, scroller);
+  const start = startPaging(api, job, scroller, fn);
   const responseParam = start.rules.kind === 'response.url' ? start.rules.urlKey : null;
   return {
     rules: { kind: scroller.method, responseParam, queryParam: positionParam(start.rules), paging: start.rules, ...common },
@@ -192,8 +193,10 @@ function innerRulesFor(api: ApiConfig, job: JobConfig): RunStart {
  * Starts a job run: counters at zero, no previous response, `next` = the job's first request. `job` is the job
  * to run as is (for a child job: its endpoint with placeholders already filled, see `planChildRuns`).
  */
-export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number): ScrollerState {
-  const { rules, template, first, position } = rulesFor(api, job);
+export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number, scope?: FunctionScope): ScrollerState {
+  // user functions (ge-functions): evaluated with the workflow time of the job run's start
+  const fn: RequestFunctions | undefined = scope ? { scope, nowMs: startedAtMs, path: `job '${job.id}'` } : undefined;
+  const { rules, template, first, position } = rulesFor(api, job, fn);
   return {
     v: 1,
     jobId: job.id,

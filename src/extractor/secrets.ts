@@ -96,12 +96,24 @@ export function findClearSecrets(json: unknown): string[] {
   const isClear = (value: unknown) =>
     typeof value === 'string' ? value !== '' && !hasReference(value) : typeof value === 'number' || typeof value === 'boolean';
   const visit = (value: unknown, path: string, within: 'headers' | 'params' | null, secret: boolean) => {
+    // user functions (ge-functions): a call or context reference under a credential name is fine when it draws on a
+    // secret (a reference, a `#` attribute, OAuth credentials, the login response); literal args alone are clear
+    if (secret && isCallOrReference(value)) {
+      if (!drawsOnSecret(value, (attr) => valueAtAttr(json, attr))) {
+        // the clear values it is computed from are what must move to the environment: its attributes, else itself
+        const attributes = attributePaths(value).filter((attr) => isClear(valueAtAttr(json, attr)));
+        found.push(...(attributes.length > 0 ? attributes.map((attr) => `parameters.config.${attr}`) : [path]));
+      }
+      return;
+    }
     if (Array.isArray(value)) {
       value.forEach((v, i) => visit(v, `${path}[${i}]`, within, secret));
       return;
     }
     if (typeof value === 'object' && value !== null) {
       for (const [key, v] of Object.entries(value)) {
+        // login `apiRequest` values are paths into (or functions of) the login response, never credentials themselves
+        if (key === 'apiRequest') continue;
         const named = key.startsWith('#') || (within === 'headers' && SECRET_HEADER.test(key)) || (within === 'params' && SECRET_PARAM.test(key));
         const inside = key === 'headers' ? 'headers' : key === 'params' ? 'params' : within;
         visit(v, path === '' ? key : `${path}.${key}`, inside, secret || named);
@@ -112,6 +124,48 @@ export function findClearSecrets(json: unknown): string[] {
   };
   visit(json, '', null, false);
   return found;
+}
+
+const SECRET_CONTEXTS = ['authorization', 'user', 'consumer', 'response'];
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isCallOrReference(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  return 'function' in value || (keys.length === 1 && ['attr', ...SECRET_CONTEXTS].includes(keys[0]!));
+}
+
+/** The `attr` paths a call or reference reads. */
+function attributePaths(value: unknown, into: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => attributePaths(v, into));
+  else if (isPlainObject(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'attr' && typeof value.attr === 'string') into.push(value.attr);
+    else Object.values(value).forEach((v) => attributePaths(v, into));
+  }
+  return into;
+}
+
+/** The value of `parameters.config.<attr>` in a configuration (dot path). */
+function valueAtAttr(json: unknown, attr: string): unknown {
+  let node: unknown = isPlainObject(json) && isPlainObject(json.parameters) ? json.parameters.config : undefined;
+  for (const step of attr.split('.')) node = isPlainObject(node) ? node[step] : Array.isArray(node) ? node[Number(step)] : undefined;
+  return node;
+}
+
+/** Whether a call or reference reads a secret: a reference, a `#` or referenced attribute, a credentials context. */
+function drawsOnSecret(value: unknown, attribute: (path: string) => unknown): boolean {
+  if (typeof value === 'string') return hasReference(value);
+  if (Array.isArray(value)) return value.some((v) => drawsOnSecret(v, attribute));
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && SECRET_CONTEXTS.includes(keys[0]!)) return true;
+  if (keys.length === 1 && keys[0] === 'attr') {
+    if (typeof value.attr !== 'string') return false;
+    const target = attribute(value.attr);
+    return value.attr.split('.').some((part) => part.startsWith('#')) || (typeof target === 'string' && hasReference(target));
+  }
+  return Object.entries(value).some(([k, v]) => k !== 'function' && drawsOnSecret(v, attribute));
 }
 
 /** The error for secrets given in clear: where they are and how to give them instead. Never shows a value. */
@@ -204,3 +258,26 @@ export function resolveSecretString(text: string, source: SecretSource, secrets:
   });
 }
 // --- ge-state (end) ---
+
+// --- user functions and authentication (ge-functions) ---
+/**
+ * A copy of any JSON value with every `${env:NAME}` in its strings filled (keys too), and the values filled (to
+ * scrub). For what the activity needs besides the request itself: deferred calls, authentication settings.
+ */
+export function resolveJsonSecrets(json: unknown, source: SecretSource): { value: unknown; secrets: string[] } {
+  const secrets = new Set<string>();
+  const fill = (text: string) =>
+    text.replace(RAW_REFERENCE, (_m, name: string) => {
+      const value = valueOf(name, source);
+      secrets.add(value);
+      return value;
+    });
+  const visit = (value: unknown): unknown => {
+    if (typeof value === 'string') return fill(value);
+    if (Array.isArray(value)) return value.map(visit);
+    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [fill(k), visit(v)]));
+    return value;
+  };
+  return { value: visit(json), secrets: [...secrets] };
+}
+// --- end user functions and authentication ---

@@ -11,6 +11,7 @@
 import type { ExtractCheckpoint, JobFrame } from '../contracts/extract';
 import { findJob, MAX_HISTORY_EVENTS } from '../contracts/extract-plan';
 import type { ParentContext } from './children';
+import { functionScopeOf } from './functions';
 import { createScrollerState, nextStep } from './scroller';
 import type { ExtractorConfig, JobConfig } from './types';
 
@@ -43,7 +44,7 @@ export function startJobRun(
     endpoint,
     parentColumns,
     parent,
-    state: createScrollerState({ ...job, endpoint }, config.api, nowMs),
+    state: createScrollerState({ ...job, endpoint }, config.api, nowMs, functionScopeOf(config)),
     pending: null,
   };
   t.frames.push(frame);

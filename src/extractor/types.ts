@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { extractorConfigInputSchema } from './config-schema';
+import type { DeferredValue } from './functions';
 
 /** The raw JSON a user writes (`{parameters: {api, config}}`), as accepted by the zod schema. */
 export type ExtractorConfigInput = z.input<typeof extractorConfigInputSchema>;
@@ -161,7 +162,15 @@ export interface ApiConfig {
     headers: Record<string, string>;
     /** `api.http.defaultOptions.params`: sent with every request, first and later. */
     defaultParams: JsonObject;
+    // --- user functions and authentication (ge-functions) ---
+    /** Headers whose values are user functions (`api.http.headers`, `config.http.headers`), evaluated per request. */
+    functionHeaders?: Record<string, unknown>;
+    // --- end user functions and authentication ---
   };
+  // --- user functions and authentication (ge-functions) ---
+  /** `api.authentication` (validated; `${env:NAME}` references kept) and OAuth credentials; `null`: none. */
+  authentication?: AuthenticationConfig | null;
+  // --- end user functions and authentication ---
   // --- ge-state: HTTP client options (begin) ---
   /** How requests are sent: retries, ignored statuses, timeouts, TLS, request signing (`HttpClientConfig`). */
   client: HttpClientConfig;
@@ -215,6 +224,17 @@ export interface ExtractRunTimes {
 }
 // --- ge-state: HTTP client options, run state (end) ---
 
+// --- user functions and authentication (ge-functions) ---
+/** `api.authentication` as configured (types `query`, `basic`, `login`, `oauth10`, `oauth20`, `oauth20.login`). */
+export interface AuthenticationConfig {
+  type: 'query' | 'basic' | 'login' | 'oauth10' | 'oauth20' | 'oauth20.login';
+  /** The authentication object as written (functions unevaluated, references kept). */
+  settings: JsonObject;
+  /** `authorization.oauth_api.credentials` for the OAuth types (`#data`, `appKey`, `#appSecret`), else null. */
+  oauth: JsonObject | null;
+}
+// --- end user functions and authentication ---
+
 /** Where a job's records are: a path with its delimiter; `path === delimiter` (e.g. `"."`) = the whole response. */
 export interface DataFieldConfig {
   path: string;
@@ -235,6 +255,10 @@ export interface JobConfig {
   dataType: string;
   /** Placeholder name → field path in the parent row (`"2:id"` names the grandparent's row). */
   placeholders: Record<string, string>;
+  // --- user functions (ge-functions) ---
+  /** Placeholder name → the function applied to the parent value (`{path, function, args}` minus `path`). */
+  placeholderFunctions?: Record<string, unknown>;
+  // --- end user functions ---
   /** Scroller name for `pagination.method: "multiple"`. */
   scroller: string | null;
   children: JobConfig[];
@@ -338,6 +362,10 @@ export interface ExtractorConfig {
      */
     runTimes?: ExtractRunTimes | null;
     // --- ge-state (end) ---
+    // --- user functions (ge-functions) ---
+    /** `parameters.config` without `jobs`: the `attr` context of user functions. */
+    attributes?: JsonObject;
+    // --- end user functions ---
   };
 }
 
@@ -349,4 +377,8 @@ export interface RequestDescriptor {
   headers: Record<string, string>;
   /** `json`: `value` is the JSON value to send; `form`: `value` is the urlencoded string. */
   body?: { kind: 'json'; value: unknown } | { kind: 'form'; value: string };
+  // --- user functions (ge-functions) ---
+  /** Calls the activity finishes before sending (hashing, or secrets involved); `${fn:N}` marks where each goes. */
+  deferred?: DeferredValue[];
+  // --- end user functions ---
 }

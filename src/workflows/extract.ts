@@ -281,6 +281,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           maxMs: o.batchSeconds * 1000,
           fetch: input.options?.fetch,
           client: config.api.client, // undefined for a config validated before client options existed
+          ...(config.api.authentication
+            ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
+            : {}),
         });
       } catch (err) {
         inFlight = undefined;

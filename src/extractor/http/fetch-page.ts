@@ -48,6 +48,8 @@ export interface FetchPageOptions {
   signal?: AbortSignal;
   /** How this API is called (`api.retryConfig`, `api.http.*`, TLS, AWS signing), secrets resolved. Default: none. */
   client?: HttpClientConfig;
+  /** `text`: the body is returned as a string, not decoded (login responses with `format: "text"`). Default `json`. */
+  responseFormat?: 'json' | 'text';
   /** Called before each retry (for logs/heartbeats). */
   onRetry?: (info: { attempt: number; delayMs: number; reason: string; url: string }) => void;
   /** Test seams. */
@@ -216,6 +218,8 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       continue;
     }
 
+    // ge-functions: a login response with `format: "text"` is returned as a string, not decoded
+    const asText = () => ({ body: raw.toString('utf8'), bytes: raw.length, hash: createHash('sha256').update(raw).digest('hex'), status, attempts: attempt });
     if (referenceRetry) {
       if (referenceRetry.codes.includes(status) && !last) {
         const delayMs = referenceRetryDelayMs(headerValue(response.headers, referenceRetry.retryHeader), attempt, now());
@@ -229,6 +233,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
         await retry(attempt, delayMs, `HTTP ${status} (retryConfig)`);
         continue;
       }
+      if (status >= 200 && status < 300 && options.responseFormat === 'text') return asText();
       if ((status >= 200 && status < 300) || ignored(status)) return decode(raw, status, attempt, where, shownUrl, ignored(status));
       throw new ExtractHttpStatusError(`${where} answered HTTP ${status} after ${attempt} attempts: ${snippet(raw)}`, {
         status,
@@ -236,7 +241,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
         retryable: status >= 500 && status !== 501,
       });
     }
-    if (status >= 200 && status < 300) return decode(raw, status, attempt, where, shownUrl, ignored(status));
+    if (status >= 200 && status < 300) return options.responseFormat === 'text' ? asText() : decode(raw, status, attempt, where, shownUrl, ignored(status));
     if (ignored(status) && (last || !(status === 429 || status === 408 || status >= 500))) return decode(raw, status, attempt, where, shownUrl, true);
 
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());

@@ -7,11 +7,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { fetchPageResolved } from '../../../src/extractor/http/fetch-page';
+import { LoginSessions } from '../../../src/extractor/auth/apply-auth';
+import { createRequestSender, requestAuthOf } from '../../../src/extractor/http/send-request';
 import { parseRunState, runTimesOf } from '../../../src/extractor/run-state';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
 import { assertReferencesResolvable, clearSecretsError, findClearSecrets } from '../../../src/extractor/secrets';
-import type { ExtractRunTimes, HttpClientConfig, RequestDescriptor } from '../../../src/extractor/types';
+import type { ExtractRunTimes } from '../../../src/extractor/types';
 import type { MockApi } from './mock-api';
 
 /** `../shared/ge-examples/examples` beside the checkout. */
@@ -68,7 +69,13 @@ export function expectedTables(folder: string): Record<string, TableOut> {
  * moved to an environment variable and referenced as `${env:…}` (as a user of this project must write it).
  */
 export function exampleConfig(folder: string, origin: string): { config: unknown; env: Record<string, string> } {
-  const text = readFileSync(join(EXAMPLES_DIR, folder, 'config.json'), 'utf8').replace(/https?:\/\/mock-server[a-z-]*(?::\d+)?/g, origin);
+  const host = new URL(origin);
+  // the server also appears as attributes that user functions build the base URL from (087, 088, 119)
+  const text = readFileSync(join(EXAMPLES_DIR, folder, 'config.json'), 'utf8')
+    .replace(/https?:\/\/mock-server[a-z-]*(?::\d+)?/g, origin)
+    .replace(/"mock-server:80"/g, `"${host.host}"`)
+    .replace(/"address": "mock-server"/g, `"address": "${host.hostname}"`)
+    .replace(/"port": "80"/g, `"port": "${host.port}"`);
   const env: Record<string, string> = {};
   let n = 0;
   const seal = (value: unknown, key?: string): unknown => {
@@ -154,8 +161,9 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   } catch (err) {
     return { status: 'rejected', message: err instanceof Error ? err.message : String(err) };
   }
-  // the request and the client config (client certificate, AWS key) filled from `source` at send time, as the activity does
-  const fetchPage = (request: RequestDescriptor, client: HttpClientConfig) => fetchPageResolved(request, client, source, { maxAttempts: 1 });
+  // as the activity sends: deferred user functions finished, secrets filled (the request's and the client config's:
+  // client certificate, AWS key), authentication applied, errors scrubbed; runExtraction passes `api.client`
+  const fetchPage = createRequestSender({ secrets: source, auth: requestAuthOf(config), fetch: { maxAttempts: 1 }, sessions: new LoginSessions() });
   try {
     const result = await runExtraction(config, { fetchPage, now: () => EXAMPLES_NOW_MS, runTimes: exampleRunTimes(folder) });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));

@@ -121,6 +121,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
       outputBucket: 'demo',
       debug: false,
       compatLevel: 3,
+      attributes: { outputBucket: 'demo' },
       jobs: [
         {
           id: '0',
