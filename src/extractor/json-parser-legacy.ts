@@ -222,6 +222,9 @@ class LegacyParser {
   private readonly tables = new Map<string, LegacyTable>();
   private readonly headers = new Map<string, string[]>();
   private readonly headerCache = new Map<string, string[]>();
+  private readonly safeNames = new Map<string, string>();
+  /** Per type and parent columns: the columns `parseRow` walks (definitions, parent columns replacing or appended). */
+  private readonly columnsCache = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly struct: Struct,
@@ -233,6 +236,15 @@ class LegacyParser {
     return [...this.tables].map(([name, t]) => ({ name, keys: t.keys, rows: t.rows }));
   }
 
+  private safeName(name: string): string {
+    let safe = this.safeNames.get(name);
+    if (safe === undefined) {
+      safe = legacySafeName(name);
+      this.safeNames.set(name, safe);
+    }
+    return safe;
+  }
+
   /** `getHeader`: the type's columns (objects expanded), then the parent columns, made safe and unique. */
   private header(type: string, parentNames: readonly string[]): string[] {
     const cacheKey = `${type}\u0000${parentNames.join('\u0000')}`;
@@ -241,13 +253,13 @@ class LegacyParser {
     const names: string[] = [];
     for (const [column, dataType] of this.struct.definitions(type)) {
       if (dataType === 'object') {
-        for (const child of this.header(`${type}.${column}`, [])) names.push(`${legacySafeName(column)}_${child}`);
+        for (const child of this.header(`${type}.${column}`, [])) names.push(`${this.safeName(column)}_${child}`);
       } else names.push(column);
     }
     names.push(...parentNames);
     const header: string[] = [];
     for (const name of names) {
-      const safe = legacySafeName(name);
+      const safe = this.safeName(name);
       header.push(header.some((h) => looseEquals(h, safe)) ? md5Hex(name) : safe);
     }
     this.headerCache.set(cacheKey, header);
@@ -261,6 +273,7 @@ class LegacyParser {
       // data the analysis did not see (a scalar wrapped where the structure has an array): analyzed on the fly
       this.analyzer.analyze(data, type);
       this.headerCache.clear();
+      this.columnsCache.clear();
     }
     const parent: Array<readonly [string, unknown]> = typeof parentId === 'string' ? [[PARENT_ID_COLUMN, parentId]] : [...parentId];
     const parentNames = parent.map(([name]) => name);
@@ -314,15 +327,20 @@ class LegacyParser {
     // computed only when an array or object below needs it (serialize + MD5 per row)
     let id: string | undefined;
     const linkId = () => (id ??= `${type}_${md5Hex(phpSerialize(row) + (outerId ?? ''))}`);
-    const columns = new Map(this.struct.definitions(type));
-    for (const name of parentNames) columns.set(name, 'string');
+    const cacheKey = `${type}\u0000${parentNames.join('\u0000')}`;
+    let columns = this.columnsCache.get(cacheKey);
+    if (!columns) {
+      columns = new Map(this.struct.definitions(type));
+      for (const name of parentNames) columns.set(name, 'string');
+      this.columnsCache.set(cacheKey, columns);
+    }
     for (const [column, dataType] of columns) this.parseField(row, csvRow, linkId, column, dataType, type);
     return csvRow;
   }
 
   /** `parseField`: one property of a row. */
   private parseField(row: Row, csvRow: CsvRow, linkId: () => string, column: string, dataType: string, type: string): void {
-    const safeColumn = legacySafeName(column);
+    const safeColumn = this.safeName(column);
     let value = has(row, column) ? row[column] : undefined;
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) {
       if (dataType !== 'object') csvRow.set(safeColumn, null);
@@ -344,7 +362,7 @@ class LegacyParser {
     } else if (kind === 'object') {
       if (!isObject(value)) fail(`Data in '${type}.${column}' is '${typeOf(value)}' where an object was expected.`);
       const child = this.parseRow(value, `${type}.${column}`, [], linkId());
-      for (const [key, cell] of child.data) csvRow.set(legacySafeName(`${safeColumn}_${key}`), cell);
+      for (const [key, cell] of child.data) csvRow.set(this.safeName(`${safeColumn}_${key}`), cell);
     } else if (isScalar(value)) {
       csvRow.set(safeColumn, value);
     } else {
