@@ -98,6 +98,7 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   const rows = new Map<string, Array<Record<string, string>>>();
   let schema: TableSchema = createTableSchema();
   let pages = 0;
+  let parentAliases: Record<string, string> | undefined; // renamed parent columns, for the rest of the run
 
   const runJob = async (job: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     const startedAtMs = now();
@@ -109,7 +110,8 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
       const request = state.next;
       if (keepRequests) requests.push(request);
       const fetched = await options.fetchPage(request, config.api.client);
-      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
+      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
+      parentAliases = page.parentAliases ?? parentAliases;
       warnings.push(...page.warnings);
       if (page.extract) {
         pages++;
