@@ -84,7 +84,11 @@ export async function launchChromium(dataDir: string): Promise<HeadlessChromium>
       '--no-first-run',
       '--no-default-browser-check',
       '--disable-extensions',
+      // this machine's network is closed: no background, update, sync or QUIC connections to be refused
       '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-quic',
       `--user-data-dir=${profile}`,
       '--remote-debugging-address=127.0.0.1',
       '--remote-debugging-port=0',
