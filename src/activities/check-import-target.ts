@@ -1,4 +1,5 @@
 import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
+import { typedTableSchema } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 
@@ -15,6 +16,8 @@ export interface CheckImportTargetResult {
   bucketExists: boolean;
   /** The table's columns when it exists. */
   columns?: string[];
+  /** The existing table is typed (loads are checked against its types). */
+  typed?: boolean;
 }
 
 /**
@@ -39,6 +42,6 @@ export function checkImportTarget(deps: ActivityDeps) {
       if (input.mode === 'create' && table) {
         throw fail(SapiErrorCode.ALREADY_EXISTS, `table ${tableId} already exists: mode create makes a new table; use mode load (with incremental to append)`);
       }
-      return { bucketExists, columns: table ? table.columns : undefined };
+      return { bucketExists, columns: table ? table.columns : undefined, ...(table ? { typed: typedTableSchema.safeParse(table).data?.isTyped ?? false } : {}) };
     });
 }

@@ -54,6 +54,10 @@ export interface FetchPagesTotals {
   /** Rows staged per table. */
   rows: Record<string, number>;
   warnings: string[];
+  // --- ge-legacy ---
+  /** The run's renamed parent columns after these pages (the input's plus new ones); absent: none so far. */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
 }
 
 export interface FetchPagesResult extends FetchPagesTotals {
@@ -88,6 +92,7 @@ function countPage(totals: FetchPagesTotals, page: ProcessedPage): void {
   totals.records += page.result.recordCount;
   totals.bytes += page.result.bytes;
   totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
+  if (page.parentAliases) totals.parentAliases = page.parentAliases; // ge-legacy
   totals.rows = { ...totals.rows };
   for (const t of page.tables) if (t.rows.length > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
 }
@@ -182,7 +187,9 @@ export function fetchPages(deps: ActivityDeps) {
             await settle();
             return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
           }
-          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
+          // renamed parent columns of the pages before (of this call, or of the run as the workflow gave them)
+          const parentAliases = totals.parentAliases ?? input.context.parentAliases;
+          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
           // a secret the API echoes in the next URL or cursor goes back to its reference before the state keeps it
           page.result = referenceEchoedSecrets(page.result, state.next, secrets);
           const last =

@@ -7,7 +7,8 @@ import { prepareFile } from './prepare-file';
 import { uploadFile } from './upload-file';
 import { uploadSlices } from './upload-slices';
 import { uploadViaImporter } from './upload-via-importer';
-import { createTableAsync, exportTableAsync, getJob, loadTableAsync } from './table-jobs';
+import { createTableAsync, createTableDefinition, exportTableAsync, getJob, loadTableAsync } from './table-jobs';
+import { setTableMetadata } from './set-table-metadata';
 import { downloadFile, getFileDetails } from './download-file';
 import { createExtractActivities } from './extract-activities';
 
@@ -26,6 +27,8 @@ export function createActivities(deps: ActivityDeps) {
     uploadSlices: uploadSlices(deps),
     uploadViaImporter: uploadViaImporter(deps),
     createTableAsync: createTableAsync(deps),
+    createTableDefinition: createTableDefinition(deps),
+    setTableMetadata: setTableMetadata(deps),
     loadTableAsync: loadTableAsync(deps),
     getJob: getJob(deps),
     exportTableAsync: exportTableAsync(deps),

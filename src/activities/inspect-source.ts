@@ -15,6 +15,8 @@ export interface InspectSourceInput {
   csv?: CsvDialect;
   /** Columns of headerless sources: checked instead of a header row. */
   columns?: string[];
+  /** The columns of the typed table the run creates: the header (or `columns`) must name exactly these, in any order. */
+  expectColumns?: string[];
 }
 
 export interface InspectSourceResult {
@@ -55,6 +57,18 @@ export function inspectSource(deps: ActivityDeps) {
         const delimiter = input.csv?.delimiter ?? ',';
         const hint = columns.length === 1 && /[;\t|,]/.test(columns[0]!) ? ` (one column: is the delimiter ${JSON.stringify(delimiter)} right?)` : '';
         throw new SapiInvalidInputError(`${where}: ${problems.join('; ')}${hint}`);
+      }
+      if (input.expectColumns) {
+        const missing = input.expectColumns.filter((c) => !columns.includes(c));
+        const extra = columns.filter((c) => !input.expectColumns!.includes(c));
+        if (missing.length || extra.length) {
+          const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+          throw new SapiInvalidInputError(
+            `${where} (${columns.join(', ')}) does not match the typed columns (${input.expectColumns.join(', ')})` +
+              `${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not defined ${extra.join(', ')}` : ''}; ` +
+              'define a type for every column of the file, and only those',
+          );
+        }
       }
       return { bytes, columns };
     });

@@ -1,3 +1,4 @@
+import type { AbsCredentials } from '../object-storage/abs-client';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
@@ -19,9 +20,17 @@ export interface PrepareFileInput {
 /** A prepared upload target. The credentials are sealed (see sealing.ts): history never holds them in clear. */
 export interface PreparedUpload {
   fileId: number;
+  /**
+   * Object-storage backend of the file, the service's `provider`: `aws` (S3, `uploadParams`) or `azure` (Blob
+   * Storage, `absUploadParams`). Absent in histories written before Azure support: `aws`.
+   */
+  provider?: 'aws' | 'azure';
+  /** S3 bucket, or Azure container. */
   bucket: string;
-  /** Object key, or key prefix for a sliced file. */
+  /** Object key (Azure: blob name), or its prefix for a sliced file. */
   key: string;
+  /** Azure storage account (`absUploadParams.accountName`): sliced manifests name it. */
+  accountName?: string;
   region: string;
   isSliced: boolean;
   acl?: string;
@@ -63,9 +72,25 @@ export function prepareFile(deps: ActivityDeps) {
         if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
         throw err;
       }
-      const params = file.uploadParams;
+      const abs = file.absUploadParams;
+      if (abs) {
+        const credentials: AbsCredentials = abs.absCredentials;
+        return {
+          fileId: Number(file.id),
+          provider: 'azure',
+          bucket: abs.container,
+          key: abs.blobName,
+          accountName: abs.accountName,
+          region: file.region ?? '',
+          isSliced: file.isSliced ?? input.isSliced ?? false,
+          expiration: credentials.expiration,
+          sealedCredentials: deps.sealer(input.connection).seal(credentials),
+        };
+      }
+      const params = file.uploadParams as NonNullable<typeof file.uploadParams>; // the schema requires one of the two
       const credentials: TemporaryCredentials = params.credentials;
       return {
+        provider: 'aws',
         fileId: Number(file.id),
         bucket: params.bucket,
         key: params.key,

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { startExportOnce, startImportOnce } from '../storage-api';
-import type { CsvDialect, ExportTableInput, JobSummary } from '../contracts/transfer';
+import { startExportOnce, startImportOnce, startTableDefinitionOnce } from '../storage-api';
+import type { CsvDialect, ExportTableInput, JobSummary, TypedColumn } from '../contracts/transfer';
 import type { ActivityDeps } from './deps';
 import { activityMarker, asActivity } from './context';
 import { summarizeJob } from './job-summary';
@@ -14,6 +14,14 @@ export interface CreateTableAsyncInput {
   primaryKey?: string[];
   /** Columns of a headerless source (sliced uploads). */
   columns?: string[];
+}
+
+export interface CreateTableDefinitionInput {
+  connection?: string;
+  bucketId: string;
+  name: string;
+  columns: TypedColumn[];
+  primaryKey?: string[];
 }
 
 export interface LoadTableAsyncInput {
@@ -54,6 +62,22 @@ export function createTableAsync(deps: ActivityDeps) {
           columns: input.columns,
           ...input.csv,
         },
+      });
+      return summarizeJob(job);
+    });
+}
+
+/**
+ * `tables-definition`: starts creating an empty typed table, at most once (a lost response is reconciled by the job
+ * carrying this activity's marker; see reconcile.ts).
+ */
+export function createTableDefinition(deps: ActivityDeps) {
+  return (input: CreateTableDefinitionInput): Promise<JobSummary> =>
+    asActivity(async () => {
+      const { runId, ...once } = onceOptions();
+      const { job } = await startTableDefinitionOnce(deps.storage(input.connection), {
+        ...once,
+        definition: { runId, bucketId: input.bucketId, name: input.name, columns: input.columns, primaryKeysNames: input.primaryKey ?? [] },
       });
       return summarizeJob(job);
     });

@@ -2,6 +2,8 @@ import { Context } from '@temporalio/activity';
 import { uploadMultipart, type MultipartUploadState } from '../object-storage/multipart-upload';
 import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
+import type { AbsCredentials } from '../object-storage/abs-client';
+import { uploadBlockBlob, type AbsUploadState } from '../object-storage/abs-upload';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressReporter } from './context';
 import type { PreparedUpload } from './prepare-file';
@@ -30,12 +32,14 @@ export interface UploadFileResult {
 /**
  * Uploads the source straight to object storage with the prepared file's temporary credentials: S3 multipart in
  * bounded parts, each finished part heartbeated as `{uploadId, parts}` so a retry (new worker, crash) resumes
- * instead of starting again. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
+ * instead of starting again; on Azure a block blob whose staged blocks a retry finds (block list + heartbeat) and
+ * does not send again. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
  * which the workflow answers with a fresh prepare.
  */
 export function uploadFile(deps: ActivityDeps) {
   return (input: UploadFileInput): Promise<UploadFileResult> =>
     asActivity(async () => {
+      if (input.target.provider === 'azure') return uploadToAzure(deps, input);
       const credentials = deps.sealer(input.connection).open<TemporaryCredentials>(input.target.sealedCredentials);
       const previous = lastHeartbeat<MultipartUploadState>();
       const resume = previous && previous.key === input.target.key && previous.uploadId ? previous : undefined;
@@ -64,4 +68,29 @@ export function uploadFile(deps: ActivityDeps) {
         resumed: result.resumed,
       };
     });
+}
+
+async function uploadToAzure(deps: ActivityDeps, input: UploadFileInput): Promise<UploadFileResult> {
+  const credentials = deps.sealer(input.connection).open<AbsCredentials>(input.target.sealedCredentials);
+  const report = progressReporter();
+  const result = await uploadBlockBlob({
+    credentials,
+    containerName: input.target.bucket,
+    blobName: input.target.key,
+    source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
+    partSizeBytes: deps.settings.transfer.partSizeBytes,
+    concurrency: deps.settings.transfer.concurrency,
+    gzip: input.gzip,
+    resume: lastHeartbeat<AbsUploadState>(),
+    onProgress: (state) => report(state, { bytes: state.bytesSent }),
+    signal: Context.current().cancellationSignal,
+  });
+  return {
+    bytes: result.bytes,
+    sourceBytes: result.sourceBytes,
+    sha256: result.sha256,
+    parts: result.parts,
+    partsUploaded: result.partsUploaded,
+    resumed: result.resumed,
+  };
 }

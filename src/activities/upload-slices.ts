@@ -2,6 +2,8 @@ import { Context } from '@temporalio/activity';
 import { uploadSliced, type SlicedUploadState } from '../object-storage/sliced-upload';
 import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
+import type { AbsCredentials } from '../object-storage/abs-client';
+import { uploadAbsSliced, type AbsSlicedUploadState } from '../object-storage/abs-upload';
 import { SapiInvalidInputError } from '../errors';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressReporter } from './context';
@@ -17,11 +19,12 @@ export interface UploadSlicesInput {
   gzip?: boolean;
 }
 
-/** Uploads several sources as the slices of one sliced file, then its manifest; resumes finished slices. */
+/** Uploads several sources as the slices of one sliced file (S3 objects or Azure block blobs), then its manifest; resumes finished slices. */
 export function uploadSlices(deps: ActivityDeps) {
   return (input: UploadSlicesInput): Promise<UploadFileResult> =>
     asActivity(async () => {
       if (!input.target.isSliced) throw new SapiInvalidInputError(`file ${input.target.fileId} was not prepared as sliced`);
+      if (input.target.provider === 'azure') return uploadSlicesToAzure(deps, input);
       const credentials = deps.sealer(input.connection).open<TemporaryCredentials>(input.target.sealedCredentials);
       const report = progressReporter();
       const result = await uploadSliced({
@@ -52,4 +55,35 @@ export function uploadSlices(deps: ActivityDeps) {
         resumed: result.slicesUploaded < result.slices.length,
       };
     });
+}
+
+async function uploadSlicesToAzure(deps: ActivityDeps, input: UploadSlicesInput): Promise<UploadFileResult> {
+  if (!input.target.accountName) throw new SapiInvalidInputError(`file ${input.target.fileId}: an Azure target needs absUploadParams.accountName for its manifest`);
+  const credentials = deps.sealer(input.connection).open<AbsCredentials>(input.target.sealedCredentials);
+  const report = progressReporter();
+  const result = await uploadAbsSliced({
+    credentials,
+    containerName: input.target.bucket,
+    accountName: input.target.accountName,
+    blobPrefix: input.target.key,
+    slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3(), dispatcher: deps.http.transfers }))),
+    partSizeBytes: deps.settings.transfer.partSizeBytes,
+    concurrency: deps.settings.transfer.concurrency,
+    gzip: input.gzip,
+    resume: lastHeartbeat<AbsSlicedUploadState>(),
+    onProgress: (state) =>
+      report(state, {
+        bytes: state.finished.reduce((sum, slice) => sum + slice.bytes, 0),
+        slicesDone: state.finished.length,
+        slices: state.slices,
+      }),
+    signal: Context.current().cancellationSignal,
+  });
+  return {
+    bytes: result.bytes,
+    sourceBytes: result.bytes,
+    parts: result.slices.length,
+    partsUploaded: result.slicesUploaded,
+    resumed: result.slicesUploaded < result.slices.length,
+  };
 }

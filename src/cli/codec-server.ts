@@ -1,12 +1,11 @@
 import { type Command } from 'commander';
 import { ErrorCode } from '../contracts/error-codes';
 import { CODEC_KEYS_ENV, CODEC_KEY_FILE_ENV, loadCodecKeys } from '../codec/keys';
-import { DEFAULT_CODEC_SERVER_HOST, DEFAULT_CODEC_SERVER_PORT } from '../codec/server';
+import { CODEC_SERVER_TOKEN_ENV, DEFAULT_CODEC_SERVER_HOST, DEFAULT_CODEC_SERVER_PORT } from '../codec/server';
 import { integerParser, onStopSignals, parseList, type CliContext } from './common';
 import { CliError } from './failure';
 
-/** Environment variable with the bearer token the codec server requires. */
-export const CODEC_SERVER_TOKEN_ENV = 'SAPI_CODEC_SERVER_TOKEN';
+export { CODEC_SERVER_TOKEN_ENV };
 /** Environment variable with the default CORS origins (comma-separated), e.g. the Temporal UI's. */
 export const CODEC_SERVER_CORS_ENV = 'SAPI_CODEC_SERVER_CORS_ORIGINS';
 

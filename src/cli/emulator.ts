@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { DEFAULT_FILES_BUCKET } from '../dev/stack';
-import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorS3Options } from '../emulator/options';
+import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorS3Options } from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './run-transfer';
@@ -20,6 +20,7 @@ export interface EmulatorFlags {
   adminToken?: string;
   sliceSizeMb?: number;
   publicUrl?: string;
+  backend: EmulatorBackend;
 }
 
 /** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
@@ -49,7 +50,37 @@ export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   };
 }
 
-/** `sapi-temporal emulator`: the Storage API emulator on an S3 endpoint from the environment, until SIGINT/SIGTERM. */
+/**
+ * The emulator's Azure Blob Storage from `AZURE_STORAGE_CONNECTION_STRING` (an account connection string with
+ * `AccountName`, `AccountKey` and `BlobEndpoint`: Azurite's `http://127.0.0.1:10000/<account>`, or a real account's
+ * endpoint) and `SAPI_EMULATOR_BUCKET` as the container (default `sapi-files`).
+ */
+export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
+  const connection = env.AZURE_STORAGE_CONNECTION_STRING;
+  const parts = new Map(
+    (connection ?? '')
+      .split(';')
+      .map((pair) => pair.trim())
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')).toLowerCase(), pair.slice(pair.indexOf('=') + 1)] as const),
+  );
+  const missing = ['AccountName', 'AccountKey', 'BlobEndpoint'].filter((name) => !parts.get(name.toLowerCase()));
+  if (!connection || missing.length > 0) {
+    throw new CliError(
+      ErrorCode.INVALID_INPUT,
+      `AZURE_STORAGE_CONNECTION_STRING ${connection ? `lacks ${missing.join(', ')}` : 'is not set'}: --backend azure keeps files in an Azure Blob Storage account ` +
+        '(Azurite) and needs "AccountName=…;AccountKey=…;BlobEndpoint=http://127.0.0.1:10000/<account>" (`sapi-temporal dev --backend azure` runs the whole stack instead)',
+    );
+  }
+  return {
+    blobEndpoint: parts.get('blobendpoint') as string,
+    accountName: parts.get('accountname') as string,
+    accountKey: parts.get('accountkey') as string,
+    container: env.SAPI_EMULATOR_BUCKET || DEFAULT_FILES_BUCKET,
+  };
+}
+
+/** `sapi-temporal emulator`: the Storage API emulator on an S3 or Azure endpoint from the environment, until SIGINT/SIGTERM. */
 export function registerEmulatorCommand(program: Command, context: CliContext): void {
   program
     .command('emulator')
@@ -64,10 +95,15 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--admin-token <secret>', `bearer secret of the /_emulator/* admin endpoints (default: ${EMULATOR_ADMIN_TOKEN_ENV}, else a generated one, printed)`)
     .option('--public-url <url>', 'base URL clients reach the emulator at, used in the index (the importer\'s address) and in url fields (default: http://<host>:<port>)')
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
+    .addOption(
+      new Option('--backend <backend>', 'file storage: aws (S3 from AWS_ENDPOINT_URL_S3 + keys) or azure (Blob Storage from AZURE_STORAGE_CONNECTION_STRING)')
+        .choices(['aws', 'azure'])
+        .default('aws'),
+    )
     .action(async (flags: EmulatorFlags) => {
       try {
         if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
-        const s3 = emulatorS3(context.env);
+        const storage = flags.backend === 'azure' ? { backend: 'azure' as const, abs: emulatorAbs(context.env) } : { backend: 'aws' as const, s3: emulatorS3(context.env) };
         const { createEmulator } = await import('../emulator');
         const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;
         const adminToken = flags.adminToken ?? (context.env[EMULATOR_ADMIN_TOKEN_ENV] || `emu-admin-${randomBytes(16).toString('hex')}`);
@@ -76,7 +112,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
           port: flags.port,
           host: flags.host,
           dataDir,
-          s3,
+          ...storage,
           tokens: [{ token, description: 'sapi-temporal emulator' }],
           adminToken,
           publicUrl: flags.publicUrl,

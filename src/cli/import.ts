@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import type { CsvDialect, ImportTableInput, ImportTableResult } from '../contracts/transfer';
+import { DEFAULT_METADATA_PROVIDER, type CsvDialect, type ImportTableInput, type ImportTableResult, type TypedColumn } from '../contracts/transfer';
 import {
   addWorkflowOptions,
   runOptions,
@@ -13,6 +13,7 @@ import {
 } from './common';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
+import { collectColumn, collectMetadata, readColumnsFile } from './typed-columns';
 
 /** `sapi-temporal import` flags as commander parses them. */
 export interface ImportFlags extends WorkflowFlags {
@@ -26,11 +27,18 @@ export interface ImportFlags extends WorkflowFlags {
   delimiter?: string;
   enclosure?: string;
   gzip?: boolean;
+  /** Repeated `--column name:TYPE[(len)]`. */
+  column?: TypedColumn[];
+  columnsFile?: string;
+  description?: string;
+  metadata?: Record<string, string>;
+  metadataProvider?: string;
 }
 
 /** The workflow input a command line describes; a relative local `source` is made absolute against `cwd`. */
 export function importInput(source: string, flags: ImportFlags, cwd: string = process.cwd()): ImportTableInput {
   const csv: CsvDialect = definedOnly({ delimiter: flags.delimiter, enclosure: flags.enclosure });
+  const file = flags.columnsFile !== undefined ? readColumnsFile(flags.columnsFile, cwd) : undefined;
   return definedOnly<ImportTableInput>({
     connection: flags.connection,
     source: workerLocation(source, cwd),
@@ -39,7 +47,11 @@ export function importInput(source: string, flags: ImportFlags, cwd: string = pr
     table: flags.table,
     mode: flags.mode,
     incremental: flags.incremental,
-    primaryKey: flags.primaryKey,
+    primaryKey: flags.primaryKey ?? file?.primaryKey,
+    typedColumns: flags.column ?? file?.columns,
+    description: flags.description,
+    metadata: flags.metadata,
+    metadataProvider: flags.metadataProvider,
     csv: Object.keys(csv).length > 0 ? csv : undefined,
     via: flags.via,
     gzip: flags.gzip,
@@ -63,13 +75,38 @@ export function addImportArguments(command: Command): Command {
     .addOption(new Option('--via <via>', 'upload directly to object storage (resumable) or through the importer service (default: direct)').choices(['direct', 'importer']))
     .option('--delimiter <char>', 'CSV delimiter (default ","; \\t or tab for a tab)', parseCsvCharacter)
     .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
-    .option('--gzip', 'compress while uploading');
+    .option('--gzip', 'compress while uploading')
+    .option(
+      '--column <name:TYPE[(len)]>',
+      'with --mode create: make a typed table; one per column of the file, e.g. id:INTEGER, price:NUMBER(10,2), name:VARCHAR(255), "day:DATE NOT NULL" (repeatable)',
+      collectColumn,
+    )
+    .option('--columns-file <defs.json>', 'with --mode create: the typed columns as JSON, [{"name", "definition": {"type", "length", "nullable", "default"}}] or {"columns": […], "primaryKeysNames": […]}')
+    .option('--description <text>', 'set the table\'s description (metadata KBC.description) after the load')
+    .option('--metadata <key=value>', 'set a table metadata entry after the load (repeatable)', collectMetadata)
+    .option('--metadata-provider <name>', `provider of the metadata entries (default: ${DEFAULT_METADATA_PROVIDER})`);
 }
 
 /** Usage error when the flags contradict each other (commander cannot express it). */
 export function checkImportFlags(command: Command, flags: ImportFlags): void {
   if (flags.incremental && flags.mode !== 'load') {
     command.error('error: --incremental needs --mode load (a new table has nothing to append to)', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if (flags.column && flags.columnsFile !== undefined) {
+    command.error('error: give the typed columns with --column or with --columns-file, not both', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if ((flags.column || flags.columnsFile !== undefined) && flags.mode !== 'create') {
+    command.error('error: --column/--columns-file need --mode create (a load uses the existing table\'s types)', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if (flags.metadataProvider !== undefined && flags.description === undefined && flags.metadata === undefined) {
+    command.error('error: --metadata-provider needs --description or --metadata', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if (flags.columnsFile !== undefined) {
+    try {
+      readColumnsFile(flags.columnsFile);
+    } catch (err) {
+      command.error(`error: ${err instanceof Error ? err.message : String(err)}`, { exitCode: 2, code: 'sapi.usage' });
+    }
   }
 }
 
@@ -84,6 +121,8 @@ export function summarizeImport(result: ImportTableResult, input: Partial<Import
       ['sha256', result.sha256],
       ['file id', result.fileId],
       ['job id', result.jobId],
+      ...(result.typed ? [['typed', 'yes'] as [string, string]] : []),
+      ...(result.metadataSet ? [['metadata', `${result.metadataSet} entr${result.metadataSet === 1 ? 'y' : 'ies'} set`] as [string, string]] : []),
     ],
   };
 }

@@ -219,7 +219,7 @@ function truncate(text: string, maxChars: number): string {
 }
 
 /** Phases after the bytes moved: the bar is full even when the total was never known. */
-const PAST_TRANSFER: ReadonlySet<string> = new Set(['importing', 'done']);
+const PAST_TRANSFER: ReadonlySet<string> = new Set(['defining', 'importing', 'metadata', 'done']);
 
 /** `[value, total]` of the bar: bytes of the total when known, else empty until the transfer is over. */
 export function barPosition(progress: RunProgress): [number, number] {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 /** Environment variable with the codec keys: comma-separated `id:base64key` (first encrypts, any decrypts). */
 export const CODEC_KEYS_ENV = 'SAPI_CODEC_KEYS';
@@ -70,4 +71,16 @@ export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKey[] 
   }
   if (keys.length === 0) throw new Error(`${hasInline ? CODEC_KEYS_ENV : `${CODEC_KEY_FILE_ENV} (${file})`} lists no key; give id:base64key entries or unset it to turn the codec off`);
   return keys;
+}
+
+/**
+ * The variable of `env` that configures the codec keys, to hand on to other processes (the dev stack's env file):
+ * `{SAPI_CODEC_KEYS: …}` or `{SAPI_CODEC_KEY_FILE: <absolute path>}`; `{}` when neither is set.
+ */
+export function codecKeysEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const inline = env[CODEC_KEYS_ENV];
+  if (inline !== undefined && inline.trim() !== '') return { [CODEC_KEYS_ENV]: inline };
+  const file = env[CODEC_KEY_FILE_ENV];
+  if (file !== undefined && file.trim() !== '') return { [CODEC_KEY_FILE_ENV]: resolve(file) };
+  return {};
 }

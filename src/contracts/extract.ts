@@ -221,6 +221,10 @@ export interface ExtractCheckpoint {
   /** The state read at the start (with `stateKey`), kept to write the next one. */
   runState?: { stateKey: string; previous: ExtractRunState | null };
   // --- ge-state (end) ---
+  // --- ge-legacy ---
+  /** Parent columns renamed so far (JSON parser: `tag` → `tag_u0`), kept for every later page of the run. */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
   // --- ge-iter (begin) ---
   /** Index of the `parameters.iterations` entry being run (absent: the first, or a configuration without iterations). */
   iteration?: number;

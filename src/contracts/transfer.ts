@@ -37,6 +37,26 @@ export interface JobSummary {
   results?: { importedRowsCount?: number; totalRowsCount?: number; warnings?: string[]; fileId?: number; cacheHit?: boolean };
 }
 
+/** A typed column of a table `importTableWorkflow` creates (the service's `tables-definition` column). */
+export interface TypedColumn {
+  /** Letters, digits and underscores, at most 64 characters. */
+  name: string;
+  definition: {
+    /** The backend's type: `VARCHAR`, `NUMBER`, `INTEGER`, `FLOAT`, `BOOLEAN`, `DATE`, `TIMESTAMP`, … */
+    type: string;
+    /** `255` for strings, `10,2` (precision, scale) for numbers. */
+    length?: string;
+    /** An empty value is allowed (NULL in non-string columns). Default true. */
+    nullable?: boolean;
+    default?: string;
+  };
+}
+
+/** Metadata provider of the entries an import sets, unless `metadataProvider` says otherwise. */
+export const DEFAULT_METADATA_PROVIDER = 'sapi-temporal';
+/** Table metadata key of a table's description (what the service's UI shows). */
+export const DESCRIPTION_METADATA_KEY = 'KBC.description';
+
 export interface ImportTableInput {
   /** Named Storage connection configured on the worker (`SAPI_URL`/`SAPI_TOKEN` is `default`). Never a token. */
   connection?: string;
@@ -57,6 +77,18 @@ export interface ImportTableInput {
   primaryKey?: string[];
   /** Columns of a headerless source (sliced uploads). */
   columns?: string[];
+  /**
+   * With `create`: make a typed table of these columns (`tables-definition`), then load the source into it. The
+   * source's header (or `columns`) must name exactly these columns, in any order. A value that does not fit its type
+   * fails the load and the run removes the empty table again.
+   */
+  typedColumns?: TypedColumn[];
+  /** Description of the table, set as its `KBC.description` metadata after the load succeeded. */
+  description?: string;
+  /** More table metadata (key → value), set after the load succeeded. */
+  metadata?: Record<string, string>;
+  /** Provider of the metadata entries. Default {@link DEFAULT_METADATA_PROVIDER}. */
+  metadataProvider?: string;
   csv?: CsvDialect;
   /** `direct` (S3 multipart with temporary credentials, resumable) or `importer` (one multipart POST). Default `direct`. */
   via?: 'direct' | 'importer';
@@ -79,9 +111,13 @@ export interface ImportTableResult {
   bytes: number;
   /** sha256 of the source as read (hex). */
   sha256?: string;
+  /** True when the run created a typed table. */
+  typed?: boolean;
+  /** Table metadata entries the run set (description and key/value pairs). */
+  metadataSet?: number;
 }
 
-export type ImportPhase = 'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'importing' | 'done' | 'failed' | 'cancelled';
+export type ImportPhase = 'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'defining' | 'importing' | 'metadata' | 'done' | 'failed' | 'cancelled';
 
 export interface TransferProgress {
   phase: ImportPhase | ExportPhase;

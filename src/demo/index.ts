@@ -3,7 +3,8 @@ import { createReadStream, mkdirSync, readFileSync, rmSync, writeFileSync } from
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadTemporalConnection, temporalConnectionOptions } from '../config/temporal';
-import { startDevStack, type DevStack } from '../dev/stack';
+import { codecDataConverter } from '../codec';
+import { devCodecFromEnv, startDevStack, type DevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 import { configureWorkerLogging } from '../worker';
 import type { ExportTableResult, ImportTableResult } from '../contracts/transfer';
@@ -21,6 +22,12 @@ export interface DemoOptions {
   log?: (line: string) => void;
   /** Keep the stack running after the demo (until `stop()` is called). Default false. */
   keep?: boolean;
+  /**
+   * Where codec keys are read from (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`): with keys, the stack's worker and the
+   * demo's client encrypt payloads and the Temporal UI decodes them through the stack's codec server. Default
+   * `process.env`.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface DemoResult {
@@ -44,10 +51,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(join(dataDir, 'files'), { recursive: true });
   log(`starting the dev stack under ${dataDir} (Temporal, MinIO, Storage API emulator, worker)…`);
-  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }) });
+  const codec = devCodecFromEnv(options.env ?? process.env);
+  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
+  if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
   const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {
-    const client = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE });
+    // the worker has the stack's codec keys: the client must encrypt inputs and decrypt results with the same
+    const client = new Client({ connection, namespace: stack.env.TEMPORAL_NAMESPACE, dataConverter: codecDataConverter(codec?.keys) });
     const taskQueue = stack.taskQueue;
     const run = async <W extends WorkflowName>(type: W, id: string, input: WorkflowInput<W>): Promise<WorkflowResult<W> & { workflowId: string }> => {
       const workflowId = `demo-${id}-${Date.now()}`;

@@ -21,7 +21,7 @@ export function devServices(options: DevServicesOptions = {}): DevStackService[]
 }
 
 /**
- * The Storage API emulator on MinIO; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
+ * The Storage API emulator on MinIO, or on Azurite when the stack runs `backend: 'azure'`; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
  * `SAPI_EMULATOR_ADMIN_TOKEN` (the bearer secret of its `/_emulator/*` admin endpoints).
  */
 export function emulatorService(options: DevServicesOptions = {}): DevStackService {
@@ -32,6 +32,7 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
     const emulator = await createEmulator({
       port: 0,
       dataDir: join(stack.dataDir, 'emulator'),
+      backend: stack.backend,
       s3: {
         endpoint: stack.minio.endpoint,
         region: stack.minio.region,
@@ -39,6 +40,16 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
         secretAccessKey: stack.minio.secretAccessKey,
         bucket: DEFAULT_FILES_BUCKET,
       },
+      ...(stack.azurite
+        ? {
+            abs: {
+              blobEndpoint: stack.azurite.blobEndpoint,
+              accountName: stack.azurite.accountName,
+              accountKey: stack.azurite.accountKey,
+              container: DEFAULT_FILES_BUCKET,
+            },
+          }
+        : {}),
       tokens: [{ token, description: 'dev stack' }],
       adminToken,
       sliceSizeBytes: options.sliceSizeBytes,

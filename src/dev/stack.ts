@@ -1,5 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { startAzurite, type AzuriteHandle } from './azurite';
+import { EncryptionCodec } from '../codec/encryption-codec';
+import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys, type CodecKey } from '../codec/keys';
+import { CODEC_SERVER_TOKEN_ENV, createCodecServer } from '../codec/server';
+import { freePort } from './ports';
 import { startMinio, type MinioHandle } from './minio';
 import { startTemporal, type TemporalHandle } from './temporal';
 import { startWatchdog, stopWatchdog } from './process';
@@ -15,9 +21,61 @@ export interface DevStackOptions {
   /** Temporal without its web UI (tests). Default false. */
   headless?: boolean;
   taskQueue?: string;
+  /**
+   * File storage of the emulator: `aws` (MinIO) or `azure` (Azurite, started besides MinIO, which stays for the
+   * user's own `s3://` sources and destinations). Default `aws`.
+   */
+  backend?: DevBackend;
   /** Extra services started after Temporal and MinIO (emulator, worker); each adds its env and a stop. */
   services?: DevStackService[];
+  /**
+   * Payload encryption (off when absent): a codec server with these keys starts before Temporal, and the Temporal
+   * UI decodes payloads through it (`--ui-codec-endpoint`, its origin allowed by CORS).
+   */
+  codec?: DevStackCodecOptions;
 }
+
+/** Environment variable the dev stack publishes with the codec server's base URL (no token in it). */
+export const CODEC_SERVER_URL_ENV = 'SAPI_CODEC_SERVER_URL';
+
+export interface DevStackCodecOptions {
+  /** The payload keys (first encrypts, all decrypt): the same the stack's worker and its clients use. */
+  keys: readonly CodecKey[];
+  /** Bearer token of the codec server; generated (48 hex digits) when absent. */
+  token?: string;
+  /**
+   * Variables that give clients these keys, published in the stack's env (and its env file): what the user set,
+   * e.g. `{SAPI_CODEC_KEY_FILE: '/abs/keys'}`. Default `SAPI_CODEC_KEYS` listing `keys`.
+   */
+  clientEnv?: Record<string, string>;
+}
+
+/**
+ * The stack's codec as `sapi-temporal dev` and the demo configure it from `env`: keys from `SAPI_CODEC_KEYS` or
+ * `SAPI_CODEC_KEY_FILE` (`undefined`, no codec, when neither is set), the token from `SAPI_CODEC_SERVER_TOKEN` or
+ * generated, and the same key variable handed on to the stack's env.
+ */
+export function devCodecFromEnv(env: NodeJS.ProcessEnv = process.env): DevStackCodecOptions | undefined {
+  const keys = loadCodecKeys(env);
+  if (!keys) return undefined;
+  const token = env[CODEC_SERVER_TOKEN_ENV]?.trim();
+  return { keys, token: token === '' ? undefined : token, clientEnv: codecKeysEnv(env) };
+}
+
+/** The dev stack's codec server. */
+export interface DevCodecServer {
+  /** Base URL, e.g. `http://127.0.0.1:41234`, for `temporal workflow show --codec-endpoint` (with `--codec-auth`). */
+  url: string;
+  token: string;
+  /**
+   * What the Temporal UI was given: `<url>/<token>`. The UI sends no header of its own, so the token travels as the
+   * path segment before `/decode`, which the codec server accepts as the bearer token. Absent when headless.
+   */
+  uiEndpoint?: string;
+}
+
+/** Object-storage backends the dev stack can give the emulator. */
+export type DevBackend = 'aws' | 'azure';
 
 /** A service started on top of Temporal and MinIO: returns the variables it publishes and how to stop it. */
 export type DevStackService = (stack: DevStackCore) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
@@ -26,7 +84,12 @@ export interface DevStackCore {
   dataDir: string;
   temporal: TemporalHandle;
   minio: MinioHandle;
+  /** Running with `backend: 'azure'`. */
+  azurite?: AzuriteHandle;
+  backend: DevBackend;
   taskQueue: string;
+  /** Present when the stack was started with `codec`. */
+  codecServer?: DevCodecServer;
   /** The variables published so far (`TEMPORAL_ADDRESS`, `AWS_ENDPOINT_URL_S3`, …). */
   env: Record<string, string>;
 }
@@ -54,16 +117,30 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     stopWatchdog(pidFile);
   };
   try {
-    const [temporal, minio] = await Promise.all([
-      startTemporal({ dataDir: join(dataDir, 'temporal'), headless: options.headless, watchdogPidFile: pidFile }),
+    const backend = options.backend ?? 'aws';
+    // the codec server comes first: the UI is started with its address, and it must know the UI's origin
+    const uiPort = options.headless ? undefined : await freePort();
+    const codecServer = options.codec ? await startCodecServer(options.codec, uiPort, stops) : undefined;
+    const [temporal, minio, azurite] = await Promise.all([
+      startTemporal({
+        dataDir: join(dataDir, 'temporal'),
+        headless: options.headless,
+        uiPort,
+        uiCodecEndpoint: codecServer?.uiEndpoint,
+        watchdogPidFile: pidFile,
+      }),
       startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }),
+      backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }) : undefined,
     ]);
     stops.push(() => temporal.stop(), () => minio.stop());
+    if (azurite) stops.push(() => azurite.stop());
     const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     const core: DevStackCore = {
       dataDir,
       temporal,
       minio,
+      azurite,
+      backend,
       taskQueue,
       env: {
         TEMPORAL_ADDRESS: temporal.address,
@@ -74,7 +151,11 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         TEMPORAL_UI_URL: options.headless ? '' : temporal.uiUrl,
         AWS_ENDPOINT_URL_S3: minio.endpoint,
         AWS_REGION: minio.region,
+        SAPI_EMULATOR_BACKEND: backend,
+        ...(azurite ? { AZURITE_BLOB_ENDPOINT: azurite.blobEndpoint } : {}),
+        ...(options.codec && codecServer ? codecEnv(options.codec, codecServer) : {}),
       },
+      codecServer,
     };
     for (const service of options.services ?? []) {
       const started = await service(core);
@@ -91,6 +172,21 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     await stopAll();
     throw err;
   }
+}
+
+async function startCodecServer(options: DevStackCodecOptions, uiPort: number | undefined, stops: Array<() => Promise<void>>): Promise<DevCodecServer> {
+  if (options.keys.length === 0) throw new Error('the dev stack\'s codec needs at least one key (SAPI_CODEC_KEYS=id:base64key)');
+  const token = options.token ?? randomBytes(24).toString('hex');
+  // the UI is served on 127.0.0.1 (the address the stack prints) but people also type localhost
+  const corsOrigins = uiPort === undefined ? [] : [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`];
+  const server = await createCodecServer({ codec: new EncryptionCodec(options.keys), token, corsOrigins });
+  stops.push(() => server.close());
+  return { url: server.url, token, uiEndpoint: uiPort === undefined ? undefined : `${server.url}/${encodeURIComponent(token)}` };
+}
+
+function codecEnv(options: DevStackCodecOptions, server: DevCodecServer): Record<string, string> {
+  const keys = options.clientEnv ?? { [CODEC_KEYS_ENV]: options.keys.map((key) => `${key.id}:${key.key}`).join(',') };
+  return { ...keys, [CODEC_SERVER_URL_ENV]: server.url, [CODEC_SERVER_TOKEN_ENV]: server.token };
 }
 
 /** `KEY=VALUE` lines, values single-quoted when they hold anything a shell would interpret. */

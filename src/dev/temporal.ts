@@ -16,6 +16,11 @@ export interface StartTemporalOptions {
   namespace?: string;
   /** Disable the web UI (tests). */
   headless?: boolean;
+  /**
+   * Codec server the web UI sends payloads to for decoding (`--ui-codec-endpoint`): the UI's browser calls
+   * `<endpoint>/decode`, so the endpoint may carry a path (the dev stack puts the codec server's token there).
+   */
+  uiCodecEndpoint?: string;
   watchdogPidFile?: string;
 }
 
@@ -55,6 +60,7 @@ export async function startTemporal(options: StartTemporalOptions): Promise<Temp
   ];
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.headless) args.push('--headless');
+  else if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   const temporal = await ManagedProcess.start({
     name: 'temporal',
     command: findTemporal().path,

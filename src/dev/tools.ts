@@ -45,3 +45,11 @@ export function findTemporal(): ToolLocation {
 export function findMinio(): ToolLocation {
   return locate('minio', 'SAPI_MINIO_BIN', join(toolsDir(), 'bin', 'minio'));
 }
+
+/**
+ * Azurite's blob service: `SAPI_AZURITE_BIN`, `azurite-blob` on PATH, or `.tools/azurite/node_modules/.bin/azurite-blob`
+ * (installed from npm by `scripts/install-tools.sh azurite`).
+ */
+export function findAzurite(): ToolLocation {
+  return locate('azurite-blob', 'SAPI_AZURITE_BIN', join(toolsDir(), 'azurite', 'node_modules', '.bin', 'azurite-blob'));
+}

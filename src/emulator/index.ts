@@ -17,7 +17,8 @@ import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
-import { ObjectStore } from './object-store';
+import { AbsObjectStore } from './abs-store';
+import { S3ObjectStore, type ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
   DEFAULT_DUCKDB_MEMORY_LIMIT,
@@ -45,13 +46,25 @@ const optionsSchema = z.object({
   port: z.number().int().min(0).max(65535).optional(),
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1),
-  s3: z.object({
-    endpoint: z.string().url(),
-    region: z.string().min(1),
-    accessKeyId: z.string().min(1),
-    secretAccessKey: z.string().min(1),
-    bucket: z.string().min(3),
-  }),
+  backend: z.enum(['aws', 'azure']).optional(),
+  s3: z
+    .object({
+      endpoint: z.string().url(),
+      region: z.string().min(1),
+      accessKeyId: z.string().min(1),
+      secretAccessKey: z.string().min(1),
+      bucket: z.string().min(3),
+    })
+    .optional(),
+  abs: z
+    .object({
+      blobEndpoint: z.string().url(),
+      accountName: z.string().min(1),
+      accountKey: z.string().min(1),
+      publicBlobEndpoint: z.string().url().optional(),
+      container: z.string().regex(/^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$/, 'a container name: 3-63 lowercase letters, digits and single dashes'),
+    })
+    .optional(),
   tokens: z
     .array(
       z.object({
@@ -76,6 +89,18 @@ const optionsSchema = z.object({
   duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
 });
 
+/** The backend's object store: `backend`, else `azure` when only `abs` is configured, else `aws`. */
+function createObjectStore(options: EmulatorOptions): ObjectStore {
+  const backend = options.backend ?? (options.abs && !options.s3 ? 'azure' : 'aws');
+  const ttl = options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS;
+  if (backend === 'azure') {
+    if (!options.abs) throw new Error('invalid emulator options: backend "azure" needs abs: {blobEndpoint, accountName, accountKey, container}');
+    return new AbsObjectStore(options.abs, ttl, DEFAULT_PRESIGN_TTL_SECONDS);
+  }
+  if (!options.s3) throw new Error('invalid emulator options: backend "aws" needs s3: {endpoint, region, accessKeyId, secretAccessKey, bucket}');
+  return new S3ObjectStore(options.s3, ttl, DEFAULT_PRESIGN_TTL_SECONDS);
+}
+
 /**
  * Starts the emulator and resolves once it listens and unfinished jobs from a previous run on the same `dataDir`
  * are queued again.
@@ -91,7 +116,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir, { recursive: true });
 
-  const objects = new ObjectStore(options.s3, options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS, DEFAULT_PRESIGN_TTL_SECONDS);
+  const objects = createObjectStore(options);
   await objects.ensureBucket();
   const state = new DocLog(join(options.dataDir, 'state.jsonl'));
   let tables: TableStore;

@@ -14,6 +14,11 @@ import { type EmulatorS3Options } from './options';
 import { presignGetUrl } from './presign';
 import { formatExpiration } from './time';
 
+/** Credentials that claim to expire `claimedTtlSeconds` from now (the STS ones underneath stay valid). */
+function claimExpiry(credentials: TemporaryCredentials, claimedTtlSeconds: number | undefined): TemporaryCredentials {
+  return claimedTtlSeconds === undefined ? credentials : { ...credentials, Expiration: formatExpiration(new Date(Date.now() + claimedTtlSeconds * 1000)) };
+}
+
 /** Temporary credentials in the service's shape. */
 export interface TemporaryCredentials {
   AccessKeyId: string;
@@ -24,12 +29,51 @@ export interface TemporaryCredentials {
 
 export type CredentialsAccess = 'upload' | 'read';
 
+/** Object-storage backends the emulator serves, named as the service's `provider` field names them. */
+export type ObjectStoreProvider = 'aws' | 'azure';
+
+/**
+ * The emulator's narrow view of one object-storage backend: the Storage API's own (root) access for its jobs, plus
+ * the backend-specific fields of its answers (prepare's upload parameters, a file detail's read credentials,
+ * manifest entry URLs). One implementation per backend: {@link S3ObjectStore} (MinIO), `AbsObjectStore` (Azurite).
+ */
+export interface ObjectStore {
+  readonly provider: ObjectStoreProvider;
+  /** S3 bucket or Azure container holding every file. */
+  readonly bucket: string;
+  /** Region reported in file resources; undefined on backends without one (Azure). */
+  readonly region: string | undefined;
+  ensureBucket(): Promise<void>;
+  /** A time-limited GET URL of one object (the file resource's `url`). */
+  presign(key: string): string;
+  /** Size of an object, or undefined when it does not exist. */
+  size(key: string): Promise<number | undefined>;
+  get(key: string): Promise<Readable>;
+  getText(key: string): Promise<string>;
+  put(key: string, body: Readable | Buffer | string, contentType?: string, contentLength?: number): Promise<void>;
+  /** Deletes the key and, when `prefix`, everything under it. */
+  delete(key: string, prefix: boolean): Promise<void>;
+  /** URL of an object in a sliced file's manifest (`s3://bucket/key`, `azure://account.blob.core.windows.net/container/key`). */
+  entryUrl(key: string): string;
+  /** The key behind a manifest entry URL of this store, or undefined when the URL is not one of its own. */
+  keyOfEntryUrl(url: string): string | undefined;
+  /**
+   * Prepare's backend fields for a file at `key` (a prefix when `prefix`): `{uploadParams}` or `{absUploadParams}`.
+   * `claimedTtlSeconds` overrides the expiry the credentials claim (fault injection).
+   */
+  uploadFields(key: string, prefix: boolean, encrypted: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>>;
+  /** A file detail's `federationToken=1` fields: `{s3Path, credentials}` or `{absPath, absCredentials}`. */
+  readFields(key: string, prefix: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>>;
+  destroy(): void;
+}
+
 /** Part size of the emulator's own multipart uploads (importer, exports): 8 MiB × 4 in flight. */
 const UPLOAD_PART_SIZE = 8 * 1024 * 1024;
 const UPLOAD_QUEUE_SIZE = 4;
 
-/** The emulator's narrow view of MinIO: root-key S3 calls plus STS-issued, key-scoped credentials. */
-export class ObjectStore {
+/** The S3 backend (MinIO): root-key S3 calls plus STS-issued, key-scoped credentials. */
+export class S3ObjectStore implements ObjectStore {
+  readonly provider = 'aws' as const;
   readonly bucket: string;
   readonly region: string;
   private readonly s3: S3Client;
@@ -87,6 +131,27 @@ export class ObjectStore {
     }
     const expiration = c.Expiration ?? new Date(Date.now() + this.credentialsTtlSeconds * 1000);
     return { AccessKeyId: c.AccessKeyId, SecretAccessKey: c.SecretAccessKey, SessionToken: c.SessionToken, Expiration: formatExpiration(expiration) };
+  }
+
+  async uploadFields(key: string, prefix: boolean, encrypted: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>> {
+    const credentials = claimExpiry(await this.issueCredentials(key, 'upload', prefix), claimedTtlSeconds);
+    const uploadParams: Record<string, unknown> = { key, bucket: this.bucket, acl: 'private', credentials };
+    if (encrypted) uploadParams['x-amz-server-side-encryption'] = 'AES256';
+    return { uploadParams };
+  }
+
+  async readFields(key: string, prefix: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>> {
+    const credentials = claimExpiry(await this.issueCredentials(key, 'read', prefix), claimedTtlSeconds);
+    return { s3Path: { bucket: this.bucket, key }, credentials };
+  }
+
+  entryUrl(key: string): string {
+    return `s3://${this.bucket}/${key}`;
+  }
+
+  keyOfEntryUrl(url: string): string | undefined {
+    const prefix = `s3://${this.bucket}/`;
+    return url.startsWith(prefix) ? url.slice(prefix.length) : undefined;
   }
 
   presign(key: string): string {

@@ -36,6 +36,29 @@ export interface EmulatorS3Options {
 }
 
 /**
+ * The Azure Blob Storage backend: an Azurite (or Azure) account reached with its shared key; clients get SAS
+ * connection strings.
+ */
+export interface EmulatorAbsOptions {
+  /** Blob service URL of the account, e.g. `http://127.0.0.1:10000/devstoreaccount1` (Azurite, path-style). */
+  blobEndpoint: string;
+  /** Account name: in manifests (`azure://<account>.blob.core.windows.net/<container>/…`) and `absUploadParams`. */
+  accountName: string;
+  /** Base64 shared key of the account: signs the SAS tokens. */
+  accountKey: string;
+  /** Container holding every file; created when missing. */
+  container: string;
+  /**
+   * Blob endpoint clients get in their SAS connection strings and file URLs, when it differs from the one the
+   * emulator itself uses (a proxy, another host name in containers). Default `blobEndpoint`.
+   */
+  publicBlobEndpoint?: string;
+}
+
+/** Object-storage backends the emulator serves: `aws` (S3 on MinIO) or `azure` (Blob Storage on Azurite). */
+export type EmulatorBackend = 'aws' | 'azure';
+
+/**
  * A Storage API token the emulator accepts in `X-StorageApi-Token`, with the service's permission model. A master
  * token manages every bucket and sees every file and job; any other token sees only the buckets in its
  * `bucketPermissions` (every bucket with `canManageBuckets`), only the files it created (every file with
@@ -74,7 +97,12 @@ export interface EmulatorOptions {
   host?: string;
   /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
   dataDir: string;
-  s3: EmulatorS3Options;
+  /** Backend of file storage. Default: `azure` when only `abs` is given, else `aws`. */
+  backend?: EmulatorBackend;
+  /** The S3 backend; required unless `backend` is `azure`. */
+  s3?: EmulatorS3Options;
+  /** The Azure Blob Storage backend; required when `backend` is `azure`. */
+  abs?: EmulatorAbsOptions;
   /** Accepted tokens; at least one. */
   tokens: EmulatorTokenOptions[];
   jobDelays?: EmulatorJobDelays;

@@ -17,14 +17,14 @@ export function fileResource(ctx: EmulatorContext, file: FileRecord): Record<str
     isExpired: false,
     name: file.name,
     url: ctx.objects.presign(file.isSliced ? `${file.key}manifest` : file.key),
-    region: ctx.objects.region,
+    ...(ctx.objects.region === undefined ? {} : { region: ctx.objects.region }),
     sizeBytes: file.sizeBytes ?? 0,
     tags: file.tags,
     maxAgeDays: file.isPermanent ? null : FILE_MAX_AGE_DAYS,
     runId: file.runId ?? null,
     runIds: [],
     creatorToken: file.creatorToken,
-    provider: 'aws',
+    provider: ctx.objects.provider,
     fileType: file.fileType,
   };
 }

@@ -236,12 +236,8 @@ const RESPONSE_FILTER_MESSAGE = "The 'responseFilter' property must be a path st
 const compatLevelSchema = z.preprocess(
   (v) => (emptyToUndefined(v) === undefined || v === '0' ? undefined : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v),
   z
-    .number({ error: "'compatLevel' must be 2 or 3 (unset means 3, the latest)." })
-    .refine((v) => v !== 1 && !(v < 1), {
-      error: "'compatLevel' 1 (the reference's legacy JSON parser) is not supported: use 3 (the default) or 2.",
-      abort: true,
-    })
-    .refine((v) => v === 2 || v === 3, { error: "'compatLevel' must be 2 or 3 (unset means 3, the latest)." })
+    .number({ error: "'compatLevel' must be 1, 2 or 3 (unset means 3, the latest)." })
+    .refine((v) => v === 1 || v === 2 || v === 3, { error: "'compatLevel' must be 1, 2 or 3 (unset means 3, the latest)." })
     .optional(),
 );
 
@@ -453,6 +449,7 @@ function normalizeJob(raw: Raw, id: string, compatLevel: number): JobConfig {
     scroller: (raw.scroller as string | null | undefined) || null,
     children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`, compatLevel)),
     responseFilter: normalizeResponseFilter(raw, compatLevel), // JSON parser parity (ge-json)
+    ...(compatLevel <= 1 ? { legacyJsonParser: true } : {}), // ge-legacy: the reference's legacy JSON parser
   };
 }
 

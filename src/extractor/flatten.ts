@@ -13,6 +13,7 @@
  * into safe, unique column names at the end, so every page can be flattened on its own.
  */
 import { PARENT_ID_KEY, DATA_KEY, parseRecords, phpCell } from './json-parser';
+import { parseRecordsLegacy } from './json-parser-legacy';
 
 /** Rows of one table from one page: keys in column order, rows keyed by header key. */
 export interface FlatTable {
@@ -36,6 +37,10 @@ export interface FlattenOptions {
   parentValues?: Record<string, unknown>;
   /** Collects warnings (nested arrays converted to JSON, values of an unexpected type). */
   warnings?: string[];
+  /** `compatLevel` 1: the reference's legacy JSON parser (`json-parser-legacy.ts`: its names, link ids). */
+  legacy?: boolean;
+  /** The run's renamed parent columns (`ParseRecordsOptions.parentAliases`): read and extended in place. */
+  parentAliases?: Record<string, string>;
 }
 
 /** Link column of child-table rows. */
@@ -56,5 +61,6 @@ export function flattenRecords(records: readonly unknown[], options: FlattenOpti
     const known = Object.prototype.hasOwnProperty.call(values, name) && phpCell(values[name]) === text;
     return [name, known ? values[name] : text];
   });
-  return parseRecords(records, { dataType: options.dataType, parentColumns, warnings: options.warnings });
+  if (options.legacy) return parseRecordsLegacy(records, { dataType: options.dataType, parentColumns, warnings: options.warnings });
+  return parseRecords(records, { dataType: options.dataType, parentColumns, warnings: options.warnings, parentAliases: options.parentAliases });
 }

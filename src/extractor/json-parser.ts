@@ -197,7 +197,6 @@ interface RowPlan {
 class PageParser {
   private readonly tables = new Map<string, { keys: string[]; rows: Array<Record<string, string>> }>();
   private readonly tableNames = new Map<readonly string[], string>();
-  private readonly aliases = new Map<string, string>();
   private readonly headerCache = new Map<string, string[]>();
   /** Per row path (and parent columns): headers and what to do with each column; the structure is fixed meanwhile. */
   private plans = new Map<readonly string[], Map<string, RowPlan>>();
@@ -205,6 +204,8 @@ class PageParser {
   constructor(
     private readonly structure: Structure,
     private readonly warnings: Set<string>,
+    /** Renamed parent columns (the reference's `parentAliases`): name → the name it got. */
+    private readonly aliases = new Map<string, string>(),
   ) {}
 
   result(): ParsedTable[] {
@@ -393,6 +394,12 @@ export interface ParseRecordsOptions {
   parentColumns?: ReadonlyArray<readonly [string, unknown]>;
   /** Collects the parser's warnings (nested arrays converted to JSON, values of an unexpected type). */
   warnings?: string[];
+  /**
+   * The run's memory of renamed parent columns (the reference's `Structure::setParentTargetName`): a parent column
+   * renamed once (`tag` → `tag_u0`, clashing with a field) keeps that name in every later table of the run. Read,
+   * and extended in place with this page's renames; plain JSON, so a workflow can checkpoint it.
+   */
+  parentAliases?: Record<string, string>;
 }
 
 /** Analyzes and parses one page of records; tables in order of first row, the root table first. */
@@ -401,9 +408,11 @@ export function parseRecords(records: readonly unknown[], options: ParseRecordsO
   const structure = new Structure();
   const warnings = new Set<string>();
   new Analyzer(structure, warnings).analyzeData(records, options.dataType);
-  const parser = new PageParser(structure, warnings);
+  const aliases = new Map(Object.entries(options.parentAliases ?? {}));
+  const parser = new PageParser(structure, warnings, aliases);
   const parent: Pairs = (options.parentColumns ?? []).map(([k, v]) => [k, v]);
   parser.parse(records, [options.dataType, ARRAY], parent.length > 0 ? parent : null);
   options.warnings?.push(...warnings);
+  if (options.parentAliases) for (const [name, target] of aliases) options.parentAliases[name] = target;
   return parser.result();
 }

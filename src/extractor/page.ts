@@ -32,6 +32,10 @@ export interface RunContext {
   crypto?: CryptoFunctions;
   /** "Now" for placeholder functions (ms): the job run's start, so a retried page gives the same child runs. */
   nowMs?: number;
+  // --- ge-legacy: renamed parent columns, remembered for the rest of the run ---
+  /** The run's renamed parent columns so far (`ProcessedPage.parentAliases` of the pages before, in run order). */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
 }
 
 /** What `processPage` found in a page. */
@@ -47,6 +51,13 @@ export interface ProcessedPage {
   /** Child runs to execute, in order, before the job's next page. */
   children: ChildRun[];
   warnings: string[];
+  // --- ge-legacy ---
+  /**
+   * The run's renamed parent columns after this page, when there are any (the given ones plus this page's): pass
+   * them as `RunContext.parentAliases` to every later page of the run, of any job (plain JSON, checkpointed).
+   */
+  parentAliases?: Record<string, string>;
+  // --- end ge-legacy ---
 }
 
 /**
@@ -77,6 +88,7 @@ export function processPage(
   const warnings = resolved.warnings;
   const digest = digestPage(state, fetched.body, records);
   const parserWarnings: string[] = [];
+  const parentAliases = { ...(context.parentAliases ?? {}) }; // ge-legacy
   // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
   const tables = job.mapping
     ? mapRecords(records, job.mapping, runUserData(job, context.parent))
@@ -85,6 +97,8 @@ export function processPage(
         parentColumns: rootColumns(job, context.parentColumns),
         parentValues: runUserData(job, context.parent),
         warnings: parserWarnings,
+        legacy: job.legacyJsonParser, // ge-legacy
+        parentAliases, // ge-legacy
       });
   const plan = planChildRuns(job, records, context.parent ?? null, context.crypto, context.nowMs);
   return {
@@ -94,5 +108,6 @@ export function processPage(
     schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
     children: plan.runs,
     warnings: [...warnings, ...parserWarnings, ...plan.warnings],
+    ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}), // ge-legacy
   };
 }

@@ -181,7 +181,8 @@ function baseDescriptor(spec: RequestSpec): RequestDescriptor {
         method: 'POST',
         url: setQueryParams(spec.url, []),
         headers: withContentType(spec.headers, 'application/json'),
-        body: { kind: 'json', value: spec.params },
+        // empty params are `[]`, as the reference's PHP encodes an empty array
+        body: { kind: 'json', value: Object.keys(spec.params).length === 0 ? [] : spec.params },
       };
     case 'FORM':
       return {

@@ -110,6 +110,7 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   const rows = new Map<string, Array<Record<string, string>>>();
   let schema: TableSchema = createTableSchema();
   let pages = 0;
+  let parentAliases: Record<string, string> | undefined; // renamed parent columns, for the rest of the run
 
   const runJob = async (jobIn: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     const startedAtMs = now();
@@ -123,7 +124,8 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
       const request = state.next;
       if (keepRequests) requests.push(request);
       const fetched = await options.fetchPage(request, config.api.client, requestAuthOf(config) ?? null);
-      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs });
+      const page = processPage(state, job, fetched, { parentColumns, parent, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
+      parentAliases = page.parentAliases ?? parentAliases;
       warnings.push(...page.warnings);
       if (page.extract) {
         pages++;

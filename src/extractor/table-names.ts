@@ -33,14 +33,30 @@ export function tableNameFor(dataType: string): string {
   return safeName(dataType);
 }
 
+// --- ge-legacy: keys that already are column names ---
 /**
- * Turns flattened keys (in first-appearance order) into unique column names: `safeName(key)`, and when two keys
- * give the same name, the later gets `_u0`, `_u1`, … (the reference's rule). Returns names aligned with `keys`.
+ * Marks a header key that already is its final column name (the legacy JSON parser names its columns itself):
+ * `columnNamesFor` keeps what follows the mark as it is. It may follow the parent mark (`\u001f`).
+ */
+export const VERBATIM_KEY_MARK = '\u001e';
+
+/** The column name a key gives: the name after {@link VERBATIM_KEY_MARK}, else `safeName(key)`. */
+function baseColumnName(key: string): string {
+  const verbatim = key.indexOf(VERBATIM_KEY_MARK);
+  if (verbatim === 0 || verbatim === 1) return key.slice(verbatim + 1) || 'column';
+  return safeName(key) || 'column';
+}
+// --- end ge-legacy ---
+
+/**
+ * Turns flattened keys (in first-appearance order) into unique column names: `safeName(key)` (a verbatim key: its
+ * name), and when two keys give the same name, the later gets `_u0`, `_u1`, … (the reference's rule). Returns
+ * names aligned with `keys`.
  */
 export function columnNamesFor(keys: readonly string[]): string[] {
   const used = new Set<string>();
   return keys.map((key) => {
-    const base = safeName(key) || 'column';
+    const base = baseColumnName(key);
     let name = base;
     for (let i = 0; used.has(name); i++) name = `${base}_u${i}`;
     used.add(name);

@@ -266,6 +266,10 @@ export interface JobConfig {
   /** `responseFilter` + `responseFilterDelimiter` (+ the config's `compatLevel`); absent or null: none. */
   responseFilter?: ResponseFilterConfig | null;
   // --- end JSON parser parity ---
+  // --- ge-legacy ---
+  /** `compatLevel` 1: rows go through the reference's legacy JSON parser (`json-parser-legacy.ts`); absent: the current one. */
+  legacyJsonParser?: boolean;
+  // --- end ge-legacy ---
   // --- ge-features: recursionFilter, userData, mappings (absent when not configured) ---
   /** Child jobs: only parent rows passing this filter (the reference's grammar, `recursion-filter.ts`) start runs. */
   recursionFilter?: string;
@@ -348,7 +352,7 @@ export interface ExtractorConfig {
     outputBucket: string | null;
     debug: boolean;
     // --- JSON parser parity (ge-json) ---
-    /** `compatLevel`: 3 (the default, latest) or 2 (legacy `responseFilter`); 1 (legacy JSON parser) is refused. */
+    /** `compatLevel`: 3 (the default, latest), 2 (legacy `responseFilter`) or 1 (that and the legacy JSON parser). */
     compatLevel?: number;
     // --- end JSON parser parity ---
     jobs: JobConfig[];

@@ -3,9 +3,14 @@
  * workflow sandbox provides).
  */
 
-/** Percent-encodes a query key or value (RFC 3986 unreserved characters stay as they are; space → `%20`). */
+/**
+ * Encodes a query key or value as the reference does (PHP's `urlencode`, `http_build_query`'s default): letters,
+ * digits and `-_.` stay, space → `+`, everything else `%XX` of its UTF-8 bytes (so also `~!*'()`).
+ */
 export function encodeQueryComponent(value: string): string {
-  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(value)
+    .replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
 }
 
 function decodeQueryComponent(value: string): string {

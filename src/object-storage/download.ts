@@ -1,13 +1,14 @@
 /**
  * Download of a stored file (typically a table export) to a local path or an `s3://` destination.
  *
- * - Unsliced: one object (from `s3Path` with the read credentials, or the presigned `url`).
- * - Sliced: the manifest (`s3Path.key + "manifest"`, or `url`), then every slice downloaded **in parallel**
+ * - Unsliced: one object (from `s3Path` with the read credentials, `absPath` with the Azure SAS, or the presigned `url`).
+ * - Sliced: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`, or `url`), then every slice downloaded **in parallel**
  *   (bounded by `concurrency`) into `<dest>.parts/<index>`, then concatenated **in manifest order** into the
  *   destination. `.gz` slices are decompressed before concatenation (unless `gunzip: false`).
  * - Headerless sliced CSV exports get a header line built from `headerColumns`.
  * - Resumable: a slice file is complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete
- *   slices whose size matches the store (HeadObject) and continues partial ones with a Range request.
+ *   slices whose size matches the store (HeadObject, Get Blob Properties) and continues partial ones with a Range
+ *   request.
  * - Memory is bounded: everything streams (a few stream buffers per slice in flight).
  */
 import { createHash } from 'node:crypto';
@@ -36,6 +37,8 @@ import {
 } from './s3-client';
 import { type ByteSource } from './sources';
 import { defaultHttpPools, redactUrl } from '../http';
+import { type ContainerClient } from '@azure/storage-blob';
+import { absErrorInfo, assertAbsCredentialsFresh, createContainerClient, mapAbsError, parseAbsUrl, type AbsCredentials } from './abs-client';
 
 /** Slices downloaded in parallel by default: 4. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 4;
@@ -55,6 +58,10 @@ export interface DownloadableFile {
   s3Path?: { bucket: string; key: string };
   /** Read credentials of the file. */
   credentials?: TemporaryCredentials;
+  /** Azure: container and blob name (a prefix when sliced). */
+  absPath?: { container: string; name: string };
+  /** Azure: read SAS of the file. */
+  absCredentials?: AbsCredentials;
 }
 
 /** Progress of a download: heartbeat it, pass it back as `resume` (JSON, no secrets). */
@@ -122,21 +129,36 @@ interface RemoteObject {
 
 /** Downloads a file. See the module doc. */
 export async function downloadFile(options: DownloadFileOptions): Promise<DownloadFileResult> {
-  const { file, destination, signal } = options;
+  const { file, destination } = options;
   const concurrency = options.concurrency ?? DEFAULT_DOWNLOAD_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
   if (!destination) throw new SapiInvalidInputError('downloadFile needs a destination (a local path or s3://bucket/key)');
+  if (file.absPath && file.absCredentials) return downloadWith(options, concurrency, { abs: createContainerClient(file.absCredentials, file.absPath.container) });
   const useS3 = file.credentials !== undefined && file.s3Path !== undefined;
   if (!useS3 && !file.url) {
-    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials nor url: request its detail with federationToken=1`);
+    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials nor url: request its detail with federationToken=1`);
   }
   if (file.isSliced && !file.credentials && !options.s3) {
     throw new SapiInvalidInputError(`file ${file.id ?? ''} is sliced but has no credentials: request its detail with federationToken=1`);
   }
-  const where = `download [file=${file.id ?? file.name ?? '?'}]`;
-  assertCredentialsFresh(file.credentials, where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
   const ownS3 = options.s3 === undefined && file.credentials !== undefined;
   const s3 = options.s3 ?? (file.credentials ? createS3Client({ credentials: file.credentials, region: file.region, endpoint: options.endpoint }) : undefined);
+  try {
+    return await downloadWith(options, concurrency, { s3 });
+  } finally {
+    if (ownS3) s3?.destroy();
+  }
+}
+
+/** The download itself, reading through an S3 client, an Azure container client or the presigned URL. */
+async function downloadWith(options: DownloadFileOptions, concurrency: number, stores: { s3?: S3Client; abs?: ContainerClient }): Promise<DownloadFileResult> {
+  const { file, destination, signal } = options;
+  const { s3, abs } = stores;
+  const useS3 = file.credentials !== undefined && file.s3Path !== undefined;
+  const where = `download [file=${file.id ?? file.name ?? '?'}]`;
+  const assertFresh = (at: string, marginMs: number): void =>
+    abs ? assertAbsCredentialsFresh(file.absCredentials, at, marginMs) : assertCredentialsFresh(file.credentials, at, marginMs);
+  assertFresh(where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
   const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
 
   const toS3 = /^s3:\/\//i.test(destination);
@@ -144,110 +166,120 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
     options.workDir ??
     (toS3 ? join(tmpdir(), `sapi-temporal-download-${createHash('sha1').update(`${destination}|${file.id ?? file.url ?? ''}`).digest('hex').slice(0, 16)}`) : `${destination}.parts`);
 
-  try {
-    // 1. What to fetch.
-    let objects: RemoteObject[];
-    if (file.isSliced) {
-      const manifest = await readManifest({ file, s3, dispatcher, signal });
-      objects = manifest.map((url) => {
-        const { bucket, key } = parseS3Uri(url);
-        return s3Object(s3 as S3Client, bucket, key);
-      });
-    } else {
-      objects = [useS3 && s3 ? s3Object(s3, file.s3Path!.bucket, file.s3Path!.key) : urlObject(dispatcher, file.url as string)];
-    }
-    const decompress = objects.map((o) => options.gunzip ?? (file.isSliced && o.gz));
-    const header = options.headerColumns?.length ? headerLine(options.headerColumns) : undefined;
-    const gzipHeader = header !== undefined && options.gunzip === false && (objects.some((o) => o.gz) || /\.gz$/i.test(file.name ?? ''));
-
-    // 2. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
-    await prepareWorkDir(workDir, identityOf(file));
-
-    // 3. Fast path: one object, no transformation, local destination → download, then move into place.
-    if (!file.isSliced && !decompress[0] && header === undefined && !toS3) {
-      const sliceFile = join(workDir, '0');
-      const downloaded = await fetchToFile(objects[0] as RemoteObject, sliceFile, signal);
-      options.onProgress?.({ slices: 1, finishedSlices: [0], bytesDownloaded: downloaded.bytes });
-      const { bytes, sha256 } = await hashFile(sliceFile);
-      await mkdir(dirname(destination), { recursive: true });
-      await rename(sliceFile, destination);
-      if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
-      return { path: destination, bytes, sha256, slices: 1, sliced: false, slicesDownloaded: downloaded.fetched ? 1 : 0 };
-    }
-
-    // 4. Slices into the work folder, in parallel.
-    const sizes = new Map<number, number>();
-    let slicesDownloaded = 0;
-    const report = (): void =>
-      options.onProgress?.({
-        slices: objects.length,
-        finishedSlices: [...sizes.keys()].sort((a, b) => a - b),
-        bytesDownloaded: [...sizes.values()].reduce((n, s) => n + s, 0),
-      });
-    await forEachBounded(objects, concurrency, async (obj, index) => {
-      throwIfAborted(signal);
-      assertCredentialsFresh(file.credentials, `${where.slice(0, -1)}, slice=${index}]`, 0);
-      const r = await fetchToFile(obj, join(workDir, String(index)), signal);
-      sizes.set(index, r.bytes);
-      if (r.fetched) slicesDownloaded++;
-      report();
-    });
-
-    // 5. Concatenate in manifest order.
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const tap = new Transform({
-      transform(chunk: Buffer, _enc, cb: TransformCallback) {
-        hash.update(chunk);
-        bytes += chunk.length;
-        cb(null, chunk);
-      },
-    });
-    const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
-    const concatenated = (): Readable => Readable.from(concatSlices(workDir, objects.length, decompress, headerBytes));
-    if (toS3) {
-      const { bucket, key } = parseS3Uri(destination);
-      const source: ByteSource = {
-        description: `${objects.length} slice(s) of file ${file.id ?? ''}`,
-        async open(start) {
-          if (start !== 0) throw new SapiInvalidInputError('a concatenated download cannot be reopened mid-stream');
-          const pass = new PassThrough({ highWaterMark: WRITE_HIGH_WATER_MARK });
-          void pipeline(concatenated(), tap, pass).catch((err: unknown) => pass.destroy(err as Error));
-          return pass;
-        },
-      };
-      const destS3 = options.destinationS3 ?? createS3Client();
-      try {
-        await uploadMultipart({ s3: destS3, bucket, key, source, signal, sha256: false });
-      } finally {
-        if (!options.destinationS3) destS3.destroy();
+  // 1. What to fetch.
+  let objects: RemoteObject[];
+  if (file.isSliced) {
+    const manifest = await readManifest({ file, s3, abs, dispatcher, signal });
+    objects = manifest.map((url) => {
+      if (abs) {
+        const { container, blobName } = parseAbsUrl(url);
+        if (container !== abs.containerName) {
+          throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `manifest entry is outside the file's container ${abs.containerName}`, context: { url }, retryable: false });
+        }
+        return absObject(abs, blobName);
       }
-    } else {
-      await mkdir(dirname(destination), { recursive: true });
-      const partial = `${destination}.partial`;
-      try {
-        await pipeline(concatenated(), tap, createWriteStream(partial, { highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
-      } catch (err) {
-        await unlink(partial).catch(() => undefined);
-        if (signal?.aborted) throw signal.reason ?? err;
-        if (err instanceof SapiError) throw err;
-        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir }, cause: err, retryable: !isGzipError(err) });
-      }
-      await rename(partial, destination);
-    }
-    if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
-    return { path: destination, bytes, sha256: hash.digest('hex'), slices: objects.length, sliced: file.isSliced, slicesDownloaded };
-  } finally {
-    if (ownS3) s3?.destroy();
+      const { bucket, key } = parseS3Uri(url);
+      return s3Object(s3 as S3Client, bucket, key);
+    });
+  } else if (abs) {
+    objects = [absObject(abs, (file.absPath as { name: string }).name)];
+  } else {
+    objects = [useS3 && s3 ? s3Object(s3, file.s3Path!.bucket, file.s3Path!.key) : urlObject(dispatcher, file.url as string)];
   }
+  const decompress = objects.map((o) => options.gunzip ?? (file.isSliced && o.gz));
+  const header = options.headerColumns?.length ? headerLine(options.headerColumns) : undefined;
+  const gzipHeader = header !== undefined && options.gunzip === false && (objects.some((o) => o.gz) || /\.gz$/i.test(file.name ?? ''));
+
+  // 2. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
+  await prepareWorkDir(workDir, identityOf(file));
+
+  // 3. Fast path: one object, no transformation, local destination → download, then move into place.
+  if (!file.isSliced && !decompress[0] && header === undefined && !toS3) {
+    const sliceFile = join(workDir, '0');
+    const downloaded = await fetchToFile(objects[0] as RemoteObject, sliceFile, signal);
+    options.onProgress?.({ slices: 1, finishedSlices: [0], bytesDownloaded: downloaded.bytes });
+    const { bytes, sha256 } = await hashFile(sliceFile);
+    await mkdir(dirname(destination), { recursive: true });
+    await rename(sliceFile, destination);
+    if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+    return { path: destination, bytes, sha256, slices: 1, sliced: false, slicesDownloaded: downloaded.fetched ? 1 : 0 };
+  }
+
+  // 4. Slices into the work folder, in parallel.
+  const sizes = new Map<number, number>();
+  let slicesDownloaded = 0;
+  const report = (): void =>
+    options.onProgress?.({
+      slices: objects.length,
+      finishedSlices: [...sizes.keys()].sort((a, b) => a - b),
+      bytesDownloaded: [...sizes.values()].reduce((n, s) => n + s, 0),
+    });
+  await forEachBounded(objects, concurrency, async (obj, index) => {
+    throwIfAborted(signal);
+    assertFresh(`${where.slice(0, -1)}, slice=${index}]`, 0);
+    const r = await fetchToFile(obj, join(workDir, String(index)), signal);
+    sizes.set(index, r.bytes);
+    if (r.fetched) slicesDownloaded++;
+    report();
+  });
+
+  // 5. Concatenate in manifest order.
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
+  const concatenated = (): Readable => Readable.from(concatSlices(workDir, objects.length, decompress, headerBytes));
+  if (toS3) {
+    const { bucket, key } = parseS3Uri(destination);
+    const source: ByteSource = {
+      description: `${objects.length} slice(s) of file ${file.id ?? ''}`,
+      async open(start) {
+        if (start !== 0) throw new SapiInvalidInputError('a concatenated download cannot be reopened mid-stream');
+        const pass = new PassThrough({ highWaterMark: WRITE_HIGH_WATER_MARK });
+        void pipeline(concatenated(), tap, pass).catch((err: unknown) => pass.destroy(err as Error));
+        return pass;
+      },
+    };
+    const destS3 = options.destinationS3 ?? createS3Client();
+    try {
+      await uploadMultipart({ s3: destS3, bucket, key, source, signal, sha256: false });
+    } finally {
+      if (!options.destinationS3) destS3.destroy();
+    }
+  } else {
+    await mkdir(dirname(destination), { recursive: true });
+    const partial = `${destination}.partial`;
+    try {
+      await pipeline(concatenated(), tap, createWriteStream(partial, { highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+    } catch (err) {
+      await unlink(partial).catch(() => undefined);
+      if (signal?.aborted) throw signal.reason ?? err;
+      if (err instanceof SapiError) throw err;
+      throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir }, cause: err, retryable: !isGzipError(err) });
+    }
+    await rename(partial, destination);
+  }
+  if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+  return { path: destination, bytes, sha256: hash.digest('hex'), slices: objects.length, sliced: file.isSliced, slicesDownloaded };
 }
 
 /** Reads and validates the manifest of a sliced file; returns the slice URIs in order. */
-export async function readManifest(args: { file: DownloadableFile; s3?: S3Client; dispatcher?: Dispatcher; signal?: AbortSignal }): Promise<string[]> {
-  const { file, s3, signal } = args;
+export async function readManifest(args: { file: DownloadableFile; s3?: S3Client; abs?: ContainerClient; dispatcher?: Dispatcher; signal?: AbortSignal }): Promise<string[]> {
+  const { file, s3, abs, signal } = args;
   let text: string;
   let label: string;
-  if (s3 && file.s3Path) {
+  if (abs && file.absPath) {
+    const name = `${file.absPath.name}manifest`;
+    label = `azure container=${abs.containerName}, blob=${name}`;
+    const { body } = await absObject(abs, name).get(0, signal);
+    text = await streamToString(body);
+  } else if (s3 && file.s3Path) {
     const key = `${file.s3Path.key}manifest`;
     label = `s3://${file.s3Path.bucket}/${key}`;
     try {
@@ -355,6 +387,33 @@ function s3Object(s3: S3Client, bucket: string, key: string): RemoteObject {
   };
 }
 
+function absObject(container: ContainerClient, blobName: string): RemoteObject {
+  const blob = container.getBlobClient(blobName);
+  const context = { container: container.containerName, blob: blobName };
+  return {
+    label: `azure container=${container.containerName}, blob=${blobName}`,
+    gz: /\.gz$/i.test(blobName),
+    async get(start, signal) {
+      try {
+        const out = await blob.download(start, undefined, { abortSignal: signal });
+        if (!out.readableStreamBody) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'the store answered without a body', context });
+        const total = start > 0 ? totalFromContentRange(out.contentRange) : out.contentLength;
+        return { body: out.readableStreamBody as Readable, total, fromStart: start > 0 && out.contentRange !== undefined };
+      } catch (err) {
+        if (start > 0 && absErrorInfo(err).status === 416) return { body: Readable.from([]), total: start, fromStart: true };
+        throw mapAbsError(err, 'download', { ...context, offset: start || undefined }, signal);
+      }
+    },
+    async size(signal) {
+      try {
+        return (await blob.getProperties({ abortSignal: signal })).contentLength;
+      } catch (err) {
+        throw mapAbsError(err, 'download', { ...context, step: 'properties' }, signal);
+      }
+    },
+  };
+}
+
 function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
   const label = redactUrl(url);
   const target = new URL(url);
@@ -454,7 +513,13 @@ function headerOf(v: string | string[] | undefined): string | undefined {
 
 /** What identifies the stored file behind a work folder (stored files are immutable). */
 function identityOf(file: DownloadableFile): string {
-  const where = file.s3Path ? `s3://${file.s3Path.bucket}/${file.s3Path.key}` : file.url ? redactUrl(file.url) : '';
+  const where = file.s3Path
+    ? `s3://${file.s3Path.bucket}/${file.s3Path.key}`
+    : file.absPath
+      ? `azure:${file.absPath.container}/${file.absPath.name}`
+      : file.url
+        ? redactUrl(file.url)
+        : '';
   return JSON.stringify({ id: file.id ?? null, where, sliced: file.isSliced });
 }
 

@@ -63,3 +63,28 @@ export {
   type PageGroupWriterOptions,
   type PageTableRows,
 } from './page-group-writer';
+export {
+  createContainerClient,
+  assertAbsCredentialsFresh,
+  mapAbsError,
+  parseAbsUrl,
+  absUrl,
+  DEFAULT_ABS_MAX_TRIES,
+  type AbsCredentials,
+} from './abs-client';
+export {
+  uploadBlockBlob,
+  uploadAbsSliced,
+  resolveBlockSize,
+  blockId,
+  MAX_BLOCKS,
+  MAX_BLOCK_SIZE_BYTES,
+  type UploadBlockBlobOptions,
+  type UploadBlockBlobResult,
+  type AbsUploadState,
+  type StagedBlock,
+  type UploadAbsSlicedOptions,
+  type UploadAbsSlicedResult,
+  type AbsSlicedUploadState,
+  type AbsUploadedSlice,
+} from './abs-upload';

@@ -33,6 +33,7 @@ import {
   type Table,
   type TokenInfo,
 } from './schemas';
+import { metadataListSchema, tableMetadataAnswerSchema, type MetadataEntry, type TableMetadataAnswer } from './typed-schemas';
 
 export interface StorageClientOptions {
   /** Base URL of the service, e.g. `https://connection.keboola.com` (no `/v2/storage`). */
@@ -149,6 +150,42 @@ export interface LoadTableAsyncInput extends MarkedCallOptions {
   escapedBy?: string;
 }
 
+/** A typed column as `tables-definition` takes it. */
+export interface ColumnDefinitionInput {
+  name: string;
+  definition: {
+    /** The backend's type name, e.g. `VARCHAR`, `NUMBER`, `INTEGER`, `DATE`, `TIMESTAMP`. */
+    type: string;
+    /** `255` for strings, `10,2` for numbers. */
+    length?: string;
+    /** Default true. */
+    nullable?: boolean;
+    default?: string;
+  };
+}
+
+export interface CreateTableDefinitionInput extends MarkedCallOptions {
+  bucketId: string;
+  name: string;
+  columns: readonly ColumnDefinitionInput[];
+  primaryKeysNames?: readonly string[];
+}
+
+/** A metadata `{key, value}` pair. */
+export interface MetadataPair {
+  key: string;
+  value: string;
+}
+
+export interface SetTableMetadataInput extends CallOptions {
+  tableId: string;
+  /** Who sets them (`user`, a component id, …); `storage` is the service's own. */
+  provider: string;
+  metadata: readonly MetadataPair[];
+  /** Column name → pairs. */
+  columnsMetadata?: Readonly<Record<string, readonly MetadataPair[]>>;
+}
+
 export interface WhereFilter {
   column: string;
   operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
@@ -206,6 +243,12 @@ export interface StorageClient {
   deleteTable(input: { tableId: string } & CallOptions): Promise<{ job?: Job }>;
   /** `POST buckets/{bucketId}/tables-async` → job (`tableCreate`). Not replayed: see `startImportOnce`. */
   createTableAsync(input: CreateTableAsyncInput): Promise<Job>;
+  /** `POST buckets/{bucketId}/tables-definition` → job (`tableDefinitionCreate`): an empty typed table. Not replayed: see `startTableDefinitionOnce`. */
+  createTableDefinitionAsync(input: CreateTableDefinitionInput): Promise<Job>;
+  /** `POST tables/{tableId}/metadata` (JSON): sets entries (same provider and key: updated); answers the table's entries. Idempotent. */
+  setTableMetadata(input: SetTableMetadataInput): Promise<TableMetadataAnswer>;
+  /** `GET tables/{tableId}/metadata`. */
+  listTableMetadata(input: { tableId: string } & CallOptions): Promise<MetadataEntry[]>;
   /** `POST tables/{tableId}/import-async` → job (`tableImport`). Not replayed: see `startImportOnce`. */
   loadTableAsync(input: LoadTableAsyncInput): Promise<Job>;
   /** `POST tables/{tableId}/export-async` → job (`tableExport`). Not replayed: see `startExportOnce`. */
@@ -460,6 +503,51 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
         signal: input.signal,
       });
       return res.data;
+    },
+
+    async createTableDefinitionAsync(input) {
+      requireNonEmpty('createTableDefinitionAsync', 'bucketId', input.bucketId);
+      requireNonEmpty('createTableDefinitionAsync', 'name', input.name);
+      if (!input.columns.length) throw new SapiInvalidInputError('createTableDefinitionAsync: columns must list at least one {name, definition: {type}}');
+      const res = await http.request({
+        method: 'POST',
+        path: scoped(`buckets/${seg(input.bucketId)}/tables-definition`),
+        json: {
+          name: input.name,
+          primaryKeysNames: input.primaryKeysNames ?? [],
+          columns: input.columns.map((c) => ({ name: c.name, definition: compact({ ...c.definition }) })),
+        },
+        schema: jobSchema,
+        idempotent: false,
+        expect: ASYNC_STATUSES,
+        runId: input.runId,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async setTableMetadata(input) {
+      requireNonEmpty('setTableMetadata', 'tableId', input.tableId);
+      requireNonEmpty('setTableMetadata', 'provider', input.provider);
+      const res = await http.request({
+        method: 'POST',
+        path: scoped(`tables/${seg(input.tableId)}/metadata`),
+        json: compact({
+          provider: input.provider,
+          metadata: input.metadata.map(({ key, value }) => ({ key, value })),
+          columnsMetadata: input.columnsMetadata && Object.keys(input.columnsMetadata).length ? input.columnsMetadata : undefined,
+        }),
+        schema: tableMetadataAnswerSchema,
+        // same provider and key overwrite the value: sending it again ends in the same state
+        idempotent: true,
+        signal: input.signal,
+      });
+      return res.data;
+    },
+
+    async listTableMetadata(input) {
+      requireNonEmpty('listTableMetadata', 'tableId', input.tableId);
+      return (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/metadata`), schema: metadataListSchema, signal: input.signal })).data;
     },
 
     async loadTableAsync(input) {

@@ -12,6 +12,10 @@ export {
   type CreateBucketInput,
   type CreateTableAsyncInput,
   type LoadTableAsyncInput,
+  type ColumnDefinitionInput,
+  type CreateTableDefinitionInput,
+  type MetadataPair,
+  type SetTableMetadataInput,
   type ExportTableAsyncInput,
   type WhereFilter,
   type ListJobsInput,
@@ -38,6 +42,8 @@ export {
   findJobForExport,
   startImportOnce,
   startExportOnce,
+  startTableDefinitionOnce,
+  findJobForTableDefinition,
   lookAgain,
   findFilesOfRun,
   DEFAULT_RECONCILE_DELAYS_MS,
@@ -49,7 +55,10 @@ export {
   type FindJobForExportInput,
   type StartImportOnceInput,
   type StartExportOnceInput,
+  type StartTableDefinitionOnceInput,
+  type FindJobForTableDefinitionInput,
   type StartOnceResult,
 } from './reconcile';
 export { pollBackoff, nextPollDelay, jobOutcome, DEFAULT_POLL_SCHEDULE, type PollSchedule, type JobLike, type JobOutcome } from '../contracts/poll-schedule';
 export * from './schemas';
+export * from './typed-schemas';

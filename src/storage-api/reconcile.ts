@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
-import { type CreateTableAsyncInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
+import { type CreateTableAsyncInput, type CreateTableDefinitionInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
 import { type Job, type StorageFile } from './schemas';
 
 /** Jobs fetched per `GET jobs` page while reconciling. Default 100. */
@@ -209,6 +209,63 @@ export async function startExportOnce(client: ExportClient, input: StartExportOn
     lookup: () => findJobForExport({ client, tableId, runId, params, since, signal: input.signal }),
     post: () => client.exportTableAsync({ ...input.export, signal: input.signal }),
     beforeRepost: async () => undefined,
+    options: input,
+  });
+}
+
+export interface FindJobForTableDefinitionInput extends ScanOptions {
+  bucketId: string;
+  name: string;
+}
+
+/**
+ * Finds the `tableDefinitionCreate` job of table `name` in `bucketId`, newest first: with a marker only a job that
+ * records it (or no run id, on a service that records none). A table name is unique in its bucket, so a job for it
+ * in the window is the one a lost response hid.
+ */
+export async function findJobForTableDefinition(input: FindJobForTableDefinitionInput): Promise<Job | undefined> {
+  const sinceMs = toMs(input.since, DEFAULT_IMPORT_LOOKBACK_MS);
+  const tableId = `${input.bucketId}.${input.name}`;
+  return scanJobs(input, sinceMs, (job) => {
+    if (job.operationName !== 'tableDefinitionCreate' || !sameRun(job, input.runId)) return false;
+    if (input.runId === undefined || job.runId !== input.runId) {
+      // without our marker on the job, the table it names must be ours
+      const name = stringParam(job, 'name');
+      const bucketId = stringParam(job, 'bucketId');
+      if (name !== undefined && name !== input.name) return false;
+      if (bucketId !== undefined && bucketId !== input.bucketId) return false;
+    }
+    return job.tableId === undefined || job.tableId === null || job.tableId === tableId;
+  });
+}
+
+export type StartTableDefinitionOnceInput = OnceOptions & { definition: Omit<CreateTableDefinitionInput, 'signal'> };
+
+type DefinitionClient = Pick<StorageClient, 'listJobs' | 'createTableDefinitionAsync' | 'getTable'>;
+
+/**
+ * Like {@link startImportOnce} for `tables-definition`: a lost response is reconciled by the job of this table that
+ * carries our marker; when none shows up and the table exists, fails with `SAPI_ALREADY_EXISTS` instead of posting
+ * again.
+ */
+export async function startTableDefinitionOnce(client: DefinitionClient, input: StartTableDefinitionOnceInput): Promise<StartOnceResult> {
+  const since = defaultSince(input);
+  const { bucketId, name, runId } = input.definition;
+  const tableId = `${bucketId}.${name}`;
+  return startOnce({
+    lookup: () => findJobForTableDefinition({ client, bucketId, name, runId, since, signal: input.signal }),
+    post: () => client.createTableDefinitionAsync({ ...input.definition, signal: input.signal }),
+    beforeRepost: async (original) => {
+      if (await tableExists(client, tableId, input.signal)) {
+        throw new SapiError({
+          code: SapiErrorCode.ALREADY_EXISTS,
+          message: `table ${tableId} exists but no tableDefinitionCreate job of this run was found after a lost response (${original.message}); load into it instead, or delete it and retry`,
+          retryable: false,
+          cause: original,
+          details: { tableId },
+        });
+      }
+    },
     options: input,
   });
 }

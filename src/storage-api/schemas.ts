@@ -29,6 +29,27 @@ export type UploadParams = z.infer<typeof uploadParamsSchema>;
 export const s3PathSchema = z.looseObject({ bucket: z.string().min(1), key: z.string().min(1) });
 export type S3Path = z.infer<typeof s3PathSchema>;
 
+/** Azure Blob Storage credentials (`absUploadParams.absCredentials`, or `absCredentials` of a file detail). */
+export const absCredentialsSchema = z.looseObject({
+  /** `BlobEndpoint=https://<account>.blob.core.windows.net;SharedAccessSignature=sv=…`: a secret. */
+  SASConnectionString: z.string().min(1),
+  /** ISO 8601 with offset. */
+  expiration: z.string().min(1),
+});
+export type AbsCredentials = z.infer<typeof absCredentialsSchema>;
+
+/** Prepare's upload target on Azure Blob Storage: a blob (a blob-name prefix when sliced) in a container. */
+export const absUploadParamsSchema = z.looseObject({
+  blobName: z.string().min(1),
+  accountName: z.string().min(1),
+  container: z.string().min(1),
+  absCredentials: absCredentialsSchema,
+});
+export type AbsUploadParams = z.infer<typeof absUploadParamsSchema>;
+
+export const absPathSchema = z.looseObject({ container: z.string().min(1), name: z.string().min(1) });
+export type AbsPath = z.infer<typeof absPathSchema>;
+
 /** The file resource: from prepare (with `uploadParams`), the importer, and file detail (with `s3Path`). */
 export const fileSchema = z.looseObject({
   id: numericId,
@@ -52,11 +73,17 @@ export const fileSchema = z.looseObject({
   uploadParams: uploadParamsSchema.optional(),
   s3Path: s3PathSchema.optional(),
   credentials: credentialsSchema.optional(),
+  absUploadParams: absUploadParamsSchema.optional(),
+  absPath: absPathSchema.optional(),
+  absCredentials: absCredentialsSchema.optional(),
 });
 export type StorageFile = z.infer<typeof fileSchema>;
 
-/** A prepare response: a file resource that must carry `uploadParams` with credentials. */
-export const preparedFileSchema = fileSchema.extend({ uploadParams: uploadParamsSchema });
+/** A prepare response: a file resource that must carry `uploadParams` (S3) or `absUploadParams` (Azure) with credentials. */
+export const preparedFileSchema = fileSchema.refine((f) => f.uploadParams !== undefined || f.absUploadParams !== undefined, {
+  message: 'a prepared file needs uploadParams (S3) or absUploadParams (Azure Blob Storage); other backends are not supported yet',
+  path: ['uploadParams'],
+});
 export type PreparedFile = z.infer<typeof preparedFileSchema>;
 
 export const fileListSchema = z.array(fileSchema);
@@ -167,9 +194,22 @@ export const tokenSchema = z.looseObject({
 });
 export type TokenInfo = z.infer<typeof tokenSchema>;
 
-/** Manifest of a sliced file: slice addresses `s3://bucket/key` in concatenation order. */
+/**
+ * Manifest of a sliced file: slice addresses in concatenation order, `s3://bucket/key` (S3) or
+ * `azure://<account>.blob.core.windows.net/<container>/<blob>` (Azure Blob Storage).
+ */
 export const manifestSchema = z.looseObject({
-  entries: z.array(z.looseObject({ url: z.string().regex(/^s3:\/\/[^/]+\/.+/, 'expected s3://<bucket>/<key>'), mandatory: z.boolean().optional() })),
+  entries: z.array(
+    z.looseObject({
+      url: z
+        .string()
+        .regex(
+          /^(?:s3:\/\/[^/]+\/.+|(?:azure|https):\/\/[^./]+\.blob\.core\.windows\.net\/[^/]+\/.+)$/,
+          'expected s3://<bucket>/<key> or azure://<account>.blob.core.windows.net/<container>/<blob>',
+        ),
+      mandatory: z.boolean().optional(),
+    }),
+  ),
 });
 export type Manifest = z.infer<typeof manifestSchema>;
 

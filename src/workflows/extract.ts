@@ -194,6 +194,7 @@ function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult): void {
   cp.records += r.records;
   cp.bytes += r.bytes;
   cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
+  if (r.parentAliases) cp.parentAliases = r.parentAliases; // ge-legacy: the input's aliases plus the batch's
   for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
 }
 
@@ -308,7 +309,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           runNo: frame.runNo,
           // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
           job: userDataForRun({ ...findJob(config, frame.jobId), endpoint: frame.endpoint }, functionScopeOf(config), frame.state.startedAtMs),
-          context: { parentColumns: frame.parentColumns, parent: frame.parent },
+          context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
           state: frame.state,
           maxPages: o.mode === 'page' ? 1 : o.batchPages,
           maxMs: o.batchSeconds * 1000,

@@ -3,7 +3,7 @@ import type { SapiActivities } from '../activities';
 import { waitForJob } from './polling';
 import { activityOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer } from './transfer-run';
-import type { ImportTableInput, ImportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
+import { DEFAULT_METADATA_PROVIDER, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
@@ -15,6 +15,13 @@ export const MAX_CREDENTIAL_REFRESHES = 3;
  */
 export const CHECKS_AND_CLEANUP_PATCH = 'import-checks-and-cleanup-v1';
 
+/**
+ * Patch of typed tables (`typedColumns`: `tables-definition`, then a load) and of table metadata (`description`,
+ * `metadata`) set after the load; the result says whether the table is `typed`. Runs without these inputs issue the
+ * commands they did before.
+ */
+export const TYPED_TABLES_PATCH = 'import-typed-tables-metadata-v1';
+
 /** State carried over a continue-as-new while polling a long job (internal). */
 interface ImportResume {
   fileId: number;
@@ -25,6 +32,10 @@ interface ImportResume {
   pollingSince?: number;
   /** This run created the bucket (removed again if the job fails). */
   createdBucket?: boolean;
+  /** This run created the (typed) table the job loads into (removed again if the job fails). */
+  createdTable?: boolean;
+  /** The table is typed. */
+  typed?: boolean;
 }
 
 /**
@@ -47,26 +58,37 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     let sha256: string | undefined;
     let job: JobSummary;
     const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
+    // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
+    const extended = patched(TYPED_TABLES_PATCH);
     /** What this run created, removed again when it fails before its job ends well. */
-    const created: { fileId?: number; bucket?: boolean } = { bucket: input.resume?.createdBucket };
+    const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
     let jobStarted = input.resume !== undefined;
+    let typed = input.resume?.typed ?? false;
+    /** The load ended well (what fails after it is the metadata). */
+    let loaded = false;
     try {
       if (input.resume) {
         ({ fileId, bytes, sha256, job } = input.resume);
         created.fileId = fileId;
         Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
       } else {
-        validate(input);
+        validate(input, extended);
         const mode = input.mode ?? 'create';
+        const typedCreate = extended && mode === 'create' && input.typedColumns !== undefined;
+        const typedNames = input.typedColumns?.map((c) => c.name);
+        // a headerless typed source takes the typed columns' names
+        const columns = input.columns ?? (typedCreate && input.slices ? typedNames : undefined);
         if (cleanup) {
           progress.phase = 'checking';
-          await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
+          const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
+          typed = typedCreate || (target.typed ?? false);
           await proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue)).inspectSource({
             sources: input.slices ?? [input.source],
             csv: input.csv,
-            columns: input.columns,
+            columns,
+            ...(typedCreate ? { expectColumns: typedNames } : {}),
           });
-        }
+        } else typed = typedCreate;
         if (input.createBucket) {
           progress.phase = 'bucket';
           created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
@@ -75,10 +97,21 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         ({ fileId, bytes, sha256 } = uploaded);
         progress.phase = 'importing';
         const csv = input.csv ?? {};
-        job =
-          mode === 'create'
-            ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
-            : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+        if (typedCreate) {
+          // the service's way to a typed table: create it empty from its definition, then load the file into it
+          progress.phase = 'defining';
+          const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
+          created.table = true;
+          progress.jobId = definitionJob.id;
+          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), input.polling, (current) => (progress.jobStatus = current.status), Date.now());
+          progress.phase = 'importing';
+          job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
+        } else {
+          job =
+            mode === 'create'
+              ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
+              : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+        }
         jobStarted = true;
       }
       progress.jobId = job.id;
@@ -90,6 +123,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
             // a very long job: keep history bounded and carry on polling in a fresh run
             const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket };
+            if (extended) Object.assign(resume, { createdTable: created.table, typed });
             await continueAsNew<typeof importTableWorkflow>({ ...input, resume });
           }
           return acts.getJob({ connection, jobId });
@@ -98,8 +132,8 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         (current) => (progress.jobStatus = current.status),
         pollingSince,
       );
-      progress.phase = 'done';
-      return {
+      loaded = true;
+      const result: ImportTableResult = {
         tableId: done.tableId ?? tableId,
         fileId,
         jobId: done.id,
@@ -107,12 +141,46 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         bytes,
         sha256,
       };
+      if (extended) {
+        result.typed = typed;
+        if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
+          // after the load: a table whose load failed never gets metadata
+          progress.phase = 'metadata';
+          const set = await acts.setTableMetadata({
+            connection,
+            tableId: result.tableId,
+            provider: input.metadataProvider ?? DEFAULT_METADATA_PROVIDER,
+            description: input.description,
+            metadata: input.metadata,
+          });
+          result.metadataSet = set.entries;
+        }
+      }
+      progress.phase = 'done';
+      return result;
     } catch (err) {
-      // a job that may still run (deadline, cancel while polling) keeps its file and bucket: it may yet succeed
-      if (cleanup && (!jobStarted || failureType(err) === ErrorCode.JOB_FAILED) && (created.fileId !== undefined || created.bucket)) {
+      // a job that may still run (deadline, cancel while polling) keeps its file, bucket and table: it may yet succeed;
+      // metadata refused after the load: a table this run created goes again (no half-made table)
+      const undo = !jobStarted || failureType(err) === ErrorCode.JOB_FAILED || (loaded && created.table === true);
+      if (cleanup && undo && (created.fileId !== undefined || created.bucket || created.table)) {
         await CancellationScope.nonCancellable(() =>
-          acts.cleanUpImport({ connection, fileId: created.fileId, bucketId: created.bucket ? input.bucketId : undefined }),
+          acts.cleanUpImport({
+            connection,
+            fileId: created.fileId,
+            bucketId: created.bucket ? input.bucketId : undefined,
+            ...(created.table ? { tableId } : {}),
+          }),
         ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
+      }
+      if (loaded && !created.table) {
+        // the rows are in: say so, or a user would run the load again
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        throw ApplicationFailure.create({
+          message: `the rows were loaded into ${tableId}, but its metadata was not set: ${cause instanceof Error ? cause.message : String(cause)}`,
+          type: failureType(err) ?? ErrorCode.INVALID_INPUT,
+          nonRetryable: true,
+          cause: cause instanceof Error ? cause : undefined,
+        });
       }
       throw err;
     }
@@ -170,8 +238,47 @@ async function upload(
   }
 }
 
-function validate(input: ImportTableInput): void {
+/** Column names the service accepts. */
+const COLUMN_NAME = /^[A-Za-z0-9_]{1,64}$/;
+/** Metadata keys the service accepts. */
+const METADATA_KEY = /^[A-Za-z0-9_\-:.]{1,255}$/;
+
+/** Problems of the typed-table and metadata inputs. */
+function typedProblems(input: ImportTableInput): string[] {
   const problems: string[] = [];
+  const columns = input.typedColumns;
+  if (columns !== undefined) {
+    if ((input.mode ?? 'create') !== 'create') problems.push('typedColumns need mode create (a load uses the existing table\'s types)');
+    if (!Array.isArray(columns) || columns.length === 0) problems.push('typedColumns must list at least one column {name, definition: {type}}');
+    const seen = new Set<string>();
+    for (const [i, column] of (Array.isArray(columns) ? columns : []).entries()) {
+      const name = column?.name;
+      const where = `typedColumns[${i}]${typeof name === 'string' ? ` (${name})` : ''}`;
+      if (typeof name !== 'string' || !COLUMN_NAME.test(name)) problems.push(`${where}: name must be 1–64 letters, digits or underscores, got ${JSON.stringify(name)}`);
+      else if (seen.has(name.toLowerCase())) problems.push(`${where}: column defined twice`);
+      else seen.add(name.toLowerCase());
+      const d = column?.definition;
+      if (typeof d?.type !== 'string' || !/^[A-Za-z][A-Za-z0-9_ ]*$/.test(d.type)) problems.push(`${where}: definition.type must be a type name such as VARCHAR, NUMBER or DATE, got ${JSON.stringify(d?.type)}`);
+      if (d?.length !== undefined && !/^\s*\d+\s*(,\s*\d+\s*)?$/.test(String(d.length))) problems.push(`${where}: definition.length must be "n" or "precision,scale", got ${JSON.stringify(d.length)}`);
+      if (d?.nullable !== undefined && typeof d.nullable !== 'boolean') problems.push(`${where}: definition.nullable must be true or false`);
+    }
+    const unknown = (input.primaryKey ?? []).filter((pk) => !seen.has(pk.toLowerCase()));
+    if (unknown.length) problems.push(`primaryKey ${unknown.join(', ')} not among the typedColumns`);
+  }
+  for (const key of Object.keys(input.metadata ?? {})) {
+    if (!METADATA_KEY.test(key)) problems.push(`metadata key ${JSON.stringify(key)} must be 1–255 letters, digits, "_", "-", ":" or "."`);
+    if (typeof input.metadata![key] !== 'string') problems.push(`metadata ${key}: the value must be a string`);
+  }
+  if (input.description !== undefined && typeof input.description !== 'string') problems.push('description must be a string');
+  const provider = input.metadataProvider;
+  if (provider !== undefined && (typeof provider !== 'string' || provider.trim() === '' || provider === 'storage')) {
+    problems.push(`metadataProvider must be a non-empty name other than "storage" (the service's own), got ${JSON.stringify(provider)}`);
+  }
+  return problems;
+}
+
+function validate(input: ImportTableInput, extended = false): void {
+  const problems: string[] = extended ? typedProblems(input) : [];
   if (!input.source && !input.slices?.length) problems.push('source is required');
   if (!/^(in|out)\.c-[A-Za-z0-9_-]+$/.test(input.bucketId ?? '')) problems.push(`bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(input.bucketId)}`);
   if (!/^[A-Za-z0-9_-]{1,96}$/.test(input.table ?? '')) problems.push(`table must be 1–96 characters of [A-Za-z0-9_-], got ${JSON.stringify(input.table)}`);

@@ -24,13 +24,13 @@ export async function manifestKeys(objects: ObjectStore, file: FileRecord): Prom
   if (!Array.isArray(manifest.entries)) {
     throw new JobError('storage.files.manifestInvalid', `manifest of sliced file ${file.id} has no "entries" array [key=${file.key}manifest]`);
   }
-  const prefix = `s3://${objects.bucket}/`;
   return manifest.entries.map((entry, i) => {
     const url = typeof entry?.url === 'string' ? entry.url : '';
-    if (!url.startsWith(prefix)) {
-      throw new JobError('storage.files.manifestInvalid', `manifest entry ${i} of file ${file.id} must be "${prefix}<key>", got "${url}"`);
+    const key = objects.keyOfEntryUrl(url);
+    if (key === undefined) {
+      throw new JobError('storage.files.manifestInvalid', `manifest entry ${i} of file ${file.id} must be "${objects.entryUrl('<key>')}", got "${url}"`);
     }
-    return url.slice(prefix.length);
+    return key;
   });
 }
 

@@ -132,7 +132,7 @@ export class SliceWriter {
       return { isSliced: false, sizeBytes: size, keys: [this.options.key] };
     }
     await this.uploadSlice(this.current, this.slices.length - 1);
-    const manifest = { entries: this.uploadedKeys.map((key) => ({ url: `s3://${this.options.objects.bucket}/${key}`, mandatory: true })) };
+    const manifest = { entries: this.uploadedKeys.map((key) => ({ url: this.options.objects.entryUrl(key), mandatory: true })) };
     await this.options.objects.put(`${this.options.key}manifest`, JSON.stringify(manifest), 'application/json');
     return { isSliced: true, sizeBytes: this.storedBytes, keys: this.uploadedKeys };
   }

@@ -6,7 +6,6 @@ import { type FormObject, parseBool, parseIntParam, parseList, parseString } fro
 import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { type FileRecord, type TokenRecord } from '../model';
 import { fileResource } from '../resources';
-import { formatExpiration } from '../time';
 import { accessDenied } from '../tokens';
 
 export function findFile(ctx: EmulatorContext, fileId: unknown): FileRecord {
@@ -59,11 +58,9 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     });
     bool(params, 'notify', false);
     bool(params, 'federationToken', true);
-    const credentials = await issueCredentials(ctx, file, 'upload');
+    const upload = await ctx.objects.uploadFields(file.key, file.isSliced, file.isEncrypted, ctx.faults.takeCredentialsExpiry('upload'));
     ctx.state.put('file', file.id, file);
-    const uploadParams: Record<string, unknown> = { key: file.key, bucket: ctx.objects.bucket, acl: 'private', credentials };
-    if (file.isEncrypted) uploadParams['x-amz-server-side-encryption'] = 'AES256';
-    return reply.code(201).send({ ...fileResource(ctx, file), uploadParams });
+    return reply.code(201).send({ ...fileResource(ctx, file), ...upload });
   });
 
   app.get('/files', async (request) => {
@@ -91,8 +88,7 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     const file = await measureFile(ctx, readableFile(ctx, tokenOf(request), (request.params as { fileId: string }).fileId));
     const resource = fileResource(ctx, file);
     if (parseBool((request.query as FormObject).federationToken)) {
-      const credentials = await issueCredentials(ctx, file, 'read');
-      return { ...resource, s3Path: { bucket: ctx.objects.bucket, key: file.key }, credentials };
+      return { ...resource, ...(await ctx.objects.readFields(file.key, file.isSliced, ctx.faults.takeCredentialsExpiry('read'))) };
     }
     return resource;
   });
@@ -103,11 +99,4 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     ctx.state.delete('file', file.id);
     return reply.code(204).send();
   });
-}
-
-/** Temporary credentials for one file (its key, or its prefix when sliced), shortened when a fault says so. */
-async function issueCredentials(ctx: EmulatorContext, file: FileRecord, access: 'upload' | 'read') {
-  const credentials = await ctx.objects.issueCredentials(file.key, access, file.isSliced);
-  const claimed = ctx.faults.takeCredentialsExpiry(access);
-  return claimed === undefined ? credentials : { ...credentials, Expiration: formatExpiration(new Date(Date.now() + claimed * 1000)) };
 }

@@ -89,8 +89,8 @@ export function registerTokenRoutes(app: FastifyInstance, ctx: EmulatorContext):
     owner: {
       id: ctx.projectId,
       name: 'Storage API emulator',
-      region: ctx.objects.region,
-      fileStorageProvider: 'aws',
+      region: ctx.objects.region ?? 'eu-west-1',
+      fileStorageProvider: ctx.objects.provider,
       defaultBackend: 'duckdb',
       hasSnowflake: false,
       features: [],

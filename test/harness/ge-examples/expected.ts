@@ -39,6 +39,7 @@ export const PASSING: readonly string[] = [
   '031-combined-filter',
   '032-multiple-combined-filter',
   '033-job-parameters',
+  '034-post-request',
   '035-complex-post',
   '036-complex-get',
   '037-retry-header',
@@ -80,6 +81,7 @@ export const PASSING: readonly string[] = [
   '073-mapping-forceType',
   '074-http-headers',
   '075-incremental-output',
+  '076-user-data',
   '077-query-auth',
   '078-basic-auth',
   '079-login-auth-headers',
@@ -109,6 +111,7 @@ export const PASSING: readonly string[] = [
   '105-oauth2-login',
   '106-child-jobs-array',
   '107-incremental-load',
+  '108-incremental-load-date',
   '109-incremental-load-from-to',
   '110-incremental-relative',
   '111-templates-example',
@@ -124,6 +127,8 @@ export const PASSING: readonly string[] = [
   '121-inconsistent-object-legacy',
   '122-multiple-filters-legacy',
   '123-incremental-load-legacy',
+  '124-naming-conflict-legacy',
+  '125-user-data-legacy',
   '126-pagination-stop-limit',
   '127-pagination-stop-field',
   '128-login-auth-text',
@@ -145,6 +150,8 @@ export const PASSING: readonly string[] = [
  * They are not counted as passing here.
  */
 export const JUDGED_ELSEWHERE: Readonly<Record<string, string>> = {
+  '102-oauth1': 'the OAuth 1 signature covers the host, port, a fresh nonce and the clock; the reference run\'s header is reproduced exactly (test/unit/extractor/ge-examples-functions.test.ts)',
+  '104-oauth2-hmac': 'the MAC covers the host, port, a fresh nonce and the clock; the reference run\'s header is reproduced exactly (test/unit/extractor/ge-examples-functions.test.ts)',
   '131-ssh-tunnel': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
   '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
   '141-https-self-signed': 'HTTPS with the API\'s own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',

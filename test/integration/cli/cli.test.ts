@@ -100,6 +100,7 @@ describe('the sapi-temporal CLI', () => {
       importedRowsCount: 3,
       bytes: Buffer.byteLength(source),
       sha256: createHash('sha256').update(source).digest('hex'),
+      typed: false,
     });
     expect(await env.emulator.readTable('in.c-cli.orders')).toEqual({
       columns: ['id', 'name'],

@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
+import type { ExtractInput, ExtractResult } from '../../../src/contracts/extract';
+import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { failureOf } from '../../harness/workflow-failure';
 
@@ -14,8 +16,10 @@ const WRITER = 'least-privilege-writer';
  */
 describe('workflows with a least-privilege token', () => {
   let env: SapiTestEnv;
+  let api: SampleApi;
   let n = 0;
   beforeAll(async () => {
+    api = await createSampleApi({ records: 25, pageSize: 10 });
     env = await startSapiTestEnv('least-privilege', {
       emulator: {
         tokens: [
@@ -38,7 +42,10 @@ describe('workflows with a least-privilege token', () => {
     }
     await env.startWorker();
   });
-  afterAll(() => env?.stop());
+  afterAll(async () => {
+    await api?.close();
+    await env?.stop();
+  });
 
   const file = (name: string, content: string) => {
     const path = join(env.dataDir, name);
@@ -51,6 +58,23 @@ describe('workflows with a least-privilege token', () => {
     const res = await request(`${env.emulator.url}/v2/storage/buckets`, { headers: { 'x-storageapi-token': MASTER } });
     return ((await res.body.json()) as Array<{ id: string }>).map((b) => b.id).sort();
   };
+  const asMaster = async <T>(path: string): Promise<T> => {
+    const res = await request(`${env.emulator.url}/v2/storage/${path}`, { headers: { 'x-storageapi-token': MASTER } });
+    expect(res.statusCode).toBe(200);
+    return (await res.body.json()) as T;
+  };
+  /** An extraction of the sample API's 25 users (3 cursor pages) into `bucketId`. */
+  const extraction = (bucketId: string): ExtractInput => ({
+    config: {
+      parameters: {
+        api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' } },
+        config: { outputBucket: 'target', jobs: [{ endpoint: 'cursor/items', dataType: 'users' }] },
+      },
+    },
+    options: { bucketId, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 } },
+  });
+  const runExtract = (input: ExtractInput): Promise<ExtractResult> =>
+    env.client.workflow.execute('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `least-privilege-extract-${Date.now()}-${++n}`, args: [input] });
 
   it('imports (create, then an incremental load) and exports the target bucket with write on it only', async () => {
     const created = await run<ImportTableResult>('importTableWorkflow', { source: file('a.csv', 'id,v\n1,a\n2,b\n'), bucketId: 'in.c-target', table: 't', primaryKey: ['id'] } satisfies ImportTableInput);
@@ -77,5 +101,28 @@ describe('workflows with a least-privilege token', () => {
     expect(newBucket.type).toBe('SAPI_UNAUTHORIZED');
     expect(await bucketsSeenByMaster()).toEqual(['in.c-other', 'in.c-target']);
     await expect(env.emulator.readTable('in.c-other.t')).rejects.toThrow();
+  });
+
+  it('extracts into its output bucket with write on that bucket only: every table created and loaded', async () => {
+    const result = await runExtract(extraction('in.c-target'));
+    expect(result).toMatchObject({ bucketId: 'in.c-target', pages: 3, records: 25, cancelled: false });
+    expect(result.tables.map((t) => t.tableId).sort()).toEqual(['in.c-target.users', 'in.c-target.users_contacts', 'in.c-target.users_tags']);
+    const users = await env.emulator.readTable('in.c-target.users');
+    const id = users.columns.indexOf('id');
+    expect(users.rows.map((row) => Number(row[id])).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    expect(await bucketsSeenByMaster()).toEqual(['in.c-other', 'in.c-target']);
+  });
+
+  it('is refused with SAPI_UNAUTHORIZED when an extraction loads into another bucket or a new one, and creates nothing there', async () => {
+    const filesBefore = (await asMaster<unknown[]>('files?limit=1000')).length;
+    const other = await failureOf(runExtract(extraction('in.c-other')));
+    expect(other.type).toBe('SAPI_UNAUTHORIZED');
+    expect(other.message).toContain('in.c-other');
+    const fresh = await failureOf(runExtract(extraction('in.c-fresh')));
+    expect(fresh.type).toBe('SAPI_UNAUTHORIZED');
+    expect(await bucketsSeenByMaster()).toEqual(['in.c-other', 'in.c-target']);
+    expect(await asMaster<unknown[]>('buckets/in.c-other/tables')).toEqual([]);
+    // not even a file resource: the refusal comes before any upload
+    expect((await asMaster<unknown[]>('files?limit=1000')).length).toBe(filesBefore);
   });
 });

@@ -40,7 +40,7 @@ describe('workflow histories replay deterministically', () => {
     return path;
   };
 
-  it('replays import (direct, importer, sliced, failed), export (sliced) and extract (children, page mode) histories', async () => {
+  it('replays import (direct, importer, sliced, failed, typed), export (sliced) and extract (children, page mode) histories', async () => {
     const rows = Array.from({ length: 3000 }, (_, i) => `${i},name-${i},"note ${i}, quoted"`).join('\n');
     const importInput = (i: ImportTableInput) => ({ polling, ...i });
     await started('importTableWorkflow', 'import-direct-create', importInput({ source: file('a.csv', `id,name,note\n${rows}\n`), bucketId: 'in.c-replay', createBucket: true, table: 'items', primaryKey: ['id'] }));
@@ -51,6 +51,11 @@ describe('workflow histories replay deterministically', () => {
     // since the checks-and-cleanup patch: a run rejected by the checks, and a failed job whose file and bucket are removed
     await started('importTableWorkflow', 'import-checked-missing-table', importInput({ source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-replay', table: 'absent', mode: 'load' }));
     await started('importTableWorkflow', 'import-failed-cleanup', importInput({ source: file('d.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-cleanup', createBucket: true, table: 't' }));
+    // since the typed-tables patch: a typed table created from a definition, loaded and described; a typed load that
+    // fails its type check, whose empty table, file and bucket are removed
+    const typedColumns = [{ name: 'id', definition: { type: 'INTEGER', nullable: false } }, { name: 'price', definition: { type: 'NUMBER', length: '10,2' } }];
+    await started('importTableWorkflow', 'import-typed-create-metadata', importInput({ source: file('t.csv', 'id,price\n1,1.5\n2,\n'), bucketId: 'in.c-replay', table: 'typed', typedColumns, primaryKey: ['id'], description: 'typed', metadata: { owner: 'replay' } }));
+    await started('importTableWorkflow', 'import-typed-misfit-cleanup', importInput({ source: file('tm.csv', 'id,price\n1,abc\n'), bucketId: 'in.c-replay-typed', createBucket: true, table: 'typed', typedColumns }));
     await started('exportTableWorkflow', 'export-sliced', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'out', 'items.csv') } satisfies ExportTableInput);
     const children = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
@@ -70,6 +75,8 @@ describe('workflow histories replay deterministically', () => {
       'import-malformed-failed': 'FAILED',
       'import-checked-missing-table': 'FAILED',
       'import-failed-cleanup': 'FAILED',
+      'import-typed-create-metadata': 'COMPLETED',
+      'import-typed-misfit-cleanup': 'FAILED',
       'export-sliced': 'COMPLETED',
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',

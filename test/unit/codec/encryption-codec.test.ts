@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { codecDataConverter, CodecDecryptError, EncryptionCodec, loadCodecKeys, parseCodecKeys, type CodecKey } from '../../../src/codec';
+import { codecKeysEnv } from '../../../src/codec/keys';
 import { loadSettings } from '../../../src/config';
 import { cliSettings } from '../../../src/cli/common';
 import { failureConverter } from '../../../src/codec/failure-converter';
@@ -92,6 +93,12 @@ describe('codec keys', () => {
   it('is in the worker and CLI settings when configured', () => {
     expect(loadSettings({ SAPI_CODEC_KEYS: `a:${keyA.key}` }).codecKeys).toEqual([keyA]);
     expect(cliSettings({ SAPI_CODEC_KEYS: `a:${keyA.key}` }).codecKeys).toEqual([keyA]);
+  });
+
+  it('hands on the variable that configured the keys (the dev stack writes it to its env file): inline keys as given, a key file as an absolute path', () => {
+    expect(codecKeysEnv({ SAPI_CODEC_KEYS: `a:${keyA.key}` })).toEqual({ SAPI_CODEC_KEYS: `a:${keyA.key}` });
+    expect(codecKeysEnv({ SAPI_CODEC_KEY_FILE: 'secrets/keys' })).toEqual({ SAPI_CODEC_KEY_FILE: join(process.cwd(), 'secrets', 'keys') });
+    expect(codecKeysEnv({ SAPI_CODEC_KEYS: ' ' })).toEqual({});
   });
 
   it('rejects malformed keys with the variable, the entry and how to fix it', () => {

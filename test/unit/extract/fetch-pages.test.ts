@@ -13,6 +13,7 @@ import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type Fetch
 import { parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
+import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { createSampleApi, largePage, type SampleApi } from '../../../src/sample-api';
 
 const PAGES = 250;
@@ -122,5 +123,13 @@ describe('fetchPages', () => {
     const failure = await run(depsWithFolder(), input()).catch((e: unknown) => e);
     expect(failure).toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON', nonRetryable: true });
     expect((failure as Error).message).toContain(`GET ${api.url}large/items?page=2 answered HTTP 200`);
+  });
+
+  it('carries the renamed parent columns from the input through its pages and returns them for the next batch', async () => {
+    const jobs = [{ endpoint: 'large/items', dataField: 'items', userData: { value: 'mine', flag: 'f' } }];
+    // 'value' clashes with a field of every item: renamed on page 1, then remembered; 'flag' was renamed earlier in the run
+    const { result } = await run(depsWithFolder(), input({ maxPages: 3, context: { parentAliases: { flag: 'flag_u0' } } }, jobs));
+    expect(result.parentAliases).toEqual({ flag: 'flag_u0', value: 'value_u0' });
+    expect(result.schema.large_items).toEqual(['id', 'page', 'value', 'even', `${PARENT_KEY_MARK}value_u0`, `${PARENT_KEY_MARK}flag_u0`]);
   });
 });

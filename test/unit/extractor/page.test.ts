@@ -1,3 +1,4 @@
+import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { processPage } from '../../../src/extractor/page';
 import { createScrollerState, nextStep } from '../../../src/extractor/scroller';
@@ -32,5 +33,38 @@ describe('processing one fetched page for an activity', () => {
     const page = processPage(state, job, fetched(body, 'same'));
     expect(page).toMatchObject({ extract: false, tables: [], children: [], schemaDelta: [] });
     expect(nextStep(state, page.result, 0)).toMatchObject({ extractPage: false, stopReason: 'duplicate-response' });
+  });
+
+  it('remembers a renamed parent column for every later page and job of the run (example 076: orders get tag_u0)', () => {
+    const withUserData = parseExtractorConfig({
+      parameters: {
+        api: { baseUrl: 'http://api.test/' },
+        config: {
+          userData: { tag: 'development', price: '$10' },
+          jobs: [
+            { endpoint: 'users', dataType: 'users' },
+            { endpoint: 'orders', dataType: 'orders' },
+          ],
+        },
+      },
+    });
+    const [users, orders] = withUserData.config.jobs;
+    const usersPage = processPage(createScrollerState(users, withUserData.api, 0), users, fetched([{ id: 1, tag: 'CFO' }], 'u'));
+    expect(usersPage.schemaDelta[0].keys).toEqual(['id', 'tag', `${PARENT_KEY_MARK}tag_u0`, `${PARENT_KEY_MARK}price`]);
+    expect(usersPage.parentAliases).toEqual({ tag: 'tag_u0' });
+
+    const ordersRecords = [{ order_id: 9, price: '$42' }];
+    const ordersPage = processPage(createScrollerState(orders, withUserData.api, 0), orders, fetched(ordersRecords, 'o'), {
+      parentAliases: usersPage.parentAliases,
+    });
+    // no clash with 'tag' in orders, yet the renamed name stays; 'price' clashes here and joins the memory
+    expect(ordersPage.schemaDelta[0].keys).toEqual(['order_id', 'price', `${PARENT_KEY_MARK}tag_u0`, `${PARENT_KEY_MARK}price_u0`]);
+    expect(ordersPage.tables[0].rows).toEqual([{ order_id: '9', price: '$42', [`${PARENT_KEY_MARK}tag_u0`]: 'development', [`${PARENT_KEY_MARK}price_u0`]: '$10' }]);
+    expect(ordersPage.parentAliases).toEqual({ tag: 'tag_u0', price: 'price_u0' });
+    expect(usersPage.parentAliases).toEqual({ tag: 'tag_u0' }); // the given memory is not changed in place
+
+    // without the memory (a fresh run), orders keeps 'tag'
+    const fresh = processPage(createScrollerState(orders, withUserData.api, 0), orders, fetched(ordersRecords, 'o'));
+    expect(fresh.schemaDelta[0].keys).toContain(`${PARENT_KEY_MARK}tag`);
   });
 });

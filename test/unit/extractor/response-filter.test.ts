@@ -40,11 +40,18 @@ describe('configuration: responseFilter and compatLevel', () => {
     expect(parseExtractorConfig(config({}, { compatLevel: '0' })).config.compatLevel).toBe(3);
   });
 
-  it('refuses compatLevel 1 (the legacy JSON parser) and unknown levels, naming the key', () => {
-    expect(() => parseExtractorConfig(config({}, { compatLevel: 1 }))).toThrow(
-      "parameters.config.compatLevel: 'compatLevel' 1 (the reference's legacy JSON parser) is not supported",
-    );
-    expect(() => parseExtractorConfig(config({}, { compatLevel: 7 }))).toThrow("parameters.config.compatLevel: 'compatLevel' must be 2 or 3");
+  it('selects the legacy JSON parser (and the legacy filter) for every job with compatLevel 1, only then', () => {
+    const parsed = parseExtractorConfig(config({ responseFilter: 'a', children: [{ endpoint: 'x/{id}' }] }, { compatLevel: 1 }));
+    expect(parsed.config.compatLevel).toBe(1);
+    expect(parsed.config.jobs[0].legacyJsonParser).toBe(true);
+    expect(parsed.config.jobs[0].children[0].legacyJsonParser).toBe(true);
+    expect(parsed.config.jobs[0].responseFilter?.legacy).toBe(true);
+    expect(parseExtractorConfig(config({}, { compatLevel: 2 })).config.jobs[0].legacyJsonParser).toBeUndefined();
+  });
+
+  it('refuses unknown compat levels, naming the key', () => {
+    expect(() => parseExtractorConfig(config({}, { compatLevel: 7 }))).toThrow("parameters.config.compatLevel: 'compatLevel' must be 1, 2 or 3");
+    expect(() => parseExtractorConfig(config({}, { compatLevel: -1 }))).toThrow("parameters.config.compatLevel: 'compatLevel' must be 1, 2 or 3");
     expect(() => parseExtractorConfig(config({ responseFilter: { a: 1 } }))).toThrow(
       "parameters.config.jobs[0].responseFilter: The 'responseFilter' property must be a path string or an array of path strings.",
     );

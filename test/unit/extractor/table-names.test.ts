@@ -1,4 +1,4 @@
-import { columnNamesFor, safeName } from '../../../src/extractor/table-names';
+import { columnNamesFor, safeName, VERBATIM_KEY_MARK } from '../../../src/extractor/table-names';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { alignRow, columnsOf, createTableSchema, csvLine, mergeTableSchema } from '../../../src/extractor/table-schema';
 
@@ -26,6 +26,10 @@ describe('safe table and column names', () => {
 
   it('gives later keys that collide after sanitizing the suffixes _u0, _u1 (first appearance wins)', () => {
     expect(columnNamesFor(['id', '_id', 'i.d', 'a.b', 'a_b', 'id_'])).toEqual(['id', 'id_u0', 'i_d', 'a_b', 'a_b_u0', 'id_u1']);
+  });
+
+  it('keeps a verbatim key (the legacy parser names its columns itself) as it is, also after the parent mark', () => {
+    expect(columnNamesFor([`${VERBATIM_KEY_MARK}a__b`, `${PARENT_KEY_MARK}${VERBATIM_KEY_MARK}_x`, 'a__b'])).toEqual(['a__b', '_x', 'a_b']);
   });
 });
 

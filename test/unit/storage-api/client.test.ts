@@ -155,7 +155,7 @@ describe('Storage API client against a real HTTP server', () => {
     client = make({ runId: 'run-1' });
     server.on('POST', '/v2/storage/files/prepare', json(201, preparedSample));
     const f = await client.prepareFile({ name: 'data.csv', sizeBytes: 1024, tags: ['a'], isSliced: false });
-    expect(f.uploadParams.bucket).toBe('kbc-sapi-files');
+    expect(f.uploadParams!.bucket).toBe('kbc-sapi-files');
     const seen = server.requests[0]!;
     expect(seen.headers['x-storageapi-token']).toBe('secret-token');
     expect(seen.headers['x-kbc-runid']).toBe('run-1');

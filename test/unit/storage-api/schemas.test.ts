@@ -5,13 +5,27 @@ describe('response schemas', () => {
   it('accept a prepare response and keep fields we do not model', () => {
     const f = preparedFileSchema.parse(preparedSample);
     expect(f.id).toBe(192726698);
-    expect(f.uploadParams.credentials.SessionToken).toBe('token');
+    expect(f.uploadParams!.credentials.SessionToken).toBe('token');
     expect((f as Record<string, unknown>)['fileType']).toBe('csv');
   });
 
   it('reject a prepare response without credentials', () => {
     const { credentials: _c, ...withoutCreds } = preparedSample.uploadParams;
     expect(preparedFileSchema.safeParse({ ...preparedSample, uploadParams: withoutCreds }).success).toBe(false);
+  });
+
+  it('accept an Azure prepare response (absUploadParams) and refuse one of a backend we cannot upload to, saying so', () => {
+    const { uploadParams: _u, ...resource } = preparedSample;
+    const absUploadParams = {
+      blobName: 'exp-15/1/files/2026/01/01/1.a.csv',
+      accountName: 'acct',
+      container: 'files',
+      absCredentials: { SASConnectionString: 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=x', expiration: '2026-01-01T12:00:00+00:00' },
+    };
+    expect(preparedFileSchema.parse({ ...resource, provider: 'azure', absUploadParams }).absUploadParams?.container).toBe('files');
+    const gcs = preparedFileSchema.safeParse({ ...resource, provider: 'gcp', gcsUploadParams: { bucket: 'b', key: 'k' } });
+    expect(gcs.success).toBe(false);
+    expect(gcs.error?.issues[0]?.message).toMatch(/needs uploadParams \(S3\) or absUploadParams \(Azure Blob Storage\); other backends are not supported yet/);
   });
 
   it('accept an importer response (no uploadParams) and a detail with s3Path + credentials', () => {

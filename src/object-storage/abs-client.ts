@@ -1,0 +1,97 @@
+/**
+ * Azure Blob Storage clients from the service's SAS credentials (`absCredentials`), the expiry check and the mapping
+ * of Azure errors to the error registry. The connection string names the blob endpoint, so no endpoint setting is
+ * needed (Azurite's path-style `http://host:port/<account>` works as the real `https://<account>.blob.core.windows.net`).
+ */
+import { BlobServiceClient, type ContainerClient, type StoragePipelineOptions } from '@azure/storage-blob';
+import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
+
+/** Azure credentials as the service issues them (`absUploadParams.absCredentials`, file detail `absCredentials`). */
+export interface AbsCredentials {
+  /** `BlobEndpoint=…;SharedAccessSignature=…`: a secret (never logged, sealed in history). */
+  SASConnectionString: string;
+  /** ISO 8601 with offset. */
+  expiration: string;
+}
+
+/** Attempts the SDK makes per Azure call (its own retry of throttling/5xx/network). Default 4, like S3. */
+export const DEFAULT_ABS_MAX_TRIES = 4;
+
+/** A container client authorised by the SAS of `credentials`. */
+export function createContainerClient(credentials: AbsCredentials, container: string, options: StoragePipelineOptions = {}): ContainerClient {
+  if (!/SharedAccessSignature=/i.test(credentials.SASConnectionString)) {
+    throw new SapiInvalidInputError(`absCredentials.SASConnectionString has no SharedAccessSignature [container=${container}]`);
+  }
+  return BlobServiceClient.fromConnectionString(credentials.SASConnectionString, {
+    retryOptions: { maxTries: DEFAULT_ABS_MAX_TRIES },
+    ...options,
+  }).getContainerClient(container);
+}
+
+/** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the SAS expires within `marginMs`. */
+export function assertAbsCredentialsFresh(
+  credentials: AbsCredentials | undefined,
+  where: string,
+  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
+  nowMs: number = Date.now(),
+): void {
+  if (!credentials) return;
+  const at = Date.parse(credentials.expiration);
+  if (!Number.isNaN(at) && at - nowMs < marginMs) throw new SapiCredentialsExpiredError({ where, expiration: credentials.expiration });
+}
+
+/** Status and Azure error code (`AuthenticationFailed`, `BlobNotFound`, …) of an SDK error. */
+export function absErrorInfo(err: unknown): { code?: string; status?: number } {
+  if (typeof err !== 'object' || err === null) return {};
+  const e = err as { code?: unknown; statusCode?: unknown; details?: { errorCode?: unknown } };
+  const code = typeof e.details?.errorCode === 'string' ? e.details.errorCode : typeof e.code === 'string' ? e.code : undefined;
+  return { code, status: typeof e.statusCode === 'number' ? e.statusCode : undefined };
+}
+
+/**
+ * Maps an error of an Azure call to the registry: 403 (SAS expired, rejected or lacking a permission) →
+ * `SAPI_CREDENTIALS_EXPIRED`; `Md5Mismatch` → `SAPI_CHECKSUM_MISMATCH`; other 4xx → non-retryable transfer error;
+ * everything else (5xx, network) → retryable. Our own errors and aborts pass through.
+ */
+export function mapAbsError(err: unknown, op: 'upload' | 'download', context: Record<string, string | number | undefined>, signal?: AbortSignal): unknown {
+  if (err instanceof SapiError) return err;
+  if (signal?.aborted) return signal.reason ?? err;
+  const { code, status } = absErrorInfo(err);
+  const where = `${op} [${Object.entries(context)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}]`;
+  if (status === 403) return new SapiCredentialsExpiredError({ where, serviceCode: code ?? 'AuthenticationFailed', cause: err });
+  if (code === 'Md5Mismatch' || code === 'Crc64Mismatch') {
+    return new SapiTransferError({ code: SapiErrorCode.CHECKSUM_MISMATCH, message: `${op} failed: the store rejected the checksum`, context, serviceCode: code, status, cause: err });
+  }
+  const notRetryable = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return new SapiTransferError({
+    code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
+    message: `${op} failed${code || status ? ` (${[code, status].filter(Boolean).join(' ')})` : ''}`,
+    context,
+    retryable: !notRetryable,
+    serviceCode: code,
+    status,
+    cause: err,
+  });
+}
+
+/** Host suffix of blob URLs in the service's manifests. */
+const ABS_URL = /^(?:azure|https):\/\/([^./]+)\.blob\.core\.windows\.net\/([^/]+)\/(.+)$/;
+
+/**
+ * Splits a manifest entry of an Azure file, `azure://<account>.blob.core.windows.net/<container>/<blob>` (the
+ * form the service and its PHP client write; `https://` accepted too), into its parts.
+ */
+export function parseAbsUrl(url: string): { account: string; container: string; blobName: string } {
+  const m = ABS_URL.exec(url);
+  if (!m) throw new SapiInvalidInputError(`expected azure://<account>.blob.core.windows.net/<container>/<blob>, got ${JSON.stringify(url)}`);
+  return { account: m[1] as string, container: m[2] as string, blobName: m[3] as string };
+}
+
+/** The manifest entry URL of a blob, as the service writes it. */
+export function absUrl(account: string, container: string, blobName: string): string {
+  return `azure://${account}.blob.core.windows.net/${container}/${blobName}`;
+}

@@ -1,0 +1,384 @@
+/**
+ * Resumable upload to Azure Blob Storage with the service's SAS credentials: a block blob built from staged blocks,
+ * with the same durability as the S3 multipart path.
+ *
+ * - The source is read once, sequentially, cut into blocks of `partSizeBytes`; at most `concurrency` blocks are in
+ *   flight (memory ≈ (concurrency + 1) × partSizeBytes, whatever the file size). Each block carries its MD5
+ *   (`Content-MD5`), which the store verifies.
+ * - Block ids are deterministic: block `n` of a blob is always `base64("sapi-block-" + n padded to 6)`, so a retry
+ *   (another worker, after a crash) knows which blocks are already staged: it lists the blob's blocks
+ *   (`Get Block List`, uncommitted and committed) and does not send again a block staged with the same size and,
+ *   when the heartbeat recorded it, the same MD5. Blocks staged after the last heartbeat count too.
+ * - `Put Block List` commits the ids in order; a blob with no bytes is one empty commit.
+ * - `gzip` compresses on the fly: the compressed stream is not guaranteed to be byte-identical on a second run, so a
+ *   gzip upload never skips a block (it stages every block again under the same ids, replacing the old ones).
+ */
+import { createHash } from 'node:crypto';
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
+import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { absErrorInfo, absUrl, assertAbsCredentialsFresh, createContainerClient, mapAbsError, type AbsCredentials } from './abs-client';
+import { forEachBounded } from './concurrency';
+import { chunkParts, DEFAULT_PART_SIZE_BYTES, DEFAULT_UPLOAD_CONCURRENCY, PartBufferPool } from './multipart-upload';
+import { DEFAULT_CREDENTIALS_MARGIN_MS, throwIfAborted } from './s3-client';
+import { openSource, type ByteSource } from './sources';
+
+/** Most blocks in one block blob. */
+export const MAX_BLOCKS = 50_000;
+/** Largest block Azure accepts: 4000 MiB. */
+export const MAX_BLOCK_SIZE_BYTES = 4000 * 1024 * 1024;
+
+/** One staged block, as recorded in heartbeats. */
+export interface StagedBlock {
+  /** 1-based position in the blob. */
+  index: number;
+  size: number;
+  /** Base64 MD5 of the block. */
+  md5: string;
+}
+
+/** Progress of a block blob upload: what a retry needs to resume (JSON, no secrets). */
+export interface AbsUploadState {
+  container: string;
+  blobName: string;
+  partSizeBytes: number;
+  /** Staged blocks, sorted by index. */
+  blocks: StagedBlock[];
+  /** Bytes in staged blocks. */
+  bytesSent: number;
+}
+
+export interface UploadBlockBlobOptions {
+  /** Container client to use; otherwise one is made from `credentials`. */
+  container?: ContainerClient;
+  credentials?: AbsCredentials;
+  containerName: string;
+  blobName: string;
+  /** A local path or URI, or a {@link ByteSource}. */
+  source: string | ByteSource;
+  /** Default {@link DEFAULT_PART_SIZE_BYTES}; grown when needed to stay ≤ {@link MAX_BLOCKS}. */
+  partSizeBytes?: number;
+  /** Blocks in flight. Default {@link DEFAULT_UPLOAD_CONCURRENCY}. */
+  concurrency?: number;
+  /** State of an earlier attempt (its recorded MD5s are checked against the source). */
+  resume?: AbsUploadState;
+  /** Called after each staged block. Keep it cheap (heartbeat). */
+  onProgress?: (state: AbsUploadState) => void;
+  contentType?: string;
+  gzip?: boolean;
+  credentialsMarginMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface UploadBlockBlobResult {
+  container: string;
+  blobName: string;
+  /** Blocks of the stored blob. */
+  parts: number;
+  /** Blocks sent by this call (excludes blocks an earlier attempt staged). */
+  partsUploaded: number;
+  /** Bytes of the stored blob (compressed size with gzip). */
+  bytes: number;
+  /** Bytes read from the source (uncompressed). */
+  sourceBytes: number;
+  /** Hex sha256 of the source bytes. */
+  sha256: string;
+  /** True when blocks of an earlier attempt were found (heartbeat or block list). */
+  resumed: boolean;
+  /** Block buffers this call allocated: at most concurrency + 1. */
+  partBuffers: number;
+}
+
+/** The id of block `index` (1-based): same length for every block of a blob, as Azure requires. */
+export function blockId(index: number): string {
+  return Buffer.from(`sapi-block-${String(index).padStart(6, '0')}`).toString('base64');
+}
+
+/** Index of one of our block ids, or undefined for a foreign one. */
+export function blockIndexOf(id: string): number | undefined {
+  const m = /^sapi-block-(\d{6})$/.exec(Buffer.from(id, 'base64').toString('latin1'));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The block size actually used: the wish, grown so that a known size fits in {@link MAX_BLOCKS}. */
+export function resolveBlockSize(wish: number | undefined, sizeBytes: number | undefined): number {
+  const size = wish ?? DEFAULT_PART_SIZE_BYTES;
+  if (!Number.isSafeInteger(size) || size < 1 || size > MAX_BLOCK_SIZE_BYTES) {
+    throw new SapiInvalidInputError(`partSizeBytes must be between 1 and ${MAX_BLOCK_SIZE_BYTES} (4000 MiB) for Azure blocks, got ${size}`);
+  }
+  if (sizeBytes === undefined || sizeBytes <= size * MAX_BLOCKS) return size;
+  const mib = 1024 * 1024;
+  return Math.ceil(sizeBytes / MAX_BLOCKS / mib) * mib;
+}
+
+/** Uploads a source to one block blob, resumably. See the module doc. */
+export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<UploadBlockBlobResult> {
+  const { containerName, blobName, signal } = options;
+  if (!containerName || !blobName) throw new SapiInvalidInputError(`uploadBlockBlob needs a container and a blob name (got container=${containerName}, blob=${blobName})`);
+  const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
+  const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
+  const where = (extra = ''): string => `upload [container=${containerName}, blob=${blobName}${extra}]`;
+  assertAbsCredentialsFresh(options.credentials, where(), margin);
+  if (!options.container && !options.credentials) throw new SapiInvalidInputError(`${where()}: needs a container client or absCredentials`);
+  const container = options.container ?? createContainerClient(options.credentials as AbsCredentials, containerName);
+  const blob = container.getBlockBlobClient(blobName);
+  const source = typeof options.source === 'string' ? await openSource(options.source, { signal }) : options.source;
+  const resume = options.resume && options.resume.container === containerName && options.resume.blobName === blobName ? options.resume : undefined;
+  const partSize = resume?.partSizeBytes ?? resolveBlockSize(options.partSizeBytes, options.gzip ? undefined : source.size);
+
+  // What is already staged: the heartbeat's blocks (with MD5) and the store's own list (sizes only).
+  const known = new Map<number, StagedBlock>();
+  for (const b of resume?.blocks ?? []) known.set(b.index, b);
+  // undefined: the SAS may not list blocks; the heartbeat's blocks are then trusted (their MD5 is checked)
+  const listed = options.gzip ? new Map<number, number>() : await stagedBlocks(blob, { container: containerName, blob: blobName }, signal);
+  const done = new Map<number, StagedBlock>();
+  const report = (): void => {
+    if (!options.onProgress) return;
+    const blocks = [...done.values()].sort((a, b) => a.index - b.index);
+    options.onProgress({ container: containerName, blobName, partSizeBytes: partSize, blocks, bytesSent: blocks.reduce((n, b) => n + b.size, 0) });
+  };
+
+  throwIfAborted(signal);
+  const hash = createHash('sha256');
+  let sourceBytes = 0;
+  const raw = await source.open(0, signal);
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      hash.update(chunk);
+      sourceBytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  const noop = (): void => undefined;
+  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
+
+  const inflight = new Set<Promise<void>>();
+  const pool = new PartBufferPool(partSize);
+  let failure: unknown;
+  let partsUploaded = 0;
+  let lastIndex = 0;
+  let storedBytes = 0;
+  let reused = 0;
+
+  const stage = async (index: number, data: Buffer, md5: string): Promise<void> => {
+    try {
+      await blob.stageBlock(blockId(index), data, data.length, { transactionalContentMD5: Buffer.from(md5, 'base64'), abortSignal: signal });
+    } catch (err) {
+      throw mapAbsError(err, 'upload', { container: containerName, blob: blobName, block: index }, signal);
+    }
+    done.set(index, { index, size: data.length, md5 });
+    pool.release(data);
+    partsUploaded++;
+    report();
+  };
+
+  try {
+    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize, pool)) {
+      const index = ++lastIndex;
+      if (failure) break;
+      throwIfAborted(signal);
+      if (index > MAX_BLOCKS) throw new SapiInvalidInputError(`${where()}: needs more than ${MAX_BLOCKS} blocks of ${partSize} bytes: raise partSizeBytes`);
+      if (data.length === 0) break; // an empty source: an empty commit below
+      storedBytes += data.length;
+      const md5 = createHash('md5').update(data).digest('base64');
+      const recorded = known.get(index);
+      const stagedSize = listed ? listed.get(index) : recorded?.size;
+      if (stagedSize === data.length && (recorded === undefined || recorded.md5 === md5)) {
+        // staged by an earlier attempt with these bytes: not sent again
+        done.set(index, recorded ?? { index, size: data.length, md5 });
+        reused++;
+        pool.release(data);
+        continue;
+      }
+      while (inflight.size >= concurrency) await Promise.race(inflight);
+      if (failure) break;
+      assertAbsCredentialsFresh(options.credentials, where(`, block=${index}`), margin);
+      const task: Promise<void> = stage(index, data, md5).then(
+        () => undefined,
+        (err: unknown) => {
+          failure ??= err;
+        },
+      );
+      const tracked = task.finally(() => inflight.delete(tracked));
+      inflight.add(tracked);
+    }
+  } catch (err) {
+    failure ??= err;
+  }
+  await Promise.all(inflight);
+  if (failure !== undefined) {
+    if (signal?.aborted) throw signal.reason ?? failure;
+    if (failure instanceof SapiError) throw failure;
+    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { container: containerName, blob: blobName, source: source.description }, cause: failure });
+  }
+  if (source.size !== undefined && !options.gzip && sourceBytes !== source.size) {
+    throw new SapiTransferError({
+      code: SapiErrorCode.CHECKSUM_MISMATCH,
+      message: `source changed during the upload: read ${sourceBytes} bytes, expected ${source.size}`,
+      context: { container: containerName, blob: blobName, source: source.description },
+      retryable: false,
+    });
+  }
+  const ids: string[] = [];
+  for (let i = 1; i <= lastIndex && done.has(i); i++) ids.push(blockId(i));
+  if (ids.length !== done.size) {
+    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `block ${ids.length + 1} is missing before the commit`, context: { container: containerName, blob: blobName } });
+  }
+  throwIfAborted(signal);
+  assertAbsCredentialsFresh(options.credentials, where(', commit'), 0);
+  try {
+    await blob.commitBlockList(ids, { blobHTTPHeaders: { blobContentType: options.contentType ?? 'application/octet-stream' }, abortSignal: signal });
+  } catch (err) {
+    throw mapAbsError(err, 'upload', { container: containerName, blob: blobName, step: 'commit' }, signal);
+  }
+  return {
+    container: containerName,
+    blobName,
+    parts: ids.length,
+    partsUploaded,
+    bytes: storedBytes,
+    sourceBytes,
+    sha256: hash.digest('hex'),
+    resumed: reused > 0 || resume !== undefined,
+    partBuffers: pool.allocated,
+  };
+}
+
+/**
+ * Our blocks the store holds for a blob (index → size), uncommitted and committed (a commit may have happened
+ * before a crash; a new commit may reuse committed blocks). A blob never touched (404) has none; a SAS that may not
+ * read (403) gives undefined.
+ */
+async function stagedBlocks(blob: BlockBlobClient, context: Record<string, string>, signal?: AbortSignal): Promise<Map<number, number> | undefined> {
+  const blocks = new Map<number, number>();
+  try {
+    const list = await blob.getBlockList('all', { abortSignal: signal });
+    for (const b of [...(list.committedBlocks ?? []), ...(list.uncommittedBlocks ?? [])]) {
+      const index = blockIndexOf(b.name);
+      if (index !== undefined) blocks.set(index, b.size);
+    }
+  } catch (err) {
+    const { status } = absErrorInfo(err);
+    if (status === 404) return blocks;
+    if (status === 403) return undefined;
+    throw mapAbsError(err, 'upload', { ...context, step: 'list blocks' }, signal);
+  }
+  return blocks;
+}
+
+/** One stored slice. */
+export interface AbsUploadedSlice {
+  index: number;
+  blobName: string;
+  bytes: number;
+  sha256?: string;
+}
+
+/** Progress of a sliced upload to Azure (JSON, no secrets). */
+export interface AbsSlicedUploadState {
+  finished: AbsUploadedSlice[];
+  /** Block uploads of slices not finished yet. */
+  inProgress: { index: number; upload: AbsUploadState }[];
+  slices: number;
+}
+
+export interface UploadAbsSlicedOptions {
+  container?: ContainerClient;
+  credentials?: AbsCredentials;
+  containerName: string;
+  /** `absUploadParams.accountName`: manifests name it (`azure://<account>.blob.core.windows.net/…`). */
+  accountName: string;
+  /** `absUploadParams.blobName` of a sliced prepare: a prefix. */
+  blobPrefix: string;
+  slices: readonly (string | ByteSource)[];
+  partSizeBytes?: number;
+  /** Blocks in flight across slices. Default 4. */
+  concurrency?: number;
+  gzip?: boolean;
+  resume?: AbsSlicedUploadState;
+  onProgress?: (state: AbsSlicedUploadState) => void;
+  credentialsMarginMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface UploadAbsSlicedResult {
+  manifestBlobName: string;
+  manifest: { entries: { url: string; mandatory: boolean }[] };
+  slices: AbsUploadedSlice[];
+  bytes: number;
+  slicesUploaded: number;
+}
+
+/**
+ * Uploads slices as block blobs `blobPrefix + "part_00000"` … (+ `.gz`), then the manifest at
+ * `blobPrefix + "manifest"` with `azure://` entries in slice order. Finished slices are skipped on resume, and a
+ * slice's blocks resume as in {@link uploadBlockBlob}.
+ */
+export async function uploadAbsSliced(options: UploadAbsSlicedOptions): Promise<UploadAbsSlicedResult> {
+  const { containerName, blobPrefix, signal } = options;
+  if (options.slices.length === 0) throw new SapiInvalidInputError('uploadAbsSliced needs at least one slice');
+  const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+  const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
+  assertAbsCredentialsFresh(options.credentials, `sliced upload [container=${containerName}, prefix=${blobPrefix}]`, margin);
+  if (!options.container && !options.credentials) throw new SapiInvalidInputError(`sliced upload [container=${containerName}]: needs a container client or absCredentials`);
+  const container = options.container ?? createContainerClient(options.credentials as AbsCredentials, containerName);
+  const sliceName = (i: number): string => `${blobPrefix}part_${String(i).padStart(5, '0')}${options.gzip ? '.gz' : ''}`;
+
+  const finished = new Map<number, AbsUploadedSlice>();
+  for (const s of options.resume?.finished ?? []) if (s.index < options.slices.length && s.blobName === sliceName(s.index)) finished.set(s.index, s);
+  const inProgress = new Map<number, AbsUploadState>();
+  for (const p of options.resume?.inProgress ?? []) if (!finished.has(p.index)) inProgress.set(p.index, p.upload);
+  const report = (): void =>
+    options.onProgress?.({
+      finished: [...finished.values()].sort((a, b) => a.index - b.index),
+      inProgress: [...inProgress.entries()].sort(([a], [b]) => a - b).map(([index, upload]) => ({ index, upload })),
+      slices: options.slices.length,
+    });
+
+  const todo = options.slices.map((_, i) => i).filter((i) => !finished.has(i));
+  const perSlice = Math.max(1, Math.floor(concurrency / Math.max(1, Math.min(concurrency, todo.length))));
+  let slicesUploaded = 0;
+  await forEachBounded(todo, Math.min(concurrency, todo.length), async (index) => {
+    throwIfAborted(signal);
+    const name = sliceName(index);
+    const result = await uploadBlockBlob({
+      container,
+      credentials: options.credentials,
+      containerName,
+      blobName: name,
+      source: options.slices[index] as string | ByteSource,
+      partSizeBytes: options.partSizeBytes,
+      concurrency: perSlice,
+      resume: inProgress.get(index),
+      gzip: options.gzip,
+      credentialsMarginMs: margin,
+      signal,
+      onProgress: (state) => {
+        inProgress.set(index, state);
+        report();
+      },
+    });
+    inProgress.delete(index);
+    finished.set(index, { index, blobName: name, bytes: result.bytes, sha256: result.sha256 });
+    slicesUploaded++;
+    report();
+  });
+
+  const manifest = { entries: options.slices.map((_, i) => ({ url: absUrl(options.accountName, containerName, sliceName(i)), mandatory: true })) };
+  const manifestBlobName = `${blobPrefix}manifest`;
+  const body = Buffer.from(JSON.stringify(manifest));
+  throwIfAborted(signal);
+  assertAbsCredentialsFresh(options.credentials, `sliced upload [container=${containerName}, blob=${manifestBlobName}]`, 0);
+  try {
+    await container.getBlockBlobClient(manifestBlobName).upload(body, body.length, {
+      blobHTTPHeaders: { blobContentType: 'application/json' },
+      abortSignal: signal,
+    });
+  } catch (err) {
+    throw mapAbsError(err, 'upload', { container: containerName, blob: manifestBlobName }, signal);
+  }
+  const slices = [...finished.values()].sort((a, b) => a.index - b.index);
+  return { manifestBlobName, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
+}
