@@ -11,16 +11,30 @@ import type { ExtractInput, ExtractResult } from '../../../src/contracts/extract
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { expectTablesLike, FAST_FETCH, plainLoop, requestLines } from './support';
+import { historyText } from '../../harness/history';
+import { noteSecret } from '../../harness/secret-ledger';
+
+const ENV_NAME = 'SAPI_SECRET_ITERATION_KEY';
+const KEY = 'iteration-key-5b1e0c7f';
 
 describe('extractWorkflow with parameters.iterations', () => {
   let env: SapiTestEnv;
   let api: SampleApi;
+  let secured: SampleApi;
 
   beforeAll(async () => {
-    [env, api] = await Promise.all([startSapiTestEnv('extract-iterations'), createSampleApi({ pagingRecords: 8 })]);
+    process.env[ENV_NAME] = KEY; // the worker runs in this process: its environment holds the secret
+    noteSecret('an API key given in an iteration', KEY);
+    [env, api, secured] = await Promise.all([
+      startSapiTestEnv('extract-iterations'),
+      createSampleApi({ pagingRecords: 8 }),
+      createSampleApi({ pagingRecords: 8, requireAuth: { headers: { 'X-Api-Key': KEY } } }),
+    ]);
   });
   afterAll(async () => {
+    delete process.env[ENV_NAME];
     await api?.close();
+    await secured?.close();
     await env?.stop();
   });
 
@@ -62,5 +76,24 @@ describe('extractWorkflow with parameters.iterations', () => {
     // the last run of the chain replays with the current workflow code
     const history = await env.client.workflow.getHandle(handle.workflowId).fetchHistory();
     await Worker.runReplayHistory({ workflowBundle: { code: readFileSync(testStack().workflowBundlePath, 'utf8') } }, history, handle.workflowId);
+  });
+
+  it("sends an iteration's secret header from its ${env:…} reference; the value never reaches history", async () => {
+    const config = {
+      parameters: {
+        api: { baseUrl: secured.url },
+        config: { outputBucket: 'iterations-b', jobs: [{ endpoint: 'paging/cursor', dataType: 'items', dataField: 'items', params: { since: { attr: 'since' }, limit: 2 } }] },
+        iterations: [
+          { since: 0, http: { headers: { 'X-Api-Key': `\${env:${ENV_NAME}}` } } },
+          { since: 4, http: { headers: { 'X-Api-Key': `\${env:${ENV_NAME}}` } } },
+        ],
+      },
+    };
+    const args: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 } } };
+    const handle = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-iterations-secret-${Date.now()}`, args: [args] });
+    await handle.result();
+    expect(requestLines(secured.requests).map((line) => line.replace(/^GET \/paging\/cursor\?/, ''))).toEqual(['since=0&limit=2', 'since=4&limit=2']);
+    expect((await env.emulator.readTable('in.c-iterations-b.items')).rows.map((r) => r[0])).toEqual(['1', '2', '5', '6']);
+    expect(await historyText(handle)).not.toContain(KEY);
   });
 });
