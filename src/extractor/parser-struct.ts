@@ -160,7 +160,30 @@ export function parserDataTypes(config: ExtractorConfig): string[] {
   return [...new Set(types)];
 }
 
-/** The `json_parser.*` keys of the state a run leaves: the structure with this run's tables, version 3. */
-export function parserStateOf(schema: TableSchema, config: ExtractorConfig, previous: ExtractRunState | null | undefined): Record<string, unknown> {
-  return { 'json_parser.struct': structFromSchema(schema, parserDataTypes(config), parserStructOf(previous)), 'json_parser.structVersion': 3 };
+/**
+ * The renamed parent columns a previous run stored (`json_parser.struct.parent_aliases`: name → new name; the
+ * reference writes `[]` when there are none); the JSON parser keeps using them (`RunContext.parentAliases`).
+ */
+export function parentAliasesOf(state: ExtractRunState | null | undefined): Record<string, string> | undefined {
+  const struct = parserStructOf(state);
+  const aliases = isNode(struct) ? struct.parent_aliases : undefined;
+  if (!isNode(aliases)) return undefined;
+  const result = Object.fromEntries(Object.entries(aliases).filter((e): e is [string, string] => typeof e[1] === 'string'));
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
+/**
+ * The `json_parser.*` keys of the state a run leaves: the structure with this run's tables and the renamed parent
+ * columns so far (`parentAliases`, the stored ones included), version 3.
+ */
+export function parserStateOf(
+  schema: TableSchema,
+  config: ExtractorConfig,
+  previous: ExtractRunState | null | undefined,
+  parentAliases?: Record<string, string>,
+): Record<string, unknown> {
+  const struct = structFromSchema(schema, parserDataTypes(config), parserStructOf(previous));
+  const aliases = { ...(parentAliasesOf(previous) ?? {}), ...(parentAliases ?? {}) };
+  if (Object.keys(aliases).length > 0) struct.parent_aliases = aliases;
+  return { 'json_parser.struct': struct, 'json_parser.structVersion': 3 };
 }

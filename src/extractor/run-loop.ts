@@ -9,7 +9,7 @@ import { functionScopeOf } from './functions';
 import { userDataForRun } from './user-data-functions'; // ge-iter
 import { iterationConfigs } from './config-iterations'; // ge-iter
 import { requestAuthOf, type RequestAuth } from './http/send-request'; // ge-iter
-import { parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from './parser-struct'; // ge-iter
+import { parentAliasesOf, parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from './parser-struct'; // ge-iter
 import { nodeCryptoFunctions } from './http/node-functions';
 import { processPage } from './page';
 import { createScrollerState, nextStep, type StopReason } from './scroller';
@@ -110,7 +110,8 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   const rows = new Map<string, Array<Record<string, string>>>();
   let schema: TableSchema = createTableSchema();
   let pages = 0;
-  let parentAliases: Record<string, string> | undefined; // renamed parent columns, for the rest of the run
+  // renamed parent columns, for the rest of the run (ge-iter: and those the previous run's state kept)
+  let parentAliases: Record<string, string> | undefined = parentAliasesOf(options.runState);
 
   const runJob = async (jobIn: JobConfig, parent: ParentContext | null, parentColumns: Record<string, string>) => {
     const startedAtMs = now();
@@ -176,6 +177,6 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
     // --- end ge-features ---
   }
-  const parserState = parserStateOf(schema, configIn, options.runState); // ge-iter
+  const parserState = parserStateOf(schema, configIn, options.runState, parentAliases); // ge-iter
   return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: givenRunTimes, parserState };
 }

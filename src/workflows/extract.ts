@@ -22,7 +22,7 @@ import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
 import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
-import { parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
+import { parentAliasesOf, parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
 import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
@@ -166,13 +166,17 @@ export const ITERATIONS_PATCH = 'extract-iterations';
 /** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
 export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
 
+/** (ge-iter) The state the run started from: the stored one of `stateKey`, else `importState`, else none. */
+function previousRunState(cp: ExtractCheckpoint, input: ExtractInput): ExtractRunState | null {
+  return cp.runState ? cp.runState.previous : input.importState !== undefined ? parseRunState(input.importState).state : null;
+}
+
 /**
  * (ge-iter) The checkpoint as loading sees it: with a previous run state holding `json_parser.struct` (the stored
  * one of `stateKey`, or `importState`), every table this run wrote keeps the structure's columns, as in the reference.
  */
 function withParserStruct(cp: ExtractCheckpoint, input: ExtractInput): ExtractCheckpoint {
-  const previous = cp.runState ? cp.runState.previous : input.importState !== undefined ? parseRunState(input.importState).state : null;
-  const struct = parserStructOf(previous);
+  const struct = parserStructOf(previousRunState(cp, input));
   if (struct === undefined || !patched(PARSER_STRUCT_PATCH)) return cp;
   return { ...cp, schema: seedSchema(cp.schema, schemaFromStruct(struct)) };
 }
@@ -267,7 +271,13 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
     }
     // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
+    const fresh = cp.runTimes === undefined; // ge-iter
     const runTimes = await startRunState(cp, input, acts.readRunState);
+    // ge-iter: the renamed parent columns the previous run's parser structure kept, as the reference reuses them
+    if (fresh) {
+      const storedAliases = parentAliasesOf(previousRunState(cp, input));
+      if (storedAliases && patched(PARSER_STRUCT_PATCH)) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
+    }
     // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
     const iterations = validated.iterations !== undefined && patched(ITERATIONS_PATCH) ? iterationConfigs(validated) : [validated];
     const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
@@ -370,7 +380,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     let storedState: ExtractRunState | null = null;
     if (cp.runState && cp.runTimes && !cancelled && o.load && patched(RUN_STATE_PATCH)) {
       // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
-      const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous) : {};
+      const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases) : {};
       storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
       await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
     }

@@ -106,3 +106,27 @@ describe('the structure a run leaves for the next one', () => {
     expect(next.tables['users-2'].rows).toEqual([{ id: '2', address_city: '', address_zip_code: '', tags: '', roles: '', src: 'api' }]);
   });
 });
+
+describe('renamed parent columns kept between runs (json_parser.struct.parent_aliases)', () => {
+  const config = () =>
+    parseExtractorConfig({ parameters: { api: { baseUrl: BASE_URL }, config: { outputBucket: 'test', userData: { tag: 'x' }, jobs: [{ endpoint: 'users' }, { endpoint: 'orders' }] } } });
+
+  it('stores the renames of this run, and a next run keeps using them where nothing clashes', async () => {
+    const first = await runExtraction(config(), { fetchPage: fakeFetch([[{ id: 1, tag: 'own' }], [{ order: 9 }]]) });
+    expect(first.tables.orders.columns).toEqual(['order', 'tag_u0']);
+    expect((first.parserState['json_parser.struct'] as { parent_aliases: unknown }).parent_aliases).toEqual({ tag: 'tag_u0' });
+
+    const next = await runExtraction(config(), { fetchPage: fakeFetch([[{ id: 2 }], [{ order: 10 }]]), runState: { time: { previousStart: 1 }, ...first.parserState } });
+    expect(next.tables.users.columns).toEqual(['id', 'tag', 'tag_u0']); // 'tag' kept from the stored structure
+    expect(next.tables.orders.rows).toEqual([{ order: '10', tag_u0: 'x' }]);
+  });
+
+  it("reads the reference's empty list as no renames", async () => {
+    const result = await runExtraction(config(), {
+      fetchPage: fakeFetch([[{ id: 2 }], [{ order: 10 }]]),
+      runState: { time: { previousStart: 1 }, 'json_parser.struct': { data: {}, parent_aliases: [] } },
+    });
+    expect(result.tables.users.columns).toEqual(['id', 'tag']);
+    expect((result.parserState['json_parser.struct'] as { parent_aliases: unknown }).parent_aliases).toEqual([]);
+  });
+});
