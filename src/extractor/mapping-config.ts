@@ -3,12 +3,12 @@
  * `recursionFilter`. Called by `parseExtractorConfig` on the raw configuration after the schema accepted it; every
  * issue names its key. Not needed by workflows (they get the normalized `JobConfig`s).
  */
-import type { ConfigIssue } from './errors';
+import { ExtractorConfigError, type ConfigIssue } from './errors';
 import { mappedTables, type MappedTableSpec } from './mapping';
 import { parseRecursionFilter, RecursionFilterSyntaxError } from './recursion-filter';
 import { safeName } from './table-names';
 import type { ExtractorConfig, JobConfig, MappingEntry, TableMapping, UserDataFunction, UserDataValue } from './types';
-import { flattenContext, functionIssues, isFunctionCall } from './functions'; // ge-iter
+import { evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions'; // ge-iter
 import { referencedNames } from './secrets'; // ge-iter
 
 type Raw = Record<string, unknown>;
@@ -192,7 +192,16 @@ function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues
       if (referencedNames(value).length > 0) {
         issues.push({ path: `${path}.${key}`, message: `'userData.${key}' must not reference a secret (\${env:…}): user data is written to the output table.` });
       }
-      if (issues.length === before) result[key] = value;
+      if (issues.length === before) {
+        // evaluated once now, so that a call that can only fail (an argument count, a type) fails before any request
+        try {
+          evaluateFunctions(value, { attr: attributes, time: { previousStart: 0, currentStart: 0 } }, { nowMs: 0, path: `${path}.${key}` });
+          result[key] = value;
+        } catch (err) {
+          if (!(err instanceof ExtractorConfigError)) throw err;
+          issues.push(...err.issues);
+        }
+      }
       continue;
     }
     // --- end ge-iter ---

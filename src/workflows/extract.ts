@@ -18,7 +18,8 @@ import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
 import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
 import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
-import type { ExtractorConfig, ExtractRunTimes } from '../extractor/types';
+import type { ExtractorConfig, ExtractRunTimes, JobConfig } from '../extractor/types';
+import { ExtractorError } from '../extractor/errors';
 import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
@@ -165,6 +166,20 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 export const ITERATIONS_PATCH = 'extract-iterations';
 /** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
 export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
+
+/**
+ * (ge-iter) The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
+ * start (derived again each batch, never checkpointed). A user-function error fails the extraction (not the
+ * workflow task, which would retry forever).
+ */
+function jobForRun(config: ExtractorConfig, frame: JobFrame): JobConfig {
+  try {
+    return userDataForRun({ ...findJob(config, frame.jobId), endpoint: frame.endpoint }, functionScopeOf(config), frame.state.startedAtMs);
+  } catch (err) {
+    if (!(err instanceof ExtractorError)) throw err;
+    throw ApplicationFailure.create({ type: err.code, message: `job '${frame.jobId}': ${err.message}`, nonRetryable: true });
+  }
+}
 
 /** (ge-iter) The state the run started from: the stored one of `stateKey`, else `importState`, else none. */
 function previousRunState(cp: ExtractCheckpoint, input: ExtractInput): ExtractRunState | null {
@@ -318,7 +333,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           runKey: cp.runKey,
           runNo: frame.runNo,
           // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
-          job: userDataForRun({ ...findJob(config, frame.jobId), endpoint: frame.endpoint }, functionScopeOf(config), frame.state.startedAtMs),
+          job: jobForRun(config, frame),
           context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
           state: frame.state,
           maxPages: o.mode === 'page' ? 1 : o.batchPages,

@@ -75,6 +75,7 @@ describe('userData with user functions: evaluated when each job run starts', () 
     expect(() => configWith({ userData: { a: { function: 'rand', args: [] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.a: User script error: Illegal function 'rand'/);
     expect(() => configWith({ jobs: [{ endpoint: 'users', userData: { b: { attr: 'nope' } } }] })).toThrow(/parameters\.config\.jobs\[0\]\.userData\.b: .*attr 'nope' not found/);
     expect(() => configWith({ userData: { c: { function: 'md5', args: ['${env:SAPI_SECRET_X}'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.c: 'userData\.c' must not reference a secret/);
+    expect(() => configWith({ userData: { e: { function: 'ifempty', args: ['a'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.e: User script error: Bad argument count for function 'ifempty'!/);
     expect(() => configWith({ userData: { d: { nested: 1 } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.d: 'userData\.d' must be a string, number, boolean, null or a user function/);
   });
 });
