@@ -65,6 +65,26 @@ describe('workflow histories replay deterministically', () => {
     await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
     // since the run-state patch: a run that reads its state from the store (none yet) and stores the next one
     await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
+    // since the ge-iter patches: two iterations (one page each), a user function in userData, and an imported
+    // parser structure that keeps a column
+    const iterations = {
+      parameters: {
+        api: { baseUrl: api.url },
+        config: {
+          outputBucket: 'replay-iter',
+          userData: { at: { function: 'date', args: ['Y', { time: 'currentStart' }] }, page: { attr: 'page' } },
+          jobs: [{ endpoint: 'pages/items', dataType: 'users', dataField: 'data', params: { page: { attr: 'page' } } }],
+        },
+        iterations: [{ page: 1 }, { page: 2 }],
+      },
+    };
+    const struct = { data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } }, parent_aliases: [] };
+    await started('extractWorkflow', 'extract-iterations', {
+      config: iterations,
+      stateKey: 'replay-iter',
+      importState: { time: { previousStart: 1 }, 'json_parser.struct': struct },
+      options: { fetch: FAST_FETCH, polling, mode: 'page' },
+    } satisfies ExtractInput);
 
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
@@ -81,7 +101,11 @@ describe('workflow histories replay deterministically', () => {
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',
       'extract-run-state': 'COMPLETED',
+      'extract-iterations': 'COMPLETED',
     });
+    const iterated = await env.emulator.readTable('in.c-replay-iter.users');
+    expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);
+    expect(iterated.rows).toHaveLength(20);
     expect((await env.emulator.readTable('in.c-replay.items')).rows).toHaveLength(3003);
 
     const histories = await fetchHistories(handles);
