@@ -29,6 +29,7 @@ import type {
 } from './types';
 import { DEFAULT_RESPONSE_FILTER_DELIMITER } from './response-filter';
 import { isHttpUrl } from './url';
+import { unknownKeyIssues } from './known-keys';
 // --- ge-state (begin) ---
 import { parseIterations } from './config-iterations'; // ge-iter
 import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
@@ -603,6 +604,9 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
   if (!parsed.success) {
     throw new ExtractorConfigError(parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })));
   }
+  // a key this extractor does not read would be ignored silently: refused, named (known-keys.ts)
+  const unknownKeys = unknownKeyIssues(json);
+  if (unknownKeys.length > 0) throw new ExtractorConfigError(unknownKeys);
   const params = parsed.data.parameters as Raw;
   const apiRaw = params.api as Raw;
   const http = (apiRaw.http as Raw | null | undefined) ?? {};

@@ -213,13 +213,16 @@ describe('parseExtractorConfig normalizes the paging methods with the reference 
     expect(paginationOf({ method: 'pagenum', limit: 2, pageParam: 'set', firstPage: '0', firstPageParams: false })).toMatchObject({ limit: 2, pageParam: 'set', firstPage: 0, firstPageParams: false });
   });
 
-  it('response.url: urlKey next_page, delimiter ".", no params; zendesk always uses "."', () => {
+  it('response.url: urlKey next_page, delimiter ".", no params; zendesk always uses "." and refuses a delimiter it would ignore', () => {
     expect(paginationOf({ method: 'response.url' })).toEqual({
       method: 'response.url', urlKey: 'next_page', delimiter: '.', includeParams: false, paramIsQuery: false, ...noStops,
     });
-    expect(paginationOf({ method: 'zendesk.response.url', urlKey: 'links/next', delimiter: '/', includeParams: true })).toMatchObject({
+    expect(paginationOf({ method: 'zendesk.response.url', urlKey: 'links/next', includeParams: true })).toMatchObject({
       method: 'zendesk.response.url', urlKey: 'links/next', delimiter: '.', includeParams: true,
     });
+    expect(() => paginationOf({ method: 'zendesk.response.url', delimiter: '/' })).toThrow(
+      "parameters.api.pagination.delimiter: 'delimiter' is not a key this extractor knows in 'parameters.api.pagination', so it would be ignored",
+    );
   });
 
   it('cursor: no reverse, increment 0', () => {
