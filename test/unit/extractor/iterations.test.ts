@@ -62,6 +62,12 @@ describe('parameters.iterations', () => {
     );
   });
 
+  it('refuses a key the extractor does not read in an iteration, naming it and the iteration', () => {
+    expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, [{ http: { header: { A: '1' } } }])).toThrow(
+      /parameters\.config\.http\.header: 'config\.http\.header' is not supported \(known: headers\)\. \(in parameters\.iterations\[0\], merged over 'parameters\.config'\)/,
+    );
+  });
+
   it('refuses a secret in clear in an iteration like anywhere else (the policy scans the whole configuration)', () => {
     expect(findClearSecrets({ parameters: { iterations: [{ '#password': 'TopSecret', http: { headers: { 'X-Api-Token': 'abc' } } }, { '#password': '${env:SAPI_SECRET_P}' }] } })).toEqual([
       'parameters.iterations[0].#password',
