@@ -5,7 +5,9 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { connect } from 'node:net';
 import { parse } from 'csv-parse/sync';
+import { Agent } from 'undici';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { LoginSessions } from '../../../src/extractor/auth/apply-auth';
 import { createRequestSender, requestAuthOf } from '../../../src/extractor/http/send-request';
@@ -169,9 +171,32 @@ export function exampleRunTimes(folder: string): ExtractRunTimes {
   return runTimesOf(exampleRunState(folder), EXAMPLE_CLOCKS[folder] ?? EXAMPLES_NOW_MS);
 }
 
+/**
+ * Examples whose requests are signed over the host, the clock and a fresh nonce (OAuth 1.0 HMAC-SHA1, OAuth 2.0
+ * MAC): they run against the reference's own origin `http://mock-server` (port 80), connected to the mock, with the
+ * nonce and clock of the reference run (from the `Authorization` header the mock requires), so the mock's exact
+ * header check judges the signature too.
+ */
+const REFERENCE_SIGNING: Readonly<Record<string, { nowSeconds: number; nonce: string }>> = {
+  '102-oauth1': { nowSeconds: 1492904452, nonce: '72469d96572dabb4d0ea02b057ea4f246d722b72' },
+  '104-oauth2-hmac': { nowSeconds: 1492958193, nonce: '605cce2a2f687253' },
+};
+
+/** A connection pool whose every connection goes to the mock, whatever host the URL names. */
+function towardsMock(mock: MockApi): Agent {
+  const { hostname, port } = new URL(mock.origin);
+  return new Agent({
+    connect: (_options, callback) => {
+      const socket = connect({ host: hostname, port: Number(port) });
+      socket.once('connect', () => callback(null, socket)).once('error', (err) => callback(err, null));
+    },
+  });
+}
+
 /** Runs the example `folder` against `mock` and compares; never throws. */
 export async function runExample(folder: string, mock: MockApi): Promise<ExampleOutcome> {
-  const { config: raw, env } = exampleConfig(folder, mock.origin);
+  const signing = REFERENCE_SIGNING[folder];
+  const { config: raw, env } = exampleConfig(folder, signing ? 'http://mock-server' : mock.origin);
   const source = { env: { ...process.env, ...env }, prefix: 'SAPI_SECRET_' };
   let config;
   try {
@@ -184,12 +209,21 @@ export async function runExample(folder: string, mock: MockApi): Promise<Example
   }
   // as the activity sends: deferred user functions finished, secrets filled (the request's and the client config's:
   // client certificate, AWS key), authentication applied, errors scrubbed; runExtraction passes `api.client`
-  const fetchPage = createRequestSender({ secrets: source, auth: requestAuthOf(config), fetch: { maxAttempts: 1 }, sessions: new LoginSessions() });
+  const dispatcher = signing ? towardsMock(mock) : undefined;
+  const fetchPage = createRequestSender({
+    secrets: source,
+    auth: requestAuthOf(config),
+    fetch: { maxAttempts: 1, dispatcher },
+    sessions: new LoginSessions(),
+    ...(signing ? { nowSeconds: () => signing.nowSeconds, nonce: () => signing.nonce } : {}),
+  });
   try {
     const result = await runExtraction(config, { fetchPage, now: exampleClock(folder), runTimes: exampleRunTimes(folder), runState: exampleRunState(folder) });
     const differences = compareTables(expectedTables(folder), producedTables(result, raw));
     return differences.length === 0 ? { status: 'pass' } : { status: 'differs', differences };
   } catch (err) {
     return { status: 'failed', message: err instanceof Error ? err.message : String(err) };
+  } finally {
+    await dispatcher?.close();
   }
 }
