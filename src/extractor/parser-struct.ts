@@ -17,7 +17,7 @@
 import { PARENT_KEY_MARK } from './json-parser';
 import type { ExtractRunState } from './run-state';
 import type { ExtractorConfig, JobConfig } from './types';
-import { mergeTableSchema, type TableSchema } from './table-schema';
+import { mergeTableSchema, segmentsOf, type TableSchema } from './table-schema';
 import { safeName } from './table-names';
 
 type Node = Record<string, unknown>;
@@ -80,20 +80,6 @@ export function seedSchema(schema: TableSchema, seed: TableSchema): TableSchema 
   return result;
 }
 
-/** A header key's property path (`a.b\.c` → `a`, `b.c`). */
-function segmentsOf(key: string): string[] {
-  const segments: string[] = [];
-  let current = '';
-  for (let i = 0; i < key.length; i++) {
-    if (key[i] === '\\' && i + 1 < key.length) current += key[++i];
-    else if (key[i] === '.') {
-      segments.push(current);
-      current = '';
-    } else current += key[i];
-  }
-  segments.push(current);
-  return segments;
-}
 
 const clone = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 

@@ -17,7 +17,7 @@ import { columnNamesFor } from './table-names';
 export type TableSchema = Record<string, string[]>;
 
 /** The property path of a header key (`a.b\.c` → `a`, `b.c`). */
-function segmentsOf(key: string): string[] {
+export function segmentsOf(key: string): string[] {
   const segments: string[] = [];
   let current = '';
   for (let i = 0; i < key.length; i++) {

@@ -14,13 +14,12 @@ import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { createHttpPools } from '../../../src/http';
 import { readText, stageStoreOf } from '../../../src/object-storage/stage-store';
-import { exampleConfig, haveExamples, pointAt, startExampleServer, type ExampleServer } from '../extractor/ge-examples';
+import { exampleConfig, pointAt, startExampleServer, type ExampleServer } from '../extractor/ge-examples';
 
-const describeExamples = haveExamples ? describe : describe.skip;
 const http = createHttpPools();
 let server: ExampleServer;
 beforeAll(async () => {
-  if (haveExamples) server = await startExampleServer();
+  server = await startExampleServer();
 });
 afterAll(async () => {
   await server?.close();
@@ -42,7 +41,7 @@ async function run(d: ActivityDeps, input: FetchPagesInput): Promise<FetchPagesR
   return (await env.run(fetchPages(d), input)) as FetchPagesResult;
 }
 
-describeExamples('fetchPages with the configuration client options', () => {
+describe('fetchPages with the configuration client options', () => {
   test('a status in api.http.ignoreErrors is staged as {"errorData": body} (example 132)', async () => {
     const d = deps();
     const result = await run(d, inputFor(exampleConfig('132-ignore-errors'), 'user/124'));

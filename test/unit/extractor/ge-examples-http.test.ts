@@ -5,13 +5,12 @@
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
 import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
-import { exampleConfig, haveExamples, pointAt, sampleTables, startExampleServer, storageSafe, withEnvSecrets, type ExampleServer } from './ge-examples';
+import { exampleConfig, pointAt, sampleTables, startExampleServer, storageSafe, withEnvSecrets, type ExampleServer } from './ge-examples';
 
-const describeExamples = haveExamples ? describe : describe.skip;
 
 let server: ExampleServer;
 beforeAll(async () => {
-  if (haveExamples) server = await startExampleServer();
+  server = await startExampleServer();
 });
 afterAll(() => server?.close());
 beforeEach(() => server && (server.requests.length = 0));
@@ -44,7 +43,7 @@ function expectSample(result: ExtractionResult, example: string, { anyColumnOrde
   expect(actual).toEqual(expected);
 }
 
-describeExamples('Generic Extractor examples: headers, incremental output, retries, ignored errors', () => {
+describe('Generic Extractor examples: headers, incremental output, retries, ignored errors', () => {
   test('040: config.http.headers are sent (the API requires X-AppKey) and api.http.requiredHeaders is satisfied', async () => {
     const result = await runExample('040-required-headers');
     expect(server.requests.map((r) => [r.uri, r.headers['x-appkey']])).toEqual([['/040-required-headers/users', 'ThisIsSecret']]);

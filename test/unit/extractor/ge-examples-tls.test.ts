@@ -11,11 +11,10 @@ import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
 import { closeCustomPools } from '../../../src/extractor/http/tls';
 import { runExtraction } from '../../../src/extractor/run-loop';
 import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
-import { exampleConfig, haveExamples, pointAt, sampleTables, startExampleServer, withEnvSecrets, type ExampleServer } from './ge-examples';
+import { exampleConfig, pointAt, sampleTables, startExampleServer, withEnvSecrets, type ExampleServer } from './ge-examples';
 
-const describeExamples = haveExamples ? describe : describe.skip;
 
-describeExamples('Generic Extractor examples over https: own CA, client certificate', () => {
+describe('Generic Extractor examples over https: own CA, client certificate', () => {
   let certs: TestCertificates;
   let pem: (path: string) => string;
   let selfSigned: ExampleServer;

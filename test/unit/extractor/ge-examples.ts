@@ -8,11 +8,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse/sync';
 
-export const GE_EXAMPLES_DIR = process.env.GE_EXAMPLES_DIR ?? '/work/shared/ge-examples/examples';
-export const haveExamples = existsSync(GE_EXAMPLES_DIR);
+/** `../shared/ge-examples/examples` beside the checkout (CI puts `../shared` there), or `GE_EXAMPLES_DIR`. */
+export const GE_EXAMPLES_DIR = process.env.GE_EXAMPLES_DIR ?? resolve(__dirname, '..', '..', '..', '..', 'shared', 'ge-examples', 'examples');
+if (!existsSync(GE_EXAMPLES_DIR)) throw new Error(`the reference extractor's examples are missing at ${GE_EXAMPLES_DIR}: put ../shared beside the checkout or set GE_EXAMPLES_DIR`);
 
 interface Mock {
   method: string;
