@@ -39,21 +39,10 @@ export function uploadSlices(deps: ActivityDeps) {
         gzip: input.gzip,
         serverSideEncryption: input.target.serverSideEncryption,
         resume: lastHeartbeat<SlicedUploadState>(),
-        onProgress: (state) =>
-          report(state, {
-            bytes: state.finished.reduce((sum, slice) => sum + slice.bytes, 0),
-            slicesDone: state.finished.length,
-            slices: state.slices,
-          }),
+        onProgress: (state) => report(state, slicedProgress(state)),
         signal: Context.current().cancellationSignal,
       });
-      return {
-        bytes: result.bytes,
-        sourceBytes: result.bytes,
-        parts: result.slices.length,
-        partsUploaded: result.slicesUploaded,
-        resumed: result.slicesUploaded < result.slices.length,
-      };
+      return slicedResult(result);
     });
 }
 
@@ -71,14 +60,19 @@ async function uploadSlicesToAzure(deps: ActivityDeps, input: UploadSlicesInput)
     concurrency: deps.settings.transfer.concurrency,
     gzip: input.gzip,
     resume: lastHeartbeat<AbsSlicedUploadState>(),
-    onProgress: (state) =>
-      report(state, {
-        bytes: state.finished.reduce((sum, slice) => sum + slice.bytes, 0),
-        slicesDone: state.finished.length,
-        slices: state.slices,
-      }),
+    onProgress: (state) => report(state, slicedProgress(state)),
     signal: Context.current().cancellationSignal,
   });
+  return slicedResult(result);
+}
+
+/** The progress of a sliced upload (either store): bytes of the finished slices, slices done of all. */
+function slicedProgress(state: { finished: ReadonlyArray<{ bytes: number }>; slices: number }) {
+  return { bytes: state.finished.reduce((sum, slice) => sum + slice.bytes, 0), slicesDone: state.finished.length, slices: state.slices };
+}
+
+/** The activity's result from a sliced upload's (either store). */
+function slicedResult(result: { bytes: number; slices: readonly unknown[]; slicesUploaded: number }): UploadFileResult {
   return {
     bytes: result.bytes,
     sourceBytes: result.bytes,
