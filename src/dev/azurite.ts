@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findAzurite } from './tools';
-import { freePort } from './ports';
+import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** Account the dev stack creates in Azurite (manifests then read `azure://sapidev.blob.core.windows.net/…`). */
@@ -34,7 +34,12 @@ export interface AzuriteHandle {
  * Starts Azurite's blob service on a free port with one account of its own (`AZURITE_ACCOUNTS`, not the well-known
  * development key) and waits until it answers.
  */
-export async function startAzurite(options: StartAzuriteOptions): Promise<AzuriteHandle> {
+export function startAzurite(options: StartAzuriteOptions): Promise<AzuriteHandle> {
+  // a port the caller chose is not picked again
+  return options.port ? startAzuriteOnce(options) : retryOnPortClash(() => startAzuriteOnce(options));
+}
+
+async function startAzuriteOnce(options: StartAzuriteOptions): Promise<AzuriteHandle> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port || (await freePort(host));
   const accountKey = options.accountKey ?? randomBytes(64).toString('base64');

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findMinio } from './tools';
-import { freePort } from './ports';
+import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** MinIO's default region; the emulator and the S3 clients use the same. */
@@ -36,7 +36,11 @@ export interface MinioHandle {
 }
 
 /** Starts a MinIO server on a free port and waits until `/minio/health/ready` answers 200. */
-export async function startMinio(options: StartMinioOptions): Promise<MinioHandle> {
+export function startMinio(options: StartMinioOptions): Promise<MinioHandle> {
+  return retryOnPortClash(() => startMinioOnce(options));
+}
+
+async function startMinioOnce(options: StartMinioOptions): Promise<MinioHandle> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port || (await freePort(host));
   const consolePort = await freePort(host);

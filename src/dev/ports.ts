@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 
-/** A free TCP port on `host`, found by binding port 0 and closing. A tiny race remains; callers retry on EADDRINUSE. */
+/** A free TCP port on `host`, found by binding port 0 and closing. A tiny race remains: see `retryOnPortClash`. */
 export function freePort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -12,4 +12,27 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/**
+ * True when a start-up failure says a port was taken: Node's `EADDRINUSE` (Azurite), Go's `address already in use`
+ * (Temporal), MinIO's `port is already in use`.
+ */
+export function isPortClash(err: unknown): boolean {
+  return err instanceof Error && /EADDRINUSE|address already in use|port is already in use/i.test(err.message);
+}
+
+/**
+ * Runs `start` again, up to `attempts` times in all, when it failed because a port was taken between `freePort()`
+ * picking it and the process binding it: another process (often a sibling starting at the same time) got there
+ * first. `start` must pick its ports afresh on each call. Any other failure is thrown at once.
+ */
+export async function retryOnPortClash<T>(start: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts || !isPortClash(err)) throw err;
+    }
+  }
 }

@@ -5,7 +5,7 @@ import { startAzurite, type AzuriteHandle } from './azurite';
 import { EncryptionCodec } from '../codec/encryption-codec';
 import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys, type CodecKey } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, createCodecServer } from '../codec/server';
-import { freePort } from './ports';
+import { freePort, retryOnPortClash } from './ports';
 import { startMinio, type MinioHandle } from './minio';
 import { startTemporal, type TemporalHandle } from './temporal';
 import { startWatchdog, stopWatchdog } from './process';
@@ -118,22 +118,14 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   };
   try {
     const backend = options.backend ?? 'aws';
-    // the codec server comes first: the UI is started with its address, and it must know the UI's origin
-    const uiPort = options.headless ? undefined : await freePort();
-    const codecServer = options.codec ? await startCodecServer(options.codec, uiPort, stops) : undefined;
-    const [temporal, minio, azurite] = await Promise.all([
-      startTemporal({
-        dataDir: join(dataDir, 'temporal'),
-        headless: options.headless,
-        uiPort,
-        uiCodecEndpoint: codecServer?.uiEndpoint,
-        watchdogPidFile: pidFile,
-      }),
-      startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }),
-      backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }) : undefined,
-    ]);
-    stops.push(() => temporal.stop(), () => minio.stop());
-    if (azurite) stops.push(() => azurite.stop());
+    // started side by side; each registers its stop as soon as it is up, and a failure is thrown only once the others
+    // have settled, so that stopAll() stops them too instead of leaving them running
+    const stopsWhenUp = <T extends { stop(): Promise<void> }>(handle: T): T => (stops.push(() => handle.stop()), handle);
+    const [{ temporal, codecServer }, minio, azurite] = await allOrThrow([
+      startTemporalWithCodec(join(dataDir, 'temporal'), options, pidFile, stops).then((started) => (stopsWhenUp(started.temporal), started)),
+      startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }).then(stopsWhenUp),
+      backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
+    ] as const);
     const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     const core: DevStackCore = {
       dataDir,
@@ -172,6 +164,39 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     await stopAll();
     throw err;
   }
+}
+
+/** Like `Promise.all`, but waits for every promise to settle before throwing the first failure. */
+async function allOrThrow<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/**
+ * Temporal, and before it the codec server when asked for: the UI is started with the codec server's address, and the
+ * codec server must know the UI's origin, so both are started again on a fresh UI port when that port was taken.
+ */
+function startTemporalWithCodec(
+  dataDir: string,
+  options: DevStackOptions,
+  watchdogPidFile: string,
+  stops: Array<() => Promise<void>>,
+): Promise<{ temporal: TemporalHandle; codecServer?: DevCodecServer }> {
+  return retryOnPortClash(async () => {
+    const uiPort = options.headless ? undefined : await freePort();
+    const codecStops: Array<() => Promise<void>> = [];
+    const codecServer = options.codec ? await startCodecServer(options.codec, uiPort, codecStops) : undefined;
+    try {
+      const temporal = await startTemporal({ dataDir, headless: options.headless, uiPort, uiCodecEndpoint: codecServer?.uiEndpoint, watchdogPidFile });
+      stops.push(...codecStops);
+      return { temporal, codecServer };
+    } catch (err) {
+      for (const stop of codecStops) await stop();
+      throw err;
+    }
+  });
 }
 
 async function startCodecServer(options: DevStackCodecOptions, uiPort: number | undefined, stops: Array<() => Promise<void>>): Promise<DevCodecServer> {

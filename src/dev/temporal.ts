@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findTemporal } from './tools';
-import { freePort } from './ports';
+import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 export interface StartTemporalOptions {
@@ -38,8 +38,15 @@ export interface TemporalHandle {
   stop(): Promise<void>;
 }
 
-/** Starts `temporal server start-dev` with a SQLite file on free ports and waits for the gRPC health check. */
-export async function startTemporal(options: StartTemporalOptions): Promise<TemporalHandle> {
+/**
+ * Starts `temporal server start-dev` with a SQLite file on free ports (picked again when one is taken before the
+ * server binds it) and waits until the frontend serves the namespace and, unless headless, the web UI reaches it.
+ */
+export function startTemporal(options: StartTemporalOptions): Promise<TemporalHandle> {
+  return retryOnPortClash(() => startTemporalOnce(options));
+}
+
+async function startTemporalOnce(options: StartTemporalOptions): Promise<TemporalHandle> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port || (await freePort(host));
   const uiPort = options.uiPort || (await freePort(host));
@@ -68,7 +75,8 @@ export async function startTemporal(options: StartTemporalOptions): Promise<Temp
     logFile,
     watchdogPidFile: options.watchdogPidFile,
     healthTimeoutMs: 90_000,
-    healthy: () => temporalHealthy(`http://${host}:${httpPort}`, namespace),
+    healthy: async () =>
+      (await temporalHealthy(`http://${host}:${httpPort}`, namespace)) && (options.headless || (await uiHealthy(`http://${host}:${uiPort}`, namespace))),
   });
   return {
     address,
@@ -88,8 +96,12 @@ export async function startTemporal(options: StartTemporalOptions): Promise<Temp
  * gRPC: a gRPC client left behind in the caller keeps its event loop alive for seconds after the stack stops.
  */
 export async function temporalHealthy(httpApiUrl: string, namespace: string): Promise<boolean> {
+  return httpOk(`${httpApiUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`);
+}
+
+async function httpOk(url: string): Promise<boolean> {
   try {
-    const res = await request(`${httpApiUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`, {
+    const res = await request(url, {
       headersTimeout: 1000,
       bodyTimeout: 1000,
       reset: true,
@@ -99,4 +111,12 @@ export async function temporalHealthy(httpApiUrl: string, namespace: string): Pr
   } catch {
     return false;
   }
+}
+
+/**
+ * True once the web UI's own server answers for the namespace: it reaches the frontend over a connection of its own,
+ * which may come up after the frontend does; a page opened before that shows the UI's "Internal Error" and stays so.
+ */
+async function uiHealthy(uiUrl: string, namespace: string): Promise<boolean> {
+  return httpOk(`${uiUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`);
 }
