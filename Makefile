@@ -55,9 +55,9 @@ BACKEND ?= aws
 dev: install build
 	bin/sapi-temporal dev --env-file .env.dev --backend $(BACKEND)
 
-## demo: the main job end to end on the embedded dev stack
+## demo: the main job end to end on the embedded dev stack (BACKEND=azure: the emulator's files in Azurite)
 demo: install build
-	bin/sapi-temporal demo
+	bin/sapi-temporal demo --backend $(BACKEND)
 
 worker: install build
 	bin/sapi-temporal worker

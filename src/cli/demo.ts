@@ -1,4 +1,5 @@
-import { type Command } from 'commander';
+import { Option, type Command } from 'commander';
+import type { DevBackend } from '../dev/stack';
 
 /** `sapi-temporal demo`: the main job end to end on a fresh dev stack (see src/demo). */
 export function registerDemoCommand(program: Command): void {
@@ -7,9 +8,10 @@ export function registerDemoCommand(program: Command): void {
     .description('run the main job end to end on a fresh dev stack: import, incremental load, sliced export, extraction')
     .option('--data-dir <dir>', 'where the demo keeps its stack and files (wiped first)', '.data/demo')
     .option('--keep', 'keep the dev stack running after the demo, until Ctrl-C')
-    .action(async (options: { dataDir: string; keep?: boolean }) => {
+    .addOption(new Option('--backend <backend>', "the emulator's file storage: aws (MinIO) or azure (Azurite)").choices(['aws', 'azure']).default('aws'))
+    .action(async (options: { dataDir: string; keep?: boolean; backend: DevBackend }) => {
       const { runDemo } = await import('../demo');
-      const result = await runDemo({ dataDir: options.dataDir, keep: options.keep });
+      const result = await runDemo({ dataDir: options.dataDir, keep: options.keep, backend: options.backend });
       if (!result.export.rowsMatch) throw new Error('demo: the exported rows differ from the imported ones');
       if (options.keep) {
         process.stdout.write('the dev stack keeps running; press Ctrl-C to stop\n');

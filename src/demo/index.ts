@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadTemporalConnection, temporalConnectionOptions } from '../config/temporal';
 import { codecDataConverter } from '../codec';
-import { devCodecFromEnv, startDevStack, type DevStack } from '../dev/stack';
+import { devCodecFromEnv, startDevStack, type DevBackend, type DevStack } from '../dev/stack';
 import { devServices } from '../dev/services';
 import { configureWorkerLogging } from '../worker';
 import type { ExportTableResult, ImportTableResult } from '../contracts/transfer';
@@ -28,6 +28,8 @@ export interface DemoOptions {
    * `process.env`.
    */
   env?: NodeJS.ProcessEnv;
+  /** The emulator's file storage: `aws` (MinIO, default) or `azure` (Azurite, started besides MinIO). */
+  backend?: DevBackend;
 }
 
 export interface DemoResult {
@@ -50,9 +52,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   configureWorkerLogging(process.env.SAPI_LOG_LEVEL ?? 'WARN'); // the demo prints its own progress
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(join(dataDir, 'files'), { recursive: true });
-  log(`starting the dev stack under ${dataDir} (Temporal, MinIO, Storage API emulator, worker)…`);
+  const backend = options.backend ?? 'aws';
+  log(`starting the dev stack under ${dataDir} (Temporal, MinIO${backend === 'azure' ? ', Azurite (the emulator\'s files)' : ''}, Storage API emulator, worker)…`);
   const codec = devCodecFromEnv(options.env ?? process.env);
-  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
+  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), backend, services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
   if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
   const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {
