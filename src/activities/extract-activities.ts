@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
 import { buildTableCsv } from './extract-build-csv';
+import { cleanStaging } from './extract-clean-staging';
 import { fetchPages } from './extract-fetch-pages';
 import { findTable } from './extract-find-table';
 import { readRunState } from './extract-read-run-state';
@@ -15,6 +16,7 @@ export function createExtractActivities(deps: ActivityDeps) {
     findTable: findTable(deps),
     readRunState: readRunState(deps), // ge-state
     writeRunState: writeRunState(deps), // ge-state
+    cleanStaging: cleanStaging(deps),
   };
 }
 
@@ -23,3 +25,4 @@ export type { BuildTableCsvInput, BuildTableCsvResult } from './extract-build-cs
 export type { FindTableInput, FindTableResult } from './extract-find-table';
 export type { ReadRunStateInput, ReadRunStateResult } from './extract-read-run-state';
 export type { WriteRunStateInput } from './extract-write-run-state';
+export type { CleanStagingInput, CleanStagingResult } from './extract-clean-staging';

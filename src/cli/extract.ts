@@ -18,6 +18,7 @@ export interface ExtractFlags extends WorkflowFlags {
   load: boolean;
   bucket?: string;
   incremental?: boolean;
+  keepStaging?: boolean;
   // --- ge-state (begin) ---
   stateKey?: string;
   /** A reference `state.json` to start from. */
@@ -84,6 +85,7 @@ export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput
       load: flags.load === false ? false : undefined,
       bucketId: flags.bucket,
       incremental: flags.incremental,
+      keepStaging: flags.keepStaging,
     }),
   } as ExtractInput);
 }
@@ -97,6 +99,7 @@ export function addExtractArguments(command: Command): Command {
     .option('--no-load', 'extract and stage only; do not load the tables into Storage')
     .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)')
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows')
+    .option('--keep-staging', 'keep the staged pages and CSVs after the tables were loaded (default: removed)')
     // --- ge-state (begin) ---
     .option('--state-key <key>', 'run state of this configuration ({"time": "previousStart"}): read at the start, stored after a successful load')
     .option('--import-state <file>', "start from this state (a reference extractor's state.json) instead of the stored one")
@@ -111,6 +114,7 @@ export function summarizeExtract(result: ExtractResult): Summary {
     fields: [
       ...result.tables.map((table): [string, string] => [table.tableId ?? table.name, `${table.rows} rows${table.tableId ? '' : ' (staged, not loaded)'}`]),
       ['bytes', formatBytes(result.bytes)],
+      ['staging', result.staging && 'removed' in result.staging ? `${result.staging.removed} staged objects removed` : undefined],
       ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
       // ge-state
       ['run state', result.runState ? `${result.runState.stateKey}: previousStart ${result.runTimes?.previousStart ?? 0}, ${result.runState.stored ? `stored previousStart ${result.runState.stored.time.previousStart}` : 'not stored'}` : undefined],

@@ -31,6 +31,7 @@ export interface ResolvedExtractOptions {
   batchSeconds: number;
   load: boolean;
   loadOnCancel: boolean;
+  keepStaging: boolean;
   incremental: boolean;
   heartbeatTimeoutMs: number;
   continueAsNewAfterPages: number | null;
@@ -49,7 +50,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
   check('batchSeconds', options.batchSeconds, typeof options.batchSeconds === 'number' && options.batchSeconds > 0, 'a positive number');
   check('heartbeatTimeoutMs', options.heartbeatTimeoutMs, positiveInt(options.heartbeatTimeoutMs) && (options.heartbeatTimeoutMs ?? 0) >= 1000, 'an integer ≥ 1000');
   check('continueAsNewAfterPages', options.continueAsNewAfterPages, positiveInt(options.continueAsNewAfterPages), 'a positive integer');
-  for (const flag of ['load', 'loadOnCancel', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
+  for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
   if (options.bucketId !== undefined && !isBucketId(options.bucketId)) {
     problems.push(`options.bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(options.bucketId)}`);
   }
@@ -61,6 +62,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
       batchSeconds: options.batchSeconds ?? DEFAULT_BATCH_SECONDS,
       load: options.load ?? true,
       loadOnCancel: options.loadOnCancel ?? true,
+      keepStaging: options.keepStaging ?? false,
       incremental: options.incremental ?? false,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? DEFAULT_FETCH_HEARTBEAT_TIMEOUT_MS,
       continueAsNewAfterPages: options.continueAsNewAfterPages ?? null,

@@ -33,6 +33,11 @@ export interface ExtractOptions {
   load?: boolean;
   /** After a `cancel` signal, load what was staged so far. Default true. */
   loadOnCancel?: boolean;
+  /**
+   * Keep the staged pages and built CSVs (under `<staging>/<runKey>/`) after the tables were loaded. Default false:
+   * they are removed once every table is loaded. Never removed when nothing was loaded or the run failed.
+   */
+  keepStaging?: boolean;
   /** Target bucket. Default `in.c-<outputBucket>` (or `outputBucket` as is when it already looks like `in.c-…`/`out.c-…`), else `in.c-extractor`. */
   bucketId?: string;
   /** Load into existing tables incrementally (append/upsert) instead of replacing their rows. Default false. */
@@ -88,7 +93,10 @@ export interface ExtractTableResult {
   columns: string[];
   /** The primary key the table was created with (a mapped table's; absent when none or when loaded into an existing table). */
   primaryKey?: string[];
-  /** Where the CSV that was loaded is (`s3://…` or a path on the worker's host); absent when not loaded. */
+  /**
+   * Where the CSV that was loaded was built (`s3://…` or a path on the worker's host); absent when not loaded.
+   * Removed with the rest of the staging after the load unless `keepStaging` (see `ExtractResult.staging`).
+   */
   csv?: string;
 }
 
@@ -117,6 +125,11 @@ export interface ExtractResult {
   cancelled: boolean;
   /** Where the pages were staged: `<staging>/<runKey>/…`. */
   runKey: string;
+  /**
+   * What became of the staging: `removed` objects after the tables were loaded, or `kept` (with `keepStaging`, when
+   * nothing was loaded, or on a run that started before this field existed: absent then).
+   */
+  staging?: { removed: number } | { kept: true };
   // --- ge-state (begin) ---
   /** This run's times (Unix seconds): `previousStart` from the state read at the start, `currentStart` this run's. */
   runTimes?: ExtractRunTimes;

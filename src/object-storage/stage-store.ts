@@ -12,7 +12,7 @@
  * `<runKey>/csv/<table>.csv` (the CSV built for loading).
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -179,7 +179,13 @@ export function localStageStore(folder: string): StageStore {
       return stream;
     },
     async delete(keys) {
-      for (const key of keys) await rm(pathOf(key), { force: true });
+      const folders = new Set<string>();
+      for (const key of keys) {
+        await rm(pathOf(key), { force: true });
+        for (let folder = dirname(pathOf(key)); folder.startsWith(root + sep); folder = dirname(folder)) folders.add(folder);
+      }
+      // the folders the keys leave empty go too (deepest first), as on S3 where a prefix exists only through its keys
+      for (const folder of [...folders].sort((a, b) => b.length - a.length)) await rmdir(folder).catch(() => undefined);
     },
     uriOf(key) {
       const path = pathOf(key);

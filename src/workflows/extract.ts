@@ -166,6 +166,8 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 export const ITERATIONS_PATCH = 'extract-iterations';
 /** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
 export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
+/** Runs with this patch remove their staging once the tables are loaded (unless `keepStaging`). */
+export const CLEAN_STAGING_PATCH = 'extract-clean-staging-v1';
 
 /**
  * (ge-iter) The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
@@ -373,7 +375,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     const cancelled = cancelReason !== undefined;
     if (cancelled) log.info(`extract: cancelled (${cancelReason}); ${o.loadOnCancel ? 'loading what was staged' : 'not loading'}`);
     let tables: ExtractTableResult[];
-    if (!o.load || (cancelled && !o.loadOnCancel)) {
+    const loads = o.load && (!cancelled || o.loadOnCancel);
+    if (!loads) {
       tables = notLoaded(cp);
     } else {
       phase = 'loading';
@@ -399,6 +402,11 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
       await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
     }
+    // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
+    let staging: ExtractResult['staging'];
+    if (patched(CLEAN_STAGING_PATCH)) {
+      staging = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
+    }
     phase = cancelled ? 'cancelled' : 'done';
     return {
       workflowId: info.workflowId,
@@ -414,6 +422,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       stopReasons: cp.stopReasons,
       cancelled,
       runKey: cp.runKey,
+      ...(staging ? { staging } : {}),
       ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
       ...(cp.runState ? { runState: { stateKey: cp.runState.stateKey, stored: storedState } } : {}),
     };

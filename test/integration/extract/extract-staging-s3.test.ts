@@ -1,6 +1,7 @@
 /**
  * extractWorkflow with pages staged on S3 (MinIO, the worker's own keys): the staging bucket is created on first use,
- * the layout is `<prefix>/<runKey>/r<run>/p<first>-<last>/<table>.jsonl`, and the CSVs are loaded from `s3://`.
+ * the layout is `<prefix>/<runKey>/r<run>/p<first>-<last>/<table>.jsonl`, the CSVs are loaded from `s3://`, and
+ * all of it is removed after the load unless `keepStaging`.
  */
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { createSampleApi, makeUsers, ordersOf, type SampleApi } from '../../../src/sample-api';
@@ -44,8 +45,8 @@ describe('extractWorkflow staging on s3://', () => {
     return keys;
   }
 
-  it('creates the staging bucket, stages every job run there and loads the tables from s3:// CSVs', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+  const config = () =>
+    sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       {
         endpoint: 'users',
         dataField: 'users',
@@ -53,14 +54,21 @@ describe('extractWorkflow staging on s3://', () => {
         children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
       },
     ], 's3staged');
-    const oracle = await plainLoop(api, config);
-    const result = (await env.client.workflow.execute('extractWorkflow', {
+  const extract = async (keepStaging: boolean | undefined) =>
+    (await env.client.workflow.execute('extractWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `extract-s3-${Date.now()}`,
-      args: [{ config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 } } }],
+      args: [{ config: config(), options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 }, keepStaging } }],
     })) as ExtractResult;
+  /** Objects the run staged (pages and CSVs), as the keepStaging run found them. */
+  let stagedObjects = 0;
+
+  it('creates the staging bucket, stages every job run there and loads the tables from s3:// CSVs (keepStaging keeps them)', async () => {
+    const oracle = await plainLoop(api, config());
+    const result = await extract(true);
 
     await expectTablesLike(env, result, oracle);
+    expect(result.staging).toEqual({ kept: true });
     for (const table of result.tables) expect(table.csv).toBe(`s3://extract-staging/${prefix}/${result.runKey}/csv/${table.name}.csv`);
     const staged = (await keysUnder(`${prefix}/${result.runKey}/`)).map((k) => k.slice(prefix.length + result.runKey.length + 2));
     // run 1 = the users job (3 pages, each ending a batch because it has children); runs 2..26 = one per user
@@ -70,5 +78,18 @@ describe('extractWorkflow staging on s3://', () => {
     const orderRuns = new Set(staged.filter((k) => k.endsWith('/orders.jsonl')).map((k) => k.slice(0, 11)));
     expect(orderRuns.size).toBe(makeUsers(25).filter((u) => ordersOf(u.id).length > 0).length);
     expect(staged.filter((k) => k.startsWith('csv/')).sort()).toEqual(result.tables.map((t) => `csv/${t.name}.csv`).sort());
+    stagedObjects = staged.length;
+  });
+
+  it('removes the staged pages and CSVs once the tables are loaded', async () => {
+    expect(stagedObjects).toBeGreaterThan(30);
+    const oracle = await plainLoop(api, config());
+    const result = await extract(undefined);
+
+    await expectTablesLike(env, result, oracle);
+    expect(result.staging).toEqual({ removed: stagedObjects });
+    expect(await keysUnder(`${prefix}/${result.runKey}/`)).toEqual([]);
+    // the keepStaging run's objects are another run's: untouched
+    expect((await keysUnder(`${prefix}/`)).length).toBe(stagedObjects);
   });
 });

@@ -397,6 +397,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
       ['users_tags', null, makeUsers(25).flatMap((u) => u.tags).length],
       ['users_contacts', null, 6],
     ]);
+    expect(result.staging).toEqual({ kept: true });
     const staging = join(env.dataDir, 'work', 'staging', ...result.runKey.split('/'));
     expect(readdirSync(staging)).toEqual(['r0000000001']);
     // two pages in the first batch (the second handed back to the workflow as its own group), then the last page

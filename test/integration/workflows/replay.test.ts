@@ -65,6 +65,8 @@ describe('workflow histories replay deterministically', () => {
     await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
     // since the run-state patch: a run that reads its state from the store (none yet) and stores the next one
     await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
+    // since the clean-staging patch: the staged pages and CSVs are removed after the load
+    await started('extractWorkflow', 'extract-clean-staging', { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput);
     // since the ge-iter patches: two iterations (one page each), a user function in userData, and an imported
     // parser structure that keeps a column
     const iterations = {
@@ -102,6 +104,7 @@ describe('workflow histories replay deterministically', () => {
       'extract-cursor-page': 'COMPLETED',
       'extract-run-state': 'COMPLETED',
       'extract-iterations': 'COMPLETED',
+      'extract-clean-staging': 'COMPLETED',
     });
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);

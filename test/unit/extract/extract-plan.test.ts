@@ -14,18 +14,19 @@ describe('extract workflow options', () => {
   it('applies the documented defaults', () => {
     expect(resolveExtractOptions()).toEqual({
       problems: [],
-      options: { mode: 'batch', batchPages: DEFAULT_BATCH_PAGES, batchSeconds: 10, load: true, loadOnCancel: true, incremental: false, heartbeatTimeoutMs: 15_000, continueAsNewAfterPages: null },
+      options: { mode: 'batch', batchPages: DEFAULT_BATCH_PAGES, batchSeconds: 10, load: true, loadOnCancel: true, keepStaging: false, incremental: false, heartbeatTimeoutMs: 15_000, continueAsNewAfterPages: null },
     });
   });
 
   it('lists every invalid option with what it got', () => {
-    const { problems } = resolveExtractOptions({ mode: 'pages' as never, batchPages: 0, batchSeconds: -1, load: 'yes' as never, bucketId: 'main', heartbeatTimeoutMs: 10 });
+    const { problems } = resolveExtractOptions({ mode: 'pages' as never, batchPages: 0, batchSeconds: -1, load: 'yes' as never, keepStaging: 1 as never, bucketId: 'main', heartbeatTimeoutMs: 10 });
     expect(problems).toEqual([
       'options.mode must be "page" or "batch", got "pages"',
       'options.batchPages must be a positive integer, got 0',
       'options.batchSeconds must be a positive number, got -1',
       'options.heartbeatTimeoutMs must be an integer ≥ 1000, got 10',
       'options.load must be true or false, got "yes"',
+      'options.keepStaging must be true or false, got 1',
       'options.bucketId must look like in.c-name or out.c-name, got "main"',
     ]);
   });

@@ -37,6 +37,12 @@ describe('local staging folder', () => {
     await store.delete(['run/r1/p2/t.jsonl', 'run/r1/p9/missing.jsonl']);
     expect(await store.list('run/r')).toEqual(['run/r1/p1/t.jsonl']);
     expect(store.uriOf('run/csv/t.csv')).toBe(join(dir, 'run', 'csv', 't.csv'));
+    // the folders a delete leaves empty go too; one holding anything else (a stray temporary file) stays
+    expect(readdirSync(join(dir, 'run', 'r1')).sort()).toEqual(['p1', 'p3']);
+    await store.delete(await store.list('run/'));
+    expect(readdirSync(join(dir, 'run'))).toEqual(['r1']);
+    expect(readdirSync(join(dir, 'run', 'r1'))).toEqual(['p3']);
+    expect(readdirSync(dir).sort()).toEqual(['other', 'run']);
   });
 
   it('streams a large object to its key', async () => {
