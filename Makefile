@@ -13,7 +13,7 @@ all: build
 
 # `npm install` (not `npm ci`): npm 11 writes lock files without the other platforms' optional binaries
 # (@duckdb, @swc), and `npm ci` then refuses the lock as out of sync. `install` keeps the locked versions.
-node_modules/.installed: package.json package-lock.json
+node_modules/.installed: package.json package-lock.json packages/sapi-temporal/package.json
 	$(NPM) install --no-audit --no-fund
 	touch $@
 

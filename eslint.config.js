@@ -7,7 +7,7 @@ const tseslint = require('typescript-eslint');
 const nodeBuiltins = require('node:module').builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 module.exports = tseslint.config(
-  { ignores: ['lib/**', 'node_modules/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js'] },
+  { ignores: ['lib/**', 'packages/*/lib/**', 'node_modules/**', '.tools/**', '.data/**', 'coverage/**', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,9 +3,6 @@ import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
 import type { CliContext } from './common';
-import { registerDemoCommand } from './demo';
-import { registerDevCommand } from './dev';
-import { registerEmulatorCommand } from './emulator';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
@@ -51,11 +48,26 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerStatusCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
-  registerEmulatorCommand(program, resolved);
   registerCodecServerCommand(program, resolved);
-  registerDevCommand(program);
-  registerDemoCommand(program);
+  registerDevKitCommands(program, resolved);
   return program;
+}
+
+/**
+ * Registers the dev kit's commands (emulator, dev, demo: ./dev-kit) where that module exists: in this workspace,
+ * not in the published plugin package, whose build leaves it out (it would pull in the emulator's DuckDB and
+ * fastify). A `require`, not an `import`, so that the package's build does not follow it.
+ */
+function registerDevKitCommands(program: Command, context: CliContext): void {
+  let devKit: { registerDevKitCommands(program: Command, context: CliContext): void };
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    devKit = require('./dev-kit');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes("'./dev-kit'")) return;
+    throw err;
+  }
+  devKit.registerDevKitCommands(program, context);
 }
 
 /** True when the command line asks for `--json` (before a `--` that ends the options). */

@@ -1,0 +1,159 @@
+/**
+ * The plugin package as a user gets it: `npm pack` of packages/sapi-temporal (its prepack builds lib/), installed
+ * with the Temporal SDK peers into a fresh project, the README's "use the plugin in your own worker" snippets
+ * compiled there by strict tsc as CommonJS and as ESM, and the compiled worker run against the test stack.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
+import { repoRoot } from '../../harness/processes';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of the processes this test starts: no npm, Temporal or sapi-temporal settings of the caller's. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const kept = Object.entries(process.env).filter(([name]) => !/^(npm_|SAPI_|TEMPORAL_)/i.test(name));
+  return { ...Object.fromEntries(kept), ...extra };
+}
+
+/** Runs a command to its end; rejects with its output when it does not exit 0. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv()): Promise<Outcome> {
+  return new Promise((ok, fail) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    child.once('error', fail);
+    child.once('close', (code) => {
+      if (code === 0) ok({ code, ...output });
+      else fail(new Error(`${command} ${args.join(' ')} (in ${cwd}) exited with ${code}:\n${output.stdout}\n${output.stderr}`));
+    });
+  });
+}
+
+/** The README's snippets marked `<!-- consumer-test: <file> -->`, by file name. */
+function readmeSnippets(): Map<string, string> {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  return new Map([...readme.matchAll(/^<!-- consumer-test: (\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+/** The two ways a user compiles: CommonJS with classic resolution (ignores `exports`), and Node's ESM. */
+const FLAVOURS = {
+  cjs: { type: 'commonjs', module: 'commonjs', moduleResolution: 'node' },
+  esm: { type: 'module', module: 'nodenext', moduleResolution: 'nodenext' },
+} as const;
+type Flavour = keyof typeof FLAVOURS;
+
+describe('the packed plugin package in a fresh project', () => {
+  const stack = testStack();
+  const workspace = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const snippets = readmeSnippets();
+  let env: SapiTestEnv;
+  let project: string;
+
+  beforeAll(async () => {
+    env = await startSapiTestEnv('consumer', { worker: false });
+    project = mkdtempSync(join(env.dataDir, 'project-'));
+    // the workspace's `npm pack` of the plugin package runs its prepack (the build into packages/sapi-temporal/lib)
+    const packed = await run('npm', ['pack', '-w', 'sapi-temporal', '--json', '--pack-destination', project], repoRoot);
+    const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string }];
+    writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }, null, 2)}\n`);
+    // what the README tells a user to install, plus the compiler; the other @temporalio peers come with npm's peer install
+    const sdk = workspace.dependencies['@temporalio/worker']!;
+    await run(
+      'npm',
+      [
+        'install', '--no-audit', '--no-fund', '--prefer-offline',
+        `./${filename}`, `@temporalio/worker@${sdk}`, `@temporalio/client@${sdk}`,
+        `typescript@${workspace.devDependencies.typescript}`, `@types/node@${workspace.devDependencies['@types/node']}`,
+      ],
+      project,
+    );
+  }, 600_000);
+  afterAll(() => env?.stop());
+
+  it('finds the worker, workflows and start snippets in the README', () => {
+    expect([...snippets.keys()]).toEqual(['worker.ts', 'workflows.ts', 'start.ts']);
+    expect(snippets.get('worker.ts')).toContain("from 'sapi-temporal'");
+    expect(snippets.get('workflows.ts')).toContain("export * from 'sapi-temporal/workflows'");
+  });
+
+  it('installs one copy of the Temporal SDK, shared with the plugin, and none of the emulator\'s dependencies', () => {
+    const modules = join(project, 'node_modules');
+    for (const name of ['sapi-temporal', '@temporalio/worker', '@temporalio/workflow', '@temporalio/envconfig', '@temporalio/plugin']) {
+      expect(existsSync(join(modules, name, 'package.json'))).toBe(true);
+    }
+    expect(existsSync(join(modules, 'sapi-temporal', 'node_modules', '@temporalio'))).toBe(false);
+    for (const name of ['@duckdb', 'fastify', '@fastify']) expect(existsSync(join(modules, name))).toBe(false);
+    expect(readdirSync(join(modules, 'sapi-temporal')).sort()).toEqual(['README.md', 'bin', 'lib', 'package.json']);
+    expect(existsSync(join(modules, 'sapi-temporal', 'lib', 'workflows', 'index.d.ts'))).toBe(true);
+  });
+
+  it('installs the `sapi-temporal` command with every command but the dev kit\'s (emulator, dev, demo)', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'sapi-temporal');
+    expect((await run(bin, ['--version'], project)).stdout).toBe(`${workspace.version}\n`);
+    const commands = [...(await run(bin, ['--help'], project)).stdout.matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1]);
+    expect(commands).toEqual(expect.arrayContaining(['import', 'export', 'extract', 'status', 'wait', 'schedule', 'worker', 'codec-server']));
+    for (const devKit of ['emulator', 'dev', 'demo']) expect(commands).not.toContain(devKit);
+  });
+
+  it.each(Object.keys(FLAVOURS) as Flavour[])('compiles the README snippets under strict tsc (%s)', async (flavour) => {
+    const { type, module, moduleResolution } = FLAVOURS[flavour];
+    const dir = join(project, flavour);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type })}\n`);
+    // skipLibCheck as `tsc --init` sets it; the declarations are checked on their own below
+    const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution, types: ['node'], outDir: 'dist', rootDir: '.', skipLibCheck: true };
+    writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2)}\n`);
+    for (const [file, code] of snippets) writeFileSync(join(dir, file), code);
+    const tsc = join(project, 'node_modules', '.bin', 'tsc');
+    await run(tsc, ['-p', dir], project);
+    for (const file of snippets.keys()) expect(existsSync(join(dir, 'dist', file.replace(/\.ts$/, '.js')))).toBe(true);
+    // the package's own declarations type-check too; the SDK's and zod's have errors of their own under some
+    // settings (a default import of 'long' without esModuleInterop, 'ms' without types under nodenext): not ours
+    const checked = await run(tsc, ['-p', dir, '--noEmit', '--skipLibCheck', 'false'], project).catch((err: Error) => ({ stdout: err.message }));
+    const errors = checked.stdout.split('\n').filter((line) => line.includes(': error TS'));
+    const ours = errors.filter((line) => !line.trim().startsWith('node_modules/') || line.trim().startsWith('node_modules/sapi-temporal/'));
+    expect(ours).toEqual([]);
+  }, 120_000);
+
+  it.each(Object.keys(FLAVOURS) as Flavour[])('runs the README worker (%s): an import through it lands its rows, and SIGTERM stops it cleanly', async (flavour) => {
+    const taskQueue = uniqueTaskQueue(`consumer-${flavour}`);
+    const connection = env.settings.connections[Object.keys(env.settings.connections)[0]!]!;
+    const worker: ChildProcess = spawn(process.execPath, [join(project, flavour, 'dist', 'worker.js')], {
+      cwd: project,
+      env: cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${flavour}`) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = { stdout: '', stderr: '' };
+    worker.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    worker.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    const exited = new Promise<number | null>((ok) => worker.once('exit', (code) => ok(code)));
+    try {
+      const source = join(project, `orders-${flavour}.csv`);
+      writeFileSync(source, 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n');
+      const input: ImportTableInput = { source, bucketId: 'in.c-consumer', createBucket: true, table: `orders_${flavour}`, polling: { initialMs: 200, maxMs: 1000 } };
+      const result = await Promise.race([
+        env.client.workflow.execute('importTableWorkflow', { taskQueue, workflowId: `consumer-${flavour}-${Date.now()}`, args: [input] }) as Promise<ImportTableResult>,
+        exited.then((code) => Promise.reject(new Error(`the consumer's worker exited with ${code}: ${output.stderr}`))),
+      ]);
+      expect(result).toMatchObject({ tableId: `in.c-consumer.orders_${flavour}`, importedRowsCount: 3 });
+      expect((await env.emulator.readTable(`in.c-consumer.orders_${flavour}`)).rows).toEqual([
+        ['1', 'alpha'],
+        ['2', 'beta, with comma'],
+        ['3', 'gamma'],
+      ]);
+    } finally {
+      worker.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(output.stderr).not.toMatch(/Error|ERR_/);
+  }, 180_000);
+});
