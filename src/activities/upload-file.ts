@@ -133,7 +133,14 @@ export function sealGcsState(sealer: Sealer, state: GcsUploadState): GcsUploadSt
   return { ...state, sessionUri: sealer.seal(state.sessionUri) };
 }
 
-/** The state of a heartbeat with its session URI opened again. */
-export function openGcsState(sealer: Sealer, state: GcsUploadState): GcsUploadState {
-  return { ...state, sessionUri: sealer.open<string>(state.sessionUri) };
+/**
+ * The state of a heartbeat with its session URI opened again; undefined when it cannot be opened (sealed with another
+ * token: the connection's token changed between attempts), so the upload opens a new session instead of failing.
+ */
+export function openGcsState(sealer: Sealer, state: GcsUploadState): GcsUploadState | undefined {
+  try {
+    return { ...state, sessionUri: sealer.open<string>(state.sessionUri) };
+  } catch {
+    return undefined;
+  }
 }

@@ -84,7 +84,13 @@ async function uploadSlicesToGcs(deps: ActivityDeps, input: UploadSlicesInput): 
     partSizeBytes: deps.settings.transfer.partSizeBytes,
     concurrency: deps.settings.transfer.concurrency,
     gzip: input.gzip,
-    resume: previous && { ...previous, inProgress: previous.inProgress.map((p) => ({ index: p.index, upload: openGcsState(sealer, p.upload) })) },
+    resume: previous && {
+      ...previous,
+      inProgress: previous.inProgress.flatMap((p) => {
+        const upload = openGcsState(sealer, p.upload);
+        return upload ? [{ index: p.index, upload }] : [];
+      }),
+    },
     onProgress: (state) =>
       report({ ...state, inProgress: state.inProgress.map((p) => ({ index: p.index, upload: sealGcsState(sealer, p.upload) })) }, slicedProgress(state)),
     signal: Context.current().cancellationSignal,
