@@ -97,7 +97,11 @@ install_fake_gcs() {
   local want
   want="$FAKE_GCS_VERSION+$(sha256sum "$patch" | cut -c1-16)"
   if [ ! -x "$bin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    command -v go >/dev/null 2>&1 || { log "fake-gcs-server: needs a Go toolchain (go build); install Go or set SAPI_FAKE_GCS_BIN"; exit 1; }
+    if ! command -v go >/dev/null 2>&1; then
+      # only --backend gcp and its tests need it: skipped, as Chromium is, rather than failing every other install
+      log "fake-gcs-server: no Go toolchain: skipped; --backend gcp and the GCS tests fail until it is built (install Go and run make tools, or set SAPI_FAKE_GCS_BIN)"
+      return 0
+    fi
     log "fake-gcs-server: building github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION with $(basename "$patch")"
     local started=$SECONDS src work
     src=$(GOFLAGS=-mod=mod go mod download -json "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
