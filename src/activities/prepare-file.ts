@@ -1,4 +1,5 @@
 import type { AbsCredentials } from '../object-storage/abs-client';
+import { gcsCredentialsOf, type GcsCredentials } from '../object-storage/gcs-client';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
@@ -21,11 +22,12 @@ export interface PrepareFileInput {
 export interface PreparedUpload {
   fileId: number;
   /**
-   * Object-storage backend of the file, the service's `provider`: `aws` (S3, `uploadParams`) or `azure` (Blob
-   * Storage, `absUploadParams`). Absent in histories written before Azure support: `aws`.
+   * Object-storage backend of the file, the service's `provider`: `aws` (S3, `uploadParams`), `azure` (Blob
+   * Storage, `absUploadParams`) or `gcp` (Cloud Storage, `gcsUploadParams`). Absent in histories written before
+   * Azure support: `aws`.
    */
-  provider?: 'aws' | 'azure';
-  /** S3 bucket, or Azure container. */
+  provider?: 'aws' | 'azure' | 'gcp';
+  /** S3 or GCS bucket, or Azure container. */
   bucket: string;
   /** Object key (Azure: blob name), or its prefix for a sliced file. */
   key: string;
@@ -72,6 +74,20 @@ export function prepareFile(deps: ActivityDeps) {
         if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
         throw err;
       }
+      const gcs = file.gcsUploadParams;
+      if (gcs) {
+        const credentials: GcsCredentials = gcsCredentialsOf(gcs);
+        return {
+          fileId: Number(file.id),
+          provider: 'gcp',
+          bucket: gcs.bucket,
+          key: gcs.key,
+          region: file.region ?? '',
+          isSliced: file.isSliced ?? input.isSliced ?? false,
+          expiration: credentials.expiration,
+          sealedCredentials: deps.sealer(input.connection).seal(credentials),
+        };
+      }
       const abs = file.absUploadParams;
       if (abs) {
         const credentials: AbsCredentials = abs.absCredentials;
@@ -87,7 +103,7 @@ export function prepareFile(deps: ActivityDeps) {
           sealedCredentials: deps.sealer(input.connection).seal(credentials),
         };
       }
-      const params = file.uploadParams as NonNullable<typeof file.uploadParams>; // the schema requires one of the two
+      const params = file.uploadParams as NonNullable<typeof file.uploadParams>; // the schema requires one of the three
       const credentials: TemporaryCredentials = params.credentials;
       return {
         provider: 'aws',

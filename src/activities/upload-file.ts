@@ -4,6 +4,9 @@ import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { AbsCredentials } from '../object-storage/abs-client';
 import { uploadBlockBlob, type AbsUploadState } from '../object-storage/abs-upload';
+import type { GcsCredentials } from '../object-storage/gcs-client';
+import { uploadGcsObject, type GcsUploadState } from '../object-storage/gcs-upload';
+import type { Sealer } from './sealing';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressReporter } from './context';
 import type { PreparedUpload } from './prepare-file';
@@ -33,13 +36,15 @@ export interface UploadFileResult {
  * Uploads the source straight to object storage with the prepared file's temporary credentials: S3 multipart in
  * bounded parts, each finished part heartbeated as `{uploadId, parts}` so a retry (new worker, crash) resumes
  * instead of starting again; on Azure a block blob whose staged blocks a retry finds (block list + heartbeat) and
- * does not send again. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
+ * does not send again; on GCS a resumable session whose URI (sealed) and persisted offset are heartbeated, a retry
+ * asking the session where to continue. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
  * which the workflow answers with a fresh prepare.
  */
 export function uploadFile(deps: ActivityDeps) {
   return (input: UploadFileInput): Promise<UploadFileResult> =>
     asActivity(async () => {
       if (input.target.provider === 'azure') return uploadToAzure(deps, input);
+      if (input.target.provider === 'gcp') return uploadToGcs(deps, input);
       const credentials = deps.sealer(input.connection).open<TemporaryCredentials>(input.target.sealedCredentials);
       const previous = lastHeartbeat<MultipartUploadState>();
       const resume = previous && previous.key === input.target.key && previous.uploadId ? previous : undefined;
@@ -93,4 +98,49 @@ async function uploadToAzure(deps: ActivityDeps, input: UploadFileInput): Promis
     partsUploaded: result.partsUploaded,
     resumed: result.resumed,
   };
+}
+
+async function uploadToGcs(deps: ActivityDeps, input: UploadFileInput): Promise<UploadFileResult> {
+  const sealer = deps.sealer(input.connection);
+  const credentials = sealer.open<GcsCredentials>(input.target.sealedCredentials);
+  const report = progressReporter();
+  const previous = lastHeartbeat<GcsUploadState>();
+  const result = await uploadGcsObject({
+    credentials,
+    endpoint: deps.settings.gcs.endpoint,
+    dispatcher: deps.http.transfers,
+    bucket: input.target.bucket,
+    key: input.target.key,
+    source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
+    partSizeBytes: deps.settings.transfer.partSizeBytes,
+    gzip: input.gzip,
+    resume: previous && openGcsState(sealer, previous),
+    onProgress: (state) => report(sealGcsState(sealer, state), { bytes: state.bytesSent }),
+    signal: Context.current().cancellationSignal,
+  });
+  return {
+    bytes: result.bytes,
+    sourceBytes: result.sourceBytes,
+    sha256: result.sha256,
+    parts: result.parts,
+    partsUploaded: result.partsUploaded,
+    resumed: result.resumed,
+  };
+}
+
+/** The state with its session URI sealed: the URI lets anyone upload to the object, so history never holds it in clear. */
+export function sealGcsState(sealer: Sealer, state: GcsUploadState): GcsUploadState {
+  return { ...state, sessionUri: sealer.seal(state.sessionUri) };
+}
+
+/**
+ * The state of a heartbeat with its session URI opened again; undefined when it cannot be opened (sealed with another
+ * token: the connection's token changed between attempts), so the upload opens a new session instead of failing.
+ */
+export function openGcsState(sealer: Sealer, state: GcsUploadState): GcsUploadState | undefined {
+  try {
+    return { ...state, sessionUri: sealer.open<string>(state.sessionUri) };
+  } catch {
+    return undefined;
+  }
 }

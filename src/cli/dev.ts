@@ -10,14 +10,16 @@ export function registerDevCommand(program: Command): void {
   program
     .command('dev')
     .description(
-      'run the dev stack (Temporal dev server, MinIO, Azurite with --backend azure, Storage API emulator, worker) in the foreground; ' +
+      'run the dev stack (Temporal dev server, MinIO, Azurite with --backend azure, fake-gcs-server with --backend gcp, Storage API emulator, worker) in the foreground; ' +
         `with codec keys (${CODEC_KEYS_ENV} or SAPI_CODEC_KEY_FILE) also a codec server the Temporal UI decodes payloads through`,
     )
     .option('--env-file <file>', 'write the addresses as KEY=VALUE lines here once everything is healthy')
     .option('--write-env <file>', 'same as --env-file')
     .option('--data-dir <dir>', 'where the stack keeps its data (SQLite, objects, tables, logs)', '.data/dev')
     .option('--no-worker', 'do not run a worker in the stack')
-    .addOption(new Option('--backend <backend>', "the emulator's file storage: aws (MinIO) or azure (Azurite)").choices(['aws', 'azure']).default('aws'))
+    .addOption(
+      new Option('--backend <backend>', "the emulator's file storage: aws (MinIO), azure (Azurite) or gcp (fake-gcs-server)").choices(['aws', 'azure', 'gcp']).default('aws'),
+    )
     .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean; backend: DevBackend }) => {
       const envFile = options.envFile ?? options.writeEnv;
       const stack = await startDevStack({ dataDir: resolve(options.dataDir), backend: options.backend, services: devServices({ worker: options.worker }), codec: devCodecFromEnv() });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { DEFAULT_FILES_BUCKET } from '../dev/stack';
-import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorS3Options } from '../emulator/options';
+import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorGcsOptions, type EmulatorS3Options } from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './run-transfer';
@@ -80,6 +80,23 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
   };
 }
 
+/**
+ * The emulator's Google Cloud Storage from `STORAGE_EMULATOR_HOST` (fake-gcs-server's `http://host:port`, the
+ * variable Google's own clients read), `GOOGLE_CLOUD_PROJECT` (default `sapi-dev`) and `SAPI_EMULATOR_BUCKET` as the
+ * bucket (default `sapi-files`).
+ */
+export function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
+  const host = env.STORAGE_EMULATOR_HOST;
+  if (!host || !/^https?:\/\//.test(host)) {
+    throw new CliError(
+      ErrorCode.INVALID_INPUT,
+      `STORAGE_EMULATOR_HOST ${host ? `is ${JSON.stringify(host)}, not an http(s) URL` : 'is not set'}: --backend gcp keeps files in a fake-gcs-server ` +
+        'and needs its address, e.g. STORAGE_EMULATOR_HOST=http://127.0.0.1:4443 (`sapi-temporal dev --backend gcp` runs the whole stack instead)',
+    );
+  }
+  return { endpoint: host, projectId: env.GOOGLE_CLOUD_PROJECT || 'sapi-dev', bucket: env.SAPI_EMULATOR_BUCKET || DEFAULT_FILES_BUCKET };
+}
+
 /** `sapi-temporal emulator`: the Storage API emulator on an S3 or Azure endpoint from the environment, until SIGINT/SIGTERM. */
 export function registerEmulatorCommand(program: Command, context: CliContext): void {
   program
@@ -96,14 +113,19 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--public-url <url>', 'base URL clients reach the emulator at, used in the index (the importer\'s address) and in url fields (default: http://<host>:<port>)')
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
     .addOption(
-      new Option('--backend <backend>', 'file storage: aws (S3 from AWS_ENDPOINT_URL_S3 + keys) or azure (Blob Storage from AZURE_STORAGE_CONNECTION_STRING)')
-        .choices(['aws', 'azure'])
+      new Option('--backend <backend>', 'file storage: aws (S3 from AWS_ENDPOINT_URL_S3 + keys), azure (Blob Storage from AZURE_STORAGE_CONNECTION_STRING) or gcp (Cloud Storage from STORAGE_EMULATOR_HOST)')
+        .choices(['aws', 'azure', 'gcp'])
         .default('aws'),
     )
     .action(async (flags: EmulatorFlags) => {
       try {
         if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
-        const storage = flags.backend === 'azure' ? { backend: 'azure' as const, abs: emulatorAbs(context.env) } : { backend: 'aws' as const, s3: emulatorS3(context.env) };
+        const storage =
+          flags.backend === 'azure'
+            ? { backend: 'azure' as const, abs: emulatorAbs(context.env) }
+            : flags.backend === 'gcp'
+              ? { backend: 'gcp' as const, gcs: emulatorGcs(context.env) }
+              : { backend: 'aws' as const, s3: emulatorS3(context.env) };
         const { createEmulator } = await import('../emulator');
         const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;
         const adminToken = flags.adminToken ?? (context.env[EMULATOR_ADMIN_TOKEN_ENV] || `emu-admin-${randomBytes(16).toString('hex')}`);

@@ -51,6 +51,10 @@ const settingsSchema = z.object({
     accessKeyId: z.string().optional(),
     secretAccessKey: z.string().optional(),
   }),
+  gcs: z.object({
+    /** JSON API root of Google Cloud Storage: an emulator's (fake-gcs-server); absent: `https://storage.googleapis.com`. */
+    endpoint: z.url().optional(),
+  }),
   /** Where extraction stages page records: `s3://bucket/prefix` (durable, any worker) or a local folder. */
   stagingUrl: z.string().min(1),
   transfer: z.object({
@@ -83,6 +87,8 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  *   `TEMPORAL_PROFILE` / `TEMPORAL_CONFIG_FILE`; `TEMPORAL_TASK_QUEUE` (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
  * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
+ * - `STORAGE_EMULATOR_HOST`: Google Cloud Storage's endpoint when it is an emulator (`http://127.0.0.1:4443`), as
+ *   Google's own clients read it; unset: the real service.
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
@@ -115,6 +121,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       accessKeyId: env.AWS_ACCESS_KEY_ID || undefined,
       secretAccessKey: env.AWS_SECRET_ACCESS_KEY || undefined,
     },
+    gcs: { endpoint: env.STORAGE_EMULATOR_HOST || undefined },
     stagingUrl: env.SAPI_STAGING_URL || `${env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`}/staging`,
     transfer: {
       partSizeBytes: Number(env.SAPI_PART_SIZE_MIB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
@@ -172,6 +179,7 @@ function variableOf(path: PropertyKey[]): string {
     'transfer.partSizeBytes': 'SAPI_PART_SIZE_MIB',
     'transfer.concurrency': 'SAPI_TRANSFER_CONCURRENCY',
     's3.endpoint': 'AWS_ENDPOINT_URL_S3',
+    'gcs.endpoint': 'STORAGE_EMULATOR_HOST',
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
     workDir: 'SAPI_WORK_DIR',
     stagingUrl: 'SAPI_STAGING_URL',

@@ -28,7 +28,7 @@ export interface DemoOptions {
    * `process.env`.
    */
   env?: NodeJS.ProcessEnv;
-  /** The emulator's file storage: `aws` (MinIO, default) or `azure` (Azurite, started besides MinIO). */
+  /** The emulator's file storage: `aws` (MinIO, default), `azure` (Azurite) or `gcp` (fake-gcs-server), the latter two started besides MinIO. */
   backend?: DevBackend;
 }
 
@@ -53,7 +53,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(join(dataDir, 'files'), { recursive: true });
   const backend = options.backend ?? 'aws';
-  log(`starting the dev stack under ${dataDir} (Temporal, MinIO${backend === 'azure' ? ', Azurite (the emulator\'s files)' : ''}, Storage API emulator, worker)…`);
+  const fileStore = { aws: '', azure: ', Azurite (the emulator\'s files)', gcp: ', fake-gcs-server (the emulator\'s files)' }[backend];
+  log(`starting the dev stack under ${dataDir} (Temporal, MinIO${fileStore}, Storage API emulator, worker)…`);
   const codec = devCodecFromEnv(options.env ?? process.env);
   const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), backend, services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
   if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);

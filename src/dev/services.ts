@@ -21,7 +21,7 @@ export function devServices(options: DevServicesOptions = {}): DevStackService[]
 }
 
 /**
- * The Storage API emulator on MinIO, or on Azurite when the stack runs `backend: 'azure'`; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
+ * The Storage API emulator on MinIO, on Azurite when the stack runs `backend: 'azure'`, on fake-gcs-server with `gcp`; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
  * `SAPI_EMULATOR_ADMIN_TOKEN` (the bearer secret of its `/_emulator/*` admin endpoints).
  */
 export function emulatorService(options: DevServicesOptions = {}): DevStackService {
@@ -50,6 +50,7 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
             },
           }
         : {}),
+      ...(stack.fakeGcs ? { gcs: { endpoint: stack.fakeGcs.endpoint, projectId: stack.fakeGcs.projectId, bucket: DEFAULT_FILES_BUCKET } } : {}),
       tokens: [{ token, description: 'dev stack' }],
       adminToken,
       sliceSizeBytes: options.sliceSizeBytes,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startAzurite, type AzuriteHandle } from './azurite';
+import { startFakeGcs, type FakeGcsHandle } from './gcs';
 import { EncryptionCodec } from '../codec/encryption-codec';
 import { CODEC_KEYS_ENV, codecKeysEnv, loadCodecKeys, type CodecKey } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, createCodecServer } from '../codec/server';
@@ -22,8 +23,8 @@ export interface DevStackOptions {
   headless?: boolean;
   taskQueue?: string;
   /**
-   * File storage of the emulator: `aws` (MinIO) or `azure` (Azurite, started besides MinIO, which stays for the
-   * user's own `s3://` sources and destinations). Default `aws`.
+   * File storage of the emulator: `aws` (MinIO), `azure` (Azurite) or `gcp` (fake-gcs-server); Azurite and
+   * fake-gcs-server start besides MinIO, which stays for the user's own `s3://` sources and destinations. Default `aws`.
    */
   backend?: DevBackend;
   /** Extra services started after Temporal and MinIO (emulator, worker); each adds its env and a stop. */
@@ -75,7 +76,7 @@ export interface DevCodecServer {
 }
 
 /** Object-storage backends the dev stack can give the emulator. */
-export type DevBackend = 'aws' | 'azure';
+export type DevBackend = 'aws' | 'azure' | 'gcp';
 
 /** A service started on top of Temporal and MinIO: returns the variables it publishes and how to stop it. */
 export type DevStackService = (stack: DevStackCore) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
@@ -86,6 +87,8 @@ export interface DevStackCore {
   minio: MinioHandle;
   /** Running with `backend: 'azure'`. */
   azurite?: AzuriteHandle;
+  /** Running with `backend: 'gcp'`. */
+  fakeGcs?: FakeGcsHandle;
   backend: DevBackend;
   taskQueue: string;
   /** Present when the stack was started with `codec`. */
@@ -121,10 +124,11 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     // started side by side; each registers its stop as soon as it is up, and a failure is thrown only once the others
     // have settled, so that stopAll() stops them too instead of leaving them running
     const stopsWhenUp = <T extends { stop(): Promise<void> }>(handle: T): T => (stops.push(() => handle.stop()), handle);
-    const [{ temporal, codecServer }, minio, azurite] = await allOrThrow([
+    const [{ temporal, codecServer }, minio, azurite, fakeGcs] = await allOrThrow([
       startTemporalWithCodec(join(dataDir, 'temporal'), options, pidFile, stops).then((started) => (stopsWhenUp(started.temporal), started)),
       startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }).then(stopsWhenUp),
       backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
+      backend === 'gcp' ? startFakeGcs({ dataDir: join(dataDir, 'fake-gcs'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
     ] as const);
     const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     const core: DevStackCore = {
@@ -132,6 +136,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       temporal,
       minio,
       azurite,
+      fakeGcs,
       backend,
       taskQueue,
       env: {
@@ -145,6 +150,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         AWS_REGION: minio.region,
         SAPI_EMULATOR_BACKEND: backend,
         ...(azurite ? { AZURITE_BLOB_ENDPOINT: azurite.blobEndpoint } : {}),
+        // the variable Google's clients (and the worker) read to reach an emulator instead of storage.googleapis.com
+        ...(fakeGcs ? { STORAGE_EMULATOR_HOST: fakeGcs.endpoint } : {}),
         ...(options.codec && codecServer ? codecEnv(options.codec, codecServer) : {}),
       },
       codecServer,

@@ -53,3 +53,14 @@ export function findMinio(): ToolLocation {
 export function findAzurite(): ToolLocation {
   return locate('azurite-blob', 'SAPI_AZURITE_BIN', join(toolsDir(), 'azurite', 'node_modules', '.bin', 'azurite-blob'));
 }
+
+/**
+ * fake-gcs-server (the Google Cloud Storage emulator): `SAPI_FAKE_GCS_BIN`, else `.tools/bin/fake-gcs-server` (built
+ * with the resumable-upload patch by `scripts/install-tools.sh fake-gcs`), else `fake-gcs-server` on PATH. The tools
+ * folder comes before PATH here: an unpatched build commits a resumable upload on its first status query.
+ */
+export function findFakeGcs(): ToolLocation {
+  const built = join(toolsDir(), 'bin', 'fake-gcs-server');
+  if (!process.env.SAPI_FAKE_GCS_BIN && existsSync(built)) return { path: built, source: 'tools' };
+  return locate('fake-gcs-server', 'SAPI_FAKE_GCS_BIN', built);
+}

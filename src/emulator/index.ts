@@ -18,6 +18,7 @@ import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
+import { GcsObjectStore } from './gcs-store';
 import { S3ObjectStore, type ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
@@ -46,7 +47,7 @@ const optionsSchema = z.object({
   port: z.number().int().min(0).max(65535).optional(),
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1),
-  backend: z.enum(['aws', 'azure']).optional(),
+  backend: z.enum(['aws', 'azure', 'gcp']).optional(),
   s3: z
     .object({
       endpoint: z.string().url(),
@@ -54,6 +55,14 @@ const optionsSchema = z.object({
       accessKeyId: z.string().min(1),
       secretAccessKey: z.string().min(1),
       bucket: z.string().min(3),
+    })
+    .optional(),
+  gcs: z
+    .object({
+      endpoint: z.string().url(),
+      projectId: z.string().min(1),
+      bucket: z.string().regex(/^[a-z0-9][a-z0-9_.-]{1,61}[a-z0-9]$/, 'a bucket name: 3-63 lowercase letters, digits, dashes, underscores and dots'),
+      publicEndpoint: z.string().url().optional(),
     })
     .optional(),
   abs: z
@@ -89,10 +98,14 @@ const optionsSchema = z.object({
   duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
 });
 
-/** The backend's object store: `backend`, else `azure` when only `abs` is configured, else `aws`. */
+/** The backend's object store: `backend`, else `azure` when only `abs` is configured, `gcp` when only `gcs`, else `aws`. */
 function createObjectStore(options: EmulatorOptions): ObjectStore {
-  const backend = options.backend ?? (options.abs && !options.s3 ? 'azure' : 'aws');
+  const backend = options.backend ?? (options.abs && !options.s3 ? 'azure' : options.gcs && !options.s3 ? 'gcp' : 'aws');
   const ttl = options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS;
+  if (backend === 'gcp') {
+    if (!options.gcs) throw new Error('invalid emulator options: backend "gcp" needs gcs: {endpoint, projectId, bucket}');
+    return new GcsObjectStore(options.gcs, ttl);
+  }
   if (backend === 'azure') {
     if (!options.abs) throw new Error('invalid emulator options: backend "azure" needs abs: {blobEndpoint, accountName, accountKey, container}');
     return new AbsObjectStore(options.abs, ttl, DEFAULT_PRESIGN_TTL_SECONDS);

@@ -30,12 +30,13 @@ export interface TemporaryCredentials {
 export type CredentialsAccess = 'upload' | 'read';
 
 /** Object-storage backends the emulator serves, named as the service's `provider` field names them. */
-export type ObjectStoreProvider = 'aws' | 'azure';
+export type ObjectStoreProvider = 'aws' | 'azure' | 'gcp';
 
 /**
  * The emulator's narrow view of one object-storage backend: the Storage API's own (root) access for its jobs, plus
  * the backend-specific fields of its answers (prepare's upload parameters, a file detail's read credentials,
- * manifest entry URLs). One implementation per backend: {@link S3ObjectStore} (MinIO), `AbsObjectStore` (Azurite).
+ * manifest entry URLs). One implementation per backend: {@link S3ObjectStore} (MinIO), `AbsObjectStore` (Azurite),
+ * `GcsObjectStore` (fake-gcs-server).
  */
 export interface ObjectStore {
   readonly provider: ObjectStoreProvider;
@@ -53,16 +54,16 @@ export interface ObjectStore {
   put(key: string, body: Readable | Buffer | string, contentType?: string, contentLength?: number): Promise<void>;
   /** Deletes the key and, when `prefix`, everything under it. */
   delete(key: string, prefix: boolean): Promise<void>;
-  /** URL of an object in a sliced file's manifest (`s3://bucket/key`, `azure://account.blob.core.windows.net/container/key`). */
+  /** URL of an object in a sliced file's manifest (`s3://bucket/key`, `azure://account.blob.core.windows.net/container/key`, `gs://bucket/key`). */
   entryUrl(key: string): string;
   /** The key behind a manifest entry URL of this store, or undefined when the URL is not one of its own. */
   keyOfEntryUrl(url: string): string | undefined;
   /**
-   * Prepare's backend fields for a file at `key` (a prefix when `prefix`): `{uploadParams}` or `{absUploadParams}`.
+   * Prepare's backend fields for a file at `key` (a prefix when `prefix`): `{uploadParams}`, `{absUploadParams}` or `{gcsUploadParams}`.
    * `claimedTtlSeconds` overrides the expiry the credentials claim (fault injection).
    */
   uploadFields(key: string, prefix: boolean, encrypted: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>>;
-  /** A file detail's `federationToken=1` fields: `{s3Path, credentials}` or `{absPath, absCredentials}`. */
+  /** A file detail's `federationToken=1` fields: `{s3Path, credentials}`, `{absPath, absCredentials}` or `{gcsPath, gcsCredentials}`. */
   readFields(key: string, prefix: boolean, claimedTtlSeconds?: number): Promise<Record<string, unknown>>;
   destroy(): void;
 }

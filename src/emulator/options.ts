@@ -55,8 +55,26 @@ export interface EmulatorAbsOptions {
   publicBlobEndpoint?: string;
 }
 
-/** Object-storage backends the emulator serves: `aws` (S3 on MinIO) or `azure` (Blob Storage on Azurite). */
-export type EmulatorBackend = 'aws' | 'azure';
+/**
+ * The Google Cloud Storage backend: a fake-gcs-server reached over plain HTTP. It checks no credentials, so the
+ * access tokens the emulator hands out are not enforced on this backend.
+ */
+export interface EmulatorGcsOptions {
+  /** JSON API root, e.g. `http://127.0.0.1:4443` (what `STORAGE_EMULATOR_HOST` names for Google's clients). */
+  endpoint: string;
+  /** `gcsCredentials.projectId`; buckets are created in it. */
+  projectId: string;
+  /** Bucket holding every file; created when missing. */
+  bucket: string;
+  /** Endpoint in the file URLs clients get, when it differs from `endpoint` (a proxy). Default `endpoint`. */
+  publicEndpoint?: string;
+}
+
+/**
+ * Object-storage backends the emulator serves: `aws` (S3 on MinIO), `azure` (Blob Storage on Azurite) or `gcp`
+ * (Cloud Storage on fake-gcs-server).
+ */
+export type EmulatorBackend = 'aws' | 'azure' | 'gcp';
 
 /**
  * A Storage API token the emulator accepts in `X-StorageApi-Token`, with the service's permission model. A master
@@ -97,10 +115,12 @@ export interface EmulatorOptions {
   host?: string;
   /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
   dataDir: string;
-  /** Backend of file storage. Default: `azure` when only `abs` is given, else `aws`. */
+  /** Backend of file storage. Default: `azure` when only `abs` is given, `gcp` when only `gcs`, else `aws`. */
   backend?: EmulatorBackend;
-  /** The S3 backend; required unless `backend` is `azure`. */
+  /** The S3 backend; required when `backend` is `aws`. */
   s3?: EmulatorS3Options;
+  /** The Google Cloud Storage backend; required when `backend` is `gcp`. */
+  gcs?: EmulatorGcsOptions;
   /** The Azure Blob Storage backend; required when `backend` is `azure`. */
   abs?: EmulatorAbsOptions;
   /** Accepted tokens; at least one. */

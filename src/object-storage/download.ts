@@ -1,13 +1,14 @@
 /**
  * Download of a stored file (typically a table export) to a local path or an `s3://` destination.
  *
- * - Unsliced: one object (from `s3Path` with the read credentials, `absPath` with the Azure SAS, or the presigned `url`).
- * - Sliced: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`, or `url`), then every slice downloaded **in parallel**
+ * - Unsliced: one object (from `s3Path` with the read credentials, `absPath` with the Azure SAS, `gcsPath` with the
+ *   GCS access token, or the presigned `url`).
+ * - Sliced: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`, `gcsPath.key + "manifest"`, or `url`), then every slice downloaded **in parallel**
  *   (bounded by `concurrency`) into `<dest>.parts/<index>`, then concatenated **in manifest order** into the
  *   destination. `.gz` slices are decompressed before concatenation (unless `gunzip: false`).
  * - Headerless sliced CSV exports get a header line built from `headerColumns`.
  * - Resumable: a slice file is complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete
- *   slices whose size matches the store (HeadObject, Get Blob Properties) and continues partial ones with a Range
+ *   slices whose size matches the store (HeadObject, Get Blob Properties, object metadata) and continues partial ones with a Range
  *   request.
  * - Memory is bounded: everything streams (a few stream buffers per slice in flight).
  */
@@ -39,6 +40,7 @@ import { type ByteSource } from './sources';
 import { defaultHttpPools, redactUrl } from '../http';
 import { type ContainerClient } from '@azure/storage-blob';
 import { absErrorInfo, assertAbsCredentialsFresh, createContainerClient, mapAbsError, parseAbsUrl, type AbsCredentials } from './abs-client';
+import { assertGcsCredentialsFresh, GcsClient, gcsCredentialsOf, parseGsUrl, type GcsCredentials } from './gcs-client';
 
 /** Slices downloaded in parallel by default: 4. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 4;
@@ -62,6 +64,10 @@ export interface DownloadableFile {
   absPath?: { container: string; name: string };
   /** Azure: read SAS of the file. */
   absCredentials?: AbsCredentials;
+  /** GCS: bucket and key (a prefix when sliced). */
+  gcsPath?: { bucket: string; key: string };
+  /** GCS: the read token as the service answers it (`expires_in` seconds, counted from the download's start). */
+  gcsCredentials?: { access_token: string; expires_in: number; projectId: string };
 }
 
 /** Progress of a download: heartbeat it, pass it back as `resume` (JSON, no secrets). */
@@ -81,6 +87,8 @@ export interface DownloadFileOptions {
   s3?: S3Client;
   /** Default `AWS_ENDPOINT_URL_S3`. */
   endpoint?: string;
+  /** GCS JSON API root (an emulator's); default `https://storage.googleapis.com`. */
+  gcsEndpoint?: string;
   /** Client for an `s3://` destination; default: the default credentials chain and `AWS_ENDPOINT_URL_S3`. */
   destinationS3?: S3Client;
   /** Slices in flight. Default {@link DEFAULT_DOWNLOAD_CONCURRENCY}. */
@@ -134,9 +142,14 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
   if (!destination) throw new SapiInvalidInputError('downloadFile needs a destination (a local path or s3://bucket/key)');
   if (file.absPath && file.absCredentials) return downloadWith(options, concurrency, { abs: createContainerClient(file.absCredentials, file.absPath.container) });
+  if (file.gcsPath && file.gcsCredentials) {
+    const credentials = gcsCredentialsOf(file.gcsCredentials);
+    const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
+    return downloadWith(options, concurrency, { gcs: new GcsClient({ endpoint: options.gcsEndpoint, credentials, bucket: file.gcsPath.bucket, dispatcher }), gcsCredentials: credentials });
+  }
   const useS3 = file.credentials !== undefined && file.s3Path !== undefined;
   if (!useS3 && !file.url) {
-    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials nor url: request its detail with federationToken=1`);
+    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials, gcsPath+gcsCredentials nor url: request its detail with federationToken=1`);
   }
   if (file.isSliced && !file.credentials && !options.s3) {
     throw new SapiInvalidInputError(`file ${file.id ?? ''} is sliced but has no credentials: request its detail with federationToken=1`);
@@ -150,14 +163,22 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
   }
 }
 
-/** The download itself, reading through an S3 client, an Azure container client or the presigned URL. */
-async function downloadWith(options: DownloadFileOptions, concurrency: number, stores: { s3?: S3Client; abs?: ContainerClient }): Promise<DownloadFileResult> {
+/** The download itself, reading through an S3 client, an Azure container client, a GCS client or the presigned URL. */
+async function downloadWith(
+  options: DownloadFileOptions,
+  concurrency: number,
+  stores: { s3?: S3Client; abs?: ContainerClient; gcs?: GcsClient; gcsCredentials?: GcsCredentials },
+): Promise<DownloadFileResult> {
   const { file, destination, signal } = options;
-  const { s3, abs } = stores;
+  const { s3, abs, gcs } = stores;
   const useS3 = file.credentials !== undefined && file.s3Path !== undefined;
   const where = `download [file=${file.id ?? file.name ?? '?'}]`;
   const assertFresh = (at: string, marginMs: number): void =>
-    abs ? assertAbsCredentialsFresh(file.absCredentials, at, marginMs) : assertCredentialsFresh(file.credentials, at, marginMs);
+    abs
+      ? assertAbsCredentialsFresh(file.absCredentials, at, marginMs)
+      : gcs
+        ? assertGcsCredentialsFresh(stores.gcsCredentials, at, marginMs)
+        : assertCredentialsFresh(file.credentials, at, marginMs);
   assertFresh(where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
   const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
 
@@ -169,8 +190,15 @@ async function downloadWith(options: DownloadFileOptions, concurrency: number, s
   // 1. What to fetch.
   let objects: RemoteObject[];
   if (file.isSliced) {
-    const manifest = await readManifest({ file, s3, abs, dispatcher, signal });
+    const manifest = await readManifest({ file, s3, abs, gcs, dispatcher, signal });
     objects = manifest.map((url) => {
+      if (gcs) {
+        const { bucket, key } = parseGsUrl(url);
+        if (bucket !== gcs.bucket) {
+          throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `manifest entry is outside the file's bucket ${gcs.bucket}`, context: { url }, retryable: false });
+        }
+        return gcsObject(gcs, key);
+      }
       if (abs) {
         const { container, blobName } = parseAbsUrl(url);
         if (container !== abs.containerName) {
@@ -183,6 +211,8 @@ async function downloadWith(options: DownloadFileOptions, concurrency: number, s
     });
   } else if (abs) {
     objects = [absObject(abs, (file.absPath as { name: string }).name)];
+  } else if (gcs) {
+    objects = [gcsObject(gcs, (file.gcsPath as { key: string }).key)];
   } else {
     objects = [useS3 && s3 ? s3Object(s3, file.s3Path!.bucket, file.s3Path!.key) : urlObject(dispatcher, file.url as string)];
   }
@@ -270,11 +300,23 @@ async function downloadWith(options: DownloadFileOptions, concurrency: number, s
 }
 
 /** Reads and validates the manifest of a sliced file; returns the slice URIs in order. */
-export async function readManifest(args: { file: DownloadableFile; s3?: S3Client; abs?: ContainerClient; dispatcher?: Dispatcher; signal?: AbortSignal }): Promise<string[]> {
-  const { file, s3, abs, signal } = args;
+export async function readManifest(args: {
+  file: DownloadableFile;
+  s3?: S3Client;
+  abs?: ContainerClient;
+  gcs?: GcsClient;
+  dispatcher?: Dispatcher;
+  signal?: AbortSignal;
+}): Promise<string[]> {
+  const { file, s3, abs, gcs, signal } = args;
   let text: string;
   let label: string;
-  if (abs && file.absPath) {
+  if (gcs && file.gcsPath) {
+    const key = `${file.gcsPath.key}manifest`;
+    label = `gs://${gcs.bucket}/${key}`;
+    const { body } = await gcsObject(gcs, key).get(0, signal);
+    text = await streamToString(body);
+  } else if (abs && file.absPath) {
     const name = `${file.absPath.name}manifest`;
     label = `azure container=${abs.containerName}, blob=${name}`;
     const { body } = await absObject(abs, name).get(0, signal);
@@ -414,6 +456,24 @@ function absObject(container: ContainerClient, blobName: string): RemoteObject {
   };
 }
 
+function gcsObject(client: GcsClient, key: string): RemoteObject {
+  return {
+    label: `gs://${client.bucket}/${key}`,
+    gz: /\.gz$/i.test(key),
+    async get(start, signal) {
+      const out = await client.getMedia(key, start, signal);
+      if (out.statusCode === 416) {
+        await out.body.resume();
+        return { body: Readable.from([]), total: start, fromStart: true };
+      }
+      const total = start > 0 ? totalFromContentRange(out.contentRange) : out.contentLength;
+      // a store that ignores Range answers the whole object (200): then we restart the file
+      return { body: out.body, total, fromStart: start > 0 && out.statusCode === 206 };
+    },
+    size: (signal) => client.size(key, signal),
+  };
+}
+
 function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
   const label = redactUrl(url);
   const target = new URL(url);
@@ -517,7 +577,9 @@ function identityOf(file: DownloadableFile): string {
     ? `s3://${file.s3Path.bucket}/${file.s3Path.key}`
     : file.absPath
       ? `azure:${file.absPath.container}/${file.absPath.name}`
-      : file.url
+      : file.gcsPath
+        ? `gs://${file.gcsPath.bucket}/${file.gcsPath.key}`
+        : file.url
         ? redactUrl(file.url)
         : '';
   return JSON.stringify({ id: file.id ?? null, where, sliced: file.isSliced });

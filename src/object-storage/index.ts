@@ -88,3 +88,27 @@ export {
   type AbsSlicedUploadState,
   type AbsUploadedSlice,
 } from './abs-upload';
+export {
+  GcsClient,
+  assertGcsCredentialsFresh,
+  gcsCredentialsOf,
+  parseGsUrl,
+  gsUrl,
+  DEFAULT_GCS_ENDPOINT,
+  type GcsCredentials,
+  type GcsSessionStatus,
+  type GcsObjectResource,
+} from './gcs-client';
+export {
+  uploadGcsObject,
+  uploadGcsSliced,
+  resolveChunkSize,
+  GCS_CHUNK_GRANULARITY,
+  type UploadGcsObjectOptions,
+  type UploadGcsObjectResult,
+  type GcsUploadState,
+  type UploadGcsSlicedOptions,
+  type UploadGcsSlicedResult,
+  type GcsSlicedUploadState,
+  type GcsUploadedSlice,
+} from './gcs-upload';

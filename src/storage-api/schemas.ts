@@ -50,6 +50,24 @@ export type AbsUploadParams = z.infer<typeof absUploadParamsSchema>;
 export const absPathSchema = z.looseObject({ container: z.string().min(1), name: z.string().min(1) });
 export type AbsPath = z.infer<typeof absPathSchema>;
 
+/** Google Cloud Storage credentials (`gcsCredentials` of a file detail; `gcsUploadParams` carries the same fields). */
+export const gcsCredentialsSchema = z.looseObject({
+  /** OAuth bearer token: a secret. */
+  access_token: z.string().min(1),
+  /** Seconds from the answer. */
+  expires_in: z.number().nonnegative(),
+  token_type: z.string().optional(),
+  projectId: z.string().min(1),
+});
+export type GcsCredentialsFields = z.infer<typeof gcsCredentialsSchema>;
+
+/** Prepare's upload target on Google Cloud Storage: an object (a key prefix when sliced) and the token, side by side. */
+export const gcsUploadParamsSchema = gcsCredentialsSchema.extend({ bucket: z.string().min(1), key: z.string().min(1) });
+export type GcsUploadParams = z.infer<typeof gcsUploadParamsSchema>;
+
+export const gcsPathSchema = z.looseObject({ bucket: z.string().min(1), key: z.string().min(1) });
+export type GcsPath = z.infer<typeof gcsPathSchema>;
+
 /** The file resource: from prepare (with `uploadParams`), the importer, and file detail (with `s3Path`). */
 export const fileSchema = z.looseObject({
   id: numericId,
@@ -76,12 +94,18 @@ export const fileSchema = z.looseObject({
   absUploadParams: absUploadParamsSchema.optional(),
   absPath: absPathSchema.optional(),
   absCredentials: absCredentialsSchema.optional(),
+  gcsUploadParams: gcsUploadParamsSchema.optional(),
+  gcsPath: gcsPathSchema.optional(),
+  gcsCredentials: gcsCredentialsSchema.optional(),
 });
 export type StorageFile = z.infer<typeof fileSchema>;
 
-/** A prepare response: a file resource that must carry `uploadParams` (S3) or `absUploadParams` (Azure) with credentials. */
-export const preparedFileSchema = fileSchema.refine((f) => f.uploadParams !== undefined || f.absUploadParams !== undefined, {
-  message: 'a prepared file needs uploadParams (S3) or absUploadParams (Azure Blob Storage); other backends are not supported yet',
+/**
+ * A prepare response: a file resource that must carry `uploadParams` (S3), `absUploadParams` (Azure) or
+ * `gcsUploadParams` (Google Cloud Storage) with credentials.
+ */
+export const preparedFileSchema = fileSchema.refine((f) => f.uploadParams !== undefined || f.absUploadParams !== undefined || f.gcsUploadParams !== undefined, {
+  message: 'a prepared file needs uploadParams (S3), absUploadParams (Azure Blob Storage) or gcsUploadParams (Google Cloud Storage)',
   path: ['uploadParams'],
 });
 export type PreparedFile = z.infer<typeof preparedFileSchema>;
@@ -195,8 +219,8 @@ export const tokenSchema = z.looseObject({
 export type TokenInfo = z.infer<typeof tokenSchema>;
 
 /**
- * Manifest of a sliced file: slice addresses in concatenation order, `s3://bucket/key` (S3) or
- * `azure://<account>.blob.core.windows.net/<container>/<blob>` (Azure Blob Storage).
+ * Manifest of a sliced file: slice addresses in concatenation order, `s3://bucket/key` (S3),
+ * `azure://<account>.blob.core.windows.net/<container>/<blob>` (Azure Blob Storage) or `gs://bucket/key` (GCS).
  */
 export const manifestSchema = z.looseObject({
   entries: z.array(
@@ -204,8 +228,8 @@ export const manifestSchema = z.looseObject({
       url: z
         .string()
         .regex(
-          /^(?:s3:\/\/[^/]+\/.+|(?:azure|https):\/\/[^./]+\.blob\.core\.windows\.net\/[^/]+\/.+)$/,
-          'expected s3://<bucket>/<key> or azure://<account>.blob.core.windows.net/<container>/<blob>',
+          /^(?:(?:s3|gs):\/\/[^/]+\/.+|(?:azure|https):\/\/[^./]+\.blob\.core\.windows\.net\/[^/]+\/.+)$/,
+          'expected s3://<bucket>/<key>, azure://<account>.blob.core.windows.net/<container>/<blob> or gs://<bucket>/<key>',
         ),
       mandatory: z.boolean().optional(),
     }),

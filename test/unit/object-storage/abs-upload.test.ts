@@ -138,7 +138,8 @@ describe('Azure addresses, credentials and errors', () => {
     expect(parseAbsUrl(url)).toEqual({ account: 'acct', container: 'files', blobName: 'exp-15/1/files/x.csvpart_00001.gz' });
     expect(() => parseAbsUrl('s3://bucket/key')).toThrow(/expected azure:\/\/<account>\.blob\.core\.windows\.net/);
     expect(manifestSchema.safeParse({ entries: [{ url }, { url: 's3://b/k' }] }).success).toBe(true);
-    expect(manifestSchema.safeParse({ entries: [{ url: 'gs://b/k' }] }).success).toBe(false);
+    expect(manifestSchema.safeParse({ entries: [{ url: 'gs://b/k' }] }).success).toBe(true);
+    expect(manifestSchema.safeParse({ entries: [{ url: 'ftp://b/k' }] }).success).toBe(false);
   });
 
   it('the emulator store writes and reads back its own entry URLs, and no other account or container', () => {

@@ -14,7 +14,7 @@ describe('response schemas', () => {
     expect(preparedFileSchema.safeParse({ ...preparedSample, uploadParams: withoutCreds }).success).toBe(false);
   });
 
-  it('accept an Azure prepare response (absUploadParams) and refuse one of a backend we cannot upload to, saying so', () => {
+  it('accept an Azure (absUploadParams) and a GCS (gcsUploadParams) prepare response, and refuse one without upload parameters, saying so', () => {
     const { uploadParams: _u, ...resource } = preparedSample;
     const absUploadParams = {
       blobName: 'exp-15/1/files/2026/01/01/1.a.csv',
@@ -23,9 +23,12 @@ describe('response schemas', () => {
       absCredentials: { SASConnectionString: 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=x', expiration: '2026-01-01T12:00:00+00:00' },
     };
     expect(preparedFileSchema.parse({ ...resource, provider: 'azure', absUploadParams }).absUploadParams?.container).toBe('files');
-    const gcs = preparedFileSchema.safeParse({ ...resource, provider: 'gcp', gcsUploadParams: { bucket: 'b', key: 'k' } });
-    expect(gcs.success).toBe(false);
-    expect(gcs.error?.issues[0]?.message).toMatch(/needs uploadParams \(S3\) or absUploadParams \(Azure Blob Storage\); other backends are not supported yet/);
+    const gcsUploadParams = { bucket: 'b', key: 'k', access_token: 'ya29.x', expires_in: 3600, token_type: 'Bearer', projectId: 'p' };
+    expect(preparedFileSchema.parse({ ...resource, provider: 'gcp', gcsUploadParams }).gcsUploadParams).toMatchObject({ bucket: 'b', key: 'k', projectId: 'p' });
+    // without its token the GCS target is of no use: refused like a response without any upload parameters
+    expect(preparedFileSchema.safeParse({ ...resource, provider: 'gcp', gcsUploadParams: { bucket: 'b', key: 'k' } }).success).toBe(false);
+    const none = preparedFileSchema.safeParse({ ...resource, provider: 'other' });
+    expect(none.error?.issues[0]?.message).toMatch(/needs uploadParams \(S3\), absUploadParams \(Azure Blob Storage\) or gcsUploadParams \(Google Cloud Storage\)/);
   });
 
   it('accept an importer response (no uploadParams) and a detail with s3Path + credentials', () => {
