@@ -162,6 +162,13 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 }
 // --- ge-state: run state between runs (end) ---
 
+/**
+ * Patch id of page mode with page checkpoints: one long `fetchPages` call (up to `batchPages`/`batchSeconds`, like a
+ * batch) that stages every page with its checkpoint before fetching the next, instead of one activity per page.
+ * Histories recorded before it ran one activity per page.
+ */
+export const PAGE_CHECKPOINTS_PATCH = 'extract-page-checkpoints';
+
 /** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
 export const ITERATIONS_PATCH = 'extract-iterations';
 /** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
@@ -336,7 +343,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           job: jobForRun(config, frame),
           context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
           state: frame.state,
-          maxPages: o.mode === 'page' ? 1 : o.batchPages,
+          // page mode: every page checkpointed in one long call (before the patch: one activity per page)
+          ...(o.mode !== 'page' ? { maxPages: o.batchPages } : patched(PAGE_CHECKPOINTS_PATCH) ? { maxPages: o.batchPages, pageCheckpoints: true } : { maxPages: 1 }),
           maxMs: o.batchSeconds * 1000,
           fetch: input.options?.fetch,
           client: config.api.client, // undefined for a config validated before client options existed
