@@ -336,11 +336,11 @@ async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> 
 
   // the hash follows the finished slices in manifest order, reading them back while later ones download
   const hash = createHash('sha256');
+  if (headerBytes) hash.update(headerBytes);
   let hashed = 0;
   let hashing = Promise.resolve();
   const hashReady = (): void => {
     hashing = hashing.then(async () => {
-      if (hashed === 0 && headerBytes) hash.update(headerBytes);
       while (hashed < objects.length && finished.has(hashed)) {
         const size = sizes[hashed]!;
         if (size > 0) {
@@ -350,7 +350,7 @@ async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> 
       }
     });
   };
-  hashReady();
+  hashReady(); // the slices a previous attempt finished
 
   let slicesDownloaded = 0;
   try {
