@@ -19,8 +19,7 @@ import { mkdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from '
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
-import { finished as writeFinished, pipeline } from 'node:stream/promises';
-import { once } from 'node:events';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip, gzipSync } from 'node:zlib';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Dispatcher } from 'undici';
@@ -375,26 +374,20 @@ async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> 
 }
 
 /**
- * Downloads a whole object into `path` at `offset` (the file exists); the object must have `size` bytes. A plain
- * write loop with the default 16 KiB buffer, like the official clients: a deep buffer keeps chunks alive long
- * enough to be promoted, and the worker's large heap makes those collections expensive.
+ * Downloads a whole object into `path` at `offset` (the file exists); the object must have `size` bytes. Piped
+ * straight into the file with the default 16 KiB buffer, like the official clients (no per-chunk promise: the
+ * worker's async hooks make each one cost; a deep buffer keeps chunks alive long enough to be promoted).
  */
 async function fetchAt(obj: RemoteObject, path: string, offset: number, size: number, signal?: AbortSignal): Promise<void> {
   const got = await obj.get(0, signal);
-  const out = createWriteStream(path, { flags: 'r+', start: offset });
   let written = 0;
+  got.body.on('data', (chunk: Buffer) => {
+    written += chunk.length;
+    if (written > size) got.body.destroy(new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `slice is larger than its ${size} bytes: it changed while downloading`, context: { object: obj.label } }));
+  });
   try {
-    for await (const chunk of got.body) {
-      written += (chunk as Buffer).length;
-      if (written > size) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `slice is larger than its ${size} bytes: it changed while downloading`, context: { object: obj.label }, retryable: true });
-      if (!out.write(chunk)) await once(out, 'drain');
-      throwIfAborted(signal);
-    }
-    out.end();
-    await writeFinished(out);
+    await pipeline(got.body, createWriteStream(path, { flags: 'r+', start: offset }), { signal });
   } catch (err) {
-    got.body.destroy();
-    out.destroy();
     if (signal?.aborted) throw signal.reason ?? err;
     throw err instanceof SapiError
       ? err
