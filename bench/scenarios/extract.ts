@@ -1,7 +1,7 @@
 /**
  * Extract: `extractWorkflow` over `--pages` small pages of the sample API (`/large/items`, generated on the fly) in
- * batch mode (default options) and page mode (the same long calls, every page staged with its checkpoint before the
- * next is fetched), with `load: false`
+ * batch mode (default options) and page mode (calls of at most 0.5 s, every page staged with its checkpoint before
+ * the next is fetched), with `load: false`
  * (the CSVs are built, nothing is loaded, so the figure is about fetching and checkpointing), vs the plain loop
  * `runExtraction` with the real fetcher against the same API, in its own process (`bench/baseline-child.ts`). Order: baseline, then per mode
  * (ours, baseline) × repeat. Also: history events of every run of the continue-as-new chain, and the worker's RSS

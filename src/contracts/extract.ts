@@ -25,9 +25,9 @@ export interface ExtractFetchTuning {
 export interface ExtractOptions {
   /**
    * `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`, staging pages in groups and
-   * heartbeating the resume point; `page`: the same calls, but every page is staged with its checkpoint before the
-   * next is fetched, so a crash loses at most the page in flight (runs started before this option changed ran one
-   * activity per page).
+   * heartbeating the resume point; `page`: calls of at most 0.5 s (signals act between them) in which every page is
+   * staged with its checkpoint before the next is fetched, so a crash loses at most the page in flight (runs started
+   * before this changed ran one activity per page).
    */
   mode?: ExtractMode;
   /** Pages per activity in batch mode. Default 5000 (`batchSeconds` usually ends a batch first). */

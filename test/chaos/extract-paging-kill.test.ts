@@ -213,8 +213,8 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       expect(fetches.some((f) => f.resumed)).toBe(true);
       expect(new Set(gate.seen).size).toBe(c.requests);
       expect(gate.seen.length - c.requests).toBeLessThanOrEqual(1);
-      // one long call, not one activity per page
-      expect(fetches.length).toBeLessThan(5);
+      // calls of many pages, not one activity per page
+      expect(fetches.length).toBeLessThan(c.requests / 4);
     } finally {
       await gate.close();
     }
