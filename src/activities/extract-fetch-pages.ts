@@ -11,7 +11,7 @@ import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { HttpClientConfig, JobConfig, RequestDescriptor } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
 import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
-import { PageGroupWriter } from '../object-storage/page-group-writer';
+import { markedResumePoint, PageGroupWriter } from '../object-storage/page-group-writer';
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressSignal, throttledHeartbeat } from './context';
@@ -30,8 +30,14 @@ export interface FetchPagesInput {
   context: RunContext;
   /** The checkpointed scroller state; `state.next` is the request to send. */
   state: ScrollerState;
-  /** Pages to fetch at most (1 in page mode). */
+  /** Pages to fetch at most (1 in page mode as it ran before page checkpoints). */
   maxPages: number;
+  /**
+   * Page mode: every page is staged with a checkpoint marker before the next one is fetched (see `PageGroupWriter`),
+   * and a retry resumes from the newest marker, so a crash loses at most the page in flight. Default false: pages
+   * are staged in groups and a retry resumes from the last heartbeat the server received.
+   */
+  pageCheckpoints?: boolean;
   /** Time budget (ms): no new page is started after it. */
   maxMs: number;
   fetch?: ExtractFetchTuning;
@@ -139,19 +145,27 @@ export function fetchPages(deps: ActivityDeps) {
   return (input: FetchPagesInput): Promise<FetchPagesResult> =>
     asActivity(async () => {
       const context = Context.current();
-      const previous = lastHeartbeat<FetchPagesCheckpoint>();
-      const resumed = previous !== undefined && previous.state.jobId === input.state.jobId && previous.state.pages >= input.state.pages;
-      let state: ScrollerState = resumed ? previous.state : input.state;
-      const totals: FetchPagesTotals = resumed ? previous.totals : emptyTotals();
+      const store = stageStoreOf(deps);
+      const batch = `${input.runNo}:${input.state.pages}`;
+      // the resume point: the newest of the last heartbeat the server received and (page checkpoints) the newest
+      // complete marker an earlier attempt of this call staged
+      let previous = lastHeartbeat<FetchPagesCheckpoint>();
+      if (input.pageCheckpoints && context.info.attempt > 1) {
+        const marked = await markedResumePoint<FetchPagesCheckpoint>(store, input.runKey, input.runNo, batch, input.state.pages);
+        if (marked && (previous === undefined || marked.state.pages > previous.state.pages)) previous = marked;
+      }
+      const from = previous !== undefined && previous.state.jobId === input.state.jobId && previous.state.pages >= input.state.pages ? previous : undefined;
+      const resumed = from !== undefined;
+      let state: ScrollerState = from?.state ?? input.state;
+      const totals: FetchPagesTotals = from?.totals ?? emptyTotals();
       const checkpoint = (): FetchPagesCheckpoint => ({ state, totals: { ...totals } });
 
       // the resume point reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS as groups are stored, on a timer
       // while a slow page is fetched, on a request's retry and at the end; a long batch also tells its workflow how
       // far it got (at most every 5 s), so the `progress` query is live
       const beat = throttledHeartbeat(HEARTBEAT_CALL_INTERVAL_MS, context);
-      const batch = `${input.runNo}:${input.state.pages}`;
       const writer = new PageGroupWriter<FetchPagesCheckpoint>({
-        store: stageStoreOf(deps),
+        store,
         runKey: input.runKey,
         runNo: input.runNo,
         checkpoint: checkpoint(),
@@ -159,6 +173,8 @@ export function fetchPages(deps: ActivityDeps) {
           beat(resumePoint);
           signal(() => batchProgress(batch, resumePoint));
         },
+        // page checkpoints: each page is its own group, stored with its marker before the next page is fetched
+        ...(input.pageCheckpoints ? { maxPages: 1, writesInFlight: 0, markers: { tag: batch } } : {}),
       });
       // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
       if (context.info.attempt > 1) await writer.discardAfter(state.pages);

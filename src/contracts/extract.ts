@@ -23,7 +23,12 @@ export interface ExtractFetchTuning {
 
 /** Options of `extractWorkflow`; every field has a documented default. */
 export interface ExtractOptions {
-  /** `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`; `page`: one activity per page. */
+  /**
+   * `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`, staging pages in groups and
+   * heartbeating the resume point; `page`: calls of at most 0.5 s (signals act between them) in which every page is
+   * staged with its checkpoint before the next is fetched, so a crash loses at most the page in flight (runs started
+   * before this changed ran one activity per page).
+   */
   mode?: ExtractMode;
   /** Pages per activity in batch mode. Default 5000 (`batchSeconds` usually ends a batch first). */
   batchPages?: number;

@@ -3,18 +3,21 @@
  *
  * - Unsliced: one object (from `s3Path` with the read credentials, `absPath` with the Azure SAS, `gcsPath` with the
  *   GCS access token, or the presigned `url`).
- * - Sliced: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`, `gcsPath.key + "manifest"`, or `url`), then every slice downloaded **in parallel**
- *   (bounded by `concurrency`) into `<dest>.parts/<index>`, then concatenated **in manifest order** into the
- *   destination. `.gz` slices are decompressed before concatenation (unless `gunzip: false`).
+ * - Sliced to a local path, nothing to decompress: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`,
+ *   `gcsPath.key + "manifest"`, or `url`), every slice's size (HeadObject, Get Blob Properties, object metadata), then
+ *   every slice downloaded **in parallel** (bounded by `concurrency`) and written **at its offset** in
+ *   `<dest>.partial`, renamed into place at the end: no second pass (see `downloadInPlace`). Resumable: a retry keeps
+ *   the slices the heartbeated state lists as finished.
+ * - Sliced otherwise (`.gz` slices decompressed, or an `s3://` destination): every slice downloaded in parallel into
+ *   `<dest>.parts/<index>`, then concatenated **in manifest order** into the destination. Resumable: a slice file is
+ *   complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete slices whose size matches the
+ *   store and continues partial ones with a Range request.
  * - Headerless sliced CSV exports get a header line built from `headerColumns`.
- * - Resumable: a slice file is complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete
- *   slices whose size matches the store (HeadObject, Get Blob Properties, object metadata) and continues partial ones with a Range
- *   request.
  * - Memory is bounded: everything streams (a few stream buffers per slice in flight).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
@@ -73,10 +76,15 @@ export interface DownloadableFile {
 /** Progress of a download: heartbeat it, pass it back as `resume` (JSON, no secrets). */
 export interface DownloadState {
   slices: number;
-  /** Indexes (manifest order) of slices fully downloaded to the work folder. */
+  /** Indexes (manifest order) of slices fully downloaded (to the work folder, or in place: see `inPlace`). */
   finishedSlices: number[];
   /** Bytes of finished slices as stored (compressed when gzipped). */
   bytesDownloaded: number;
+  /**
+   * Set when the slices are written at their offsets in `<destination>.partial` (no work folder): the stored file
+   * they belong to and the size of `<destination>.partial`. A retry keeps the finished slices only when both match.
+   */
+  inPlace?: { source: string; bytes: number };
 }
 
 export interface DownloadFileOptions {
@@ -220,10 +228,16 @@ async function downloadWith(
   const header = options.headerColumns?.length ? headerLine(options.headerColumns) : undefined;
   const gzipHeader = header !== undefined && options.gunzip === false && (objects.some((o) => o.gz) || /\.gz$/i.test(file.name ?? ''));
 
-  // 2. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
+  // 2. Uncompressed slices to a local path: each written at its offset in the destination, in parallel, no work folder.
+  const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
+  if (file.isSliced && !toS3 && !decompress.some(Boolean)) {
+    return downloadInPlace({ objects, destination, headerBytes, concurrency, workDir, resume: options.resume, source: identityOf(file), assertFresh: (index) => assertFresh(`${where.slice(0, -1)}, slice=${index}]`, 0), onProgress: options.onProgress, signal });
+  }
+
+  // 3. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
   await prepareWorkDir(workDir, identityOf(file));
 
-  // 3. Fast path: one object, no transformation, local destination → download, then move into place.
+  // 4. Fast path: one object, no transformation, local destination → download, then move into place.
   if (!file.isSliced && !decompress[0] && header === undefined && !toS3) {
     const sliceFile = join(workDir, '0');
     const downloaded = await fetchToFile(objects[0] as RemoteObject, sliceFile, signal);
@@ -235,7 +249,7 @@ async function downloadWith(
     return { path: destination, bytes, sha256, slices: 1, sliced: false, slicesDownloaded: downloaded.fetched ? 1 : 0 };
   }
 
-  // 4. Slices into the work folder, in parallel.
+  // 5. Slices into the work folder, in parallel.
   const sizes = new Map<number, number>();
   let slicesDownloaded = 0;
   const report = (): void =>
@@ -253,7 +267,7 @@ async function downloadWith(
     report();
   });
 
-  // 5. Concatenate in manifest order.
+  // 6. Concatenate in manifest order.
   const hash = createHash('sha256');
   let bytes = 0;
   const tap = new Transform({
@@ -263,7 +277,6 @@ async function downloadWith(
       cb(null, chunk);
     },
   });
-  const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
   const concatenated = (): Readable => Readable.from(concatSlices(workDir, objects.length, decompress, headerBytes));
   if (toS3) {
     const { bucket, key } = parseS3Uri(destination);
@@ -297,6 +310,123 @@ async function downloadWith(
   }
   if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
   return { path: destination, bytes, sha256: hash.digest('hex'), slices: objects.length, sliced: file.isSliced, slicesDownloaded };
+}
+
+/** What {@link downloadInPlace} needs. */
+interface InPlaceDownload {
+  objects: readonly RemoteObject[];
+  destination: string;
+  headerBytes: Buffer | undefined;
+  concurrency: number;
+  /** The work folder of the other paths: removed when left over. */
+  workDir: string;
+  resume: DownloadState | undefined;
+  /** Identity of the stored file (see `identityOf`). */
+  source: string;
+  assertFresh: (index: number) => void;
+  onProgress?: (state: DownloadState) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Sliced download without a second pass: the slice sizes (HeadObject, in parallel) give each slice its offset in
+ * `<destination>.partial` (after the header), the slices are fetched in parallel (bounded) and each is written at its
+ * offset as it streams, then the file is renamed into place. The sha256 follows in manifest order: each slice is read
+ * back (from the page cache) and hashed as soon as it and every slice before it are written, while later slices are
+ * still downloading. A retry keeps the finished slices of `resume` when it was written for the same stored file and
+ * `<destination>.partial` still has its size; an unfinished slice is fetched again whole.
+ */
+async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> {
+  const { objects, destination, headerBytes, signal } = d;
+  const partial = `${destination}.partial`;
+  const sizes: number[] = [];
+  await forEachBounded(objects, Math.max(d.concurrency, 8), async (obj, index) => {
+    const size = await obj.size(signal);
+    if (size === undefined) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'the store did not say the size of a slice', context: { object: obj.label } });
+    sizes[index] = size;
+  });
+  const offsets: number[] = [];
+  let total = headerBytes?.length ?? 0;
+  for (const size of sizes) {
+    offsets.push(total);
+    total += size;
+  }
+  const previous = d.resume?.inPlace;
+  const keep = previous !== undefined && previous.source === d.source && previous.bytes === total && (await fileSize(partial)) === total;
+  const finished = new Set(keep ? (d.resume?.finishedSlices ?? []).filter((i) => i >= 0 && i < objects.length) : []);
+  await rm(d.workDir, { recursive: true, force: true });
+  await mkdir(dirname(destination), { recursive: true });
+  if (!keep) {
+    await writeFile(partial, headerBytes ?? Buffer.alloc(0));
+    await truncate(partial, total);
+  }
+  const report = (): void => {
+    const done = [...finished].sort((a, b) => a - b);
+    d.onProgress?.({ slices: objects.length, finishedSlices: done, bytesDownloaded: done.reduce((n, i) => n + sizes[i]!, 0), inPlace: { source: d.source, bytes: total } });
+  };
+
+  // the hash follows the finished slices in manifest order, reading them back while later ones download
+  const hash = createHash('sha256');
+  if (headerBytes) hash.update(headerBytes);
+  let hashed = 0;
+  let hashing = Promise.resolve();
+  const hashReady = (): void => {
+    hashing = hashing.then(async () => {
+      while (hashed < objects.length && finished.has(hashed)) {
+        const size = sizes[hashed]!;
+        if (size > 0) {
+          for await (const chunk of createReadStream(partial, { start: offsets[hashed], end: offsets[hashed]! + size - 1, highWaterMark: WRITE_HIGH_WATER_MARK })) hash.update(chunk as Buffer);
+        }
+        hashed++;
+      }
+    });
+  };
+  hashReady(); // the slices a previous attempt finished
+
+  let slicesDownloaded = 0;
+  try {
+    await forEachBounded(objects, d.concurrency, async (obj, index) => {
+      if (finished.has(index)) return;
+      throwIfAborted(signal);
+      d.assertFresh(index);
+      await fetchAt(obj, partial, offsets[index]!, sizes[index]!, signal);
+      finished.add(index);
+      slicesDownloaded++;
+      report();
+      hashReady();
+    });
+  } finally {
+    await hashing.catch(() => undefined); // never leave a read running unobserved
+  }
+  hashReady();
+  await hashing;
+  await rename(partial, destination);
+  return { path: destination, bytes: total, sha256: hash.digest('hex'), slices: objects.length, sliced: true, slicesDownloaded };
+}
+
+/**
+ * Downloads a whole object into `path` at `offset` (the file exists); the object must have `size` bytes. Piped
+ * straight into the file with the default 16 KiB buffer, like the official clients (no per-chunk promise: the
+ * worker's async hooks make each one cost; a deep buffer keeps chunks alive long enough to be promoted).
+ */
+async function fetchAt(obj: RemoteObject, path: string, offset: number, size: number, signal?: AbortSignal): Promise<void> {
+  const got = await obj.get(0, signal);
+  let written = 0;
+  got.body.on('data', (chunk: Buffer) => {
+    written += chunk.length;
+    if (written > size) got.body.destroy(new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `slice is larger than its ${size} bytes: it changed while downloading`, context: { object: obj.label } }));
+  });
+  try {
+    await pipeline(got.body, createWriteStream(path, { flags: 'r+', start: offset }), { signal });
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason ?? err;
+    throw err instanceof SapiError
+      ? err
+      : new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download interrupted', context: { object: obj.label, offset: written }, cause: err });
+  }
+  if (written !== size) {
+    throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `download ended early: ${written} of ${size} bytes`, context: { object: obj.label } });
+  }
 }
 
 /** Reads and validates the manifest of a sliced file; returns the slice URIs in order. */

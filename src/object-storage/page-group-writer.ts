@@ -7,8 +7,13 @@
  * Groups are written while the next pages are fetched; a failed write is reported by {@link PageGroupWriter.settle}
  * (or by the next {@link PageGroupWriter.flush} that waits for it) and never moves the resume point, so a resume point
  * is always the end of a stored group.
+ *
+ * Page checkpoints (`markers`): every group is also staged with a marker object, `<group>/.checkpoint.json`, holding
+ * its resume point and the tables it wrote, so the staging store itself holds the resume point of every stored
+ * group, whether or not a heartbeat carrying it reached the server (the SDK sends heartbeats at most every 80 % of
+ * the heartbeat timeout). A retry resumes from the newest complete marker ({@link markedResumePoint}).
  */
-import { jobRunPrefix, pageKey, parsePageKey, type StageStore } from './stage-store';
+import { groupCheckpointKey, jobRunPrefix, pageKey, parseGroupKey, readText, type StageStore } from './stage-store';
 
 /** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
 export const GROUP_MAX_PAGES = 100;
@@ -46,6 +51,22 @@ export interface PageGroupWriterOptions<C> {
   writesInFlight?: number;
   /** Clock (ms) for the group age. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Stage a checkpoint marker with every group (see the module doc); `tag` names the call that wrote it (markers of
+   * another tag are never resumed from).
+   */
+  markers?: { tag: string };
+}
+
+/** File name of a group's checkpoint marker (see `groupCheckpointKey`). */
+const MARKER_NAME = '.checkpoint.json';
+
+/** What a checkpoint marker holds. */
+interface CheckpointMarker<C> {
+  tag: string;
+  checkpoint: C;
+  /** Tables of the group: the marker counts only when each of them is stored. */
+  tables: string[];
 }
 
 /** Rows of consecutive pages waiting to be staged. */
@@ -104,7 +125,7 @@ export class PageGroupWriter<C> {
   async discardAfter(page: number): Promise<void> {
     const { store, runKey, runNo } = this.options;
     const keys = await store.list(jobRunPrefix(runKey, runNo));
-    await store.delete(keys.filter((key) => (parsePageKey(key)?.firstPage ?? 0) > page));
+    await store.delete(keys.filter((key) => (parseGroupKey(key)?.firstPage ?? 0) > page));
   }
 
   /** Adds page `pageNo`'s rows to the group being buffered (a page without rows still extends the group's range). */
@@ -131,11 +152,14 @@ export class PageGroupWriter<C> {
   async flush(after: C): Promise<void> {
     const g = this.group;
     this.group = null;
-    if (g && g.tables.size > 0) {
-      const { store, runKey, runNo } = this.options;
-      const done = Promise.all([...g.tables].map(([table, lines]) => store.put(pageKey(runKey, runNo, g.first, g.last, table), lines.join('')))).then(
-        () => undefined,
-      );
+    const { store, runKey, runNo, markers } = this.options;
+    if (g && (g.tables.size > 0 || markers)) {
+      const puts = [...g.tables].map(([table, lines]) => store.put(pageKey(runKey, runNo, g.first, g.last, table), lines.join('')));
+      if (markers) {
+        const marker: CheckpointMarker<C> = { tag: markers.tag, checkpoint: after, tables: [...g.tables.keys()] };
+        puts.push(store.put(groupCheckpointKey(runKey, runNo, g.first, g.last), JSON.stringify(marker)));
+      }
+      const done = Promise.all(puts).then(() => undefined);
       const write: GroupWrite<C> = { done, stored: false, checkpoint: after };
       done.then(
         () => {
@@ -174,4 +198,22 @@ export class PageGroupWriter<C> {
     while (this.writes[0]?.stored) this.current = this.writes.shift()!.checkpoint;
     this.options.onAdvance?.(this.current);
   }
+}
+
+/**
+ * The resume point of the newest group of job run `runNo` that starts after page `page` and whose checkpoint marker
+ * (tagged `tag`) and tables are all stored; `undefined` when there is none.
+ */
+export async function markedResumePoint<C>(store: StageStore, runKey: string, runNo: number, tag: string, page: number): Promise<C | undefined> {
+  const keys = await store.list(jobRunPrefix(runKey, runNo));
+  const stored = new Set(keys);
+  const candidates = keys
+    .filter((key) => key.endsWith(`/${MARKER_NAME}`) && (parseGroupKey(key)?.firstPage ?? 0) > page)
+    .sort((a, b) => parseGroupKey(b)!.lastPage - parseGroupKey(a)!.lastPage);
+  for (const key of candidates) {
+    const marker = JSON.parse(await readText(store, key)) as CheckpointMarker<C>;
+    const group = key.slice(0, -MARKER_NAME.length);
+    if (marker.tag === tag && marker.tables.every((table) => stored.has(`${group}${table}.jsonl`))) return marker.checkpoint;
+  }
+  return undefined;
 }

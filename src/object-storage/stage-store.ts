@@ -61,6 +61,20 @@ export function pageKey(runKey: string, runNo: number, firstPage: number, lastPa
   return `${jobRunPrefix(runKey, runNo)}p${pad(firstPage)}-${pad(lastPage)}/${table}.jsonl`;
 }
 
+/**
+ * Key of the checkpoint marker of pages `firstPage`..`lastPage` (page checkpoints, see `PageGroupWriter`): the resume
+ * point after the group and the tables it staged. A table is never named with a leading dot, so it is no table's key.
+ */
+export function groupCheckpointKey(runKey: string, runNo: number, firstPage: number, lastPage: number): string {
+  return `${jobRunPrefix(runKey, runNo)}p${pad(firstPage)}-${pad(lastPage)}/.checkpoint.json`;
+}
+
+/** Job run and page range of any key under a group (its tables and its checkpoint marker); `undefined` for other keys. */
+export function parseGroupKey(key: string): { runNo: number; firstPage: number; lastPage: number } | undefined {
+  const m = /\/r(\d{10})\/p(\d{10})-(\d{10})\/[^/]+$/.exec(key);
+  return m ? { runNo: Number(m[1]), firstPage: Number(m[2]), lastPage: Number(m[3]) } : undefined;
+}
+
 /** Prefix of every staged page of an extraction (CSVs excluded). */
 export function pagesPrefix(runKey: string): string {
   return `${runKey}/r`;

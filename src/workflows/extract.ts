@@ -162,6 +162,26 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
 }
 // --- ge-state: run state between runs (end) ---
 
+/**
+ * Patch id of page mode with page checkpoints: `fetchPages` calls of many pages (up to {@link PAGE_MODE_CALL_MS}) that
+ * stage every page with its checkpoint before fetching the next, instead of one activity per page.
+ * Histories recorded before it ran one activity per page.
+ */
+export const PAGE_CHECKPOINTS_PATCH = 'extract-page-checkpoints';
+
+/** Longest page-mode call (ms): `pause` and `cancel` act when a call ends, so in page mode within about this long. */
+export const PAGE_MODE_CALL_MS = 500;
+
+/**
+ * Pages and time one `fetchPages` call may take: a batch (`batchPages`, `batchSeconds`); in page mode the same with
+ * page checkpoints, but at most {@link PAGE_MODE_CALL_MS} (before the patch: one page per call).
+ */
+function fetchLimits(o: ResolvedExtractOptions): { maxPages: number; maxMs: number; pageCheckpoints?: true } {
+  if (o.mode !== 'page') return { maxPages: o.batchPages, maxMs: o.batchSeconds * 1000 };
+  if (!patched(PAGE_CHECKPOINTS_PATCH)) return { maxPages: 1, maxMs: o.batchSeconds * 1000 };
+  return { maxPages: o.batchPages, maxMs: Math.min(o.batchSeconds * 1000, PAGE_MODE_CALL_MS), pageCheckpoints: true };
+}
+
 /** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
 export const ITERATIONS_PATCH = 'extract-iterations';
 /** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
@@ -338,8 +358,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           job: jobForRun(config, frame),
           context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
           state: frame.state,
-          maxPages: o.mode === 'page' ? 1 : o.batchPages,
-          maxMs: o.batchSeconds * 1000,
+          ...fetchLimits(o),
           fetch: input.options?.fetch,
           client: config.api.client, // undefined for a config validated before client options existed
           ...(config.api.authentication

@@ -84,7 +84,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
       expect(result.stopReasons).toEqual({ '0': { 'empty-cursor': 1 } });
     });
 
-    it('pages by number in page mode, one activity per page, with includeParams keeping per_page', async () => {
+    it('pages by number in page mode (every page checkpointed, in calls of many pages), with includeParams keeping per_page', async () => {
       const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true }, [
         { endpoint: 'pages/items', params: { per_page: 7 }, dataField: 'data' },
       ], 'pages');
@@ -101,7 +101,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
       expect(await storedIds(env, 'in.c-pages.pages_items')).toEqual(range(1, 25).map(String).sort());
       const history = (await handle.fetchHistory()).events ?? [];
       const fetches = history.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchPages');
-      expect(fetches).toHaveLength(4);
+      expect(fetches.length).toBeLessThan(4); // not one activity per page
     });
 
     it('reads the next cursor from links.0.cursor, and sends an absolute next URL back as a value without following it', async () => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import * as http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -274,7 +274,7 @@ describe('sliced download', () => {
     credentials: readCredentials,
   });
 
-  it('downloads slices in parallel and concatenates them in manifest order, with a header', async () => {
+  it('downloads slices in parallel, each at its offset in the destination, with a header', async () => {
     const dest = join(dir, 'out', 'export.csv');
     const c = countingClient(readCredentials);
     const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, headerColumns: ['slice', 'row', 'pad'] });
@@ -283,6 +283,7 @@ describe('sliced download', () => {
     expect(got.equals(Buffer.concat([header, expected]))).toBe(true);
     expect(result).toMatchObject({ path: dest, bytes: got.length, sha256: sha256(got), slices: sliceCount, sliced: true, slicesDownloaded: sliceCount });
     expect(c.counts['GetObjectCommand']).toBe(sliceCount + 1); // slices + manifest
+    expect(c.counts['HeadObjectCommand']).toBe(sliceCount); // the sizes give the offsets
     expect(c.maxInFlight['GetObjectCommand']).toBeGreaterThan(1);
     expect(c.maxInFlight['GetObjectCommand']).toBeLessThanOrEqual(4);
     expect(existsSync(`${dest}.parts`)).toBe(false);
@@ -303,14 +304,29 @@ describe('sliced download', () => {
     expect(existsSync(dest)).toBe(false);
     const finished = saved!.finishedSlices.length;
     expect(finished).toBeGreaterThanOrEqual(5);
-    expect(readdirSync(`${dest}.parts`).filter((f) => /^\d+$/.test(f)).length).toBe(finished);
+    expect(saved!.inPlace?.bytes).toBe(expected.length);
+    expect(statSync(`${dest}.partial`).size).toBe(expected.length); // written in place, no work folder
+    expect(existsSync(`${dest}.parts`)).toBe(false);
 
     const c = countingClient(readCredentials);
     const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, resume: saved });
     expect(result.slicesDownloaded).toBe(sliceCount - finished);
-    expect(c.counts['HeadObjectCommand']).toBe(finished); // finished slices verified by size
+    expect(c.counts['HeadObjectCommand']).toBe(sliceCount); // the sizes, again
     expect(c.counts['GetObjectCommand']).toBe(sliceCount - finished + 1);
     expect(readFileSync(dest).equals(expected)).toBe(true);
+    expect(result.sha256).toBe(sha256(expected));
+  });
+
+  it('starts over when the state of a previous attempt belongs to another file or its partial file is gone', async () => {
+    const dest = join(dir, 'out', 'restarted.csv');
+    const other = { slices: sliceCount, finishedSlices: [0, 1, 2], bytesDownloaded: 3, inPlace: { source: 'another file', bytes: expected.length } };
+    mkdirSync(join(dir, 'out'), { recursive: true });
+    writeFileSync(`${dest}.partial`, Buffer.alloc(expected.length, 'x'));
+    const c = countingClient(readCredentials);
+    const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, resume: other });
+    expect(result.slicesDownloaded).toBe(sliceCount);
+    expect(readFileSync(dest).equals(expected)).toBe(true);
+    expect(result.sha256).toBe(sha256(expected));
   });
 
   it('decompresses gzipped slices before concatenating them', async () => {

@@ -40,7 +40,7 @@ describe('workflow histories replay deterministically', () => {
     return path;
   };
 
-  it('replays import (direct, importer, sliced, failed, typed), export (sliced) and extract (children, page mode) histories', async () => {
+  it('replays import (direct, importer, sliced, failed, typed), export (sliced) and extract (children, page mode, page checkpoints) histories', async () => {
     const rows = Array.from({ length: 3000 }, (_, i) => `${i},name-${i},"note ${i}, quoted"`).join('\n');
     const importInput = (i: ImportTableInput) => ({ polling, ...i });
     await started('importTableWorkflow', 'import-direct-create', importInput({ source: file('a.csv', `id,name,note\n${rows}\n`), bucketId: 'in.c-replay', createBucket: true, table: 'items', primaryKey: ['id'] }));
@@ -63,6 +63,11 @@ describe('workflow histories replay deterministically', () => {
     await started('extractWorkflow', 'extract-children-batch', { config: children, options: { fetch: FAST_FETCH, polling, batchPages: 3 } } satisfies ExtractInput);
     const cursor = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'replay');
     await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
+    // since the page-checkpoints patch: page mode as long calls that checkpoint every page, children included
+    const pageChildren = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
+      { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
+    ], 'replay-page');
+    await started('extractWorkflow', 'extract-page-checkpoints', { config: pageChildren, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
     // since the run-state patch: a run that reads its state from the store (none yet) and stores the next one
     await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
     // since the clean-staging patch: the staged pages and CSVs are removed after the load
@@ -102,6 +107,7 @@ describe('workflow histories replay deterministically', () => {
       'export-sliced': 'COMPLETED',
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',
+      'extract-page-checkpoints': 'COMPLETED',
       'extract-run-state': 'COMPLETED',
       'extract-iterations': 'COMPLETED',
       'extract-clean-staging': 'COMPLETED',

@@ -10,7 +10,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import type { ActivityDeps } from '../../../src/activities/deps';
 import { createHttpPools } from '../../../src/http';
 import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
-import { parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
+import { pageKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
@@ -53,6 +53,7 @@ async function stagedIds(deps: ActivityDeps): Promise<string[]> {
   const store = stageStoreOf(deps);
   const ids: string[] = [];
   for (const key of await store.list('wf/run/r')) {
+    if (!parsePageKey(key)) continue; // checkpoint markers
     for (const line of (await readText(store, key)).split('\n')) if (line) ids.push(JSON.parse(line).id as string);
   }
   return ids;
@@ -131,5 +132,50 @@ describe('fetchPages', () => {
     const { result } = await run(depsWithFolder(), input({ maxPages: 3, context: { parentAliases: { flag: 'flag_u0' } } }, jobs));
     expect(result.parentAliases).toEqual({ flag: 'flag_u0', value: 'value_u0' });
     expect(result.schema.large_items).toEqual(['id', 'page', 'value', 'even', `${PARENT_KEY_MARK}value_u0`, `${PARENT_KEY_MARK}flag_u0`]);
+  });
+
+  describe('with page checkpoints (page mode)', () => {
+    it('stages every page as a group of its own with its checkpoint marker', async () => {
+      const deps = depsWithFolder();
+      const { result } = await run(deps, input({ maxPages: 30, pageCheckpoints: true }));
+      expect(result).toMatchObject({ pages: 30, fetched: 30, pending: { pageNo: 30 } });
+      const keys = await stageStoreOf(deps).list('wf/run/r');
+      const groups = keys.map((k) => parseGroupKey(k)!);
+      expect(groups.every((g) => g.firstPage === g.lastPage)).toBe(true);
+      const markers = keys.filter((k) => k.endsWith('/.checkpoint.json'));
+      expect(markers.map((k) => parseGroupKey(k)!.firstPage)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      // a marker holds the resume point after its page (the handed-back last page: the one before it)
+      const marker = JSON.parse(await readText(stageStoreOf(deps), markers[9]!)) as { checkpoint: FetchPagesCheckpoint; tables: string[] };
+      expect(marker).toMatchObject({ checkpoint: { state: { pages: 10 }, totals: { pages: 10 } }, tables: ['large_items'] });
+      expect(await stagedIds(deps)).toEqual(idsOf(1, 30));
+    });
+
+    it('a retry that got no heartbeat resumes after the last staged page: only the page in flight is fetched again, none is staged twice', async () => {
+      const deps = depsWithFolder();
+      api.misbehave({ kind: 'html', path: '/large/items', after: 40 }); // the first attempt dies fetching page 41
+      await expect(run(deps, input({ pageCheckpoints: true }))).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
+      // …and had written page 41's rows but not its marker
+      await stageStoreOf(deps).put(pageKey('wf/run', 1, 41, 41, 'large_items'), `${JSON.stringify({ id: 'half-staged' })}\n`);
+      api.behave();
+      api.clearRequests();
+      const second = await run(deps, input({ pageCheckpoints: true }), { attempt: 2 });
+      expect(second.result.resumed).toBe(true);
+      expect(Number(api.requests[0]!.query.page)).toBe(41);
+      expect(api.requests).toHaveLength(PAGES - 40);
+      expect(second.result.pages).toBe(PAGES); // totals carried over from the marker
+      expect(await stagedIds(deps)).toEqual(idsOf(1, PAGES));
+    });
+
+    it('without page checkpoints the same retry starts over (it only has the heartbeat)', async () => {
+      const deps = depsWithFolder();
+      api.misbehave({ kind: 'html', path: '/large/items', after: 40 });
+      await expect(run(deps, input())).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
+      api.behave();
+      api.clearRequests();
+      const second = await run(deps, input(), { attempt: 2 });
+      expect(second.result.resumed).toBe(false);
+      expect(api.requests[0]!.query.page).toBeUndefined(); // page 1
+      expect(await stagedIds(deps)).toEqual(idsOf(1, PAGES));
+    });
   });
 });
