@@ -5,12 +5,21 @@ import { Transform, type TransformCallback } from 'node:stream';
  * A TCP proxy on a free port that forwards to `target` at a limited rate (both directions). Chaos tests point a
  * worker's `AWS_ENDPOINT_URL_S3` at it so transfers take seconds and can be interrupted at a chosen point. The
  * bytes are untouched (S3 signatures stay valid: they sign the Host header the client sends to the proxy).
+ * `bytes` counts all traffic, `connections` each accepted connection's own (in the order they were accepted): what a
+ * killed process had sent still drains from the kernel's buffers after its death, so "what the next process sent" is
+ * the sum over the connections accepted after it started.
  */
-export async function startThrottleProxy(target: string, bytesPerSecond: number): Promise<{ url: string; close(): Promise<void>; bytes: { up: number; down: number } }> {
+export async function startThrottleProxy(
+  target: string,
+  bytesPerSecond: number,
+): Promise<{ url: string; close(): Promise<void>; bytes: { up: number; down: number }; connections: Array<{ up: number; down: number }> }> {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   const bytes = { up: 0, down: 0 };
+  const connections: Array<{ up: number; down: number }> = [];
   const server: Server = createServer((client) => {
+    const own = { up: 0, down: 0 };
+    connections.push(own);
     const upstream = connect(Number(port), hostname);
     sockets.add(client).add(upstream);
     const cleanup = () => {
@@ -21,14 +30,15 @@ export async function startThrottleProxy(target: string, bytesPerSecond: number)
     };
     client.on('error', cleanup).on('close', cleanup);
     upstream.on('error', cleanup).on('close', cleanup);
-    client.pipe(throttle(bytesPerSecond, (n) => (bytes.up += n))).pipe(upstream);
-    upstream.pipe(throttle(bytesPerSecond, (n) => (bytes.down += n))).pipe(client);
+    client.pipe(throttle(bytesPerSecond, (n) => ((bytes.up += n), (own.up += n)))).pipe(upstream);
+    upstream.pipe(throttle(bytesPerSecond, (n) => ((bytes.down += n), (own.down += n)))).pipe(client);
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   const address = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${address.port}`,
     bytes,
+    connections,
     close: () =>
       new Promise((ok) => {
         for (const socket of sockets) socket.destroy();
