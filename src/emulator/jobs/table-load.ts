@@ -93,7 +93,7 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
   return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
-    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name });
+    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name, tmpDir: ctx.tmpDir });
     const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
     if (missingPk.length) {
       throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);
@@ -144,6 +144,7 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       dialect: dialectOf(p),
       schema: staging.schema,
       stagingName: staging.name,
+      tmpDir: ctx.tmpDir,
       fallbackColumns: table.columns,
     });
     validateColumnNames(loaded.columns, `file ${file.id}`);
