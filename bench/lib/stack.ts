@@ -153,7 +153,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       },
       logFile: join(dataDir, 'logs', index ? `worker-${index}.log` : 'worker.log'),
       readyPattern: /^READY$/m,
-      nodeArgs: [...nodeArgs, '--expose-gc'],
+      // BENCH_WORKER_NODE_ARGS: node flags for the worker processes only (e.g. `--max-semi-space-size=4`)
+      nodeArgs: [...nodeArgs, '--expose-gc', ...(process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])],
       watchdogPidFile: join(dataDir, 'stack.pids'),
     });
     return child.process;
