@@ -21,11 +21,11 @@ export const DEFAULT_PART_SIZE_MIB = 8;
 export const DEFAULT_TRANSFER_CONCURRENCY = 4;
 /**
  * Default number of workflow runs the worker keeps in memory between their tasks (`SAPI_MAX_CACHED_WORKFLOWS`). The
- * SDK's own default grows with the heap limit (~2,300 on a machine with 16 GB or more), and each cached run costs
- * ~0.1–0.2 MB: with 1,000 runs in flight that alone was ~200 MB. A run evicted from the cache is replayed from its
- * history on its next task (CPU, not correctness).
+ * SDK's own default grows with the heap limit (~2,300 on a machine with 16 GB or more), so a worker's memory would
+ * depend on the host's; 1,000 cached import runs measured ~56 MB. A run evicted from the cache is replayed from its
+ * history on its next task: less memory, more CPU (and with many more runs in flight than cached, much more).
  */
-export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 1000;
 /**
  * Default number of activities one worker runs at once (`SAPI_MAX_CONCURRENT_ACTIVITIES`; SDK default 100). Each
  * transfer activity holds up to part size × (transfer concurrency + 1) in buffers (40 MiB by default) while it
@@ -104,7 +104,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  *   `TEMPORAL_PROFILE` / `TEMPORAL_CONFIG_FILE`; `TEMPORAL_TASK_QUEUE` (`sapi-temporal`), `SAPI_HOST_TASK_QUEUE` (optional).
  * - `AWS_ENDPOINT_URL_S3`, `AWS_REGION` (object storage; the endpoint only for MinIO or other S3-compatible stores).
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
- * - `SAPI_MAX_CACHED_WORKFLOWS` (250), `SAPI_MAX_CONCURRENT_ACTIVITIES` (100), `SAPI_MAX_CONCURRENT_WORKFLOW_TASKS` (40).
+ * - `SAPI_MAX_CACHED_WORKFLOWS` (1000), `SAPI_MAX_CONCURRENT_ACTIVITIES` (100), `SAPI_MAX_CONCURRENT_WORKFLOW_TASKS` (40).
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.

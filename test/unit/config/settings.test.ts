@@ -27,7 +27,7 @@ describe('worker settings from the environment', () => {
 
   it('reads the worker tuning variables, with documented defaults, and rejects nonsense by name', () => {
     const base = { SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' };
-    expect(loadSettings(base).worker).toEqual({ maxCachedWorkflows: 250, maxConcurrentActivities: 100, maxConcurrentWorkflowTasks: 40 });
+    expect(loadSettings(base).worker).toEqual({ maxCachedWorkflows: 1000, maxConcurrentActivities: 100, maxConcurrentWorkflowTasks: 40 });
     expect(loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: '0', SAPI_MAX_CONCURRENT_ACTIVITIES: '20', SAPI_MAX_CONCURRENT_WORKFLOW_TASKS: '8' }).worker).toEqual({
       maxCachedWorkflows: 0,
       maxConcurrentActivities: 20,
