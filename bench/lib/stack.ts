@@ -54,7 +54,7 @@ export interface BenchStack {
   pids: { worker: number; emulator: number; minio: number; temporal: number };
   /** Where the worker keeps temporary files (slice downloads, staged pages). */
   workerWorkDir: string;
-  /** JSON file the worker writes its in-process memory figures to on SIGUSR2 (`bench/worker-child.ts`). */
+  /** JSON file the worker writes its in-process memory figures to when `<it>.request` appears (`bench/worker-child.ts`). */
   workerMemoryReport: string;
   /** Starts one more worker process on the same task queue (scale-out); stop it when done. */
   startExtraWorker(): Promise<{ pid: number; stop(): Promise<void> }>;

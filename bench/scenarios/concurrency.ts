@@ -7,7 +7,7 @@
  * worker's idle RSS is reported with where it goes: V8 heap of the main isolate, external buffers, and the rest of
  * the process by mapping (`/proc/<pid>/smaps`).
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ImportTableResult } from '../../src/contracts/transfer';
 import type { ScenarioContext, Scenario } from '../lib/context';
@@ -144,14 +144,14 @@ interface WorkerMemoryReport {
   externalMemory: number;
 }
 
-/** The first worker's RSS at rest, its `/proc` breakdown and its own figures (asked for with SIGUSR2, after a GC). */
+/** The first worker's RSS at rest, its `/proc` breakdown and its own figures (asked for through a request file, after a GC). */
 async function idleMemory(ctx: ScenarioContext): Promise<{ rssKiB: number; breakdown?: RssBreakdown; report?: WorkerMemoryReport }> {
   const { stack } = ctx;
   await new Promise((r) => setTimeout(r, 2000)); // let the last tasks' buffers go
   rmSync(stack.workerMemoryReport, { force: true });
   let report: WorkerMemoryReport | undefined;
   try {
-    process.kill(stack.pids.worker, 'SIGUSR2');
+    writeFileSync(`${stack.workerMemoryReport}.request`, '');
     for (let i = 0; i < 50 && !existsSync(stack.workerMemoryReport); i++) await new Promise((r) => setTimeout(r, 100));
     report = JSON.parse(readFileSync(stack.workerMemoryReport, 'utf8')) as WorkerMemoryReport;
   } catch (err) {
