@@ -20,22 +20,26 @@ export function sliceSuffix(index: number, gzip: boolean): string {
 const QUOTE = 0x22;
 const LF = 0x0a;
 
+/** Slices uploaded at once (each one a multipart upload of its own). */
+const SLICES_IN_FLIGHT = 4;
+
 /**
  * Where a CSV file whose every value is enclosed in `"` (as DuckDB's `COPY … (FORCE_QUOTE *)` writes it) is cut
  * into slices: after the first record that brings a slice to `sliceSizeBytes` or more, as the rows were written.
- * Returns the end offset of each slice (the last one is the file size; one entry when the file fits in one slice).
- * A newline inside a value is told from a record end by the parity of the enclosures before it.
+ * Yields the end offset of each slice as soon as it is found (the last one is the file size; just that one when the
+ * file fits in one slice). A newline inside a value is told from a record end by the parity of the enclosures
+ * before it.
  */
-export async function sliceEnds(path: string, sliceSizeBytes: number): Promise<number[]> {
-  const ends: number[] = [];
+export async function* sliceEnds(path: string, sliceSizeBytes: number): AsyncGenerator<number> {
   let offset = 0;
   let quoted = false;
+  let last = -1;
   let nextCut = sliceSizeBytes; // a record ending at or after this offset ends the slice
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
     const n = chunk.length;
     let i = 0;
     while (i < n) {
-      if (offset + n <= nextCut - 1) {
+      if (offset + n < nextCut) {
         // no cut in the rest of this chunk: only the enclosures' parity matters
         for (; i < n; i++) if (chunk[i] === QUOTE) quoted = !quoted;
         break;
@@ -43,22 +47,22 @@ export async function sliceEnds(path: string, sliceSizeBytes: number): Promise<n
       const b = chunk[i]!;
       if (b === QUOTE) quoted = !quoted;
       else if (b === LF && !quoted && offset + i + 1 >= nextCut) {
-        ends.push(offset + i + 1);
-        nextCut = offset + i + 1 + sliceSizeBytes;
+        last = offset + i + 1;
+        nextCut = last + sliceSizeBytes;
+        yield last;
       }
       i++;
     }
     offset += n;
   }
-  if (ends.at(-1) !== offset) ends.push(offset);
-  return ends;
+  if (last !== offset) yield offset;
 }
 
 /**
  * Stores an export whose rows (without header) are in the local file `path`: one object with the header when the
  * rows fit in one slice of `sliceSizeBytes`, else headerless slices `part_00000…` and a manifest. Slices are read
- * straight from the file by byte range; gzipped ones are compressed into a temp file first (their size is then
- * known), one slice ahead of the upload.
+ * straight from the file by byte range (gzipped ones are compressed into a temp file first, so their size is known)
+ * and uploaded {@link SLICES_IN_FLIGHT} at a time while the file is still being cut.
  */
 export async function storeSlices(options: {
   objects: ObjectStore;
@@ -71,14 +75,15 @@ export async function storeSlices(options: {
   id: string;
 }): Promise<SliceWriterResult> {
   const { objects, key, path, gzip } = options;
-  const ends = await sliceEnds(path, options.sliceSizeBytes);
-  const size = ends.at(-1)!;
   const range = (start: number, end: number): Readable => (end > start ? createReadStream(path, { start, end: end - 1 }) : Readable.from([]));
-  if (ends.length === 1) {
+  const ends = sliceEnds(path, options.sliceSizeBytes);
+  const first = (await ends.next()).value as number;
+  let next = await ends.next();
+  if (next.done) {
+    const size = first;
     if (!gzip) {
       const header = Buffer.from(options.header);
-      const body = Readable.from(concat(header, range(0, size)));
-      await objects.put(key, body, undefined, header.length + size);
+      await objects.put(key, Readable.from(concat(header, range(0, size))), undefined, header.length + size);
       return { isSliced: false, sizeBytes: header.length + size, keys: [key] };
     }
     // the header as its own gzip member, then the rows: one valid gzip stream
@@ -92,28 +97,49 @@ export async function storeSlices(options: {
   }
   const keys: string[] = [];
   let storedBytes = 0;
-  let upload: Promise<void> = Promise.resolve();
-  try {
-    for (let index = 0; index < ends.length; index++) {
-      const start = index === 0 ? 0 : ends[index - 1]!;
-      const sliceKey = `${key}${sliceSuffix(index, gzip)}`;
-      keys.push(sliceKey);
-      if (!gzip) {
-        await upload;
-        upload = objects.put(sliceKey, range(start, ends[index]!), undefined, ends[index]! - start);
-        storedBytes += ends[index]! - start;
-        continue;
-      }
-      const stored = await gzipToFile(range(start, ends[index]!), `${options.tmpDir}/export-${options.id}-${index}`);
-      storedBytes += stored.size;
-      await upload;
-      upload = objects.put(sliceKey, createReadStream(stored.path), undefined, stored.size).finally(() => unlinkSync(stored.path));
+  let failure: unknown;
+  const inflight = new Set<Promise<void>>();
+  const upload = async (index: number, start: number, end: number): Promise<void> => {
+    const sliceKey = `${key}${sliceSuffix(index, gzip)}`;
+    keys[index] = sliceKey;
+    if (!gzip) {
+      await objects.put(sliceKey, range(start, end), undefined, end - start);
+      storedBytes += end - start;
+      return;
     }
-    await upload;
-  } catch (error) {
-    await upload.catch(() => undefined);
-    throw error;
+    const stored = await gzipToFile(range(start, end), `${options.tmpDir}/export-${options.id}-${index}`);
+    try {
+      await objects.put(sliceKey, createReadStream(stored.path), undefined, stored.size);
+      storedBytes += stored.size;
+    } finally {
+      unlinkSync(stored.path);
+    }
+  };
+  const schedule = async (index: number, start: number, end: number): Promise<void> => {
+    while (inflight.size >= SLICES_IN_FLIGHT) await Promise.race(inflight);
+    if (failure !== undefined) return;
+    const task: Promise<void> = upload(index, start, end).then(
+      () => undefined,
+      (error: unknown) => {
+        failure ??= error;
+      },
+    );
+    const tracked = task.finally(() => inflight.delete(tracked));
+    inflight.add(tracked);
+  };
+  try {
+    await schedule(0, 0, first);
+    let start = first;
+    for (let index = 1; !next.done && failure === undefined; index++) {
+      await schedule(index, start, next.value);
+      start = next.value;
+      next = await ends.next();
+    }
+  } finally {
+    await ends.return(undefined); // closes the file when a slice failed before the end
+    await Promise.all(inflight);
   }
+  if (failure !== undefined) throw failure;
   const manifest = { entries: keys.map((k) => ({ url: objects.entryUrl(k), mandatory: true })) };
   await objects.put(`${key}manifest`, JSON.stringify(manifest), 'application/json');
   return { isSliced: true, sizeBytes: storedBytes, keys };

@@ -37,10 +37,14 @@ function dialectOf(p: LoadOperationParams): CsvDialect {
   };
 }
 
-/** Rows of the staging table, last row per primary key when there is one, in file order. */
+/**
+ * Rows of the staging table, last row per primary key when there is one, in file order. Without a key, a plain scan:
+ * DuckDB keeps insertion order unless told otherwise (`preserve_insertion_order`, on by default), and an `ORDER BY
+ * rowid` there would sort the whole load (~40 % of its time).
+ */
 function stagedRows(staging: string, columns: string[], primaryKey: string[]): string {
   const cols = columns.map(ident).join(', ');
-  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging} ORDER BY rowid`;
+  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging}`;
   const pk = primaryKey.map(ident).join(', ');
   return `SELECT ${cols} FROM (SELECT *, rowid AS __r, row_number() OVER (PARTITION BY ${pk} ORDER BY rowid DESC) AS __rn FROM ${staging}) WHERE __rn = 1 ORDER BY __r`;
 }
