@@ -117,10 +117,18 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       lastChangeDate: formatTimestamp(now),
     };
     const results = await inTransaction(conn, async () => {
-      const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
-      await conn.run(`CREATE TABLE ${ref} (${defs})`);
-      const cols = loaded.columns.map(ident).join(', ');
-      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
+      if (primaryKey.length) {
+        const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+        await conn.run(`CREATE TABLE ${ref} (${defs})`);
+        const cols = loaded.columns.map(ident).join(', ');
+        await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
+      } else {
+        // every staged row stays, in order: the staging table becomes the table (a copy was ~35 % of the load)
+        await conn.run(`ALTER TABLE ${staging.ref} RENAME TO ${ident(p.name)}`);
+        for (const c of loaded.columns) await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(c)} SET DEFAULT ''`);
+        await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(TIMESTAMP_COLUMN)} BIGINT DEFAULT ${now}`);
+        await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(TIMESTAMP_COLUMN)} DROP DEFAULT`);
+      }
       const stats = await tableStats(conn, ref, loaded.columns);
       record.rowsCount = stats.rows;
       record.dataSizeBytes = stats.bytes;
