@@ -76,7 +76,7 @@ export interface LoadCsvInput {
 /**
  * Loads a stored file (gzip and sliced files included) into a new staging table with one VARCHAR column per CSV
  * column. Two readers give the same rows: the bulk path (a byte-level check of a strict RFC 4180 subset while the
- * content is copied to a temp file, then DuckDB's parallel `read_csv`; ~5× faster) and the reference parser
+ * content is copied to a temp file, then DuckDB's parallel `read_csv`; ~3× faster in one measurement) and the reference parser
  * (csv-parse). A file the bulk path refuses, or any failure on it, is loaded again by the parser, which alone names
  * the errors (line of a malformed row, invalid UTF-8), so messages are the same whichever path ran first.
  */
