@@ -94,6 +94,12 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
         plugins: [plugin],
         // heartbeats carry resume points (finished parts/slices/pages): send them often enough to be worth it
         maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
+        // how much one process takes on (its memory); more throughput: more processes on the same task queue
+        maxCachedWorkflows: settings.worker.maxCachedWorkflows,
+        maxConcurrentActivityTaskExecutions: settings.worker.maxConcurrentActivities,
+        // (the SDK caps workflow tasks at the cache size, with a warning; a cache of 0 is off)
+        maxConcurrentWorkflowTaskExecutions:
+          settings.worker.maxCachedWorkflows === 0 ? settings.worker.maxConcurrentWorkflowTasks : Math.min(settings.worker.maxConcurrentWorkflowTasks, settings.worker.maxCachedWorkflows),
         ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
         ...options.worker,
       }),

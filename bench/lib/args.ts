@@ -33,6 +33,8 @@ export interface BenchOptions {
   repeat: number;
   durationsS: number[];
   concurrency: number;
+  /** Worker processes of the concurrency scenario, one batch per count (scale-out); default [1]. */
+  workers: number[];
   timeoutMin: number;
   /** Where the stack and the generated files live; default a new folder under the system temp dir. */
   dataDir?: string;
@@ -64,6 +66,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       repeat: { type: 'string' },
       durations: { type: 'string' },
       concurrency: { type: 'string' },
+      workers: { type: 'string' },
       'timeout-min': { type: 'string' },
       'data-dir': { type: 'string' },
       'results-dir': { type: 'string' },
@@ -92,6 +95,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     repeat: positiveInteger(values.repeat, '--repeat', 1),
     durationsS: durations,
     concurrency: positiveInteger(values.concurrency, '--concurrency', DEFAULT_CONCURRENCY),
+    workers: values.workers === undefined ? [1] : values.workers.split(',').map((w) => positiveInteger(w.trim(), '--workers', 1)),
     timeoutMin: positiveNumber(values['timeout-min'], '--timeout-min', DEFAULT_TIMEOUT_MIN),
     dataDir: values['data-dir'],
     keep: values.keep ?? false,

@@ -197,3 +197,51 @@ export function memorySnapshot(pid: number): { rssMb: number; anonMb?: number; f
     ...(m.threads !== undefined ? { threads: m.threads } : {}),
   };
 }
+
+/** Resident memory of a process grouped by what it maps (KiB), from `/proc/<pid>/smaps`. */
+export interface RssBreakdown {
+  totalKiB: number;
+  /** Anonymous mappings: V8 heaps (every isolate), malloc arenas (node, the Rust core), thread stacks. */
+  anonymousKiB: number;
+  /** `[heap]`: the main malloc arena (brk). */
+  brkHeapKiB: number;
+  /** The node executable's own pages (code, read-only data). */
+  nodeBinaryKiB: number;
+  /** Native addons (`*.node`) by file name: e.g. the Temporal core bridge. */
+  addonsKiB: Record<string, number>;
+  /** Other shared libraries and mapped files. */
+  otherFilesKiB: number;
+}
+
+/** Parses `/proc/<pid>/smaps` text into an {@link RssBreakdown}; `nodePath` names the node executable. */
+export function parseSmaps(text: string, nodePath: string): RssBreakdown {
+  const out: RssBreakdown = { totalKiB: 0, anonymousKiB: 0, brkHeapKiB: 0, nodeBinaryKiB: 0, addonsKiB: {}, otherFilesKiB: 0 };
+  let path = '';
+  for (const line of text.split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+\s+\S+\s+\S+\s+\S+\s+\d+\s*(.*)$/.exec(line);
+    if (header) {
+      path = header[1]!.trim();
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kib = Number(rss[1]);
+    out.totalKiB += kib;
+    if (path === '' || path.startsWith('[anon') || path === '[stack]') out.anonymousKiB += kib;
+    else if (path === '[heap]') out.brkHeapKiB += kib;
+    else if (path === nodePath) out.nodeBinaryKiB += kib;
+    else if (path.endsWith('.node')) {
+      const name = path.split('/').pop()!;
+      out.addonsKiB[name] = (out.addonsKiB[name] ?? 0) + kib;
+    } else out.otherFilesKiB += kib;
+  }
+  return out;
+}
+
+export function readRssBreakdown(pid: number): RssBreakdown | undefined {
+  try {
+    return parseSmaps(readFileSync(`/proc/${pid}/smaps`, 'utf8'), process.execPath);
+  } catch {
+    return undefined;
+  }
+}

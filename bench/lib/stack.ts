@@ -54,6 +54,10 @@ export interface BenchStack {
   pids: { worker: number; emulator: number; minio: number; temporal: number };
   /** Where the worker keeps temporary files (slice downloads, staged pages). */
   workerWorkDir: string;
+  /** JSON file the worker writes its in-process memory figures to when `<it>.request` appears (`bench/worker-child.ts`). */
+  workerMemoryReport: string;
+  /** Starts one more worker process on the same task queue (scale-out); stop it when done. */
+  startExtraWorker(): Promise<{ pid: number; stop(): Promise<void> }>;
   /** `POST /_emulator/faults` (a rule, `{slowJob}`, `{failJob}`). */
   emulatorFault(body: unknown): Promise<void>;
   /** An S3 client with MinIO's root keys and default SDK settings (the "bare" baselines use it). */
@@ -135,19 +139,33 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     return { env: {}, stop: () => child.process.stop() };
   };
 
-  const workerService: DevStackService = async (core) => {
+  const workerMemoryReport = join(dataDir, 'worker-memory.json');
+  let workerEnv: Record<string, string> = {};
+  const startWorkerChild = async (index: number) => {
     const child = await startNodeChild({
-      name: 'worker',
-      ...script('test/harness/worker-child.ts'),
-      env: { ...core.env, AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath, SAPI_TEST_WORKER_IDENTITY: `bench-worker@${process.pid}`, SAPI_WORK_DIR: workerWorkDir },
-      logFile: join(core.dataDir, 'logs', 'worker.log'),
+      name: index ? `worker-${index}` : 'worker',
+      ...script('bench/worker-child.ts'),
+      env: {
+        ...workerEnv,
+        SAPI_TEST_WORKER_IDENTITY: `bench-worker-${index}@${process.pid}`,
+        SAPI_WORK_DIR: index ? `${workerWorkDir}-${index}` : workerWorkDir,
+        ...(index ? {} : { BENCH_MEMORY_REPORT: workerMemoryReport }),
+      },
+      logFile: join(dataDir, 'logs', index ? `worker-${index}.log` : 'worker.log'),
       readyPattern: /^READY$/m,
-      nodeArgs,
-      watchdogPidFile: join(core.dataDir, 'stack.pids'),
+      // BENCH_WORKER_NODE_ARGS: node flags for the worker processes only (e.g. `--max-semi-space-size=4`)
+      nodeArgs: [...nodeArgs, '--expose-gc', ...(process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])],
+      watchdogPidFile: join(dataDir, 'stack.pids'),
     });
-    pids.worker = child.process.pid;
-    return { env: {}, stop: () => child.process.stop(15_000) };
+    return child.process;
   };
+  const workerService: DevStackService = async (core) => {
+    workerEnv = { ...core.env, AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath };
+    const child = await startWorkerChild(0);
+    pids.worker = child.pid;
+    return { env: {}, stop: () => child.stop(15_000) };
+  };
+  let extraWorkers = 0;
 
   const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, throttleService, workerService] });
   let connection: Connection | undefined;
@@ -182,6 +200,11 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       minio,
       pids,
       workerWorkDir,
+      workerMemoryReport,
+      async startExtraWorker() {
+        const child = await startWorkerChild(++extraWorkers);
+        return { pid: child.pid, stop: () => child.stop(15_000) };
+      },
       async emulatorFault(body) {
         const res = await request(`${sapiUrl}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify(body) });
         const text = await res.body.text();

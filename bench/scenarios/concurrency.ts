@@ -1,23 +1,30 @@
 /**
- * Concurrency: N (default 200) small imports started at once on the one worker, each into its own table. All must
- * succeed with every row; reported: total time (first start → last result), per-import latency percentiles and the
- * worker's peak RSS. Baseline, measured first in the same run: one import alone (median of 3); "200 × alone" is what
- * running them one after another would take.
+ * Concurrency: N (default 200) small imports started at once, each into its own table, on 1 worker process and,
+ * with `--workers 1,2,4`, again on 2 and 4 processes polling the same task queue (scale-out). All must succeed with
+ * every row; reported per worker count: total time (first start → last result), per-import latency percentiles and
+ * the peak RSS of each worker process. Baseline, measured first in the same run: one import alone (median of 3);
+ * "N × alone" is what running them one after another would take. After those 3 imports (the warm-up) the first
+ * worker's idle RSS is reported with where it goes: V8 heap of the main isolate, external buffers, and the rest of
+ * the process by mapping (`/proc/<pid>/smaps`).
  */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ImportTableResult } from '../../src/contracts/transfer';
-import type { Scenario } from '../lib/context';
+import type { ScenarioContext, Scenario } from '../lib/context';
 import { untilAborted } from '../lib/context';
 import { measure } from '../lib/measure';
-import { kibToMb, readMemory } from '../lib/proc';
-import { figure } from '../lib/report';
+import { kibToMb, readMemory, readRssBreakdown, RssSampler, type RssBreakdown } from '../lib/proc';
+import { figure, type Figure } from '../lib/report';
 import { median, percentile } from '../lib/stats';
 
 /** Size of each imported CSV (MiB): ~50 KB, about 700 rows. */
 export const SMALL_CSV_MIB = 0.05;
+/** Targets of issue 14: every import succeeds; one worker's peak RSS ≤ 400 MB with 1,000 in flight; idle ≤ 200 MB. */
+export const WORKER_PEAK_TARGET_MB = 400;
+export const WORKER_IDLE_TARGET_MB = 200;
 
 export const concurrencyScenario: Scenario = async (ctx) => {
-  const { stack, options } = ctx;
+  const { options } = ctx;
   const count = options.concurrency;
   const csv = await ctx.fixtures.csv(SMALL_CSV_MIB);
   const tag = Date.now().toString(36);
@@ -30,59 +37,146 @@ export const concurrencyScenario: Scenario = async (ctx) => {
   const alone = median(aloneMs)!;
   ctx.log(`one import alone: ${aloneMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s → median ${(alone / 1000).toFixed(2)} s`);
 
-  const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
-  ctx.log(`starting ${count} imports at once …`);
-  const latencies: number[] = [];
-  const failures: string[] = [];
-  const run = await measure(stack, async () => {
-    const started = performance.now();
-    const handles: Array<{ handle: WorkflowHandle; startMs: number }> = await Promise.all(
-      Array.from({ length: count }, async (_, i) => {
-        const startMs = performance.now();
-        const handle = await ctx.startWorkflow('importTableWorkflow', { source: csv.path, bucketId: 'in.c-conc', createBucket: true, table: `t_${tag}_${i}` }, 'concurrent');
-        return { handle, startMs };
+  const idle = await idleMemory(ctx);
+  ctx.log(`worker idle after warm-up: ${describeIdle(idle)}`);
+  const figures: Figure[] = [
+    figure({
+      scenario: 'concurrency',
+      metric: 'worker idle RSS after warm-up',
+      unit: 'MB',
+      ours: kibToMb(idle.rssKiB),
+      target: { on: 'ours', op: '<=', value: WORKER_IDLE_TARGET_MB },
+      note: idle.breakdown ? `V8 heap ${mb(idle.report?.memoryUsage.heapTotal)}, anon ${kibToMb(idle.breakdown.anonymousKiB)}, code ${kibToMb(idle.breakdown.nodeBinaryKiB + idle.breakdown.otherFilesKiB + sum(idle.breakdown.addonsKiB))} MB` : '',
+    }),
+  ];
+  const batches: Record<string, unknown> = {};
+  for (const workers of options.workers) {
+    const batch = await runBatch(ctx, { count, workers, table: `t_${tag}_w${workers}`, rows: csv.rows, source: csv.path });
+    const label = workers === 1 ? '' : ` on ${workers} workers`;
+    figures.push(
+      figure({ scenario: 'concurrency', metric: `imports succeeded of ${count}${label}`, unit: '', ours: batch.succeeded, target: { on: 'ours', op: '>=', value: count } }),
+      figure({ scenario: 'concurrency', metric: `total time for ${count}${label}`, unit: 's', ours: batch.totalMs / 1000, baseline: (count * alone) / 1000, note: `baseline: ${count} × one import alone (${(alone / 1000).toFixed(2)} s)` }),
+      figure({ scenario: 'concurrency', metric: `import latency p95${label}`, unit: 's', ours: (batch.latencyMs.p95 ?? 0) / 1000, baseline: alone / 1000, note: 'baseline: one import alone' }),
+      figure({
+        scenario: 'concurrency',
+        metric: `worker peak RSS${workers === 1 ? '' : ` (largest of ${workers})`}`,
+        unit: 'MB',
+        ours: Math.max(...batch.workerPeakMb),
+        baseline: kibToMb(idle.rssKiB),
+        note: 'baseline: worker RSS at idle',
+        ...(workers === 1 ? { target: { on: 'ours' as const, op: '<=' as const, value: WORKER_PEAK_TARGET_MB } } : {}),
       }),
     );
-    const startedAllMs = performance.now() - started;
-    await Promise.all(
-      handles.map(async ({ handle, startMs }) => {
-        try {
-          const result = (await untilAborted(handle.result(), ctx.signal)) as ImportTableResult;
-          if (result.importedRowsCount !== csv.rows) failures.push(`${handle.workflowId}: ${result.importedRowsCount} rows, expected ${csv.rows}`);
-          latencies.push(performance.now() - startMs);
-        } catch (err) {
-          failures.push(`${handle.workflowId}: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      }),
-    );
-    return { startedAllMs };
-  });
-  const succeeded = count - failures.length;
-  ctx.log(
-    `${succeeded}/${count} succeeded in ${(run.ms / 1000).toFixed(1)} s (all started after ${(run.value.startedAllMs / 1000).toFixed(1)} s); ` +
-      `latency p50 ${((percentile(latencies, 50) ?? 0) / 1000).toFixed(1)} s, p95 ${((percentile(latencies, 95) ?? 0) / 1000).toFixed(1)} s; ` +
-      `worker peak ${kibToMb(run.worker.peakKiB)} MB; cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
-  );
-  if (failures.length) ctx.log(`failures (first 5): ${failures.slice(0, 5).join(' | ')}`);
+    batches[`workers${workers}`] = batch;
+  }
   return {
-    figures: [
-      figure({ scenario: 'concurrency', metric: `imports succeeded of ${count}`, unit: '', ours: succeeded, target: { on: 'ours', op: '>=', value: count } }),
-      figure({ scenario: 'concurrency', metric: `total time for ${count}`, unit: 's', ours: run.ms / 1000, baseline: (count * alone) / 1000, note: `baseline: ${count} × one import alone (${(alone / 1000).toFixed(2)} s)` }),
-      figure({ scenario: 'concurrency', metric: 'import latency p95', unit: 's', ours: (percentile(latencies, 95) ?? 0) / 1000, baseline: alone / 1000, note: 'baseline: one import alone' }),
-      figure({ scenario: 'concurrency', metric: 'worker peak RSS', unit: 'MB', ours: kibToMb(run.worker.peakKiB), baseline: kibToMb(workerIdleKiB), note: 'baseline: worker RSS at idle' }),
-    ],
-    details: {
-      count,
-      csvBytes: csv.bytes,
-      rows: csv.rows,
-      aloneMs,
-      totalMs: Math.round(run.ms),
-      startedAllMs: Math.round(run.value.startedAllMs),
-      latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: percentile(latencies, 100) },
-      failures,
-      cpuSeconds: run.cpuSeconds,
-        cpuSplit: run.cpuSplit,
-      emulatorPeakMb: kibToMb(run.emulator.peakKiB),
-    },
+    figures,
+    details: { count, csvBytes: csv.bytes, rows: csv.rows, aloneMs, idle, batches, workerSettings: workerSettingsFromEnv() },
   };
 };
+
+/** One batch of `count` imports started at once, with `workers` worker processes polling (extra ones started here). */
+async function runBatch(ctx: ScenarioContext, input: { count: number; workers: number; table: string; rows: number; source: string }) {
+  const { stack } = ctx;
+  const extras = [];
+  try {
+    for (let i = 1; i < input.workers; i++) extras.push(await stack.startExtraWorker());
+    if (extras.length) ctx.log(`${extras.length} more worker process(es) started (pids ${extras.map((e) => e.pid).join(', ')})`);
+    const samplers = extras.map((e) => new RssSampler(e.pid).start());
+    ctx.log(`starting ${input.count} imports at once on ${input.workers} worker(s) …`);
+    const latencies: number[] = [];
+    const failures: string[] = [];
+    const run = await measure(stack, async () => {
+      const started = performance.now();
+      const handles: Array<{ handle: WorkflowHandle; startMs: number }> = await Promise.all(
+        Array.from({ length: input.count }, async (_, i) => {
+          const startMs = performance.now();
+          const handle = await ctx.startWorkflow('importTableWorkflow', { source: input.source, bucketId: 'in.c-conc', createBucket: true, table: `${input.table}_${i}` }, 'concurrent');
+          return { handle, startMs };
+        }),
+      );
+      const startedAllMs = performance.now() - started;
+      await Promise.all(
+        handles.map(async ({ handle, startMs }) => {
+          try {
+            const result = (await untilAborted(handle.result(), ctx.signal)) as ImportTableResult;
+            if (result.importedRowsCount !== input.rows) failures.push(`${handle.workflowId}: ${result.importedRowsCount} rows, expected ${input.rows}`);
+            latencies.push(performance.now() - startMs);
+          } catch (err) {
+            failures.push(`${handle.workflowId}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }),
+      );
+      return { startedAllMs };
+    });
+    const workerPeakMb = [kibToMb(run.worker.peakKiB), ...samplers.map((s) => kibToMb(s.stop().peakKiB))];
+    const latencyMs = { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: percentile(latencies, 100) };
+    const succeeded = input.count - failures.length;
+    ctx.log(
+      `${succeeded}/${input.count} succeeded on ${input.workers} worker(s) in ${(run.ms / 1000).toFixed(1)} s (all started after ${(run.value.startedAllMs / 1000).toFixed(1)} s); ` +
+        `latency p50 ${((latencyMs.p50 ?? 0) / 1000).toFixed(1)} s, p95 ${((latencyMs.p95 ?? 0) / 1000).toFixed(1)} s; ` +
+        `worker peak ${workerPeakMb.join(', ')} MB; cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
+    );
+    if (failures.length) ctx.log(`failures (first 5): ${failures.slice(0, 5).join(' | ')}`);
+    return {
+      workers: input.workers,
+      succeeded,
+      totalMs: Math.round(run.ms),
+      startedAllMs: Math.round(run.value.startedAllMs),
+      latencyMs,
+      workerPeakMb,
+      failures,
+      cpuSeconds: run.cpuSeconds,
+      cpuSplit: run.cpuSplit,
+      emulatorPeakMb: kibToMb(run.emulator.peakKiB),
+    };
+  } finally {
+    await Promise.all(extras.map((e) => e.stop()));
+  }
+}
+
+interface WorkerMemoryReport {
+  gcBeforeReport: boolean;
+  memoryUsage: NodeJS.MemoryUsage;
+  heapLimit: number;
+  heapSpaces: Array<{ name: string; size: number; used: number }>;
+  mallocedMemory: number;
+  externalMemory: number;
+}
+
+/** The first worker's RSS at rest, its `/proc` breakdown and its own figures (asked for through a request file, after a GC). */
+async function idleMemory(ctx: ScenarioContext): Promise<{ rssKiB: number; breakdown?: RssBreakdown; report?: WorkerMemoryReport }> {
+  const { stack } = ctx;
+  await new Promise((r) => setTimeout(r, 2000)); // let the last tasks' buffers go
+  rmSync(stack.workerMemoryReport, { force: true });
+  let report: WorkerMemoryReport | undefined;
+  try {
+    writeFileSync(`${stack.workerMemoryReport}.request`, '');
+    for (let i = 0; i < 50 && !existsSync(stack.workerMemoryReport); i++) await new Promise((r) => setTimeout(r, 100));
+    report = JSON.parse(readFileSync(stack.workerMemoryReport, 'utf8')) as WorkerMemoryReport;
+  } catch (err) {
+    ctx.log(`no memory report from the worker: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { rssKiB: readMemory(stack.pids.worker)?.rssKiB ?? 0, breakdown: readRssBreakdown(stack.pids.worker), report };
+}
+
+function describeIdle(idle: Awaited<ReturnType<typeof idleMemory>>): string {
+  const parts = [`RSS ${kibToMb(idle.rssKiB)} MB`];
+  const u = idle.report?.memoryUsage;
+  if (u) parts.push(`main isolate heap ${mb(u.heapTotal)} MB (used ${mb(u.heapUsed)}), external ${mb(u.external)} MB (array buffers ${mb(u.arrayBuffers)})`);
+  const b = idle.breakdown;
+  if (b) {
+    const addons = Object.entries(b.addonsKiB).map(([name, kib]) => `${name} ${kibToMb(kib)}`).join(', ');
+    parts.push(`by mapping: anonymous ${kibToMb(b.anonymousKiB)} MB, brk heap ${kibToMb(b.brkHeapKiB)} MB, node binary ${kibToMb(b.nodeBinaryKiB)} MB, addons [${addons}] MB, other files ${kibToMb(b.otherFilesKiB)} MB`);
+  }
+  return parts.join('; ');
+}
+
+const mb = (bytes: number | undefined): number => Math.round((bytes ?? 0) / 1e5) / 10;
+const sum = (values: Record<string, number>): number => Object.values(values).reduce((a, b) => a + b, 0);
+
+/** The worker tuning variables the run had (they pass to the worker processes through the environment). */
+function workerSettingsFromEnv(): Record<string, string | undefined> {
+  const names = ['SAPI_MAX_CACHED_WORKFLOWS', 'SAPI_MAX_CONCURRENT_ACTIVITIES', 'SAPI_MAX_CONCURRENT_WORKFLOW_TASKS', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX'];
+  return Object.fromEntries(names.map((n) => [n, process.env[n]]));
+}

@@ -19,6 +19,21 @@ export const DEFAULT_EXTRACT_SECRET_ENV_PREFIX = 'SAPI_SECRET_';
 export const DEFAULT_PART_SIZE_MIB = 8;
 /** Default number of parts (upload) or slices (download) in flight. */
 export const DEFAULT_TRANSFER_CONCURRENCY = 4;
+/**
+ * Default number of workflow runs the worker keeps in memory between their tasks (`SAPI_MAX_CACHED_WORKFLOWS`). The
+ * SDK's own default grows with the heap limit (~2,300 on a machine with 16 GB or more), so a worker's memory would
+ * depend on the host's; 1,000 cached import runs measured ~56 MB. A run evicted from the cache is replayed from its
+ * history on its next task: less memory, more CPU (and with many more runs in flight than cached, much more).
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 1000;
+/**
+ * Default number of activities one worker runs at once (`SAPI_MAX_CONCURRENT_ACTIVITIES`; SDK default 100). Each
+ * transfer activity holds up to part size × (transfer concurrency + 1) in buffers (40 MiB by default) while it
+ * streams a large file; small files hold their own size only.
+ */
+export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 100;
+/** Default number of workflow tasks one worker runs at once (`SAPI_MAX_CONCURRENT_WORKFLOW_TASKS`; as the SDK). */
+export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 40;
 
 const connectionSchema = z.object({
   url: z.url({ message: 'must be an http(s) URL of the Storage API, e.g. https://connection.keboola.com' }),
@@ -61,6 +76,12 @@ const settingsSchema = z.object({
     partSizeBytes: z.number().int().min(5 * 1024 * 1024),
     concurrency: z.number().int().min(1).max(64),
   }),
+  /** How much work one worker process takes on: its memory is a function of these (README, Scaling out). */
+  worker: z.object({
+    maxCachedWorkflows: z.number().int().min(0),
+    maxConcurrentActivities: z.number().int().min(1),
+    maxConcurrentWorkflowTasks: z.number().int().min(2),
+  }),
   /** Where activities keep temporary files (slice downloads, staged pages). */
   workDir: z.string().min(1),
   /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
@@ -89,6 +110,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`: the worker's own S3 keys (else the default AWS chain).
  * - `STORAGE_EMULATOR_HOST`: Google Cloud Storage's endpoint when it is an emulator (`http://127.0.0.1:4443`), as
  *   Google's own clients read it; unset: the real service.
+ * - `SAPI_MAX_CACHED_WORKFLOWS` (1000), `SAPI_MAX_CONCURRENT_ACTIVITIES` (100), `SAPI_MAX_CONCURRENT_WORKFLOW_TASKS` (40).
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
@@ -126,6 +148,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     transfer: {
       partSizeBytes: Number(env.SAPI_PART_SIZE_MIB ?? DEFAULT_PART_SIZE_MIB) * 1024 * 1024,
       concurrency: Number(env.SAPI_TRANSFER_CONCURRENCY ?? DEFAULT_TRANSFER_CONCURRENCY),
+    },
+    worker: {
+      maxCachedWorkflows: Number(env.SAPI_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+      maxConcurrentActivities: Number(env.SAPI_MAX_CONCURRENT_ACTIVITIES ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES),
+      maxConcurrentWorkflowTasks: Number(env.SAPI_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS),
     },
     workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
     extractSecretEnvPrefix: env.SAPI_EXTRACT_SECRET_ENV_PREFIX ?? DEFAULT_EXTRACT_SECRET_ENV_PREFIX,
@@ -178,6 +205,9 @@ function variableOf(path: PropertyKey[]): string {
     'temporal.apiKey': 'TEMPORAL_API_KEY',
     'transfer.partSizeBytes': 'SAPI_PART_SIZE_MIB',
     'transfer.concurrency': 'SAPI_TRANSFER_CONCURRENCY',
+    'worker.maxCachedWorkflows': 'SAPI_MAX_CACHED_WORKFLOWS',
+    'worker.maxConcurrentActivities': 'SAPI_MAX_CONCURRENT_ACTIVITIES',
+    'worker.maxConcurrentWorkflowTasks': 'SAPI_MAX_CONCURRENT_WORKFLOW_TASKS',
     's3.endpoint': 'AWS_ENDPOINT_URL_S3',
     'gcs.endpoint': 'STORAGE_EMULATOR_HOST',
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',

@@ -22,6 +22,7 @@ import { GcsObjectStore } from './gcs-store';
 import { S3ObjectStore, type ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
+  DEFAULT_DUCKDB_COMPRESS_STRINGS,
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   DEFAULT_EMULATOR_HOST,
   DEFAULT_JOB_PROCESSING_MS,
@@ -137,6 +138,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     tables = await TableStore.open(join(options.dataDir, 'tables.duckdb'), {
       memoryLimit: options.duckdbMemoryLimit ?? DEFAULT_DUCKDB_MEMORY_LIMIT,
       tempDirectory: join(tmpDir, 'duckdb'),
+      compressStrings: options.duckdbCompressStrings ?? DEFAULT_DUCKDB_COMPRESS_STRINGS,
     });
   } catch (error) {
     state.close();

@@ -20,6 +20,12 @@ export const DEFAULT_PRESIGN_TTL_SECONDS = 3_600;
 export const DEFAULT_REQUEST_LOG_LIMIT = 10_000;
 /** Default DuckDB buffer pool limit; larger tables spill to `<dataDir>/tmp/duckdb`. */
 export const DEFAULT_DUCKDB_MEMORY_LIMIT = '256MB';
+/**
+ * Default of {@link EmulatorOptions.duckdbCompressStrings}: off. DuckDB's string compression (dictionary, FSST)
+ * costs more CPU than the rest of an import (a table of the bench's CSV is written ~2× faster without it) and saves
+ * little disk on such data (~15 %).
+ */
+export const DEFAULT_DUCKDB_COMPRESS_STRINGS = false;
 /** Path prefix under which the same server serves the importer service. */
 export const IMPORTER_PREFIX = '/import';
 
@@ -144,6 +150,8 @@ export interface EmulatorOptions {
   requestLogLimit?: number;
   /** DuckDB memory limit, e.g. `'256MB'`. Default {@link DEFAULT_DUCKDB_MEMORY_LIMIT}. */
   duckdbMemoryLimit?: string;
+  /** Compress strings in the table store (smaller file, slower loads). Default {@link DEFAULT_DUCKDB_COMPRESS_STRINGS}. */
+  duckdbCompressStrings?: boolean;
   /**
    * Base URL clients reach the emulator at (behind a proxy, in a container network), used in `url` fields and the
    * index's service URLs (the importer's among them); default `http://<host>:<port>`.

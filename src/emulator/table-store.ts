@@ -11,6 +11,9 @@ export function tableRef(bucketId: string, name: string): string {
   return `${ident(bucketId)}.${ident(name)}`;
 }
 
+/** DuckDB's string compression methods, disabled unless `compressStrings`. */
+const STRING_COMPRESSION_METHODS = 'fsst,dictionary,dict_fsst';
+
 /** Internal per-row column with the time of the load that wrote the row (for `changedSince`). */
 export const TIMESTAMP_COLUMN = '_timestamp';
 /** Staging tables are `__staging_<jobId>` in the target bucket's schema; dropped at start-up. */
@@ -29,9 +32,16 @@ export class TableStore {
     private readonly main: DuckDBConnection,
   ) {}
 
-  /** Opens (or creates) the database; `memoryLimit` bounds DuckDB's buffer pool (it spills to `tempDirectory`). */
-  static async open(path: string, options: { memoryLimit: string; tempDirectory: string }): Promise<TableStore> {
-    const instance = await DuckDBInstance.create(path, { memory_limit: options.memoryLimit, temp_directory: options.tempDirectory });
+  /**
+   * Opens (or creates) the database; `memoryLimit` bounds DuckDB's buffer pool (it spills to `tempDirectory`);
+   * without `compressStrings`, strings are stored without dictionary/FSST compression (faster loads).
+   */
+  static async open(path: string, options: { memoryLimit: string; tempDirectory: string; compressStrings?: boolean }): Promise<TableStore> {
+    const instance = await DuckDBInstance.create(path, {
+      memory_limit: options.memoryLimit,
+      temp_directory: options.tempDirectory,
+      ...(options.compressStrings ? {} : { disabled_compression_methods: STRING_COMPRESSION_METHODS }),
+    });
     const main = await instance.connect();
     const store = new TableStore(instance, main);
     await main.run('CREATE SCHEMA IF NOT EXISTS _emulator');

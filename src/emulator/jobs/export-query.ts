@@ -61,8 +61,11 @@ export function validateExport(table: TableRecord, p: ExportOperationParams): vo
   for (const [i, o] of (p.orderBy ?? []).entries()) check(o.column, `orderBy[${i}]`);
 }
 
-/** The SELECT that produces the export, in table order unless `orderBy` says otherwise. */
-export function exportSql(table: TableRecord, p: ExportOperationParams): { sql: string; columns: string[] } {
+/**
+ * The SELECT that produces the export, in table order unless `orderBy` says otherwise. `text`: every value as a
+ * string, NULL as '' (what a CSV writer should print).
+ */
+export function exportSql(table: TableRecord, p: ExportOperationParams, options: { text?: boolean } = {}): { sql: string; columns: string[] } {
   const columns = p.columns?.length ? p.columns : table.columns;
   const conditions: string[] = [];
   for (const f of p.whereFilters ?? []) {
@@ -77,7 +80,7 @@ export function exportSql(table: TableRecord, p: ExportOperationParams): { sql: 
   const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
   const sql = [
     // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
-    `SELECT ${columns.map((c) => (table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
+    `SELECT ${columns.map((c) => (options.text ? `coalesce(CAST(${ident(c)} AS VARCHAR), '') AS ${ident(c)}` : table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
     conditions.length ? `WHERE ${conditions.join(' AND ')}` : '',
     `ORDER BY ${order}`,
     p.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(p.limit))}` : '',

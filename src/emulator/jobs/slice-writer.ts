@@ -1,7 +1,6 @@
-import { createReadStream, createWriteStream, statSync, unlinkSync, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
-import { join } from 'node:path';
-import { type Writable } from 'node:stream';
+import { createReadStream, createWriteStream, statSync, unlinkSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip, gzipSync } from 'node:zlib';
 import { type ObjectStore } from '../object-store';
 
@@ -18,134 +17,152 @@ export function sliceSuffix(index: number, gzip: boolean): string {
   return `part_${String(index).padStart(5, '0')}${gzip ? '.gz' : ''}`;
 }
 
-interface Slice {
-  path: string;
-  file: WriteStream;
-  sink: Writable;
-  rawBytes: number;
-  /** Bytes of the header at the start of the file (slice 0 only). */
-  headerBytes: number;
-}
+const QUOTE = 0x22;
+const LF = 0x0a;
 
-const FLUSH_BYTES = 1024 * 1024;
+/** Slices uploaded at once (each one a multipart upload of its own). */
+const SLICES_IN_FLIGHT = 4;
 
 /**
- * Writes CSV lines into slices of about `sliceSizeBytes` uncompressed bytes on local disk and uploads each finished
- * slice while the next is written. The first slice starts with the header (a separate gzip member when gzipped), so
- * an export that fits in one slice is uploaded as one CSV with header; a larger one becomes headerless slices plus a
- * manifest. Memory: one buffered megabyte plus the uploader's parts; disk: at most two slices.
+ * Where a CSV file whose every value is enclosed in `"` (as DuckDB's `COPY … (FORCE_QUOTE *)` writes it) is cut
+ * into slices: after the first record that brings a slice to `sliceSizeBytes` or more, as the rows were written.
+ * Yields the end offset of each slice as soon as it is found (the last one is the file size; just that one when the
+ * file fits in one slice). A newline inside a value is told from a record end by the parity of the enclosures
+ * before it.
  */
-export class SliceWriter {
-  private slices: Slice[] = [];
-  private current: Slice;
-  private buffer: string[] = [];
-  private bufferBytes = 0;
-  private pendingUpload: Promise<void> = Promise.resolve();
-  private uploadedKeys: string[] = [];
-  private storedBytes = 0;
-
-  constructor(
-    private readonly options: { objects: ObjectStore; key: string; sliceSizeBytes: number; gzip: boolean; header: string; tmpDir: string; id: string },
-  ) {
-    this.current = this.open(0);
-  }
-
-  private open(index: number): Slice {
-    const path = join(this.options.tmpDir, `export-${this.options.id}-${index}`);
-    const file = createWriteStream(path);
-    let headerBytes = 0;
-    if (index === 0) {
-      const header = this.options.gzip ? gzipSync(this.options.header) : Buffer.from(this.options.header);
-      file.write(header);
-      headerBytes = header.length;
+export async function* sliceEnds(path: string, sliceSizeBytes: number): AsyncGenerator<number> {
+  let offset = 0;
+  let quoted = false;
+  let last = -1;
+  let nextCut = sliceSizeBytes; // a record ending at or after this offset ends the slice
+  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      if (offset + n < nextCut) {
+        // no cut in the rest of this chunk: only the enclosures' parity matters
+        for (; i < n; i++) if (chunk[i] === QUOTE) quoted = !quoted;
+        break;
+      }
+      const b = chunk[i]!;
+      if (b === QUOTE) quoted = !quoted;
+      else if (b === LF && !quoted && offset + i + 1 >= nextCut) {
+        last = offset + i + 1;
+        nextCut = last + sliceSizeBytes;
+        yield last;
+      }
+      i++;
     }
-    let sink: Writable = file;
-    if (this.options.gzip) {
-      const gzip = createGzip();
-      gzip.pipe(file);
-      sink = gzip;
+    offset += n;
+  }
+  if (last !== offset) yield offset;
+}
+
+/**
+ * Stores an export whose rows (without header) are in the local file `path`: one object with the header when the
+ * rows fit in one slice of `sliceSizeBytes`, else headerless slices `part_00000…` and a manifest. Slices are read
+ * straight from the file by byte range (gzipped ones are compressed into a temp file first, so their size is known)
+ * and uploaded {@link SLICES_IN_FLIGHT} at a time while the file is still being cut.
+ */
+export async function storeSlices(options: {
+  objects: ObjectStore;
+  key: string;
+  path: string;
+  sliceSizeBytes: number;
+  gzip: boolean;
+  header: string;
+  tmpDir: string;
+  id: string;
+}): Promise<SliceWriterResult> {
+  const { objects, key, path, gzip } = options;
+  const range = (start: number, end: number): Readable => (end > start ? createReadStream(path, { start, end: end - 1 }) : Readable.from([]));
+  const ends = sliceEnds(path, options.sliceSizeBytes);
+  const first = (await ends.next()).value as number;
+  let next = await ends.next();
+  if (next.done) {
+    const size = first;
+    if (!gzip) {
+      const header = Buffer.from(options.header);
+      await objects.put(key, Readable.from(concat(header, range(0, size))), undefined, header.length + size);
+      return { isSliced: false, sizeBytes: header.length + size, keys: [key] };
     }
-    const slice = { path, file, sink, rawBytes: 0, headerBytes };
-    this.slices.push(slice);
-    return slice;
-  }
-
-  /** Adds one line; returns a promise only when the caller must wait (flush or slice change). */
-  write(line: string): Promise<void> | undefined {
-    if (this.current.rawBytes + this.bufferBytes >= this.options.sliceSizeBytes && this.current.rawBytes + this.bufferBytes > 0) {
-      return this.flush()
-        .then(() => this.rotate())
-        .then(() => this.write(line));
-    }
-    this.buffer.push(line);
-    this.bufferBytes += Buffer.byteLength(line);
-    return this.bufferBytes >= FLUSH_BYTES ? this.flush() : undefined;
-  }
-
-  private async flush(): Promise<void> {
-    if (!this.buffer.length) return;
-    const chunk = this.buffer.join('');
-    this.current.rawBytes += this.bufferBytes;
-    this.buffer = [];
-    this.bufferBytes = 0;
-    if (!this.current.sink.write(chunk)) await once(this.current.sink, 'drain');
-  }
-
-  private async close(slice: Slice): Promise<void> {
-    slice.sink.end();
-    if (!slice.file.closed) await once(slice.file, 'close');
-  }
-
-  private async rotate(): Promise<void> {
-    const finished = this.current;
-    const index = this.slices.length - 1;
-    await this.close(finished);
-    await this.pendingUpload;
-    this.pendingUpload = this.uploadSlice(finished, index);
-    this.pendingUpload.catch(() => undefined);
-    this.current = this.open(index + 1);
-  }
-
-  private async uploadSlice(slice: Slice, index: number): Promise<void> {
-    const key = `${this.options.key}${sliceSuffix(index, this.options.gzip)}`;
-    const size = statSync(slice.path).size - slice.headerBytes;
+    // the header as its own gzip member, then the rows: one valid gzip stream
+    const stored = await gzipToFile(range(0, size), `${options.tmpDir}/export-${options.id}-0`, gzipSync(options.header));
     try {
-      await this.options.objects.put(key, size > 0 ? createReadStream(slice.path, { start: slice.headerBytes }) : Buffer.alloc(0), undefined, size);
+      await objects.put(key, createReadStream(stored.path), undefined, stored.size);
     } finally {
-      unlinkSync(slice.path);
+      unlinkSync(stored.path);
     }
-    this.uploadedKeys[index] = key;
-    this.storedBytes += size;
+    return { isSliced: false, sizeBytes: stored.size, keys: [key] };
   }
+  const keys: string[] = [];
+  let storedBytes = 0;
+  let failure: unknown;
+  const inflight = new Set<Promise<void>>();
+  const upload = async (index: number, start: number, end: number): Promise<void> => {
+    const sliceKey = `${key}${sliceSuffix(index, gzip)}`;
+    keys[index] = sliceKey;
+    if (!gzip) {
+      await objects.put(sliceKey, range(start, end), undefined, end - start);
+      storedBytes += end - start;
+      return;
+    }
+    const stored = await gzipToFile(range(start, end), `${options.tmpDir}/export-${options.id}-${index}`);
+    try {
+      await objects.put(sliceKey, createReadStream(stored.path), undefined, stored.size);
+      storedBytes += stored.size;
+    } finally {
+      unlinkSync(stored.path);
+    }
+  };
+  const schedule = async (index: number, start: number, end: number): Promise<void> => {
+    while (inflight.size >= SLICES_IN_FLIGHT) await Promise.race(inflight);
+    if (failure !== undefined) return;
+    const task: Promise<void> = upload(index, start, end).then(
+      () => undefined,
+      (error: unknown) => {
+        failure ??= error;
+      },
+    );
+    const tracked = task.finally(() => inflight.delete(tracked));
+    inflight.add(tracked);
+  };
+  try {
+    await schedule(0, 0, first);
+    let start = first;
+    for (let index = 1; !next.done && failure === undefined; index++) {
+      await schedule(index, start, next.value);
+      start = next.value;
+      next = await ends.next();
+    }
+  } finally {
+    await ends.return(undefined); // closes the file when a slice failed before the end
+    await Promise.all(inflight);
+  }
+  if (failure !== undefined) throw failure;
+  const manifest = { entries: keys.map((k) => ({ url: objects.entryUrl(k), mandatory: true })) };
+  await objects.put(`${key}manifest`, JSON.stringify(manifest), 'application/json');
+  return { isSliced: true, sizeBytes: storedBytes, keys };
+}
 
-  async finish(): Promise<SliceWriterResult> {
-    await this.flush();
-    await this.close(this.current);
-    await this.pendingUpload;
-    if (this.slices.length === 1) {
-      const size = statSync(this.current.path).size;
-      try {
-        await this.options.objects.put(this.options.key, createReadStream(this.current.path), undefined, size);
-      } finally {
-        unlinkSync(this.current.path);
-      }
-      return { isSliced: false, sizeBytes: size, keys: [this.options.key] };
-    }
-    await this.uploadSlice(this.current, this.slices.length - 1);
-    const manifest = { entries: this.uploadedKeys.map((key) => ({ url: this.options.objects.entryUrl(key), mandatory: true })) };
-    await this.options.objects.put(`${this.options.key}manifest`, JSON.stringify(manifest), 'application/json');
-    return { isSliced: true, sizeBytes: this.storedBytes, keys: this.uploadedKeys };
-  }
+async function* concat(head: Buffer, rest: Readable): AsyncGenerator<Buffer> {
+  yield head;
+  for await (const chunk of rest) yield chunk as Buffer;
+}
 
-  /** Removes local temp files after a failure. */
-  abort(): void {
-    for (const slice of this.slices) {
-      slice.sink.destroy();
-      try {
-        unlinkSync(slice.path);
-      } catch {
-        // already uploaded and removed
-      }
+/** Gzips `body` into `path` (after `prefix`, e.g. a gzipped header member); returns the file's size. */
+async function gzipToFile(body: Readable, path: string, prefix?: Buffer): Promise<{ path: string; size: number }> {
+  const out = createWriteStream(path);
+  if (prefix) out.write(prefix);
+  try {
+    await pipeline(body, createGzip(), out);
+  } catch (error) {
+    try {
+      unlinkSync(path);
+    } catch {
+      // never written
     }
+    throw error;
   }
+  return { path, size: statSync(path).size };
 }

@@ -1,10 +1,13 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { type EmulatorContext } from '../context';
 import { JobError } from '../errors';
 import { type FileRecord, type JobRecord } from '../model';
 import { formatTimestamp } from '../time';
 import { type ExportOperationParams, exportSql } from './export-query';
-import { SliceWriter } from './slice-writer';
+import { storeSlices } from './slice-writer';
 import { fileKey } from '../files';
+import { sqlString } from './csv-shape';
 
 /** Tag carried by every table export file. */
 export const TABLE_EXPORT_TAG = 'table-export';
@@ -20,7 +23,10 @@ export function csvLine(values: readonly unknown[]): string {
   return `${line}\n`;
 }
 
-/** Streams the selected rows out of DuckDB chunk by chunk into a file (sliced when large) and registers it. */
+/**
+ * Writes the selected rows with DuckDB's own CSV writer (`COPY … TO`, every value enclosed, NULL as `""`) into a
+ * local file, then stores it as one file with a header or as slices (see {@link storeSlices}) and registers it.
+ */
 export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as ExportOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
@@ -28,33 +34,24 @@ export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Prom
   if (!table) throw new JobError('storage.tables.notFound', `table ${tableId} not found`);
   const missing = (p.columns ?? []).filter((c) => !table.columns.includes(c));
   if (missing.length) throw new JobError('storage.tables.columnNotFound', `columns ${missing.join(', ')} are not in table ${tableId}`);
-  const { sql, columns } = exportSql(table, p);
+  const { sql, columns } = exportSql(table, p, { text: true });
   const id = ctx.nextId('file');
   const created = formatTimestamp();
   const name = `${tableId}.csv${p.gzip ? '.gz' : ''}`;
   const key = fileKey(ctx, id, name, false, created);
-  const writer = new SliceWriter({ objects: ctx.objects, key, sliceSizeBytes: ctx.sliceSizeBytes, gzip: p.gzip, header: csvLine(columns), tmpDir: ctx.tmpDir, id: String(job.id) });
+  const rowsPath = join(ctx.tmpDir, `export-${job.id}.csv`);
   const conn = await ctx.tables.connect();
-  let result: Awaited<ReturnType<SliceWriter['finish']>>;
+  let result: Awaited<ReturnType<typeof storeSlices>>;
   let rows = 0;
   try {
-    const stream = await conn.stream(sql);
-    for (;;) {
-      const chunk = await stream.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      const data = chunk.getColumns();
-      for (let r = 0; r < chunk.rowCount; r++) {
-        const wait = writer.write(csvLine(data.map((col) => col[r])));
-        if (wait) await wait;
-      }
-      rows += chunk.rowCount;
-    }
-    result = await writer.finish();
-  } catch (error) {
-    writer.abort();
-    throw error;
+    const copied = await conn.runAndReadAll(
+      `COPY (${sql}) TO ${sqlString(rowsPath)} (FORMAT csv, HEADER false, FORCE_QUOTE *, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\n')`,
+    );
+    rows = Number(copied.getRowsJS()[0]?.[0] ?? 0);
+    result = await storeSlices({ objects: ctx.objects, key, path: rowsPath, sliceSizeBytes: ctx.sliceSizeBytes, gzip: p.gzip, header: csvLine(columns), tmpDir: ctx.tmpDir, id: String(job.id) });
   } finally {
     conn.closeSync();
+    rmSync(rowsPath, { force: true });
   }
   const file: FileRecord = {
     id,

@@ -37,10 +37,14 @@ function dialectOf(p: LoadOperationParams): CsvDialect {
   };
 }
 
-/** Rows of the staging table, last row per primary key when there is one, in file order. */
+/**
+ * Rows of the staging table, last row per primary key when there is one, in file order. Without a key, a plain scan:
+ * DuckDB keeps insertion order unless told otherwise (`preserve_insertion_order`, on by default), and an `ORDER BY
+ * rowid` there would sort the whole load (~40 % of its time).
+ */
 function stagedRows(staging: string, columns: string[], primaryKey: string[]): string {
   const cols = columns.map(ident).join(', ');
-  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging} ORDER BY rowid`;
+  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging}`;
   const pk = primaryKey.map(ident).join(', ');
   return `SELECT ${cols} FROM (SELECT *, rowid AS __r, row_number() OVER (PARTITION BY ${pk} ORDER BY rowid DESC) AS __rn FROM ${staging}) WHERE __rn = 1 ORDER BY __r`;
 }
@@ -93,7 +97,7 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
   return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
-    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name });
+    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name, tmpDir: ctx.tmpDir });
     const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
     if (missingPk.length) {
       throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);
@@ -113,10 +117,18 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       lastChangeDate: formatTimestamp(now),
     };
     const results = await inTransaction(conn, async () => {
-      const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
-      await conn.run(`CREATE TABLE ${ref} (${defs})`);
-      const cols = loaded.columns.map(ident).join(', ');
-      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
+      if (primaryKey.length) {
+        const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+        await conn.run(`CREATE TABLE ${ref} (${defs})`);
+        const cols = loaded.columns.map(ident).join(', ');
+        await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
+      } else {
+        // every staged row stays, in order: the staging table becomes the table (a copy was ~35 % of the load)
+        await conn.run(`ALTER TABLE ${staging.ref} RENAME TO ${ident(p.name)}`);
+        for (const c of loaded.columns) await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(c)} SET DEFAULT ''`);
+        await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(TIMESTAMP_COLUMN)} BIGINT DEFAULT ${now}`);
+        await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(TIMESTAMP_COLUMN)} DROP DEFAULT`);
+      }
       const stats = await tableStats(conn, ref, loaded.columns);
       record.rowsCount = stats.rows;
       record.dataSizeBytes = stats.bytes;
@@ -144,6 +156,7 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       dialect: dialectOf(p),
       schema: staging.schema,
       stagingName: staging.name,
+      tmpDir: ctx.tmpDir,
       fallbackColumns: table.columns,
     });
     validateColumnNames(loaded.columns, `file ${file.id}`);

@@ -122,4 +122,22 @@ describe('table exports', () => {
     const job = expectSuccess(await waitForJob(env.api, res.body.id));
     expect(job.results.rowsCount).toBe(11);
   });
+
+  test('values with newlines, enclosures and commas are cut into slices only between records', async () => {
+    const values = ['a\n"b"\n', '"', ',\n,', '', 'x'.repeat(70), '\n\n"\n"'];
+    const csv = `id,v\n${values.map((v, i) => `${i},"${v.replace(/"/g, '""')}"`).join('\n')}\n`;
+    expectSuccess(await createTable(env.api, 'in.c-exp', 'tricky', csv));
+    const { file } = await exportJob('in.c-exp.tricky', {});
+    expect(file.isSliced).toBe(true);
+    const manifest: Json = await fetch(file.url).then((r) => r.json());
+    expect(manifest.entries.length).toBe(2);
+    const s3 = s3With(env.minio, file.credentials);
+    const slices = await Promise.all(
+      manifest.entries.map(async (e: { url: string }) => (await readObject(s3, file.s3Path.bucket, e.url.replace(`s3://${file.s3Path.bucket}/`, ''))).toString()),
+    );
+    s3.destroy();
+    // every slice holds whole records: it ends with a closing enclosure and a newline
+    for (const slice of slices) expect(slice).toMatch(/"\n$/);
+    expect(slices.join('')).toBe(values.map((v, i) => `"${i}","${v.replace(/"/g, '""')}"\n`).join(''));
+  });
 });

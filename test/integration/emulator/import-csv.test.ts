@@ -83,6 +83,34 @@ describe('CSV imports', () => {
     expect(data.rows.some((r) => r[1]!.includes('\uFFFD'))).toBe(false);
   });
 
+  /** 100,000 rows (~4 MB) with enclosed commas, doubled enclosures and newlines: many read chunks, DuckDB's parallel reader. */
+  const bigRows = Array.from({ length: 100_000 }, (_, i) => `${i},"name ${i}, ""q"" ${i % 7 ? 'x' : 'multi\nline'}"`);
+  const big = `id,name\n${bigRows.join('\n')}\n`;
+
+  test('a large file loads in file order with every value as written (bulk path)', async () => {
+    const job = expectSuccess(await createTable(env.api, 'in.c-csv', 'big', big));
+    expect(job.results.rowsCount).toBe(100_000);
+    const data = await env.emulator.readTable('in.c-csv.big');
+    expect(data.rows.map((r) => r[0])).toEqual(bigRows.map((_, i) => String(i)));
+    expect(data.rows[0]).toEqual(['0', 'name 0, "q" multi\nline']);
+    expect(data.rows[99_999]).toEqual(['99999', 'name 99999, "q" x']);
+  });
+
+  test('a ragged row deep in a large file fails the job naming its line, as the parser names it', async () => {
+    const job = await importTable(env.api, T, `${big}100000\n100001,ok\n`);
+    expect(job.status).toBe('error');
+    // 100,000 rows, 14,286 of them spread over two lines: the ragged one is on line 114,288
+    expect(job.error.message).toMatch(/^file \d+ is not valid CSV \(RFC 4180\): Invalid Record Length: expect 2, got 1 on line 114288$/);
+    await untouched();
+  });
+
+  test('invalid UTF-8 deep in a large file fails the job naming its line', async () => {
+    const job = await importTable(env.api, T, Buffer.concat([Buffer.from(big), Buffer.from('100000,caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    expect(job.status).toBe('error');
+    expect(job.error.message).toMatch(/^file \d+ is not valid UTF-8: Invalid UTF-8 byte sequence on line 114288 \(byte 0xe9\)/);
+    await untouched();
+  });
+
   test('a file missing a table column fails the job and names the column', async () => {
     const job = await importTable(env.api, T, 'id\n5\n');
     expect(job.status).toBe('error');

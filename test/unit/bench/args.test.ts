@@ -22,6 +22,12 @@ describe('bench command line', () => {
     expect(parseBenchArgs(['download', '--link-mbps', '20', '--profile-dir', '/tmp/p']).linkMBps).toBe(20);
   });
 
+  it('takes the worker counts of the scale-out batches, one worker by default', () => {
+    expect(parseBenchArgs(['concurrency']).workers).toEqual([1]);
+    expect(parseBenchArgs(['concurrency', '--workers', '1, 2,4']).workers).toEqual([1, 2, 4]);
+    expect(() => parseBenchArgs(['--workers', '1,0'])).toThrow('--workers must be a positive number, got "0"');
+  });
+
   it('measures only batch mode on a long extraction unless modes are given', () => {
     expect(parseBenchArgs(['extract', '--pages', '100000']).extractModes).toEqual(['batch']);
     expect(parseBenchArgs(['extract', '--pages', '100000', '--modes', 'page']).extractModes).toEqual(['page']);

@@ -1,4 +1,4 @@
-import { kibToMb, parseProcStatTicks, parseProcStatTimes, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
+import { kibToMb, parseSmaps, parseProcStatTicks, parseProcStatTimes, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
 
 const status = `Name:\tnode
 VmPeak:\t 1234567 kB
@@ -50,5 +50,32 @@ describe('reading a process memory and CPU from /proc', () => {
     expect(rssTimeline(samples, 4)).toEqual([123, 123, 123, 133]);
     expect(rssTimeline([], 4)).toEqual([]);
     expect(kibToMb(292_969)).toBe(300);
+  });
+});
+
+describe('splitting a process RSS by mapping', () => {
+  it('adds up anonymous memory, the brk heap, the node binary, native addons and other files', () => {
+    const smaps = [
+      '00400000-00500000 r-xp 00000000 fd:01 123 /usr/bin/node',
+      'Rss:               40000 kB',
+      '01000000-02000000 rw-p 00000000 00:00 0          [heap]',
+      'Rss:                9000 kB',
+      '7f0000000000-7f0001000000 rw-p 00000000 00:00 0 ',
+      'Rss:               120000 kB',
+      '7f1000000000-7f1001000000 r-xp 00000000 fd:01 77 /app/node_modules/@temporalio/core-bridge/releases/x86_64-unknown-linux-gnu/index.node',
+      'Rss:               30000 kB',
+      '7f2000000000-7f2000100000 r-xp 00000000 fd:01 78 /usr/lib/x86_64-linux-gnu/libc.so.6',
+      'Rss:                1500 kB',
+      '7ffd00000000-7ffd00100000 rw-p 00000000 00:00 0          [stack]',
+      'Rss:                 100 kB',
+    ].join('\n');
+    expect(parseSmaps(smaps, '/usr/bin/node')).toEqual({
+      totalKiB: 200600,
+      anonymousKiB: 120100,
+      brkHeapKiB: 9000,
+      nodeBinaryKiB: 40000,
+      addonsKiB: { 'index.node': 30000 },
+      otherFilesKiB: 1500,
+    });
   });
 });

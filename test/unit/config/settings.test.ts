@@ -25,6 +25,17 @@ describe('worker settings from the environment', () => {
     );
   });
 
+  it('reads the worker tuning variables, with documented defaults, and rejects nonsense by name', () => {
+    const base = { SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' };
+    expect(loadSettings(base).worker).toEqual({ maxCachedWorkflows: 1000, maxConcurrentActivities: 100, maxConcurrentWorkflowTasks: 40 });
+    expect(loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: '0', SAPI_MAX_CONCURRENT_ACTIVITIES: '20', SAPI_MAX_CONCURRENT_WORKFLOW_TASKS: '8' }).worker).toEqual({
+      maxCachedWorkflows: 0,
+      maxConcurrentActivities: 20,
+      maxConcurrentWorkflowTasks: 8,
+    });
+    expect(() => loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: 'many', SAPI_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(/SAPI_MAX_CACHED_WORKFLOWS.*SAPI_MAX_CONCURRENT_ACTIVITIES/);
+  });
+
   it('says how to configure a connection a workflow names but the worker lacks', () => {
     const settings = loadSettings({ SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' });
     expect(() => connectionFor(settings, 'eu')).toThrow('unknown Storage connection "eu" (configured: default); set SAPI_EU_URL and SAPI_EU_TOKEN');
