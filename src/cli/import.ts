@@ -27,6 +27,10 @@ export interface ImportFlags extends WorkflowFlags {
   delimiter?: string;
   enclosure?: string;
   gzip?: boolean;
+  /** Repeated `--slice <source>`: more parts after `<source>`, uploaded as one sliced file. */
+  slice?: string[];
+  /** `--columns a,b`: the column names of headerless sources (sliced uploads). */
+  columns?: string[];
   /** Repeated `--column name:TYPE[(len)]`. */
   column?: TypedColumn[];
   columnsFile?: string;
@@ -39,9 +43,12 @@ export interface ImportFlags extends WorkflowFlags {
 export function importInput(source: string, flags: ImportFlags, cwd: string = process.cwd()): ImportTableInput {
   const csv: CsvDialect = definedOnly({ delimiter: flags.delimiter, enclosure: flags.enclosure });
   const file = flags.columnsFile !== undefined ? readColumnsFile(flags.columnsFile, cwd) : undefined;
+  const sourceAt = workerLocation(source, cwd);
   return definedOnly<ImportTableInput>({
     connection: flags.connection,
-    source: workerLocation(source, cwd),
+    source: sourceAt,
+    slices: flags.slice ? [sourceAt, ...flags.slice.map((part) => workerLocation(part, cwd))] : undefined,
+    columns: flags.columns,
     bucketId: flags.bucket,
     createBucket: flags.createBucket,
     table: flags.table,
@@ -76,6 +83,8 @@ export function addImportArguments(command: Command): Command {
     .option('--delimiter <char>', 'CSV delimiter (default ","; \\t or tab for a tab)', parseCsvCharacter)
     .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
     .option('--gzip', 'compress while uploading')
+    .option('--slice <source>', 'one more part after <source>: all are uploaded, in order, as the slices of one sliced file (headerless CSV parts: give --columns or typed columns) (repeatable)', collectString)
+    .option('--columns <names>', 'column names of headerless sources (sliced uploads), comma-separated (a,b)', parseList)
     .option(
       '--column <name:TYPE[(len)]>',
       'with --mode create: make a typed table; one per column of the file, e.g. id:INTEGER, price:NUMBER(10,2), name:VARCHAR(255), "day:DATE NOT NULL" (repeatable)',
@@ -87,6 +96,8 @@ export function addImportArguments(command: Command): Command {
     .option('--metadata-provider <name>', `provider of the metadata entries (default: ${DEFAULT_METADATA_PROVIDER})`);
 }
 
+const collectString = (value: string, previous: string[] = []): string[] => [...previous, value];
+
 /** Usage error when the flags contradict each other (commander cannot express it). */
 export function checkImportFlags(command: Command, flags: ImportFlags): void {
   if (flags.incremental && flags.mode !== 'load') {
@@ -97,6 +108,12 @@ export function checkImportFlags(command: Command, flags: ImportFlags): void {
   }
   if ((flags.column || flags.columnsFile !== undefined) && flags.mode !== 'create') {
     command.error('error: --column/--columns-file need --mode create (a load uses the existing table\'s types)', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if (flags.slice && flags.via === 'importer') {
+    command.error('error: --slice needs --via direct (the importer service takes one file)', { exitCode: 2, code: 'sapi.usage' });
+  }
+  if (flags.slice && flags.columns === undefined && !flags.column && flags.columnsFile === undefined) {
+    command.error('error: --slice needs --columns (or typed columns): the slices of a sliced file carry no header row', { exitCode: 2, code: 'sapi.usage' });
   }
   if (flags.metadataProvider !== undefined && flags.description === undefined && flags.metadata === undefined) {
     command.error('error: --metadata-provider needs --description or --metadata', { exitCode: 2, code: 'sapi.usage' });
