@@ -59,7 +59,7 @@ describe('extractWorkflow with parameters.iterations', () => {
       ...['6', '7', '8'].map((id) => `${id}:second`),
     ]);
 
-    const args: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 }, continueAsNewAfterPages: 1, mode: 'page' } };
+    const args: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 }, continueAsNewAfterPages: 1, batchPages: 1 } };
     const handle = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-iterations-${Date.now()}`, args: [args] });
     const result = (await handle.result()) as ExtractResult;
     expect(requestLines(api.requests).map((line) => line.replace(/^GET \/paging\/cursor\?/, ''))).toEqual([
@@ -70,7 +70,7 @@ describe('extractWorkflow with parameters.iterations', () => {
       'since=5&limit=3',
       'since=8&limit=3',
     ]);
-    expect(result.runs).toBeGreaterThanOrEqual(5); // one page per run: the second iteration ran from checkpoints
+    expect(result.runs).toBeGreaterThanOrEqual(5); // one page per call and per run: the second iteration ran from checkpoints
     await expectTablesLike(env, result, oracle);
 
     // the last run of the chain replays with the current workflow code
