@@ -18,7 +18,7 @@ interface Healthcheck {
 }
 interface Service {
   image?: string;
-  build?: string;
+  build?: string | { context: string; dockerfile?: string };
   command?: string[];
   entrypoint?: string[];
   environment?: Record<string, string>;
@@ -118,19 +118,19 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('pins every image to an explicit version and builds ours from the Dockerfile under the package version', () => {
-    const version = (JSON.parse(read('package.json')) as { version: string }).version;
-    for (const [name, service] of Object.entries(prod.services)) {
+  it('pins every image to an explicit version and builds ours under the package version: the worker from the plugin package alone', () => {
+    const version = (JSON.parse(read('packages/sapi-temporal/package.json')) as { version: string }).version;
+    for (const [name, service] of Object.entries(dev.services)) {
       expect(`${name}: ${service.image}`).toMatch(/:[^:/]+$/);
       expect(service.image).not.toMatch(/:(latest|main|dev|stable|edge)$/);
       // a tag with a version number in it, not a floating major like postgres:16
       expect(`${name}: ${service.image}`).toMatch(/:v?\d+\.\d+|:RELEASE\.\d{4}-/);
-      if (service.build !== undefined) {
-        expect(service.build).toBe('.');
-        expect(service.image).toBe(`sapi-temporal:${version}`);
-      }
     }
-    expect(prod.services.worker!.build).toBe('.');
+    expect(prod.services.worker).toMatchObject({ build: { context: '.', dockerfile: 'deploy/worker.Dockerfile' }, image: `sapi-temporal-worker:${version}` });
+    // the emulator (dev profile) runs from the workspace image, which has it
+    expect(dev.services.emulator).toMatchObject({ build: '.', image: `sapi-temporal:${version}` });
+    const built = Object.entries(dev.services).filter(([, service]) => service.build !== undefined).map(([name]) => name);
+    expect(built.sort()).toEqual(['emulator', 'worker']);
   });
 
   it('runs the Temporal server on PostgreSQL, after the admin tools set up its schema', () => {
@@ -280,9 +280,41 @@ describe('Dockerfile', () => {
     expect(run.stderr).toMatch(/unhealthy|connect|UNAVAILABLE|refused/i);
   }, 25_000);
 
-  it('keeps the build context to what the build copies', () => {
+  it('keeps the build context to what the builds copy', () => {
     const ignored = read('.dockerignore').split('\n');
     for (const path of ['node_modules', 'lib', '.git', 'test', '.env']) expect(ignored).toContain(path);
-    for (const path of ['src', 'bin', 'deploy', 'package.json']) expect(ignored).not.toContain(path);
+    for (const path of ['src', 'bin', 'deploy', 'package.json', 'packages']) expect(ignored).not.toContain(path);
+  });
+});
+
+describe('deploy/worker.Dockerfile (the lean worker image)', () => {
+  const dockerfile = read('deploy/worker.Dockerfile');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  const runtime = stages.at(-1)!;
+  const plugin = JSON.parse(read('packages/sapi-temporal/package.json')) as { peerDependencies: Record<string, string> };
+  const sdkVersion = (JSON.parse(read('package.json')) as { dependencies: Record<string, string> }).dependencies['@temporalio/worker']!;
+
+  it('packs the plugin package in one stage and installs only that tarball and its SDK peers in the runtime stage', () => {
+    expect(stages).toHaveLength(2);
+    for (const stage of stages) expect(stage).toMatch(/^node:20\.\d+\.\d+-bookworm-slim\b/);
+    expect(stages[0]).toMatch(/^RUN npm pack -w sapi-temporal --pack-destination \/pack$/m);
+    expect(runtime).toMatch(/npm install --omit=dev\b.* \/pack\/sapi-temporal-\*\.tgz/);
+    // every peer, at the version the workspace pins (and the package was tested with), and nothing else
+    const installed = [...runtime.matchAll(/(@temporalio\/[a-z-]+)@(\S+)/g)].map(([, name, version]) => `${name}@${version}`);
+    expect(installed.sort()).toEqual(Object.keys(plugin.peerDependencies).map((name) => `${name}@${sdkVersion}`).sort());
+    // nothing of the workspace reaches the runtime stage but the health check script
+    expect([...runtime.matchAll(/^COPY (?!--from=pack \/pack \/pack$)(.*)$/gm)].map(([, args]) => args)).toEqual(['deploy/worker-healthcheck.js ./deploy/worker-healthcheck.js']);
+    expect(runtime).toMatch(/test ! -e node_modules\/@duckdb && test ! -e node_modules\/fastify/);
+    expect(dockerfile).not.toMatch(/^RUN .*npm ci\b/m);
+    for (const [, source] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) expect(existsSync(join(root, source!))).toBe(true);
+  });
+
+  it('runs the installed package\'s CLI as the non-root node user, with the health check', () => {
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*CMD \["node", "\/app\/deploy\/worker-healthcheck\.js"\]$/m);
+    expect(runtime).toMatch(/^ENTRYPOINT \["\/app\/node_modules\/\.bin\/sapi-temporal"\]$/m);
+    expect(runtime).toMatch(/^CMD \["worker"\]$/m);
+    // the package's bin is a sh wrapper that follows its symlink from node_modules/.bin
+    expect(read('packages/sapi-temporal/bin/sapi-temporal')).toMatch(/^#!\/bin\/sh\n[\s\S]*readlink -f "\$0"/);
   });
 });
