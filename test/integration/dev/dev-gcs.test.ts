@@ -7,27 +7,9 @@ import { emulatorService } from '../../../src/dev/services';
 import { startDevStack } from '../../../src/dev/stack';
 import { startFakeGcs } from '../../../src/dev/gcs';
 import { eventually, isAlive } from '../../harness/processes';
+import { PYTHONPATH, pythonCheck, runPython } from '../../harness/python-client';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-const PYTHONPATH = join(ROOT, '.tools', 'python');
-const PYTHON = process.env.SAPI_PYTHON ?? 'python3';
-
-function runPython(args: string[], childEnv: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(PYTHON, args, { env: childEnv });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolveRun({ status, stdout, stderr });
-    });
-  });
-}
-
 describe('dev stack with --backend gcp', () => {
   let dataDir: string;
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sapi-devstack-gcp-'))));
@@ -53,7 +35,7 @@ describe('dev stack with --backend gcp', () => {
 
       const work = mkdtempSync(join(dataDir, 'py-'));
       // the Python client reaches fake-gcs-server the way Google's clients reach any emulator: STORAGE_EMULATOR_HOST
-      const run = await runPython([join(ROOT, 'test', 'python', 'kbc_client_check.py'), stack.env.SAPI_URL as string, stack.env.SAPI_TOKEN as string, work], {
+      const run = await runPython([pythonCheck('kbc_client_check.py'), stack.env.SAPI_URL as string, stack.env.SAPI_TOKEN as string, work], {
         ...process.env,
         PYTHONPATH,
         STORAGE_EMULATOR_HOST: stack.env.STORAGE_EMULATOR_HOST,

@@ -1,28 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { useEmulator } from './support';
-
-const ROOT = resolve(__dirname, '..', '..', '..');
-const PYTHONPATH = join(ROOT, '.tools', 'python');
-const PYTHON = process.env.SAPI_PYTHON ?? 'python3';
-
-function runPython(args: string[], childEnv: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(PYTHON, args, { env: childEnv });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 110_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolveRun({ status, stdout, stderr });
-    });
-  });
-}
+import { PYTHON, PYTHONPATH, pythonCheck, runPython } from '../../harness/python-client';
 
 /** Faithfulness: the official Python client (kbcstorage, pinned 0.12.0) works against the emulator unchanged. */
 describe('official Python client against the emulator', () => {
@@ -37,7 +18,7 @@ describe('official Python client against the emulator', () => {
     const work = mkdtempSync(join(tmpdir(), 'sapi-pyclient-'));
     try {
       // Asynchronous on purpose: the emulator serves the script from this very process.
-      const run = await runPython([join(ROOT, 'test', 'python', 'kbc_client_check.py'), env.emulator.url, env.emulator.token, work], {
+      const run = await runPython([pythonCheck('kbc_client_check.py'), env.emulator.url, env.emulator.token, work], {
         ...process.env,
         PYTHONPATH,
         AWS_ENDPOINT_URL_S3: env.minio.endpoint,
@@ -60,7 +41,7 @@ describe('official Python client against the emulator', () => {
   test('sets, lists and deletes table metadata, previews data and reads the default branch and its metadata (issue 16 routes)', async () => {
     const work = mkdtempSync(join(tmpdir(), 'sapi-pyroutes-'));
     try {
-      const run = await runPython([join(ROOT, 'test', 'python', 'kbc_routes_check.py'), env.emulator.url, env.emulator.token, work], {
+      const run = await runPython([pythonCheck('kbc_routes_check.py'), env.emulator.url, env.emulator.token, work], {
         ...process.env,
         PYTHONPATH,
         AWS_ENDPOINT_URL_S3: env.minio.endpoint,
