@@ -6,8 +6,9 @@
  * - Sliced to a local path, nothing to decompress: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`,
  *   `gcsPath.key + "manifest"`, or `url`), every slice's size (HeadObject, Get Blob Properties, object metadata), then
  *   every slice downloaded **in parallel** (bounded by `concurrency`) and written **at its offset** in
- *   `<dest>.partial`, renamed into place at the end: no second pass (see `downloadInPlace`). Resumable: a retry keeps
- *   the slices the heartbeated state lists as finished.
+ *   `<dest>.partial`, renamed into place at the end: no second pass (see `downloadInPlace`). The transfer runs in a
+ *   worker thread as plain GETs of presigned URLs, and the hash in another (`in-place-thread.ts`). Resumable: a
+ *   retry keeps the slices the heartbeated state lists as finished.
  * - Sliced otherwise (`.gz` slices decompressed, or an `s3://` destination): every slice downloaded in parallel into
  *   `<dest>.parts/<index>`, then concatenated **in manifest order** into the destination. Resumable: a slice file is
  *   complete once renamed from `<index>.partial` to `<index>`; a retry keeps complete slices whose size matches the
@@ -28,6 +29,7 @@ import { type Dispatcher } from 'undici';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { manifestSchema } from '../storage-api/schemas';
 import { forEachBounded } from './concurrency';
+import { runInThreads, SliceFailure } from './in-place-thread';
 import { uploadMultipart } from './multipart-upload';
 import {
   assertCredentialsFresh,
@@ -35,6 +37,8 @@ import {
   DEFAULT_CREDENTIALS_MARGIN_MS,
   mapS3Error,
   parseS3Uri,
+  presignGetObject,
+  s3ErrorCodeOf,
   s3ErrorInfo,
   throwIfAborted,
   type TemporaryCredentials,
@@ -43,7 +47,7 @@ import { type ByteSource } from './sources';
 import { defaultHttpPools, redactUrl } from '../http';
 import { type ContainerClient } from '@azure/storage-blob';
 import { absErrorInfo, assertAbsCredentialsFresh, createContainerClient, mapAbsError, parseAbsUrl, type AbsCredentials } from './abs-client';
-import { assertGcsCredentialsFresh, GcsClient, gcsCredentialsOf, parseGsUrl, type GcsCredentials } from './gcs-client';
+import { assertGcsCredentialsFresh, GcsClient, gcsCredentialsOf, gcsFailure, parseGsUrl, type GcsCredentials } from './gcs-client';
 
 /** Slices downloaded in parallel by default: 4. */
 export const DEFAULT_DOWNLOAD_CONCURRENCY = 4;
@@ -141,6 +145,15 @@ interface RemoteObject {
   gz: boolean;
   get(start: number, signal?: AbortSignal): Promise<{ body: Readable; total?: number; fromStart: boolean }>;
   size(signal?: AbortSignal): Promise<number | undefined>;
+  /** The whole object as a plain GET (URL and headers, valid for `validSeconds`) for the download thread. */
+  plainGet(validSeconds: number): Promise<PlainGet>;
+}
+
+interface PlainGet {
+  url: string;
+  headers: Record<string, string>;
+  /** The error of an answer other than 200. */
+  failure(status: number, body: string, errorCode?: string): SapiError;
 }
 
 /** Downloads a file. See the module doc. */
@@ -231,7 +244,8 @@ async function downloadWith(
   // 2. Uncompressed slices to a local path: each written at its offset in the destination, in parallel, no work folder.
   const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
   if (file.isSliced && !toS3 && !decompress.some(Boolean)) {
-    return downloadInPlace({ objects, destination, headerBytes, concurrency, workDir, resume: options.resume, source: identityOf(file), assertFresh: (index) => assertFresh(`${where.slice(0, -1)}, slice=${index}]`, 0), onProgress: options.onProgress, signal });
+    const expiration = abs ? file.absCredentials?.expiration : gcs ? stores.gcsCredentials?.expiration : file.credentials?.Expiration;
+    return downloadInPlace({ objects, destination, headerBytes, concurrency, workDir, resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
   }
 
   // 3. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
@@ -323,7 +337,10 @@ interface InPlaceDownload {
   resume: DownloadState | undefined;
   /** Identity of the stored file (see `identityOf`). */
   source: string;
-  assertFresh: (index: number) => void;
+  /** When the read credentials expire (ISO 8601), if known: no slice starts after it. */
+  expiration: string | undefined;
+  /** `download [file=…]`, for errors. */
+  where: string;
   onProgress?: (state: DownloadState) => void;
   signal?: AbortSignal;
 }
@@ -333,8 +350,10 @@ interface InPlaceDownload {
  * `<destination>.partial` (after the header), the slices are fetched in parallel (bounded) and each is written at its
  * offset as it streams, then the file is renamed into place. The sha256 follows in manifest order: each slice is read
  * back (from the page cache) and hashed as soon as it and every slice before it are written, while later slices are
- * still downloading. A retry keeps the finished slices of `resume` when it was written for the same stored file and
- * `<destination>.partial` still has its size; an unfinished slice is fetched again whole.
+ * still downloading. The fetching and hashing run in a worker thread of their own (`in-place-thread.ts`: plain GETs
+ * of presigned/SAS/token URLs), away from the Temporal worker's main thread. A retry keeps the finished slices of
+ * `resume` when it was written for the same stored file and `<destination>.partial` still has its size; an
+ * unfinished slice is fetched again whole.
  */
 async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> {
   const { objects, destination, headerBytes, signal } = d;
@@ -360,72 +379,54 @@ async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> 
     await writeFile(partial, headerBytes ?? Buffer.alloc(0));
     await truncate(partial, total);
   }
-  const report = (): void => {
-    const done = [...finished].sort((a, b) => a - b);
-    d.onProgress?.({ slices: objects.length, finishedSlices: done, bytesDownloaded: done.reduce((n, i) => n + sizes[i]!, 0), inPlace: { source: d.source, bytes: total } });
-  };
-
-  // the hash follows the finished slices in manifest order, reading them back while later ones download
-  const hash = createHash('sha256');
-  if (headerBytes) hash.update(headerBytes);
-  let hashed = 0;
-  let hashing = Promise.resolve();
-  const hashReady = (): void => {
-    hashing = hashing.then(async () => {
-      while (hashed < objects.length && finished.has(hashed)) {
-        const size = sizes[hashed]!;
-        if (size > 0) {
-          for await (const chunk of createReadStream(partial, { start: offsets[hashed], end: offsets[hashed]! + size - 1, highWaterMark: WRITE_HIGH_WATER_MARK })) hash.update(chunk as Buffer);
-        }
-        hashed++;
-      }
-    });
-  };
-  hashReady(); // the slices a previous attempt finished
+  const notAfterMs = d.expiration === undefined || Number.isNaN(Date.parse(d.expiration)) ? undefined : Date.parse(d.expiration);
+  const validSeconds = notAfterMs === undefined ? DEFAULT_PRESIGN_SECONDS : (notAfterMs - Date.now()) / 1000;
+  const gets = await Promise.all(objects.map((obj, index) => (finished.has(index) ? undefined : obj.plainGet(validSeconds))));
 
   let slicesDownloaded = 0;
+  const job = {
+    partial,
+    slices: gets.map((get, index) => ({ url: get?.url ?? '', headers: get?.headers ?? {}, offset: offsets[index]!, size: sizes[index]! })),
+    finished: [...finished],
+    concurrency: d.concurrency,
+    notAfterMs,
+  };
+  let sha256: string;
   try {
-    await forEachBounded(objects, d.concurrency, async (obj, index) => {
-      if (finished.has(index)) return;
-      throwIfAborted(signal);
-      d.assertFresh(index);
-      await fetchAt(obj, partial, offsets[index]!, sizes[index]!, signal);
+    sha256 = await runInThreads(job, { partial, headerBytes, slices: job.slices.map(({ offset, size }) => ({ offset, size })), finished: job.finished }, (index) => {
       finished.add(index);
       slicesDownloaded++;
-      report();
-      hashReady();
-    });
-  } finally {
-    await hashing.catch(() => undefined); // never leave a read running unobserved
+      const done = [...finished].sort((a, b) => a - b);
+      d.onProgress?.({ slices: objects.length, finishedSlices: done, bytesDownloaded: done.reduce((n, i) => n + sizes[i]!, 0), inPlace: { source: d.source, bytes: total } });
+    }, signal);
+  } catch (err) {
+    throw inPlaceError(err, d, gets, signal);
   }
-  hashReady();
-  await hashing;
   await rename(partial, destination);
-  return { path: destination, bytes: total, sha256: hash.digest('hex'), slices: objects.length, sliced: true, slicesDownloaded };
+  return { path: destination, bytes: total, sha256, slices: objects.length, sliced: true, slicesDownloaded };
 }
 
-/**
- * Downloads a whole object into `path` at `offset` (the file exists); the object must have `size` bytes. Piped
- * straight into the file with the default 16 KiB buffer, like the official clients (no per-chunk promise: the
- * worker's async hooks make each one cost; a deep buffer keeps chunks alive long enough to be promoted).
- */
-async function fetchAt(obj: RemoteObject, path: string, offset: number, size: number, signal?: AbortSignal): Promise<void> {
-  const got = await obj.get(0, signal);
-  let written = 0;
-  got.body.on('data', (chunk: Buffer) => {
-    written += chunk.length;
-    if (written > size) got.body.destroy(new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `slice is larger than its ${size} bytes: it changed while downloading`, context: { object: obj.label } }));
-  });
-  try {
-    await pipeline(got.body, createWriteStream(path, { flags: 'r+', start: offset }), { signal });
-  } catch (err) {
-    if (signal?.aborted) throw signal.reason ?? err;
-    throw err instanceof SapiError
-      ? err
-      : new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download interrupted', context: { object: obj.label, offset: written }, cause: err });
-  }
-  if (written !== size) {
-    throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `download ended early: ${written} of ${size} bytes`, context: { object: obj.label } });
+/** Validity of a presigned slice URL when the credentials do not say when they expire: 1 h. */
+const DEFAULT_PRESIGN_SECONDS = 3600;
+
+/** The `SapiError` of a failure of the download thread. */
+function inPlaceError(err: unknown, d: InPlaceDownload, gets: ReadonlyArray<PlainGet | undefined>, signal?: AbortSignal): unknown {
+  if (!(err instanceof SliceFailure)) return err;
+  const f = err.failure;
+  const at = (index: number): string => `${d.where.slice(0, -1)}, slice=${index}]`;
+  switch (f.kind) {
+    case 'aborted':
+      return signal?.reason ?? new Error('aborted');
+    case 'expired':
+      return new SapiCredentialsExpiredError({ where: at(f.index), expiration: d.expiration });
+    case 'http':
+      return gets[f.index]?.failure(f.status, f.body, f.errorCode) ?? new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `download answered ${f.status}`, context: { object: d.objects[f.index]?.label } });
+    case 'network':
+      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label, offset: f.written } });
+    case 'size':
+      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label } });
+    case 'internal':
+      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `the download thread failed: ${f.message}`, context: { destination: d.destination } });
   }
 }
 
@@ -556,6 +557,13 @@ function s3Object(s3: S3Client, bucket: string, key: string): RemoteObject {
         throw mapS3Error(err, 'download', { bucket, key, step: 'head' }, signal);
       }
     },
+    async plainGet(validSeconds) {
+      return {
+        url: await presignGetObject(s3, bucket, key, validSeconds),
+        headers: {},
+        failure: (status, body) => mapS3Error({ Code: s3ErrorCodeOf(body), $metadata: { httpStatusCode: status }, message: excerptOf(body) }, 'download', { bucket, key }) as SapiError,
+      };
+    },
   };
 }
 
@@ -583,6 +591,13 @@ function absObject(container: ContainerClient, blobName: string): RemoteObject {
         throw mapAbsError(err, 'download', { ...context, step: 'properties' }, signal);
       }
     },
+    // the container client is made from the SAS connection string: the blob's URL carries the SAS
+    plainGet: () =>
+      Promise.resolve({
+        url: blob.url,
+        headers: {},
+        failure: (status, body, errorCode) => mapAbsError({ statusCode: status, code: errorCode, message: excerptOf(body) }, 'download', context) as SapiError,
+      }),
   };
 }
 
@@ -601,6 +616,7 @@ function gcsObject(client: GcsClient, key: string): RemoteObject {
       return { body: out.body, total, fromStart: start > 0 && out.statusCode === 206 };
     },
     size: (signal) => client.size(key, signal),
+    plainGet: () => Promise.resolve({ ...client.mediaRequest(key), failure: (status, body) => gcsFailure(status, body, 'download', { bucket: client.bucket, key }) }),
   };
 }
 
@@ -615,17 +631,19 @@ function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
       throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download request failed', context: { url: label }, cause });
     }
   };
-  const fail = async (res: Dispatcher.ResponseData): Promise<never> => {
-    const body = await res.body.text().catch(() => '');
+  const failure = (status: number, body: string): SapiError =>
     // A presigned URL answers 403 once expired: the file detail must be fetched again.
-    if (res.statusCode === 403) throw new SapiCredentialsExpiredError({ where: `download [url=${label}]`, serviceCode: `HTTP 403 ${excerptOf(body).slice(0, 80)}`.trim() });
-    throw new SapiTransferError({
-      code: SapiErrorCode.DOWNLOAD_FAILED,
-      message: `download answered ${res.statusCode}${body ? ` ${JSON.stringify(excerptOf(body))}` : ''}`,
-      context: { url: label },
-      status: res.statusCode,
-      retryable: res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429,
-    });
+    status === 403
+      ? new SapiCredentialsExpiredError({ where: `download [url=${label}]`, serviceCode: `HTTP 403 ${excerptOf(body).slice(0, 80)}`.trim() })
+      : new SapiTransferError({
+          code: SapiErrorCode.DOWNLOAD_FAILED,
+          message: `download answered ${status}${body ? ` ${JSON.stringify(excerptOf(body))}` : ''}`,
+          context: { url: label },
+          status,
+          retryable: status >= 500 || status === 408 || status === 429,
+        });
+  const fail = async (res: Dispatcher.ResponseData): Promise<never> => {
+    throw failure(res.statusCode, await res.body.text().catch(() => ''));
   };
   return {
     label,
@@ -654,6 +672,7 @@ function urlObject(dispatcher: Dispatcher, url: string): RemoteObject {
       }
       return undefined;
     },
+    plainGet: () => Promise.resolve({ url, headers: {}, failure }),
   };
 }
 

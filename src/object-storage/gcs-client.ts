@@ -193,6 +193,11 @@ export class GcsClient {
     return { statusCode: res.statusCode, body: res.body, contentRange: headerOf(res.headers['content-range']), contentLength: Number.isSafeInteger(length) ? length : undefined };
   }
 
+  /** The GET of the whole object's bytes as a plain request (the download thread sends it). */
+  mediaRequest(key: string): { url: string; headers: Record<string, string> } {
+    return { url: `${this.origin}${this.objectPath(key)}?alt=media`, headers: this.auth() };
+  }
+
   /** The object's size in bytes. */
   async size(key: string, signal?: AbortSignal): Promise<number> {
     const context = { bucket: this.options.bucket, key, step: 'metadata' };
@@ -222,18 +227,22 @@ async function sessionStatus(res: Dispatcher.ResponseData, context: Context): Pr
  * (but 408, 429) → non-retryable transfer error; 5xx, 408, 429 → retryable.
  */
 async function failed(res: Dispatcher.ResponseData, op: 'upload' | 'download', context: Context): Promise<never> {
-  const text = await res.body.text().catch(() => '');
+  throw gcsFailure(res.statusCode, await res.body.text().catch(() => ''), op, context);
+}
+
+/** The error of a GCS answer: 401/403 → `SAPI_CREDENTIALS_EXPIRED`; 5xx, 408, 429 retryable; other 4xx not. */
+export function gcsFailure(status: number, text: string, op: 'upload' | 'download', context: Context): SapiError {
   const where = `${op} [${Object.entries(context)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${v}`)
     .join(', ')}]`;
-  if (res.statusCode === 401 || res.statusCode === 403) throw new SapiCredentialsExpiredError({ where, serviceCode: `HTTP ${res.statusCode}` });
-  throw new SapiTransferError({
+  if (status === 401 || status === 403) return new SapiCredentialsExpiredError({ where, serviceCode: `HTTP ${status}` });
+  return new SapiTransferError({
     code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
-    message: `${op} answered ${res.statusCode}${text ? ` ${JSON.stringify(excerptOf(text))}` : ''}`,
+    message: `${op} answered ${status}${text ? ` ${JSON.stringify(excerptOf(text))}` : ''}`,
     context,
-    status: res.statusCode,
-    retryable: res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429,
+    status,
+    retryable: status >= 500 || status === 408 || status === 429,
   });
 }
 

@@ -6,7 +6,8 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
 
 /** Temporary credentials as the service issues them (`uploadParams.credentials`, file detail `credentials`). */
@@ -139,6 +140,54 @@ export function mapS3Error(
     status,
     cause: err,
   });
+}
+
+/** Longest validity of a SigV4 query-signed URL: 7 days. */
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * A query-signed (presigned) GET URL of an object, made by the client itself: its middleware builds the request
+ * (endpoint, path or virtual-host style, region) and, instead of signing its headers and sending it, we sign its
+ * query with the client's credentials (`X-Amz-Security-Token` included) and keep the URL. The payload is
+ * `UNSIGNED-PAYLOAD`, as for every presigned S3 URL. Lets a plain HTTP client (the download thread) read it.
+ */
+export async function presignGetObject(s3: S3Client, bucket: string, key: string, expiresInSeconds: number): Promise<string> {
+  const expiresIn = Math.max(1, Math.min(MAX_PRESIGN_SECONDS, Math.floor(expiresInSeconds)));
+  const command = new GetObjectCommand({ Bucket: bucket, Key: key });
+  const stack = s3.middlewareStack.concat(command.middlewareStack);
+  let url: string | undefined;
+  stack.addRelativeTo(
+    () => async (args: { request: unknown }) => {
+      const request = args.request as { protocol: string; hostname: string; port?: number; path: string; query: Record<string, string>; headers: Record<string, string>; method: string };
+      const signer = new SignatureV4({
+        service: 's3',
+        region: await s3.config.region(),
+        credentials: s3.config.credentials,
+        sha256: s3.config.sha256,
+        uriEscapePath: false,
+        applyChecksum: false,
+      });
+      const host = request.headers['host'] ?? `${request.hostname}${request.port ? `:${request.port}` : ''}`;
+      const signed = await signer.presign(
+        { ...request, headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
+        { expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) },
+      );
+      const query = Object.entries(signed.query ?? {})
+        .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((one) => `${encodeURIComponent(k)}=${encodeURIComponent(String(one ?? ''))}`))
+        .join('&');
+      url = `${request.protocol}//${host}${request.path}?${query}`;
+      return { response: {}, output: { $metadata: {} } };
+    },
+    { name: 'sapiPresignGetObject', relation: 'before', toMiddleware: 'awsAuthMiddleware', override: true },
+  );
+  await command.resolveMiddleware(stack as never, s3.config, {})({ input: command.input } as never);
+  if (!url) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'could not presign the slice URL', context: { bucket, key }, retryable: false });
+  return url;
+}
+
+/** The `<Code>` of an S3 XML error answer. */
+export function s3ErrorCodeOf(body: string): string | undefined {
+  return /<Code>([^<]+)<\/Code>/.exec(body)?.[1];
 }
 
 /** Splits `s3://bucket/key` into its parts. */

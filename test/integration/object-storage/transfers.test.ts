@@ -11,6 +11,7 @@ import { downloadFile, type DownloadState } from '../../../src/object-storage/do
 import { uploadMultipart, type MultipartUploadState } from '../../../src/object-storage/multipart-upload';
 import { createS3Client, type TemporaryCredentials } from '../../../src/object-storage/s3-client';
 import { uploadSliced } from '../../../src/object-storage/sliced-upload';
+import { startCountingProxy, type CountingProxy } from '../../harness/counting-proxy';
 import { createBucket, startTestMinio, temporaryCredentials, type TestMinio } from './minio-helper';
 
 const MiB = 1024 * 1024;
@@ -274,18 +275,23 @@ describe('sliced download', () => {
     credentials: readCredentials,
   });
 
+  // the requests are counted where the store sees them: the slices' GETs are sent by the download thread
+  let store: CountingProxy;
+  beforeEach(async () => {
+    store = await startCountingProxy(minio.endpoint);
+  });
+  afterEach(() => store.close());
+
   it('downloads slices in parallel, each at its offset in the destination, with a header', async () => {
     const dest = join(dir, 'out', 'export.csv');
-    const c = countingClient(readCredentials);
-    const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, headerColumns: ['slice', 'row', 'pad'] });
+    const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, headerColumns: ['slice', 'row', 'pad'] });
     const got = readFileSync(dest);
     const header = Buffer.from('"slice","row","pad"\n');
     expect(got.equals(Buffer.concat([header, expected]))).toBe(true);
     expect(result).toMatchObject({ path: dest, bytes: got.length, sha256: sha256(got), slices: sliceCount, sliced: true, slicesDownloaded: sliceCount });
-    expect(c.counts['GetObjectCommand']).toBe(sliceCount + 1); // slices + manifest
-    expect(c.counts['HeadObjectCommand']).toBe(sliceCount); // the sizes give the offsets
-    expect(c.maxInFlight['GetObjectCommand']).toBeGreaterThan(1);
-    expect(c.maxInFlight['GetObjectCommand']).toBeLessThanOrEqual(4);
+    expect(store.counts).toEqual({ 'GET manifest': 1, HEAD: sliceCount, GET: sliceCount }); // the sizes give the offsets
+    expect(store.maxInFlight['GET']).toBeGreaterThan(1);
+    expect(store.maxInFlight['GET']).toBeLessThanOrEqual(4);
     expect(existsSync(`${dest}.parts`)).toBe(false);
   });
 
@@ -308,11 +314,9 @@ describe('sliced download', () => {
     expect(statSync(`${dest}.partial`).size).toBe(expected.length); // written in place, no work folder
     expect(existsSync(`${dest}.parts`)).toBe(false);
 
-    const c = countingClient(readCredentials);
-    const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, resume: saved });
+    const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: saved });
     expect(result.slicesDownloaded).toBe(sliceCount - finished);
-    expect(c.counts['HeadObjectCommand']).toBe(sliceCount); // the sizes, again
-    expect(c.counts['GetObjectCommand']).toBe(sliceCount - finished + 1);
+    expect(store.counts).toEqual({ 'GET manifest': 1, HEAD: sliceCount, GET: sliceCount - finished }); // the sizes, again; only unfinished slices
     expect(readFileSync(dest).equals(expected)).toBe(true);
     expect(result.sha256).toBe(sha256(expected));
   });
@@ -322,9 +326,31 @@ describe('sliced download', () => {
     const other = { slices: sliceCount, finishedSlices: [0, 1, 2], bytesDownloaded: 3, inPlace: { source: 'another file', bytes: expected.length } };
     mkdirSync(join(dir, 'out'), { recursive: true });
     writeFileSync(`${dest}.partial`, Buffer.alloc(expected.length, 'x'));
-    const c = countingClient(readCredentials);
-    const result = await downloadFile({ file: fileDetail(), s3: c.s3, destination: dest, concurrency: 4, resume: other });
+    const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: other });
     expect(result.slicesDownloaded).toBe(sliceCount);
+    expect(store.counts['GET']).toBe(sliceCount);
+    expect(readFileSync(dest).equals(expected)).toBe(true);
+    expect(result.sha256).toBe(sha256(expected));
+  });
+
+  it.each([
+    { status: 403, code: 'AccessDenied', expected: { code: 'SAPI_CREDENTIALS_EXPIRED', retryable: true } },
+    { status: 404, code: 'NoSuchKey', expected: { code: 'SAPI_DOWNLOAD_FAILED', retryable: false, serviceCode: 'NoSuchKey', status: 404 } },
+    { status: 503, code: 'SlowDown', expected: { code: 'SAPI_DOWNLOAD_FAILED', retryable: true, serviceCode: 'SlowDown', status: 503 } },
+  ])('maps a slice GET the store answers $status $code, keeping the finished slices for a retry', async ({ status, code, expected: wanted }) => {
+    const dest = join(dir, 'out', `refused-${status}.csv`);
+    let gets = 0;
+    store.intercept = (kind) => (kind === 'GET' && ++gets === 3 ? { status, body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>refused</Message></Error>` } : undefined);
+    let saved: DownloadState | undefined;
+    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SapiError);
+    expect((err as SapiError).toJSON()).toMatchObject(wanted);
+    expect(existsSync(dest)).toBe(false);
+    expect(saved?.finishedSlices).toEqual([0, 1]); // one slice at a time: the third GET was refused
+
+    store.intercept = undefined;
+    const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: saved });
+    expect(result.slicesDownloaded).toBe(sliceCount - 2);
     expect(readFileSync(dest).equals(expected)).toBe(true);
     expect(result.sha256).toBe(sha256(expected));
   });
