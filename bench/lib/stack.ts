@@ -146,6 +146,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       name: index ? `worker-${index}` : 'worker',
       ...script('bench/worker-child.ts'),
       env: {
+        // as the package's `sapi-temporal` wrapper (and so the worker image) runs it
+        MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
         ...workerEnv,
         SAPI_TEST_WORKER_IDENTITY: `bench-worker-${index}@${process.pid}`,
         SAPI_WORK_DIR: index ? `${workerWorkDir}-${index}` : workerWorkDir,

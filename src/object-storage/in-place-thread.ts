@@ -75,7 +75,7 @@ export interface HashJob {
 }
 
 /** Read buffer for hashing the written slices back (page cache). */
-const READ_HIGH_WATER_MARK = 1024 * 1024;
+const READ_HIGH_WATER_MARK = 256 * 1024;
 
 /**
  * The sha256 of a file being written slice by slice: {@link add} a finished slice, and every slice whose
@@ -180,7 +180,7 @@ function settle<T, M>(worker: Worker, onMessage: (m: M, done: (outcome: { value:
  * Heap limits of a download thread: its data is in buffers outside the heap, and a small young generation keeps
  * the thread's own memory small (the defaults would let each grow by tens of MB).
  */
-const THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 };
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 };
 
 function startThread(data: { inPlaceJob: InPlaceJob } | { hashJob: HashJob }): Worker | undefined {
   const options = { workerData: data, resourceLimits: THREAD_LIMITS };
