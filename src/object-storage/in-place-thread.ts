@@ -1,18 +1,19 @@
 /**
- * The worker-thread half of a sliced download written in place (see `in-place-download.ts`): plain HTTP GETs of the
- * slices (presigned S3 URLs, Azure SAS URLs, GCS media URLs with a bearer token), each streamed into
- * `<destination>.partial` at its offset. The caller hashes the written slices in manifest order on its own thread
- * meanwhile (large reads of the page cache, cheap there), so hashing and downloading use two cores.
+ * The worker threads of a sliced download written in place (`downloadInPlace` in `download.ts`): one sends plain
+ * HTTP GETs of the slices (presigned S3 URLs, Azure SAS URLs, GCS media URLs with a bearer token) and streams each
+ * into `<destination>.partial` at its offset; the other reads the finished slices back in manifest order (page
+ * cache) and computes the file's sha256 meanwhile, so transfer and hashing use two cores.
  *
- * Why a thread: in the worker's main thread every chunk of a transfer pays for the Temporal worker's context (its
+ * Why threads: in the worker's main thread every chunk of a transfer pays for the Temporal worker's context (its
  * async-context hooks on every callback and promise, GCs over a heap of ~100 MB holding the workflow bundle and
  * the SDK), which made a localhost download several times slower than the same code in a bare process. This module
- * loads only Node's built-ins, so the thread starts in a few tens of milliseconds. The GETs use `node:http(s)`: its
+ * loads only Node's built-ins, so a thread starts in a few tens of milliseconds. The GETs use `node:http(s)`: its
  * native parser hands the body out as slices of the socket's buffers, where undici's (WebAssembly) parser copies
  * every chunk out of its memory — measurably slower for large bodies on a fast link.
  *
- * Protocol: `workerData` is an {@link InPlaceJob}; the parent may post `{ type: 'abort' }`; the thread posts
- * {@link InPlaceMessage}s: `slice` per finished slice, then `done` or `failed`, and exits.
+ * Protocol: `workerData` is `{ inPlaceJob }` or `{ hashJob }`; the parent may post `{ type: 'abort' }` to either,
+ * and `{ type: 'slice', index }` to the hashing one. The fetching thread posts {@link InPlaceMessage}s (`slice` per
+ * finished slice, then `done` or `failed`), the hashing one `hashed` or `failed`; both then exit.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -44,7 +45,7 @@ export interface InPlaceJob {
   notAfterMs?: number;
 }
 
-/** Why the thread stopped without a hash. */
+/** Why a thread stopped without its result. */
 export type InPlaceFailure =
   | { kind: 'http'; index: number; status: number; body: string; errorCode?: string }
   | { kind: 'network' | 'size'; index: number; message: string; written: number }
@@ -124,9 +125,8 @@ export function createSliceHasher(job: HashJob): { add(index: number): void; res
  * through the repository's `scripts/ts-register.js`; without it both run in this thread.
  */
 export async function runInThreads(job: InPlaceJob, hash: HashJob, onSlice: (index: number) => void, signal?: AbortSignal): Promise<string> {
-  const fetcher = startThread({ inPlaceJob: job });
-  const hasher = fetcher && startThread({ hashJob: hash });
-  if (!fetcher || !hasher) {
+  const entry = threadEntry();
+  if (!entry) {
     const local = createSliceHasher(hash);
     try {
       await runInPlaceJob(job, (index) => (onSlice(index), local.add(index)), signal ?? new AbortController().signal);
@@ -136,6 +136,8 @@ export async function runInThreads(job: InPlaceJob, hash: HashJob, onSlice: (ind
     }
     return local.result();
   }
+  const fetcher = entry({ inPlaceJob: job });
+  const hasher = entry({ hashJob: hash });
   const fetched = settle<void, InPlaceMessage>(fetcher, (m, done) => {
     if (m.type === 'slice') {
       onSlice(m.index);
@@ -146,6 +148,7 @@ export async function runInThreads(job: InPlaceJob, hash: HashJob, onSlice: (ind
   const hashed = settle<string, { type: 'hashed'; sha256: string } | { type: 'failed'; failure: InPlaceFailure }>(hasher, (m, done) =>
     done(m.type === 'hashed' ? { value: m.sha256 } : { failure: m.failure }),
   );
+  hashed.catch(() => undefined); // awaited below; a hashing thread that dies early is no unhandled rejection
   const abort = (): void => fetcher.postMessage({ type: 'abort' });
   signal?.addEventListener('abort', abort, { once: true });
   try {
@@ -182,12 +185,18 @@ function settle<T, M>(worker: Worker, onMessage: (m: M, done: (outcome: { value:
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 };
 
-function startThread(data: { inPlaceJob: InPlaceJob } | { hashJob: HashJob }): Worker | undefined {
-  const options = { workerData: data, resourceLimits: THREAD_LIMITS };
-  if (__filename.endsWith('.js')) return new Worker(__filename, options);
+type StartThread = (data: { inPlaceJob: InPlaceJob } | { hashJob: HashJob }) => Worker;
+
+/**
+ * How to start a thread on this file: the compiled `.js` directly; the TypeScript sources (tests, `ts-register`)
+ * through the repository's `scripts/ts-register.js` (no heap limits: the thread then holds the TypeScript
+ * compiler); undefined when neither works (the caller runs the job in its own thread).
+ */
+function threadEntry(): StartThread | undefined {
+  if (__filename.endsWith('.js')) return (data) => new Worker(__filename, { workerData: data, resourceLimits: THREAD_LIMITS });
   const register = join(__dirname, '..', '..', 'scripts', 'ts-register.js');
   if (!existsSync(register)) return undefined;
-  return new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(__filename)});`, { ...options, eval: true });
+  return (data) => new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(__filename)});`, { eval: true, workerData: data });
 }
 
 /** Downloads the job's slices in place; calls `onSlice` once a slice is fully written. */
