@@ -119,7 +119,7 @@ export interface DownloadFileOptions {
   workDir?: string;
   /** Keep the slice files after success. Default false. */
   keepWorkDir?: boolean;
-  /** undici dispatcher for presigned URLs; default: `defaultHttpPools().transfers` (the plugin passes its own). */
+  /** undici dispatcher for presigned URLs; default: `defaultHttpPools().transfers` (the plugin passes its own). The slice GETs of the in-place path run in a worker thread on connections of their own. */
   dispatcher?: Dispatcher;
   credentialsMarginMs?: number;
   signal?: AbortSignal;
