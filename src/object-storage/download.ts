@@ -393,7 +393,7 @@ async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> 
   };
   let sha256: string;
   try {
-    sha256 = await runInThreads(job, { partial, headerBytes, slices: job.slices.map(({ offset, size }) => ({ offset, size })), finished: job.finished }, (index) => {
+    sha256 = await runInThreads(job, headerBytes, (index) => {
       finished.add(index);
       slicesDownloaded++;
       const done = [...finished].sort((a, b) => a - b);
@@ -413,14 +413,13 @@ const DEFAULT_PRESIGN_SECONDS = 3600;
 function inPlaceError(err: unknown, d: InPlaceDownload, gets: ReadonlyArray<PlainGet | undefined>, signal?: AbortSignal): unknown {
   if (!(err instanceof SliceFailure)) return err;
   const f = err.failure;
-  const at = (index: number): string => `${d.where.slice(0, -1)}, slice=${index}]`;
   switch (f.kind) {
     case 'aborted':
       return signal?.reason ?? new Error('aborted');
     case 'expired':
-      return new SapiCredentialsExpiredError({ where: at(f.index), expiration: d.expiration });
-    case 'http':
-      return gets[f.index]?.failure(f.status, f.body, f.errorCode) ?? new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `download answered ${f.status}`, context: { object: d.objects[f.index]?.label } });
+      return new SapiCredentialsExpiredError({ where: `${d.where.slice(0, -1)}, slice=${f.index}]`, expiration: d.expiration });
+    case 'http': // only slices with a GET are fetched
+      return gets[f.index]!.failure(f.status, f.body, f.errorCode);
     case 'network':
       return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label, offset: f.written } });
     case 'size':

@@ -11,9 +11,10 @@
  * native parser hands the body out as slices of the socket's buffers, where undici's (WebAssembly) parser copies
  * every chunk out of its memory — measurably slower for large bodies on a fast link.
  *
- * Protocol: `workerData` is `{ inPlaceJob }` or `{ hashJob }`; the parent may post `{ type: 'abort' }` to either,
- * and `{ type: 'slice', index }` to the hashing one. The fetching thread posts {@link InPlaceMessage}s (`slice` per
- * finished slice, then `done` or `failed`), the hashing one `hashed` or `failed`; both then exit.
+ * Protocol: `workerData` is `{ inPlaceJob }` or `{ hashJob }`. The parent may post `{ type: 'abort' }` to the
+ * fetching thread, which posts {@link InPlaceMessage}s (`slice` per finished slice, then `done` or `failed`) and
+ * exits; it relays each `slice` to the hashing thread and, after `done`, posts it `{ type: 'end' }`, and the hashing
+ * thread answers `hashed` or `failed` and exits (on a failure the parent terminates it).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -65,8 +66,8 @@ export class SliceFailure extends Error {
   }
 }
 
-/** The hashing half: the slices' places in the file, hashed in manifest order as they are finished. */
-export interface HashJob {
+/** The hashing half: the slices' places in the file, hashed in manifest order as they are finished (see {@link hashJobOf}). */
+interface HashJob {
   partial: string;
   /** Hashed first (the header line at offset 0). */
   headerBytes?: Uint8Array;
@@ -83,7 +84,7 @@ const READ_HIGH_WATER_MARK = 256 * 1024;
  * predecessors are finished is read back (from the page cache) and hashed, in order; {@link result} resolves once
  * all are.
  */
-export function createSliceHasher(job: HashJob): { add(index: number): void; result(): Promise<string>; stop(): Promise<void> } {
+function createSliceHasher(job: HashJob): { add(index: number): void; result(): Promise<string>; stop(): Promise<void> } {
   const hash = createHash('sha256');
   if (job.headerBytes) hash.update(job.headerBytes);
   const finished = new Set(job.finished);
@@ -117,14 +118,20 @@ export function createSliceHasher(job: HashJob): { add(index: number): void; res
   };
 }
 
+/** What the hashing thread needs of a job: the file, the header line and where each slice lies. */
+function hashJobOf(job: InPlaceJob, headerBytes?: Uint8Array): HashJob {
+  return { partial: job.partial, headerBytes, slices: job.slices.map(({ offset, size }) => ({ offset, size })), finished: job.finished };
+}
+
 /**
- * Runs {@link runInPlaceJob} in a worker thread and the {@link createSliceHasher} of `hash` in another (two
- * cores: the transfer and the hashing overlap); resolves to the sha256, rejects with a {@link SliceFailure}. An
- * abort of `signal` stops the requests and writes, and the promise settles only once both threads have exited (no
- * write or read lands after it). From the TypeScript sources (tests, `ts-register`) the threads load this file
- * through the repository's `scripts/ts-register.js`; without it both run in this thread.
+ * Runs {@link runInPlaceJob} in a worker thread and a {@link createSliceHasher} of the same file (after
+ * `headerBytes`) in another (two cores: the transfer and the hashing overlap); resolves to the sha256, rejects with
+ * a {@link SliceFailure}. An abort of `signal` stops the requests and writes, and the promise settles only once
+ * both threads have exited (no write or read lands after it). From the TypeScript sources (tests, `ts-register`)
+ * the threads load this file through the repository's `scripts/ts-register.js`; without it both run in this thread.
  */
-export async function runInThreads(job: InPlaceJob, hash: HashJob, onSlice: (index: number) => void, signal?: AbortSignal): Promise<string> {
+export async function runInThreads(job: InPlaceJob, headerBytes: Uint8Array | undefined, onSlice: (index: number) => void, signal?: AbortSignal): Promise<string> {
+  const hash = hashJobOf(job, headerBytes);
   const entry = threadEntry();
   if (!entry) {
     const local = createSliceHasher(hash);
@@ -154,12 +161,12 @@ export async function runInThreads(job: InPlaceJob, hash: HashJob, onSlice: (ind
   try {
     await fetched;
   } catch (err) {
-    hasher.postMessage({ type: 'abort' });
-    await hashed.catch(() => undefined);
+    await hasher.terminate(); // it only reads: nothing to finish
     throw err;
   } finally {
     signal?.removeEventListener('abort', abort);
   }
+  hasher.postMessage({ type: 'end' });
   return hashed;
 }
 
@@ -308,24 +315,16 @@ if (parentPort && data?.inPlaceJob) {
 } else if (parentPort && data?.hashJob) {
   const port = parentPort;
   const hasher = createSliceHasher(data.hashJob);
-  const total = data.hashJob.slices.length;
-  const finished = new Set(data.hashJob.finished);
-  const finish = (): void => {
-    hasher
-      .result()
-      .then((sha256) => port.postMessage({ type: 'hashed', sha256 }))
-      .catch((err: unknown) => port.postMessage({ type: 'failed', failure: failureOf(err) }))
-      .finally(() => port.unref());
-  };
   port.on('message', (m: { type?: string; index?: number }) => {
-    if (m?.type === 'abort') void hasher.stop().finally(() => port.unref());
-    else if (m?.type === 'slice' && typeof m.index === 'number') {
-      finished.add(m.index);
-      hasher.add(m.index);
-      if (finished.size === total) finish();
+    if (m?.type === 'slice' && typeof m.index === 'number') hasher.add(m.index);
+    else if (m?.type === 'end') {
+      hasher
+        .result()
+        .then((sha256) => port.postMessage({ type: 'hashed', sha256 }))
+        .catch((err: unknown) => port.postMessage({ type: 'failed', failure: failureOf(err) }))
+        .finally(() => port.unref());
     }
   });
-  if (finished.size === total) finish();
 }
 
 function failureOf(err: unknown): InPlaceFailure {
