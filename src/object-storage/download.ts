@@ -29,7 +29,7 @@ import { type Dispatcher } from 'undici';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { manifestSchema } from '../storage-api/schemas';
 import { forEachBounded } from './concurrency';
-import { runInThreads, SliceFailure } from './in-place-thread';
+import { type InPlaceJob, inPlaceRunner, type InPlaceRunner, SliceFailure } from './in-place-thread';
 import { uploadMultipart } from './multipart-upload';
 import {
   assertCredentialsFresh,
@@ -86,9 +86,11 @@ export interface DownloadState {
   bytesDownloaded: number;
   /**
    * Set when the slices are written at their offsets in `<destination>.partial` (no work folder): the stored file
-   * they belong to and the size of `<destination>.partial`. A retry keeps the finished slices only when both match.
+   * they belong to and the slice sizes learned so far (null: not yet; every finished slice's and its predecessors'
+   * are known). A retry keeps the finished slices only for the same file, when `<destination>.partial` still holds
+   * them, and checks the sizes against the store's answers.
    */
-  inPlace?: { source: string; bytes: number };
+  inPlace?: { source: string; sizes: Array<number | null> };
 }
 
 export interface DownloadFileOptions {
@@ -346,64 +348,98 @@ interface InPlaceDownload {
 }
 
 /**
- * Sliced download without a second pass: the slice sizes (HeadObject, in parallel) give each slice its offset in
- * `<destination>.partial` (after the header), the slices are fetched in parallel (bounded) and each is written at its
- * offset as it streams, then the file is renamed into place. The sha256 follows in manifest order: each slice is read
- * back (from the page cache) and hashed as soon as it and every slice before it are written, while later slices are
- * still downloading. The fetching and hashing run in a worker thread of their own (`in-place-thread.ts`: plain GETs
- * of presigned/SAS/token URLs), away from the Temporal worker's main thread. A retry keeps the finished slices of
- * `resume` when it was written for the same stored file and `<destination>.partial` still has its size; an
- * unfinished slice is fetched again whole.
+ * Sliced download without a second pass: the slices are requested in manifest order (bounded), each answer's
+ * `Content-Length` is its slice's size, and each slice is written at its offset in `<destination>.partial` (after
+ * the header: the sizes of the slices before it) as it streams; then the file is renamed into place. No size
+ * requests come first. The sha256 follows in manifest order: each slice is read back (from the page cache) and
+ * hashed as soon as it and every slice before it are written, while later slices are still downloading. The
+ * fetching and hashing run in worker threads of their own (`in-place-thread.ts`: plain GETs of presigned/SAS/token
+ * URLs), away from the Temporal worker's main thread. A retry keeps the finished slices of `resume` (see
+ * {@link keptSlices}); an unfinished slice is fetched again whole.
  */
 async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> {
+  const runner = inPlaceRunner(); // its threads load meanwhile
+  try {
+    return await downloadInPlaceWith(runner, d);
+  } finally {
+    await runner.close();
+  }
+}
+
+async function downloadInPlaceWith(runner: InPlaceRunner, d: InPlaceDownload): Promise<DownloadFileResult> {
   const { objects, destination, headerBytes, signal } = d;
   const partial = `${destination}.partial`;
-  const sizes: number[] = [];
-  await forEachBounded(objects, Math.max(d.concurrency, 8), async (obj, index) => {
-    const size = await obj.size(signal);
-    if (size === undefined) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'the store did not say the size of a slice', context: { object: obj.label } });
-    sizes[index] = size;
-  });
-  const offsets: number[] = [];
-  let total = headerBytes?.length ?? 0;
-  for (const size of sizes) {
-    offsets.push(total);
-    total += size;
-  }
-  const previous = d.resume?.inPlace;
-  const keep = previous !== undefined && previous.source === d.source && previous.bytes === total && (await fileSize(partial)) === total;
-  const finished = new Set(keep ? (d.resume?.finishedSlices ?? []).filter((i) => i >= 0 && i < objects.length) : []);
+  const start = headerBytes?.length ?? 0;
+  const kept = keptSlices(d.resume, d.source, objects.length, start, await fileSize(partial));
+  const sizes = kept.sizes;
+  const finished = new Set(kept.finished);
   await rm(d.workDir, { recursive: true, force: true });
   await mkdir(dirname(destination), { recursive: true });
-  if (!keep) {
-    await writeFile(partial, headerBytes ?? Buffer.alloc(0));
-    await truncate(partial, total);
-  }
+  if (finished.size === 0) await writeFile(partial, headerBytes ?? Buffer.alloc(0));
   const notAfterMs = d.expiration === undefined || Number.isNaN(Date.parse(d.expiration)) ? undefined : Date.parse(d.expiration);
   const validSeconds = notAfterMs === undefined ? DEFAULT_PRESIGN_SECONDS : (notAfterMs - Date.now()) / 1000;
   const gets = await Promise.all(objects.map((obj, index) => (finished.has(index) ? undefined : obj.plainGet(validSeconds))));
 
   let slicesDownloaded = 0;
-  const job = {
+  let bytesDownloaded = kept.finished.reduce((n, i) => n + sizes[i]!, 0);
+  const job: InPlaceJob = {
     partial,
-    slices: gets.map((get, index) => ({ url: get?.url ?? '', headers: get?.headers ?? {}, offset: offsets[index]!, size: sizes[index]! })),
+    start,
+    slices: gets.map((get) => ({ url: get?.url ?? '', headers: get?.headers ?? {} })),
+    sizes,
     finished: [...finished],
     concurrency: d.concurrency,
     notAfterMs,
   };
   let sha256: string;
   try {
-    sha256 = await runInThreads(job, headerBytes, (index) => {
-      finished.add(index);
-      slicesDownloaded++;
-      const done = [...finished].sort((a, b) => a - b);
-      d.onProgress?.({ slices: objects.length, finishedSlices: done, bytesDownloaded: done.reduce((n, i) => n + sizes[i]!, 0), inPlace: { source: d.source, bytes: total } });
+    sha256 = await runner.run(job, headerBytes, {
+      size: (index, size) => {
+        sizes[index] = size;
+      },
+      slice: (index, place) => {
+        finished.add(index);
+        slicesDownloaded++;
+        bytesDownloaded += place.size;
+        d.onProgress?.({ slices: objects.length, finishedSlices: [...finished].sort((a, b) => a - b), bytesDownloaded, inPlace: { source: d.source, sizes: [...sizes] } });
+      },
     }, signal);
   } catch (err) {
     throw inPlaceError(err, d, gets, signal);
   }
+  const total = start + sizes.reduce<number>((n, size) => n + (size ?? 0), 0);
+  if ((await fileSize(partial)) !== total) await truncate(partial, total); // an earlier attempt's file may be longer
   await rename(partial, destination);
   return { path: destination, bytes: total, sha256, slices: objects.length, sliced: true, slicesDownloaded };
+}
+
+/**
+ * What a retry keeps of an earlier attempt's in-place download (`resume`): its finished slices and the sizes it
+ * learned, when it downloaded the same stored file (`source`) and `<destination>.partial` (`partialSize` bytes,
+ * undefined: missing) still reaches the end of every finished slice; otherwise nothing (start over).
+ */
+export function keptSlices(
+  resume: DownloadState | undefined,
+  source: string,
+  count: number,
+  start: number,
+  partialSize: number | undefined,
+): { finished: number[]; sizes: Array<number | null> } {
+  const nothing = { finished: [], sizes: Array<number | null>(count).fill(null) };
+  const previous = resume?.inPlace;
+  if (previous?.source !== source || !Array.isArray(previous.sizes) || previous.sizes.length !== count || partialSize === undefined) return nothing;
+  const sizes = previous.sizes.map((size) => (Number.isSafeInteger(size) && (size as number) >= 0 ? (size as number) : null));
+  const finished = [...new Set(resume?.finishedSlices ?? [])].filter((i) => Number.isInteger(i) && i >= 0 && i < count).sort((a, b) => a - b);
+  if (finished.length === 0) return nothing;
+  let end = start;
+  let known = 0; // sizes[0..known) are all known
+  for (const index of finished) {
+    for (; known <= index; known++) {
+      if (sizes[known] === null) return nothing;
+      end += sizes[known]!;
+    }
+  }
+  return partialSize >= end ? { finished, sizes } : nothing;
 }
 
 /** Validity of a presigned slice URL when the credentials do not say when they expire: 1 h. */
@@ -423,7 +459,7 @@ function inPlaceError(err: unknown, d: InPlaceDownload, gets: ReadonlyArray<Plai
     case 'network':
       return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label, offset: f.written } });
     case 'size':
-      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label } });
+      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label }, retryable: f.retryable });
     case 'internal':
       return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `the download thread failed: ${f.message}`, context: { destination: d.destination } });
   }

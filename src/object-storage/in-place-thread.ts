@@ -11,10 +11,12 @@
  * native parser hands the body out as slices of the socket's buffers, where undici's (WebAssembly) parser copies
  * every chunk out of its memory — measurably slower for large bodies on a fast link.
  *
- * Protocol: `workerData` is `{ inPlaceJob }` or `{ hashJob }`. The parent may post `{ type: 'abort' }` to the
- * fetching thread, which posts {@link InPlaceMessage}s (`slice` per finished slice, then `done` or `failed`) and
- * exits; it relays each `slice` to the hashing thread and, after `done`, posts it `{ type: 'end' }`, and the hashing
- * thread answers `hashed` or `failed` and exits (on a failure the parent terminates it).
+ * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread waits for `{ type: 'job' }` with its job (the
+ * threads start while the caller still prepares it). The parent may post `{ type: 'abort' }` to the
+ * fetching thread, which posts {@link InPlaceMessage}s (`size` when an answer says a slice's size, `slice` per
+ * finished slice with its place, then `done` or `failed`) and exits; it relays each `slice` to the hashing thread
+ * and, after `done`, posts it `{ type: 'end' }`, and the hashing thread answers `hashed` or `failed` and exits (on a
+ * failure the parent terminates it).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -29,16 +31,17 @@ import { forEachBounded } from './concurrency';
 export interface SliceGet {
   url: string;
   headers: Record<string, string>;
-  /** Where it goes in the destination, and how many bytes it must have. */
-  offset: number;
-  size: number;
 }
 
 export interface InPlaceJob {
-  /** `<destination>.partial`, already `total` bytes long (header written). */
+  /** `<destination>.partial`, the header line already written. */
   partial: string;
-  /** Every slice in manifest order. */
+  /** Where the first slice goes (after the header line). */
+  start: number;
+  /** Every slice in manifest order (the finished ones are not fetched). */
   slices: SliceGet[];
+  /** Slice sizes an earlier attempt learned (every finished slice's and its predecessors'), by index; null: unknown. */
+  sizes: Array<number | null>;
   /** Indexes already in `partial` (a previous attempt's): not fetched. */
   finished: number[];
   concurrency: number;
@@ -49,12 +52,29 @@ export interface InPlaceJob {
 /** Why a thread stopped without its result. */
 export type InPlaceFailure =
   | { kind: 'http'; index: number; status: number; body: string; errorCode?: string }
-  | { kind: 'network' | 'size'; index: number; message: string; written: number }
+  | { kind: 'network' | 'size'; index: number; message: string; written: number; retryable?: false }
   | { kind: 'expired'; index: number }
   | { kind: 'aborted' }
   | { kind: 'internal'; message: string; stack?: string };
 
-export type InPlaceMessage = { type: 'slice'; index: number } | { type: 'done' } | { type: 'failed'; failure: InPlaceFailure };
+/** What the fetching thread tells: a slice's size as soon as its answer says it, each finished slice and where it lies. */
+export type InPlaceMessage =
+  | { type: 'size'; index: number; size: number }
+  | ({ type: 'slice'; index: number } & SlicePlace)
+  | { type: 'done' }
+  | { type: 'failed'; failure: InPlaceFailure };
+
+/** Where a slice lies in the destination. */
+export interface SlicePlace {
+  offset: number;
+  size: number;
+}
+
+/** What the fetching half reports as it goes. */
+export interface InPlaceEvents {
+  size(index: number, size: number): void;
+  slice(index: number, place: SlicePlace): void;
+}
 
 /** Bytes of an error answer kept for the message. */
 const ERROR_BODY_CHARS = 1000;
@@ -66,14 +86,75 @@ export class SliceFailure extends Error {
   }
 }
 
-/** The hashing half: the slices' places in the file, hashed in manifest order as they are finished (see {@link hashJobOf}). */
+/**
+ * Where the slices go when their sizes are learned from their answers (no HEAD requests first): slice `i` starts
+ * after the header and every slice before it, so its offset is known once their sizes are. The slices are requested
+ * in manifest order, so a slice whose answer came early waits (its body unread) only for the headers of answers
+ * already on their way.
+ */
+export class SliceLayout {
+  private readonly sizes: Array<number | null>;
+  /** offsets[k] for every k up to the first unknown size. */
+  private readonly offsets: number[];
+  private readonly waiting = new Map<number, { resolve(offset: number): void; reject(err: unknown): void }>();
+  private abandoned: { err: unknown } | undefined;
+
+  constructor(start: number, sizes: ReadonlyArray<number | null>, count: number) {
+    this.sizes = Array.from({ length: count }, (_, i) => sizes[i] ?? null);
+    this.offsets = [start];
+    this.advance();
+  }
+
+  size(index: number): number | undefined {
+    return this.sizes[index] ?? undefined;
+  }
+
+  /** The slice's place, if its offset and size are known. */
+  placeOf(index: number): SlicePlace | undefined {
+    const size = this.sizes[index];
+    const offset = this.offsets[index];
+    return size === null || size === undefined || offset === undefined ? undefined : { offset, size };
+  }
+
+  setSize(index: number, size: number): void {
+    this.sizes[index] = size;
+    this.advance();
+  }
+
+  /** The slice's offset once every slice before it has a size; rejects once {@link abandon}ed. */
+  offsetOf(index: number): Promise<number> {
+    const known = this.offsets[index];
+    if (known !== undefined) return Promise.resolve(known);
+    if (this.abandoned) return Promise.reject(this.abandoned.err);
+    return new Promise((resolve, reject) => this.waiting.set(index, { resolve, reject }));
+  }
+
+  /** Every waiting and later {@link offsetOf} rejects with `err` (a slice before them failed). */
+  abandon(err: unknown): void {
+    this.abandoned ??= { err };
+    for (const w of this.waiting.values()) w.reject(this.abandoned.err);
+    this.waiting.clear();
+  }
+
+  private advance(): void {
+    for (let k = this.offsets.length - 1; k < this.sizes.length && this.sizes[k] !== null; k++) this.offsets.push(this.offsets[k]! + this.sizes[k]!);
+    for (const [index, w] of this.waiting) {
+      const offset = this.offsets[index];
+      if (offset !== undefined) {
+        this.waiting.delete(index);
+        w.resolve(offset);
+      }
+    }
+  }
+}
+
+/** The hashing half: the file, the header line and the places of the slices finished before this attempt. */
 interface HashJob {
   partial: string;
   /** Hashed first (the header line at offset 0). */
   headerBytes?: Uint8Array;
-  slices: Array<{ offset: number; size: number }>;
-  /** Finished before this attempt. */
-  finished: number[];
+  /** Where each slice lies once it is finished (null: not yet). */
+  places: Array<SlicePlace | null>;
 }
 
 /** Read buffer for hashing the written slices back (page cache). */
@@ -84,17 +165,17 @@ const READ_HIGH_WATER_MARK = 256 * 1024;
  * predecessors are finished is read back (from the page cache) and hashed, in order; {@link result} resolves once
  * all are.
  */
-function createSliceHasher(job: HashJob): { add(index: number): void; result(): Promise<string>; stop(): Promise<void> } {
+function createSliceHasher(job: HashJob): { add(index: number, place: SlicePlace): void; result(): Promise<string>; stop(): Promise<void> } {
   const hash = createHash('sha256');
   if (job.headerBytes) hash.update(job.headerBytes);
-  const finished = new Set(job.finished);
+  const places = [...job.places];
   let hashed = 0;
   let stopped = false;
   let chain = Promise.resolve();
   const pump = (): void => {
     chain = chain.then(async () => {
-      while (!stopped && hashed < job.slices.length && finished.has(hashed)) {
-        const { offset, size } = job.slices[hashed]!;
+      while (!stopped && hashed < places.length && places[hashed]) {
+        const { offset, size } = places[hashed]!;
         if (size > 0) for await (const chunk of createReadStream(job.partial, { start: offset, end: offset + size - 1, highWaterMark: READ_HIGH_WATER_MARK })) hash.update(chunk as Buffer);
         hashed++;
       }
@@ -102,13 +183,13 @@ function createSliceHasher(job: HashJob): { add(index: number): void; result(): 
   };
   pump();
   return {
-    add(index) {
-      finished.add(index);
+    add(index, place) {
+      places[index] = place;
       pump();
     },
     async result() {
       await chain;
-      if (hashed < job.slices.length) throw new Error(`only ${hashed} of ${job.slices.length} slices were finished`);
+      if (hashed < places.length) throw new Error(`only ${hashed} of ${places.length} slices were finished`);
       return hash.digest('hex');
     },
     async stop() {
@@ -120,54 +201,87 @@ function createSliceHasher(job: HashJob): { add(index: number): void; result(): 
 
 /** What the hashing thread needs of a job: the file, the header line and where each slice lies. */
 function hashJobOf(job: InPlaceJob, headerBytes?: Uint8Array): HashJob {
-  return { partial: job.partial, headerBytes, slices: job.slices.map(({ offset, size }) => ({ offset, size })), finished: job.finished };
+  const layout = new SliceLayout(job.start, job.sizes, job.slices.length);
+  const finished = new Set(job.finished);
+  return { partial: job.partial, headerBytes, places: job.slices.map((_, i) => (finished.has(i) ? (layout.placeOf(i) ?? null) : null)) };
+}
+
+/** Runs in-place jobs; made before the job is known so that its threads load while the caller prepares it. */
+export interface InPlaceRunner {
+  /**
+   * Runs {@link runInPlaceJob} and a {@link createSliceHasher} of the same file (after `headerBytes`); resolves to
+   * the sha256, rejects with a {@link SliceFailure}. An abort of `signal` stops the requests and writes, and the
+   * promise settles only once both threads have exited (no write or read lands after it). Once only.
+   */
+  run(job: InPlaceJob, headerBytes: Uint8Array | undefined, events: InPlaceEvents, signal?: AbortSignal): Promise<string>;
+  /** Stops the threads if {@link run} was never called (the caller failed before it had a job). */
+  close(): Promise<void>;
 }
 
 /**
- * Runs {@link runInPlaceJob} in a worker thread and a {@link createSliceHasher} of the same file (after
- * `headerBytes`) in another (two cores: the transfer and the hashing overlap); resolves to the sha256, rejects with
- * a {@link SliceFailure}. An abort of `signal` stops the requests and writes, and the promise settles only once
- * both threads have exited (no write or read lands after it). From the TypeScript sources (tests, `ts-register`)
- * the threads load this file through the repository's `scripts/ts-register.js`; without it both run in this thread.
+ * Starts a fetching thread and a hashing thread (two cores: the transfer and the hashing overlap), idle until
+ * {@link InPlaceRunner.run} posts them the job. From the TypeScript sources (tests, `ts-register`) the threads load
+ * this file through the repository's `scripts/ts-register.js`; without it the job runs in this thread.
  */
-export async function runInThreads(job: InPlaceJob, headerBytes: Uint8Array | undefined, onSlice: (index: number) => void, signal?: AbortSignal): Promise<string> {
-  const hash = hashJobOf(job, headerBytes);
+export function inPlaceRunner(): InPlaceRunner {
   const entry = threadEntry();
-  if (!entry) {
-    const local = createSliceHasher(hash);
-    try {
-      await runInPlaceJob(job, (index) => (onSlice(index), local.add(index)), signal ?? new AbortController().signal);
-    } catch (err) {
-      await local.stop();
-      throw err;
-    }
-    return local.result();
-  }
-  const fetcher = entry({ inPlaceJob: job });
-  const hasher = entry({ hashJob: hash });
-  const fetched = settle<void, InPlaceMessage>(fetcher, (m, done) => {
-    if (m.type === 'slice') {
-      onSlice(m.index);
-      hasher.postMessage({ type: 'slice', index: m.index });
-    } else if (m.type === 'done') done({ value: undefined });
-    else done({ failure: m.failure });
-  });
+  if (!entry) return { run: runHere, close: async () => undefined };
+  const fetcher = entry('fetch');
+  const hasher = entry('hash');
+  let onFetcherMessage: (m: InPlaceMessage, done: (outcome: { value: undefined } | { failure: InPlaceFailure }) => void) => void = () => undefined;
+  const fetched = settle<undefined, InPlaceMessage>(fetcher, (m, done) => onFetcherMessage(m, done));
   const hashed = settle<string, { type: 'hashed'; sha256: string } | { type: 'failed'; failure: InPlaceFailure }>(hasher, (m, done) =>
     done(m.type === 'hashed' ? { value: m.sha256 } : { failure: m.failure }),
   );
-  hashed.catch(() => undefined); // awaited below; a hashing thread that dies early is no unhandled rejection
-  const abort = (): void => fetcher.postMessage({ type: 'abort' });
-  signal?.addEventListener('abort', abort, { once: true });
+  // awaited in run(); threads that die early (or are closed unused) are no unhandled rejection
+  fetched.catch(() => undefined);
+  hashed.catch(() => undefined);
+  let ran = false;
+  return {
+    async run(job, headerBytes, events, signal) {
+      if (ran) throw new Error('an in-place runner runs one job');
+      ran = true;
+      onFetcherMessage = (m, done) => {
+        if (m.type === 'size') events.size(m.index, m.size);
+        else if (m.type === 'slice') {
+          const place = { offset: m.offset, size: m.size };
+          events.slice(m.index, place);
+          hasher.postMessage({ type: 'slice', index: m.index, place });
+        } else if (m.type === 'done') done({ value: undefined });
+        else done({ failure: m.failure });
+      };
+      hasher.postMessage({ type: 'job', hashJob: hashJobOf(job, headerBytes) });
+      fetcher.postMessage({ type: 'job', inPlaceJob: job });
+      const abort = (): void => fetcher.postMessage({ type: 'abort' });
+      if (signal?.aborted) abort();
+      signal?.addEventListener('abort', abort, { once: true });
+      try {
+        await fetched;
+      } catch (err) {
+        await hasher.terminate(); // it only reads: nothing to finish
+        throw err;
+      } finally {
+        signal?.removeEventListener('abort', abort);
+      }
+      hasher.postMessage({ type: 'end' });
+      return hashed;
+    },
+    async close() {
+      if (!ran) await Promise.all([fetcher.terminate(), hasher.terminate()]);
+    },
+  };
+}
+
+/** The job and its hashing in the calling thread (no thread entry). */
+async function runHere(job: InPlaceJob, headerBytes: Uint8Array | undefined, events: InPlaceEvents, signal?: AbortSignal): Promise<string> {
+  const local = createSliceHasher(hashJobOf(job, headerBytes));
   try {
-    await fetched;
+    await runInPlaceJob(job, { size: events.size, slice: (index, place) => (events.slice(index, place), local.add(index, place)) }, signal ?? new AbortController().signal);
   } catch (err) {
-    await hasher.terminate(); // it only reads: nothing to finish
+    await local.stop();
     throw err;
-  } finally {
-    signal?.removeEventListener('abort', abort);
   }
-  hasher.postMessage({ type: 'end' });
-  return hashed;
+  return local.result();
 }
 
 /** The outcome a thread reports (through `onMessage`), once it has exited. */
@@ -192,7 +306,8 @@ function settle<T, M>(worker: Worker, onMessage: (m: M, done: (outcome: { value:
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 };
 
-type StartThread = (data: { inPlaceJob: InPlaceJob } | { hashJob: HashJob }) => Worker;
+type StartThread = (role: ThreadRole) => Worker;
+type ThreadRole = 'fetch' | 'hash';
 
 /**
  * How to start a thread on this file: the compiled `.js` directly; the TypeScript sources (tests, `ts-register`)
@@ -200,26 +315,37 @@ type StartThread = (data: { inPlaceJob: InPlaceJob } | { hashJob: HashJob }) => 
  * compiler); undefined when neither works (the caller runs the job in its own thread).
  */
 function threadEntry(): StartThread | undefined {
-  if (__filename.endsWith('.js')) return (data) => new Worker(__filename, { workerData: data, resourceLimits: THREAD_LIMITS });
+  if (__filename.endsWith('.js')) return (role) => new Worker(__filename, { workerData: { role }, resourceLimits: THREAD_LIMITS });
   const register = join(__dirname, '..', '..', 'scripts', 'ts-register.js');
   if (!existsSync(register)) return undefined;
-  return (data) => new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(__filename)});`, { eval: true, workerData: data });
+  return (role) => new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(__filename)});`, { eval: true, workerData: { role } });
 }
 
-/** Downloads the job's slices in place; calls `onSlice` once a slice is fully written. */
-export async function runInPlaceJob(job: InPlaceJob, onSlice: (index: number) => void, signal: AbortSignal): Promise<void> {
+/**
+ * Downloads the job's slices in place, requested in manifest order, at most `concurrency` at a time; each slice's
+ * size comes from its answer (or an earlier attempt) and its offset from the sizes before it ({@link SliceLayout}).
+ */
+export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, signal: AbortSignal): Promise<void> {
   const agents = { http: new http.Agent({ keepAlive: true, maxSockets: job.concurrency }), https: new https.Agent({ keepAlive: true, maxSockets: job.concurrency }) };
   const finished = new Set(job.finished);
+  const layout = new SliceLayout(job.start, job.sizes, job.slices.length);
+  const onAbort = (): void => layout.abandon(new SliceFailure({ kind: 'aborted' }));
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     await forEachBounded(job.slices, job.concurrency, async (slice, index) => {
       if (finished.has(index)) return;
-      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-      if (job.notAfterMs !== undefined && Date.now() >= job.notAfterMs) throw new SliceFailure({ kind: 'expired', index });
-      await fetchAt(agents, slice, index, job.partial, signal);
-      finished.add(index);
-      onSlice(index);
+      try {
+        if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
+        if (job.notAfterMs !== undefined && Date.now() >= job.notAfterMs) throw new SliceFailure({ kind: 'expired', index });
+        const place = await fetchAt(agents, slice, index, job.partial, layout, events, signal);
+        events.slice(index, place);
+      } catch (err) {
+        layout.abandon(err); // the slices after it would wait for its size forever
+        throw err;
+      }
     });
   } finally {
+    signal.removeEventListener('abort', onAbort);
     agents.http.destroy();
     agents.https.destroy();
   }
@@ -233,10 +359,19 @@ const HEADERS_TIMEOUT_MS = 60_000;
 const IDLE_TIMEOUT_MS = 300_000;
 
 /**
- * GETs one slice into `path` at its offset, piped straight into the file; the answer must have exactly `size`
- * bytes. Redirects are followed; any other answer than 200 is a failure with its status and body excerpt.
+ * GETs one slice into `path` at its offset, piped straight into the file. Its size is the answer's
+ * `Content-Length` (which must match what an earlier attempt saw) and the body must have exactly that many bytes.
+ * Redirects are followed; any other answer than 200 is a failure with its status and body excerpt.
  */
-async function fetchAt(agents: { http: http.Agent; https: https.Agent }, slice: SliceGet, index: number, path: string, signal: AbortSignal): Promise<void> {
+async function fetchAt(
+  agents: { http: http.Agent; https: https.Agent },
+  slice: SliceGet,
+  index: number,
+  path: string,
+  layout: SliceLayout,
+  events: InPlaceEvents,
+  signal: AbortSignal,
+): Promise<SlicePlace> {
   let res: http.IncomingMessage;
   try {
     res = await get(agents, new URL(slice.url), slice.headers, signal);
@@ -249,23 +384,52 @@ async function fetchAt(agents: { http: http.Agent; https: https.Agent }, slice: 
     const errorCode = res.headers['x-ms-error-code'];
     throw new SliceFailure({ kind: 'http', index, status: res.statusCode ?? 0, body: body.slice(0, ERROR_BODY_CHARS), errorCode: typeof errorCode === 'string' ? errorCode : undefined });
   }
+  let size: number;
+  let offset: number;
+  try {
+    size = sizeOf(res, index, layout.size(index));
+    if (layout.size(index) === undefined) {
+      layout.setSize(index, size);
+      events.size(index, size);
+    }
+    offset = await layout.offsetOf(index);
+  } catch (err) {
+    res.destroy();
+    throw err;
+  }
   let written = 0;
   let oversized = false;
   res.on('data', (chunk: Buffer) => {
     written += chunk.length;
-    if (written > slice.size && !oversized) {
+    if (written > size && !oversized) {
       oversized = true;
-      res.destroy(new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${slice.size} bytes: it changed while downloading`, written }));
+      res.destroy(new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written }));
     }
   });
   try {
-    await pipeline(res, createWriteStream(path, { flags: 'r+', start: slice.offset }), { signal });
+    await pipeline(res, createWriteStream(path, { flags: 'r+', start: offset }), { signal });
   } catch (err) {
     if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
     if (err instanceof SliceFailure) throw err;
     throw new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written });
   }
-  if (written !== slice.size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${slice.size} bytes`, written });
+  if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
+  return { offset, size };
+}
+
+/** A slice's size: its answer's `Content-Length`, which must agree with the size an earlier attempt saw. */
+function sizeOf(res: http.IncomingMessage, index: number, known: number | undefined): number {
+  const header = res.headers['content-length'];
+  const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
+  if (declared === undefined) {
+    if (known !== undefined) return known;
+    throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
+  }
+  if (known !== undefined && declared !== known) {
+    // the earlier attempt's slices are in the file at places computed from its sizes: a retry would fail the same way
+    throw new SliceFailure({ kind: 'size', index, message: `slice has ${declared} bytes where an earlier attempt saw ${known}: the stored file changed`, written: 0, retryable: false });
+  }
+  return declared;
 }
 
 /** The answer of a GET (redirects followed), its body not read yet. */
@@ -299,25 +463,29 @@ function messageOf(err: unknown): string {
   return parts.length ? [...new Set(parts)].join(': ') : String(err);
 }
 
-// As a worker thread: run the job of `workerData` and report to the parent.
-const data = isMainThread ? undefined : (workerData as { inPlaceJob?: InPlaceJob; hashJob?: HashJob } | undefined);
-if (parentPort && data?.inPlaceJob) {
+// As a worker thread (`workerData.role`): wait for the job, run it and report to the parent.
+const role = isMainThread ? undefined : (workerData as { role?: ThreadRole } | undefined)?.role;
+if (parentPort && role === 'fetch') {
   const port = parentPort;
   const controller = new AbortController();
-  port.on('message', (m: { type?: string }) => {
-    if (m?.type === 'abort') controller.abort();
-  });
   const post = (message: InPlaceMessage): void => port.postMessage(message);
-  runInPlaceJob(data.inPlaceJob, (index) => post({ type: 'slice', index }), controller.signal)
-    .then(() => post({ type: 'done' }))
-    .catch((err: unknown) => post({ type: 'failed', failure: failureOf(err) }))
-    .finally(() => port.unref());
-} else if (parentPort && data?.hashJob) {
+  const events: InPlaceEvents = { size: (index, size) => post({ type: 'size', index, size }), slice: (index, place) => post({ type: 'slice', index, ...place }) };
+  port.on('message', (m: { type?: string; inPlaceJob?: InPlaceJob }) => {
+    if (m?.type === 'abort') controller.abort();
+    else if (m?.type === 'job' && m.inPlaceJob) {
+      runInPlaceJob(m.inPlaceJob, events, controller.signal)
+        .then(() => post({ type: 'done' }))
+        .catch((err: unknown) => post({ type: 'failed', failure: failureOf(err) }))
+        .finally(() => port.unref());
+    }
+  });
+} else if (parentPort && role === 'hash') {
   const port = parentPort;
-  const hasher = createSliceHasher(data.hashJob);
-  port.on('message', (m: { type?: string; index?: number }) => {
-    if (m?.type === 'slice' && typeof m.index === 'number') hasher.add(m.index);
-    else if (m?.type === 'end') {
+  let hasher: ReturnType<typeof createSliceHasher> | undefined;
+  port.on('message', (m: { type?: string; hashJob?: HashJob; index?: number; place?: SlicePlace }) => {
+    if (m?.type === 'job' && m.hashJob) hasher = createSliceHasher(m.hashJob);
+    else if (m?.type === 'slice' && typeof m.index === 'number' && m.place) hasher?.add(m.index, m.place);
+    else if (m?.type === 'end' && hasher) {
       hasher
         .result()
         .then((sha256) => port.postMessage({ type: 'hashed', sha256 }))

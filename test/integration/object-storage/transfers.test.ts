@@ -289,7 +289,7 @@ describe('sliced download', () => {
     const header = Buffer.from('"slice","row","pad"\n');
     expect(got.equals(Buffer.concat([header, expected]))).toBe(true);
     expect(result).toMatchObject({ path: dest, bytes: got.length, sha256: sha256(got), slices: sliceCount, sliced: true, slicesDownloaded: sliceCount });
-    expect(store.counts).toEqual({ 'GET manifest': 1, HEAD: sliceCount, GET: sliceCount }); // the sizes give the offsets
+    expect(store.counts).toEqual({ 'GET manifest': 1, GET: sliceCount }); // the answers' sizes give the offsets: no HEADs
     expect(store.maxInFlight['GET']).toBeGreaterThan(1);
     expect(store.maxInFlight['GET']).toBeLessThanOrEqual(4);
     expect(existsSync(`${dest}.parts`)).toBe(false);
@@ -310,20 +310,43 @@ describe('sliced download', () => {
     expect(existsSync(dest)).toBe(false);
     const finished = saved!.finishedSlices.length;
     expect(finished).toBeGreaterThanOrEqual(5);
-    expect(saved!.inPlace?.bytes).toBe(expected.length);
-    expect(statSync(`${dest}.partial`).size).toBe(expected.length); // written in place, no work folder
+    const sizes = saved!.inPlace!.sizes;
+    for (const index of saved!.finishedSlices) expect(sizes.slice(0, index + 1)).not.toContain(null); // the offsets of the finished ones
+    const ends = saved!.finishedSlices.map((index) => (sizes.slice(0, index + 1) as number[]).reduce((a, b) => a + b, 0));
+    expect(statSync(`${dest}.partial`).size).toBeGreaterThanOrEqual(Math.max(...ends)); // written in place, no work folder
     expect(existsSync(`${dest}.parts`)).toBe(false);
 
     const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: saved });
     expect(result.slicesDownloaded).toBe(sliceCount - finished);
-    expect(store.counts).toEqual({ 'GET manifest': 1, HEAD: sliceCount, GET: sliceCount - finished }); // the sizes, again; only unfinished slices
+    expect(store.counts).toEqual({ 'GET manifest': 1, GET: sliceCount - finished }); // only the unfinished slices
     expect(readFileSync(dest).equals(expected)).toBe(true);
     expect(result.sha256).toBe(sha256(expected));
   });
 
+  it('refuses, without a retry, a slice whose size is not the one an earlier attempt saw (the stored file changed)', async () => {
+    const dest = join(dir, 'out', 'changed.csv');
+    const controller = new AbortController();
+    let saved: DownloadState | undefined;
+    await downloadFile({
+      file: fileDetail(), endpoint: minio.endpoint, destination: dest, concurrency: 1, signal: controller.signal,
+      onProgress: (s) => {
+        saved = s;
+        if (s.finishedSlices.length >= 2) controller.abort(new Error('test stops the download'));
+      },
+    }).catch(() => undefined);
+    expect(saved!.finishedSlices).toEqual([0, 1]);
+    const sizes = [...saved!.inPlace!.sizes];
+    sizes[5] = 1; // as if slice 5 had 1 byte when the earlier attempt asked
+    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: { ...saved!, inPlace: { ...saved!.inPlace!, sizes } } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SapiError);
+    expect((err as SapiError).toJSON()).toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', retryable: false });
+    expect((err as SapiError).message).toMatch(/^slice has \d+ bytes where an earlier attempt saw 1: the stored file changed \[object=s3:\/\/.*slice_05\]$/);
+    expect(existsSync(dest)).toBe(false);
+  });
+
   it('starts over when the state of a previous attempt belongs to another file or its partial file is gone', async () => {
     const dest = join(dir, 'out', 'restarted.csv');
-    const other = { slices: sliceCount, finishedSlices: [0, 1, 2], bytesDownloaded: 3, inPlace: { source: 'another file', bytes: expected.length } };
+    const other = { slices: sliceCount, finishedSlices: [0, 1, 2], bytesDownloaded: 3, inPlace: { source: 'another file', sizes: Array<number>(sliceCount).fill(1) } };
     mkdirSync(join(dir, 'out'), { recursive: true });
     writeFileSync(`${dest}.partial`, Buffer.alloc(expected.length, 'x'));
     const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: other });
