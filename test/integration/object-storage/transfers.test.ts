@@ -378,6 +378,18 @@ describe('sliced download', () => {
     expect(result.sha256).toBe(sha256(expected));
   });
 
+  it('fails a slice whose answer does not say its size (no Content-Length), keeping the finished slices', async () => {
+    const dest = join(dir, 'out', 'unsized.csv');
+    let gets = 0;
+    store.intercept = (kind) => (kind === 'GET' && ++gets === 3 ? { status: 200, body: 'chunked, no length' } : undefined);
+    let saved: DownloadState | undefined;
+    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch((e: unknown) => e);
+    expect((err as SapiError).toJSON()).toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', retryable: true });
+    expect((err as SapiError).message).toMatch(/^the store did not say the size of the slice \(no Content-Length in its answer\) \[object=s3:\/\/.*slice_02\]$/);
+    expect(saved?.finishedSlices).toEqual([0, 1]);
+    expect(existsSync(dest)).toBe(false);
+  });
+
   it('decompresses gzipped slices before concatenating them', async () => {
     const gzPrefix = 'exports/gz/';
     const bodies = ['a,1\n', 'b,2\n', 'c,3\n'];
