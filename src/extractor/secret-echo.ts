@@ -26,12 +26,17 @@ function replaceEchoes(text: string, pairs: ReadonlyArray<[string, string]>): st
   return result;
 }
 
+/** Every reference shows this in the request's JSON, whichever of its characters are percent-encoded. */
+const REFERENCE_HINT = /env(:|%3A)/i;
+
 /** The secrets `request` references (value → reference), longest first; empty when it references none. */
 export function requestSecrets(request: RequestDescriptor, source: SecretSource): Array<[string, string]> {
   const prefix = source.prefix ?? DEFAULT_SECRET_ENV_PREFIX;
   const pairs: Array<[string, string]> = [];
+  const json = JSON.stringify(request);
+  if (!REFERENCE_HINT.test(json)) return pairs; // most requests reference no secret: no decoding
   // references in a URL or form body are percent-encoded (`%24%7Benv%3ANAME%7D`)
-  const decoded = JSON.stringify(request).replace(/%24/gi, '$').replace(/%7B/gi, '{').replace(/%7D/gi, '}').replace(/%3A/gi, ':');
+  const decoded = json.replace(/%24/gi, '$').replace(/%7B/gi, '{').replace(/%7D/gi, '}').replace(/%3A/gi, ':');
   for (const name of referencedNames(decoded)) {
     const value = source.env[name];
     if (name.startsWith(prefix) && value !== undefined && value.length >= MIN_ECHOED_SECRET_LENGTH) pairs.push([value, `\${env:${name}}`]);
