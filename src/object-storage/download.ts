@@ -4,9 +4,9 @@
  * - Unsliced: one object (from `s3Path` with the read credentials, `absPath` with the Azure SAS, `gcsPath` with the
  *   GCS access token, or the presigned `url`).
  * - Sliced to a local path, nothing to decompress: the manifest (`s3Path.key + "manifest"`, `absPath.name + "manifest"`,
- *   `gcsPath.key + "manifest"`, or `url`), every slice's size (HeadObject, Get Blob Properties, object metadata), then
- *   every slice downloaded **in parallel** (bounded by `concurrency`) and written **at its offset** in
- *   `<dest>.partial`, renamed into place at the end: no second pass (see `downloadInPlace`). The transfer runs in a
+ *   `gcsPath.key + "manifest"`, or `url`), then every slice downloaded **in parallel** (bounded by `concurrency`,
+ *   requested in manifest order) and written **at its offset** in `<dest>.partial` (from the answers' sizes), renamed
+ *   into place at the end: no second pass (see `downloadInPlace`). The transfer runs in a
  *   worker thread as plain GETs of presigned URLs, and the hash in another (`in-place-thread.ts`). Resumable: a
  *   retry keeps the slices the heartbeated state lists as finished.
  * - Sliced otherwise (`.gz` slices decompressed, or an `s3://` destination): every slice downloaded in parallel into
