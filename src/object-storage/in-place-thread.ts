@@ -214,7 +214,7 @@ export interface InPlaceRunner {
    * promise settles only once both threads have exited (no write or read lands after it). Once only.
    */
   run(job: InPlaceJob, headerBytes: Uint8Array | undefined, events: InPlaceEvents, signal?: AbortSignal): Promise<string>;
-  /** Stops the threads if {@link run} was never called (the caller failed before it had a job). */
+  /** Stops threads still waiting for a job (the caller failed before {@link run}); call it in any case. */
   close(): Promise<void>;
 }
 
@@ -267,7 +267,7 @@ export function inPlaceRunner(): InPlaceRunner {
       return hashed;
     },
     async close() {
-      if (!ran) await Promise.all([fetcher.terminate(), hasher.terminate()]);
+      await Promise.all([fetcher.terminate(), hasher.terminate()]); // threads that ran have exited: nothing to stop
     },
   };
 }
