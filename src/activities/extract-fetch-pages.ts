@@ -118,7 +118,7 @@ export function secretSourceOf(deps: ActivityDeps): SecretSource {
  * results, the `progress` cursor) keeps the references, and an error's message and URL are scrubbed of the values
  * before they can reach history.
  */
-async function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource, auth: RequestAuth | undefined) {
+function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource, auth: RequestAuth | undefined) {
   // deferred user functions and authentication are finished here too (login sessions stay in this process)
   return sendRequest(request, { secrets: source, auth, fetch: options, ...(client ? { client } : {}) });
 }

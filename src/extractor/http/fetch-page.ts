@@ -84,19 +84,23 @@ export interface FetchPageResult {
 
 const SNIPPET_CHARS = 200;
 
-async function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, url: string): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > maxBytes) {
-      body.destroy();
-      throw new ExtractNetworkError(`${url}: response body is larger than ${maxBytes} bytes`, { url });
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks, size);
+/** The whole body (at most `maxBytes`): one promise per body, not one per chunk (pages are many and small). */
+function readBody(body: Dispatcher.ResponseData['body'], maxBytes: number, url: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        body.destroy();
+        reject(new ExtractNetworkError(`${url}: response body is larger than ${maxBytes} bytes`, { url }));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.on('end', () => resolve(Buffer.concat(chunks, size)));
+    body.on('error', reject);
+  });
 }
 
 function snippet(raw: Buffer): string {
@@ -192,7 +196,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
     try {
       response = await request(descriptor.url, {
         method: descriptor.method,
-        headers: await headersToSend(descriptor, payload, client, now()),
+        headers: client?.awsSignature ? await headersToSend(descriptor, payload, client, now()) : withDefaultHeaders(descriptor.headers),
         body: payload,
         dispatcher,
         headersTimeout: timeoutMs ?? o.headersTimeoutMs,

@@ -134,3 +134,28 @@ describe('secrets of the client options', () => {
     expect([client.clientCertificate, client.awsSignature?.secretKey]).toEqual(['${env:SAPI_SECRET_PEM}', '${env:SAPI_SECRET_AWS}']);
   });
 });
+
+describe('response bodies', () => {
+  test('a body sent in many chunks is read whole; one over maxBodyBytes is refused naming the limit', async () => {
+    const records = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}` }));
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const text = JSON.stringify(records);
+      for (let i = 0; i < text.length; i += 1000) res.write(text.slice(i, i + 1000)); // chunked
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/items`;
+    try {
+      const page = await fetchPage({ method: 'GET', url, headers: {} });
+      expect(page.body).toEqual(records);
+      expect(page.bytes).toBe(JSON.stringify(records).length);
+      await expect(fetchPage({ method: 'GET', url, headers: {} }, { maxBodyBytes: 10_000, maxAttempts: 1 })).rejects.toMatchObject({
+        code: 'SAPI_EXTRACT_NETWORK',
+        message: expect.stringMatching(/response body is larger than 10000 bytes/),
+      });
+    } finally {
+      server.close();
+    }
+  });
+});
