@@ -148,6 +148,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       env: {
         // as the package's `sapi-temporal` wrapper (and so the worker image) runs it
         MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+        MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
         ...workerEnv,
         SAPI_TEST_WORKER_IDENTITY: `bench-worker-${index}@${process.pid}`,
         SAPI_WORK_DIR: index ? `${workerWorkDir}-${index}` : workerWorkDir,

@@ -316,9 +316,11 @@ describe('deploy/worker.Dockerfile (the lean worker image)', () => {
     expect(runtime).toMatch(/^CMD \["worker"\]$/m);
     // the package's bin is a sh wrapper that follows its symlink from node_modules/.bin
     expect(read('packages/sapi-temporal/bin/sapi-temporal')).toMatch(/^#!\/bin\/sh\n[\s\S]*readlink -f "\$0"/);
-    // two malloc arenas unless the environment says otherwise (per-thread arenas held ~40 MB after a download)
+    // two malloc arenas and a fixed mmap threshold unless the environment says otherwise (per-thread arenas held
+    // ~40 MB after a download; the dynamic threshold ~80 MB of heap after transfers)
     for (const wrapper of ['bin/sapi-temporal', 'packages/sapi-temporal/bin/sapi-temporal']) {
       expect(read(wrapper)).toMatch(/^export MALLOC_ARENA_MAX="\$\{MALLOC_ARENA_MAX:-2\}"$/m);
+      expect(read(wrapper)).toMatch(/^export MALLOC_MMAP_THRESHOLD_="\$\{MALLOC_MMAP_THRESHOLD_:-131072\}"$/m);
     }
   });
 });
