@@ -156,8 +156,9 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       },
       logFile: join(dataDir, 'logs', index ? `worker-${index}.log` : 'worker.log'),
       readyPattern: /^READY$/m,
-      // BENCH_WORKER_NODE_ARGS: node flags for the worker processes only (e.g. `--max-semi-space-size=4`)
-      nodeArgs: [...nodeArgs, '--expose-gc', ...(process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [])],
+      // BENCH_WORKER_NODE_ARGS: node flags for the worker processes only (e.g. `--max-semi-space-size=4`); 8 MB
+      // semi-spaces unless they say otherwise, as the `sapi-temporal` command runs it
+      nodeArgs: [...nodeArgs, '--expose-gc', ...workerNodeArgs()],
       watchdogPidFile: join(dataDir, 'stack.pids'),
     });
     return child.process;
@@ -300,4 +301,10 @@ function runNode(args: string[], options: { hook: boolean; timeoutMs: number; en
       else reject(new Error(`${args[0]} exited with ${code ?? signal}${signal === 'SIGKILL' ? ` (time limit ${options.timeoutMs} ms?)` : ''}: ${stderr.trim().split('\n').slice(-8).join('\n')}`));
     });
   });
+}
+
+/** Node flags of the bench's worker processes: `BENCH_WORKER_NODE_ARGS`, and the `sapi-temporal` command's semi-space size unless they set one. */
+function workerNodeArgs(): string[] {
+  const extra = process.env.BENCH_WORKER_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  return extra.some((a) => a.startsWith('--max-semi-space-size')) ? extra : ['--max-semi-space-size=8', ...extra];
 }

@@ -323,4 +323,13 @@ describe('deploy/worker.Dockerfile (the lean worker image)', () => {
       expect(read(wrapper)).toMatch(/^export MALLOC_MMAP_THRESHOLD_="\$\{MALLOC_MMAP_THRESHOLD_:-131072\}"$/m);
     }
   });
+
+  it.each(['bin/sapi-temporal', 'packages/sapi-temporal/bin/sapi-temporal'])('%s adds 8 MB semi-spaces to NODE_OPTIONS unless it sets its own', (wrapper) => {
+    // the wrapper's NODE_OPTIONS lines, run by sh as they are (the node it then execs is not reached)
+    const script = read(wrapper).split('\n').filter((line) => !line.startsWith('exec ')).join('\n') + '\nprintf %s "$NODE_OPTIONS"\n';
+    const run = (env: Record<string, string>) => spawnSync('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' }).stdout;
+    expect(run({})).toBe('--max-semi-space-size=8');
+    expect(run({ NODE_OPTIONS: '--enable-source-maps' })).toBe('--enable-source-maps --max-semi-space-size=8');
+    expect(run({ NODE_OPTIONS: '--max-old-space-size=512 --max-semi-space-size=2' })).toBe('--max-old-space-size=512 --max-semi-space-size=2');
+  });
 });

@@ -138,7 +138,7 @@ describe('secrets of the client options', () => {
 describe('response bodies', () => {
   test('a body sent in many chunks is read whole; one over maxBodyBytes is refused naming the limit', async () => {
     const records = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item ${i}` }));
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       const text = JSON.stringify(records);
       for (let i = 0; i < text.length; i += 1000) res.write(text.slice(i, i + 1000)); // chunked
