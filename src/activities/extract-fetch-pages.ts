@@ -1,23 +1,22 @@
 import { Context } from '@temporalio/activity';
-import { ExtractRateLimitedError } from '../extractor/errors';
-import type { FetchPageOptions } from '../extractor/http/fetch-page';
-import { nodeCryptoFunctions } from '../extractor/http/node-functions';
-import { processPage, type ProcessedPage, type RunContext } from '../extractor/page';
-import { referenceEchoedSecrets } from '../extractor/secret-echo';
-import { nextStep, type ScrollerState } from '../extractor/scroller';
-import type { SecretSource } from '../extractor/secrets';
-import { sendRequest, type RequestAuth } from '../extractor/http/send-request';
+import type { RunContext } from '../extractor/page';
+import type { ScrollerState } from '../extractor/scroller';
+import type { RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
-import type { HttpClientConfig, JobConfig, RequestDescriptor } from '../extractor/types';
+import type { HttpClientConfig, JobConfig } from '../extractor/types';
 import { cursorOf } from '../contracts/extract-plan';
-import type { BatchProgress, ChildSpec, ExtractFetchTuning, PendingPage } from '../contracts/extract';
+import type { BatchProgress, ExtractFetchTuning, PendingPage } from '../contracts/extract';
 import { markedResumePoint, PageGroupWriter } from '../object-storage/page-group-writer';
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressSignal, throttledHeartbeat } from './context';
+import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
 export const HEARTBEAT_CALL_INTERVAL_MS = 200;
+
+/** Pages a batch fetches beyond the last one staged (the page loop stops there while the staging catches up). */
+export const PAGES_AHEAD = 32;
 
 export interface FetchPagesInput {
   /** Staging key of the extraction. */
@@ -86,41 +85,19 @@ export interface FetchPagesCheckpoint {
 
 const emptyTotals = (): FetchPagesTotals => ({ pages: 0, fetched: 0, records: 0, bytes: 0, schema: {}, rows: {}, warnings: [] });
 
-function fetchOptions(tuning: ExtractFetchTuning | undefined, signal: AbortSignal, onRetry: () => void): FetchPageOptions {
-  const options: FetchPageOptions = { signal, onRetry };
-  for (const [key, value] of Object.entries(tuning ?? {})) if (value !== undefined) (options as Record<string, unknown>)[key] = value;
-  return options;
-}
-
 /** Adds an extracted page to the totals (copy-on-write: checkpoints already taken share `rows` and `warnings`). */
-function countPage(totals: FetchPagesTotals, page: ProcessedPage): void {
+function countPage(totals: FetchPagesTotals, page: LoopPage): void {
   totals.pages++;
   totals.records += page.result.recordCount;
   totals.bytes += page.result.bytes;
   totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
   if (page.parentAliases) totals.parentAliases = page.parentAliases; // ge-legacy
   totals.rows = { ...totals.rows };
-  for (const t of page.tables) if (t.rows.length > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows.length;
+  for (const t of page.tables) if (t.rows > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows;
 }
 
 function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): void {
   for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
-}
-
-/** The worker's secrets: its environment, restricted to `SAPI_EXTRACT_SECRET_ENV_PREFIX`. */
-export function secretSourceOf(deps: ActivityDeps): SecretSource {
-  return { env: process.env, prefix: deps.settings.extractSecretEnvPrefix };
-}
-
-/**
- * Sends one request with its `${env:NAME}` references (and those of the client config: client certificate, AWS
- * secret key) filled from the worker's environment. Only this copy holds the secrets: `state.next` (heartbeats,
- * results, the `progress` cursor) keeps the references, and an error's message and URL are scrubbed of the values
- * before they can reach history.
- */
-function fetchResolved(request: RequestDescriptor, client: HttpClientConfig | undefined, options: FetchPageOptions, source: SecretSource, auth: RequestAuth | undefined) {
-  // deferred user functions and authentication are finished here too (login sessions stay in this process)
-  return sendRequest(request, { secrets: source, auth, fetch: options, ...(client ? { client } : {}) });
 }
 
 /** What the batch reports to its workflow: the resume point's totals. */
@@ -129,12 +106,13 @@ function batchProgress(batch: string, { state, totals: t }: FetchPagesCheckpoint
 }
 
 /**
- * Fetches pages of one job run, from the checkpointed scroller state: for every page, fetch → `processPage` →
- * rows handed to a {@link PageGroupWriter}, which stages every group of consecutive pages (≤ 100 pages, 4 MiB of
- * rows, 1 s) as one object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`; once a group (and every group
- * before it) is stored the activity heartbeats `{state, totals}`: the resume point. Between pages it runs the
- * scroller itself; it stops and hands the last page back un-stepped (`pending`, staged as a group of its own) when
- * the page has child runs, when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
+ * Fetches pages of one job run, from the checkpointed scroller state. The page loop (send → `processPage` → rows as
+ * JSON lines → `nextStep`) runs in the page-loop thread (`extract-page-loop.ts`); here each page's lines go to a
+ * {@link PageGroupWriter}, which stages every group of consecutive pages (≤ 100 pages, give or take a report of the
+ * loop, 4 MiB of rows, 1 s) as one object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`; once a group
+ * (and every group before it) is stored the activity heartbeats `{state, totals}`: the resume point. The loop stops
+ * and hands the last page back un-stepped (`pending`, staged as a group of its own) when the page has child runs,
+ * when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
  *
  * No duplicates: a resume point is always the end of a stored group, and a retry (attempt > 1) first deletes every
  * group of this job run that starts after its resume point (written by an attempt that died before its heartbeat
@@ -182,64 +160,72 @@ export function fetchPages(deps: ActivityDeps) {
       const signal = progressSignal<BatchProgress>('extractProgress', { delayFirst: true }, context);
       const beatNow = () => beat(writer.checkpoint, true);
       const timer = setInterval(beatNow, Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
-      const options = { ...fetchOptions(input.fetch, context.cancellationSignal, beatNow), dispatcher: deps.http.extractor };
       const settle = async () => {
         await writer.settle();
         beatNow();
       };
-      const secrets = secretSourceOf(deps);
-      const startedAt = Date.now();
       const result = (pending: PendingPage | null, extra: Partial<FetchPagesResult> = {}): FetchPagesResult => ({ ...totals, state, pending, resumed, ...extra });
+      const take = (page: LoopPage) => {
+        totals.fetched++;
+        if (page.extract) countPage(totals, page);
+        addWarnings(totals, page.warnings);
+        addWarnings(totals, page.stepWarnings);
+      };
+      // the pages are fetched and processed in the page-loop thread (see extract-page-loop.ts); this thread stages them
+      const pages = startPageLoop(
+        {
+          job: input.job,
+          context: { parentColumns: input.context.parentColumns, parent: input.context.parent },
+          // renamed parent columns of the pages before (of this call, or of the run as the workflow gave them)
+          parentAliases: totals.parentAliases ?? input.context.parentAliases,
+          state,
+          fetched: totals.fetched,
+          maxPages: input.maxPages,
+          maxMs: input.maxMs,
+          startedAt: Date.now(),
+          fetch: input.fetch,
+          client: input.client,
+          auth: input.auth,
+          secrets: secretsOf(process.env, deps.settings.extractSecretEnvPrefix),
+          ahead: input.pageCheckpoints ? 0 : PAGES_AHEAD,
+        },
+        beatNow,
+        context.cancellationSignal,
+      );
 
       try {
         while (state.next) {
-          const pageNo = state.pages + 1;
-          let fetched;
-          try {
-            fetched = await fetchResolved(state.next, input.client, options, secrets, input.auth);
-          } catch (err) {
-            if (!(err instanceof ExtractRateLimitedError)) throw err;
+          const reported = await pages.next();
+          if (reported.kind === 'rateLimited') {
             await writer.flush(checkpoint());
             await settle();
-            return result(null, { rateLimitedMs: err.retryAfterMs, rateLimitMessage: err.message });
+            return result(null, { rateLimitedMs: reported.retryAfterMs, rateLimitMessage: reported.message });
           }
-          // renamed parent columns of the pages before (of this call, or of the run as the workflow gave them)
-          const parentAliases = totals.parentAliases ?? input.context.parentAliases;
-          const page = processPage(state, input.job, fetched, { ...input.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
-          // a secret the API echoes in the next URL or cursor goes back to its reference before the state keeps it
-          page.result = referenceEchoedSecrets(page.result, state.next, secrets);
-          const last =
-            !page.extract ||
-            page.children.length > 0 ||
-            totals.fetched + 1 >= input.maxPages ||
-            Date.now() - startedAt >= input.maxMs ||
-            context.cancellationSignal.aborted;
-          if (last) {
+          for (const page of reported.pages) {
+            writer.addLines(page.pageNo, page.tables);
+            take(page);
+          }
+          state = reported.state;
+          const pending = reported.pending;
+          if (pending) {
             // the group so far ends at the previous page (stepped); the un-stepped last page is a group of its own,
             // so a retry that resumes before it deletes exactly that group
             const before = checkpoint();
             await writer.flush(before);
-            if (page.extract) writer.add(pageNo, page.tables);
+            if (pending.extract) writer.addLines(pending.pageNo, pending.tables);
             await writer.flush(before);
-          } else {
-            writer.add(pageNo, page.tables);
-          }
-          totals.fetched++;
-          if (page.extract) countPage(totals, page);
-          addWarnings(totals, page.warnings);
-          if (last) {
+            take(pending);
             await settle();
-            const children: ChildSpec[] = page.children.map((c) => ({ jobId: c.job.id, endpoint: c.job.endpoint, parentColumns: c.parentColumns, parent: c.parent }));
-            return result({ pageNo, result: page.result, children });
+            return result({ pageNo: pending.pageNo, result: pending.result, children: pending.children });
           }
-          const step = nextStep(state, page.result, Date.now());
-          addWarnings(totals, step.warnings);
-          state = step.state;
           if (!state.next || writer.full) await writer.flush(checkpoint());
+          const lastPage = reported.pages.at(-1);
+          if (lastPage) pages.ack(lastPage.pageNo);
         }
         await settle();
         return result(null);
       } finally {
+        pages.stop();
         clearInterval(timer);
         await writer.drain(); // never leave a write running unobserved when failing
       }

@@ -61,6 +61,15 @@ export interface ProcessedPage {
 }
 
 /**
+ * A fetched page read up to its rows: what `nextStep` and the child runs need, and `rows()` to flatten its records
+ * (the larger part of the work, so a caller can send the next request first).
+ */
+export interface ReadPage extends Omit<ProcessedPage, 'tables' | 'schemaDelta' | 'parentAliases'> {
+  /** The tables, their keys and the run's renamed parent columns; `warnings` then holds every warning of the page. */
+  rows(): Pick<ProcessedPage, 'tables' | 'schemaDelta' | 'warnings' | 'parentAliases'>;
+}
+
+/**
  * Processes one fetched page of `job` whose scroller state is `state` (before `nextStep`). Throws
  * `ExtractorDataError` (ambiguous root arrays) and `PlaceholderMissingError` like the underlying helpers.
  */
@@ -70,44 +79,59 @@ export function processPage(
   fetched: { body: unknown; bytes: number; hash: string },
   context: RunContext = {},
 ): ProcessedPage {
+  const page = readPage(state, job, fetched, context);
+  const { rows: _rows, ...head } = page;
+  return { ...head, ...page.rows() };
+}
+
+/** {@link processPage} in two steps: the page up to its rows, then `rows()`. */
+export function readPage(
+  state: Pick<ScrollerState, 'rules' | 'lastHash'>,
+  job: JobConfig,
+  fetched: { body: unknown; bytes: number; hash: string },
+  context: RunContext = {},
+): ReadPage {
   // ge-iter: hashing calls the workflow left in `userData` (userDataForRun) finished with the run's start as "now"
   job = finishUserData(job, context.crypto, context.nowMs);
   if (state.lastHash !== null && state.lastHash === fetched.hash) {
     return {
       extract: false,
       result: { digest: digestPage(state, fetched.body), bytes: fetched.bytes, hash: fetched.hash, recordCount: 0 },
-      tables: [],
-      schemaDelta: [],
       children: [],
       warnings: [],
+      rows: () => ({ tables: [], schemaDelta: [], warnings: [] }),
     };
   }
   const resolved = resolveRecords(fetched.body, job);
   // like the reference, the scroller, the parser and the mapper all see the records after responseFilter
   const records = applyResponseFilter(resolved.records, job.responseFilter);
-  const warnings = resolved.warnings;
   const digest = digestPage(state, fetched.body, records);
-  const parserWarnings: string[] = [];
-  const parentAliases = { ...(context.parentAliases ?? {}) }; // ge-legacy
-  // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
-  const tables = job.mapping
-    ? mapRecords(records, job.mapping, runUserData(job, context.parent))
-    : flattenRecords(records, {
-        dataType: job.dataType,
-        parentColumns: rootColumns(job, context.parentColumns),
-        parentValues: runUserData(job, context.parent),
-        warnings: parserWarnings,
-        legacy: job.legacyJsonParser, // ge-legacy
-        parentAliases, // ge-legacy
-      });
   const plan = planChildRuns(job, records, context.parent ?? null, context.crypto, context.nowMs);
   return {
     extract: true,
     result: { digest, bytes: fetched.bytes, hash: fetched.hash, recordCount: records.length },
-    tables,
-    schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
     children: plan.runs,
-    warnings: [...warnings, ...parserWarnings, ...plan.warnings],
-    ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}), // ge-legacy
+    warnings: [...resolved.warnings, ...plan.warnings],
+    rows: () => {
+      const parserWarnings: string[] = [];
+      const parentAliases = { ...(context.parentAliases ?? {}) }; // ge-legacy
+      // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
+      const tables = job.mapping
+        ? mapRecords(records, job.mapping, runUserData(job, context.parent))
+        : flattenRecords(records, {
+            dataType: job.dataType,
+            parentColumns: rootColumns(job, context.parentColumns),
+            parentValues: runUserData(job, context.parent),
+            warnings: parserWarnings,
+            legacy: job.legacyJsonParser, // ge-legacy
+            parentAliases, // ge-legacy
+          });
+      return {
+        tables,
+        schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
+        warnings: [...resolved.warnings, ...parserWarnings, ...plan.warnings],
+        ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}), // ge-legacy
+      };
+    },
   };
 }

@@ -19,12 +19,12 @@
  * failure the parent terminates it).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { threadStarter } from '../threads';
 import { forEachBounded } from './concurrency';
 
 /** One slice as a plain GET. */
@@ -306,19 +306,12 @@ function settle<T, M>(worker: Worker, onMessage: (m: M, done: (outcome: { value:
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 32 };
 
-type StartThread = (role: ThreadRole) => Worker;
 type ThreadRole = 'fetch' | 'hash';
 
-/**
- * How to start a thread on this file: the compiled `.js` directly; the TypeScript sources (tests, `ts-register`)
- * through the repository's `scripts/ts-register.js` (no heap limits: the thread then holds the TypeScript
- * compiler); undefined when neither works (the caller runs the job in its own thread).
- */
-function threadEntry(): StartThread | undefined {
-  if (__filename.endsWith('.js')) return (role) => new Worker(__filename, { workerData: { role }, resourceLimits: THREAD_LIMITS });
-  const register = join(__dirname, '..', '..', 'scripts', 'ts-register.js');
-  if (!existsSync(register)) return undefined;
-  return (role) => new Worker(`require(${JSON.stringify(register)}); require(${JSON.stringify(__filename)});`, { eval: true, workerData: { role } });
+/** Starts a download thread in `role` (see {@link threadStarter}); undefined: run the job in this thread. */
+function threadEntry(): ((role: ThreadRole) => Worker) | undefined {
+  const start = threadStarter(__filename);
+  return start && ((role) => start({ role }, { resourceLimits: THREAD_LIMITS }));
 }
 
 /**

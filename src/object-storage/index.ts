@@ -61,7 +61,7 @@ export {
   GROUP_MAX_MS,
   GROUP_WRITES_IN_FLIGHT,
   type PageGroupWriterOptions,
-  type PageTableRows,
+  type PageTableLines,
 } from './page-group-writer';
 export {
   createContainerClient,

@@ -24,10 +24,10 @@ export const GROUP_MAX_MS = 1_000;
 /** Staged groups being written while the next pages are fetched. */
 export const GROUP_WRITES_IN_FLIGHT = 2;
 
-/** The rows one page adds to one table (flattened keys → values). */
-export interface PageTableRows {
+/** The rows one page adds to one table, as JSON lines (one `JSON.stringify(row)` and `\n` per row). */
+export interface PageTableLines {
   name: string;
-  rows: ReadonlyArray<Record<string, string>>;
+  text: string;
 }
 
 /** Options of {@link PageGroupWriter}; the limits default to the `GROUP_*` constants. */
@@ -73,7 +73,7 @@ interface CheckpointMarker<C> {
 interface PageGroup {
   first: number;
   last: number;
-  /** Table → JSON lines. */
+  /** Table → JSON lines (pages' runs of lines). */
   tables: Map<string, string[]>;
   chars: number;
   startedAt: number;
@@ -128,19 +128,19 @@ export class PageGroupWriter<C> {
     await store.delete(keys.filter((key) => (parseGroupKey(key)?.firstPage ?? 0) > page));
   }
 
-  /** Adds page `pageNo`'s rows to the group being buffered (a page without rows still extends the group's range). */
-  add(pageNo: number, tables: readonly PageTableRows[]): void {
+  /**
+   * Adds page `pageNo`'s rows, as JSON lines (one `JSON.stringify(row)` and `\n` each; '' for none), to the group
+   * being buffered (a page without rows still extends the group's range).
+   */
+  addLines(pageNo: number, tables: readonly PageTableLines[]): void {
     const group = (this.group ??= { first: pageNo, last: pageNo, tables: new Map(), chars: 0, startedAt: this.now() });
     group.last = pageNo;
     for (const t of tables) {
-      if (t.rows.length === 0) continue;
+      if (t.text === '') continue;
       let lines = group.tables.get(t.name);
       if (!lines) group.tables.set(t.name, (lines = []));
-      for (const row of t.rows) {
-        const line = `${JSON.stringify(row)}\n`;
-        lines.push(line);
-        group.chars += line.length;
-      }
+      lines.push(t.text);
+      group.chars += t.text.length;
     }
   }
 

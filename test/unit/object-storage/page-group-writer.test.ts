@@ -51,16 +51,17 @@ function memoryStore(auto = false) {
 }
 
 const range = (first: number, last: number) => `p${String(first).padStart(10, '0')}-${String(last).padStart(10, '0')}`;
-const rows = (...ids: string[]) => ids.map((id) => ({ id }));
+/** The JSON lines of rows `{id}` (what the page loop hands the writer). */
+const lines = (...ids: string[]) => ids.map((id) => `${JSON.stringify({ id })}\n`).join('');
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('PageGroupWriter', () => {
   it('stages a group of consecutive pages as one object per table, rows as JSON lines in page order', async () => {
     const { store, objects } = memoryStore(true);
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 3, checkpoint: 0 });
-    writer.add(1, [{ name: 'users', rows: rows('a', 'b') }, { name: 'users_tags', rows: rows('t') }]);
-    writer.add(2, []); // a page without rows still extends the range
-    writer.add(3, [{ name: 'users', rows: rows('c') }, { name: 'empty', rows: [] }]);
+    writer.addLines(1, [{ name: 'users', text: lines('a', 'b') }, { name: 'users_tags', text: lines('t') }]);
+    writer.addLines(2, []); // a page without rows still extends the range
+    writer.addLines(3, [{ name: 'users', text: lines('c') }, { name: 'empty', text: '' }]);
     await writer.flush(3);
     await writer.settle();
     expect([...objects.keys()].sort()).toEqual([pageKey('wf/run', 3, 1, 3, 'users'), pageKey('wf/run', 3, 1, 3, 'users_tags')]);
@@ -72,7 +73,7 @@ describe('PageGroupWriter', () => {
     const { store, objects } = memoryStore();
     const seen: number[] = [];
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
-    writer.add(1, [{ name: 'users', rows: [] }]);
+    writer.addLines(1, [{ name: 'users', text: '' }]);
     await writer.flush(1);
     await writer.flush(1); // nothing buffered
     expect(objects.size).toBe(0);
@@ -84,9 +85,9 @@ describe('PageGroupWriter', () => {
     const { store, settle } = memoryStore();
     const seen: number[] = [];
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
-    writer.add(1, [{ name: 'users', rows: rows('a') }]);
+    writer.addLines(1, [{ name: 'users', text: lines('a') }]);
     await writer.flush(1);
-    writer.add(2, [{ name: 'users', rows: rows('b') }]);
+    writer.addLines(2, [{ name: 'users', text: lines('b') }]);
     await writer.flush(2);
 
     settle(range(2, 2)); // the second group is stored first
@@ -103,9 +104,9 @@ describe('PageGroupWriter', () => {
     const { store, settle } = memoryStore();
     const seen: number[] = [];
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, onAdvance: (c) => seen.push(c) });
-    writer.add(1, [{ name: 'users', rows: rows('a') }]);
+    writer.addLines(1, [{ name: 'users', text: lines('a') }]);
     await writer.flush(1);
-    writer.add(2, [{ name: 'users', rows: rows('b') }]);
+    writer.addLines(2, [{ name: 'users', text: lines('b') }]);
     await writer.flush(2);
     settle(range(2, 2));
     settle(range(1, 1), new Error('staging write failed'));
@@ -120,10 +121,10 @@ describe('PageGroupWriter', () => {
     const { store, settle, pending } = memoryStore();
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, writesInFlight: 2 });
     for (const page of [1, 2]) {
-      writer.add(page, [{ name: 'users', rows: rows(`r${page}`) }]);
+      writer.addLines(page, [{ name: 'users', text: lines(`r${page}`) }]);
       await writer.flush(page);
     }
-    writer.add(3, [{ name: 'users', rows: rows('r3') }]);
+    writer.addLines(3, [{ name: 'users', text: lines('r3') }]);
     let third = false;
     const flushing = writer.flush(3).then(() => (third = true));
     await tick();
@@ -139,18 +140,18 @@ describe('PageGroupWriter', () => {
     let now = 1_000;
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxPages: 3, maxChars: 40, maxMs: 500, now: () => now });
     expect(writer.full).toBe(false); // nothing buffered
-    writer.add(1, [{ name: 'users', rows: rows('a') }]);
-    writer.add(2, []);
+    writer.addLines(1, [{ name: 'users', text: lines('a') }]);
+    writer.addLines(2, []);
     expect(writer.full).toBe(false);
-    writer.add(3, []);
+    writer.addLines(3, []);
     expect(writer.full).toBe(true); // 3 pages
 
     const bySize = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxChars: 40, now: () => now });
-    bySize.add(1, [{ name: 'users', rows: rows('a'.repeat(40)) }]);
+    bySize.addLines(1, [{ name: 'users', text: lines('a'.repeat(40)) }]);
     expect(bySize.full).toBe(true);
 
     const byAge = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0, maxMs: 500, now: () => now });
-    byAge.add(1, []);
+    byAge.addLines(1, []);
     now += 499;
     expect(byAge.full).toBe(false);
     now += 1;
