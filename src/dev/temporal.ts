@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findTemporal } from './tools';
@@ -75,8 +76,12 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
     logFile,
     watchdogPidFile: options.watchdogPidFile,
     healthTimeoutMs: 90_000,
+    // the gRPC port too: the HTTP answer may come from a sibling's server that got our HTTP port first (this one
+    // then exits with "address already in use", and is started again on other ports)
     healthy: async () =>
-      (await temporalHealthy(`http://${host}:${httpPort}`, namespace)) && (options.headless || (await uiHealthy(`http://${host}:${uiPort}`, namespace))),
+      (await temporalHealthy(`http://${host}:${httpPort}`, namespace)) &&
+      (await tcpOpen(host, port)) &&
+      (options.headless || (await uiHealthy(`http://${host}:${uiPort}`, namespace))),
   });
   return {
     address,
@@ -97,6 +102,20 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
  */
 export async function temporalHealthy(httpApiUrl: string, namespace: string): Promise<boolean> {
   return httpOk(`${httpApiUrl}/api/v1/namespaces/${encodeURIComponent(namespace)}`);
+}
+
+/** True when something accepts TCP connections on `host:port` (the connection is closed at once). */
+function tcpOpen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 1000 });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+    socket.once('timeout', () => done(false));
+  });
 }
 
 async function httpOk(url: string): Promise<boolean> {

@@ -19,7 +19,8 @@
  * failure the parent terminates it).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
 import * as http from 'node:http';
@@ -157,8 +158,8 @@ interface HashJob {
   places: Array<SlicePlace | null>;
 }
 
-/** Read buffer for hashing the written slices back (page cache). */
-const READ_HIGH_WATER_MARK = 256 * 1024;
+/** The one buffer the written slices are read back into for hashing (page cache), reused for every read. */
+const HASH_READ_BYTES = 1024 * 1024;
 
 /**
  * The sha256 of a file being written slice by slice: {@link add} a finished slice, and every slice whose
@@ -169,6 +170,8 @@ function createSliceHasher(job: HashJob): { add(index: number, place: SlicePlace
   const hash = createHash('sha256');
   if (job.headerBytes) hash.update(job.headerBytes);
   const places = [...job.places];
+  const buffer = Buffer.allocUnsafe(HASH_READ_BYTES);
+  let file: FileHandle | undefined;
   let hashed = 0;
   let stopped = false;
   let chain = Promise.resolve();
@@ -176,10 +179,20 @@ function createSliceHasher(job: HashJob): { add(index: number, place: SlicePlace
     chain = chain.then(async () => {
       while (!stopped && hashed < places.length && places[hashed]) {
         const { offset, size } = places[hashed]!;
-        if (size > 0) for await (const chunk of createReadStream(job.partial, { start: offset, end: offset + size - 1, highWaterMark: READ_HIGH_WATER_MARK })) hash.update(chunk as Buffer);
+        file ??= await open(job.partial, 'r');
+        for (let done = 0; done < size; ) {
+          const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, size - done), offset + done);
+          if (bytesRead === 0) throw new Error(`${job.partial} ends at ${offset + done}, inside slice ${hashed}`);
+          hash.update(buffer.subarray(0, bytesRead));
+          done += bytesRead;
+        }
         hashed++;
       }
     });
+  };
+  const close = async (): Promise<void> => {
+    await file?.close().catch(() => undefined);
+    file = undefined;
   };
   pump();
   return {
@@ -188,13 +201,18 @@ function createSliceHasher(job: HashJob): { add(index: number, place: SlicePlace
       pump();
     },
     async result() {
-      await chain;
+      try {
+        await chain;
+      } finally {
+        await close();
+      }
       if (hashed < places.length) throw new Error(`only ${hashed} of ${places.length} slices were finished`);
       return hash.digest('hex');
     },
     async stop() {
       stopped = true;
       await chain.catch(() => undefined);
+      await close();
     },
   };
 }
