@@ -106,13 +106,14 @@ function batchProgress(batch: string, { state, totals: t }: FetchPagesCheckpoint
 }
 
 /**
- * Fetches pages of one job run, from the checkpointed scroller state. The page loop (send → `processPage` → rows as
- * JSON lines → `nextStep`) runs in the page-loop thread (`extract-page-loop.ts`); here each page's lines go to a
- * {@link PageGroupWriter}, which stages every group of consecutive pages (≤ 100 pages, give or take a report of the
- * loop, 4 MiB of rows, 1 s) as one object per table, `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`; once a group
- * (and every group before it) is stored the activity heartbeats `{state, totals}`: the resume point. The loop stops
- * and hands the last page back un-stepped (`pending`, staged as a group of its own) when the page has child runs,
- * when `maxPages`/`maxMs` is reached or on a repeated response, so the workflow decides.
+ * Fetches pages of one job run, from the checkpointed scroller state. The page loop (send → read the page → `nextStep`
+ * → rows as JSON lines) runs in the page-loop thread (`extract-page-loop.ts`); here each page's lines go to a
+ * {@link PageGroupWriter}, which stages every group of consecutive pages (100 pages, 4 MiB of rows or 1 s, checked
+ * after each report of the loop: up to 16 pages more) as one object per table,
+ * `<runKey>/r<run>/p<first>-<last>/<table>.jsonl`; once a group (and every group before it) is stored the activity
+ * heartbeats `{state, totals}`: the resume point. The loop stops and hands the last page back un-stepped (`pending`,
+ * staged as a group of its own) when the page has child runs, when `maxPages`/`maxMs` is reached or on a repeated
+ * response, so the workflow decides.
  *
  * No duplicates: a resume point is always the end of a stored group, and a retry (attempt > 1) first deletes every
  * group of this job run that starts after its resume point (written by an attempt that died before its heartbeat
