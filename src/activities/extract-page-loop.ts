@@ -102,7 +102,7 @@ export interface LoopFailure {
   cause?: { name: string; message: string; stack?: string };
 }
 
-/** What a loop reports, in order; every kind but `page` and `retry` ends it. */
+/** What a loop reports, in order; every kind but `pages` and `retry` ends it. */
 export type LoopEvent =
   | LoopPages
   | { kind: 'retry' }
