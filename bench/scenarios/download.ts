@@ -3,7 +3,8 @@
  * with a slice size that gives ~20 slices), vs what the official clients do: file detail with read credentials,
  * GET the manifest, then every slice in order with GetObject, appended to one file. Order: baseline, then
  * (ours, baseline) × repeat; medians. Ours is reported for the download phase (`downloadFile` activity) and end to
- * end (incl. the emulator's export job and polling). The baseline runs in its own process (`bench/baseline-child.ts`).
+ * end (incl. the emulator's export job and polling). The baseline runs in its own process (`bench/baseline-child.ts`);
+ * both sides warm up first, untimed (ours: a 1 MiB table's export).
  */
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +33,11 @@ export const downloadScenario: Scenario = async (ctx) => {
   const fileId = Number((job.results as { file: { id: number } }).file.id);
   const exportSeconds = (Date.now() - exportStarted) / 1000;
   ctx.log(`export job ${job.id} done in ${exportSeconds.toFixed(1)} s → file ${fileId}`);
+
+  // warm-up of ours, untimed (the baseline warms itself up in its process): a 1 MiB table through the same path
+  const warmUp = join(outDir, 'warm-up.csv');
+  await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: await ctx.fixtures.table(1), destination: warmUp }, 'download-warmup');
+  rmSync(warmUp, { force: true });
 
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
   const workerIdle = memorySnapshot(stack.pids.worker);
