@@ -4,7 +4,8 @@
  * randomness, node:crypto through the function implementations).
  *
  * Nothing of it reaches workflow history: credentials come from `${env:NAME}` references filled here, and login
- * tokens live in a {@link LoginSessions} cache of the worker process (a restarted worker logs in again).
+ * tokens live in a {@link LoginSessions} cache of the worker process, in the thread that sends the requests (the
+ * page-loop thread: a restarted worker, or one whose page-loop thread stopped while idle, logs in again).
  *
  * - `query`: the `authentication.query` functions (contexts `query`, `request`, `attr`) are evaluated for every
  *   request and set in its query string (a param of the same name takes the new value).
@@ -63,7 +64,7 @@ export class LoginSessions {
   }
 }
 
-/** The process-wide login sessions used by activities. */
+/** The login sessions of this thread (for activities: the page-loop thread's). */
 export const processLoginSessions = new LoginSessions();
 
 /** Test seams and the login transport. */

@@ -1,6 +1,6 @@
 /**
  * Sends one extractor request the way the activity must: deferred user-function calls finished, `${env:NAME}`
- * references filled, authentication applied (login sessions kept in the worker process), then `fetchPage`; an
+ * references filled, authentication applied (login sessions kept in the calling thread), then `fetchPage`; an
  * error is scrubbed of every secret and every value computed from one (tokens, signatures). Only this copy of the
  * request holds them: the caller's descriptor (scroller state, heartbeats, history) keeps references and tokens.
  * NOT workflow-safe.
