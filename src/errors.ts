@@ -345,6 +345,17 @@ export class SapiInvalidInputError extends SapiError {
   }
 }
 
+/**
+ * An input names something the worker's input policy does not allow (a local path outside its roots, a URL or
+ * address it refuses, an object outside its prefixes, a secret sent to a host it is not bound to). Never retried.
+ * The message names the input field and the rule, never what the path or URL holds.
+ */
+export class SapiInputForbiddenError extends SapiError {
+  constructor(field: string, rule: string, details?: SapiErrorDetails) {
+    super({ code: SapiErrorCode.INPUT_FORBIDDEN, message: `${field}: ${rule}`, retryable: false, details: { field, ...details } });
+  }
+}
+
 /** True for any error raised by this package. */
 export function isSapiError(err: unknown): err is SapiError {
   return err instanceof SapiError;

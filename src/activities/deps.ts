@@ -4,6 +4,7 @@ import { createStorageClient, type StorageClient } from '../storage-api';
 import { createS3Client } from '../object-storage/s3-client';
 import { createHttpPools, type HttpPools } from '../http';
 import { createSealer, type Sealer } from './sealing';
+import { createConfinement, type Confinement } from '../security/confine';
 
 /** What the activities need from the outside world; built once per worker by {@link createActivityDeps}. */
 export interface ActivityDeps {
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   userS3(): S3Client;
   /** The worker's HTTP connection pools (Storage API, extracted APIs, sources and presigned URLs), closed with it. */
   http: HttpPools;
+  /** Every source and destination a workflow input names is opened through this: the worker's input policy. */
+  confinement: Confinement;
   /** Closes the clients. */
   close(): Promise<void>;
 }
@@ -25,11 +28,31 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
   const clients = new Map<string, StorageClient>();
   const sealers = new Map<string, Sealer>();
   let s3: S3Client | undefined;
-  const http = createHttpPools();
+  const http = createHttpPools(settings.policy);
   const named = (connection?: string) => connection ?? 'default';
+  const userS3 = (): S3Client => {
+    const { endpoint, region, accessKeyId, secretAccessKey } = settings.s3;
+    if (!s3) {
+      s3 = createS3Client({ endpoint, region });
+      // explicit keys from the settings win over the default chain (tests and the dev stack pass MinIO's)
+      if (accessKeyId && secretAccessKey) s3.config.credentials = async () => ({ accessKeyId, secretAccessKey });
+    }
+    return s3;
+  };
+  const tokens = Object.keys(settings.connections)
+    .sort()
+    .map((name) => settings.connections[name]!.token);
+  const confinement = createConfinement({
+    policy: settings.policy,
+    s3: userS3,
+    sources: http.sources,
+    stagingUrl: settings.stagingUrl,
+    grantSecret: tokens.length ? tokens.join('\n') : undefined,
+  });
   return {
     settings,
     http,
+    confinement,
     storage(connection) {
       const name = named(connection);
       let client = clients.get(name);
@@ -49,15 +72,7 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
       }
       return sealer;
     },
-    userS3() {
-      const { endpoint, region, accessKeyId, secretAccessKey } = settings.s3;
-      if (!s3) {
-        s3 = createS3Client({ endpoint, region });
-        // explicit keys from the settings win over the default chain (tests and the dev stack pass MinIO's)
-        if (accessKeyId && secretAccessKey) s3.config.credentials = async () => ({ accessKeyId, secretAccessKey });
-      }
-      return s3;
-    },
+    userS3,
     async close() {
       await Promise.all([...clients.values()].map((client) => client.close()));
       s3?.destroy();

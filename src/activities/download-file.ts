@@ -12,6 +12,22 @@ export interface FileDetails {
   created?: string;
 }
 
+export interface CheckDestinationInput {
+  destination: string;
+  overwrite?: boolean;
+}
+
+/**
+ * Checks an export's destination against the worker's input policy before the export starts (nothing is created in
+ * Storage for a destination the download would refuse). Runs where the destination is (the transfer task queue).
+ */
+export function checkDestination(deps: ActivityDeps) {
+  return (input: CheckDestinationInput): Promise<void> =>
+    asActivity(async () => {
+      await deps.confinement.confineDestination(input.destination, 'destination', input.overwrite ?? false);
+    });
+}
+
 /** `GET files/{id}`: the file resource without its URL or credentials (nothing secret goes to history). */
 export function getFileDetails(deps: ActivityDeps) {
   return (input: { connection?: string; fileId: number }): Promise<FileDetails> =>
@@ -31,8 +47,10 @@ export function getFileDetails(deps: ActivityDeps) {
 export interface DownloadFileInput {
   connection?: string;
   fileId: number;
-  /** A path on this worker's host, or `s3://bucket/key`. */
+  /** A path on this worker's host, or `s3://bucket/key` (through the worker's input policy). */
   destination: string;
+  /** Replace a local destination that exists (a retry of this activity always may: the file can be its own). */
+  overwrite?: boolean;
   /** Table the file was exported from: its columns become the header of a headerless sliced export. */
   tableId?: string;
   /** Add the header row to headerless sliced CSV. Default true. */
@@ -60,7 +78,12 @@ export function downloadFile(deps: ActivityDeps) {
   return (input: DownloadFileInput): Promise<DownloadFileResult> =>
     asActivity(async () => {
       const storage = deps.storage(input.connection);
+      // checked before any byte moves; a retry may replace what its earlier attempt renamed into place
+      const firstAttempt = Context.current().info.attempt === 1 && lastHeartbeat() === undefined;
+      const destination = await deps.confinement.confineDestination(input.destination, 'destination', (input.overwrite ?? false) || !firstAttempt);
       const file = await storage.getFile({ fileId: input.fileId, federationToken: true });
+      deps.confinement.noteStorageBucket(file.s3Path?.bucket);
+      if (/^s3:/i.test(destination)) await deps.confinement.confineDestination(destination, 'destination', true);
       let headerColumns: string[] | undefined;
       if (file.isSliced && (input.header ?? true) && input.tableId) {
         headerColumns = input.columns?.length ? input.columns : (await storage.getTable({ tableId: input.tableId })).columns;
@@ -68,11 +91,11 @@ export function downloadFile(deps: ActivityDeps) {
       const report = progressReporter();
       const result = await download({
         file: { ...file, region: file.region ?? deps.settings.s3.region },
-        destination: input.destination,
+        destination,
         endpoint: deps.settings.s3.endpoint,
         gcsEndpoint: deps.settings.gcs.endpoint,
         dispatcher: deps.http.transfers,
-        destinationS3: /^s3:/i.test(input.destination) ? deps.userS3() : undefined,
+        destinationS3: /^s3:/i.test(destination) ? deps.userS3() : undefined,
         concurrency: deps.settings.transfer.concurrency,
         headerColumns,
         gunzip: input.gunzip,

@@ -22,6 +22,8 @@ export interface BuildTableCsvInput {
 export interface BuildTableCsvResult {
   /** `s3://…` or a path on this worker's host. */
   uri: string;
+  /** The worker's grant to read `uri` back as an import's source (staged files are never read by naming them). */
+  grant: string;
   rows: number;
   bytes: number;
   /** Staged page objects read. */
@@ -81,7 +83,8 @@ export function buildTableCsv(deps: ActivityDeps) {
       try {
         const key = csvKey(input.runKey, input.table);
         await store.putStream(key, readableOf(csv()));
-        return { uri: store.uriOf(key), rows, bytes, pages: keys.length };
+        const uri = store.uriOf(key);
+        return { uri, grant: deps.confinement.grant(uri), rows, bytes, pages: keys.length };
       } finally {
         clearInterval(timer);
       }

@@ -189,6 +189,7 @@ export function fetchPages(deps: ActivityDeps) {
           auth: input.auth,
           secrets: secretsOf(process.env, deps.settings.extractSecretEnvPrefix),
           ahead: input.pageCheckpoints ? 0 : PAGES_AHEAD,
+          policy: deps.settings.policy,
         },
         beatNow,
         context.cancellationSignal,

@@ -33,6 +33,7 @@ import { DEFAULT_SECRET_ENV_PREFIX, type SecretSource } from '../extractor/secre
 import type { HttpClientConfig, JobConfig, RequestDescriptor } from '../extractor/types';
 import type { ChildSpec, ExtractFetchTuning } from '../contracts/extract';
 import { createHttpPools, type HttpPools } from '../http';
+import type { InputPolicy } from '../security/policy';
 import type { PageTableLines } from '../object-storage/page-group-writer';
 import { threadStarter } from '../threads';
 
@@ -64,6 +65,8 @@ export interface PageLoopJob {
   secrets: SecretSource;
   /** Pages fetched beyond the last one the activity took (0: none, page checkpoints). */
   ahead: number;
+  /** The worker's input policy: every connection of the loop is checked against it. */
+  policy: InputPolicy;
 }
 
 /** A fetched and processed page. */
@@ -179,7 +182,7 @@ class Credits {
  */
 async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credits: Credits, signal: AbortSignal, http: HttpPools): Promise<void> {
   const secrets = job.secrets;
-  const options = { ...fetchOptions(job.fetch, signal, () => emit({ kind: 'retry' })), dispatcher: http.extractor };
+  const options = { ...fetchOptions(job.fetch, signal, () => emit({ kind: 'retry' })), dispatcher: http.extractor, policy: job.policy };
   let state = job.state;
   let fetched = job.fetched;
   let parentAliases = job.parentAliases;
@@ -269,7 +272,16 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
 export function secretsOf(env: NodeJS.ProcessEnv, prefix = DEFAULT_SECRET_ENV_PREFIX): SecretSource {
   const selected: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) if (name.startsWith(prefix) && value !== undefined) selected[name] = value;
-  return { env: selected, prefix };
+  return { env: selected, prefix, bindHosts: true };
+}
+
+/** The pools of each input policy a loop of this thread ran with (a process may run workers of several settings). */
+const poolsByPolicy = new Map<string, HttpPools>();
+function poolsFor(policy: InputPolicy): HttpPools {
+  const key = JSON.stringify(policy);
+  let pools = poolsByPolicy.get(key);
+  if (!pools) poolsByPolicy.set(key, (pools = createHttpPools(policy)));
+  return pools;
 }
 
 /** Messages to the thread. */
@@ -346,9 +358,6 @@ function removeLoop(shared: LoopThread, id: number): void {
   shared.idle.unref();
 }
 
-/** Pools of loops run in the calling thread (no thread entry). */
-let localPools: HttpPools | undefined;
-
 /**
  * Starts a page loop (in the shared thread, or here without a thread entry). `onRetry` is called when a request is
  * retried; `signal` aborts the request in flight (the loop's `next` then throws the signal's reason).
@@ -368,7 +377,7 @@ export function startPageLoop(job: PageLoopJob, onRetry: () => void, signal: Abo
       if (message.type === 'ack') credits.take(message.pageNo);
       else if (message.type === 'stop') controller.abort();
     };
-    void runLoop(job, (event) => queue.push(event), credits, controller.signal, (localPools ??= createHttpPools()));
+    void runLoop(job, (event) => queue.push(event), credits, controller.signal, poolsFor(job.policy));
   }
   let stopped = false;
   const stop = () => {
@@ -401,14 +410,13 @@ export function startPageLoop(job: PageLoopJob, onRetry: () => void, signal: Abo
 // As the page-loop thread: run the loops the activities start, each until it ends or is stopped.
 if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)?.role === 'page-loop') {
   const port = parentPort;
-  const http = createHttpPools();
   const running = new Map<number, { credits: Credits; controller: AbortController }>();
   port.on('message', (m: ToThread) => {
     if (m.type === 'start') {
       const controller = new AbortController();
       const loop = { credits: new Credits(m.job.state.pages, controller.signal), controller };
       running.set(m.id, loop);
-      void runLoop(m.job, (event) => port.postMessage({ id: m.id, event }), loop.credits, loop.controller.signal, http).finally(() => running.delete(m.id));
+      void runLoop(m.job, (event) => port.postMessage({ id: m.id, event }), loop.credits, loop.controller.signal, poolsFor(m.job.policy)).finally(() => running.delete(m.id));
     } else if (m.type === 'ack') running.get(m.id)?.credits.take(m.pageNo);
     else if (m.type === 'stop') running.get(m.id)?.controller.abort();
   });

@@ -9,7 +9,7 @@ import { uploadSlices } from './upload-slices';
 import { uploadViaImporter } from './upload-via-importer';
 import { createTableAsync, createTableDefinition, exportTableAsync, getJob, loadTableAsync } from './table-jobs';
 import { setTableMetadata } from './set-table-metadata';
-import { downloadFile, getFileDetails } from './download-file';
+import { checkDestination, downloadFile, getFileDetails } from './download-file';
 import { createExtractActivities } from './extract-activities';
 
 /**
@@ -33,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     getJob: getJob(deps),
     exportTableAsync: exportTableAsync(deps),
     getFileDetails: getFileDetails(deps),
+    checkDestination: checkDestination(deps),
     downloadFile: downloadFile(deps),
     ...createExtractActivities(deps),
   };

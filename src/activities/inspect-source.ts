@@ -3,7 +3,6 @@ import { type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
 import { SapiInvalidInputError } from '../errors';
-import { openSource } from '../object-storage/sources';
 import { columnNameProblems } from '../storage-api/columns';
 import type { CsvDialect } from '../contracts/transfer';
 import type { ActivityDeps } from './deps';
@@ -17,6 +16,8 @@ export interface InspectSourceInput {
   columns?: string[];
   /** The columns of the typed table the run creates: the header (or `columns`) must name exactly these, in any order. */
   expectColumns?: string[];
+  /** The worker's grant for a staged file it built (an extraction's load): see `security/confine.ts`. */
+  sourceGrant?: string;
 }
 
 export interface InspectSourceResult {
@@ -42,7 +43,8 @@ export function inspectSource(deps: ActivityDeps) {
       let bytes: number | undefined = 0;
       let header: string[] | undefined;
       for (const [i, uri] of input.sources.entries()) {
-        const source = await openSource(uri, { s3: /^s3:/i.test(uri) ? deps.userS3() : undefined, dispatcher: deps.http.transfers, signal });
+        const field = input.sources.length > 1 ? `slices[${i}]` : 'source';
+        const source = await deps.confinement.openSource(uri, field, { signal, grant: input.sourceGrant });
         bytes = bytes === undefined || source.size === undefined ? undefined : bytes + source.size;
         if (source.size === 0) throw new SapiInvalidInputError(`source ${source.description} is empty (0 bytes): a CSV needs at least a header row`);
         if (i === 0 && !input.columns?.length) {

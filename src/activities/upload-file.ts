@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { uploadMultipart, type MultipartUploadState } from '../object-storage/multipart-upload';
-import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { AbsCredentials } from '../object-storage/abs-client';
 import { uploadBlockBlob, type AbsUploadState } from '../object-storage/abs-upload';
@@ -18,6 +17,8 @@ export interface UploadFileInput {
   /** From `prepareFile`. */
   target: PreparedUpload;
   gzip?: boolean;
+  /** The worker's grant for a staged file it built (an extraction's load). */
+  sourceGrant?: string;
 }
 
 export interface UploadFileResult {
@@ -55,7 +56,7 @@ export function uploadFile(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         key: input.target.key,
-        source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
+        source: await openUploadSource(deps, input),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         serverSideEncryption: input.target.serverSideEncryption,
@@ -82,7 +83,7 @@ async function uploadToAzure(deps: ActivityDeps, input: UploadFileInput): Promis
     credentials,
     containerName: input.target.bucket,
     blobName: input.target.key,
-    source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
+    source: await openUploadSource(deps, input),
     partSizeBytes: deps.settings.transfer.partSizeBytes,
     concurrency: deps.settings.transfer.concurrency,
     gzip: input.gzip,
@@ -111,7 +112,7 @@ async function uploadToGcs(deps: ActivityDeps, input: UploadFileInput): Promise<
     dispatcher: deps.http.transfers,
     bucket: input.target.bucket,
     key: input.target.key,
-    source: await openSource(input.source, { s3: deps.userS3(), dispatcher: deps.http.transfers }),
+    source: await openUploadSource(deps, input),
     partSizeBytes: deps.settings.transfer.partSizeBytes,
     gzip: input.gzip,
     resume: previous && openGcsState(sealer, previous),
@@ -126,6 +127,15 @@ async function uploadToGcs(deps: ActivityDeps, input: UploadFileInput): Promise<
     partsUploaded: result.partsUploaded,
     resumed: result.resumed,
   };
+}
+
+/**
+ * The source of an upload, through the worker's input policy; never an object of the bucket the file goes to (the
+ * Storage service's own).
+ */
+export function openUploadSource(deps: ActivityDeps, input: { source: string; target: PreparedUpload; sourceGrant?: string }, field = 'source') {
+  deps.confinement.noteStorageBucket(input.target.bucket);
+  return deps.confinement.openSource(input.source, field, { signal: Context.current().cancellationSignal, grant: input.sourceGrant });
 }
 
 /** The state with its session URI sealed: the URI lets anyone upload to the object, so history never holds it in clear. */

@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { uploadSliced, type SlicedUploadState } from '../object-storage/sliced-upload';
-import { openSource } from '../object-storage/sources';
 import type { TemporaryCredentials } from '../object-storage/s3-client';
 import type { AbsCredentials } from '../object-storage/abs-client';
 import { uploadAbsSliced, type AbsSlicedUploadState } from '../object-storage/abs-upload';
@@ -10,7 +9,7 @@ import { SapiInvalidInputError } from '../errors';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, progressReporter } from './context';
 import type { PreparedUpload } from './prepare-file';
-import { openGcsState, sealGcsState, type UploadFileResult } from './upload-file';
+import { openGcsState, openUploadSource, sealGcsState, type UploadFileResult } from './upload-file';
 
 export interface UploadSlicesInput {
   connection?: string;
@@ -36,7 +35,7 @@ export function uploadSlices(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         bucket: input.target.bucket,
         keyPrefix: input.target.key,
-        slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3(), dispatcher: deps.http.transfers }))),
+        slices: await openSlices(deps, input),
         partSizeBytes: deps.settings.transfer.partSizeBytes,
         concurrency: deps.settings.transfer.concurrency,
         gzip: input.gzip,
@@ -58,7 +57,7 @@ async function uploadSlicesToAzure(deps: ActivityDeps, input: UploadSlicesInput)
     containerName: input.target.bucket,
     accountName: input.target.accountName,
     blobPrefix: input.target.key,
-    slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3(), dispatcher: deps.http.transfers }))),
+    slices: await openSlices(deps, input),
     partSizeBytes: deps.settings.transfer.partSizeBytes,
     concurrency: deps.settings.transfer.concurrency,
     gzip: input.gzip,
@@ -80,7 +79,7 @@ async function uploadSlicesToGcs(deps: ActivityDeps, input: UploadSlicesInput): 
     dispatcher: deps.http.transfers,
     bucket: input.target.bucket,
     keyPrefix: input.target.key,
-    slices: await Promise.all(input.sources.map((source) => openSource(source, { s3: deps.userS3(), dispatcher: deps.http.transfers }))),
+    slices: await openSlices(deps, input),
     partSizeBytes: deps.settings.transfer.partSizeBytes,
     concurrency: deps.settings.transfer.concurrency,
     gzip: input.gzip,
@@ -96,6 +95,11 @@ async function uploadSlicesToGcs(deps: ActivityDeps, input: UploadSlicesInput): 
     signal: Context.current().cancellationSignal,
   });
   return slicedResult(result);
+}
+
+/** The slices' sources, through the worker's input policy (`slices[i]` in messages). */
+function openSlices(deps: ActivityDeps, input: UploadSlicesInput) {
+  return Promise.all(input.sources.map((source, i) => openUploadSource(deps, { source, target: input.target }, `slices[${i}]`)));
 }
 
 /** The progress of a sliced upload (any store): bytes of the finished slices, slices done of all. */

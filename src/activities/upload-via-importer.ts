@@ -2,7 +2,6 @@ import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { isSapiError } from '../errors';
-import { openSource } from '../object-storage/sources';
 import { DEFAULT_RECONCILE_DELAYS_MS, findFilesOfRun } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { activityMarker, asActivity } from './context';
@@ -12,6 +11,8 @@ export interface UploadViaImporterInput {
   source: string;
   name?: string;
   tags?: string[];
+  /** The worker's grant for a staged file it built (an extraction's load). */
+  sourceGrant?: string;
 }
 
 export interface UploadViaImporterResult {
@@ -33,7 +34,7 @@ export function uploadViaImporter(deps: ActivityDeps) {
       const signal = context.cancellationSignal;
       const storage = deps.storage(input.connection);
       const runId = activityMarker();
-      const source = await openSource(input.source, { s3: /^s3:/i.test(input.source) ? deps.userS3() : undefined, dispatcher: deps.http.transfers, signal });
+      const source = await deps.confinement.openSource(input.source, 'source', { signal, grant: input.sourceGrant });
       const name = input.name ?? baseName(source.description);
       /** The file an earlier request of this activity stored (found by our marker, name and size), as a result. */
       const stored = async (delaysMs?: readonly number[]): Promise<UploadViaImporterResult | undefined> => {

@@ -24,6 +24,7 @@ export interface ExportFlags extends WorkflowFlags {
   limit?: number;
   gzip?: boolean;
   keepGzip?: boolean;
+  overwrite?: boolean;
   /** False with `--no-header`. */
   header: boolean;
   where?: WhereFilter[];
@@ -60,6 +61,7 @@ export function exportInput(tableId: string, destination: string, flags: ExportF
     whereFilters: flags.where,
     gzip: flags.gzip,
     keepGzip: flags.keepGzip,
+    overwrite: flags.overwrite,
     header: flags.header === false ? false : undefined,
     transferTaskQueue: flags.transferTaskQueue,
   });
@@ -75,6 +77,7 @@ export function addExportArguments(command: Command): Command {
     )
     .option('--columns <columns>', 'columns to export, comma-separated (a,b)', parseList)
     .option('--limit <rows>', 'export at most this many rows', integerParser(1))
+    .option('--overwrite', 'replace a local destination that exists (default: the export fails before it starts)')
     .option('--gzip', 'have the service gzip the export (the download is decompressed unless --keep-gzip)')
     .addOption(new Option('--keep-gzip', 'keep the download gzipped (implies --gzip)').implies({ gzip: true }))
     .option('--no-header', 'no header row on sliced exports (they come without one; default: one is added from the table\'s columns)')

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadCodecKeys } from '../codec/keys';
 import { DEFAULT_LOG_FORMAT, LOG_FORMATS } from '../observability/log-format';
 import { loadTemporalConnection, type TemporalConnectionSettings } from './temporal';
+import { listSetting, originKey, policyProblems, type InputPolicy } from '../security/policy';
 
 export * from './temporal';
 
@@ -86,6 +87,8 @@ const settingsSchema = z.object({
   workDir: z.string().min(1),
   /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
   extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
+  /** What workflow inputs may name: local roots, URLs and networks, object prefixes (README, Security). */
+  policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
   /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
   codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
   observability: z.object({
@@ -156,6 +159,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     },
     workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
     extractSecretEnvPrefix: env.SAPI_EXTRACT_SECRET_ENV_PREFIX ?? DEFAULT_EXTRACT_SECRET_ENV_PREFIX,
+    policy: inputPolicyOf(env, connections),
     codecKeys: codecKeysOf(env),
     observability: {
       metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
@@ -167,6 +171,32 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     throw new Error(`invalid configuration: ${problems.join('; ')}`);
   }
   return deepFreeze(parsed.data);
+}
+
+/**
+ * The input policy from `SAPI_LOCAL_ROOTS`, `SAPI_ALLOWED_URLS`, `SAPI_ALLOWED_NETWORKS`, `SAPI_ALLOWED_OBJECT_PREFIXES`
+ * (comma-separated; unset: nothing allowed but public URLs) and the worker's own services (its Storage, importer,
+ * object-store and Temporal addresses, `SAPI_METRICS_ADDRESS`, `SAPI_INTERNAL_URLS`), which no input may reach.
+ */
+function inputPolicyOf(env: NodeJS.ProcessEnv, connections: Record<string, unknown>): InputPolicy {
+  const own = [
+    ...Object.values(connections).flatMap((c) => [(c as { url?: string }).url, (c as { importUrl?: string }).importUrl]),
+    env.AWS_ENDPOINT_URL_S3,
+    env.STORAGE_EMULATOR_HOST,
+    env.TEMPORAL_ADDRESS ?? 'localhost:7233',
+    env.SAPI_METRICS_ADDRESS,
+    ...listSetting(env.SAPI_INTERNAL_URLS),
+  ];
+  const policy: InputPolicy = {
+    localRoots: listSetting(env.SAPI_LOCAL_ROOTS),
+    ...(env.SAPI_ALLOWED_URLS !== undefined && env.SAPI_ALLOWED_URLS.trim() !== '' ? { allowedUrls: listSetting(env.SAPI_ALLOWED_URLS) } : {}),
+    allowedNetworks: listSetting(env.SAPI_ALLOWED_NETWORKS),
+    internalOrigins: [...new Set(own.flatMap((value) => (value ? [originKey(value)].filter((k): k is string => k !== undefined) : [])))],
+    objectPrefixes: listSetting(env.SAPI_ALLOWED_OBJECT_PREFIXES),
+  };
+  const problems = policyProblems(policy);
+  if (problems.length) throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  return policy;
 }
 
 /** The codec keys, or an `invalid configuration` error that names the variable (they are checked before zod). */

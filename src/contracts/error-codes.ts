@@ -26,6 +26,7 @@ export const ErrorCode = {
   CHECKSUM_MISMATCH: 'SAPI_CHECKSUM_MISMATCH',
   // any part
   INVALID_INPUT: 'SAPI_INVALID_INPUT',
+  INPUT_FORBIDDEN: 'SAPI_INPUT_FORBIDDEN',
   CANCELLED: 'SAPI_CANCELLED',
   // extraction
   EXTRACT_CONFIG_INVALID: 'SAPI_EXTRACT_CONFIG_INVALID',
@@ -75,6 +76,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_DOWNLOAD_FAILED: { retryable: true, meaning: 'an object-storage download or a source read failed' },
   SAPI_CHECKSUM_MISMATCH: { retryable: true, meaning: 'bytes stored or received differ from what was sent or expected (size, MD5, ETag)' },
   SAPI_INVALID_INPUT: { retryable: false, meaning: 'the input cannot work (bad ids, unreadable or empty source, invalid header names, bad options)' },
+  SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow (the field and the rule in the message; see Security)" },
   SAPI_CANCELLED: { retryable: false, meaning: 'the run was cancelled (`cancel` signal or workflow cancellation)' },
   SAPI_EXTRACT_CONFIG_INVALID: { retryable: false, meaning: 'the extractor configuration is invalid; every issue listed with its path, before any request' },
   SAPI_EXTRACT_DATA_INVALID: { retryable: false, meaning: 'a response cannot be turned into records (e.g. two root arrays and no `dataField`)' },

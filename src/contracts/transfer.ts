@@ -60,8 +60,13 @@ export const DESCRIPTION_METADATA_KEY = 'KBC.description';
 export interface ImportTableInput {
   /** Named Storage connection configured on the worker (`SAPI_URL`/`SAPI_TOKEN` is `default`). Never a token. */
   connection?: string;
-  /** A path on the worker's host, an `http(s)://` URL or an `s3://bucket/key` object. */
+  /**
+   * A path on the worker's host (under its `SAPI_LOCAL_ROOTS`), an `http(s)://` URL (public, or allowed by
+   * `SAPI_ALLOWED_URLS`/`SAPI_ALLOWED_NETWORKS`) or an `s3://bucket/key` object (under `SAPI_ALLOWED_OBJECT_PREFIXES`).
+   */
   source: string;
+  /** Internal: the worker's grant for a CSV an extraction staged (set by `extractWorkflow`; useless elsewhere). */
+  sourceGrant?: string;
   /** Several sources uploaded as the slices of one sliced file (headerless CSV parts, give `columns`). */
   slices?: string[];
   /** Bucket id, e.g. `in.c-main`. */
@@ -138,8 +143,13 @@ export interface ExportTableInput {
   connection?: string;
   /** e.g. `in.c-main.orders`. */
   tableId: string;
-  /** A path on the worker's host or an `s3://bucket/key` destination. */
+  /**
+   * A path on the worker's host (under its `SAPI_LOCAL_ROOTS`) or an `s3://bucket/key` destination (under its
+   * `SAPI_ALLOWED_OBJECT_PREFIXES`); see the README's Security section.
+   */
   destination: string;
+  /** Replace a local destination that exists. Default false: an existing file fails the run before the export starts. */
+  overwrite?: boolean;
   columns?: string[];
   limit?: number;
   whereFilters?: Array<{ column: string; operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le'; values: string[] }>;
@@ -164,7 +174,7 @@ export interface ExportTableResult {
   slices: number;
 }
 
-export type ExportPhase = 'starting' | 'exporting' | 'downloading' | 'done' | 'failed' | 'cancelled';
+export type ExportPhase = 'starting' | 'checking' | 'exporting' | 'downloading' | 'done' | 'failed' | 'cancelled';
 
 /** Signal an activity sends its workflow about transfer progress (throttled). */
 export interface ProgressReport {

@@ -56,7 +56,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const fileStore = { aws: '', azure: ', Azurite (the emulator\'s files)', gcp: ', fake-gcs-server (the emulator\'s files)' }[backend];
   log(`starting the dev stack under ${dataDir} (Temporal, MinIO${fileStore}, Storage API emulator, worker)…`);
   const codec = devCodecFromEnv(options.env ?? process.env);
-  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), backend, services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
+  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), localRoots: [join(dataDir, 'files')], backend, services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
   if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
   const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {

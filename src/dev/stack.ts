@@ -30,11 +30,35 @@ export interface DevStackOptions {
   /** Extra services started after Temporal and MinIO (emulator, worker); each adds its env and a stop. */
   services?: DevStackService[];
   /**
+   * Folders the stack's worker (and any worker of its env) may read sources from and write exports to
+   * (`SAPI_LOCAL_ROOTS`). Default: `SAPI_LOCAL_ROOTS` of the environment, else the folder the stack was started in.
+   */
+  localRoots?: readonly string[];
+  /**
    * Payload encryption (off when absent): a codec server with these keys starts before Temporal, and the Temporal
    * UI decodes payloads through it (`--ui-codec-endpoint`, its origin allowed by CORS).
    */
   codec?: DevStackCodecOptions;
 }
+
+/**
+ * The dev stack's opt-ins of the input policy (README, Security): local paths under its working folder, loopback
+ * addresses (its sample API and the user's local test servers), and its own services refused by name (Temporal's
+ * HTTP API and UI, the codec server; the Storage, MinIO and Temporal gRPC addresses the worker knows already). Values
+ * the user set in the environment win.
+ */
+function devPolicyEnv(options: DevStackOptions, temporal: TemporalHandle, codecUrl: string | undefined): Record<string, string> {
+  const roots = options.localRoots ?? (process.env.SAPI_LOCAL_ROOTS ? process.env.SAPI_LOCAL_ROOTS.split(',') : [process.cwd()]);
+  const internal = [temporal.httpApiUrl, temporal.uiUrl, ...(codecUrl ? [codecUrl] : []), ...(process.env.SAPI_INTERNAL_URLS ? [process.env.SAPI_INTERNAL_URLS] : [])];
+  return {
+    SAPI_LOCAL_ROOTS: roots.join(','),
+    SAPI_ALLOWED_NETWORKS: process.env.SAPI_ALLOWED_NETWORKS ?? DEV_ALLOWED_NETWORKS,
+    SAPI_INTERNAL_URLS: internal.join(','),
+  };
+}
+
+/** Networks the dev stack's worker may reach although the input policy refuses them by default: loopback only. */
+export const DEV_ALLOWED_NETWORKS = '127.0.0.0/8,::1/128';
 
 /** Environment variable the dev stack publishes with the codec server's base URL (no token in it). */
 export const CODEC_SERVER_URL_ENV = 'SAPI_CODEC_SERVER_URL';
@@ -153,6 +177,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         // the variable Google's clients (and the worker) read to reach an emulator instead of storage.googleapis.com
         ...(fakeGcs ? { STORAGE_EMULATOR_HOST: fakeGcs.endpoint } : {}),
         ...(options.codec && codecServer ? codecEnv(options.codec, codecServer) : {}),
+        ...devPolicyEnv(options, temporal, codecServer?.url),
       },
       codecServer,
     };

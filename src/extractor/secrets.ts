@@ -32,6 +32,8 @@ export interface SecretSource {
   env: Record<string, string | undefined>;
   /** Only variables starting with this can be referenced. Default {@link DEFAULT_SECRET_ENV_PREFIX}. */
   prefix?: string;
+  /** Each secret goes only to the hosts of its `<NAME>_HOSTS` variable (`secret-hosts.ts`). The plugin's activities set it. */
+  bindHosts?: boolean;
 }
 
 /** The `${env:NAME}` reference to a variable (what to write in a configuration). */

@@ -3,6 +3,8 @@
  * created lazily, closed together. The plugin's activity dependencies own one and close it with the worker.
  */
 import { Agent, interceptors, type Dispatcher } from 'undici';
+import type { InputPolicy } from '../security/policy';
+import { guardedAgent } from '../security/network';
 
 /** Sockets per origin for Storage API calls. Default 32 (200 concurrent imports share them). */
 export const STORAGE_CONNECTIONS_PER_ORIGIN = 32;
@@ -22,33 +24,44 @@ export interface HttpPools {
   readonly storage: Dispatcher;
   /** Extracted APIs: keep-alive, follows redirects. */
   readonly extractor: Dispatcher;
-  /** HTTP(S) sources and presigned file URLs: follows redirects. */
+  /** Presigned file URLs and object stores the Storage service named: follows redirects. */
   readonly transfers: Dispatcher;
+  /** HTTP(S) sources a workflow input names: follows redirects; with a policy, every connection is checked against it. */
+  readonly sources: Dispatcher;
   /** Closes every pool created so far (idempotent). */
   close(): Promise<void>;
 }
 
-/** Pools created on first use. */
-export function createHttpPools(): HttpPools {
-  const agents: Agent[] = [];
-  const agent = (connections: number, keepAliveTimeout = KEEP_ALIVE_MS): Agent => {
-    const created = new Agent({ connections, keepAliveTimeout, connect: { timeout: CONNECT_TIMEOUT_MS } });
+/**
+ * Pools created on first use. With `policy` (the plugin's activities always pass one), the pools of what workflow
+ * inputs name (`extractor`, `sources`) open only the connections the worker's input policy allows.
+ */
+export function createHttpPools(policy?: InputPolicy): HttpPools {
+  const agents: Dispatcher[] = [];
+  const agent = (connections: number, keepAliveTimeout = KEEP_ALIVE_MS, guardField?: string): Dispatcher => {
+    const options = { connections, keepAliveTimeout };
+    const created =
+      policy && guardField ? guardedAgent(policy, guardField, { ...options, connectOptions: { timeout: CONNECT_TIMEOUT_MS } }) : new Agent({ ...options, connect: { timeout: CONNECT_TIMEOUT_MS } });
     agents.push(created);
     return created;
   };
   let storage: Dispatcher | undefined;
   let extractor: Dispatcher | undefined;
   let transfers: Dispatcher | undefined;
+  let sources: Dispatcher | undefined;
   let closed: Promise<void> | undefined;
   return {
     get storage() {
       return (storage ??= agent(STORAGE_CONNECTIONS_PER_ORIGIN));
     },
     get extractor() {
-      return (extractor ??= agent(EXTRACTOR_CONNECTIONS_PER_ORIGIN, 10_000).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
+      return (extractor ??= agent(EXTRACTOR_CONNECTIONS_PER_ORIGIN, 10_000, 'extraction request').compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
     },
     get transfers() {
       return (transfers ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
+    },
+    get sources() {
+      return (sources ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN, KEEP_ALIVE_MS, 'source').compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
     },
     close() {
       closed ??= Promise.all(agents.map((a) => a.close())).then(() => undefined);

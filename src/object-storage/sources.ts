@@ -10,6 +10,7 @@ import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/cli
 import { type Dispatcher } from 'undici';
 import { defaultHttpPools, redactUrl } from '../http';
 import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { forbiddenCause } from '../security/network';
 import { createS3Client, mapS3Error, parseS3Uri } from './s3-client';
 
 /** Something we can read bytes from, from any offset. */
@@ -88,7 +89,10 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
     await head.body.dump();
     const len = Number(head.headers['content-length']);
     if (head.statusCode >= 200 && head.statusCode < 300 && Number.isSafeInteger(len) && len >= 0 && !head.headers['content-encoding']) size = len;
-  } catch {
+  } catch (err) {
+    // the input policy refused the connection: nothing was sent, and nothing will be
+    const forbidden = forbiddenCause(err);
+    if (forbidden) throw forbidden;
     // HEAD is optional: some servers refuse it. The size stays unknown.
   }
   return {
@@ -101,15 +105,18 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
         res = await dispatcher.request({ ...originAndPath(url), method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 });
       } catch (cause) {
         if (signal?.aborted) throw signal.reason ?? cause;
+        const forbidden = forbiddenCause(cause);
+        if (forbidden) throw forbidden;
         throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'reading the source failed', context: { source: description, offset: start }, cause });
       }
       if (res.statusCode === 206 || (res.statusCode === 200 && start === 0)) return res.body;
       if (res.statusCode === 200) return res.body.pipe(skipBytes(start));
-      const body = await res.body.text().catch(() => '');
+      // the body is never echoed: what a refused or failing service answers is not the caller's to read
+      await res.body.dump().catch(() => undefined);
       const retryable = res.statusCode >= 500 || res.statusCode === 408 || res.statusCode === 429;
       throw new SapiTransferError({
         code: SapiErrorCode.DOWNLOAD_FAILED,
-        message: `source answered ${res.statusCode}${body ? ` ${JSON.stringify(body.slice(0, 200))}` : ''}`,
+        message: `source answered HTTP ${res.statusCode}`,
         context: { source: description, offset: start },
         status: res.statusCode,
         retryable,

@@ -1,13 +1,19 @@
-import { ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { runTransfer } from './transfer-run';
-import { activityOptions, transferOptions } from './options';
+import { activityOptions, shortTransferOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 
 /**
- * Exports a table to a file: `export-async` (reconciled after a lost response) → poll with durable timers →
+ * Patch of the destination check before the export starts (the worker's input policy, an existing file without
+ * `overwrite`); runs started before it replay without it.
+ */
+export const DESTINATION_CHECK_PATCH = 'export-destination-check-v1';
+
+/**
+ * Exports a table to a file: the destination checked where it is (input policy, overwrite) → `export-async` (reconciled after a lost response) → poll with durable timers →
  * file details with read credentials → download (sliced files: slices in parallel, concatenated in manifest
  * order, header added from the table's columns, gzip decompressed), resumable → `{path, bytes, sha256, …}`.
  */
@@ -19,6 +25,10 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   return runTransfer(`export of ${input.tableId}`, progress, async () => {
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
+    }
+    if (!input.resume && patched(DESTINATION_CHECK_PATCH)) {
+      progress.phase = 'checking';
+      await proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue)).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }
     progress.phase = 'exporting';
     const first =
@@ -60,6 +70,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
       fileId,
       tableId: input.tableId,
       destination: input.destination,
+      ...(input.overwrite ? { overwrite: true } : {}),
       header: input.header ?? true,
       columns: input.columns,
       gunzip: input.gzip ? !(input.keepGzip ?? false) : undefined,

@@ -75,6 +75,8 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
           {
             connection: o.connection,
             source: csv.uri,
+            // results of runs before grants have none: their load is refused as the staging area is to any input
+            ...(csv.grant ? { sourceGrant: csv.grant } : {}),
             bucketId: o.bucketId,
             createBucket: true,
             table: name,

@@ -87,6 +87,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             csv: input.csv,
             columns,
             ...(typedCreate ? { expectColumns: typedNames } : {}),
+            ...grantOf(input),
           });
         } else typed = typedCreate;
         if (input.createBucket) {
@@ -204,7 +205,7 @@ async function upload(
   const connection = input.connection;
   if ((input.via ?? 'direct') === 'importer') {
     progress.phase = 'uploading';
-    const uploaded = await transfer.uploadViaImporter({ connection, source: input.source, name: input.fileName, tags: input.tags });
+    const uploaded = await transfer.uploadViaImporter({ connection, source: input.source, name: input.fileName, tags: input.tags, ...grantOf(input) });
     onFile(uploaded.fileId);
     Object.assign(progress, { fileId: uploaded.fileId, bytes: uploaded.bytes });
     return uploaded;
@@ -224,7 +225,7 @@ async function upload(
     try {
       const uploaded = input.slices
         ? await transfer.uploadSlices({ connection, sources: input.slices, target: prepared, gzip: input.gzip })
-        : await transfer.uploadFile({ connection, source: input.source, target: prepared, gzip: input.gzip });
+        : await transfer.uploadFile({ connection, source: input.source, target: prepared, gzip: input.gzip, ...grantOf(input) });
       progress.bytes = uploaded.bytes;
       return { fileId: prepared.fileId, bytes: uploaded.bytes, sha256: uploaded.sha256 };
     } catch (err) {
@@ -292,6 +293,11 @@ function validate(input: ImportTableInput, extended = false): void {
 export function failureType(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? cause.type ?? undefined : undefined;
+}
+
+/** The staged-file grant an extraction passed, for the activities that open the source. */
+function grantOf(input: ImportTableInput): { sourceGrant?: string } {
+  return input.sourceGrant ? { sourceGrant: input.sourceGrant } : {};
 }
 
 function baseName(source: string): string {

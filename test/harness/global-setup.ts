@@ -16,7 +16,8 @@ export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const dataDir = mkdtempSync(join(process.env.SAPI_TEST_DATA_DIR ?? tmpdir(), 'sapi-temporal-test-'));
   const [stack, bundle] = await Promise.all([
-    startDevStack({ dataDir, headless: true }),
+    // the tests' files live in temporary folders (and fixtures in the checkout): the roots of the tests' workers
+    startDevStack({ dataDir, headless: true, localRoots: [process.env.SAPI_TEST_DATA_DIR ?? tmpdir(), tmpdir(), process.cwd()] }),
     bundleWorkflowCode({ workflowsPath: resolve(__dirname, 'workflows.ts'), logger: quietLogger }),
   ]);
   globalThis.__SAPI_TEST_STACK__ = stack;

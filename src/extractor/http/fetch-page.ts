@@ -25,6 +25,9 @@ import { resolveClientSecrets } from '../http-client';
 import { resolveRequestSecrets, scrubError, type SecretSource } from '../secrets';
 import { signAwsRequest } from './aws-sign';
 import { dispatcherFor } from './tls';
+import { forbiddenCause } from '../../security/network';
+import { assertSecretsBound } from '../secret-hosts';
+import type { InputPolicy } from '../../security/policy';
 
 /** Options of the page fetcher; every field has a documented default. */
 export interface FetchPageOptions {
@@ -46,6 +49,8 @@ export interface FetchPageOptions {
   dispatcher?: Dispatcher;
   /** Cancels the request and any backoff wait. */
   signal?: AbortSignal;
+  /** The worker's input policy: pools of their own (TLS settings) check every connection against it, as `dispatcher` does. */
+  policy?: InputPolicy;
   /** How this API is called (`api.retryConfig`, `api.http.*`, TLS, AWS signing), secrets resolved. Default: none. */
   client?: HttpClientConfig;
   /** `text`: the body is returned as a string, not decoded (login responses with `format: "text"`). Default `json`. */
@@ -180,6 +185,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
   const dispatcher = dispatcherFor(
     { caCertificate: client?.caCertificate ?? null, clientCertificate: client?.clientCertificate ?? null, connectTimeoutMs: client?.connectTimeoutMs ?? null },
     options.dispatcher ?? defaultHttpPools().extractor,
+    options.policy,
   );
   /** Answers with an `ignoreErrors` status are data. */
   const ignored = (status: number) => client?.ignoreErrors.includes(status) === true;
@@ -205,6 +211,9 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       });
     } catch (error) {
       if (isAbort(error, options.signal)) throw error;
+      // the worker's input policy refused the connection: nothing was sent, and a retry would be refused too
+      const forbidden = forbiddenCause(error);
+      if (forbidden) throw forbidden;
       const reason = `network error: ${(error as Error).message}`;
       if (last) throw new ExtractNetworkError(`${where} failed after ${attempt} attempts: ${(error as Error).message}`, { url: shownUrl, cause: error });
       await retry(attempt, backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random), reason);
@@ -321,6 +330,7 @@ export async function fetchPageResolved(
   secrets: SecretSource,
   options: FetchPageOptions = {},
 ): Promise<FetchPageResult> {
+  assertSecretsBound([descriptor, client ?? null], descriptor.url, secrets);
   const { request: resolved, secrets: requestValues } = resolveRequestSecrets(descriptor, secrets);
   const resolvedClient = client ? resolveClientSecrets(client, secrets) : undefined;
   try {

@@ -8,6 +8,7 @@
 import { applyAuthentication, type ApplyAuthOptions, type AuthSetup, type LoginSessions } from '../auth/apply-auth';
 import { resolveJsonSecrets, resolveRequestSecrets, scrubError, type SecretSource } from '../secrets';
 import { resolveClientSecrets } from '../http-client';
+import { assertSecretsBound } from '../secret-hosts';
 import type { AuthenticationConfig, HttpClientConfig, JsonObject, RequestDescriptor } from '../types';
 import { fetchPage, type FetchPageOptions, type FetchPageResult } from './fetch-page';
 import { finishDeferred } from './node-functions';
@@ -39,7 +40,10 @@ export interface SendRequestOptions extends Partial<Omit<ApplyAuthOptions, 'send
 /** Sends `request` (see the module doc). */
 export async function sendRequest(request: RequestDescriptor, options: SendRequestOptions): Promise<FetchPageResult> {
   const scrub: string[] = [];
+  // every secret this request may carry (its own, its authentication's, its client's) must be bound to its host
+  const carried = [request, options.auth ?? null, options.client ?? null];
   try {
+    assertSecretsBound(carried, request.url, options.secrets);
     const fill = (json: unknown) => {
       const r = resolveJsonSecrets(json, options.secrets);
       scrub.push(...r.secrets);
@@ -63,7 +67,10 @@ export async function sendRequest(request: RequestDescriptor, options: SendReque
         sessions: options.sessions,
         nowSeconds: options.nowSeconds,
         nonce: options.nonce,
-        sendLogin: (login, format) => fetchPage(login, { ...fetchOptions, responseFormat: format }),
+        sendLogin: (login, format) => {
+          assertSecretsBound(carried, login.url, options.secrets);
+          return fetchPage(login, { ...fetchOptions, responseFormat: format });
+        },
       });
       scrub.push(...applied.secrets);
       toSend = applied.request;

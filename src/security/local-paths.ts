@@ -1,0 +1,96 @@
+/**
+ * Local paths an input names, confined to the worker's roots (`SAPI_LOCAL_ROOTS`): resolved with `realpath`
+ * (symlinks and `..` cannot leave a root), regular files only, never under `/proc`, `/sys` or `/dev`. NOT
+ * workflow-safe (node:fs).
+ */
+import { lstat, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { SapiInputForbiddenError, SapiInvalidInputError } from '../errors';
+import type { InputPolicy } from './policy';
+
+/** Pseudo file systems never read or written, whatever the roots say. */
+const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
+
+const within = (path: string, root: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/** The roots as real paths (a root that does not exist allows nothing). */
+async function realRoots(policy: InputPolicy): Promise<string[]> {
+  const roots = await Promise.all(policy.localRoots.map((root) => realpath(root).catch(() => undefined)));
+  return roots.filter((root): root is string => root !== undefined);
+}
+
+function assertConfined(policy: InputPolicy, roots: string[], field: string, real: string): void {
+  if (SYSTEM_TREES.some((tree) => within(real, tree))) throw new SapiInputForbiddenError(field, 'paths under /proc, /sys and /dev are never read or written');
+  if (!roots.some((root) => within(real, root))) {
+    throw new SapiInputForbiddenError(
+      field,
+      policy.localRoots.length === 0
+        ? 'local paths are not allowed on this worker (SAPI_LOCAL_ROOTS is empty): use an http(s):// or an allowed s3:// source'
+        : "the local path is outside the worker's allowed roots (SAPI_LOCAL_ROOTS)",
+    );
+  }
+}
+
+function absolute(field: string, path: string): string {
+  if (!isAbsolute(path)) throw new SapiInputForbiddenError(field, 'a local path must be absolute (the CLI makes it so)');
+  return resolve(path);
+}
+
+/**
+ * The real path of a local source, once it is known to be a regular file under a root. A path that does not exist
+ * under a root is `SAPI_INVALID_INPUT`; outside the roots it is `SAPI_INPUT_FORBIDDEN` whether it exists or not (the
+ * refusal says nothing about the worker's files).
+ */
+export async function confineLocalSource(policy: InputPolicy, field: string, path: string): Promise<string> {
+  const given = absolute(field, path);
+  const roots = await realRoots(policy);
+  let real: string;
+  try {
+    real = await realpath(given);
+  } catch {
+    // does not exist: only say so when it would be allowed
+    assertConfined(policy, roots, field, await realParent(given));
+    throw new SapiInvalidInputError(`${field}: ${path} does not exist on the worker's host`);
+  }
+  assertConfined(policy, roots, field, real);
+  const st = await lstat(real);
+  if (!st.isFile()) throw new SapiInputForbiddenError(field, 'a local source must be a regular file');
+  return real;
+}
+
+/**
+ * The real path to write a local destination at: its folder (the nearest existing one, resolved) under a root, the
+ * file itself a regular file when it exists, and then only with `overwrite`.
+ */
+export async function confineLocalDestination(policy: InputPolicy, field: string, path: string, overwrite: boolean): Promise<string> {
+  const given = absolute(field, path);
+  const roots = await realRoots(policy);
+  let real: string;
+  try {
+    real = await realpath(given);
+  } catch {
+    real = join(await realParent(given), basename(given));
+    assertConfined(policy, roots, field, real);
+    return real;
+  }
+  assertConfined(policy, roots, field, real);
+  const st = await lstat(real);
+  if (!st.isFile()) throw new SapiInputForbiddenError(field, 'a local destination must be a regular file');
+  if (!overwrite) throw new SapiInputForbiddenError(field, 'the destination exists: pass overwrite (CLI --overwrite) to replace it');
+  return real;
+}
+
+/** The real path of the nearest existing ancestor of `path`, with the rest of the path joined back on. */
+async function realParent(path: string): Promise<string> {
+  const rest: string[] = [];
+  let current = dirname(path);
+  for (;;) {
+    try {
+      return join(await realpath(current), ...rest.reverse());
+    } catch {
+      if (dirname(current) === current) return path;
+      rest.push(basename(current));
+      current = dirname(current);
+    }
+  }
+}
