@@ -24,6 +24,8 @@ describe('user functions and authentication in extractWorkflow', () => {
 
   beforeAll(async () => {
     Object.assign(process.env, { SAPI_SECRET_FN_USER: USER, SAPI_SECRET_FN_PASSWORD: PASSWORD, SAPI_SECRET_FN_KEY: KEY });
+    // bound to the local API's host (the input policy refuses unbound secrets)
+    for (const name of ['SAPI_SECRET_FN_USER', 'SAPI_SECRET_FN_PASSWORD', 'SAPI_SECRET_FN_KEY']) process.env[`${name}_HOSTS`] = '127.0.0.1,localhost';
     noteSecret('a basic-auth password', PASSWORD);
     noteSecret('an HMAC key', KEY);
     noteSecret('an HMAC computed from a secret', SIGNATURE);
@@ -34,7 +36,10 @@ describe('user functions and authentication in extractWorkflow', () => {
     ]);
   });
   afterAll(async () => {
-    for (const name of ['SAPI_SECRET_FN_USER', 'SAPI_SECRET_FN_PASSWORD', 'SAPI_SECRET_FN_KEY']) delete process.env[name];
+    for (const name of ['SAPI_SECRET_FN_USER', 'SAPI_SECRET_FN_PASSWORD', 'SAPI_SECRET_FN_KEY']) {
+      delete process.env[name];
+      delete process.env[`${name}_HOSTS`];
+    }
     await api?.close();
     await env?.stop();
   });

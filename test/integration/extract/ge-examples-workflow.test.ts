@@ -104,6 +104,8 @@ describe("the reference extractor's documentation examples through extractWorkfl
     const origin = CURRENT_START_EXAMPLES.has(folder) ? proxy.origin : mock.origin;
     const { config, env: secrets } = exampleConfig(folder, origin);
     Object.assign(process.env, secrets); // the in-process worker's environment
+    // each bound to the mock API's host, as the worker's input policy asks
+    for (const name of Object.keys(secrets)) process.env[`${name}_HOSTS`] = new URL(origin).host;
     const stateFile = join(EXAMPLES_DIR, folder, 'in', 'state.json');
     const workflowId = `ge-durable-${folder}-${stamp}`;
     const input: ExtractInput = {

@@ -24,6 +24,7 @@ describe('extractWorkflow with parameters.iterations', () => {
 
   beforeAll(async () => {
     process.env[ENV_NAME] = KEY; // the worker runs in this process: its environment holds the secret
+    process.env[`${ENV_NAME}_HOSTS`] = '127.0.0.1,localhost'; // bound to the sample API's host
     noteSecret('an API key given in an iteration', KEY);
     [env, api, secured] = await Promise.all([
       startSapiTestEnv('extract-iterations'),
@@ -33,6 +34,7 @@ describe('extractWorkflow with parameters.iterations', () => {
   });
   afterAll(async () => {
     delete process.env[ENV_NAME];
+    delete process.env[`${ENV_NAME}_HOSTS`];
     await api?.close();
     await secured?.close();
     await env?.stop();

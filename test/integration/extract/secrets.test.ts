@@ -34,6 +34,7 @@ describe('extractor secrets stay out of workflow history', () => {
 
   beforeAll(async () => {
     process.env[ENV_NAME] = KEY; // the worker runs in this process: its environment holds the secret
+    process.env[`${ENV_NAME}_HOSTS`] = '127.0.0.1'; // bound to the sample API's host
     noteSecret('an extractor API key', KEY);
     [env, api] = await Promise.all([
       startSapiTestEnv('extract-secrets'),
@@ -42,6 +43,7 @@ describe('extractor secrets stay out of workflow history', () => {
   });
   afterAll(async () => {
     delete process.env[ENV_NAME];
+    delete process.env[`${ENV_NAME}_HOSTS`];
     await api?.close();
     await env?.stop();
   });

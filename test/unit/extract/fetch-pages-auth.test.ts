@@ -30,6 +30,8 @@ const seen = () => mock.seen.map((r) => `${r.matched === null ? '404 ' : ''}${r.
 async function runExampleActivity(example: string) {
   const { config, env } = exampleConfig(example, mock.origin);
   Object.assign(process.env, env);
+  // each secret bound to the mock API's host (the input policy refuses unbound secrets)
+  for (const name of Object.keys(env)) process.env[`${name}_HOSTS`] = '127.0.0.1,localhost';
   const parsed = parseExtractorConfig(config);
   const job = parsed.config.jobs[0]!;
   const input: FetchPagesInput = {

@@ -55,6 +55,7 @@ describe('fetchPages with the configuration client options', () => {
     const raw = exampleConfig('143-aws-signature-request') as { parameters: { aws: { signature: { credentials: Record<string, string> } } } };
     raw.parameters.aws.signature.credentials['#secretKey'] = '${env:SAPI_SECRET_GE_AWS_TEST}';
     process.env.SAPI_SECRET_GE_AWS_TEST = 'testSecretKey';
+    process.env.SAPI_SECRET_GE_AWS_TEST_HOSTS = '127.0.0.1,localhost';
     try {
       const input = inputFor(raw as unknown as Record<string, unknown>);
       server.requests.length = 0;
@@ -65,6 +66,7 @@ describe('fetchPages with the configuration client options', () => {
       expect(JSON.stringify(result)).not.toContain('testSecretKey');
     } finally {
       delete process.env.SAPI_SECRET_GE_AWS_TEST;
+      delete process.env.SAPI_SECRET_GE_AWS_TEST_HOSTS;
     }
   });
 });

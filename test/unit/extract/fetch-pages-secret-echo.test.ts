@@ -21,10 +21,12 @@ let api: SampleApi;
 const http = createHttpPools();
 beforeAll(async () => {
   process.env[VARIABLE] = KEY;
+  process.env[`${VARIABLE}_HOSTS`] = '127.0.0.1,localhost';
   api = await createSampleApi({ pageSize: 5, pagingRecords: 23, requireAuth: { query: { api_key: KEY } } });
 });
 afterAll(async () => {
   delete process.env[VARIABLE];
+  delete process.env[`${VARIABLE}_HOSTS`];
   await api.close();
   await http.close();
 });
