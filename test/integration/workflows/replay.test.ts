@@ -57,6 +57,9 @@ describe('workflow histories replay deterministically', () => {
     await started('importTableWorkflow', 'import-typed-create-metadata', importInput({ source: file('t.csv', 'id,price\n1,1.5\n2,\n'), bucketId: 'in.c-replay', table: 'typed', typedColumns, primaryKey: ['id'], description: 'typed', metadata: { owner: 'replay' } }));
     await started('importTableWorkflow', 'import-typed-misfit-cleanup', importInput({ source: file('tm.csv', 'id,price\n1,abc\n'), bucketId: 'in.c-replay-typed', createBucket: true, table: 'typed', typedColumns }));
     await started('exportTableWorkflow', 'export-sliced', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'out', 'items.csv') } satisfies ExportTableInput);
+    // the destination checked before the export starts (export-destination-check-v1): refused over an existing file
+    writeFileSync(join(env.dataDir, 'exists.csv'), 'keep\n');
+    await started('exportTableWorkflow', 'export-destination-refused', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'exists.csv') } satisfies ExportTableInput);
     const children = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
     ], 'replay');
@@ -105,6 +108,7 @@ describe('workflow histories replay deterministically', () => {
       'import-typed-create-metadata': 'COMPLETED',
       'import-typed-misfit-cleanup': 'FAILED',
       'export-sliced': 'COMPLETED',
+      'export-destination-refused': 'FAILED',
       'extract-children-batch': 'COMPLETED',
       'extract-cursor-page': 'COMPLETED',
       'extract-page-checkpoints': 'COMPLETED',
