@@ -19,7 +19,7 @@ describe.each<DevBackend>(['aws', 'azure', 'gcp'])('the CLI on the %s backend', 
   beforeAll(async () => {
     workDir = mkdtempSync(join(testStack().dataDir, `cli-${backend}-`));
     // small export slices: every export is a sliced file
-    stack = await startDevStack({ dataDir: join(workDir, 'stack'), headless: true, backend, services: [emulatorService({ sliceSizeBytes: 4000 }), workerService()] });
+    stack = await startDevStack({ dataDir: join(workDir, 'stack'), localRoots: [workDir], headless: true, backend, services: [emulatorService({ sliceSizeBytes: 4000 }), workerService()] });
     writeFileSync(join(workDir, 'whole.csv'), ['id,name', ...ROWS].join('\n') + '\n');
     writeFileSync(join(workDir, 'part-1.csv'), ROWS.slice(0, 150).join('\n') + '\n');
     writeFileSync(join(workDir, 'part-2.csv'), ROWS.slice(150).join('\n') + '\n');

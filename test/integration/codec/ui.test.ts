@@ -38,7 +38,7 @@ describe('the dev stack\'s Temporal UI decodes payloads through the codec server
     dataDir = mkdtempSync(join(testStack().dataDir, 'codec-ui-'));
     chromium = await launchChromium(join(dataDir, 'chromium'));
     // the dev stack as `sapi-temporal dev` runs it with SAPI_CODEC_KEYS set: UI on, emulator, worker with the codec
-    stack = await startDevStack({ dataDir: join(dataDir, 'stack'), codec: { keys }, services: [emulatorService(), workerService()] });
+    stack = await startDevStack({ dataDir: join(dataDir, 'stack'), localRoots: [dataDir], codec: { keys }, services: [emulatorService(), workerService()] });
     noteSecret('the dev stack\'s codec server token', stack.codecServer!.token);
     noteSecret('the UI test\'s Storage token', stack.env.SAPI_TOKEN!);
     connection = await Connection.connect({ address: stack.temporal.address });

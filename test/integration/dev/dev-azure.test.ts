@@ -17,7 +17,7 @@ describe('dev stack with --backend azure', () => {
 
   it('runs the emulator on Azurite: prepare answers absUploadParams and the official Python client works unchanged', async () => {
     // a tiny slice size makes the export sliced, so the client reads an azure:// manifest
-    const stack = await startDevStack({ dataDir, headless: true, backend: 'azure', services: [emulatorService({ sliceSizeBytes: 40 })] });
+    const stack = await startDevStack({ dataDir, localRoots: [dataDir], headless: true, backend: 'azure', services: [emulatorService({ sliceSizeBytes: 40 })] });
     const pids = [stack.temporal.process.pid, stack.minio.process.pid, stack.azurite!.process.pid];
     try {
       expect(stack.env).toMatchObject({ SAPI_EMULATOR_BACKEND: 'azure', AZURITE_BLOB_ENDPOINT: stack.azurite!.blobEndpoint });

@@ -17,7 +17,7 @@ describe('dev stack with --backend gcp', () => {
 
   it('runs the emulator on fake-gcs-server: prepare answers gcsUploadParams and the official Python client works unchanged', async () => {
     // a tiny slice size makes the export sliced, so the client reads a gs:// manifest
-    const stack = await startDevStack({ dataDir, headless: true, backend: 'gcp', services: [emulatorService({ sliceSizeBytes: 40 })] });
+    const stack = await startDevStack({ dataDir, localRoots: [dataDir], headless: true, backend: 'gcp', services: [emulatorService({ sliceSizeBytes: 40 })] });
     const pids = [stack.temporal.process.pid, stack.minio.process.pid, stack.fakeGcs!.process.pid];
     try {
       expect(stack.env).toMatchObject({ SAPI_EMULATOR_BACKEND: 'gcp', STORAGE_EMULATOR_HOST: stack.fakeGcs!.endpoint });
