@@ -78,12 +78,12 @@ export function downloadFile(deps: ActivityDeps) {
   return (input: DownloadFileInput): Promise<DownloadFileResult> =>
     asActivity(async () => {
       const storage = deps.storage(input.connection);
-      // checked before any byte moves; a retry may replace what its earlier attempt renamed into place
+      const file = await storage.getFile({ fileId: input.fileId, federationToken: true });
+      // checked (with the file's bucket known: never the service's own) before any byte moves; a retry may replace
+      // what its earlier attempt renamed into place
+      deps.confinement.noteStorageBucket(file.s3Path?.bucket);
       const firstAttempt = Context.current().info.attempt === 1 && lastHeartbeat() === undefined;
       const destination = await deps.confinement.confineDestination(input.destination, 'destination', (input.overwrite ?? false) || !firstAttempt);
-      const file = await storage.getFile({ fileId: input.fileId, federationToken: true });
-      deps.confinement.noteStorageBucket(file.s3Path?.bucket);
-      if (/^s3:/i.test(destination)) await deps.confinement.confineDestination(destination, 'destination', true);
       let headerColumns: string[] | undefined;
       if (file.isSliced && (input.header ?? true) && input.tableId) {
         headerColumns = input.columns?.length ? input.columns : (await storage.getTable({ tableId: input.tableId })).columns;

@@ -42,12 +42,8 @@ function absolute(field: string, path: string): string {
  * refusal says nothing about the worker's files).
  */
 export async function confineLocalSource(policy: InputPolicy, field: string, path: string): Promise<string> {
-  const given = absolute(field, path);
-  const roots = await realRoots(policy);
-  let real: string;
-  try {
-    real = await realpath(given);
-  } catch {
+  const { given, roots, real } = await resolved(policy, field, path);
+  if (real === undefined) {
     // does not exist: only say so when it would be allowed
     assertConfined(policy, roots, field, await realParent(given));
     throw new SapiInvalidInputError(`${field}: ${path} does not exist on the worker's host`);
@@ -63,21 +59,24 @@ export async function confineLocalSource(policy: InputPolicy, field: string, pat
  * file itself a regular file when it exists, and then only with `overwrite`.
  */
 export async function confineLocalDestination(policy: InputPolicy, field: string, path: string, overwrite: boolean): Promise<string> {
-  const given = absolute(field, path);
-  const roots = await realRoots(policy);
-  let real: string;
-  try {
-    real = await realpath(given);
-  } catch {
-    real = join(await realParent(given), basename(given));
-    assertConfined(policy, roots, field, real);
-    return real;
+  const { given, roots, real } = await resolved(policy, field, path);
+  if (real === undefined) {
+    const fresh = join(await realParent(given), basename(given));
+    assertConfined(policy, roots, field, fresh);
+    return fresh;
   }
   assertConfined(policy, roots, field, real);
   const st = await lstat(real);
   if (!st.isFile()) throw new SapiInputForbiddenError(field, 'a local destination must be a regular file');
   if (!overwrite) throw new SapiInputForbiddenError(field, 'the destination exists: pass overwrite (CLI --overwrite) to replace it');
   return real;
+}
+
+/** The absolute path given, the real roots, and the real path when it exists. */
+async function resolved(policy: InputPolicy, field: string, path: string): Promise<{ given: string; roots: string[]; real?: string }> {
+  const given = absolute(field, path);
+  const [roots, real] = await Promise.all([realRoots(policy), realpath(given).catch(() => undefined)]);
+  return { given, roots, real };
 }
 
 /** The real path of the nearest existing ancestor of `path`, with the rest of the path joined back on. */
