@@ -187,9 +187,11 @@ function inputPolicyOf(env: NodeJS.ProcessEnv, connections: Record<string, unkno
     env.SAPI_METRICS_ADDRESS,
     ...listSetting(env.SAPI_INTERNAL_URLS),
   ];
+  // unset or empty (Compose passes an empty `${VAR:-}` as null): any public URL
+  const allowedUrls = listSetting(env.SAPI_ALLOWED_URLS);
   const policy: InputPolicy = {
     localRoots: listSetting(env.SAPI_LOCAL_ROOTS),
-    ...(env.SAPI_ALLOWED_URLS !== undefined && env.SAPI_ALLOWED_URLS.trim() !== '' ? { allowedUrls: listSetting(env.SAPI_ALLOWED_URLS) } : {}),
+    ...(allowedUrls.length > 0 ? { allowedUrls } : {}),
     allowedNetworks: listSetting(env.SAPI_ALLOWED_NETWORKS),
     internalOrigins: [...new Set(own.flatMap((value) => (value ? [originKey(value)].filter((k): k is string => k !== undefined) : [])))],
     objectPrefixes: listSetting(env.SAPI_ALLOWED_OBJECT_PREFIXES),

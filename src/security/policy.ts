@@ -28,7 +28,7 @@ export interface InputPolicy {
 export const CLOSED_POLICY: InputPolicy = Object.freeze({ localRoots: [], allowedNetworks: [], internalOrigins: [], objectPrefixes: [] });
 
 /** Splits a comma-separated setting into its trimmed, non-empty entries. */
-export function listSetting(value: string | undefined): string[] {
+export function listSetting(value: string | null | undefined): string[] {
   return (value ?? '')
     .split(',')
     .map((entry) => entry.trim())
