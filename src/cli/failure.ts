@@ -33,13 +33,17 @@ export type CliErrorCode = ErrorCode;
 
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {
+  /** What the command found, added to the `--json` error object (e.g. `replay-check`'s verdicts). */
+  readonly details?: Record<string, unknown>;
+
   constructor(
     readonly code: CliErrorCode,
     message: string,
     readonly exitCode: number = FAILURE_EXIT_CODE,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; details?: Record<string, unknown> },
   ) {
     super(message, options);
+    this.details = options?.details;
     this.name = 'CliError';
   }
 }
@@ -98,13 +102,15 @@ export function failureCode(err: unknown): string {
 export function errorJson(err: unknown, exitCode: number = exitCodeOf(err)): ErrorJson {
   const message = printable(oneLine(err instanceof Error ? err.message : String(err)));
   let workflowId: string | undefined;
+  let details: Record<string, unknown> | undefined;
   for (let current = err, depth = 0; depth < MAX_CAUSE_DEPTH && current instanceof Error; depth++, current = current.cause) {
+    if (current instanceof CliError) details ??= current.details;
     if (current instanceof CommandFailedError) {
       workflowId = current.workflowId;
       break;
     }
   }
-  return { error: { code: failureCode(err), message, ...(workflowId === undefined ? {} : { workflowId }), exitCode } };
+  return { error: { code: failureCode(err), message, ...(workflowId === undefined ? {} : { workflowId }), exitCode, ...details } };
 }
 
 /** The failure that says what went wrong, with its type and the activity it came from. */

@@ -8,6 +8,7 @@ import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
 import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
+import { registerReplayCheckCommand } from './replay-check';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
 import type { TransferRunner } from './run-transfer';
@@ -48,6 +49,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerStatusCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
+  registerReplayCheckCommand(program, resolved);
   registerCodecServerCommand(program, resolved);
   registerDevKitCommands(program, resolved);
   return program;

@@ -44,6 +44,7 @@ export const ErrorCode = {
   CLI_TEMPORAL_LOST_CONTACT: 'SAPI_CLI_TEMPORAL_LOST_CONTACT',
   CLI_INTERRUPTED: 'SAPI_CLI_INTERRUPTED',
   CLI_NO_WORKER: 'SAPI_CLI_NO_WORKER',
+  CLI_REPLAY_FAILED: 'SAPI_CLI_REPLAY_FAILED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -92,6 +93,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_CLI_TEMPORAL_LOST_CONTACT: { retryable: true, meaning: 'CLI: Temporal was unreachable for `--reconnect-timeout`; the workflow may still run (exit 3)' },
   SAPI_CLI_INTERRUPTED: { retryable: true, meaning: 'CLI: Ctrl-C stopped waiting (run commands and `wait`); the workflow keeps running (exit 130)' },
   SAPI_CLI_NO_WORKER: { retryable: false, meaning: 'CLI run commands: no worker polls the task queue; nothing was started (start `sapi-temporal worker`)' },
+  SAPI_CLI_REPLAY_FAILED: { retryable: false, meaning: 'CLI `replay-check`: a history does not replay on the installed workflow code (deploying it would fail those runs)' },
 });
 
 /**

@@ -12,6 +12,25 @@ export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv =
   });
 }
 
+/** What a finished command printed and its exit code. */
+export interface CommandOutcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the `sapi-temporal` CLI from the sources to its end (as `bin/sapi-temporal` does). */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CommandOutcome> {
+  const child = spawnTs('bin/sapi-temporal.js', ['--', ...args], env);
+  const outcome = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (chunk: Buffer) => (outcome.stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (outcome.stderr += chunk.toString()));
+  return new Promise((ok, fail) => {
+    child.once('error', fail);
+    child.once('close', (code) => ok({ code, ...outcome }));
+  });
+}
+
 /** Resolves with the first line of the child's stdout that matches, or rejects when it exits first. */
 export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
   return new Promise((ok, fail) => {

@@ -1,14 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { historyFromJSON, historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { readHistoryFiles, replayCheck, type NamedHistory, type ReplayCheckOptions } from '../../src/replay-check';
 
-/** A workflow history and the name it is replayed (and saved) under. */
-export interface NamedHistory {
-  workflowId: string;
-  history: History;
-}
+export type { NamedHistory };
 
 /** Saved workflow histories, replayed by the unit tier against the current workflow code. */
 export const SAVED_HISTORIES_DIR = resolve(__dirname, '..', 'fixtures', 'histories');
@@ -20,13 +16,9 @@ export const SAVED_HISTORIES_DIR = resolve(__dirname, '..', 'fixtures', 'histori
  */
 export const RECORD_HISTORIES_ENV = 'SAPI_RECORD_HISTORIES';
 
-/** Replays every history and returns one line per failure (`<name>: <error>`); an empty list means all replayed. */
-export async function replayFailures(options: ReplayWorkerOptions, histories: NamedHistory[]): Promise<string[]> {
-  const failures: string[] = [];
-  for await (const result of Worker.runReplayHistories(options, histories)) {
-    if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
-  }
-  return failures;
+/** Replays every history (as `sapi-temporal replay-check` does) and returns one line per failure (`<name>: <error>`). */
+export async function replayFailures(options: ReplayCheckOptions, histories: NamedHistory[]): Promise<string[]> {
+  return (await replayCheck(histories, options)).flatMap((v) => (v.problem ? [`${v.workflowId}: ${v.problem}`] : []));
 }
 
 /** The histories of these workflows as the server has them (the current run of each), under their workflow ids. */
@@ -45,8 +37,5 @@ export function saveHistories(histories: NamedHistory[], dir = SAVED_HISTORIES_D
 
 /** The saved histories, named after their files. */
 export function loadSavedHistories(dir = SAVED_HISTORIES_DIR): NamedHistory[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => ({ workflowId: f.replace(/\.json$/, ''), history: historyFromJSON(JSON.parse(readFileSync(join(dir, f), 'utf8'))) }));
+  return readHistoryFiles(dir);
 }

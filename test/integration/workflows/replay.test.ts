@@ -9,6 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput } from '../../../src/contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../../../src/contracts/transfer';
+import { eventually, runCli } from '../../harness/processes';
 import { fetchHistories, RECORD_HISTORIES_ENV, replayFailures, saveHistories } from '../../harness/replay';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
@@ -126,5 +127,32 @@ describe('workflow histories replay deterministically', () => {
     expect(await replayFailures({ workflowBundle: bundle }, histories)).toEqual([]);
     const record = process.env[RECORD_HISTORIES_ENV];
     if (record === '1' || record === 'all') saveHistories(histories, undefined, record === 'all');
+  });
+
+  // the check before a deploy, from the server's histories: the runs above (and their child imports), then (default
+  // query) the plugin's runs still running on a queue, here one no worker polls
+  it('sapi-temporal replay-check replays the runs a query finds, and by default the running ones of the task queue', async () => {
+    expect(Object.keys(handles).length).toBeGreaterThan(10);
+    const temporal = { TEMPORAL_ADDRESS: testStack().temporalAddress, TEMPORAL_NAMESPACE: testStack().namespace };
+    const recent = await runCli(['replay-check', '--query', `TaskQueue="${env.taskQueue}"`], temporal);
+    expect({ code: recent.code, stderr: recent.stderr }).toEqual({ code: 0, stderr: '' });
+    for (const name of Object.keys(handles)) expect(recent.stdout).toMatch(new RegExp(`^ok +${name} `, 'm'));
+    // the extractions' child imports too
+    expect(recent.stdout).toMatch(/^ok +extract-children-batch-load-orders-\w+ +importTableWorkflow /m);
+    const [, replayed, of] = recent.stdout.match(/^(\d+) of (\d+) replayed/m) ?? [];
+    expect(Number(replayed)).toBe(Number(of));
+    expect(Number(of)).toBeGreaterThan(Object.keys(handles).length);
+
+    const idleQueue = `${env.taskQueue}-idle`;
+    const waiting = await env.client.workflow.start('importTableWorkflow', { taskQueue: idleQueue, workflowId: 'replay-check-running', args: [{ source: 'x.csv', bucketId: 'in.c-x', table: 't' }] });
+    try {
+      await eventually(async () => (await env.client.workflow.count(`TaskQueue="${idleQueue}"`)).count === 1, 30_000, 'the waiting run is visible');
+      const running = await runCli(['replay-check', '--task-queue', idleQueue], temporal);
+      expect(running.code).toBe(0);
+      expect(running.stdout).toMatch(/^ok +replay-check-running +importTableWorkflow +\d+ events$/m);
+      expect(running.stdout).toContain(`1 of 1 replayed (namespace ${testStack().namespace}, query TaskQueue="${idleQueue}" AND ExecutionStatus="Running"`);
+    } finally {
+      await waiting.terminate('replay-check test done');
+    }
   });
 });
