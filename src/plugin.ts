@@ -3,6 +3,7 @@ import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
+import { createSapiNexusHandler } from './nexus/handler';
 import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
 
 /** Name the plugin registers under. */
@@ -19,6 +20,12 @@ export interface SapiPluginOptions {
    * one they cost next to nothing. Default true.
    */
   metrics?: boolean;
+  /**
+   * Register the Nexus service `sapi-temporal` (importTable, exportTable, extract: `sapi-temporal/nexus`) on the
+   * worker, for callers in other namespaces through a Nexus endpoint that targets this task queue. Default: the
+   * settings' `SAPI_NEXUS_SERVICE` (false).
+   */
+  nexus?: boolean;
 }
 
 /**
@@ -43,6 +50,7 @@ export class SapiPlugin extends SimplePlugin {
       workerInterceptors: metrics ? { activity: [metricsInterceptors(seen)] } : undefined,
       // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
+      nexusServices: (options.nexus ?? deps.settings.nexusService) ? [createSapiNexusHandler()] : undefined,
     });
     this.deps = deps;
   }

@@ -91,6 +91,8 @@ const settingsSchema = z.object({
   policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
   /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
   codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
+  /** Register the plugin's Nexus service (`sapi-temporal`: importTable, exportTable, extract) on the worker. */
+  nexusService: z.boolean({ message: 'must be true or false' }),
   observability: z.object({
     /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
     metricsAddress: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464').optional(),
@@ -120,6 +122,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
  * - `SAPI_METRICS_ADDRESS` (`host:port`, e.g. `0.0.0.0:9464`; unset: no metrics endpoint), `SAPI_LOG_FORMAT`
  *   (`text` default, or `json`).
+ * - `SAPI_NEXUS_SERVICE` (`true`/`false`, default false): register the Nexus service on the worker.
  * Throws one error that lists every invalid variable.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpdir()): Settings {
@@ -161,6 +164,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     extractSecretEnvPrefix: env.SAPI_EXTRACT_SECRET_ENV_PREFIX ?? DEFAULT_EXTRACT_SECRET_ENV_PREFIX,
     policy: inputPolicyOf(env, connections),
     codecKeys: codecKeysOf(env),
+    nexusService: booleanSetting(env.SAPI_NEXUS_SERVICE),
     observability: {
       metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
       logFormat: (env.SAPI_LOG_FORMAT || DEFAULT_LOG_FORMAT).toLowerCase(),
@@ -199,6 +203,14 @@ function inputPolicyOf(env: NodeJS.ProcessEnv, connections: Record<string, unkno
   const problems = policyProblems(policy);
   if (problems.length) throw new Error(`invalid configuration: ${problems.join('; ')}`);
   return policy;
+}
+
+/** `true`/`1`/`on`/`yes` and `false`/`0`/`off`/`no` (any case); unset or empty: false; anything else is left for zod to refuse. */
+function booleanSetting(value: string | null | undefined): unknown {
+  const normalized = (value ?? '').trim().toLowerCase();
+  if (['true', '1', 'on', 'yes'].includes(normalized)) return true;
+  if (['', 'false', '0', 'off', 'no'].includes(normalized)) return false;
+  return value;
 }
 
 /** The codec keys, or an `invalid configuration` error that names the variable (they are checked before zod). */
@@ -248,6 +260,7 @@ function variableOf(path: PropertyKey[]): string {
     'observability.metricsAddress': 'SAPI_METRICS_ADDRESS',
     'observability.logFormat': 'SAPI_LOG_FORMAT',
     extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
+    nexusService: 'SAPI_NEXUS_SERVICE',
   };
   return names[path.map(String).join('.')] ?? path.map(String).join('.');
 }

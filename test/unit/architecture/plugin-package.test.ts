@@ -131,7 +131,7 @@ describe('the plugin package (packages/sapi-temporal)', () => {
     expect(manifest.scripts?.prepack).toBe('npm run build');
     expect(manifest.files).toEqual(['bin', 'lib']);
     const entries = Object.entries(manifest.exports ?? {}).filter(([subpath]) => subpath !== './package.json');
-    expect(entries.map(([subpath]) => subpath)).toEqual(['.', './workflows']);
+    expect(entries.map(([subpath]) => subpath)).toEqual(['.', './workflows', './nexus']);
     for (const [subpath, target] of entries) {
       const { types, default: main } = target as Record<string, string>;
       const module = subpath === '.' ? 'index' : `${subpath.slice(2)}/index`;

@@ -1,0 +1,24 @@
+// The Nexus service is served only where the worker's operator turned it on (SAPI_NEXUS_SERVICE or the plugin's
+// `nexus` option), with the operations the contract names.
+import { loadSettings } from '../../../src/config';
+import { SAPI_NEXUS_SERVICE_NAME, sapiNexusService } from '../../../src/nexus';
+import { SapiPlugin } from '../../../src/plugin';
+
+describe('the plugin and its Nexus service', () => {
+  const served = (plugin: SapiPlugin) => (plugin.configureWorker({ taskQueue: 'q' }).nexusServices ?? []).map((s) => s.definition.name);
+
+  it('serves nothing by default, the service with SAPI_NEXUS_SERVICE=true or nexus: true, and nothing with nexus: false', () => {
+    expect(served(new SapiPlugin({ settings: loadSettings({}) }))).toEqual([]);
+    expect(served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'true' }) }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
+    expect(served(new SapiPlugin({ settings: loadSettings({}), nexus: true }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
+    expect(served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'on' }), nexus: false }))).toEqual([]);
+  });
+
+  it('refuses a value of SAPI_NEXUS_SERVICE that is neither true nor false, by name', () => {
+    expect(() => loadSettings({ SAPI_NEXUS_SERVICE: 'maybe' })).toThrow(/SAPI_NEXUS_SERVICE must be true or false/);
+  });
+
+  it('names the three operations of the contract', () => {
+    expect(Object.keys(sapiNexusService.operations).sort()).toEqual(['exportTable', 'extract', 'importTable']);
+  });
+});
