@@ -20,6 +20,7 @@ export const DEFAULT_SECRET_ENV_PREFIX = 'SAPI_SECRET_';
 /** `${env:NAME}` as written, or percent-encoded in a URL or form body (`%24%7Benv%3ANAME%7D`, `$%7Benv:NAME%7D`). */
 const REFERENCE = /(?:\$|%24)(?:\{|%7B)env(?::|%3A)([A-Za-z_][A-Za-z0-9_]*)(?:\}|%7D)/gi;
 const RAW_REFERENCE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const ANY_REFERENCE = new RegExp(RAW_REFERENCE.source);
 
 /** Header names that carry credentials: their values must be references. */
 const SECRET_HEADER = /authorization|cookie|api[-_]?key|key|token|secret|password|passwd|credential|signature|session/i;
@@ -43,8 +44,8 @@ export function envReference(name: string): string {
 
 /** True when the string holds at least one `${env:NAME}` reference. */
 export function hasReference(value: string): boolean {
-  RAW_REFERENCE.lastIndex = 0;
-  return RAW_REFERENCE.test(value);
+  // not RAW_REFERENCE: `test` on a global pattern leaves its lastIndex after the match, and `matchAll` starts there
+  return ANY_REFERENCE.test(value);
 }
 
 /** Names referenced anywhere in a JSON value (strings only), in order of appearance, without repeats. */

@@ -67,6 +67,12 @@ describe('extractor secrets', () => {
     expect(() => assertReferencesResolvable({ h: '${env:SAPI_SECRET_KEY}' }, source)).not.toThrow();
   });
 
+  it('still refuses the reference after the clear-secret scan looked at the same value (the scan left the pattern mid-string)', () => {
+    const config = { headers: { 'X-Api-Key': '${env:SAPI_TOKEN}' } };
+    expect(findClearSecrets(config)).toEqual([]);
+    expect(() => assertReferencesResolvable(config, source)).toThrow(/starting with SAPI_SECRET_.*SAPI_TOKEN/);
+  });
+
   it('finds secrets given in clear under # keys, credential headers and credential params, by path only', () => {
     const config = configWith(
       { http: { headers: { Authorization: 'Bearer abc', Accept: 'application/json', 'X-Api-Key': '${env:SAPI_SECRET_KEY}' }, defaultOptions: { params: { access_token: 'zzz' } } } },
