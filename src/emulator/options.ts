@@ -33,6 +33,8 @@ export const DEFAULT_DUCKDB_COMPRESS_STRINGS = false;
  * accepts is accepted by every backend that has a limit.
  */
 export const DEFAULT_MAX_TABLE_COLUMNS = 1_599;
+/** Environment variable that carries the options of the emulator's own process (`src/emulator/child.ts`), as JSON. */
+export const EMULATOR_OPTIONS_ENV = 'SAPI_EMULATOR_OPTIONS';
 /** Path prefix under which the same server serves the importer service. */
 export const IMPORTER_PREFIX = '/import';
 
