@@ -6,7 +6,7 @@ import { type BucketRecord, type FileRecord, type JobRecord, type MetadataRecord
 import { tableResource } from '../resources';
 import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
 import { formatTimestamp } from '../time';
-import { type CsvDialect, checkColumnCount, loadCsvIntoStaging, stagingTableSql, validateColumnNames } from './csv-load';
+import { type CsvDialect, loadCsvIntoStaging, stagingTableSql, validateColumnNames } from './csv-load';
 
 /** `operationParams` of `tableCreate` and `tableImport` jobs: everything needed to run (or re-run) the load. */
 export interface LoadOperationParams {
@@ -89,6 +89,19 @@ async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: st
   }
 }
 
+/** Tables at least this wide are checkpointed after their load ({@link checkpointWide}). */
+const CHECKPOINT_COLUMNS = 200;
+
+/**
+ * Until a checkpoint, each column of a freshly loaded table holds a block (256 KiB) of DuckDB's buffer pool, and a
+ * scan pins them all at once: a table of 1,599 columns could not be exported or previewed within the pool's 256 MB.
+ * The checkpoint packs the small columns into shared blocks. Best effort: it does not run while another transaction
+ * writes, and the next one (or the close) does it.
+ */
+async function checkpointWide(conn: DuckDBConnection, columns: number): Promise<void> {
+  if (columns >= CHECKPOINT_COLUMNS) await conn.run('CHECKPOINT').catch(() => undefined);
+}
+
 async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
   await conn.run('BEGIN TRANSACTION');
   try {
@@ -157,6 +170,7 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       return out;
     });
     ctx.tables.remember(record);
+    await checkpointWide(conn, record.columns.length);
     return results;
   });
 }
@@ -181,6 +195,8 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       maxColumns: ctx.maxTableColumns,
       timestamp: now,
     });
+    // the staging table's blocks packed before the table (a second set of them) is written
+    await checkpointWide(conn, loaded.columns.length);
     validateColumnNames(loaded.columns, `file ${file.id}`);
     const missing = table.columns.filter((c) => !loaded.columns.includes(c));
     if (missing.length) {
@@ -190,7 +206,6 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       );
     }
     const added = loaded.columns.filter((c) => !table.columns.includes(c));
-    checkColumnCount(table.columns.length + added.length, ctx.maxTableColumns, `Table ${tableId} with the new columns of file ${file.id}`);
     let source = staging.ref;
     if (table.definition) {
       if (added.length) {
@@ -231,6 +246,7 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       return out;
     });
     ctx.tables.remember(record);
+    await checkpointWide(conn, record.columns.length);
     return results;
   });
 }
