@@ -5,8 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { findBranch } from './branches';
 import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
-import { decodeQueryString } from './form';
-import { sendError } from './http';
+import { decodeQueryString, parseJsonBody } from './form';
+import { MAX_BODY_BYTES, sendError } from './http';
 import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
@@ -67,12 +67,27 @@ function destroySocket(socket: Socket | null | undefined, reset: boolean): void 
   else socket.destroy();
 }
 
+/** Where {@link parseQuery} leaves the refusal of a query string, for the first hook to answer. */
+const QUERY_REFUSED = Symbol('queryRefused');
+
+/**
+ * The router's query string parser. It runs inside the router's lookup, where a throw would escape Fastify's error
+ * handling (and end the process): a refused query string is kept on the result and answered by the first hook.
+ */
+function parseQuery(query: string): Record<string | symbol, unknown> {
+  try {
+    return decodeQueryString(query);
+  } catch (error) {
+    return { [QUERY_REFUSED]: error instanceof ApiError ? error : new ApiError(400, 'storage.validation', `query string refused: ${(error as Error).message}`) };
+  }
+}
+
 /** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
 export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog }): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
-    bodyLimit: 16 * 1024 * 1024,
-    routerOptions: { querystringParser: (query: string) => decodeQueryString(query), ignoreTrailingSlash: true },
+    bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
     forceCloseConnections: true,
   });
   app.decorateRequest('sapiToken', null);
@@ -85,16 +100,29 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     const text = String(body);
     if (!text.trim()) return done(null, {});
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(text));
     } catch (error) {
-      done(new ApiError(400, 'storage.validation', `request body is not valid JSON: ${(error as Error).message}`), undefined);
+      done(error as ApiError, undefined);
     }
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
-  await app.register(fastifyMultipart, { limits: { fileSize: IMPORTER_MAX_FILE_BYTES, fieldSize: 1024 * 1024 }, throwFileSizeLimit: true });
+  const formBody = (_req: unknown, body: string | Buffer, done: (error: Error | null, value?: unknown) => void): void => {
+    try {
+      done(null, decodeQueryString(String(body)));
+    } catch (error) {
+      done(error as ApiError, undefined);
+    }
+  };
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, formBody);
+  app.addContentTypeParser('*', { parseAs: 'string' }, formBody);
+  // Bounded: fields (MAX_BODY_BYTES in all, see multipartFields), parts, files (the importer keeps one) and headers.
+  await app.register(fastifyMultipart, {
+    limits: { fileSize: IMPORTER_MAX_FILE_BYTES, fieldSize: 1024 * 1024, fields: 2_000, files: 8, parts: 2_100, fieldNameSize: 1_000, headerPairs: 100 },
+    throwFileSizeLimit: true,
+  });
 
   app.addHook('onRequest', async (request, reply) => {
+    const refused = (request.query as Record<symbol, ApiError | undefined>)[QUERY_REFUSED];
+    if (refused) return sendError(request, reply, refused, isImporter(request));
     const { path, query } = pathOf(request.url);
     if (path.startsWith(ADMIN_PREFIX)) return authenticateAdmin(request, reply);
     const entry: RequestLogEntry = { method: request.method, path, query, status: 0, time: Date.now(), durationMs: 0 };
