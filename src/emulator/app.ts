@@ -6,7 +6,7 @@ import { findBranch } from './branches';
 import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString, parseJsonBody } from './form';
-import { MAX_BODY_BYTES, sendError } from './http';
+import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
 import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
@@ -82,6 +82,23 @@ function parseQuery(query: string): Record<string | symbol, unknown> {
   }
 }
 
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers or URL over Node's 16 KiB, a malformed request
+ * line): answered in the service's error shape, as Fastify's default handler does in its own.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'the request line and headers exceed 16 KiB; send long parameters in the body']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request was not received in time']
+        : [400, 'Bad Request', `the request is not valid HTTP (${error.code ?? error.message})`];
+  const body = JSON.stringify(serviceErrorBody(new ApiError(status, 'storage.validation', message)));
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy(error);
+}
+
 /** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
 export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog }): Promise<FastifyInstance> {
   const app = Fastify({
@@ -89,6 +106,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     bodyLimit: MAX_BODY_BYTES,
     routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
     forceCloseConnections: true,
+    clientErrorHandler: answerClientError,
   });
   app.decorateRequest('sapiToken', null);
   app.decorateRequest('logEntry', null);

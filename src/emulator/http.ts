@@ -1,3 +1,4 @@
+import { type Multipart } from '@fastify/multipart';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, newExceptionId } from './errors';
 import { type FormObject, decodePairs } from './form';
@@ -47,6 +48,16 @@ export function multipartFields(): { pairs: [string, string][]; add(name: string
   };
 }
 
+/** The parts of a multipart body; a body the parser cannot read (cut off, no boundary) is refused with 400. */
+export async function* multipartParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+  try {
+    for await (const part of request.parts()) yield part;
+  } catch (error) {
+    if (error instanceof ApiError || (error as { statusCode?: number }).statusCode) throw error;
+    throw new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${(error as Error).message}`);
+  }
+}
+
 /**
  * Request parameters from the query string and the body (JSON, form-encoded or multipart fields; files in a
  * multipart body are skipped), body winning.
@@ -55,7 +66,7 @@ export async function readParams(request: FastifyRequest): Promise<FormObject> {
   const query = (request.query ?? {}) as FormObject;
   if (request.isMultipart()) {
     const fields = multipartFields();
-    for await (const part of request.parts()) {
+    for await (const part of multipartParts(request)) {
       if (part.type === 'file') part.file.resume();
       else fields.add(part.fieldname, part.value);
     }

@@ -134,6 +134,8 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       maxColumns: ctx.maxTableColumns,
       timestamp: now,
     });
+    // a key copies the staging table into the table: its blocks packed first
+    if (primaryKey.length) await checkpointWide(conn, loaded.columns.length);
     const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
     if (missingPk.length) {
       throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);

@@ -4,7 +4,7 @@ import { type EmulatorContext } from '../context';
 import { ApiError } from '../errors';
 import { newFileRecord } from '../files';
 import { decodePairs, parseBool, parseList, parseString } from '../form';
-import { multipartFields, runIdOf, tokenOf } from '../http';
+import { multipartFields, multipartParts, runIdOf, tokenOf } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
 
@@ -29,7 +29,7 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
     const token = tokenOf(request);
     const { pairs, add } = multipartFields();
     let file: FileRecord | undefined;
-    for await (const part of request.parts()) {
+    for await (const part of multipartParts(request)) {
       if (part.type === 'field') {
         add(part.fieldname, part.value);
         continue;
