@@ -7,7 +7,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools build lint typecheck test test-unit test-integration test-chaos test-matrix dev demo worker emulator bench clean
+.PHONY: all install tools build lint typecheck test test-unit test-integration test-chaos test-matrix test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -45,6 +45,11 @@ test-matrix: install
 	rm -rf .data/fault-matrix
 	status=0; SAPI_FAULT_MATRIX=full $(JEST) --selectProjects chaos --maxWorkers=$${MATRIX_WORKERS:-2} test/chaos/matrix || status=$$?; \
 	node -r ./scripts/ts-register.js test/harness/matrix/print-summary.ts --na; exit $$status
+
+## test-fuzz: the emulator's fuzz tier with a long budget (SAPI_FUZZ_SECONDS, default 300; SAPI_FUZZ_SEED replays a run);
+## `make test` runs it with 20 s as part of the integration tier
+test-fuzz: install
+	SAPI_FUZZ_SECONDS=$${SAPI_FUZZ_SECONDS:-300} $(JEST) --selectProjects integration --testPathPatterns test/integration/emulator/fuzz
 
 ## test: install what is missing, then lint, type-check and run the unit, integration and chaos tiers
 test: install lint typecheck build test-unit test-integration test-chaos

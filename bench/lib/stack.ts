@@ -12,7 +12,7 @@ import { request } from 'undici';
 import { transpileTree } from './compile';
 import { ManagedProcess } from '../../src/dev/process';
 import { DEFAULT_FILES_BUCKET, startDevStack, type DevStack, type DevStackService } from '../../src/dev/stack';
-import type { EmulatorOptions } from '../../src/emulator';
+import { EMULATOR_OPTIONS_ENV, type EmulatorOptions } from '../../src/emulator/options';
 import type { BaselineCommand, BaselineResult } from '../baseline-child';
 import { createStorageClient, type StorageClient } from '../../src/storage-api';
 
@@ -108,8 +108,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     };
     const child = await startNodeChild({
       name: 'emulator',
-      ...script('bench/emulator-child.ts'),
-      env: { BENCH_EMULATOR_OPTIONS: JSON.stringify(emulatorOptions) },
+      ...script('src/emulator/child.ts'),
+      env: { [EMULATOR_OPTIONS_ENV]: JSON.stringify(emulatorOptions) },
       logFile: join(core.dataDir, 'logs', 'emulator.log'),
       readyPattern: /^EMULATOR_READY (.+)$/m,
       watchdogPidFile: join(core.dataDir, 'stack.pids'),

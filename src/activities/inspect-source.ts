@@ -3,7 +3,7 @@ import { type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { parse } from 'csv-parse';
 import { SapiInvalidInputError } from '../errors';
-import { columnNameProblems } from '../storage-api/columns';
+import { MAX_TABLE_COLUMNS, columnNameProblems } from '../storage-api/columns';
 import type { CsvDialect } from '../contracts/transfer';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
@@ -53,6 +53,12 @@ export function inspectSource(deps: ActivityDeps) {
         }
       }
       const columns = input.columns?.length ? input.columns : header ?? [];
+      if (columns.length > MAX_TABLE_COLUMNS) {
+        const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+        throw new SapiInvalidInputError(
+          `${where} has ${columns.length} columns; a table may have at most ${MAX_TABLE_COLUMNS} (the service refuses more with "Too many columns"): split the file into narrower tables`,
+        );
+      }
       const problems = columnNameProblems(columns);
       if (problems.length) {
         const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { startEmulatorProcess } from './emulator-process';
 import { DEFAULT_FILES_BUCKET, type DevStackService } from './stack';
 
 export interface DevServicesOptions {
@@ -22,23 +23,27 @@ export function devServices(options: DevServicesOptions = {}): DevStackService[]
 
 /**
  * The Storage API emulator on MinIO, on Azurite when the stack runs `backend: 'azure'`, on fake-gcs-server with `gcp`; publishes `SAPI_URL`, `SAPI_IMPORT_URL`, `SAPI_TOKEN` and
- * `SAPI_EMULATOR_ADMIN_TOKEN` (the bearer secret of its `/_emulator/*` admin endpoints).
+ * `SAPI_EMULATOR_ADMIN_TOKEN` (the bearer secret of its `/_emulator/*` admin endpoints). It runs in a child process
+ * (log: `<dataDir>/emulator.log`), started again on the same address when it dies, so that one bad load cannot take
+ * Temporal and the worker down with it.
  */
 export function emulatorService(options: DevServicesOptions = {}): DevStackService {
   return async (stack) => {
-    const { createEmulator } = await import('../emulator');
     const token = options.token ?? `dev-${randomBytes(16).toString('hex')}`;
     const adminToken = options.adminToken ?? `dev-admin-${randomBytes(16).toString('hex')}`;
-    const emulator = await createEmulator({
-      port: 0,
-      dataDir: join(stack.dataDir, 'emulator'),
-      backend: stack.backend,
-      s3: {
-        endpoint: stack.minio.endpoint,
-        region: stack.minio.region,
-        accessKeyId: stack.minio.accessKeyId,
-        secretAccessKey: stack.minio.secretAccessKey,
-        bucket: DEFAULT_FILES_BUCKET,
+    const emulator = await startEmulatorProcess({
+      logFile: join(stack.dataDir, 'emulator.log'),
+      watchdogPidFile: join(stack.dataDir, 'stack.pids'),
+      emulator: {
+        port: 0,
+        dataDir: join(stack.dataDir, 'emulator'),
+        backend: stack.backend,
+        s3: {
+          endpoint: stack.minio.endpoint,
+          region: stack.minio.region,
+          accessKeyId: stack.minio.accessKeyId,
+          secretAccessKey: stack.minio.secretAccessKey,
+          bucket: DEFAULT_FILES_BUCKET,
       },
       ...(stack.azurite
         ? {
@@ -54,10 +59,11 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
       tokens: [{ token, description: 'dev stack' }],
       adminToken,
       sliceSizeBytes: options.sliceSizeBytes,
+      },
     });
     return {
       env: { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, SAPI_EMULATOR_ADMIN_TOKEN: adminToken },
-      stop: () => emulator.close(),
+      stop: () => emulator.stop(),
     };
   };
 }

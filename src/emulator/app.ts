@@ -5,8 +5,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { findBranch } from './branches';
 import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
-import { decodeQueryString } from './form';
-import { sendError } from './http';
+import { decodeQueryString, parseJsonBody } from './form';
+import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
 import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
@@ -67,13 +67,46 @@ function destroySocket(socket: Socket | null | undefined, reset: boolean): void 
   else socket.destroy();
 }
 
+/** Where {@link parseQuery} leaves the refusal of a query string, for the first hook to answer. */
+const QUERY_REFUSED = Symbol('queryRefused');
+
+/**
+ * The router's query string parser. It runs inside the router's lookup, where a throw would escape Fastify's error
+ * handling (and end the process): a refused query string is kept on the result and answered by the first hook.
+ */
+function parseQuery(query: string): Record<string | symbol, unknown> {
+  try {
+    return decodeQueryString(query);
+  } catch (error) {
+    return { [QUERY_REFUSED]: error instanceof ApiError ? error : new ApiError(400, 'storage.validation', `query string refused: ${(error as Error).message}`) };
+  }
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers or URL over Node's 16 KiB, a malformed request
+ * line): answered in the service's error shape, as Fastify's default handler does in its own.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'the request line and headers exceed 16 KiB; send long parameters in the body']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request was not received in time']
+        : [400, 'Bad Request', `the request is not valid HTTP (${error.code ?? error.message})`];
+  const body = JSON.stringify(serviceErrorBody(new ApiError(status, 'storage.validation', message)));
+  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  socket.destroy(error);
+}
+
 /** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
 export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog }): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
-    bodyLimit: 16 * 1024 * 1024,
-    routerOptions: { querystringParser: (query: string) => decodeQueryString(query), ignoreTrailingSlash: true },
+    bodyLimit: MAX_BODY_BYTES,
+    routerOptions: { querystringParser: parseQuery, ignoreTrailingSlash: true },
     forceCloseConnections: true,
+    clientErrorHandler: answerClientError,
   });
   app.decorateRequest('sapiToken', null);
   app.decorateRequest('logEntry', null);
@@ -85,16 +118,29 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     const text = String(body);
     if (!text.trim()) return done(null, {});
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(text));
     } catch (error) {
-      done(new ApiError(400, 'storage.validation', `request body is not valid JSON: ${(error as Error).message}`), undefined);
+      done(error as ApiError, undefined);
     }
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, decodeQueryString(String(body))));
-  await app.register(fastifyMultipart, { limits: { fileSize: IMPORTER_MAX_FILE_BYTES, fieldSize: 1024 * 1024 }, throwFileSizeLimit: true });
+  const formBody = (_req: unknown, body: string | Buffer, done: (error: Error | null, value?: unknown) => void): void => {
+    try {
+      done(null, decodeQueryString(String(body)));
+    } catch (error) {
+      done(error as ApiError, undefined);
+    }
+  };
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, formBody);
+  app.addContentTypeParser('*', { parseAs: 'string' }, formBody);
+  // Bounded: fields (MAX_BODY_BYTES in all, see multipartFields), parts, files (the importer keeps one) and headers.
+  await app.register(fastifyMultipart, {
+    limits: { fileSize: IMPORTER_MAX_FILE_BYTES, fieldSize: 1024 * 1024, fields: 2_000, files: 8, parts: 2_100, fieldNameSize: 1_000, headerPairs: 100 },
+    throwFileSizeLimit: true,
+  });
 
   app.addHook('onRequest', async (request, reply) => {
+    const refused = (request.query as Record<symbol, ApiError | undefined>)[QUERY_REFUSED];
+    if (refused) return sendError(request, reply, refused, isImporter(request));
     const { path, query } = pathOf(request.url);
     if (path.startsWith(ADMIN_PREFIX)) return authenticateAdmin(request, reply);
     const entry: RequestLogEntry = { method: request.method, path, query, status: 0, time: Date.now(), durationMs: 0 };

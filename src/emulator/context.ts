@@ -14,6 +14,8 @@ export interface EmulatorContext {
   importUrl: string;
   projectId: number;
   sliceSizeBytes: number;
+  /** Most columns a table may have. */
+  maxTableColumns: number;
   tmpDir: string;
   objects: ObjectStore;
   state: DocLog;

@@ -32,3 +32,11 @@ export class JobError extends Error {
     this.name = 'JobError';
   }
 }
+
+/** The service's code for a table (or load) with more columns than its backend allows. */
+export const TOO_MANY_COLUMNS = 'storage.tables.validation.tooManyColumns';
+
+/** The service's message for {@link TOO_MANY_COLUMNS}, then where the columns came from and how many there were. */
+export function tooManyColumnsMessage(max: number, where: string, count: number | string): string {
+  return `Too many columns. Maximum is ${max} columns. ${where} has ${count}; split the data into narrower tables.`;
+}

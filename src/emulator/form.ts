@@ -3,18 +3,42 @@
  * and the loose scalars the real clients send (`1`, `"true"`, `0`...).
  */
 
+import { ApiError } from './errors';
+
+/** Most name/value pairs in one request's query string or body (PHP, the service's runtime, stops at 1,000 by default). */
+export const MAX_FORM_PAIRS = 20_000;
+/** Most bracket levels in one name: `a[b][c]` is 3 (PHP's `max_input_nesting_level` is 64). */
+export const MAX_FORM_DEPTH = 16;
+/** Largest explicit list index, `tags[<index>]`: a sparse list is made dense, so its length is what costs. */
+export const MAX_FORM_INDEX = MAX_FORM_PAIRS;
+/** Names that would reach an object's prototype instead of a parameter. */
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
+
+const refuse = (message: string): ApiError => new ApiError(400, 'storage.validation', message);
+
 type FormValue = string | FormValue[] | { [key: string]: FormValue };
 export type FormObject = { [key: string]: FormValue };
 
-/** Splits `a[b][]` into `['a', 'b', '']`. A key without brackets is one segment. */
+/**
+ * Splits `a[b][]` into `['a', 'b', '']`. A key without brackets is one segment. Refuses (400) more than
+ * {@link MAX_FORM_DEPTH} levels, a list index above {@link MAX_FORM_INDEX} and `__proto__`-like names.
+ */
 function keySegments(key: string): string[] {
   const open = key.indexOf('[');
-  if (open <= 0 || !key.endsWith(']')) return [key];
-  const segments = [key.slice(0, open)];
-  const rest = key.slice(open);
-  const re = /\[([^\]]*)\]/g;
-  let match: RegExpExecArray | null;
-  while ((match = re.exec(rest)) !== null) segments.push(match[1] ?? '');
+  const segments = [open <= 0 || !key.endsWith(']') ? key : key.slice(0, open)];
+  if (segments[0] !== key) {
+    const rest = key.slice(open);
+    const re = /\[([^\]]*)\]/g;
+    let match: RegExpExecArray | null;
+    while ((match = re.exec(rest)) !== null) {
+      if (segments.length > MAX_FORM_DEPTH) throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))} is nested deeper than ${MAX_FORM_DEPTH} levels`);
+      segments.push(match[1] ?? '');
+    }
+  }
+  for (const segment of segments) {
+    if (FORBIDDEN_SEGMENTS.has(segment)) throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))}: "${segment}" is not a parameter name`);
+    if (/^\d+$/.test(segment) && Number(segment) > MAX_FORM_INDEX) throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))}: list index ${segment.slice(0, 20)} is above ${MAX_FORM_INDEX}`);
+  }
   return segments;
 }
 
@@ -46,7 +70,9 @@ function assign(target: FormObject | FormValue[], segments: string[], value: str
 /** Decodes name/value pairs into a nested object; a repeated plain key becomes an array. */
 export function decodePairs(pairs: Iterable<[string, string]>): FormObject {
   const out: FormObject = {};
+  let count = 0;
   for (const [key, value] of pairs) {
+    if (++count > MAX_FORM_PAIRS) throw refuse(`more than ${MAX_FORM_PAIRS} parameters in one request`);
     const segments = keySegments(key);
     if (segments.length === 1 && out[key] !== undefined) {
       const prev = out[key]!;
@@ -70,7 +96,36 @@ function compactArrays(value: FormValue): FormValue {
 }
 
 export function decodeQueryString(query: string): FormObject {
+  // counted before URLSearchParams splits them all
+  let pairs = 1;
+  for (let at = query.indexOf('&'); at !== -1; at = query.indexOf('&', at + 1)) {
+    if (++pairs > MAX_FORM_PAIRS) throw refuse(`more than ${MAX_FORM_PAIRS} parameters in one request`);
+  }
   return decodePairs(new URLSearchParams(query));
+}
+
+/** Deepest nesting of a JSON body (`[[…]]`, `{"a":{…}}`); the service's bodies need a handful of levels. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Parses a JSON body, refusing (400) one nested deeper than {@link MAX_JSON_DEPTH} before parsing it. */
+export function parseJsonBody(text: string): unknown {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) throw refuse(`request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw refuse(`request body is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 /** Booleans as the clients send them: true/1/"1"/"true" and false/0/"0"/"false"/"" (any case); anything else is `undefined`. */

@@ -1,3 +1,4 @@
+import { type Multipart } from '@fastify/multipart';
 import { type FastifyReply, type FastifyRequest } from 'fastify';
 import { ApiError, newExceptionId } from './errors';
 import { type FormObject, decodePairs } from './form';
@@ -29,6 +30,34 @@ export function runIdOf(request: FastifyRequest): string | null {
   return value ? value.slice(0, MAX_RUN_ID_LENGTH) : null;
 }
 
+/** Largest JSON or form body, and most bytes of the fields of a multipart body (its file aside). */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** Name/value pairs of a multipart body's fields, refused (413) past {@link MAX_BODY_BYTES} in all. */
+export function multipartFields(): { pairs: [string, string][]; add(name: string, value: unknown): void } {
+  const pairs: [string, string][] = [];
+  let bytes = 0;
+  return {
+    pairs,
+    add(name, value) {
+      const text = String(value);
+      bytes += name.length + text.length;
+      if (bytes > MAX_BODY_BYTES) throw new ApiError(413, 'storage.validation', `the fields of the multipart body exceed ${MAX_BODY_BYTES} bytes`);
+      pairs.push([name, text]);
+    },
+  };
+}
+
+/** The parts of a multipart body; a body the parser cannot read (cut off, no boundary) is refused with 400. */
+export async function* multipartParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+  try {
+    for await (const part of request.parts()) yield part;
+  } catch (error) {
+    if (error instanceof ApiError || (error as { statusCode?: number }).statusCode) throw error;
+    throw new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${(error as Error).message}`);
+  }
+}
+
 /**
  * Request parameters from the query string and the body (JSON, form-encoded or multipart fields; files in a
  * multipart body are skipped), body winning.
@@ -36,12 +65,12 @@ export function runIdOf(request: FastifyRequest): string | null {
 export async function readParams(request: FastifyRequest): Promise<FormObject> {
   const query = (request.query ?? {}) as FormObject;
   if (request.isMultipart()) {
-    const pairs: [string, string][] = [];
-    for await (const part of request.parts()) {
+    const fields = multipartFields();
+    for await (const part of multipartParts(request)) {
       if (part.type === 'file') part.file.resume();
-      else pairs.push([part.fieldname, String(part.value)]);
+      else fields.add(part.fieldname, part.value);
     }
-    return { ...query, ...decodePairs(pairs) };
+    return { ...query, ...decodePairs(fields.pairs) };
   }
   const body = request.body;
   if (body && typeof body === 'object' && !Array.isArray(body)) return { ...query, ...(body as FormObject) };

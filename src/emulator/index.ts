@@ -27,6 +27,7 @@ import {
   DEFAULT_EMULATOR_HOST,
   DEFAULT_JOB_PROCESSING_MS,
   DEFAULT_JOB_WAITING_MS,
+  DEFAULT_MAX_TABLE_COLUMNS,
   DEFAULT_PRESIGN_TTL_SECONDS,
   DEFAULT_PROJECT_ID,
   DEFAULT_REQUEST_LOG_LIMIT,
@@ -96,6 +97,7 @@ const optionsSchema = z.object({
   credentialsTtlSeconds: z.number().int().min(900).max(43_200).optional(),
   requestLogLimit: z.number().int().positive().optional(),
   publicUrl: z.string().url().optional(),
+  maxTableColumns: z.number().int().positive().optional(),
   duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
 });
 
@@ -169,6 +171,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     importUrl: '',
     projectId: options.projectId ?? DEFAULT_PROJECT_ID,
     sliceSizeBytes: options.sliceSizeBytes ?? DEFAULT_SLICE_SIZE_BYTES,
+    maxTableColumns: options.maxTableColumns ?? DEFAULT_MAX_TABLE_COLUMNS,
     tmpDir,
     objects,
     state,

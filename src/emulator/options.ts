@@ -26,6 +26,15 @@ export const DEFAULT_DUCKDB_MEMORY_LIMIT = '256MB';
  * little disk on such data (~15 %).
  */
 export const DEFAULT_DUCKDB_COMPRESS_STRINGS = false;
+/**
+ * Default of {@link EmulatorOptions.maxTableColumns}: 1,599. The service's limit depends on its table backend (its
+ * own code, keboola/storage-backend `ColumnCollection`: 1,600 on Redshift, 10,000 on Snowflake, one column kept for
+ * `_timestamp`); no number is in its public documentation. The lowest one is the default, so a load the emulator
+ * accepts is accepted by every backend that has a limit.
+ */
+export const DEFAULT_MAX_TABLE_COLUMNS = 1_599;
+/** Environment variable that carries the options of the emulator's own process (`src/emulator/child.ts`), as JSON. */
+export const EMULATOR_OPTIONS_ENV = 'SAPI_EMULATOR_OPTIONS';
 /** Path prefix under which the same server serves the importer service. */
 export const IMPORTER_PREFIX = '/import';
 
@@ -150,6 +159,11 @@ export interface EmulatorOptions {
   requestLogLimit?: number;
   /** DuckDB memory limit, e.g. `'256MB'`. Default {@link DEFAULT_DUCKDB_MEMORY_LIMIT}. */
   duckdbMemoryLimit?: string;
+  /**
+   * Most columns a table may have; loads and definitions beyond it are refused as the service does
+   * (`storage.tables.validation.tooManyColumns`). Default {@link DEFAULT_MAX_TABLE_COLUMNS}.
+   */
+  maxTableColumns?: number;
   /** Compress strings in the table store (smaller file, slower loads). Default {@link DEFAULT_DUCKDB_COMPRESS_STRINGS}. */
   duckdbCompressStrings?: boolean;
   /**

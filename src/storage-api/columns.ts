@@ -3,6 +3,13 @@
 /** Column names the service accepts: letters, digits, underscore; 1–64 characters. */
 export const COLUMN_NAME_PATTERN = /^[A-Za-z0-9_]{1,64}$/;
 
+/**
+ * Most columns a table may have, checked before an import creates anything: the lowest of the service's per-backend
+ * limits (its own code, keboola/storage-backend `ColumnCollection`: 1,600 on Redshift, 10,000 on Snowflake, one kept
+ * for `_timestamp`); the emulator's default is the same.
+ */
+export const MAX_TABLE_COLUMNS = 1_599;
+
 /** The problems of a list of column names (invalid names, case-insensitive duplicates); empty when it is fine. */
 export function columnNameProblems(names: readonly string[]): string[] {
   const problems: string[] = [];

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DuckDBConnection } from '@duckdb/node-api';
 import { parse } from 'csv-parse';
-import { JobError } from '../errors';
+import { JobError, TOO_MANY_COLUMNS, tooManyColumnsMessage } from '../errors';
 import { type FileRecord } from '../model';
 import { type ObjectStore } from '../object-store';
 import { TIMESTAMP_COLUMN, ident } from '../table-store';
@@ -49,6 +49,23 @@ export function validateColumnNames(names: string[], where: string): void {
   }
 }
 
+/** Refuses more than `max` columns, as the service does, before anything is created for them. */
+export function checkColumnCount(count: number, max: number, where: string, more = false): void {
+  if (count > max) throw new JobError(TOO_MANY_COLUMNS, tooManyColumnsMessage(max, where, more ? `more than ${count}` : count));
+}
+
+/**
+ * The staging table of a load: one VARCHAR column per CSV column (default '', as a table's columns have) and the
+ * table's `_timestamp`, so that a new table without a primary key is the staging table renamed, with no statement per
+ * column (DuckDB keeps a copy of the table's catalog entry per ALTER until the commit: O(columns²) memory).
+ */
+export function stagingTableSql(ref: string, names: string[]): string {
+  return `CREATE TABLE ${ref} (${[...names.map((n) => `${ident(n)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ')})`;
+}
+
+/** Longest record the reference parser buffers (characters), so that one endless record cannot take the memory. */
+export const MAX_RECORD_CHARS = 64 * 1024 * 1024;
+
 export interface StagingResult {
   columns: string[];
   rowsCount: number;
@@ -69,6 +86,10 @@ export interface LoadCsvInput {
   /** Where the bulk path writes the checked records for `read_csv` (one temp file, removed afterwards). */
   tmpDir: string;
   fallbackColumns?: string[];
+  /** Most columns the file may have ({@link checkColumnCount}). */
+  maxColumns: number;
+  /** `_timestamp` of the staged rows (epoch ms). */
+  timestamp: number;
   /** Force one reader (tests); default: bulk when the dialect allows, the parser when bulk refuses the file. */
   reader?: CsvReader;
 }
@@ -87,7 +108,7 @@ export async function loadCsvIntoStaging(input: LoadCsvInput): Promise<StagingRe
     try {
       return await loadBulk(input, bulk, explicit);
     } catch (error) {
-      if (input.reader === 'bulk') throw error;
+      if (input.reader === 'bulk' || (error instanceof JobError && error.code === TOO_MANY_COLUMNS)) throw error;
       // refused, or failed on the way: the parser loads it again and names any error in the file
       await input.conn.run(`DROP TABLE IF EXISTS ${ident(input.schema)}.${ident(input.stagingName)}`);
     }
@@ -104,7 +125,10 @@ function explicitColumns(input: LoadCsvInput): string[] | undefined {
   if (dialect.withoutHeaders && !explicit) {
     throw new JobError('storage.tables.validation', 'withoutHeaders needs the table columns or a columns[] list: the file has no header to read them from');
   }
-  if (explicit) validateColumnNames(explicit, 'the columns parameter');
+  if (explicit) {
+    checkColumnCount(explicit.length, input.maxColumns, 'The columns parameter');
+    validateColumnNames(explicit, 'the columns parameter');
+  }
   return explicit;
 }
 
@@ -148,11 +172,16 @@ async function loadBulk(input: LoadCsvInput, dialect: BulkDialect, explicit: str
           if (head.subarray(0, BOM.length).equals(BOM)) head = head.subarray(BOM.length);
           first = head.length ? firstRecord(head, dialect, ended) : undefined;
           if (first || ended) break;
-          if (head.length > MAX_HEAD_BYTES) throw new BulkRefused('a first record longer than 1 MiB');
+          if (head.length > MAX_HEAD_BYTES) {
+            // a header this long is refused on its width at once (delimiters counted as if nothing were quoted)
+            if (!columns) checkColumnCount(countByte(head, dialect.delimiter) + 1, input.maxColumns, `The header of ${part.label}`, true);
+            throw new BulkRefused('a first record longer than 1 MiB');
+          }
         }
         if (!first) throw new BulkRefused(`${part.label} is empty`);
         let from = 0;
         if (!columns) {
+          checkColumnCount(first.values.length, input.maxColumns, `The header of ${part.label}`);
           validateColumnNames(first.values, `the header of ${part.label}, line 1`);
           columns = first.values;
           check = new CsvShapeCheck(dialect, columns.length);
@@ -182,21 +211,27 @@ async function loadBulk(input: LoadCsvInput, dialect: BulkDialect, explicit: str
     await out.close();
     if (!columns || !check) throw new BulkRefused('no header');
     const names = columns;
-    const defs = names.map((n) => `${ident(n)} VARCHAR`).join(', ');
     const staging = `${ident(input.schema)}.${ident(input.stagingName)}`;
-    await conn.run(`CREATE TABLE ${staging} (${defs})`);
+    await conn.run(stagingTableSql(staging, names));
     if (check.records > 0) {
       const nulls = input.dialect.treatValuesAsNull;
       // untyped tables have no NULL: csv-parse gives '' for an empty value, quoted or not, and for treatValuesAsNull
       const value = (i: number): string =>
         nulls.length ? `CASE WHEN c${i} IN (${nulls.map(sqlString).join(', ')}) THEN '' ELSE coalesce(c${i}, '') END` : `coalesce(c${i}, '')`;
-      await conn.run(`INSERT INTO ${staging} SELECT ${names.map((_, i) => value(i)).join(', ')} FROM ${readCsvSql(path, dialect, names.length)}`);
+      await conn.run(`INSERT INTO ${staging} SELECT ${names.map((_, i) => value(i)).join(', ')}, ${Math.floor(input.timestamp)} FROM ${readCsvSql(path, dialect, names.length)}`);
     }
     return { columns: names, rowsCount: check.records, reader: 'bulk' };
   } finally {
     await out.close().catch(() => undefined); // closed already unless the load failed on the way
     rmSync(path, { force: true });
   }
+}
+
+/** How many times `byte` occurs in `buf`. */
+function countByte(buf: Buffer, byte: number): number {
+  let count = 0;
+  for (let at = buf.indexOf(byte); at !== -1; at = buf.indexOf(byte, at + 1)) count += 1;
+  return count;
 }
 
 /**
@@ -211,9 +246,9 @@ async function loadParsed(input: LoadCsvInput, explicit: string[] | undefined): 
   let rowsCount = 0;
   const nullValues = new Set(dialect.treatValuesAsNull);
 
+  const timestamp = BigInt(Math.floor(input.timestamp));
   const startStaging = async (names: string[]): Promise<void> => {
-    const defs = names.map((n) => `${ident(n)} VARCHAR`).join(', ');
-    await conn.run(`CREATE TABLE ${ident(input.schema)}.${ident(input.stagingName)} (${defs})`);
+    await conn.run(stagingTableSql(`${ident(input.schema)}.${ident(input.stagingName)}`, names));
     appender = await conn.createAppender(input.stagingName, input.schema);
   };
   if (columns) await startStaging(columns);
@@ -235,6 +270,7 @@ async function loadParsed(input: LoadCsvInput, explicit: string[] | undefined): 
         // (`info: true` would give per-record lines but halves the throughput); the first record is checked here.
         relax_column_count: false,
         from_line: fromLine,
+        max_record_size: MAX_RECORD_CHARS,
       });
       await new Promise<void>((resolve, reject) => {
         let firstRecord = true;
@@ -254,6 +290,7 @@ async function loadParsed(input: LoadCsvInput, explicit: string[] | undefined): 
               firstRecord = false;
               if (!explicit) {
                 if (!columns) {
+                  checkColumnCount(record.length, input.maxColumns, `The header of ${part.label}`);
                   validateColumnNames(record, `the header of ${part.label}, line ${fromLine}`);
                   columns = record;
                   parser.pause();
@@ -272,6 +309,7 @@ async function loadParsed(input: LoadCsvInput, explicit: string[] | undefined): 
             }
             const app = appender!;
             for (const value of record) app.appendVarchar(nullValues.size && nullValues.has(value) ? '' : value);
+            app.appendBigInt(timestamp);
             app.endRow();
             rowsCount += 1;
           } catch (error) {

@@ -62,6 +62,16 @@ export function validateExport(table: TableRecord, p: ExportOperationParams): vo
 }
 
 /**
+ * `a OP b OP …` nested as a balanced tree: DuckDB parses a flat chain one level deeper per term and refuses more than
+ * 1,000 levels; balanced, 10,000 terms are 14 deep.
+ */
+export function balanced(terms: string[], op: 'AND' | 'OR'): string {
+  if (terms.length === 1) return `(${terms[0]})`;
+  const half = Math.ceil(terms.length / 2);
+  return `(${balanced(terms.slice(0, half), op)} ${op} ${balanced(terms.slice(half), op)})`;
+}
+
+/**
  * The SELECT that produces the export, in table order unless `orderBy` says otherwise. `text`: every value as a
  * string, NULL as '' (what a CSV writer should print).
  */
@@ -73,20 +83,19 @@ export function exportSql(table: TableRecord, p: ExportOperationParams, options:
     const values = f.values.map((v) => typed(literal(v), f.dataType));
     if (f.operator === 'eq') conditions.push(`${column} IN (${values.join(', ')})`);
     else if (f.operator === 'ne') conditions.push(`${column} NOT IN (${values.join(', ')})`);
-    else conditions.push(`(${values.map((v) => `${column} ${SQL_OPERATORS[f.operator]} ${v}`).join(' OR ')})`);
+    else conditions.push(balanced(values.map((v) => `${column} ${SQL_OPERATORS[f.operator]} ${v}`), 'OR'));
   }
   if (p.changedSince !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} >= ${Math.floor(p.changedSince)}`);
   if (p.changedUntil !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} < ${Math.floor(p.changedUntil)}`);
   const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
-  const sql = [
-    // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
-    `SELECT ${columns.map((c) => (options.text ? `coalesce(CAST(${ident(c)} AS VARCHAR), '') AS ${ident(c)}` : table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${tableRef(table.bucketId, table.name)}`,
-    conditions.length ? `WHERE ${conditions.join(' AND ')}` : '',
-    `ORDER BY ${order}`,
-    p.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(p.limit))}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  const from = tableRef(table.bucketId, table.name);
+  const where = conditions.length ? `WHERE ${balanced(conditions, 'AND')}` : '';
+  // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
+  const select = `SELECT ${columns.map((c) => (options.text ? `coalesce(CAST(${ident(c)} AS VARCHAR), '') AS ${ident(c)}` : table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${from}`;
+  // A limit in table order is a plain LIMIT of the scan, which keeps the insertion (rowid) order: DuckDB's top-N of
+  // `ORDER BY rowid LIMIT n` takes ~200 KiB per column (a preview of 999 columns did not fit its 256 MB).
+  const limit = p.limit === undefined ? '' : `LIMIT ${Math.max(0, Math.floor(p.limit))}`;
+  const sql = [select, where, p.orderBy?.length || !limit ? `ORDER BY ${order}` : '', limit].filter(Boolean).join(' ');
   return { sql, columns };
 }
 

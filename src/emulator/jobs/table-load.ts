@@ -6,7 +6,7 @@ import { type BucketRecord, type FileRecord, type JobRecord, type MetadataRecord
 import { tableResource } from '../resources';
 import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
 import { formatTimestamp } from '../time';
-import { type CsvDialect, loadCsvIntoStaging, validateColumnNames } from './csv-load';
+import { type CsvDialect, loadCsvIntoStaging, stagingTableSql, validateColumnNames } from './csv-load';
 
 /** `operationParams` of `tableCreate` and `tableImport` jobs: everything needed to run (or re-run) the load. */
 export interface LoadOperationParams {
@@ -49,10 +49,22 @@ function stagedRows(staging: string, columns: string[], primaryKey: string[]): s
   return `SELECT ${cols} FROM (SELECT *, rowid AS __r, row_number() OVER (PARTITION BY ${pk} ORDER BY rowid DESC) AS __rn FROM ${staging}) WHERE __rn = 1 ORDER BY __r`;
 }
 
+/** Columns summed per statement by {@link tableStats}: its memory and SQL stay bounded whatever the width. */
+const STATS_COLUMNS_PER_QUERY = 256;
+
+/**
+ * Rows and bytes of a table. A column's bytes are summed as a list (`list_sum([…])`), not as `a + b + …`, which
+ * DuckDB parses as one expression per column deep (its depth limit is 1,000), a group of columns at a time.
+ */
 async function tableStats(conn: DuckDBConnection, ref: string, columns: string[]): Promise<{ rows: number; bytes: number }> {
-  const size = columns.length ? columns.map((c) => `coalesce(strlen(CAST(${ident(c)} AS VARCHAR)), 0)`).join(' + ') : '0';
-  const [[rows, bytes]] = (await conn.runAndReadAll(`SELECT count(*), coalesce(sum(${size}), 0) FROM ${ref}`)).getRowsJS() as [[bigint, bigint | number]];
-  return { rows: Number(rows), bytes: Number(bytes) };
+  const [[rows]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${ref}`)).getRowsJS() as [[bigint]];
+  let bytes = 0;
+  for (let from = 0; from < columns.length; from += STATS_COLUMNS_PER_QUERY) {
+    const lengths = columns.slice(from, from + STATS_COLUMNS_PER_QUERY).map((c) => `coalesce(strlen(CAST(${ident(c)} AS VARCHAR)), 0)`);
+    const [[sum]] = (await conn.runAndReadAll(`SELECT coalesce(sum(list_sum([${lengths.join(', ')}])), 0) FROM ${ref}`)).getRowsJS() as [[bigint | number]];
+    bytes += Number(sum);
+  }
+  return { rows: Number(rows), bytes };
 }
 
 function requireFile(ctx: EmulatorContext, fileId: number): FileRecord {
@@ -72,9 +84,22 @@ async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: st
     return await run(conn, staging);
   } finally {
     await conn.run(`DROP TABLE IF EXISTS ${staging.ref}`).catch(() => undefined);
-    await conn.run(`DROP TABLE IF EXISTS ${tableRef(staging.schema, `${staging.name}_typed`)}`).catch(() => undefined);
+    for (const suffix of ['_typed', '_wide']) await conn.run(`DROP TABLE IF EXISTS ${tableRef(staging.schema, `${staging.name}${suffix}`)}`).catch(() => undefined);
     conn.closeSync();
   }
+}
+
+/** Tables at least this wide are checkpointed after their load ({@link checkpointWide}). */
+const CHECKPOINT_COLUMNS = 200;
+
+/**
+ * Until a checkpoint, each column of a freshly loaded table holds a block (256 KiB) of DuckDB's buffer pool, and a
+ * scan pins them all at once: a table of 1,599 columns could not be exported or previewed within the pool's 256 MB.
+ * The checkpoint packs the small columns into shared blocks. Best effort: it does not run while another transaction
+ * writes, and the next one (or the close) does it.
+ */
+async function checkpointWide(conn: DuckDBConnection, columns: number): Promise<void> {
+  if (columns >= CHECKPOINT_COLUMNS) await conn.run('CHECKPOINT').catch(() => undefined);
 }
 
 async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
@@ -96,13 +121,25 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists; load into it with import-async instead`);
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
+  const now = Date.now();
   return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
-    const loaded = await loadCsvIntoStaging({ conn, objects: ctx.objects, file, dialect: dialectOf(p), schema: staging.schema, stagingName: staging.name, tmpDir: ctx.tmpDir });
+    const loaded = await loadCsvIntoStaging({
+      conn,
+      objects: ctx.objects,
+      file,
+      dialect: dialectOf(p),
+      schema: staging.schema,
+      stagingName: staging.name,
+      tmpDir: ctx.tmpDir,
+      maxColumns: ctx.maxTableColumns,
+      timestamp: now,
+    });
+    // a key copies the staging table into the table: its blocks packed first
+    if (primaryKey.length) await checkpointWide(conn, loaded.columns.length);
     const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
     if (missingPk.length) {
       throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);
     }
-    const now = Date.now();
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = {
       id: tableId,
@@ -118,16 +155,13 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
     };
     const results = await inTransaction(conn, async () => {
       if (primaryKey.length) {
-        const defs = [...loaded.columns.map((c) => `${ident(c)} VARCHAR DEFAULT ''`), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
-        await conn.run(`CREATE TABLE ${ref} (${defs})`);
+        await conn.run(stagingTableSql(ref, loaded.columns));
         const cols = loaded.columns.map(ident).join(', ');
         await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(staging.ref, loaded.columns, primaryKey)})`);
       } else {
-        // every staged row stays, in order: the staging table becomes the table (a copy was ~35 % of the load)
+        // every staged row stays, in order: the staging table (defaults and `_timestamp` included) becomes the table
+        // (a copy was ~35 % of the load)
         await conn.run(`ALTER TABLE ${staging.ref} RENAME TO ${ident(p.name)}`);
-        for (const c of loaded.columns) await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(c)} SET DEFAULT ''`);
-        await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(TIMESTAMP_COLUMN)} BIGINT DEFAULT ${now}`);
-        await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(TIMESTAMP_COLUMN)} DROP DEFAULT`);
       }
       const stats = await tableStats(conn, ref, loaded.columns);
       record.rowsCount = stats.rows;
@@ -138,6 +172,7 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
       return out;
     });
     ctx.tables.remember(record);
+    await checkpointWide(conn, record.columns.length);
     return results;
   });
 }
@@ -148,6 +183,7 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
   const table = ctx.tables.get(tableId);
   if (!table) throw new JobError('storage.tables.notFound', `table ${tableId} not found; create it with tables-async first`);
   const file = requireFile(ctx, p.source.fileId);
+  const now = Date.now();
   return withStaging(ctx, job, p.bucketId, async (conn, staging) => {
     const loaded = await loadCsvIntoStaging({
       conn,
@@ -158,7 +194,11 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       stagingName: staging.name,
       tmpDir: ctx.tmpDir,
       fallbackColumns: table.columns,
+      maxColumns: ctx.maxTableColumns,
+      timestamp: now,
     });
+    // the staging table's blocks packed before the table (a second set of them) is written
+    await checkpointWide(conn, loaded.columns.length);
     validateColumnNames(loaded.columns, `file ${file.id}`);
     const missing = table.columns.filter((c) => !loaded.columns.includes(c));
     if (missing.length) {
@@ -179,13 +219,13 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       await checkTypes(conn, staging.ref, table.definition, `file ${file.id}`);
       source = await typedStaging(conn, staging, loaded.columns, table.definition);
     }
-    const now = Date.now();
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = { ...table, columns: [...table.columns, ...added], lastImportDate: formatTimestamp(now), lastChangeDate: formatTimestamp(now) };
     const results = await inTransaction(conn, async () => {
-      for (const c of added) await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(c)} VARCHAR DEFAULT ''`);
-      if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
-      else if (table.primaryKey.length) {
+      if (added.length) await widenTable(conn, staging, ref, p.name, table.columns, record.columns, p.incremental ?? false);
+      if (!p.incremental) {
+        if (!added.length) await conn.run(`DELETE FROM ${ref}`);
+      } else if (table.primaryKey.length) {
         const on = table.primaryKey.map((c) => `${ref}.${ident(c)} = s.${ident(c)}`).join(' AND ');
         await conn.run(`DELETE FROM ${ref} USING ${source} AS s WHERE ${on}`);
       }
@@ -208,8 +248,33 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       return out;
     });
     ctx.tables.remember(record);
+    await checkpointWide(conn, record.columns.length);
     return results;
   });
+}
+
+/**
+ * Gives a table its new columns in one statement per table, not one `ADD COLUMN` per column (each keeps a copy of the
+ * table's catalog entry until the commit): a new table with every column, the kept rows copied in order (none for a
+ * full load, which replaces them), then swapped in under the old name. Runs inside the load's transaction.
+ */
+async function widenTable(
+  conn: DuckDBConnection,
+  staging: { schema: string; name: string },
+  ref: string,
+  name: string,
+  columns: string[],
+  widened: string[],
+  keepRows: boolean,
+): Promise<void> {
+  const wide = tableRef(staging.schema, `${staging.name}_wide`);
+  await conn.run(stagingTableSql(wide, widened));
+  if (keepRows) {
+    const cols = [...columns, TIMESTAMP_COLUMN].map(ident).join(', ');
+    await conn.run(`INSERT INTO ${wide} (${cols}) SELECT ${cols} FROM ${ref}`);
+  }
+  await conn.run(`DROP TABLE ${ref}`);
+  await conn.run(`ALTER TABLE ${wide} RENAME TO ${ident(name)}`);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
-import { ApiError, notFound, validation } from '../errors';
+import { ApiError, TOO_MANY_COLUMNS, notFound, tooManyColumnsMessage, validation } from '../errors';
 import { parseBool, parseString } from '../form';
 import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { type BucketPermission, type BucketRecord, type TokenRecord } from '../model';
@@ -27,12 +27,13 @@ function loose(value: unknown): string | undefined {
 }
 
 /** The body of `tables-definition` (JSON or form-encoded) as a checked definition; 400 naming the bad field. */
-export function parseTableDefinition(params: FormObject): { name: string; definition: TableDefinition } {
+export function parseTableDefinition(params: FormObject, maxColumns: number): { name: string; definition: TableDefinition } {
   const name = parseString(params.name)?.trim() ?? '';
   if (!TABLE_NAME.test(name)) throw tableValidation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(params.name ?? null)}`);
   const rawColumns = params.columns;
   const list: unknown[] = Array.isArray(rawColumns) ? rawColumns : rawColumns && typeof rawColumns === 'object' ? Object.values(rawColumns) : [];
   if (!list.length) throw tableValidation('columns must list at least one column {name, definition: {type, length, nullable, default}}');
+  if (list.length > maxColumns) throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(maxColumns, 'The definition', list.length));
   const seen = new Set<string>();
   const columns = list.map((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw tableValidation(`columns[${i}] must be an object {name, definition}`);
@@ -181,7 +182,7 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
   app.post('/buckets/:bucketId/tables-definition', async (request, reply) => {
     const token = tokenOf(request);
     const bucket = authorizedBucket(ctx, token, (request.params as { bucketId: string }).bucketId, 'write', 'creating a table');
-    const { name, definition } = parseTableDefinition(await readParams(request));
+    const { name, definition } = parseTableDefinition(await readParams(request), ctx.maxTableColumns);
     const tableId = `${bucket.id}.${name}`;
     if (ctx.tables.get(tableId)) throw new ApiError(400, 'storage.tables.alreadyExists', `table ${tableId} already exists`);
     const job = ctx.jobs.create({

@@ -4,7 +4,7 @@ import { type EmulatorContext } from '../context';
 import { ApiError } from '../errors';
 import { newFileRecord } from '../files';
 import { decodePairs, parseBool, parseList, parseString } from '../form';
-import { runIdOf, tokenOf } from '../http';
+import { multipartFields, multipartParts, runIdOf, tokenOf } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
 
@@ -27,11 +27,11 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
       throw new ApiError(400, 'importer.multipartRequired', 'the request must be multipart/form-data with the file in a part named "data"');
     }
     const token = tokenOf(request);
-    const pairs: [string, string][] = [];
+    const { pairs, add } = multipartFields();
     let file: FileRecord | undefined;
-    for await (const part of request.parts()) {
+    for await (const part of multipartParts(request)) {
       if (part.type === 'field') {
-        pairs.push([part.fieldname, String(part.value)]);
+        add(part.fieldname, part.value);
         continue;
       }
       if (part.fieldname !== 'data' || file) {

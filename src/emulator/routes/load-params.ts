@@ -1,5 +1,5 @@
 import { type EmulatorContext } from '../context';
-import { ApiError, validation } from '../errors';
+import { ApiError, TOO_MANY_COLUMNS, tooManyColumnsMessage, validation } from '../errors';
 import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { type TokenRecord } from '../model';
 import { readableFile } from './file-routes';
@@ -47,13 +47,15 @@ export function loadParams(ctx: EmulatorContext, params: FormObject, options: { 
   if (ignoredLinesCount === undefined || ignoredLinesCount < 0) {
     throw validation(`ignoredLinesCount must be a non-negative integer; got ${JSON.stringify(params.ignoredLinesCount)}`, 'storage.tables.validation');
   }
+  const columns = columnList(params.columns);
+  if (columns && columns.length > ctx.maxTableColumns) throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(ctx.maxTableColumns, 'The columns parameter', columns.length));
   const out: Record<string, unknown> = {
     source: { type: 'file', fileId },
     dataFileId: fileId,
     delimiter,
     enclosure,
     escapedBy,
-    columns: columnList(params.columns),
+    columns,
     withoutHeaders: bool(params, 'withoutHeaders'),
     ignoredLinesCount,
     treatValuesAsNull: parseList(params.treatValuesAsNull) ?? [],

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { FormData, request } from 'undici';
+import { startEmulatorProcess, type EmulatorProcess } from '../../../src/dev/emulator-process';
 import { createEmulator, type EmulatorHandle, type EmulatorOptions } from '../../../src/emulator';
 import { startTestMinio } from './minio-helper';
 
@@ -162,4 +163,38 @@ export function useEmulator(extra: Partial<EmulatorOptions> = {}) {
 export function expectSuccess(job: Json): Json {
   if (job.status !== 'success') throw new Error(`job ${job.id} (${job.operationName}) ended ${job.status}: ${JSON.stringify(job.error)}`);
   return job;
+}
+
+/** Memory of a process from `/proc/<pid>/status`, in MiB: now (`VmRSS`) and its peak (`VmHWM`). */
+export function memoryOf(pid: number): { rssMb: number; peakMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: Math.round(kb('VmRSS') / 1024), peakMb: Math.round(kb('VmHWM') / 1024) };
+}
+
+/** Starts measuring a new peak: the kernel resets `VmHWM` to the current RSS (`clear_refs` 5). */
+export function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/**
+ * One MinIO and one emulator in a process of its own (the dev stack's {@link startEmulatorProcess}) for a test file:
+ * its memory can be measured, and a load that crashes it shows as a restart instead of ending the test run.
+ */
+export function useEmulatorProcess(extra: Partial<EmulatorOptions> = {}) {
+  const env = {} as { minio: Minio; emulator: EmulatorProcess; api: Client; dataDir: string; restarts: string[] };
+  beforeAll(async () => {
+    env.minio = await startTestMinio();
+    const options = emulatorOptions(env.minio, extra);
+    env.dataDir = options.dataDir;
+    env.restarts = [];
+    env.emulator = await startEmulatorProcess({ emulator: options, logFile: join(options.dataDir, 'emulator.log'), onRestart: (m) => env.restarts.push(m) });
+    env.api = client(env.emulator);
+  });
+  afterAll(async () => {
+    await env.emulator?.stop();
+    await env.minio?.cleanup();
+    if (env.dataDir) rmSync(env.dataDir, { recursive: true, force: true });
+  });
+  return env;
 }

@@ -8,6 +8,7 @@ import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { failureOf as workflowFailure } from '../../harness/workflow-failure';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { loadSettings } from '../../../src/config';
+import { MAX_TABLE_COLUMNS } from '../../../src/storage-api/columns';
 import { startWorker } from '../../../src/worker';
 
 describe('importTableWorkflow against the emulator', () => {
@@ -112,6 +113,21 @@ describe('importTableWorkflow against the emulator', () => {
     expect(failure.message).toMatch(/bucketId/);
     expect(failure.message).toMatch(/table/);
     expect(env.emulator.requests.length).toBe(before);
+  });
+
+  it('imports a header of as many columns as a table may have, and refuses one more before creating anything', async () => {
+    const wide = (n: number) => `${Array.from({ length: n }, (_, i) => `c${i + 1}`).join(',')}\n${Array.from({ length: n }, (_, i) => String(i)).join(',')}\n`;
+    const result = await run({ source: csvFile('widest.csv', wide(MAX_TABLE_COLUMNS)), bucketId: 'in.c-wide', createBucket: true, table: 'widest' });
+    expect(result.importedRowsCount).toBe(1);
+    const table = await env.emulator.readTable('in.c-wide.widest');
+    expect(table.columns).toHaveLength(MAX_TABLE_COLUMNS);
+    expect(table.rows[0]![MAX_TABLE_COLUMNS - 1]).toBe(String(MAX_TABLE_COLUMNS - 1));
+
+    const before = env.emulator.requests.length;
+    const failure = await failureOf({ source: csvFile('too-wide.csv', wide(MAX_TABLE_COLUMNS + 1)), bucketId: 'in.c-too-wide', createBucket: true, table: 't' });
+    expect(failure).toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true });
+    expect(failure.message).toMatch(/^the header of \S*too-wide\.csv has 1600 columns; a table may have at most 1599 \(the service refuses more with "Too many columns"\)/);
+    expect(env.emulator.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
   it('fails on a missing local file with the path in the message and no retry storm', async () => {

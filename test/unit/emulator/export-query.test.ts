@@ -23,7 +23,7 @@ describe('export query building', () => {
   test('without orderBy rows come in storage order, limited when asked', () => {
     const { sql, columns } = exportSql(table, { bucketId: 'in.c-a', name: 't', gzip: false, fileType: 'csv', limit: 5, columns: ['name'] });
     expect(columns).toEqual(['name']);
-    expect(sql).toBe('SELECT "name" FROM "in.c-a"."t" ORDER BY rowid LIMIT 5');
+    expect(sql).toBe('SELECT "name" FROM "in.c-a"."t" LIMIT 5');
   });
 
   test('changedSince accepts unix seconds, ISO dates and relative times', () => {
