@@ -25,7 +25,7 @@ COPY --from=pack /pack /pack
 # The peers at the version the package was built and tested with; the core bridge keeps only this platform's library.
 RUN echo '{"name":"sapi-temporal-worker","private":true}' > package.json \
  && npm install --omit=dev --ignore-scripts --no-audit --no-fund /pack/sapi-temporal-*.tgz \
-      @temporalio/activity@1.24.0 @temporalio/client@1.24.0 @temporalio/common@1.24.0 @temporalio/envconfig@1.24.0 \
+      @temporalio/activity@1.24.0 @temporalio/client@1.24.0 @temporalio/common@1.24.0 @temporalio/envconfig@1.24.0 @temporalio/nexus@1.24.0 \
       @temporalio/plugin@1.24.0 @temporalio/proto@1.24.0 @temporalio/worker@1.24.0 @temporalio/workflow@1.24.0 \
  && rm -rf /pack \
  && npm cache clean --force \
