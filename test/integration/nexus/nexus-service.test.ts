@@ -1,7 +1,7 @@
 /**
  * The plugin as a Nexus service on the real dev server: a caller namespace whose worker has no Storage token imports
  * and exports through an endpoint that targets the plugin's worker (SAPI_NEXUS_SERVICE=true); cancelling the caller
- * cancels the import it started; a worker without the setting serves no Nexus task.
+ * cancels the import it started. (A worker without the setting serves no Nexus service: test/unit/nexus.)
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
