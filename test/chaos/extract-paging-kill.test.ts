@@ -7,10 +7,10 @@
 import { type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { FetchPagesResult } from '../../src/activities/extract-activities';
+import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
 import type { ExtractResult } from '../../src/contracts/extract';
 import { createSampleApi, makeUsers, ordersOf, pagingItems, type SampleApi } from '../../src/sample-api';
-import { activityResults } from '../harness/history';
+import { activityResults, pendingHeartbeat } from '../harness/history';
 import { eventually } from '../harness/processes';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
@@ -148,7 +148,7 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
   }
 
   it.each(CASES)('$method: a new worker resumes from the checkpoint and every item is loaded exactly once, in order', async (c) => {
-    const gate = await startGate(api.url, 30);
+    const gate = await startGate(api.url, 60); // slow enough that a second heartbeat reaches the server mid-pagination
     const bucket = `chaos-paging-${n + 1}`;
     try {
       const config = {
@@ -160,6 +160,10 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       const first = await startWorker(`paging-${n + 1}-first`);
       const handle = await start(config);
       await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
+      // killed once the server holds a checkpoint past the first page: the SDK sends heartbeats at most every 80% of
+      // the heartbeat timeout, so on a loaded machine the only one the server had could still be the starting point,
+      // and a takeover from it fetches every page again (the test failed that way, before and after issue 22)
+      await eventually(async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0, 30_000, 'no checkpoint reached the server');
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
       expect(seenAtKill).toBeLessThan(c.requests); // killed mid-pagination
@@ -184,7 +188,7 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
   });
 
   it('page mode: a kill loses at most the page in flight (asked again once), and every item is loaded exactly once, in order', async () => {
-    const gate = await startGate(api.url, 30);
+    const gate = await startGate(api.url, 60); // slow enough that a second heartbeat reaches the server mid-pagination
     const bucket = `chaos-paging-page-mode-${n + 1}`;
     const c = CASES.find((x) => x.method === 'pagenum')!;
     try {
