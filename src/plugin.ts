@@ -1,9 +1,11 @@
 import { SimplePlugin } from '@temporalio/plugin';
+import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -19,6 +21,13 @@ export interface SapiPluginOptions {
    * one they cost next to nothing. Default true.
    */
   metrics?: boolean;
+  /**
+   * Check at worker start, before it bundles or polls (see `checkConnections`, `checkNamespace`): a Storage
+   * connection configured, reachable and accepting its token, and the worker's namespace existing. A failed check
+   * fails `Worker.create` with one line naming the setting (`SAPI_WORKER_CONFIG`,
+   * `SAPI_TEMPORAL_NAMESPACE_NOT_FOUND`). Default true.
+   */
+  startChecks?: boolean;
 }
 
 /**
@@ -29,6 +38,7 @@ export interface SapiPluginOptions {
  */
 export class SapiPlugin extends SimplePlugin {
   readonly deps: ActivityDeps;
+  private readonly startChecks: boolean;
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
@@ -45,6 +55,27 @@ export class SapiPlugin extends SimplePlugin {
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
     });
     this.deps = deps;
+    this.startChecks = options.startChecks ?? true;
+  }
+
+  /**
+   * The SDK awaits this hook (`WorkerPlugin.configureWorker` may return a promise; `SimplePlugin` declares a value):
+   * the start checks run before the worker bundles its workflows or polls.
+   */
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    return this.checkedWorkerOptions(options) as unknown as WorkerOptions;
+  }
+
+  private async checkedWorkerOptions(options: WorkerOptions): Promise<WorkerOptions> {
+    if (this.startChecks) {
+      const { settings } = this.deps;
+      const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
+      await Promise.all([
+        checkConnections(settings, { warn }),
+        options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
+      ]);
+    }
+    return super.configureWorker(options);
   }
 
   /** Closes the Storage and S3 clients; call after the worker stops. */

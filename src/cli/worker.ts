@@ -1,6 +1,6 @@
 import { type Command } from 'commander';
 import { loadSettings } from '../config';
-import { addTemporalOptions, onStopSignals, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
+import { addTemporalOptions, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
 import { describeFailure } from './failure';
 
 /** `sapi-temporal worker`: a worker for the plugin, configured from the environment, until SIGINT/SIGTERM. */
@@ -15,21 +15,19 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
     try {
       const settings = loadSettings(withTemporalFlags(context.env, flags));
       const { startWorker } = await import('../worker');
-      const running = await startWorker({ settings });
+      const running = await startWorker({
+        settings,
+        onStopping: (signal, phase) =>
+          process.stderr.write(
+            phase === 'starting' ? `${signal}: stopped while starting\n` : `${signal}: stopping the worker, finishing tasks in flight (signal again to exit now)\n`,
+          ),
+      });
       const connections = Object.keys(settings.connections);
       process.stdout.write(
         `worker polling ${running.taskQueues.join(', ')} (namespace ${settings.temporal.namespace} at ${settings.temporal.address}); ` +
           `Storage connections: ${connections.join(', ')}\n`,
       );
-      const release = onStopSignals(['SIGINT', 'SIGTERM'], () => {
-        process.stderr.write('stopping the worker: finishing tasks in flight (signal again to exit now)\n');
-        void running.stop();
-      });
-      try {
-        await running.done;
-      } finally {
-        release();
-      }
+      await running.done;
     } catch (err) {
       throw new Error(describeFailure(err, 'worker'), { cause: err });
     }

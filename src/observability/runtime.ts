@@ -9,6 +9,11 @@ export interface WorkerRuntimeOptions {
   logFormat?: LogFormat;
   /** `host:port` of the Prometheus endpoint (`SAPI_METRICS_ADDRESS`, served at `/metrics`). Unset: no metrics. */
   metricsAddress?: string;
+  /**
+   * Signals on which the SDK's runtime shuts its workers down (its default: SIGINT, SIGTERM, SIGQUIT, SIGUSR2).
+   * `startWorker` passes none and handles SIGINT/SIGTERM itself, also while the worker is still starting.
+   */
+  shutdownSignals?: NodeJS.Signals[];
 }
 
 /** What {@link configureWorkerRuntime} did. */
@@ -29,6 +34,7 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
   try {
     Runtime.install({
       logger: createWorkerLogger(level, options.logFormat ?? DEFAULT_LOG_FORMAT),
+      shutdownSignals: options.shutdownSignals,
       telemetryOptions: options.metricsAddress
         ? {
             metrics: {
