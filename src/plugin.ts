@@ -50,7 +50,8 @@ export class SapiPlugin extends SimplePlugin {
       name: PLUGIN_NAME,
       activities: createActivities(metrics ? withJobTiming(deps, seen) : deps),
       // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
-      workerInterceptors: metrics ? { activity: [metricsInterceptors(seen)] } : undefined,
+      // plus one INFO line per transfer start and end, from a workflow interceptor (bundled with the workflows)
+      workerInterceptors: { activity: metrics ? [metricsInterceptors(seen)] : [], workflowModules: [transferLogModule] },
       // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
     });
@@ -59,22 +60,21 @@ export class SapiPlugin extends SimplePlugin {
   }
 
   /**
-   * The SDK awaits this hook (`WorkerPlugin.configureWorker` may return a promise; `SimplePlugin` declares a value):
-   * the start checks run before the worker bundles its workflows or polls.
+   * With the start checks, a promise: the SDK awaits this hook (`WorkerPlugin.configureWorker` may return one;
+   * `SimplePlugin` declares a value), so they run before the worker bundles its workflows or polls.
    */
   override configureWorker(options: WorkerOptions): WorkerOptions {
+    if (!this.startChecks) return super.configureWorker(options);
     return this.checkedWorkerOptions(options) as unknown as WorkerOptions;
   }
 
   private async checkedWorkerOptions(options: WorkerOptions): Promise<WorkerOptions> {
-    if (this.startChecks) {
-      const { settings } = this.deps;
-      const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
-      await Promise.all([
-        checkConnections(settings, { warn }),
-        options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
-      ]);
-    }
+    const { settings } = this.deps;
+    const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
+    await Promise.all([
+      checkConnections(settings, { warn }),
+      options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
+    ]);
     return super.configureWorker(options);
   }
 
@@ -83,6 +83,9 @@ export class SapiPlugin extends SimplePlugin {
     return this.deps.close();
   }
 }
+
+/** Path of the workflow interceptor module that logs each transfer's start and end (`observability/transfer-log`). */
+export const transferLogModule: string = require.resolve('./observability/transfer-log');
 
 /** Path of the plugin's workflow module, for `Worker.create({ workflowsPath })` or `bundleWorkflowCode`. */
 export const workflowsPath: string = require.resolve('./workflows');

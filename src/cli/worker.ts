@@ -14,12 +14,15 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
   addTemporalOptions(command).action(async (flags: TemporalFlags) => {
     try {
       const settings = loadSettings(withTemporalFlags(context.env, flags));
-      const { startWorker } = await import('../worker');
+      const [{ startWorker }, { createWorkerLogger }] = await Promise.all([import('../worker'), import('../observability/logging')]);
       const running = await startWorker({
         settings,
+        // in the worker's log format (one JSON object a line with SAPI_LOG_FORMAT=json, like every other line), written
+        // at once (the runtime's logger buffers, and a stop while starting exits right after)
         onStopping: (signal, phase) =>
-          process.stderr.write(
-            phase === 'starting' ? `${signal}: stopped while starting\n` : `${signal}: stopping the worker, finishing tasks in flight (signal again to exit now)\n`,
+          createWorkerLogger('INFO', settings.observability.logFormat).info(
+            phase === 'starting' ? `${signal}: stopped while starting` : `${signal}: stopping the worker, finishing tasks in flight (signal again to exit now)`,
+            { sdkComponent: 'worker' },
           ),
       });
       const connections = Object.keys(settings.connections);

@@ -35,17 +35,22 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
     Runtime.install({
       logger: createWorkerLogger(level, options.logFormat ?? DEFAULT_LOG_FORMAT),
       shutdownSignals: options.shutdownSignals,
-      telemetryOptions: options.metricsAddress
-        ? {
-            metrics: {
-              prometheus: {
-                bindAddress: options.metricsAddress,
-                useSecondsForDurations: true,
-                histogramBucketOverrides: { [METRIC_JOB_WAIT]: JOB_WAIT_BUCKETS_SECONDS },
+      telemetryOptions: {
+        // the core's own log lines through the logger above (its format, one JSON object a line with json), not
+        // printed by the core to the console in its own format beside ours
+        logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
+        ...(options.metricsAddress
+          ? {
+              metrics: {
+                prometheus: {
+                  bindAddress: options.metricsAddress,
+                  useSecondsForDurations: true,
+                  histogramBucketOverrides: { [METRIC_JOB_WAIT]: JOB_WAIT_BUCKETS_SECONDS },
+                },
               },
-            },
-          }
-        : undefined,
+            }
+          : {}),
+      },
     });
     return { installed: true };
   } catch {

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
+import type { ImportTableResult } from '../../../src/contracts/transfer';
 import { repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
@@ -135,8 +137,48 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       const signalled = Date.now();
       worker.child.kill('SIGTERM');
       const exit = await worker.exited;
-      expect({ code: exit.code, signal: exit.signal, stderr: exit.stderr }).toEqual({ code: 130, signal: null, stderr: 'SIGTERM: stopped while starting\n' });
+      expect({ code: exit.code, signal: exit.signal, stderr: exit.stderr.trim().split('\n') }).toEqual({ code: 130, signal: null, stderr: [expect.stringMatching(/\[INFO\] SIGTERM: stopped while starting/)] });
       expect(Date.now() - signalled).toBeLessThan(1_000);
+    });
+
+    it('a polling CLI worker logs JSON only when asked: one INFO line per transfer start and end with rows, bytes, duration and ids, no bundler stats', async () => {
+      const taskQueue = uniqueTaskQueue('worker-logs');
+      const worker = startWorkerProcess('the CLI worker', { TEMPORAL_TASK_QUEUE: taskQueue, SAPI_LOG_FORMAT: 'json' });
+      try {
+        const deadline = Date.now() + 60_000;
+        while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+        expect(worker.output.stdout).toMatch(/^worker polling /);
+        const source = resolve(env.dataDir, 'logged.csv');
+        writeFileSync(source, 'id\n1\n2\n3\n');
+        const workflowId = `logged-import-${Date.now()}`;
+        const result = (await env.client.workflow.execute('importTableWorkflow', {
+          taskQueue,
+          workflowId,
+          args: [{ source, bucketId: 'in.c-logs', createBucket: true, table: 'logged', polling: { initialMs: 200 } }],
+        })) as ImportTableResult;
+        worker.child.kill('SIGTERM');
+        const exit = await worker.exited;
+        expect(exit.code).toBe(0);
+        const lines = exit.stderr.split('\n').filter((line) => line !== '');
+        const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>); // every line JSON (throws otherwise)
+        expect(records.filter((record) => /webpack|asset workflow-bundle/.test(String(record.message)))).toEqual([]);
+        const transfer = records.filter((record) => record.transfer === 'import' && record.workflowId === workflowId);
+        expect(transfer).toEqual([
+          expect.objectContaining({ level: 'INFO', message: 'import started [table=in.c-logs.logged]', table: 'in.c-logs.logged' }),
+          expect.objectContaining({
+            level: 'INFO',
+            message: expect.stringMatching(/^import finished \[rows=3, bytes=\d+, tableId=in\.c-logs\.logged, fileId=\d+, jobId=\d+, durationMs=\d+\]$/),
+            rows: 3,
+            bytes: result.bytes,
+            tableId: result.tableId,
+            fileId: result.fileId,
+            jobId: result.jobId,
+            durationMs: expect.any(Number),
+          }),
+        ]);
+      } finally {
+        worker.child.kill('SIGKILL');
+      }
     });
 
     it('a SIGINT stops a polling CLI worker gracefully (exit 0) and returns within 5 s', async () => {
