@@ -12,10 +12,11 @@ JEST := node_modules/.bin/jest
 
 all: build
 
-# `npm install` (not `npm ci`): npm 11 writes lock files without the other platforms' optional binaries
-# (@duckdb, @swc), and `npm ci` then refuses the lock as out of sync. `install` keeps the locked versions.
+# `npm ci`: installs the lock as it is and never writes it, so a fresh clone stays clean (`npm install` rewrote it:
+# a lock written without the other platforms' optional binaries (@duckdb, @swc, @unrs) got them back, +443 lines;
+# npm 10 drops the `libc` fields npm 11 writes, -60). The lock holds every platform's binaries, which `npm ci` needs.
 node_modules/.installed: package.json package-lock.json packages/sapi-temporal/package.json
-	$(NPM) install --no-audit --no-fund
+	$(NPM) ci --no-audit --no-fund
 	touch $@
 
 install: node_modules/.installed tools
