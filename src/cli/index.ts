@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
-import type { CliContext } from './common';
+import { INTERRUPTED_EXIT_CODE, type CliContext } from './common';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
@@ -106,5 +106,9 @@ export async function run(argv: string[], context: Partial<CliContext> = {}): Pr
 
 /** CLI entry point: errors end as one line on stderr and a non-zero exit code. */
 export async function main(argv: string[]): Promise<void> {
-  process.exitCode = await run(argv);
+  const exitCode = await run(argv);
+  // Ctrl-C stopped waiting: the result's long poll to Temporal is still open and would hold the terminal for many
+  // seconds; everything the command had to say is written (stdout/stderr to a pipe, file or TTY write synchronously)
+  if (exitCode === INTERRUPTED_EXIT_CODE) process.exit(exitCode);
+  process.exitCode = exitCode;
 }
