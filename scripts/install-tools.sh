@@ -158,13 +158,18 @@ install_chromium() {
   fi
 }
 
-case "${1:-all}" in
-  temporal) install_temporal ;;
-  minio) install_minio ;;
-  azurite) install_azurite ;;
-  fake-gcs) install_fake_gcs ;;
-  python) install_kbcstorage ;;
-  chromium) install_chromium ;;
-  all) install_temporal; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
-  *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium]" >&2; exit 2 ;;
-esac
+install_one() {
+  case "$1" in
+    temporal) install_temporal ;;
+    minio) install_minio ;;
+    azurite) install_azurite ;;
+    fake-gcs) install_fake_gcs ;;
+    python) install_kbcstorage ;;
+    chromium) install_chromium ;;
+    all) install_temporal; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
+    *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium]..." >&2; exit 2 ;;
+  esac
+}
+
+# one or more tools (`temporal minio`: what the demo needs); none: all of them
+for tool in "${@:-all}"; do install_one "$tool"; done

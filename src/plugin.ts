@@ -1,10 +1,12 @@
 import { SimplePlugin } from '@temporalio/plugin';
+import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 import { createSapiNexusHandler } from './nexus/handler';
 import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -26,6 +28,13 @@ export interface SapiPluginOptions {
    * settings' `SAPI_NEXUS_SERVICE` (false).
    */
   nexus?: boolean;
+  /**
+   * Check at worker start, before it bundles or polls (see `checkConnections`, `checkNamespace`): a Storage
+   * connection configured, reachable and accepting its token, and the worker's namespace existing. A failed check
+   * fails `Worker.create` with one line naming the setting (`SAPI_WORKER_CONFIG`,
+   * `SAPI_TEMPORAL_NAMESPACE_NOT_FOUND`). Default true.
+   */
+  startChecks?: boolean;
 }
 
 /**
@@ -36,6 +45,7 @@ export interface SapiPluginOptions {
  */
 export class SapiPlugin extends SimplePlugin {
   readonly deps: ActivityDeps;
+  private readonly startChecks: boolean;
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
@@ -47,12 +57,33 @@ export class SapiPlugin extends SimplePlugin {
       name: PLUGIN_NAME,
       activities: createActivities(metrics ? withJobTiming(deps, seen) : deps),
       // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
-      workerInterceptors: metrics ? { activity: [metricsInterceptors(seen)] } : undefined,
+      // plus one INFO line per transfer start and end, from a workflow interceptor (bundled with the workflows)
+      workerInterceptors: { activity: metrics ? [metricsInterceptors(seen)] : [], workflowModules: [transferLogModule] },
       // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
       nexusServices: (options.nexus ?? deps.settings.nexusService) ? [createSapiNexusHandler()] : undefined,
     });
     this.deps = deps;
+    this.startChecks = options.startChecks ?? true;
+  }
+
+  /**
+   * With the start checks, a promise: the SDK awaits this hook (`WorkerPlugin.configureWorker` may return one;
+   * `SimplePlugin` declares a value), so they run before the worker bundles its workflows or polls.
+   */
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    if (!this.startChecks) return super.configureWorker(options);
+    return this.checkedWorkerOptions(options) as unknown as WorkerOptions;
+  }
+
+  private async checkedWorkerOptions(options: WorkerOptions): Promise<WorkerOptions> {
+    const { settings } = this.deps;
+    const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
+    await Promise.all([
+      checkConnections(settings, { warn }),
+      options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
+    ]);
+    return super.configureWorker(options);
   }
 
   /** Closes the Storage and S3 clients; call after the worker stops. */
@@ -60,6 +91,9 @@ export class SapiPlugin extends SimplePlugin {
     return this.deps.close();
   }
 }
+
+/** Path of the workflow interceptor module that logs each transfer's start and end (`observability/transfer-log`). */
+export const transferLogModule: string = require.resolve('./observability/transfer-log');
 
 /** Path of the plugin's workflow module, for `Worker.create({ workflowsPath })` or `bundleWorkflowCode`. */
 export const workflowsPath: string = require.resolve('./workflows');

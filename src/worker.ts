@@ -1,9 +1,11 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { connectionVariable, loadSettings, temporalConnectionOptions, type Settings } from './config';
-import { SapiErrorCode, isSapiError } from './errors';
-import { configureWorkerRuntime } from './observability';
+import { loadSettings, temporalConnectionOptions, type Settings } from './config';
+import { configureWorkerRuntime, type WorkerRuntimeOptions } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
-import { createStorageClient } from './storage-api';
+import { transportCause } from './storage-api/retry-policy';
+import { WorkerStartError } from './worker-checks';
+
+export { checkConnections, checkNamespace, WorkerStartError, START_CHECK_TIMEOUT_MS } from './worker-checks';
 
 /** Longest time a heartbeat (a resume point) waits before it is sent to the server. */
 export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
@@ -13,14 +15,19 @@ export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
  * default INFO for a plain worker), in the `SAPI_LOG_FORMAT` (`text` or `json`), with the metrics endpoint of
  * `SAPI_METRICS_ADDRESS` when set. Call before the first worker or native connection; later calls are ignored.
  */
-export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO', settings?: Settings): void {
+export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO', settings?: Settings, runtime: Pick<WorkerRuntimeOptions, 'shutdownSignals'> = {}): void {
   // without settings (the demo), read the two variables directly: a log must not fail on another setting
   const observability = settings?.observability ?? {
     logFormat: process.env.SAPI_LOG_FORMAT?.toLowerCase() === 'json' ? ('json' as const) : ('text' as const),
     metricsAddress: process.env.SAPI_METRICS_ADDRESS || undefined,
   };
-  configureWorkerRuntime({ logLevel: level, logFormat: observability.logFormat, metricsAddress: observability.metricsAddress });
+  configureWorkerRuntime({ logLevel: level, logFormat: observability.logFormat, metricsAddress: observability.metricsAddress, ...runtime });
 }
+
+/** After the first SIGINT/SIGTERM, how long tasks in flight may take to finish before the worker stops hard (ms). */
+export const WORKER_STOP_GRACE_MS = 30_000;
+/** Exit code after a stop signal ended the process before a graceful stop could (128 + SIGINT). */
+export const WORKER_INTERRUPTED_EXIT_CODE = 130;
 
 export interface RunWorkerOptions {
   settings?: Settings;
@@ -29,42 +36,23 @@ export interface RunWorkerOptions {
   /** Also poll `settings.hostTaskQueue` (work bound to this host's files). Default true when configured. */
   hostQueue?: boolean;
   /**
-   * Check the Storage connections before polling (see {@link checkConnections}): none configured, or a token the
-   * service rejects, stops the worker at start. Default true.
+   * Run the plugin's start checks (Storage connections reachable with a valid token, the namespace exists; see
+   * `SapiPluginOptions.startChecks`): a failed one rejects with one line naming the setting. Default true.
    */
   checkConnections?: boolean;
-}
-
-/**
- * Fails fast on a worker that could only fail later: no Storage connection configured, or a token the service
- * rejects (`GET tokens/verify` answers 401/403). A service that cannot be reached is not a reason to refuse to
- * start (it may be in maintenance): the activities retry then.
- */
-export async function checkConnections(settings: Settings): Promise<void> {
-  const names = Object.keys(settings.connections);
-  if (names.length === 0) {
-    throw new Error('no Storage connection configured: set SAPI_URL and SAPI_TOKEN (or SAPI_<NAME>_URL and SAPI_<NAME>_TOKEN) in the worker\'s environment');
-  }
-  await Promise.all(
-    names.map(async (name) => {
-      const { url, token, branchId } = settings.connections[name]!;
-      const client = createStorageClient({ url, token, branchId, retry: { maxAttempts: 1 } });
-      try {
-        await client.verifyToken();
-      } catch (err) {
-        if (isSapiError(err) && err.code === SapiErrorCode.UNAUTHORIZED) {
-          throw new Error(`Storage connection "${name}" (${url}) rejects its token: ${err.message}; check ${connectionVariable(name, 'token')}`);
-        }
-        // unreachable or failing service: start anyway, activities retry
-      } finally {
-        await client.close();
-      }
-    }),
-  );
+  /**
+   * Signals that stop the worker, from the moment `startWorker` is called: the first stops it gracefully (tasks in
+   * flight get {@link WORKER_STOP_GRACE_MS}, then it stops hard and `done` rejects); while it is still starting, or
+   * on a second signal, the process exits at once with {@link WORKER_INTERRUPTED_EXIT_CODE}. `false`: the caller
+   * handles signals (the SDK's runtime then does, as in any worker). Default `['SIGINT', 'SIGTERM']`.
+   */
+  stopSignals?: NodeJS.Signals[] | false;
+  /** Called on the first stop signal, before the graceful stop (the CLI says what it does). */
+  onStopping?(signal: NodeJS.Signals, phase: 'starting' | 'running'): void;
 }
 
 export interface RunningWorker {
-  /** Resolves when every worker has stopped. */
+  /** Resolves when every worker has stopped (rejects when one failed or had to be stopped hard). */
   done: Promise<void>;
   /** Graceful stop: finish in-flight tasks, then close connections and clients. */
   stop(): Promise<void>;
@@ -74,58 +62,103 @@ export interface RunningWorker {
 /**
  * A ready worker for the plugin, configured from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
  * `TEMPORAL_TASK_QUEUE`, `SAPI_URL`, `SAPI_TOKEN`, …; see README). With `SAPI_HOST_TASK_QUEUE` it also polls a
- * queue meant for this host, so work on local paths can be routed here.
+ * queue meant for this host, so work on local paths can be routed here. It fails fast: an unreachable Temporal, a
+ * missing namespace, no or an unreachable Storage connection, a rejected token reject within seconds with a
+ * {@link WorkerStartError} naming the setting, and every connection it opened is closed.
  */
 export async function startWorker(options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const settings = options.settings ?? loadSettings();
-  if (options.checkConnections ?? true) await checkConnections(settings);
-  // the runtime (logger, metrics endpoint) before the first connection; a runtime installed earlier stays
-  configureWorkerLogging(undefined, settings);
-  const plugin = new SapiPlugin({ settings });
-  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native);
-  const queues = [settings.temporal.taskQueue];
-  if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
-  const workers = await Promise.all(
-    queues.map((taskQueue) =>
-      Worker.create({
-        connection,
-        namespace: settings.temporal.namespace,
-        taskQueue,
-        plugins: [plugin],
-        // heartbeats carry resume points (finished parts/slices/pages): send them often enough to be worth it
-        maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
-        // how much one process takes on (its memory); more throughput: more processes on the same task queue
-        maxCachedWorkflows: settings.worker.maxCachedWorkflows,
-        maxConcurrentActivityTaskExecutions: settings.worker.maxConcurrentActivities,
-        // (the SDK caps workflow tasks at the cache size, with a warning; a cache of 0 is off)
-        maxConcurrentWorkflowTaskExecutions:
-          settings.worker.maxCachedWorkflows === 0 ? settings.worker.maxConcurrentWorkflowTasks : Math.min(settings.worker.maxConcurrentWorkflowTasks, settings.worker.maxCachedWorkflows),
-        ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
-        ...options.worker,
-      }),
-    ),
-  );
-  const done = Promise.all(workers.map((worker) => worker.run())).then(async () => {
-    await connection.close();
-    await plugin.close();
-  });
-  return {
-    done,
-    taskQueues: queues,
-    async stop() {
-      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
-      await done;
-    },
+  const signals = options.stopSignals === false ? [] : (options.stopSignals ?? ['SIGINT', 'SIGTERM']);
+  let workers: Worker[] | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping || !workers) {
+      // nothing to drain yet (connecting, checking, bundling), or asked twice: the user wants the prompt back
+      if (!stopping) options.onStopping?.(signal, 'starting');
+      process.exit(WORKER_INTERRUPTED_EXIT_CODE);
+    }
+    stopping = true;
+    options.onStopping?.(signal, 'running');
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
   };
+  for (const signal of signals) process.on(signal, onSignal);
+  const release = () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+  // the runtime (logger, metrics endpoint) before the first connection; a runtime installed earlier stays. With our
+  // own signal handling the SDK's is off: it ignores a signal that comes while the worker is still starting.
+  configureWorkerLogging(undefined, settings, signals.length ? { shutdownSignals: [] } : {});
+  const plugin = new SapiPlugin({ settings, startChecks: options.checkConnections ?? true });
+  let connection: NativeConnection | undefined;
+  try {
+    connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native).catch((err: unknown) => {
+      throw new WorkerStartError(`TEMPORAL_ADDRESS ${settings.temporal.address}: ${transportCause(err) ?? temporalCause(err)}`, { cause: err });
+    });
+    const queues = [settings.temporal.taskQueue];
+    if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
+    const created: Worker[] = [];
+    for (const taskQueue of queues) {
+      created.push(
+        await Worker.create({
+          connection,
+          namespace: settings.temporal.namespace,
+          taskQueue,
+          plugins: [plugin],
+          // heartbeats carry resume points (finished parts/slices/pages): send them often enough to be worth it
+          maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
+          // how much one process takes on (its memory); more throughput: more processes on the same task queue
+          maxCachedWorkflows: settings.worker.maxCachedWorkflows,
+          maxConcurrentActivityTaskExecutions: settings.worker.maxConcurrentActivities,
+          // (the SDK caps workflow tasks at the cache size, with a warning; a cache of 0 is off)
+          maxConcurrentWorkflowTaskExecutions:
+            settings.worker.maxCachedWorkflows === 0 ? settings.worker.maxConcurrentWorkflowTasks : Math.min(settings.worker.maxConcurrentWorkflowTasks, settings.worker.maxCachedWorkflows),
+          // a graceful stop that cannot finish in time ends the run (done rejects) rather than holding the process
+          shutdownForceTime: WORKER_STOP_GRACE_MS,
+          ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
+          ...options.worker,
+        }),
+      );
+    }
+    workers = created;
+    const opened = connection;
+    const stopAll = () => {
+      for (const worker of created) if (worker.getState() === 'RUNNING') worker.shutdown();
+    };
+    // one worker failing stops the others: the process must not poll half its queues
+    const done = Promise.all(created.map((worker) => worker.run().catch((err: unknown) => (stopAll(), Promise.reject(err)))))
+      .then(() => undefined)
+      .finally(async () => {
+        release();
+        await opened.close().catch(() => undefined);
+        await plugin.close();
+      });
+    return {
+      done,
+      taskQueues: queues,
+      async stop() {
+        stopping = true;
+        stopAll();
+        await done;
+      },
+    };
+  } catch (err) {
+    release();
+    await connection?.close().catch(() => undefined);
+    await plugin.close();
+    throw err;
+  }
+}
+
+/** The message of a Temporal connection failure without the core's dump (`Status { code: …, details: b"…" }`). */
+function temporalCause(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return /message: "([^"]*)"/.exec(message)?.[1] ?? message.split('\n')[0]!;
 }
 
 if (require.main === module) {
   startWorker()
     .then((running) => {
       process.stdout.write(`worker polling ${running.taskQueues.join(', ')}\n`);
-      const stop = () => void running.stop();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
       return running.done;
     })
     .catch((err: unknown) => {

@@ -6,11 +6,13 @@ import {
   ApplicationFailure,
   CancelledFailure,
   ChildWorkflowFailure,
+  NamespaceNotFoundError,
   ServerFailure,
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/common';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode, namespaceNotFoundMessage } from '../contracts/error-codes';
+import { isSapiError } from '../errors';
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;
@@ -130,8 +132,23 @@ export function rootFailure(err: unknown): RootFailure {
     if (current instanceof ActivityFailure) activity = current.activityType;
     current = current.cause;
   }
+  const namespace = missingNamespace(current);
+  if (namespace !== undefined) return { type: ErrorCode.TEMPORAL_NAMESPACE_NOT_FOUND, message: namespaceNotFoundMessage(namespace), activity };
   return { type: failureType(current), message: failureMessage(current), activity };
 }
+
+/**
+ * The namespace a failure says does not exist: the client's `NamespaceNotFoundError`, or the server's gRPC
+ * NOT_FOUND (`Namespace nope is not found.`) that other calls raise as is; one code for both (`import` and `status`).
+ */
+function missingNamespace(err: unknown): string | undefined {
+  if (err instanceof NamespaceNotFoundError) return err.namespace;
+  if (!(err instanceof Error) || (err as { code?: unknown }).code !== GRPC_NOT_FOUND) return undefined;
+  return /Namespace (\S+) is not found/.exec(err.message)?.[1];
+}
+
+/** gRPC status NOT_FOUND. */
+const GRPC_NOT_FOUND = 5;
 
 /**
  * One line for stderr: `import failed [SAPI_JOB_FAILED] Storage job 12 (…) failed: … (workflow import-…)`.
@@ -176,6 +193,7 @@ function failureMessage(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   // our failures carry a complete message (where, what, how to fix); their causes repeat it
   if (err instanceof ApplicationFailure) return err.message || (err.type ?? 'application failure');
+  if (isSapiError(err)) return err.message;
   const parts = [err.message || err.name];
   let cause: unknown = err.cause;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && cause instanceof Error; depth++) {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
-import type { CliContext } from './common';
+import { INTERRUPTED_EXIT_CODE, type CliContext } from './common';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
@@ -108,5 +108,26 @@ export async function run(argv: string[], context: Partial<CliContext> = {}): Pr
 
 /** CLI entry point: errors end as one line on stderr and a non-zero exit code. */
 export async function main(argv: string[]): Promise<void> {
-  process.exitCode = await run(argv);
+  dropIpServerNameWarning();
+  const exitCode = await run(argv);
+  // Ctrl-C stopped waiting: the result's long poll to Temporal is still open and would hold the terminal for many
+  // seconds; everything the command had to say is written (stdout/stderr to a pipe, file or TTY write synchronously)
+  if (exitCode === INTERRUPTED_EXIT_CODE) process.exit(exitCode);
+  process.exitCode = exitCode;
+}
+
+/**
+ * Drops Node's DEP0123 warning ("Setting the TLS ServerName to an IP address…") from the CLI's stderr: grpc-js, the
+ * client's transport, sends the target host as TLS server name even when it is an IP address
+ * (`channel-credentials.js`), so every TLS connection to `127.0.0.1:7233` printed it. Nothing the user can act on;
+ * other warnings pass.
+ */
+export function dropIpServerNameWarning(): void {
+  const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const [typeOrOptions, code] = rest;
+    const warningCode = typeof typeOrOptions === 'object' && typeOrOptions !== null ? (typeOrOptions as { code?: unknown }).code : code;
+    if (warningCode === 'DEP0123') return;
+    emit(warning, ...rest);
+  }) as typeof process.emitWarning;
 }

@@ -1,6 +1,6 @@
 import { type Command } from 'commander';
 import { loadSettings } from '../config';
-import { addTemporalOptions, onStopSignals, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
+import { addTemporalOptions, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
 import { describeFailure } from './failure';
 
 /** `sapi-temporal worker`: a worker for the plugin, configured from the environment, until SIGINT/SIGTERM. */
@@ -14,22 +14,23 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
   addTemporalOptions(command).action(async (flags: TemporalFlags) => {
     try {
       const settings = loadSettings(withTemporalFlags(context.env, flags));
-      const { startWorker } = await import('../worker');
-      const running = await startWorker({ settings });
+      const [{ startWorker }, { createWorkerLogger }] = await Promise.all([import('../worker'), import('../observability/logging')]);
+      const running = await startWorker({
+        settings,
+        // in the worker's log format (one JSON object a line with SAPI_LOG_FORMAT=json, like every other line), written
+        // at once (the runtime's logger buffers, and a stop while starting exits right after)
+        onStopping: (signal, phase) =>
+          createWorkerLogger('INFO', settings.observability.logFormat).info(
+            phase === 'starting' ? `${signal}: stopped while starting` : `${signal}: stopping the worker, finishing tasks in flight (signal again to exit now)`,
+            { sdkComponent: 'worker' },
+          ),
+      });
       const connections = Object.keys(settings.connections);
       process.stdout.write(
         `worker polling ${running.taskQueues.join(', ')} (namespace ${settings.temporal.namespace} at ${settings.temporal.address}); ` +
           `Storage connections: ${connections.join(', ')}\n`,
       );
-      const release = onStopSignals(['SIGINT', 'SIGTERM'], () => {
-        process.stderr.write('stopping the worker: finishing tasks in flight (signal again to exit now)\n');
-        void running.stop();
-      });
-      try {
-        await running.done;
-      } finally {
-        release();
-      }
+      await running.done;
     } catch (err) {
       throw new Error(describeFailure(err, 'worker'), { cause: err });
     }

@@ -1,5 +1,6 @@
 // Where and how the worker and the CLI reach Temporal: the standard environment configuration of the Temporal SDKs
 // and CLI (`@temporalio/envconfig`), so a profile made with `temporal config set` works here unchanged.
+import { existsSync } from 'node:fs';
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConfigTLS, type ConfigDataSource } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -62,13 +63,17 @@ export interface TemporalConnectionOptions {
 /**
  * The Temporal connection settings from `env`, as `@temporalio/envconfig` resolves them: the profile
  * `TEMPORAL_PROFILE` (default `default`) of the TOML file `TEMPORAL_CONFIG_FILE` (default
- * `~/.config/temporalio/temporal.toml`; a missing file is no error), then `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
+ * `~/.config/temporalio/temporal.toml`; a missing default file is no error, a missing named one is), then `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
  * `TEMPORAL_API_KEY`, `TEMPORAL_TLS`, `TEMPORAL_TLS_*` and `TEMPORAL_GRPC_META_*` over it, then the defaults
  * (`localhost:7233`, namespace `default`). Throws an `invalid configuration` error naming the variable or file.
  */
 export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): TemporalConnectionSettings {
   const vars = definedVariables(env);
   const file = vars.TEMPORAL_CONFIG_FILE ?? 'the default config file (~/.config/temporalio/temporal.toml)';
+  // a file named on purpose must exist (only the default one may be missing): say so, not "not a profile of" it
+  if (vars.TEMPORAL_CONFIG_FILE !== undefined && !existsSync(vars.TEMPORAL_CONFIG_FILE)) {
+    throw new Error(`invalid configuration: TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE} does not exist; point it at your temporal.toml or unset it`);
+  }
   let profile: ClientConfigProfile;
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: vars });

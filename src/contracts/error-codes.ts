@@ -28,6 +28,9 @@ export const ErrorCode = {
   INVALID_INPUT: 'SAPI_INVALID_INPUT',
   INPUT_FORBIDDEN: 'SAPI_INPUT_FORBIDDEN',
   CANCELLED: 'SAPI_CANCELLED',
+  // starting a worker, reaching Temporal
+  WORKER_CONFIG: 'SAPI_WORKER_CONFIG',
+  TEMPORAL_NAMESPACE_NOT_FOUND: 'SAPI_TEMPORAL_NAMESPACE_NOT_FOUND',
   // extraction
   EXTRACT_CONFIG_INVALID: 'SAPI_EXTRACT_CONFIG_INVALID',
   EXTRACT_DATA_INVALID: 'SAPI_EXTRACT_DATA_INVALID',
@@ -79,6 +82,8 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_INVALID_INPUT: { retryable: false, meaning: 'the input cannot work (bad ids, unreadable or empty source, invalid header names, bad options)' },
   SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow (the field and the rule in the message; see Security)" },
   SAPI_CANCELLED: { retryable: false, meaning: 'the run was cancelled (`cancel` signal or workflow cancellation)' },
+  SAPI_WORKER_CONFIG: { retryable: false, meaning: 'the worker did not start: a setting it checks at start is missing or wrong (no Storage connection, a Storage URL it cannot reach, a rejected token); the setting is named' },
+  SAPI_TEMPORAL_NAMESPACE_NOT_FOUND: { retryable: false, meaning: 'the Temporal namespace does not exist on that server (worker start and every CLI command): check `TEMPORAL_NAMESPACE` / `--namespace`' },
   SAPI_EXTRACT_CONFIG_INVALID: { retryable: false, meaning: 'the extractor configuration is invalid; every issue listed with its path, before any request' },
   SAPI_EXTRACT_DATA_INVALID: { retryable: false, meaning: 'a response cannot be turned into records (e.g. two root arrays and no `dataField`)' },
   SAPI_EXTRACT_PLACEHOLDER_MISSING: { retryable: false, meaning: "a child job's placeholder has no value in its parent row" },
@@ -121,6 +126,14 @@ export interface FailedJob {
   message: string;
   code?: string;
   exceptionId?: string;
+}
+
+/**
+ * The one message of `SAPI_TEMPORAL_NAMESPACE_NOT_FOUND`, said alike by the worker and every CLI command:
+ * `TEMPORAL_NAMESPACE "nope" does not exist on localhost:7233 (…)`.
+ */
+export function namespaceNotFoundMessage(namespace: string, address?: string): string {
+  return `TEMPORAL_NAMESPACE "${namespace}" does not exist${address ? ` on ${address}` : ''} (create it, or set TEMPORAL_NAMESPACE / --namespace to an existing one)`;
 }
 
 /** The one message of `SAPI_JOB_FAILED`, raised by activities and by the polling workflow alike. */

@@ -1,11 +1,11 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
+import { activityMeter, recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
 
 /**
  * Activity interceptors that record the plugin's metrics from what every activity receives, returns and throws
  * (see `metrics.ts`), on the activity context's metric meter: the metrics go wherever the worker runtime sends the
- * SDK's own (its Prometheus endpoint with `SAPI_METRICS_ADDRESS`), tagged with namespace, task queue and activity
- * type. Recording never fails an activity.
+ * SDK's own (its Prometheus endpoint with `SAPI_METRICS_ADDRESS`), tagged `namespace`, `task_queue` and
+ * `activity_type` like the SDK's own. Recording never fails an activity.
  */
 export function metricsInterceptors(seen: SeenJobs = new SeenJobs()): ActivityInterceptorsFactory {
   return (ctx) => ({
@@ -15,10 +15,10 @@ export function metricsInterceptors(seen: SeenJobs = new SeenJobs()): ActivityIn
         try {
           result = await next(input);
         } catch (err) {
-          safely(() => recordActivityFailure(ctx.metricMeter, err));
+          safely(() => recordActivityFailure(activityMeter(ctx.info), err));
           throw err;
         }
-        safely(() => recordActivityResult(ctx.metricMeter, ctx.info.activityType, result, seen));
+        safely(() => recordActivityResult(activityMeter(ctx.info), ctx.info.activityType, result, seen));
         return result;
       },
     },

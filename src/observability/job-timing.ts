@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../activities/deps';
 import type { StorageClient } from '../storage-api';
-import { recordJobWait, SeenJobs } from './metrics';
+import { activityMeter, recordJobWait, SeenJobs } from './metrics';
 
 /**
  * The activity dependencies with every Storage client's `getJob` observed: a job seen ended records its wait
@@ -23,7 +23,7 @@ export function withJobTiming(deps: ActivityDeps, seen: SeenJobs = new SeenJobs(
           async getJob(input) {
             const job = await inner.getJob(input);
             try {
-              recordJobWait(Context.current().metricMeter, job, seen);
+              recordJobWait(activityMeter(Context.current().info), job, seen);
             } catch {
               /* outside an activity, or the metric failed: the job is what matters */
             }

@@ -32,6 +32,25 @@ export function formatJsonLogLine(entry: LogEntry): string {
  * (`text`) or one JSON object a line (`json`, see {@link formatJsonLogLine}) to `write` (default stderr).
  */
 export function createWorkerLogger(level: LogLevel, format: LogFormat = DEFAULT_LOG_FORMAT, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
-  if (format === 'text') return new DefaultLogger(level);
-  return new DefaultLogger(level, (entry) => write(formatJsonLogLine(entry)));
+  return withBundlerStatsAtDebug(format === 'text' ? new DefaultLogger(level) : new DefaultLogger(level, (entry) => write(formatJsonLogLine(entry))));
+}
+
+/** webpack's stats as the SDK's bundler logs them at INFO (`asset workflow-bundle-….js 2.64 MiB …`, 20 lines). */
+const BUNDLER_STATS = /^asset workflow-bundle-[\s\S]*\bwebpack [\d.]+ compiled/;
+
+/**
+ * `logger` with the SDK bundler's webpack stats moved from INFO to DEBUG: a worker that bundles its workflows at
+ * start would print them at every start (its one INFO line `Workflow bundle created` stays).
+ */
+export function withBundlerStatsAtDebug(logger: Logger): Logger {
+  const log = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
+    logger.log(level === 'INFO' && BUNDLER_STATS.test(message) ? 'DEBUG' : level, message, meta);
+  return {
+    log,
+    trace: (message, meta) => log('TRACE', message, meta),
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
 }

@@ -1,4 +1,6 @@
+import type { Info as ActivityInfo } from '@temporalio/activity';
 import type { MetricMeter, MetricTags } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
 import type { JobSummary } from '../contracts/transfer';
 
 /** Bytes moved by transfer activities; tag `direction`: `upload` (to Storage) or `download` (exports, API pages). */
@@ -14,6 +16,15 @@ export const METRIC_JOB_WAIT = 'sapi_job_wait_seconds';
 
 /** Buckets of {@link METRIC_JOB_WAIT} (seconds): Storage jobs take from under a second to an hour. */
 export const JOB_WAIT_BUCKETS_SECONDS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+
+/**
+ * The meter the plugin records an activity's metrics on: the runtime's (where the SDK's own go), tagged like the
+ * SDK's own metrics, in snake_case (`namespace`, `task_queue`, `activity_type`); the activity context's meter would
+ * tag them `taskQueue`, `activityType`.
+ */
+export function activityMeter(info: Pick<ActivityInfo, 'activityNamespace' | 'taskQueue' | 'activityType'>): MetricMeter {
+  return Runtime.instance().metricMeter.withTags({ namespace: info.activityNamespace, task_queue: info.taskQueue, activity_type: info.activityType });
+}
 
 /** Activities whose result carries `bytes`, and the direction they move them in. */
 const BYTES_DIRECTION: Record<string, 'upload' | 'download'> = {

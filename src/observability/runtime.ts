@@ -9,6 +9,11 @@ export interface WorkerRuntimeOptions {
   logFormat?: LogFormat;
   /** `host:port` of the Prometheus endpoint (`SAPI_METRICS_ADDRESS`, served at `/metrics`). Unset: no metrics. */
   metricsAddress?: string;
+  /**
+   * Signals on which the SDK's runtime shuts its workers down (its default: SIGINT, SIGTERM, SIGQUIT, SIGUSR2).
+   * `startWorker` passes none and handles SIGINT/SIGTERM itself, also while the worker is still starting.
+   */
+  shutdownSignals?: NodeJS.Signals[];
 }
 
 /** What {@link configureWorkerRuntime} did. */
@@ -29,17 +34,23 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
   try {
     Runtime.install({
       logger: createWorkerLogger(level, options.logFormat ?? DEFAULT_LOG_FORMAT),
-      telemetryOptions: options.metricsAddress
-        ? {
-            metrics: {
-              prometheus: {
-                bindAddress: options.metricsAddress,
-                useSecondsForDurations: true,
-                histogramBucketOverrides: { [METRIC_JOB_WAIT]: JOB_WAIT_BUCKETS_SECONDS },
+      shutdownSignals: options.shutdownSignals,
+      telemetryOptions: {
+        // the core's own log lines through the logger above (its format, one JSON object a line with json), not
+        // printed by the core to the console in its own format beside ours
+        logging: { forward: {}, filter: { core: 'WARN', other: 'ERROR' } },
+        ...(options.metricsAddress
+          ? {
+              metrics: {
+                prometheus: {
+                  bindAddress: options.metricsAddress,
+                  useSecondsForDurations: true,
+                  histogramBucketOverrides: { [METRIC_JOB_WAIT]: JOB_WAIT_BUCKETS_SECONDS },
+                },
               },
-            },
-          }
-        : undefined,
+            }
+          : {}),
+      },
     });
     return { installed: true };
   } catch {

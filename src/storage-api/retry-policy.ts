@@ -162,3 +162,34 @@ function collectCodes(err: unknown, depth = 0): string[] {
   if ('cause' in err && (err as { cause?: unknown }).cause !== undefined) out.push(...collectCodes((err as { cause?: unknown }).cause, depth + 1));
   return out;
 }
+
+/** What a transport error code means, in words a user acts on (the setting's value is named by the caller). */
+const TRANSPORT_CAUSES: Readonly<Record<string, string>> = {
+  ENOTFOUND: 'host not found (DNS)',
+  EAI_AGAIN: 'host name could not be resolved now (DNS)',
+  ECONNREFUSED: 'connection refused (nothing listens on that port)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'connection reset by the server',
+  UND_ERR_CONNECT_TIMEOUT: 'no answer to connect (timed out)',
+  ETIMEDOUT: 'no answer to connect (timed out)',
+  UND_ERR_HEADERS_TIMEOUT: 'connected, but no response in time',
+  CERT_HAS_EXPIRED: 'TLS: the server certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS: the server certificate is self-signed (trust its CA with NODE_EXTRA_CA_CERTS)',
+  SELF_SIGNED_CERT_IN_CHAIN: 'TLS: a self-signed certificate in the chain (trust its CA with NODE_EXTRA_CA_CERTS)',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS: the server certificate cannot be verified (unknown CA; NODE_EXTRA_CA_CERTS)',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS: the certificate issuer is unknown here (trust its CA with NODE_EXTRA_CA_CERTS)',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS: the certificate does not name this host',
+  EPROTO: 'TLS: protocol error (is it an HTTP port, not HTTPS?)',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'TLS: wrong version number (is it an HTTP port, not HTTPS?)',
+};
+
+/**
+ * Why a request got no HTTP answer, in words (`host not found (DNS)`, `TLS: the certificate does not name this
+ * host`), from the codes in the error and its causes; undefined when no code is known.
+ */
+export function transportCause(err: unknown): string | undefined {
+  const codes = collectCodes(err);
+  const known = codes.find((code) => TRANSPORT_CAUSES[code] !== undefined);
+  return known === undefined ? undefined : `${TRANSPORT_CAUSES[known]} [${known}]`;
+}

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { type ApplicationFailure } from '@temporalio/common';
 import { request } from 'undici';
@@ -231,17 +232,27 @@ describe('importTableWorkflow edge cases', () => {
     }
   });
 
-  it('refuses to start a worker without a Storage connection, or with a token the service rejects, with one clear line', async () => {
+  it('refuses to start a worker without a Storage connection, with a token the service rejects, or a URL it cannot reach, with one clear line', async () => {
     const stack = testStack();
     const emulator = env.emulator;
     const temporalOnly = Object.fromEntries(Object.entries(stack.env).filter(([key]) => !key.startsWith('SAPI_')));
     const base = { ...temporalOnly, TEMPORAL_TASK_QUEUE: uniqueTaskQueue('fail-fast') };
-    await expect(startWorker({ settings: loadSettings(base) })).rejects.toThrow(/no Storage connection configured: set SAPI_URL and SAPI_TOKEN/);
+    await expect(startWorker({ settings: loadSettings(base) })).rejects.toThrow(/SAPI_URL and SAPI_TOKEN are not set: no Storage connection configured/);
     await expect(startWorker({ settings: loadSettings({ ...base, SAPI_URL: emulator.url, SAPI_TOKEN: 'revoked' }) })).rejects.toThrow(
-      /Storage connection "default" \(http:\/\/127\.0\.0\.1:\d+\) rejects its token: .*check SAPI_TOKEN/,
+      /^SAPI_TOKEN is rejected by http:\/\/127\.0\.0\.1:\d+: /,
     );
-    // an unreachable service is no reason to refuse: it may be in maintenance, the activities retry
-    const running = await startWorker({ settings: loadSettings({ ...base, SAPI_URL: 'http://127.0.0.1:9', SAPI_TOKEN: 'x' }), worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
-    await running.stop();
+    await expect(startWorker({ settings: loadSettings({ ...base, SAPI_URL: 'http://127.0.0.1:9', SAPI_TOKEN: 'x' }) })).rejects.toThrow(
+      /^SAPI_URL http:\/\/127\.0\.0\.1:9: connection refused/,
+    );
+    // a service that answers with a server error (maintenance) is no reason to refuse: the activities retry
+    const maintenance = createServer((_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"maintenance"}'));
+    await new Promise<void>((ok) => maintenance.listen(0, '127.0.0.1', ok));
+    try {
+      const url = `http://127.0.0.1:${(maintenance.address() as { port: number }).port}`;
+      const running = await startWorker({ settings: loadSettings({ ...base, SAPI_URL: url, SAPI_TOKEN: 'x' }), worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
+      await running.stop();
+    } finally {
+      await new Promise<void>((ok) => maintenance.close(() => ok()));
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, NamespaceNotFoundError, TimeoutFailure } from '@temporalio/common';
 import { CliError, describeFailure, rootFailure } from '../../../src/cli/failure';
 
 const workflowFailed = (cause: Error) => new WorkflowFailedError('Workflow execution failed', cause, 'NON_RETRYABLE_FAILURE');
@@ -45,5 +45,12 @@ describe('the CLI failure line', () => {
     const grpc = new Error('Failed to start Workflow', { cause: new Error('14 UNAVAILABLE: No connection established') });
     expect(describeFailure(grpc, 'import')).toBe('import failed [Error] Failed to start Workflow: 14 UNAVAILABLE: No connection established');
     expect(describeFailure('boom', 'worker')).toBe('worker failed [Error] boom');
+  });
+
+  it('gives a missing namespace one code and one message, whether the client or the server says it (status vs import)', () => {
+    const fromServer = Object.assign(new Error('5 NOT_FOUND: Namespace nope is not found.'), { code: 5 });
+    const expected = 'failed [SAPI_TEMPORAL_NAMESPACE_NOT_FOUND] TEMPORAL_NAMESPACE "nope" does not exist (create it, or set TEMPORAL_NAMESPACE / --namespace to an existing one)';
+    expect(describeFailure(fromServer, 'import')).toBe(`import ${expected}`);
+    expect(describeFailure(new NamespaceNotFoundError('nope'), 'status', 'wf-1')).toBe(`status ${expected} (workflow wf-1)`);
   });
 });

@@ -93,6 +93,13 @@ describe('Temporal connection settings (envconfig)', () => {
     );
   });
 
+  it('names TEMPORAL_CONFIG_FILE when the file it names does not exist, with or without a profile', () => {
+    const file = join(dir, 'nope.toml');
+    const message = `invalid configuration: TEMPORAL_CONFIG_FILE ${file} does not exist; point it at your temporal.toml or unset it`;
+    expect(() => loadTemporalConnection({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' })).toThrow(message);
+    expect(() => loadTemporalConnection({ TEMPORAL_CONFIG_FILE: file })).toThrow(message);
+  });
+
   it('refuses a client certificate without its key', () => {
     expect(() => loadTemporalConnection({ TEMPORAL_TLS_CLIENT_CERT_PATH: join(dir, 'client.pem') })).toThrow(
       'mTLS needs both a client certificate and its key: TEMPORAL_TLS_CLIENT_CERT_PATH (or its profile key) is set, TEMPORAL_TLS_CLIENT_KEY_PATH is not',

@@ -53,6 +53,18 @@ describe('JSON worker logs', () => {
     expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'INFO', message: 'Worker state changed', state: 'RUNNING', taskQueue: 'q' });
   });
 
+  it("keeps webpack's bundle stats out of INFO (DEBUG shows them) and the one 'Workflow bundle created' line in", () => {
+    const stats = 'asset workflow-bundle-1f69c5372311bd4daf7f.js 2.64 MiB [emitted] [immutable] (name: main)\nruntime modules 883 bytes 4 modules\nwebpack 5.112.2 compiled successfully in 3732 ms';
+    const atInfo: string[] = [];
+    const info = createWorkerLogger('INFO', 'json', (line) => atInfo.push(line));
+    info.info(stats, { sdkComponent: 'worker' });
+    info.info('Workflow bundle created', { sdkComponent: 'worker', size: '2.64MB' });
+    expect(atInfo.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual(['Workflow bundle created']);
+    const atDebug: string[] = [];
+    createWorkerLogger('DEBUG', 'json', (line) => atDebug.push(line)).info(stats);
+    expect(atDebug.map((line) => JSON.parse(line) as { level: string; message: string })).toEqual([{ level: 'DEBUG', message: stats, time: expect.any(String) }]);
+  });
+
   it('reads SAPI_LOG_FORMAT and SAPI_METRICS_ADDRESS, text and no endpoint by default, and names a wrong variable', () => {
     expect(loadSettings({}).observability).toEqual({ logFormat: 'text', metricsAddress: undefined });
     expect(loadSettings({ SAPI_LOG_FORMAT: 'JSON', SAPI_METRICS_ADDRESS: '0.0.0.0:9464' }).observability).toEqual({ logFormat: 'json', metricsAddress: '0.0.0.0:9464' });

@@ -6,7 +6,7 @@ describe('the plugin\'s metrics interceptor', () => {
   const userFactory: ActivityInterceptorsFactory = () => ({}); // e.g. OpenTelemetry's activity interceptors
 
   it('is appended after the worker\'s own activity interceptors, which stay (an OpenTelemetry hook keeps working)', async () => {
-    const plugin = new SapiPlugin({ settings: loadSettings({}) });
+    const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
     const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
     expect(options.interceptors?.activity).toHaveLength(2);
     expect(options.interceptors?.activity?.[0]).toBe(userFactory);
@@ -14,7 +14,7 @@ describe('the plugin\'s metrics interceptor', () => {
   });
 
   it('is left out with metrics: false', async () => {
-    const plugin = new SapiPlugin({ settings: loadSettings({}), metrics: false });
+    const plugin = new SapiPlugin({ settings: loadSettings({}), metrics: false, startChecks: false });
     const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
     expect(options.interceptors?.activity).toEqual([userFactory]);
     await plugin.close();

@@ -1,0 +1,31 @@
+// A user's own worker, as the README's "use the plugin in your own worker" snippet writes it (sources instead of the
+// package): the plugin on a worker the user creates, settings from the environment, the run's workflow bundle.
+import { readFileSync } from 'node:fs';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { loadSettings, temporalConnectionOptions } from '../../src/config';
+import { SapiPlugin } from '../../src/plugin';
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const plugin = new SapiPlugin({ settings });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native);
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: settings.temporal.namespace,
+      taskQueue: settings.temporal.taskQueue,
+      plugins: [plugin],
+      workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE!, 'utf8') },
+    });
+    process.stdout.write('READY\n');
+    await worker.run();
+  } finally {
+    await connection.close();
+    await plugin.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

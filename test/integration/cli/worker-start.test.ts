@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { resolve } from 'node:path';
+import type { ImportTableResult } from '../../../src/contracts/transfer';
+import { repoRoot } from '../../harness/processes';
+import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
+import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  elapsedMs: number;
+}
+
+/** The bound the issue sets: a worker that cannot work exits within this, naming the cause (ms). */
+const FAIL_FAST_MS = 15_000;
+
+/** Two ways to run a worker: the CLI's `worker`, and a user's own worker with the plugin (the README's snippet). */
+const WORKERS = {
+  'the CLI worker': ['bin/sapi-temporal.js', '--', 'worker'],
+  "the plugin in a user's own worker": ['test/harness/own-worker.ts'],
+} as const;
+
+describe('a worker that cannot work exits at start, naming the setting', () => {
+  const stack = testStack();
+  let env: SapiTestEnv;
+  beforeAll(async () => {
+    env = await startSapiTestEnv('worker-start', { worker: false });
+  });
+  afterAll(() => env?.stop());
+
+  /** Starts a worker process with the stack's Temporal, this env's Storage connection, and `overrides` on top. */
+  function startWorkerProcess(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>) {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), ...WORKERS[kind].map((arg) => (arg.includes('/') ? resolve(repoRoot, arg) : arg))], {
+      cwd: env.dataDir,
+      env: {
+        ...process.env,
+        ...stack.env,
+        TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-start'),
+        SAPI_URL: env.emulator.url,
+        SAPI_TOKEN: env.emulator.token,
+        SAPI_WORK_DIR: resolve(env.dataDir, 'work'),
+        SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+        ...overrides,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = { stdout: '', stderr: '' };
+    child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+    const exited = new Promise<Exit>((ok, fail) => {
+      child.once('error', fail);
+      child.once('close', (code, signal) => ok({ code, signal, ...output, elapsedMs: Date.now() - started }));
+    });
+    return { child, output, exited };
+  }
+
+  /** Runs the worker until it exits on its own (killed after twice the bound, so a hang fails the test, not jest). */
+  async function runToExit(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>): Promise<Exit> {
+    const worker = startWorkerProcess(kind, overrides);
+    const guard = setTimeout(() => worker.child.kill('SIGKILL'), 2 * FAIL_FAST_MS);
+    try {
+      return await worker.exited;
+    } finally {
+      clearTimeout(guard);
+    }
+  }
+
+  /** The one line the worker printed about its failure (the CLI prefixes `sapi-temporal: worker failed [CODE] `). */
+  const failureLine = (exit: Exit) => exit.stderr.trim().split('\n').filter((line) => !/^\s*$/.test(line));
+
+  describe.each(Object.keys(WORKERS) as Array<keyof typeof WORKERS>)('%s', (kind) => {
+    it('exits 1 within 15 s when its namespace does not exist, naming TEMPORAL_NAMESPACE and the server', async () => {
+      const exit = await runToExit(kind, { TEMPORAL_NAMESPACE: 'nope-no-such-namespace' });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_NAMESPACE "nope-no-such-namespace" does not exist on ${stack.temporalAddress}`)],
+      });
+      expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+
+    it('exits 1 within 15 s when the Storage host does not exist, naming SAPI_URL', async () => {
+      const exit = await runToExit(kind, { SAPI_URL: 'https://sapi.invalid' });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL https://sapi.invalid: host not found')] });
+      expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+
+    it('exits 1 within 15 s when nothing listens at the Storage URL, naming SAPI_URL', async () => {
+      const exit = await runToExit(kind, { SAPI_URL: 'http://127.0.0.1:1' });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL http://127.0.0.1:1: connection refused')] });
+      expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+
+    it('exits 1 within 15 s without a Storage connection, naming SAPI_URL and SAPI_TOKEN', async () => {
+      const exit = await runToExit(kind, { SAPI_URL: undefined, SAPI_TOKEN: undefined });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL and SAPI_TOKEN are not set')] });
+      expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+
+    it('exits 1 within 15 s when the service rejects the token, naming SAPI_TOKEN', async () => {
+      const exit = await runToExit(kind, { SAPI_TOKEN: 'not-a-valid-token' });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)] });
+      expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+  });
+
+  it('the CLI names the failure code of each cause: SAPI_TEMPORAL_NAMESPACE_NOT_FOUND, SAPI_WORKER_CONFIG', async () => {
+    const [namespace, storage] = await Promise.all([runToExit('the CLI worker', { TEMPORAL_NAMESPACE: 'nope-code' }), runToExit('the CLI worker', { SAPI_URL: 'http://127.0.0.1:1' })]);
+    expect(namespace.stderr).toMatch(/^sapi-temporal: worker failed \[SAPI_TEMPORAL_NAMESPACE_NOT_FOUND\] TEMPORAL_NAMESPACE "nope-code"/);
+    expect(storage.stderr).toMatch(/^sapi-temporal: worker failed \[SAPI_WORKER_CONFIG\] SAPI_URL http:\/\/127\.0\.0\.1:1: /);
+  });
+
+  describe('stop signals', () => {
+    let silent: Server;
+    const sockets = new Set<Socket>();
+    beforeAll(async () => {
+      // a Storage URL that accepts connections and never answers: the worker's start check waits on it
+      silent = createServer((socket) => (sockets.add(socket), socket.on('close', () => sockets.delete(socket))));
+      await new Promise<void>((ok) => silent.listen(0, '127.0.0.1', ok));
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((ok) => silent.close(() => ok()));
+    });
+
+    it('a SIGTERM while the CLI worker is still starting ends it at once (130), saying so', async () => {
+      const address = silent.address() as { port: number };
+      const worker = startWorkerProcess('the CLI worker', { SAPI_URL: `http://127.0.0.1:${address.port}` });
+      // the check has connected: the worker is inside its start, waiting for an answer
+      const deadline = Date.now() + 30_000;
+      while (sockets.size === 0 && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 50));
+      expect(sockets.size).toBeGreaterThan(0);
+      const signalled = Date.now();
+      worker.child.kill('SIGTERM');
+      const exit = await worker.exited;
+      expect({ code: exit.code, signal: exit.signal, stderr: exit.stderr.trim().split('\n') }).toEqual({ code: 130, signal: null, stderr: [expect.stringMatching(/\[INFO\] SIGTERM: stopped while starting/)] });
+      expect(Date.now() - signalled).toBeLessThan(1_000);
+    });
+
+    it('a polling CLI worker logs JSON only when asked: one INFO line per transfer start and end with rows, bytes, duration and ids, no bundler stats', async () => {
+      const taskQueue = uniqueTaskQueue('worker-logs');
+      const worker = startWorkerProcess('the CLI worker', { TEMPORAL_TASK_QUEUE: taskQueue, SAPI_LOG_FORMAT: 'json' });
+      try {
+        const deadline = Date.now() + 60_000;
+        while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+        expect(worker.output.stdout).toMatch(/^worker polling /);
+        const source = resolve(env.dataDir, 'logged.csv');
+        writeFileSync(source, 'id\n1\n2\n3\n');
+        const workflowId = `logged-import-${Date.now()}`;
+        const result = (await env.client.workflow.execute('importTableWorkflow', {
+          taskQueue,
+          workflowId,
+          args: [{ source, bucketId: 'in.c-logs', createBucket: true, table: 'logged', polling: { initialMs: 200 } }],
+        })) as ImportTableResult;
+        worker.child.kill('SIGTERM');
+        const exit = await worker.exited;
+        expect(exit.code).toBe(0);
+        const lines = exit.stderr.split('\n').filter((line) => line !== '');
+        const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>); // every line JSON (throws otherwise)
+        expect(records.filter((record) => /webpack|asset workflow-bundle/.test(String(record.message)))).toEqual([]);
+        const transfer = records.filter((record) => record.transfer === 'import' && record.workflowId === workflowId);
+        expect(transfer).toEqual([
+          expect.objectContaining({ level: 'INFO', message: 'import started [table=in.c-logs.logged]', table: 'in.c-logs.logged' }),
+          expect.objectContaining({
+            level: 'INFO',
+            message: expect.stringMatching(/^import finished \[rows=3, bytes=\d+, tableId=in\.c-logs\.logged, fileId=\d+, jobId=\d+, durationMs=\d+\]$/),
+            rows: 3,
+            bytes: result.bytes,
+            tableId: result.tableId,
+            fileId: result.fileId,
+            jobId: result.jobId,
+            durationMs: expect.any(Number),
+          }),
+        ]);
+      } finally {
+        worker.child.kill('SIGKILL');
+      }
+    });
+
+    it('a SIGINT stops a polling CLI worker gracefully (exit 0) and returns within 5 s', async () => {
+      const worker = startWorkerProcess('the CLI worker', {});
+      const deadline = Date.now() + 60_000;
+      while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      expect(worker.output.stdout).toMatch(/^worker polling /);
+      const signalled = Date.now();
+      worker.child.kill('SIGINT');
+      const exit = await worker.exited;
+      expect({ code: exit.code, stderr: exit.stderr }).toEqual({ code: 0, stderr: expect.stringContaining('SIGINT: stopping the worker') });
+      expect(Date.now() - signalled).toBeLessThan(5_000);
+    });
+  });
+});
