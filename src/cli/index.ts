@@ -8,6 +8,7 @@ import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
 import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
+import { registerListCommand } from './list';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
 import type { TransferRunner } from './run-transfer';
@@ -46,6 +47,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerExtractCommand(program, resolved);
   registerExtractStateCommand(program, resolved);
   registerStatusCommands(program, resolved);
+  registerListCommand(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerCodecServerCommand(program, resolved);

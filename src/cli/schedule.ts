@@ -12,6 +12,7 @@ import { CliError, describeFailure } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
+import { runMetadata } from '../contracts/search-attributes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 import { clientOf } from './temporal-link';
 
@@ -138,7 +139,14 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
       scheduleId,
       ...shape,
       // each run's workflow id is this id plus the time it was scheduled for (Temporal appends it)
-      action: { type: 'startWorkflow', workflowType, taskQueue: settings.taskQueue, workflowId: scheduleId, args: [request.input] },
+      action: {
+        type: 'startWorkflow',
+        workflowType,
+        taskQueue: settings.taskQueue,
+        workflowId: scheduleId,
+        args: [request.input],
+        ...runMetadata({ workflowType, input: request.input } as Parameters<typeof runMetadata>[0], `schedule ${scheduleId}`),
+      },
     });
     return handle.describe();
   });
