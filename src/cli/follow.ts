@@ -3,6 +3,7 @@
 import { cancelSignal, progressQuery } from '../workflows';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
 import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
+import { heartbeatProgress, withLive, type LiveProgress } from './live-progress';
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
@@ -78,16 +79,25 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
   let last: RunProgress = { phase: 'starting', bytes: 0 };
   // the client is looked up per query: it is a new one after each reconnection
   const withDeadline = <T>(call: () => Promise<T>) => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, call);
+  // the step in flight (bytes of a transfer, pages of a batch) from its activity's heartbeat, added to each answer
+  let live: LiveProgress | undefined;
   const stopPolling = view
     ? pollProgress(
         () => withDeadline(() => link.client.workflow.getHandle(workflowId).query(progressQuery)),
-        (progress: RunProgress) => view?.update((last = progress)),
+        (progress: RunProgress) => view?.update((last = withLive(progress, live))),
       )
     : () => undefined;
   const stopRetryPolling = view
     ? pollProgress(
-        () => withDeadline(() => link.client.workflow.getHandle(workflowId).describe()),
-        (described) => view?.retries(activityRetries(described.raw.pendingActivities)),
+        () =>
+          withDeadline(async () => {
+            const described = await link.client.workflow.getHandle(workflowId).describe();
+            return { described, live: await heartbeatProgress(link.client, described.raw.pendingActivities) };
+          }),
+        (seen) => {
+          live = seen.live;
+          view?.retries(activityRetries(seen.described.raw.pendingActivities));
+        },
         RETRY_POLL_MS,
       )
     : () => undefined;

@@ -1,5 +1,6 @@
 // `sapi-temporal list`: the plugin's runs as Temporal's visibility finds them, by the search attributes the
 // workflows set (src/contracts/search-attributes.ts).
+import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
 import { registerCommand } from '../contracts/search-attributes';
@@ -84,7 +85,7 @@ const ATTRIBUTE_FIELDS: ReadonlyArray<[keyof ListedRun, string]> = [
 ];
 
 /** The runs the query finds, newest first, at most `limit`. */
-export async function listRuns(client: import('@temporalio/client').Client, query: string, limit: number): Promise<ListedRun[]> {
+export async function listRuns(client: Client, query: string, limit: number): Promise<ListedRun[]> {
   const runs: ListedRun[] = [];
   for await (const execution of client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
     const attributes = execution.searchAttributes as Record<string, unknown[] | undefined>;

@@ -43,7 +43,10 @@ export const resumeSignal = defineSignal('resume');
 /** Signal: stop fetching; with `loadOnCancel` (default) load what was staged; the result says `cancelled: true`. */
 export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
 
-/** Signal the page-fetching activity sends (at most every 5 s) so that `progress` follows a long batch. */
+/**
+ * Signal the page-fetching activity of earlier versions sent (at most every 5 s) so that `progress` followed a long
+ * batch; still accepted. `fetchPages` now heartbeats its batch totals instead (no history event per report).
+ */
 export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgress');
 
 export { MAX_RATE_LIMIT_WAITS };
@@ -282,6 +285,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   setHandler(pauseSignal, () => void (cp.paused = true));
   setHandler(resumeSignal, () => void (cp.paused = false));
   setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
+  // eslint-disable-next-line prefer-const -- opened below; the handler may run before (a signal buffered with the start)
   let view: RunView | undefined;
   setHandler(extractProgressSignal, (progress) => {
     if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;

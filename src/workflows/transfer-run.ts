@@ -8,7 +8,10 @@ import { bytesText, detailLine, RunView } from './run-view';
 export const progressQuery = defineQuery<TransferProgress>('progress');
 /** Signal: stop the workflow (a transfer in flight is cancelled; a Storage job already started is not polled further). */
 export const cancelSignal = defineSignal<[reason?: string]>('cancel');
-/** Signal the transfer activities send (throttled) so `progress` can report bytes while they run. */
+/**
+ * Signal the transfer activities of earlier versions sent (throttled) so `progress` could report bytes while they ran;
+ * still accepted. Activities now heartbeat their bytes instead (no history event per report; see `src/cli/live-progress.ts`).
+ */
 export const transferProgressSignal = defineSignal<[ProgressReport]>('transferProgress');
 
 /**

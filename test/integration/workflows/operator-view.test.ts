@@ -134,7 +134,12 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
     expect(details).toMatch(/\*\*job\*\* \d+ success/);
 
     // every activity call carries a summary; a poll names its number, job and the status last seen
-    const { activities, markers } = await scheduledSummaries(handle);
+    const { activities, markers, upserts } = await scheduledSummaries(handle);
+    // a handful of upserts (start, phases, end), and no event per progress report (the upload heartbeats its bytes)
+    expect(upserts).toBeGreaterThanOrEqual(3);
+    expect(upserts).toBeLessThanOrEqual(10);
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)).toEqual([]);
     expect(activities.length).toBeGreaterThan(4);
     for (const [type, summary] of activities) expect(summary).toMatch(new RegExp(`^${type}\\b`));
     expect(activities.filter(([type]) => type === 'getJob').map(([, s]) => s)).toEqual(
