@@ -112,9 +112,10 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
       return;
     }
     process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
-    link.client.workflow
-      .getHandle(workflowId)
-      .signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)')
+    const handle = link.client.workflow.getHandle(workflowId);
+    // a transfer is cancelled as `temporal workflow cancel` does it (it ends *cancelled*); an extraction gets its
+    // `cancel` signal, which loads what was staged and completes with `cancelled: true`
+    (verb === 'extract' ? handle.signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)') : handle.cancel())
       .catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
   });
   try {

@@ -287,8 +287,40 @@ describe('the sapi-temporal CLI', () => {
     const outcome = await running.done;
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-/);
-    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_CANCELLED\] .*cancelled from the CLI/m);
-    expect((await handle.describe()).status.name).toBe('FAILED');
+    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed .*cancel/im);
+    // as `temporal workflow cancel` ends it: cancelled, not failed
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+
+  it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    const workflowId = `cli-attach-${Date.now()}`;
+    const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
+    const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
+    const first = startCli(args);
+    const handle = env.client.workflow.getHandle(workflowId);
+    await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing', 60_000, `never importing; CLI stderr: ${first.output.stderr}`);
+    const second = await cli(args);
+    const firstOutcome = await first.done;
+    expect(second.stderr).toMatch(new RegExp(`^import: attached to running workflow ${workflowId} \\(run `, 'm'));
+    expect(firstOutcome.stderr).toMatch(new RegExp(`^import: started workflow ${workflowId} `, 'm'));
+    expect([firstOutcome.code, second.code]).toEqual([0, 0]);
+    expect(JSON.parse(second.stdout)).toEqual(JSON.parse(firstOutcome.stdout));
+    expect(JSON.parse(second.stdout)).toMatchObject({ workflowId, importedRowsCount: 2 });
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
+    expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
+  });
+
+  it('starts one workflow when two imports with the same --workflow-id race to start it', async () => {
+    const workflowId = `cli-race-${Date.now()}`;
+    const args = onQueue('import', csvFile('race.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'raced', '--workflow-id', workflowId, '--json');
+    const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
+    const outcomes = await Promise.all([cli(args), cli(args)]);
+    expect(outcomes.map((o) => o.code)).toEqual([0, 0]);
+    expect(outcomes.map((o) => JSON.parse(o.stdout).runId)).toEqual([expect.any(String), JSON.parse(outcomes[0]!.stdout).runId]);
+    expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 
   it('runs a worker from the environment that serves imports until SIGTERM, then stops cleanly', async () => {
