@@ -308,7 +308,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   });
   const acts = view.activities(proxyActivities<SapiActivities>(short));
   const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
-    name === 'fetchPages' ? `job ${String((a.job as { id?: unknown } | undefined)?.id ?? '')} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
+    name === 'fetchPages' ? `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
   );
   const builder = view.activities(proxyActivities<SapiActivities>(build));
 
@@ -473,6 +473,12 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     view.refresh();
     throw err;
   }
+}
+
+/** `job 0 (users)`: the job and its endpoint without query or fragment (they may carry a key). */
+function fetchTarget(job: { id?: string; endpoint?: string } | undefined): string {
+  const endpoint = job?.endpoint?.replace(/[?#].*$/, '');
+  return `job ${job?.id ?? '?'}${endpoint ? ` (${endpoint})` : ''}`;
 }
 
 /** Current details of an extraction: phase, where it is, totals, the Retry-After being waited out, the error. */
