@@ -41,8 +41,8 @@ describe('search attributes and run summaries', () => {
   it('add the heartbeat of the step in flight to the progress query answer', () => {
     expect(withLive({ phase: 'uploading', bytes: 0 }, { kind: 'transfer', report: { bytes: 500, totalBytes: 1000 } })).toEqual({ phase: 'uploading', bytes: 500, totalBytes: 1000 });
     expect(withLive({ phase: 'importing', bytes: 1000 }, { kind: 'transfer', report: { bytes: 500 } })).toEqual({ phase: 'importing', bytes: 1000 });
-    expect(withLive({ phase: 'extracting', bytes: 10, pages: 2, records: 20, tables: { users: 20 } }, { kind: 'batch', page: 5, pages: 3, records: 30, bytes: 5, rows: { users: 30 } })).toEqual({
-      phase: 'extracting', bytes: 15, pages: 5, records: 50, page: 5, tables: { users: 50 },
+    expect(withLive({ phase: 'extracting', bytes: 10, pages: 2, records: 20, tables: { users: 20 } }, { kind: 'batch', page: 5, cursor: '6', pages: 3, records: 30, bytes: 5, rows: { users: 30 } })).toEqual({
+      phase: 'extracting', bytes: 15, pages: 5, records: 50, page: 5, cursor: '6', tables: { users: 50 },
     });
   });
 });
