@@ -21,6 +21,24 @@ export type {
 export { DEFAULT_METADATA_PROVIDER, DESCRIPTION_METADATA_KEY } from './contracts/transfer';
 export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress } from './contracts/extract';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
+// what operators search and see (docs/operating.md): the search attribute keys, the command that registers them,
+// and the static summary/details to start a run with
+export {
+  SAPI_SEARCH_ATTRIBUTES,
+  SapiOperation,
+  SapiTableId,
+  SapiBucket,
+  SapiConnection,
+  SapiSourceKind,
+  SapiDestinationKind,
+  SapiApiHost,
+  SapiStateKey,
+  SapiPhase,
+  SapiRows,
+  SapiBytes,
+  registerCommand,
+  runMetadata,
+} from './contracts/search-attributes';
 export { ErrorCode, ERROR_CODES, LEGACY_ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
 export {
   EncryptionCodec,

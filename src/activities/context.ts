@@ -2,9 +2,6 @@ import { Context } from '@temporalio/activity';
 import { toApplicationFailure } from '../errors';
 import type { ProgressReport } from '../contracts/transfer';
 
-/** Minimum time between two progress signals an activity sends to its workflow (ms). */
-export const PROGRESS_SIGNAL_INTERVAL_MS = 5_000;
-
 /**
  * How often a running activity re-sends its last heartbeat (ms): every activity heartbeats while it runs, so a
  * worker that dies is noticed within the activity's heartbeat timeout (seconds), not its start-to-close timeout
@@ -75,50 +72,17 @@ export function throttledHeartbeat(intervalMs: number, context: Context = Contex
   };
 }
 
-/** Options of {@link progressSignal}. */
-export interface ProgressSignalOptions {
-  /** Wait a whole {@link PROGRESS_SIGNAL_INTERVAL_MS} before the first signal (a short activity never signals). Default false: the first call signals. */
-  delayFirst?: boolean;
-}
-
 /**
- * Signals the activity's workflow (signal `name`) at most every {@link PROGRESS_SIGNAL_INTERVAL_MS} unless forced, so
- * its `progress` query is live. The report is only built when a signal is due. Best effort: a failed signal never
- * fails the activity, and a standalone activity (no workflow, or no client in a mock context) sends nothing.
- */
-export function progressSignal<R>(name: string, options: ProgressSignalOptions = {}, context: Context = Context.current()): (report: () => R, force?: boolean) => void {
-  let lastSignalAt = options.delayFirst ? Date.now() : 0;
-  return (report, force = false) => {
-    const now = Date.now();
-    if (!force && now - lastSignalAt < PROGRESS_SIGNAL_INTERVAL_MS) return;
-    lastSignalAt = now;
-    const { workflowExecution } = context.info;
-    if (!workflowExecution) return; // a standalone activity: no workflow to tell
-    let client;
-    try {
-      client = context.client;
-    } catch {
-      return; // no client in this context (e.g. MockActivityEnvironment)
-    }
-    if (!client) return;
-    client.workflow
-      .getHandle(workflowExecution.workflowId, workflowExecution.runId)
-      .signal(name, report())
-      .catch(() => undefined);
-  };
-}
-
-/**
- * Heartbeats `state` on every call (the SDK throttles what reaches the server) and, at most every
- * {@link PROGRESS_SIGNAL_INTERVAL_MS}, signals the workflow (`transferProgress`) with the byte count so its
- * `progress` query is live. The signal is best effort: a failed signal never fails the transfer.
+ * Heartbeats `state` on every call (the SDK throttles what reaches the server; our worker sends at least every
+ * 3 s), with the byte count under `progress`: `{...state, progress: {bytes, …}}`. Whoever
+ * wants live bytes reads the pending activity's heartbeat details (`sapi-temporal` follow/status, the Temporal UI's
+ * pending activities); nothing reaches history per report (a signal per report used to). A resume reads the state's
+ * own fields and ignores `progress`.
  */
 export function progressReporter(): (state: unknown, report: ProgressReport, force?: boolean) => void {
   const context = Context.current();
   const beat = throttledHeartbeat(0, context);
-  const signal = progressSignal<ProgressReport>('transferProgress', {}, context);
-  return (state, report, force = false) => {
-    beat(state);
-    signal(() => report, force);
+  return (state, report) => {
+    beat(state !== null && typeof state === 'object' && !Array.isArray(state) ? { ...state, progress: report } : state);
   };
 }

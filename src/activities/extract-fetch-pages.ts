@@ -4,12 +4,11 @@ import type { ScrollerState } from '../extractor/scroller';
 import type { RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { HttpClientConfig, JobConfig } from '../extractor/types';
-import { cursorOf } from '../contracts/extract-plan';
-import type { BatchProgress, ExtractFetchTuning, PendingPage } from '../contracts/extract';
+import type { ExtractFetchTuning, PendingPage } from '../contracts/extract';
 import { markedResumePoint, PageGroupWriter } from '../object-storage/page-group-writer';
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
-import { asActivity, lastHeartbeat, progressSignal, throttledHeartbeat } from './context';
+import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
 import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
@@ -100,11 +99,6 @@ function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): voi
   for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
 }
 
-/** What the batch reports to its workflow: the resume point's totals. */
-function batchProgress(batch: string, { state, totals: t }: FetchPagesCheckpoint): BatchProgress {
-  return { batch, page: state.pages, pages: t.pages, records: t.records, bytes: t.bytes, rows: t.rows, cursor: cursorOf(state) };
-}
-
 /**
  * Fetches pages of one job run, from the checkpointed scroller state. The page loop (send → read the page → `nextStep`
  * → rows as JSON lines) runs in the page-loop thread (`extract-page-loop.ts`); here each page's lines go to a
@@ -140,8 +134,8 @@ export function fetchPages(deps: ActivityDeps) {
       const checkpoint = (): FetchPagesCheckpoint => ({ state, totals: { ...totals } });
 
       // the resume point reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS as groups are stored, on a timer
-      // while a slow page is fetched, on a request's retry and at the end; a long batch also tells its workflow how
-      // far it got (at most every 5 s), so the `progress` query is live
+      // while a slow page is fetched, on a request's retry and at the end; it is the batch's live progress too (the CLI
+      // adds the pending call's heartbeat to the `progress` query's answer: no history event per report)
       const beat = throttledHeartbeat(HEARTBEAT_CALL_INTERVAL_MS, context);
       const writer = new PageGroupWriter<FetchPagesCheckpoint>({
         store,
@@ -149,16 +143,14 @@ export function fetchPages(deps: ActivityDeps) {
         runNo: input.runNo,
         checkpoint: checkpoint(),
         onAdvance: (resumePoint) => {
+          // the resume point is the progress too: readers of the pending activity's heartbeat see {state, totals}
           beat(resumePoint);
-          signal(() => batchProgress(batch, resumePoint));
         },
         // page checkpoints: each page is its own group, stored with its marker before the next page is fetched
         ...(input.pageCheckpoints ? { maxPages: 1, writesInFlight: 0, markers: { tag: batch } } : {}),
       });
       // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
       if (context.info.attempt > 1) await writer.discardAfter(state.pages);
-      // (made after the clean-up: the first signal comes 5 s after fetching starts; nothing is stored before it)
-      const signal = progressSignal<BatchProgress>('extractProgress', { delayFirst: true }, context);
       const beatNow = () => beat(writer.checkpoint, true);
       const timer = setInterval(beatNow, Math.max(1_000, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
       const settle = async () => {

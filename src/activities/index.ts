@@ -11,6 +11,7 @@ import { createTableAsync, createTableDefinition, exportTableAsync, getJob, load
 import { setTableMetadata } from './set-table-metadata';
 import { checkDestination, downloadFile, getFileDetails } from './download-file';
 import { createExtractActivities } from './extract-activities';
+import { registeredSearchAttributes } from './search-attributes';
 
 /**
  * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     getFileDetails: getFileDetails(deps),
     checkDestination: checkDestination(deps),
     downloadFile: downloadFile(deps),
+    registeredSearchAttributes: registeredSearchAttributes(deps),
     ...createExtractActivities(deps),
   };
 }

@@ -10,6 +10,7 @@ import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
 import { progressFields } from './progress';
+import { heartbeatProgress, withLive } from './live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
@@ -177,9 +178,10 @@ async function workflowStatus(link: TemporalLink, described: WorkflowExecutionDe
   };
   if (described.status.name === 'RUNNING') {
     try {
-      status.progress = await link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () =>
+      const progress = await link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () =>
         link.client.workflow.getHandle(described.workflowId, described.runId).query(progressQuery),
       );
+      status.progress = withLive(progress, await heartbeatProgress(link.client, described.raw.pendingActivities));
     } catch (err) {
       status.progressError = err instanceof Error ? err.message : String(err);
     }

@@ -176,7 +176,7 @@ export function definedOnly<T extends object>(value: T): T {
 export function addWorkflowOptions(command: Command): Command {
   return addReconnectOption(addTemporalOptions(command))
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
-    .option('--workflow-id <id>', 'workflow id (default: <verb>-<table>-<unique suffix>)')
+    .option('-w, --workflow-id <id>', 'workflow id; a run with this id still running is attached to (followed, nothing started twice) instead of failing (default: <verb>-<table>-<unique suffix>)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
     .option('--json', 'print one JSON object with the result on stdout (no progress, no summary); a failure is one JSON object {error: {code, message, workflowId?, exitCode}}')
     .option('--detach', 'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`')
@@ -206,6 +206,7 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
   detach: boolean;
   onInterrupt: 'detach' | 'cancel';
   checkWorkers: boolean;
+  attach: boolean;
 } {
   return {
     settings: cliSettings(env, flags),
@@ -214,5 +215,7 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
     detach: flags.detach ?? false,
     onInterrupt: flags.cancelOnInterrupt ? 'cancel' : 'detach',
     checkWorkers: flags.workerCheck !== false,
+    // an id of the user's own may be a run already going (a re-run after a lost connection): attach to it
+    attach: flags.workflowId !== undefined,
   };
 }

@@ -3,6 +3,7 @@
 import { cancelSignal, progressQuery } from '../workflows';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
 import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
+import { heartbeatProgress, withLive, type LiveProgress } from './live-progress';
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
@@ -78,16 +79,25 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
   let last: RunProgress = { phase: 'starting', bytes: 0 };
   // the client is looked up per query: it is a new one after each reconnection
   const withDeadline = <T>(call: () => Promise<T>) => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, call);
+  // the step in flight (bytes of a transfer, pages of a batch) from its activity's heartbeat, added to each answer
+  let live: LiveProgress | undefined;
   const stopPolling = view
     ? pollProgress(
         () => withDeadline(() => link.client.workflow.getHandle(workflowId).query(progressQuery)),
-        (progress: RunProgress) => view?.update((last = progress)),
+        (progress: RunProgress) => view?.update((last = withLive(progress, live))),
       )
     : () => undefined;
   const stopRetryPolling = view
     ? pollProgress(
-        () => withDeadline(() => link.client.workflow.getHandle(workflowId).describe()),
-        (described) => view?.retries(activityRetries(described.raw.pendingActivities)),
+        () =>
+          withDeadline(async () => {
+            const described = await link.client.workflow.getHandle(workflowId).describe();
+            return { described, live: await heartbeatProgress(link.client, described.raw.pendingActivities) };
+          }),
+        (seen) => {
+          live = seen.live;
+          view?.retries(activityRetries(seen.described.raw.pendingActivities));
+        },
         RETRY_POLL_MS,
       )
     : () => undefined;
@@ -102,9 +112,10 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
       return;
     }
     process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
-    link.client.workflow
-      .getHandle(workflowId)
-      .signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)')
+    const handle = link.client.workflow.getHandle(workflowId);
+    // a transfer is cancelled as `temporal workflow cancel` does it (it ends *cancelled*); an extraction gets its
+    // `cancel` signal, which loads what was staged and completes with `cancelled: true`
+    (verb === 'extract' ? handle.signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)') : handle.cancel())
       .catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
   });
   try {

@@ -8,6 +8,7 @@ import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
 import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
+import { registerListCommand } from './list';
 import { registerReplayCheckCommand } from './replay-check';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
@@ -47,6 +48,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerExtractCommand(program, resolved);
   registerExtractStateCommand(program, resolved);
   registerStatusCommands(program, resolved);
+  registerListCommand(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerReplayCheckCommand(program, resolved);

@@ -5,7 +5,7 @@ import { oneLine, printable } from './failure';
 
 /** How often the CLI asks a running workflow for its progress (ms). */
 export const PROGRESS_POLL_MS = 500;
-/** How often the CLI looks for retrying activities in the workflow's description (ms). */
+/** How often the CLI reads the workflow's description: retrying activities, and the live progress the step in flight heartbeats (ms). */
 export const RETRY_POLL_MS = 2_000;
 /** Plain progress (not a TTY): at most one line this often while the phase stays the same (ms). */
 export const PLAIN_PROGRESS_INTERVAL_MS = 10_000;

@@ -1,7 +1,12 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
-import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ErrorCode } from '../contracts/error-codes';
+import { CliError } from './failure';
+import { statSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
+import { runMetadata } from '../contracts/search-attributes';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
 import { isTemporalUnreachable, type RetryWhileUnreachableOptions } from './reconnect';
@@ -28,6 +33,11 @@ export interface TransferRun<W extends WorkflowName = WorkflowName> {
   detach?: boolean;
   /** First Ctrl-C while following: `detach` (default) stops waiting, `cancel` (`--cancel-on-interrupt`) cancels the workflow. */
   onInterrupt?: 'detach' | 'cancel';
+  /**
+   * A run with `workflowId` still running is followed instead of failing (`--workflow-id` given): nothing is started
+   * twice; the start itself uses `USE_EXISTING`, so two commands racing to start it get one workflow. Default false.
+   */
+  attach?: boolean;
   /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
   checkWorkers?: boolean;
   /** The human summary: a title line and labelled values (undefined values are left out). */
@@ -55,8 +65,11 @@ export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): 
     link = await TemporalLink.open(run.settings);
     await checkWorkers(link, run);
     startAttempted = true;
-    firstExecutionRunId = await startWorkflow(link, run);
-    process.stderr.write(`${run.verb}: started workflow ${run.workflowId} (run ${firstExecutionRunId}); to re-attach: ${reattachHint(run.workflowId)}\n`);
+    const started = await startWorkflow(link, run);
+    firstExecutionRunId = started.runId;
+    process.stderr.write(
+      `${run.verb}: ${started.attached ? 'attached to running' : 'started'} workflow ${run.workflowId} (run ${firstExecutionRunId}); to re-attach: ${reattachHint(run.workflowId)}\n`,
+    );
     if (run.detach) {
       const started = { workflowId: run.workflowId, runId: firstExecutionRunId, taskQueue: run.settings.taskQueue };
       process.stdout.write(run.json ? `${JSON.stringify(started)}\n` : `${run.workflowId}\n`);
@@ -126,17 +139,29 @@ async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: Tra
 /**
  * Starts the workflow and resolves with its run id, through Temporal outages. A start that failed for want of an
  * answer may still have reached the server: if the next attempt finds the workflow already running, that is ours.
+ * With `attach`, a run of the same type already going under the id is followed instead (`attached`), and the start
+ * uses `USE_EXISTING`, so a command racing another to start it follows the one run.
  */
-async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<string> {
+async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<{ runId: string; attached: boolean }> {
   let inDoubt = false;
-  const start = async (client: Client): Promise<string> => {
+  const start = async (client: Client): Promise<{ runId: string; attached: boolean }> => {
+    if (run.attach) {
+      const running = await runningRun(client, run);
+      if (running) return { runId: running, attached: true };
+    }
     try {
-      const handle = await client.workflow.start(run.workflowType, { taskQueue: run.settings.taskQueue, workflowId: run.workflowId, args: [run.input] });
-      return handle.firstExecutionRunId;
+      const handle = await client.workflow.start(run.workflowType, {
+        taskQueue: run.settings.taskQueue,
+        workflowId: run.workflowId,
+        args: [run.input],
+        ...(run.attach ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
+        ...startMetadata(run),
+      });
+      return { runId: handle.firstExecutionRunId, attached: false };
     } catch (err) {
       if (inDoubt && err instanceof WorkflowExecutionAlreadyStartedError) {
         const described = await client.workflow.getHandle(run.workflowId).describe();
-        return described.raw.workflowExecutionInfo?.firstRunId || described.runId;
+        return { runId: described.raw.workflowExecutionInfo?.firstRunId || described.runId, attached: false };
       }
       inDoubt ||= isTemporalUnreachable(err);
       throw err;
@@ -146,4 +171,49 @@ async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: Tr
     timeoutMs: run.reconnectTimeoutMs,
     onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
   });
+}
+
+/**
+ * The first run id of the run going under the workflow id, if one is running; a running workflow of another type
+ * under that id is an error (attaching to it would follow something else).
+ */
+async function runningRun<W extends WorkflowName>(client: Client, run: TransferRun<W>): Promise<string | undefined> {
+  let described;
+  try {
+    described = await client.workflow.getHandle(run.workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+  if (described.status.name !== 'RUNNING') return undefined;
+  if (described.type !== run.workflowType) {
+    throw new CliError(
+      ErrorCode.INVALID_INPUT,
+      `workflow ${run.workflowId} is running, but it is a ${described.type}, not a ${run.workflowType}: choose another --workflow-id`,
+    );
+  }
+  return described.raw.workflowExecutionInfo?.firstRunId || described.runId;
+}
+
+/**
+ * What the Temporal UI shows of a run the CLI starts: `import orders.csv → in.c-main.orders (direct, 3.1 GB)` (the
+ * size when the source is a file the CLI can see) and the details of the command line.
+ */
+export function startMetadata(run: Pick<TransferRun, 'workflowType' | 'input'>): { staticSummary: string; staticDetails: string } {
+  let sizeBytes: number | undefined;
+  const source = (run.input as { source?: unknown }).source;
+  if (run.workflowType === 'importTableWorkflow' && typeof source === 'string' && source.startsWith('/')) {
+    try {
+      sizeBytes = statSync(source).size;
+    } catch {
+      // on the worker's host only: no size
+    }
+  }
+  let who: string | undefined;
+  try {
+    who = `sapi-temporal CLI (${userInfo().username}@${hostname()})`;
+  } catch {
+    who = 'sapi-temporal CLI';
+  }
+  return runMetadata({ workflowType: run.workflowType, input: run.input, sizeBytes } as Parameters<typeof runMetadata>[0], who);
 }

@@ -1,6 +1,6 @@
 // `sapi-temporal schedule …`: Temporal Schedules that start the plugin's workflows (nightly imports, hourly
 // exports, daily extractions), and the verbs to list, trigger, pause, resume and delete them.
-import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleOverlapPolicy, type ScheduleSummary } from '@temporalio/client';
+import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleDescription, type ScheduleOverlapPolicy } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
@@ -12,6 +12,7 @@ import { CliError, describeFailure } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
+import { runMetadata } from '../contracts/search-attributes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 import { clientOf } from './temporal-link';
 
@@ -25,15 +26,28 @@ export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> =
   'allow-all': 'ALLOW_ALL',
 });
 
-/** Default overlap policy: a run that would start while the previous one still runs is skipped (no double loads). */
+/** Default overlap policy of exports and extractions: a run due while the previous one still runs is skipped. */
 export const DEFAULT_OVERLAP = 'skip';
+
+/**
+ * Default overlap policy of imports: a run due while the previous one still runs waits for it (one buffered), so a
+ * slow load delays the next instead of dropping it (a skipped incremental import is data that arrives a whole period
+ * late); never two loads into one table at once.
+ */
+export const DEFAULT_IMPORT_OVERLAP = 'buffer-one';
+
+/** The overlap policy a schedule of `workflowType` gets unless `--overlap` says otherwise. */
+export function defaultOverlap(workflowType: string): string {
+  return workflowType === 'importTableWorkflow' ? DEFAULT_IMPORT_OVERLAP : DEFAULT_OVERLAP;
+}
 
 /** The schedule flags as commander parses them. */
 export interface ScheduleFlags {
   cron?: string[];
   every?: string[];
   timezone?: string;
-  overlap: string;
+  /** Default: {@link defaultOverlap} of the workflow type. */
+  overlap?: string;
   paused?: boolean;
   note?: string;
 }
@@ -73,15 +87,15 @@ export function parseCron(value: string, previous: string[] = []): string[] {
   return [...previous, expr];
 }
 
-/** The `spec`, `policies` and `state` of a schedule the flags describe. */
-export function scheduleShape(flags: ScheduleFlags) {
+/** The `spec`, `policies` and `state` of a schedule the flags describe (`flags.overlap` set, or the default of the workflow type). */
+export function scheduleShape(flags: ScheduleFlags, workflowType = '') {
   return {
     spec: {
       cronExpressions: flags.cron,
       intervals: flags.every?.map((every) => ({ every: intervalMs(every) })),
       timezone: flags.timezone,
     },
-    policies: { overlap: OVERLAP_POLICIES[flags.overlap] ?? OVERLAP_POLICIES[DEFAULT_OVERLAP] },
+    policies: { overlap: OVERLAP_POLICIES[flags.overlap ?? defaultOverlap(workflowType)] ?? OVERLAP_POLICIES[DEFAULT_OVERLAP] },
     state: { paused: flags.paused ?? false, note: flags.note },
   };
 }
@@ -92,7 +106,7 @@ function addScheduleOptions(command: Command): Command {
     .option('--cron <expr>', 'when to run, as a cron expression in quotes ("0 3 * * *" = 03:00 every day); repeatable', parseCron)
     .option('--every <interval>', 'run at this interval: 30s, 15m, 1h, 1d; repeatable', parseEvery)
     .option('--timezone <tz>', 'time zone of the cron expressions, e.g. Europe/Prague (default UTC)')
-    .addOption(new Option('--overlap <policy>', 'when a run is due while the previous one still runs').choices(Object.keys(OVERLAP_POLICIES)).default(DEFAULT_OVERLAP))
+    .addOption(new Option('--overlap <policy>', `when a run is due while the previous one still runs (default: ${DEFAULT_IMPORT_OVERLAP} for imports, ${DEFAULT_OVERLAP} otherwise)`).choices(Object.keys(OVERLAP_POLICIES)))
     .option('--paused', 'create the schedule paused (start it with `schedule unpause`)')
     .option('--note <text>', 'a note shown with the schedule')
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
@@ -132,13 +146,20 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
 /** Creates the schedule and prints it (one JSON object with `--json`). */
 export async function createSchedule<W extends WorkflowName>(request: ScheduleRequest<W>): Promise<void> {
   const { scheduleId, workflowType, settings } = request;
-  const shape = scheduleShape(request.flags);
+  const shape = scheduleShape(request.flags, workflowType);
   const description = await withClient(`schedule ${request.verb}`, settings, scheduleId, async (client) => {
     const handle = await client.schedule.create({
       scheduleId,
       ...shape,
       // each run's workflow id is this id plus the time it was scheduled for (Temporal appends it)
-      action: { type: 'startWorkflow', workflowType, taskQueue: settings.taskQueue, workflowId: scheduleId, args: [request.input] },
+      action: {
+        type: 'startWorkflow',
+        workflowType,
+        taskQueue: settings.taskQueue,
+        workflowId: scheduleId,
+        args: [request.input],
+        ...runMetadata({ workflowType, input: request.input } as Parameters<typeof runMetadata>[0], `schedule ${scheduleId}`),
+      },
     });
     return handle.describe();
   });
@@ -150,33 +171,84 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
   printSummary(`created schedule ${scheduleId}: ${workflowType}`, [
     ['when', [...(request.flags.cron ?? []).map((c) => `cron "${c}"`), ...(request.flags.every ?? []).map((e) => `every ${e}`)].join(', ')],
     ['time zone', request.flags.timezone],
-    ['overlap', request.flags.overlap],
+    ['overlap', request.flags.overlap ?? defaultOverlap(workflowType)],
     ['task queue', settings.taskQueue],
     ['state', description.state.paused ? 'paused' : 'active'],
     ['next runs', next.slice(0, 3).join(', ') || undefined],
   ]);
 }
 
-/** One schedule as `schedule list --json` prints it. */
+/** One schedule as `schedule list --json` and `schedule describe --json` print it. */
 export interface ScheduleListing {
   scheduleId: string;
   workflowType?: string;
   paused: boolean;
   note?: string;
+  /** The overlap policy (`skip`, `buffer-one`, …). */
+  overlap?: string;
   nextActionTimes: string[];
   recentWorkflowIds: string[];
+  /** The last run started: its workflow id and when. */
+  lastRun?: { workflowId: string; startedAt: string };
+  /** Runs started so far. */
+  taken: number;
+  /** Runs not started because the previous one still ran (overlap `skip`, or a full buffer). */
+  skipped: number;
+  /** Runs waiting for the running one to end (overlap `buffer-one` / `buffer-all`). */
+  buffered: number;
+  /** Runs not started because they were due while the schedule could not act (catch-up window missed). */
+  missed: number;
+  /** Workflow ids of the runs going now. */
+  running: string[];
 }
 
-/** A schedule summary as a plain listing. */
-export function toListing(summary: ScheduleSummary): ScheduleListing {
+const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
+
+/** A schedule's description as a listing: counts of taken, skipped, buffered and missed runs, last and next runs. */
+export function toListing(description: ScheduleDescription): ScheduleListing {
+  const info = description.raw.info;
+  const recent = description.info.recentActions;
+  const last = recent.at(-1);
+  const overlap = Object.entries(OVERLAP_POLICIES).find(([, policy]) => policy === description.policies.overlap)?.[0];
   return {
-    scheduleId: summary.scheduleId,
-    workflowType: summary.action?.workflowType,
-    paused: summary.state.paused,
-    note: summary.state.note || undefined,
-    nextActionTimes: summary.info.nextActionTimes.map((t) => t.toISOString()),
-    recentWorkflowIds: summary.info.recentActions.map((a) => a.action.workflow.workflowId),
+    scheduleId: description.scheduleId,
+    workflowType: description.action?.type === 'startWorkflow' ? description.action.workflowType : undefined,
+    paused: description.state.paused,
+    note: description.state.note || undefined,
+    overlap,
+    nextActionTimes: description.info.nextActionTimes.map((t) => t.toISOString()),
+    recentWorkflowIds: recent.map((a) => a.action.workflow.workflowId),
+    ...(last ? { lastRun: { workflowId: last.action.workflow.workflowId, startedAt: last.takenAt.toISOString() } } : {}),
+    taken: description.info.numActionsTaken,
+    skipped: description.info.numActionsSkippedOverlap + num(info?.bufferDropped),
+    buffered: num(info?.bufferSize),
+    missed: description.info.numActionsMissedCatchupWindow,
+    running: description.info.runningActions.map((a) => a.workflow.workflowId),
   };
+}
+
+/** The warning a listing deserves: runs skipped or missed are runs that never happened. */
+export function scheduleWarning(s: ScheduleListing): string | undefined {
+  const lost = [s.skipped ? `${s.skipped} run(s) skipped because the previous one was still running (overlap ${s.overlap ?? '?'})` : '', s.missed ? `${s.missed} run(s) missed (catch-up window)` : '']
+    .filter(Boolean)
+    .join('; ');
+  return lost ? `warning: schedule ${s.scheduleId}: ${lost}` : undefined;
+}
+
+/** `schedule list`'s line of one schedule: id, type, state, counts, last and next run. */
+export function listingLine(s: ScheduleListing): string {
+  const state = s.paused ? 'paused' : `next ${s.nextActionTimes[0] ?? '—'}`;
+  const counts = `taken ${s.taken}, running ${s.running.length}, buffered ${s.buffered}, skipped ${s.skipped}, missed ${s.missed}`;
+  return `${s.scheduleId}  ${s.workflowType ?? '?'}  ${state}  overlap ${s.overlap ?? '?'}  ${counts}${s.lastRun ? `  last ${s.lastRun.workflowId} at ${s.lastRun.startedAt}` : ''}`;
+}
+
+/**
+ * Starts a run of the schedule now, under the schedule's own overlap policy (the SDK's `trigger()` without a policy
+ * means ALLOW_ALL: a manual run beside a scheduled one, into the same table), or `ALLOW_ALL` with `allowOverlap`.
+ */
+export async function triggerSchedule(client: Client, scheduleId: string, allowOverlap = false): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleId);
+  await handle.trigger(allowOverlap ? 'ALLOW_ALL' : (await handle.describe()).policies.overlap);
 }
 
 /** `sapi-temporal schedule …` */
@@ -221,23 +293,48 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
     .action(async (flags: TemporalFlags & { json?: boolean }) => {
       const settings = cliSettings(context.env, flags);
       const listings = await withClient('schedule list', settings, undefined, async (client) => {
-        const found: ScheduleListing[] = [];
-        for await (const summary of client.schedule.list()) found.push(toListing(summary));
+        const ids: string[] = [];
+        for await (const summary of client.schedule.list()) ids.push(summary.scheduleId);
+        // the counts (skipped, buffered, missed) are in each schedule's description only
+        const found = await Promise.all(ids.map(async (id) => toListing(await client.schedule.getHandle(id).describe())));
         return found.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
       });
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(listings)}\n`);
-        return;
+      } else {
+        if (listings.length === 0) process.stdout.write(`no schedules in namespace ${settings.namespace}\n`);
+        for (const s of listings) process.stdout.write(`${listingLine(s)}\n`);
       }
-      if (listings.length === 0) process.stdout.write(`no schedules in namespace ${settings.namespace}\n`);
       for (const s of listings) {
-        const state = s.paused ? 'paused' : `next ${s.nextActionTimes[0] ?? '—'}`;
-        process.stdout.write(`${s.scheduleId}  ${s.workflowType ?? '?'}  ${state}${s.recentWorkflowIds.length ? `  last ${s.recentWorkflowIds.at(-1)}` : ''}\n`);
+        const warning = scheduleWarning(s);
+        if (warning) process.stderr.write(`${warning}\n`);
       }
     });
 
-  const verbs: Array<[name: string, description: string, act: (id: string, client: Client, note?: string) => Promise<void>, done: string]> = [
-    ['trigger', 'start a run now (whatever the overlap policy says)', (id, client) => client.schedule.getHandle(id).trigger('ALLOW_ALL'), 'triggered'],
+  addTemporalOptions(schedule.command('describe').description('show a schedule: overlap policy, runs taken, running, buffered, skipped and missed, the last and next runs').argument('<scheduleId>', 'id of the schedule'))
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (scheduleId: string, flags: TemporalFlags & { json?: boolean }) => {
+      const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) => toListing(await client.schedule.getHandle(scheduleId).describe()));
+      if (flags.json) process.stdout.write(`${JSON.stringify(s)}\n`);
+      else {
+        printSummary(`schedule ${s.scheduleId}: ${s.workflowType ?? '?'}${s.paused ? ' (paused)' : ''}`, [
+          ['overlap', s.overlap],
+          ['runs taken', s.taken],
+          ['running', s.running.join(', ') || 'none'],
+          ['buffered', s.buffered],
+          ['skipped', s.skipped],
+          ['missed', s.missed],
+          ['last run', s.lastRun ? `${s.lastRun.workflowId} at ${s.lastRun.startedAt}` : 'none'],
+          ['next runs', s.nextActionTimes.slice(0, 3).join(', ') || undefined],
+          ['note', s.note],
+        ]);
+      }
+      const warning = scheduleWarning(s);
+      if (warning) process.stderr.write(`${warning}\n`);
+    });
+
+  const verbs: Array<[name: string, description: string, act: (id: string, client: Client, note?: string, allowOverlap?: boolean) => Promise<void>, done: string]> = [
+    ['trigger', 'start a run now, as the overlap policy says (buffered or skipped while a run is going; --allow-overlap: now regardless)', (id, client, _note, allowOverlap) => triggerSchedule(client, id, allowOverlap), 'triggered'],
     ['pause', 'stop starting runs until unpaused', (id, client, note) => client.schedule.getHandle(id).pause(note), 'paused'],
     ['unpause', 'start runs again', (id, client, note) => client.schedule.getHandle(id).unpause(note), 'unpaused'],
     ['delete', 'delete the schedule (runs already started go on)', (id, client) => client.schedule.getHandle(id).delete(), 'deleted'],
@@ -245,8 +342,9 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   for (const [name, description, act, done] of verbs) {
     const command = addTemporalOptions(schedule.command(name).description(description).argument('<scheduleId>', 'id of the schedule'));
     if (name === 'pause' || name === 'unpause') command.option('--note <text>', 'why (shown with the schedule)');
-    command.action(async (scheduleId: string, flags: TemporalFlags & { note?: string }) => {
-      await withClient(`schedule ${name}`, cliSettings(context.env, flags), scheduleId, (client) => act(scheduleId, client, flags.note));
+    if (name === 'trigger') command.option('--allow-overlap', 'start the run now even while another runs (two loads into one table at once)');
+    command.action(async (scheduleId: string, flags: TemporalFlags & { note?: string; allowOverlap?: boolean }) => {
+      await withClient(`schedule ${name}`, cliSettings(context.env, flags), scheduleId, (client) => act(scheduleId, client, flags.note, flags.allowOverlap));
       process.stdout.write(`${done} schedule ${scheduleId}\n`);
     });
   }

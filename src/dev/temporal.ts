@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { findTemporal } from './tools';
 import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
+import { searchAttributeDefinitions } from '../contracts/search-attributes';
 
 export interface StartTemporalOptions {
   /** Data folder: the SQLite file `<dataDir>/temporal.db` (survives restarts) and `<dataDir>/temporal.log`. */
@@ -23,6 +24,11 @@ export interface StartTemporalOptions {
    */
   uiCodecEndpoint?: string;
   watchdogPidFile?: string;
+  /**
+   * Register the plugin's search attributes (`SapiTableId`, `SapiOperation`, …: `src/contracts/search-attributes.ts`)
+   * at start, as `temporal operator search-attribute create` does on a real cluster. Default true.
+   */
+  searchAttributes?: boolean;
 }
 
 export interface TemporalHandle {
@@ -67,6 +73,7 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
     '--log-level', 'warn',
   ];
   if (namespace !== 'default') args.push('--namespace', namespace);
+  if (options.searchAttributes ?? true) for (const definition of searchAttributeDefinitions()) args.push('--search-attribute', definition);
   if (options.headless) args.push('--headless');
   else if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   const temporal = await ManagedProcess.start({

@@ -5,6 +5,8 @@ import { activityOptions, shortTransferOptions, transferOptions } from './option
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
+import { exportAttributes } from '../contracts/search-attributes';
+import { describeCall } from './import-table';
 
 /**
  * Patch of the destination check before the export starts (the worker's input policy, an existing file without
@@ -19,16 +21,17 @@ export const DESTINATION_CHECK_PATCH = 'export-destination-check-v1';
  */
 export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince?: number } }): Promise<ExportTableResult> {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
-  const acts = proxyActivities<SapiActivities>(activityOptions);
-  const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download'));
   const connection = input.connection;
-  return runTransfer(`export of ${input.tableId}`, progress, async () => {
+  const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};
+  return runTransfer(`export of ${input.tableId}`, progress, async (view) => {
+    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download')));
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
     if (!input.resume && patched(DESTINATION_CHECK_PATCH)) {
       progress.phase = 'checking';
-      await proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue)).checkDestination({ destination: input.destination, overwrite: input.overwrite });
+      await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }
     progress.phase = 'exporting';
     const first =
@@ -56,7 +59,10 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
         return acts.getJob({ connection, jobId });
       },
       input.polling,
-      (job) => (progress.jobStatus = job.status),
+      (job) => {
+        progress.jobStatus = job.status;
+        view.refresh();
+      },
       pollingSince,
     );
     const fileId = done.results?.fileId;
@@ -78,5 +84,5 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     progress.phase = 'done';
     progress.bytes = downloaded.bytes;
     return { ...downloaded, fileId, jobId: done.id };
-  });
+  }, attributes, (r) => ({ SapiBytes: r.bytes }));
 }

@@ -29,6 +29,8 @@ import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, Extr
 import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { extractAttributes } from '../contracts/search-attributes';
+import { bytesText, detailLine, RunView } from './run-view';
 
 export type * from '../contracts/extract';
 
@@ -41,7 +43,10 @@ export const resumeSignal = defineSignal('resume');
 /** Signal: stop fetching; with `loadOnCancel` (default) load what was staged; the result says `cancelled: true`. */
 export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
 
-/** Signal the page-fetching activity sends (at most every 5 s) so that `progress` follows a long batch. */
+/**
+ * Signal the page-fetching activity of earlier versions sent (at most every 5 s) so that `progress` followed a long
+ * batch; still accepted. `fetchPages` now heartbeats its batch totals instead (no history event per report).
+ */
 export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgress');
 
 export { MAX_RATE_LIMIT_WAITS };
@@ -280,8 +285,11 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   setHandler(pauseSignal, () => void (cp.paused = true));
   setHandler(resumeSignal, () => void (cp.paused = false));
   setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
+  // eslint-disable-next-line prefer-const -- opened below; the handler may run before (a signal buffered with the start)
+  let view: RunView | undefined;
   setHandler(extractProgressSignal, (progress) => {
     if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;
+    view?.refresh();
   });
 
   const addWarnings = (warnings: readonly string[]) => {
@@ -294,9 +302,15 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   };
 
   const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue);
-  const acts = proxyActivities<SapiActivities>(short);
-  const fetcher = proxyActivities<SapiActivities>(fetch);
-  const builder = proxyActivities<SapiActivities>(build);
+  view = await RunView.open(extractAttributes(input), {
+    phase: () => phase,
+    details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
+  });
+  const acts = view.activities(proxyActivities<SapiActivities>(short));
+  const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
+    name === 'fetchPages' ? `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
+  );
+  const builder = view.activities(proxyActivities<SapiActivities>(build));
 
   try {
     if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
@@ -307,6 +321,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     if (!isBucketId(bucketId)) {
       throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
     }
+    view.set({ SapiBucket: bucketId });
     // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
     const fresh = cp.runTimes === undefined; // ge-iter
     const runTimes = await startRunState(cp, input, acts.readRunState);
@@ -326,6 +341,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     while (cancelReason === undefined) {
       if (cp.paused) {
         phase = 'paused';
+        view.refresh();
         await condition(() => !cp.paused || cancelReason !== undefined);
         phase = 'extracting';
         continue;
@@ -386,7 +402,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       if (limit.waitMs !== null) {
         log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
         waitingUntil = Date.now() + limit.waitMs;
-        await condition(() => cancelReason !== undefined, limit.waitMs);
+        view.refresh();
+        const waited = () => cancelReason !== undefined;
+        await (view.on ? condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` }) : condition(waited, limit.waitMs));
         waitingUntil = undefined;
       }
     }
@@ -399,6 +417,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       tables = notLoaded(cp);
     } else {
       phase = 'loading';
+      view.refresh();
       tables = await loadTables(withParserStruct(cp, input), {
         workflowId: info.workflowId,
         connection: input.connection,
@@ -427,6 +446,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       staging = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
     }
     phase = cancelled ? 'cancelled' : 'done';
+    view.set({ SapiRows: tables.reduce((sum, table) => sum + table.rows, 0), SapiBytes: cp.bytes });
+    view.refresh();
     return {
       workflowId: info.workflowId,
       runId: cp.runId,
@@ -449,6 +470,25 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     if (err instanceof ContinueAsNew) throw err;
     phase = 'failed';
     error = err instanceof Error ? err.message : String(err);
+    view.refresh();
     throw err;
   }
+}
+
+/** `job 0 (users)`: the job and its endpoint without query or fragment (they may carry a key). */
+function fetchTarget(job: { id?: string; endpoint?: string } | undefined): string {
+  const endpoint = job?.endpoint?.replace(/[?#].*$/, '');
+  return `job ${job?.id ?? '?'}${endpoint ? ` (${endpoint})` : ''}`;
+}
+
+/** Current details of an extraction: phase, where it is, totals, the Retry-After being waited out, the error. */
+function extractDetails(p: ExtractProgress): string {
+  return [
+    detailLine({ phase: p.phase, job: p.job ?? undefined, page: p.page || undefined, pages: p.pages, records: p.records, bytes: bytesText(p.bytes) }),
+    detailLine({ tables: Object.entries(p.tables).map(([t, rows]) => `${t} ${rows}`).join(', ') || undefined, runs: p.runs > 1 ? p.runs : undefined }),
+    p.waitingUntil !== undefined ? `**waiting** Retry-After until ${new Date(p.waitingUntil).toISOString()}` : '',
+    p.error ? `**error** ${p.error}` : '',
+  ]
+    .filter(Boolean)
+    .join('  \n');
 }

@@ -5,6 +5,7 @@ import { activityOptions, shortTransferOptions, transferOptions } from './option
 import { runTransfer } from './transfer-run';
 import { DEFAULT_METADATA_PROVIDER, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
+import { importAttributes } from '../contracts/search-attributes';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -49,10 +50,16 @@ interface ImportResume {
 export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
   const tableId = `${input.bucketId}.${input.table}`;
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
-  const acts = proxyActivities<SapiActivities>(activityOptions);
-  const transfer = proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue));
   const connection = input.connection;
-  return runTransfer(`import into ${tableId}`, progress, async () => {
+  const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
+  const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
+  return runTransfer(`import into ${tableId}`, progress, async (view) => {
+    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue)), describeCall(progress));
+    const onStatus = (current: JobSummary) => {
+      progress.jobStatus = current.status;
+      view.refresh();
+    };
     let fileId: number;
     let bytes: number;
     let sha256: string | undefined;
@@ -82,7 +89,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           progress.phase = 'checking';
           const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
           typed = typedCreate || (target.typed ?? false);
-          await proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue)).inspectSource({
+          await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).inspectSource({
             sources: input.slices ?? [input.source],
             csv: input.csv,
             columns,
@@ -104,7 +111,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
           created.table = true;
           progress.jobId = definitionJob.id;
-          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), input.polling, (current) => (progress.jobStatus = current.status), Date.now());
+          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), input.polling, onStatus, Date.now());
           progress.phase = 'importing';
           job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
         } else {
@@ -130,7 +137,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           return acts.getJob({ connection, jobId });
         },
         input.polling,
-        (current) => (progress.jobStatus = current.status),
+        onStatus,
         pollingSince,
       );
       loaded = true;
@@ -185,7 +192,12 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       }
       throw err;
     }
-  });
+  }, attributes, totals);
+}
+
+/** Summaries of an import's activity calls: a poll names its job and the status last seen. */
+export function describeCall(progress: { jobStatus?: string }): (name: string, input: Record<string, unknown>) => string | undefined {
+  return (name, input) => (name === 'getJob' ? `job ${String(input.jobId)} ${progress.jobStatus ?? ''}`.trim() : undefined);
 }
 
 type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;

@@ -191,6 +191,47 @@ describe('the sapi-temporal CLI', () => {
     expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_CLI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
   });
 
+  it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {
+    expect((await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code).toBe(0);
+    env.emulator.faults.slowJob({ operationName: 'tableImport', ms: 8_000, times: 4 });
+    const file = csvFile('slow-sched.csv', 'id\n2\n');
+    const load = ['--bucket', 'in.c-cli', '--table', 'slow_sched', '--mode', 'load', '--incremental'];
+    const describe = async (id: string) => {
+      const outcome = await cli(['schedule', 'describe', id, '--json']);
+      return { listing: JSON.parse(outcome.stdout) as { overlap: string; skipped: number }, stderr: outcome.stderr };
+    };
+
+    // default (imports): buffer-one; a trigger while a run is going starts after it, --allow-overlap starts at once
+    const buffered = `buffered-${Date.now()}`;
+    expect((await cli(onQueue('schedule', 'import', buffered, file, ...load, '--every', '1d', '--paused'))).code).toBe(0);
+    expect((await describe(buffered)).listing.overlap).toBe('buffer-one');
+    const runs = async () => (await env.client.schedule.getHandle(buffered).describe()).info.recentActions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId));
+    expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
+    await eventually(async () => (await runs()).length === 1, 30_000, 'the first trigger started no run');
+    expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
+    await eventually(async () => (await runs()).length === 2, 60_000, 'the buffered trigger never ran');
+    const [first, second] = await Promise.all((await runs()).map((run) => run.describe()));
+    expect(second!.startTime.getTime()).toBeGreaterThanOrEqual(first!.closeTime!.getTime()); // after, never beside it
+    expect((await cli(['schedule', 'trigger', buffered, '--allow-overlap'])).code).toBe(0);
+    await eventually(async () => (await runs()).length === 3, 30_000, 'the overlapping trigger started no run');
+    const [, during, third] = await Promise.all((await runs()).map((run) => run.describe()));
+    expect(during!.status.name).toBe('RUNNING'); // started beside the running one
+    expect(third!.status.name).toBe('RUNNING');
+    expect((await cli(['schedule', 'delete', buffered])).code).toBe(0);
+
+    // skip: runs due while one is going are dropped, and say so
+    const skipping = `skipping-${Date.now()}`;
+    expect((await cli(onQueue('schedule', 'import', skipping, file, ...load, '--every', '1s', '--overlap', 'skip'))).code).toBe(0);
+    await eventually(async () => (await describe(skipping)).listing.skipped >= 2, 30_000, 'no run was skipped');
+    const seen = await describe(skipping);
+    expect(seen.listing).toMatchObject({ overlap: 'skip' });
+    expect(seen.stderr).toMatch(new RegExp(`^warning: schedule ${skipping}: \\d+ run\\(s\\) skipped because the previous one was still running \\(overlap skip\\)$`, 'm'));
+    const listed = await cli(['schedule', 'list']);
+    expect(listed.stdout).toMatch(new RegExp(`^${skipping}  importTableWorkflow  next \\S+  overlap skip  taken \\d+, running \\d, buffered \\d, skipped \\d+, missed 0  last ${skipping}-`, 'm'));
+    expect(listed.stderr).toContain(`warning: schedule ${skipping}:`);
+    expect((await cli(['schedule', 'delete', skipping])).code).toBe(0);
+  });
+
   it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
     env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 8_000, times: 1 });
     const workflowId = `cli-wait-${Date.now()}`;
@@ -290,8 +331,40 @@ describe('the sapi-temporal CLI', () => {
     const outcome = await running.done;
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-/);
-    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_CANCELLED\] .*cancelled from the CLI/m);
-    expect((await handle.describe()).status.name).toBe('FAILED');
+    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed .*cancel/im);
+    // as `temporal workflow cancel` ends it: cancelled, not failed
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+
+  it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    const workflowId = `cli-attach-${Date.now()}`;
+    const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
+    const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
+    const first = startCli(args);
+    const handle = env.client.workflow.getHandle(workflowId);
+    await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing', 60_000, `never importing; CLI stderr: ${first.output.stderr}`);
+    const second = await cli(args);
+    const firstOutcome = await first.done;
+    expect(second.stderr).toMatch(new RegExp(`^import: attached to running workflow ${workflowId} \\(run `, 'm'));
+    expect(firstOutcome.stderr).toMatch(new RegExp(`^import: started workflow ${workflowId} `, 'm'));
+    expect([firstOutcome.code, second.code]).toEqual([0, 0]);
+    expect(JSON.parse(second.stdout)).toEqual(JSON.parse(firstOutcome.stdout));
+    expect(JSON.parse(second.stdout)).toMatchObject({ workflowId, importedRowsCount: 2 });
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
+    expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
+  });
+
+  it('starts one workflow when two imports with the same --workflow-id race to start it', async () => {
+    const workflowId = `cli-race-${Date.now()}`;
+    const args = onQueue('import', csvFile('race.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'raced', '--workflow-id', workflowId, '--json');
+    const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
+    const outcomes = await Promise.all([cli(args), cli(args)]);
+    expect(outcomes.map((o) => o.code)).toEqual([0, 0]);
+    expect(outcomes.map((o) => JSON.parse(o.stdout).runId)).toEqual([expect.any(String), JSON.parse(outcomes[0]!.stdout).runId]);
+    expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 
   it('runs a worker from the environment that serves imports until SIGTERM, then stops cleanly', async () => {

@@ -97,6 +97,21 @@ describe('workflow histories replay deterministically', () => {
       options: { fetch: FAST_FETCH, polling, mode: 'page' },
     } satisfies ExtractInput);
 
+    // since the run-view patch: search attributes upserted (after a local activity found them registered), current
+    // details, a summary on every activity call; an extraction that waits paused, and one that fails
+    await started('importTableWorkflow', 'import-run-view', importInput({ source: file('rv.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-view', createBucket: true, table: 'view' }));
+    await started('exportTableWorkflow', 'export-run-view', { polling, tableId: 'in.c-replay-view.view', destination: join(env.dataDir, 'out', 'view.csv') } satisfies ExportTableInput);
+    const paused = await env.client.workflow.signalWithStart('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: 'extract-run-view-paused',
+      args: [{ config: cursor, stateKey: 'replay-view', options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput],
+      signal: 'pause',
+    });
+    await eventually(async () => (await paused.query<{ phase: string }>('progress')).phase === 'paused', 20_000, 'extraction never paused');
+    await paused.signal('resume');
+    await paused.result();
+    handles['extract-run-view-paused'] = paused;
+
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
     expect(statuses).toEqual({
@@ -116,6 +131,9 @@ describe('workflow histories replay deterministically', () => {
       'extract-run-state': 'COMPLETED',
       'extract-iterations': 'COMPLETED',
       'extract-clean-staging': 'COMPLETED',
+      'import-run-view': 'COMPLETED',
+      'export-run-view': 'COMPLETED',
+      'extract-run-view-paused': 'COMPLETED',
     });
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);

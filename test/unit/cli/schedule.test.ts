@@ -1,5 +1,6 @@
 import { run } from '../../../src/cli';
-import { intervalMs, parseCron, parseEvery, scheduleShape, toListing } from '../../../src/cli/schedule';
+import type { ScheduleDescription } from '@temporalio/client';
+import { intervalMs, listingLine, parseCron, parseEvery, scheduleShape, scheduleWarning, toListing } from '../../../src/cli/schedule';
 
 describe('schedule command lines', () => {
   let stderr: jest.SpyInstance;
@@ -47,15 +48,47 @@ describe('schedule command lines', () => {
     expect(scheduleShape({ every: ['1d'], overlap: 'skip' })).toMatchObject({ policies: { overlap: 'SKIP' }, state: { paused: false } });
   });
 
-  it('lists a schedule with its workflow type, next runs and the workflows it started', () => {
+  it('defaults to buffer-one for imports (a slow load delays the next one instead of dropping it) and skip otherwise', () => {
+    expect(scheduleShape({ every: ['1h'] }, 'importTableWorkflow').policies).toEqual({ overlap: 'BUFFER_ONE' });
+    expect(scheduleShape({ every: ['1h'] }, 'exportTableWorkflow').policies).toEqual({ overlap: 'SKIP' });
+    expect(scheduleShape({ every: ['1h'], overlap: 'allow-all' }, 'importTableWorkflow').policies).toEqual({ overlap: 'ALLOW_ALL' });
+  });
+
+  it('lists a schedule with its workflow type, counts of taken, buffered, skipped and missed runs, the last and next runs, and warns about lost runs', () => {
     const at = new Date('2026-11-24T03:00:00Z');
-    expect(
-      toListing({
-        scheduleId: 'nightly',
-        action: { type: 'startWorkflow', workflowType: 'importTableWorkflow' },
-        state: { paused: false, note: '' },
-        info: { nextActionTimes: [at], recentActions: [{ scheduledAt: at, takenAt: at, action: { type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } } }] },
-      }),
-    ).toEqual({ scheduleId: 'nightly', workflowType: 'importTableWorkflow', paused: false, nextActionTimes: ['2026-11-24T03:00:00.000Z'], recentWorkflowIds: ['nightly-2026-11-23T03:00:00Z'] });
+    const listing = toListing({
+      scheduleId: 'nightly',
+      action: { type: 'startWorkflow', workflowType: 'importTableWorkflow', taskQueue: 'q', workflowId: 'nightly' },
+      policies: { overlap: 'SKIP' },
+      state: { paused: false, note: '' },
+      info: {
+        nextActionTimes: [at],
+        recentActions: [{ scheduledAt: at, takenAt: at, action: { type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } } }],
+        numActionsTaken: 4,
+        numActionsSkippedOverlap: 2,
+        numActionsMissedCatchupWindow: 1,
+        runningActions: [{ type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } }],
+      },
+      raw: { info: { bufferSize: 1, bufferDropped: 0 } },
+    } as unknown as ScheduleDescription);
+    expect(listing).toEqual({
+      scheduleId: 'nightly',
+      workflowType: 'importTableWorkflow',
+      paused: false,
+      overlap: 'skip',
+      nextActionTimes: ['2026-11-24T03:00:00.000Z'],
+      recentWorkflowIds: ['nightly-2026-11-23T03:00:00Z'],
+      lastRun: { workflowId: 'nightly-2026-11-23T03:00:00Z', startedAt: '2026-11-24T03:00:00.000Z' },
+      taken: 4,
+      skipped: 2,
+      buffered: 1,
+      missed: 1,
+      running: ['nightly-2026-11-23T03:00:00Z'],
+    });
+    expect(listingLine(listing)).toBe(
+      'nightly  importTableWorkflow  next 2026-11-24T03:00:00.000Z  overlap skip  taken 4, running 1, buffered 1, skipped 2, missed 1  last nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z',
+    );
+    expect(scheduleWarning(listing)).toBe('warning: schedule nightly: 2 run(s) skipped because the previous one was still running (overlap skip); 1 run(s) missed (catch-up window)');
+    expect(scheduleWarning({ ...listing, skipped: 0, missed: 0 })).toBeUndefined();
   });
 });

@@ -1,0 +1,122 @@
+import { ActivityFailure, log, patched, proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SapiActivities } from '../activities';
+import { attributeUpdates, baseNameOf, formatBytes, type RunAttributeValues } from '../contracts/search-attributes';
+
+/**
+ * Patch of what an operator sees of a run in Temporal's own tools: search attributes (only those registered in the
+ * namespace), current details kept up to date, a summary on every activity call. Runs started before it replay
+ * without them.
+ */
+export const RUN_VIEW_PATCH = 'run-view-v1';
+
+const lookUp = proxyLocalActivities<Pick<SapiActivities, 'registeredSearchAttributes'>>({
+  startToCloseTimeout: '15 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '500 milliseconds' },
+});
+
+/**
+ * What Temporal's UI and visibility show of one run. `open` asks which search attributes the namespace has
+ * registered (a local activity: one marker event), then upserts `initial`; `set` upserts what changed (one history
+ * event per change: keep it to phases and end totals); `refresh` rewrites the current details from `details()`;
+ * `activities` wraps an activity proxy so every call carries a summary (`getJob #7 job 123 processing`) and brings
+ * attributes and details up to date first. Off (no commands, nothing shown) in runs started before {@link RUN_VIEW_PATCH}.
+ */
+export class RunView {
+  private readonly sent: RunAttributeValues = {};
+  private readonly calls = new Map<string, number>();
+
+  private constructor(
+    readonly on: boolean,
+    private readonly registered: ReadonlySet<string>,
+    private readonly details: () => string,
+    private readonly phase: () => string,
+  ) {}
+
+  static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }): Promise<RunView> {
+    if (!patched(RUN_VIEW_PATCH)) return new RunView(false, new Set(), view.details, view.phase);
+    let registered: string[] = [];
+    try {
+      registered = (await lookUp.registeredSearchAttributes()).registered;
+    } catch (err) {
+      // never worth failing a transfer over: the run goes on without search attributes
+      if (!(err instanceof ActivityFailure)) throw err;
+      log.warn(`search attributes not set: could not tell which are registered (${err.cause?.message ?? err.message})`);
+    }
+    const run = new RunView(true, new Set(registered), view.details, view.phase);
+    run.set({ ...initial, SapiPhase: view.phase() });
+    run.refresh();
+    return run;
+  }
+
+  /** Calls of activity `name` made through {@link activities} so far. */
+  callCount(name: string): number {
+    return this.calls.get(name) ?? 0;
+  }
+
+  /** Upserts the values that differ from what was sent (and are registered). */
+  set(values: RunAttributeValues): void {
+    if (!this.on) return;
+    const changed: RunAttributeValues = {};
+    for (const [name, value] of Object.entries(values) as [keyof RunAttributeValues, string | number | undefined][]) {
+      if (value !== undefined && this.sent[name] !== value) Object.assign(changed, { [name]: value });
+    }
+    const updates = attributeUpdates(changed, this.registered);
+    if (updates.length === 0) return;
+    upsertSearchAttributes(updates);
+    Object.assign(this.sent, changed);
+  }
+
+  /** The current details (markdown) from the run's state, and its phase as a search attribute. */
+  refresh(): void {
+    if (!this.on) return;
+    this.set({ SapiPhase: this.phase() });
+    setCurrentDetails(this.details());
+  }
+
+  /** `proxy` with a summary on every call and the view brought up to date before it. */
+  activities<A extends object>(proxy: A, describe: (name: string, input: Record<string, unknown>) => string | undefined = () => undefined): A {
+    if (!this.on) return proxy;
+    return new Proxy(proxy, {
+      get: (target, name: string) => {
+        const fn = (target as Record<string, { executeWithOptions(options: object, args: unknown[]): Promise<unknown> }>)[name];
+        return (...args: unknown[]) => {
+          const n = (this.calls.get(name) ?? 0) + 1;
+          this.calls.set(name, n);
+          this.refresh();
+          const input = (args[0] ?? {}) as Record<string, unknown>;
+          const summary = [`${name}${n > 1 ? ` #${n}` : ''}`, describe(name, input) ?? describeInput(input)].filter(Boolean).join(' ');
+          return fn.executeWithOptions({ summary: summary.slice(0, 200) }, args);
+        };
+      },
+    });
+  }
+}
+
+/** The fields of an activity input an operator recognises a call by (never credentials: `target` is left out). */
+function describeInput(input: Record<string, unknown>): string {
+  const parts: string[] = [];
+  const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
+  if (str(input.jobId)) parts.push(`job ${input.jobId}`);
+  if (str(input.tableId)) parts.push(String(input.tableId));
+  else if (str(input.bucketId)) parts.push(`${input.bucketId}${str(input.name) ? `.${input.name}` : str(input.table) ? `.${input.table}` : ''}`);
+  if (str(input.fileId)) parts.push(`file ${input.fileId}`);
+  if (typeof input.source === 'string') parts.push(baseNameOf(input.source));
+  if (Array.isArray(input.sources)) parts.push(`${input.sources.length} file(s)`);
+  if (typeof input.destination === 'string') parts.push(`→ ${baseNameOf(input.destination)}`);
+  if (str(input.stateKey)) parts.push(`state ${input.stateKey}`);
+  return parts.join(' ');
+}
+
+/** One line of labelled values for current details (undefined ones left out). */
+export function detailLine(fields: Record<string, string | number | undefined>): string {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined && v !== '')
+    .map(([k, v]) => `**${k}** ${v}`)
+    .join(' · ');
+}
+
+/** Byte count for details: `12.5 MB` or `12.5 MB of 3.1 GB`. */
+export function bytesText(bytes: number | undefined, total?: number): string | undefined {
+  if (bytes === undefined) return undefined;
+  return total !== undefined ? `${formatBytes(bytes)} of ${formatBytes(total)}` : formatBytes(bytes);
+}
