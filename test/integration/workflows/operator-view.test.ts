@@ -4,9 +4,9 @@
  * current details while running, a summary on every activity call; and a namespace without the search attributes
  * registered, where runs go on unsearchable with one warning.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { createSampleApi, type SampleApi } from '../../../src/sample-api';
@@ -14,28 +14,15 @@ import type { ExtractInput, ExtractResult } from '../../../src/contracts/extract
 import { registerCommand } from '../../../src/contracts/search-attributes';
 import { startTemporal, type TemporalHandle } from '../../../src/dev/temporal';
 import { decodeFirst } from '../../harness/history';
-import { eventually, spawnTs, waitForLine } from '../../harness/processes';
+import { eventually, runCli, spawnTs, waitForLine } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
 
 const EventType = temporal.api.enums.v1.EventType;
-const repoRoot = resolve(__dirname, '../../..');
 
 /** The real CLI in a child process, against the test stack's Temporal (Temporal variables only). */
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args], {
-    env: { ...process.env, SAPI_URL: undefined, SAPI_TOKEN: undefined, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (c: Buffer) => (out.stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out.stderr += c.toString()));
-  return new Promise((ok, fail) => {
-    child.once('error', fail);
-    child.once('close', (code) => ok({ code, ...out }));
-  });
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, { SAPI_URL: undefined, SAPI_TOKEN: undefined, ...env });
 
 /** The summaries of the activities and timers the run scheduled, in history order. */
 async function scheduledSummaries(handle: WorkflowHandle): Promise<{ activities: Array<[string, string | undefined]>; markers: number; upserts: number }> {
