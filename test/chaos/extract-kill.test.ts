@@ -7,10 +7,10 @@ import { type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { FetchPagesResult } from '../../src/activities/extract-activities';
+import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
 import { createSampleApi, largePage, makeUsers, ordersOf, type SampleApi } from '../../src/sample-api';
 import type { ExtractOptions, ExtractResult } from '../../src/contracts/extract';
-import { activityResults } from '../harness/history';
+import { activityResults, pendingHeartbeat } from '../harness/history';
 import { eventually, spawnTs, waitForLine } from '../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
@@ -143,13 +143,17 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
   }
 
   it('after N pages seen by the API, a new worker resumes from the last heartbeat and every record lands once', async () => {
-    const gate = await startGate(api.url, 10);
+    const gate = await startGate(api.url, 25); // slow enough that a second heartbeat reaches the server mid-batch
     try {
       const first = await startWorkerProcess('pages-first');
       const handle = await start(large(gate, 'chaos-pages'));
       await eventually(() => gate.seen.length >= 120, 60_000, 'the API never saw 120 pages');
+      // killed once the server holds a checkpoint past the first page (the SDK sends heartbeats at most every 80% of
+      // the heartbeat timeout: on a loaded machine the server could still hold only the starting point)
+      await eventually(async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0, 30_000, 'no checkpoint reached the server');
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
+      expect(seenAtKill).toBeLessThan(PAGES); // killed mid-batch
       await startWorkerProcess('pages-second');
       await expectEveryPageOnce(handle, 'chaos-pages');
       const pages = gate.seen.map(pageOf);
