@@ -1,10 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { IDENTIFYING_SEARCH_ATTRIBUTES, registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import type { ActivityDeps } from './deps';
 
 export interface RegisteredSearchAttributesResult {
-  /** The plugin's search attributes registered in the run's namespace (the workflow upserts only these). */
+  /**
+   * The plugin's search attributes registered in the run's namespace, less the identifying ones when the worker
+   * encrypts payloads: the workflow upserts only these.
+   */
   registered: string[];
 }
 
@@ -23,7 +26,9 @@ const warned = new Set<string>();
  * every attribute decides all or none. A namespace missing some logs one warning per worker process, with the
  * command that registers them; the run goes on unsearchable by them.
  */
-export function registeredSearchAttributes(_deps?: ActivityDeps) {
+export function registeredSearchAttributes(deps?: ActivityDeps) {
+  // with payload encryption on, the identifying ones are left unset: their values would be indexed in clear
+  const usable = (names: string[]) => (deps?.settings.codecKeys ? names.filter((name) => !IDENTIFYING_SEARCH_ATTRIBUTES.includes(name)) : names);
   return async (): Promise<RegisteredSearchAttributesResult> => {
     const context = Context.current();
     const namespace = context.info.namespace;
@@ -44,7 +49,7 @@ export function registeredSearchAttributes(_deps?: ActivityDeps) {
           `(sapi-temporal list, temporal workflow list --query). Register them with: ${registerCommand(namespace, missing)}`,
       );
     }
-    return { registered };
+    return { registered: usable(registered) };
   };
 }
 

@@ -32,6 +32,13 @@ export const SAPI_SEARCH_ATTRIBUTES = [
   SapiOperation, SapiTableId, SapiBucket, SapiConnection, SapiSourceKind, SapiDestinationKind, SapiApiHost, SapiStateKey, SapiPhase, SapiRows, SapiBytes,
 ] as const;
 
+/**
+ * The attributes whose values name what a run moves (tables, buckets, connections, APIs, state keys). Search
+ * attributes are indexed in clear, so a worker that encrypts payloads (`SAPI_CODEC_KEYS`) does not set these: it
+ * would publish what the codec hides. The others (operation, kinds, phase, totals) name nothing of the user's.
+ */
+export const IDENTIFYING_SEARCH_ATTRIBUTES: readonly string[] = [SapiTableId, SapiBucket, SapiConnection, SapiApiHost, SapiStateKey].map((k) => k.name);
+
 /** The type names `temporal operator search-attribute create --type` and `temporal server start-dev --search-attribute` take. */
 const CLI_TYPE_NAMES: Record<string, string> = { [SearchAttributeType.KEYWORD]: 'Keyword', [SearchAttributeType.INT]: 'Int' };
 
