@@ -42,16 +42,19 @@ const quiet = { log: () => undefined, trace: () => undefined, debug: () => undef
 /** Replays every history against the workflow code, in order; one verdict each. */
 export async function replayCheck(histories: Iterable<NamedHistory> | AsyncIterable<NamedHistory>, options: ReplayCheckOptions = {}): Promise<ReplayVerdict[]> {
   const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: options.workflowsPath ?? pluginWorkflowsPath, logger: quiet }));
-  const seen = new Map<string, Omit<ReplayVerdict, 'problem'>>();
+  // by run (a query may return several runs of one workflow id), in the order they were fed
+  const seen = new Map<string, Array<Omit<ReplayVerdict, 'problem'>>>();
   async function* noted() {
     for await (const named of histories) {
-      seen.set(named.workflowId, { workflowId: named.workflowId, ...describeHistory(named.history) });
+      const runs = seen.get(named.workflowId) ?? [];
+      runs.push({ workflowId: named.workflowId, ...describeHistory(named.history) });
+      seen.set(named.workflowId, runs);
       yield named;
     }
   }
   const verdicts: ReplayVerdict[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter: options.dataConverter }, noted())) {
-    const known = seen.get(result.workflowId) ?? { workflowId: result.workflowId, runId: result.runId, workflowType: 'unknown', events: 0 };
+    const known = seen.get(result.workflowId)?.shift() ?? { workflowId: result.workflowId, runId: result.runId, workflowType: 'unknown', events: 0 };
     verdicts.push(result.error ? { ...known, problem: `${result.error.name}: ${oneLine(result.error.message)}` } : known);
   }
   return verdicts;
