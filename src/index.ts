@@ -2,6 +2,7 @@
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
 export { startWorker, type RunWorkerOptions, type RunningWorker } from './worker';
+export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, type SapiStartOptions, type SapiWorkflowHandle } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
