@@ -23,13 +23,15 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const connection = input.connection;
   const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};
+  // asked before the run view opens: see `RunView.open`
+  const checkDestination = !input.resume && patched(DESTINATION_CHECK_PATCH);
   return runTransfer(`export of ${input.tableId}`, progress, async (view) => {
     const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
     const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download')));
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
-    if (!input.resume && patched(DESTINATION_CHECK_PATCH)) {
+    if (checkDestination) {
       progress.phase = 'checking';
       await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }

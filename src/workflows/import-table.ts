@@ -53,6 +53,10 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
   const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
+  // asked before the run view opens: see `RunView.open`
+  const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
+  // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
+  const extended = patched(TYPED_TABLES_PATCH);
   return runTransfer(`import into ${tableId}`, progress, async (view) => {
     const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
     const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue)), describeCall(progress));
@@ -64,9 +68,6 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     let bytes: number;
     let sha256: string | undefined;
     let job: JobSummary;
-    const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
-    // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
-    const extended = patched(TYPED_TABLES_PATCH);
     /** What this run created, removed again when it fails before its job ends well. */
     const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
     let jobStarted = input.resume !== undefined;
