@@ -6,6 +6,8 @@ import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { exportAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import { prioritized, runPriority } from './priority';
 import { describeCall } from './import-table';
 
 /**
@@ -25,15 +27,17 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};
   // asked before the run view opens: see `RunView.open`
   const checkDestination = !input.resume && patched(DESTINATION_CHECK_PATCH);
+  // a run started without a fairness key shares the queue fairly by its Storage connection
+  const priority = runPriority(defaultFairnessKey({ operation: 'export', connection }));
   return runTransfer(`export of ${input.tableId}`, progress, async (view) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download')));
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download'), priority)));
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
     if (checkDestination) {
       progress.phase = 'checking';
-      await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
+      await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }
     progress.phase = 'exporting';
     const first =

@@ -30,6 +30,9 @@ import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 import { extractAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import type { Priority } from '@temporalio/common';
+import { prioritized, runPriority } from './priority';
 import { bytesText, detailLine, RunView } from './run-view';
 
 export type * from '../contracts/extract';
@@ -54,7 +57,7 @@ export { MAX_RATE_LIMIT_WAITS };
 /** Failure types the extraction never retries (besides the Storage ones). */
 export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
-function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined) {
+function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined) {
   const retry: RetryPolicy = {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -71,7 +74,7 @@ function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undef
     retry: { ...retry, maximumAttempts: 10 },
   };
   const build: ActivityOptions = { taskQueue, startToCloseTimeout: '6 hours', heartbeatTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 10 } };
-  return { short, fetch, build };
+  return { short: prioritized(short, priority), fetch: prioritized(fetch, priority), build: prioritized(build, priority) };
 }
 
 /** The failure type of an activity failure (our error code), if any. */
@@ -301,7 +304,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     }
   };
 
-  const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue);
+  // a run started without a fairness key shares the queue fairly by the extracted API's host (its loads too)
+  const priority = runPriority(defaultFairnessKey({ operation: 'extract', input }));
+  const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
   view = await RunView.open(extractAttributes(input), {
     phase: () => phase,
     details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
@@ -429,6 +434,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
+        priority,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
       });
     }

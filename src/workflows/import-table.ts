@@ -6,6 +6,8 @@ import { runTransfer } from './transfer-run';
 import { DEFAULT_METADATA_PROVIDER, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { importAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import { prioritized, runPriority } from './priority';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -57,9 +59,11 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
   // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
   const extended = patched(TYPED_TABLES_PATCH);
+  // a run started without a fairness key shares the queue fairly by its Storage connection
+  const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
   return runTransfer(`import into ${tableId}`, progress, async (view) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue)), describeCall(progress));
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue), priority)), describeCall(progress));
     const onStatus = (current: JobSummary) => {
       progress.jobStatus = current.status;
       view.refresh();
@@ -90,7 +94,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           progress.phase = 'checking';
           const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
           typed = typedCreate || (target.typed ?? false);
-          await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).inspectSource({
+          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
             sources: input.slices ?? [input.source],
             csv: input.csv,
             columns,
