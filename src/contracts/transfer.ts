@@ -136,6 +136,10 @@ export interface TransferProgress {
   /** Slices finished / total, for sliced transfers. */
   slicesDone?: number;
   slices?: number;
+  /** While a Storage job is polled: when polling gives up (ms since epoch; `extendDeadline` moves it). */
+  deadlineAt?: number;
+  /** Asked to cancel (the reason), until the run has ended. */
+  cancelling?: string;
   error?: string;
 }
 

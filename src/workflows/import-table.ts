@@ -61,7 +61,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const extended = patched(TYPED_TABLES_PATCH);
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
-  return runTransfer(`import into ${tableId}`, progress, async (view) => {
+  return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
     const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
     const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue), priority)), describeCall(progress));
     const onStatus = (current: JobSummary) => {
@@ -116,7 +116,9 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
           created.table = true;
           progress.jobId = definitionJob.id;
-          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), input.polling, onStatus, Date.now());
+          const definedSince = Date.now();
+          control.pollingFrom(definedSince);
+          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), control.polling, onStatus, definedSince);
           progress.phase = 'importing';
           job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
         } else {
@@ -130,6 +132,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       progress.jobId = job.id;
       const pollingSince = input.resume?.pollingSince ?? Date.now();
       let polls = 0;
+      control.pollingFrom(pollingSince);
       const done = await waitForJob(
         job,
         async (jobId) => {
@@ -137,14 +140,15 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             // a very long job: keep history bounded and carry on polling in a fresh run
             const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket };
             if (extended) Object.assign(resume, { createdTable: created.table, typed });
-            await continueAsNew<typeof importTableWorkflow>({ ...input, resume });
+            await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
           }
           return acts.getJob({ connection, jobId });
         },
-        input.polling,
+        control.polling,
         onStatus,
         pollingSince,
       );
+      delete progress.deadlineAt;
       loaded = true;
       const result: ImportTableResult = {
         tableId: done.tableId ?? tableId,
@@ -197,7 +201,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       }
       throw err;
     }
-  }, attributes, totals);
+  }, { attributes, totals, polling: input.polling });
 }
 
 /** Summaries of an import's activity calls: a poll names its job and the status last seen. */
