@@ -42,8 +42,14 @@ export function priorityProblems(priority: Priority): string[] {
   return problems;
 }
 
+/** UTF-8 length of `text` (workflow-safe: no TextEncoder in the contracts). */
 function byteLength(text: string): number {
-  return new TextEncoder().encode(text).length;
+  let bytes = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0)!;
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+  }
+  return bytes;
 }
 
 function cutToBytes(text: string, max: number): string {
