@@ -74,10 +74,12 @@ function renderCommand(command: Command, help: Help, devKit: Set<string>, out: s
   for (const sub of subcommands) renderCommand(sub, help, devKit, out);
 }
 
-/** The markdown of docs/cli.md. */
-export function renderCliReference(): string {
-  // no environment: option defaults must not depend on the shell that generates the page
-  const program = buildProgram({ env: {} });
+/**
+ * The markdown of docs/cli.md, from `program` (default: the CLI's, built without an environment so that no option's
+ * default depends on the shell that generates the page). Every command, argument and option commander knows is
+ * rendered, so a flag added anywhere appears without a change here.
+ */
+export function renderCliReference(program: Command = buildProgram({ env: {} })): string {
   const help = program.createHelp();
   help.helpWidth = 10_000;
   const devKit = devKitCommandNames();
