@@ -1,4 +1,6 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createHash } from 'node:crypto';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings } from './config';
 import { configureWorkerRuntime, type WorkerRuntimeOptions } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
@@ -94,6 +96,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native).catch((err: unknown) => {
       throw new WorkerStartError(`TEMPORAL_ADDRESS ${settings.temporal.address}: ${transportCause(err) ?? temporalCause(err)}`, { cause: err });
     });
+    const versioned = settings.deployment.name ? await versionedBundle(settings.deployment, plugin, options.worker?.workflowBundle) : undefined;
     const queues = [settings.temporal.taskQueue];
     if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
     const created: Worker[] = [];
@@ -116,6 +119,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
           shutdownForceTime: WORKER_STOP_GRACE_MS,
           ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
           ...options.worker,
+          ...(versioned ? { workflowBundle: versioned.bundle, workerDeploymentOptions: versioned.deployment } : {}),
         }),
       );
     }
@@ -165,4 +169,25 @@ if (require.main === module) {
       process.stderr.write(`sapi-temporal worker: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exitCode = 1;
     });
+}
+
+/**
+ * With `SAPI_DEPLOYMENT_NAME`: the workflow bundle (built here, the plugin's workflow modules included, unless one is
+ * given) and the deployment version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the
+ * bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
+ * Runs are `PINNED` to the version that started them (an extraction moves on at a continue-as-new, see extract.ts).
+ */
+async function versionedBundle(
+  deployment: Settings['deployment'],
+  plugin: SapiPlugin,
+  given: WorkerOptions['workflowBundle'] | undefined,
+): Promise<{ bundle: { code: string }; deployment: WorkerDeploymentOptions }> {
+  const bundle = given && 'code' in given ? given : await bundleWorkflowCode({ workflowsPath, plugins: [plugin] });
+  const buildId = deployment.buildId ?? defaultBuildId(bundle.code);
+  return { bundle, deployment: { version: { deploymentName: deployment.name!, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
+}
+
+/** `<package version>+<12 hex digits of the bundle's SHA-256>`. */
+export function defaultBuildId(bundleCode: string): string {
+  return `${packageVersion()}+${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;
 }

@@ -25,8 +25,8 @@ import { DEFAULT_RECONNECT_TIMEOUT_MS } from '../../src/cli/common';
 const repoRoot = resolve(__dirname, '..', '..');
 const srcRoot = join(repoRoot, 'src');
 
-type Group = 'Storage connections' | 'Temporal' | 'Object storage' | 'Capacity and transfers' | 'Input policy' | 'Secrets and payload encryption' | 'Logs and metrics' | 'Nexus' | 'CLI' | 'Dev kit';
-const GROUPS: Group[] = ['Storage connections', 'Temporal', 'Object storage', 'Capacity and transfers', 'Input policy', 'Secrets and payload encryption', 'Logs and metrics', 'Nexus', 'CLI', 'Dev kit'];
+type Group = 'Storage connections' | 'Temporal' | 'Object storage' | 'Capacity and transfers' | 'Input policy' | 'Secrets and payload encryption' | 'Logs and metrics' | 'Nexus' | 'Versioning' | 'CLI' | 'Dev kit';
+const GROUPS: Group[] = ['Storage connections', 'Temporal', 'Object storage', 'Capacity and transfers', 'Input policy', 'Secrets and payload encryption', 'Logs and metrics', 'Nexus', 'Versioning', 'CLI', 'Dev kit'];
 
 interface VariableDoc {
   group: Group;
@@ -89,6 +89,8 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_METRICS_ADDRESS: { group: 'Logs and metrics', default: '— (off)', meaning: '`host:port` of the worker\'s Prometheus endpoint ([operating.md](operating.md#metrics))' },
   SAPI_LOG_FORMAT: { group: 'Logs and metrics', default: 'text', meaning: '`json`: one JSON object a line' },
   SAPI_LOG_LEVEL: { group: 'Logs and metrics', default: 'INFO (WARN in the demo)', meaning: 'Temporal worker runtime log level: TRACE, DEBUG, INFO, WARN, ERROR' },
+  SAPI_DEPLOYMENT_NAME: { group: 'Versioning', default: '(unset: unversioned)', meaning: 'Worker Deployment Versioning: the worker polls as version `<name>:<build id>`, runs stay on the version that started them, extractions move at a continue-as-new ([deploying.md](deploying.md#versioned-deploys))' },
+  SAPI_BUILD_ID: { group: 'Versioning', default: '`<package version>+<bundle hash>`', meaning: 'the build id of this worker\'s deployment version (needs `SAPI_DEPLOYMENT_NAME`)' },
   SAPI_NEXUS_SERVICE: { group: 'Nexus', default: 'false', meaning: '`true`: the worker also serves the Nexus service `sapi-temporal` ([deploying.md](deploying.md#another-teams-namespace-the-nexus-service))' },
   SAPI_CLI_RECONNECT_TIMEOUT: { group: 'CLI', default: `${DEFAULT_RECONNECT_TIMEOUT_MS / 60_000}m`, meaning: 'default of `--reconnect-timeout` (`90s`, `10m`, `1h` or bare seconds)' },
   SAPI_EMULATOR_ADMIN_TOKEN: { group: 'Dev kit', default: 'generated and printed', meaning: 'the emulator\'s admin secret (`/_emulator/*` endpoints)' },

@@ -1,5 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
 import { INTERRUPTED_EXIT_CODE, type CliContext } from './common';
@@ -21,20 +19,9 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 // loaded on first use, so `--help` and `dev` do not load the Temporal client
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./run-transfer')).runTransfer(run);
 
-/**
- * The version of the installed package: `version` of the nearest `package.json` above this file (`src/cli` or
- * `lib/cli`, whatever the package's layout), `unknown` when there is none.
- */
-export function packageVersion(from: string = __dirname): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const { version } = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown };
-      return typeof version === 'string' ? version : 'unknown';
-    }
-    if (dirname(dir) === dir) return 'unknown';
-  }
-}
+import { packageVersion } from '../version';
+
+export { packageVersion };
 
 /** Builds the `sapi-temporal` command tree; each command lives in its own file and registers itself. */
 export function buildProgram(context: Partial<CliContext> = {}): Command {

@@ -93,6 +93,14 @@ const settingsSchema = z.object({
   codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
   /** Register the plugin's Nexus service (`sapi-temporal`: importTable, exportTable, extract) on the worker. */
   nexusService: z.boolean({ message: 'must be true or false' }),
+  /**
+   * Worker Deployment Versioning: with a deployment name the worker polls as version `<name>:<buildId>` (build id
+   * default: the package version and a hash of the workflow bundle); imports and exports stay on the version that
+   * started them, an extraction moves to the current version at its next continue-as-new (docs/deploying.md).
+   */
+  deployment: z
+    .object({ name: z.string().min(1).optional(), buildId: z.string().min(1).optional() })
+    .refine((d) => d.buildId === undefined || d.name !== undefined, { message: 'SAPI_BUILD_ID needs SAPI_DEPLOYMENT_NAME (a build id belongs to a deployment)' }),
   observability: z.object({
     /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
     metricsAddress: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464').optional(),
@@ -165,6 +173,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     policy: inputPolicyOf(env, connections),
     codecKeys: codecKeysOf(env),
     nexusService: booleanSetting(env.SAPI_NEXUS_SERVICE),
+    deployment: { name: env.SAPI_DEPLOYMENT_NAME || undefined, buildId: env.SAPI_BUILD_ID || undefined },
     observability: {
       metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
       logFormat: (env.SAPI_LOG_FORMAT || DEFAULT_LOG_FORMAT).toLowerCase(),
@@ -261,6 +270,9 @@ function variableOf(path: PropertyKey[]): string {
     'observability.logFormat': 'SAPI_LOG_FORMAT',
     extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
     nexusService: 'SAPI_NEXUS_SERVICE',
+    'deployment.name': 'SAPI_DEPLOYMENT_NAME',
+    'deployment.buildId': 'SAPI_BUILD_ID',
+    deployment: 'SAPI_BUILD_ID',
   };
   return names[path.map(String).join('.')] ?? path.map(String).join('.');
 }

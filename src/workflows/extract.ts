@@ -8,6 +8,7 @@ import {
   defineSignal,
   defineUpdate,
   log,
+  makeContinueAsNewFunc,
   patched,
   proxyActivities,
   setHandler,
@@ -454,6 +455,12 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           continue;
         }
         break;
+      }
+      // a versioned worker's deploy: carry the checkpoint to the new current version (runs are pinned otherwise)
+      if (workflowInfo().targetWorkerDeploymentVersionChanged) {
+        log.info('extract: a new worker deployment version is current; continuing as new on it', { runKey: cp.runKey });
+        // its first task goes to the current version (the new run is pinned to that one)
+        await makeContinueAsNewFunc<typeof extractWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
       }
       if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
         await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
