@@ -25,6 +25,8 @@ import { sleep } from './time';
 /** Largest importer upload, bytes (the real importer's limit: 2 GB). */
 export const IMPORTER_MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
 const ADMIN_PREFIX = '/_emulator';
+/** The service's answer to a request without `X-StorageApi-Token` (its Go SDK's tests match this text). */
+export const TOKEN_MISSING = 'Access token must be set';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -194,7 +196,9 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
 
   async function authenticateToken(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['x-storageapi-token'];
-    const token = typeof header === 'string' ? ctx.tokens.authenticate(header) : undefined;
+    // The service tells a missing (or empty) token from a wrong one: "Access token must be set", without a code.
+    if (typeof header !== 'string' || header.trim() === '') return sendError(request, reply, new ApiError(401, '', TOKEN_MISSING), isImporter(request));
+    const token = ctx.tokens.authenticate(header);
     if (!token) return sendError(request, reply, new ApiError(401, 'storage.tokenInvalid', 'Invalid access token'), isImporter(request));
     request.sapiToken = token;
     return undefined;
@@ -247,12 +251,12 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerTableRoutes(scope, ctx);
     registerMetadataRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
+    registerTokenRoutes(scope, ctx);
   };
   await app.register(service, { prefix: '/v2/storage' });
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
   await app.register(async (scope) => {
     registerServiceRoutes(scope, ctx);
-    registerTokenRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
     registerBranchRoutes(scope, ctx);
     registerBranchMetadataRoutes(scope, ctx);

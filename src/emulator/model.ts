@@ -15,6 +15,12 @@ export interface TokenRecord {
   /** Explicit grants; master and `canManageBuckets` tokens have `manage` on every bucket besides. */
   bucketPermissions: Record<string, BucketPermission>;
   created: string;
+  /** When the secret was last replaced (`POST tokens/{id}/refresh`); absent: never, `created` is reported. */
+  refreshed?: string;
+  /** Components whose configurations the token may use (`componentAccess` of `POST tokens`); absent: none. */
+  componentAccess?: string[];
+  /** May purge deleted configurations (`canPurgeTrash`); master tokens always. */
+  canPurgeTrash?: boolean;
   /** Null: never expires. */
   expires: string | null;
   expiresMs: number | null;
