@@ -128,9 +128,22 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       .map((b) => bucketResource(ctx, b));
   });
 
-  app.get('/buckets/:bucketId', async (request) =>
-    bucketResource(ctx, authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'bucket detail')),
-  );
+  // The detail lists the bucket's tables (the list of buckets gives their URL): each without its bucket, with its
+  // `columns`, `metadata` and `columnMetadata` only when `include` names them, like the service.
+  app.get('/buckets/:bucketId', async (request) => {
+    const bucket = authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'bucket detail');
+    const include = new Set(String((request.query as { include?: unknown }).include ?? '').split(',').map((s) => s.trim()));
+    const tables = ctx.tables.list(bucket.id).map((t) => {
+      const { bucket: _bucket, columns, metadata, columnMetadata, ...rest } = tableResource(ctx, t);
+      return {
+        ...rest,
+        ...(include.has('columns') ? { columns } : {}),
+        ...(include.has('metadata') ? { metadata } : {}),
+        ...(include.has('columnMetadata') ? { columnMetadata } : {}),
+      };
+    });
+    return { ...bucketResource(ctx, bucket), tables };
+  });
 
   app.get('/buckets/:bucketId/tables', async (request) => {
     const bucket = authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'listing the tables of a bucket');
