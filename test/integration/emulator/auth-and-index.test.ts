@@ -78,7 +78,7 @@ describe('authentication, index and routing', () => {
   test('a branch-scoped path of a branch that does not exist answers 404 storage.devBranches.notFound', async () => {
     const res = await env.api('GET', '/branch/123/buckets');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'development branch 123 not found (create one with POST /v2/storage/dev-branches)' });
+    expect(res.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'Branch id:"123" was not found.' });
   });
 
   test('jobs are not branch-scoped', async () => {
