@@ -13,6 +13,8 @@ export interface EmulatorContext {
   baseUrl: string;
   importUrl: string;
   projectId: number;
+  /** Region of the stack: on file resources and the project (`owner.region`). */
+  region: string;
   sliceSizeBytes: number;
   /** Most columns a table may have. */
   maxTableColumns: number;

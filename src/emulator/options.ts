@@ -12,6 +12,11 @@ export const DEFAULT_JOB_PROCESSING_MS = 0;
 export const DEFAULT_SLICE_SIZE_BYTES = 64 * 1024 * 1024;
 /** Default project id, used in object keys (`exp-15/<project>/files/...`) and the token's owner. */
 export const DEFAULT_PROJECT_ID = 1;
+/**
+ * Default of {@link EmulatorOptions.region} on backends without a region of their own (Azure, GCS): `us-east-1`, the
+ * region the service's documentation shows on every file resource.
+ */
+export const DEFAULT_STACK_REGION = 'us-east-1';
 /** Default lifetime of temporary credentials, in seconds (12 h, MinIO's STS maximum). */
 export const DEFAULT_CREDENTIALS_TTL_SECONDS = 43_200;
 /** Default lifetime of presigned file URLs, in seconds (1 h, like the real service). */
@@ -143,6 +148,11 @@ export interface EmulatorOptions {
   jobDelays?: EmulatorJobDelays;
   /** Exports with more CSV bytes than this are sliced. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
   sliceSizeBytes?: number;
+  /**
+   * Region of the stack, reported on file resources (`region`, on every backend like the service) and as the project's
+   * `owner.region`. Default: `s3.region` on the `aws` backend, else {@link DEFAULT_STACK_REGION}.
+   */
+  region?: string;
   /** Project id in object keys and token owner. Default {@link DEFAULT_PROJECT_ID}. */
   projectId?: number;
   /** Serve the `/_emulator/*` admin endpoints (faults, request log). Default true. */

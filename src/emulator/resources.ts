@@ -17,7 +17,7 @@ export function fileResource(ctx: EmulatorContext, file: FileRecord): Record<str
     isExpired: false,
     name: file.name,
     url: ctx.objects.presign(file.isSliced ? `${file.key}manifest` : file.key),
-    ...(ctx.objects.region === undefined ? {} : { region: ctx.objects.region }),
+    region: ctx.region,
     sizeBytes: file.sizeBytes ?? 0,
     tags: file.tags,
     maxAgeDays: file.isPermanent ? null : FILE_MAX_AGE_DAYS,

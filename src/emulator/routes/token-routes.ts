@@ -23,7 +23,7 @@ function ownerOf(ctx: EmulatorContext, full: boolean): Record<string, unknown> {
     id: ctx.projectId,
     name: PROJECT_NAME,
     type: 'production',
-    region: ctx.objects.region ?? 'eu-west-1',
+    region: ctx.region,
     fileStorageProvider: ctx.objects.provider,
     defaultBackend: 'duckdb',
     hasSnowflake: false,
