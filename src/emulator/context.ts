@@ -4,6 +4,7 @@ import { type MetadataStore } from './metadata';
 import { type Faults } from './faults';
 import { type JobRunner } from './jobs/job-runner';
 import { type ObjectStore } from './object-store';
+import { type EmulatorTableBackend } from './options';
 import { type TableStore } from './table-store';
 import { type TokenStore } from './tokens';
 
@@ -13,6 +14,8 @@ export interface EmulatorContext {
   baseUrl: string;
   importUrl: string;
   projectId: number;
+  /** Table backend the emulator answers as. */
+  tableBackend: EmulatorTableBackend;
   /** Region of the stack: on file resources and the project (`owner.region`). */
   region: string;
   sliceSizeBytes: number;

@@ -33,6 +33,7 @@ import {
   DEFAULT_REQUEST_LOG_LIMIT,
   DEFAULT_SLICE_SIZE_BYTES,
   DEFAULT_STACK_REGION,
+  DEFAULT_TABLE_BACKEND,
   type EmulatorHandle,
   type EmulatorOptions,
   IMPORTER_PREFIX,
@@ -51,6 +52,7 @@ const optionsSchema = z.object({
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1),
   backend: z.enum(['aws', 'azure', 'gcp']).optional(),
+  tableBackend: z.enum(['snowflake', 'bigquery']).optional(),
   s3: z
     .object({
       endpoint: z.string().url(),
@@ -173,6 +175,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     importUrl: '',
     projectId: options.projectId ?? DEFAULT_PROJECT_ID,
     region: options.region ?? objects.region ?? DEFAULT_STACK_REGION,
+    tableBackend: options.tableBackend ?? DEFAULT_TABLE_BACKEND,
     sliceSizeBytes: options.sliceSizeBytes ?? DEFAULT_SLICE_SIZE_BYTES,
     maxTableColumns: options.maxTableColumns ?? DEFAULT_MAX_TABLE_COLUMNS,
     tmpDir,

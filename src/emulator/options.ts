@@ -91,6 +91,14 @@ export interface EmulatorGcsOptions {
 }
 
 /**
+ * Table backend the emulator answers as: the name in `owner.defaultBackend` and a bucket's `backend`, and the type names
+ * `tables-definition` reports. The tables themselves are in DuckDB either way.
+ */
+export type EmulatorTableBackend = 'snowflake' | 'bigquery';
+/** Default of {@link EmulatorOptions.tableBackend}: `snowflake`, the backend of most stacks. */
+export const DEFAULT_TABLE_BACKEND: EmulatorTableBackend = 'snowflake';
+
+/**
  * Object-storage backends the emulator serves: `aws` (S3 on MinIO), `azure` (Blob Storage on Azurite) or `gcp`
  * (Cloud Storage on fake-gcs-server).
  */
@@ -135,6 +143,11 @@ export interface EmulatorOptions {
   host?: string;
   /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
   dataDir: string;
+  /**
+   * Table backend the emulator answers as (its name in the index, `tokens/verify` and buckets; the types of typed
+   * tables). Default {@link DEFAULT_TABLE_BACKEND}.
+   */
+  tableBackend?: EmulatorTableBackend;
   /** Backend of file storage. Default: `azure` when only `abs` is given, `gcp` when only `gcs`, else `aws`. */
   backend?: EmulatorBackend;
   /** The S3 backend; required when `backend` is `aws`. */

@@ -46,7 +46,7 @@ export function bucketResource(ctx: EmulatorContext, bucket: BucketRecord): Reco
     dataSizeBytes: tables.reduce((acc, t) => acc + t.dataSizeBytes, 0),
     rowsCount: tables.reduce((acc, t) => acc + t.rowsCount, 0),
     isMaintenance: false,
-    backend: 'duckdb',
+    backend: ctx.tableBackend,
     sharing: null,
     hasExternalSchema: false,
     attributes: [],

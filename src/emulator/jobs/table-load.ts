@@ -117,7 +117,7 @@ async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>):
 export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as LoadOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists; load into it with import-async instead`);
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
@@ -316,7 +316,7 @@ export interface DefinitionOperationParams {
 export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as DefinitionOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists`);
   const now = Date.now();
   const created = formatTimestamp(now);

@@ -68,7 +68,7 @@ export function parseTableDefinition(params: FormObject, maxColumns: number): { 
 
 export function findBucket(ctx: EmulatorContext, bucketId: string): BucketRecord {
   const bucket = ctx.state.get<BucketRecord>('bucket', bucketId);
-  if (!bucket) throw notFound('storage.buckets.notFound', `bucket ${bucketId} not found`);
+  if (!bucket) throw notFound('storage.buckets.notFound', `The bucket "${bucketId}" was not found in the project "${ctx.projectId}"`);
   return bucket;
 }
 

@@ -59,6 +59,13 @@ export function registerServiceRoutes(app: FastifyInstance, ctx: EmulatorContext
       urlTemplates: {
         orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
       },
+      // Not in a stack's index: how this emulator answers where stacks differ (clients ignore fields they do not know).
+      emulator: {
+        tableBackend: ctx.tableBackend,
+        fileStorageProvider: ctx.objects.provider,
+        region: ctx.region,
+        exportSliceSizeBytes: ctx.sliceSizeBytes,
+      },
     };
     if (exclude.includes('components')) delete index.components;
     return index;

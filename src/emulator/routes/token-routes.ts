@@ -25,8 +25,15 @@ function ownerOf(ctx: EmulatorContext, full: boolean): Record<string, unknown> {
     type: 'production',
     region: ctx.region,
     fileStorageProvider: ctx.objects.provider,
-    defaultBackend: 'duckdb',
-    hasSnowflake: false,
+    defaultBackend: ctx.tableBackend,
+    assignedBackends: [ctx.tableBackend],
+    hasSnowflake: ctx.tableBackend === 'snowflake',
+    hasBigquery: ctx.tableBackend === 'bigquery',
+    hasRedshift: false,
+    hasSynapse: false,
+    hasExasol: false,
+    hasTeradata: false,
+    hasMysql: false,
     features: [],
   };
 }
