@@ -76,7 +76,8 @@ export function tableResource(ctx: EmulatorContext, table: TableRecord): Record<
     isAlias: false,
     isAliasable: true,
     isTyped: table.definition !== undefined,
-    ...(table.definition ? { definition: table.definition } : {}),
+    // Each column of a typed table says it can be filtered on (`whereColumn`), as the service's do.
+    ...(table.definition ? { definition: { ...table.definition, columns: table.definition.columns.map((c) => ({ ...c, canBeFiltered: true })) } } : {}),
     tableType: 'table',
     columns: table.columns,
     attributes: [],
