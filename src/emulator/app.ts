@@ -11,6 +11,7 @@ import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
 import { registerBucketRoutes } from './routes/bucket-routes';
+import { registerComponentRoutes } from './routes/component-routes';
 import { registerFileRoutes } from './routes/file-routes';
 import { registerImporterRoutes } from './routes/importer-routes';
 import { registerJobRoutes } from './routes/job-routes';
@@ -252,6 +253,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerMetadataRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
     registerTokenRoutes(scope, ctx);
+    registerComponentRoutes(scope, ctx);
   };
   await app.register(service, { prefix: '/v2/storage' });
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });

@@ -34,4 +34,4 @@ export interface EmulatorContext {
 }
 
 /** Kinds of numbered records, each with its own sequence kept in the state log. */
-export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch';
+export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch' | 'config';
