@@ -19,6 +19,8 @@ export interface EmulatorContext {
   /** Region of the stack: on file resources and the project (`owner.region`). */
   region: string;
   sliceSizeBytes: number;
+  /** Every table export is sliced and headerless (a Snowflake stack's), not only one larger than a slice. */
+  slicedExports: boolean;
   /** Most columns a table may have. */
   maxTableColumns: number;
   tmpDir: string;

@@ -10,6 +10,8 @@ export const DEFAULT_JOB_WAITING_MS = 0;
 export const DEFAULT_JOB_PROCESSING_MS = 0;
 /** Default export slicing threshold: exports with more CSV bytes than this are sliced, in bytes (64 MiB). */
 export const DEFAULT_SLICE_SIZE_BYTES = 64 * 1024 * 1024;
+/** Default of {@link EmulatorOptions.slicedExports}: true, every export sliced and headerless like a Snowflake stack's. */
+export const DEFAULT_SLICED_EXPORTS = true;
 /** Default project id, used in object keys (`exp-15/<project>/files/...`) and the token's owner. */
 export const DEFAULT_PROJECT_ID = 1;
 /**
@@ -159,7 +161,13 @@ export interface EmulatorOptions {
   /** Accepted tokens; at least one. */
   tokens: EmulatorTokenOptions[];
   jobDelays?: EmulatorJobDelays;
-  /** Exports with more CSV bytes than this are sliced. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
+  /**
+   * Every table export is a sliced, headerless file (one slice and a manifest for a small table), as on the service's
+   * Snowflake and BigQuery stacks; clients add the header from the table's columns. False: an export that fits in one
+   * slice is one file with a header row. Default {@link DEFAULT_SLICED_EXPORTS}.
+   */
+  slicedExports?: boolean;
+  /** Slices of an export hold about this many CSV bytes. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
   sliceSizeBytes?: number;
   /**
    * Region of the stack, reported on file resources (`region`, on every backend like the service) and as the project's

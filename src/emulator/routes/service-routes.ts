@@ -66,6 +66,7 @@ export function registerServiceRoutes(app: FastifyInstance, ctx: EmulatorContext
         tableBackend: ctx.tableBackend,
         fileStorageProvider: ctx.objects.provider,
         region: ctx.region,
+        slicedExports: ctx.slicedExports,
         exportSliceSizeBytes: ctx.sliceSizeBytes,
       },
     };

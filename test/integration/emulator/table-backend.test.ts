@@ -16,7 +16,7 @@ describe('table backend', () => {
     expect((await env.api('GET', `/buckets/${bucketId}`)).body.backend).toBe('snowflake');
     expect((await env.api('GET', '/buckets')).body.find((b: { id: string }) => b.id === bucketId).backend).toBe('snowflake');
     const index = (await env.api('GET', '', { token: null })).body;
-    expect(index.emulator).toEqual({ tableBackend: 'snowflake', fileStorageProvider: 'aws', region: env.minio.region, exportSliceSizeBytes: 64 * 1024 * 1024 });
+    expect(index.emulator).toEqual({ tableBackend: 'snowflake', fileStorageProvider: 'aws', region: env.minio.region, slicedExports: true, exportSliceSizeBytes: 64 * 1024 * 1024 });
   });
 
   test('an unknown bucket answers 404 with the service\'s text', async () => {

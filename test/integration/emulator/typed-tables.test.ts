@@ -22,7 +22,8 @@ const PEOPLE = {
 };
 
 describe('typed tables (tables-definition)', () => {
-  const env = useEmulator();
+  // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
+  const env = useEmulator({ slicedExports: false });
   let bucketId: string;
   let created: Json;
 
