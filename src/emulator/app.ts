@@ -8,7 +8,7 @@ import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString, parseJsonBody } from './form';
 import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
 import { IMPORTER_PREFIX } from './options';
-import { type RequestLog, type RequestLogEntry } from './request-log';
+import { type RequestLog, type RequestLogEntry, loggedBody } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
 import { registerBucketRoutes } from './routes/bucket-routes';
 import { registerComponentRoutes } from './routes/component-routes';
@@ -204,6 +204,13 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     request.sapiToken = token;
     return undefined;
   }
+
+  // Bodies are parsed by now: the log keeps them (redacted, bounded) so a client author can see what was sent.
+  app.addHook('preHandler', async (request) => {
+    if (!request.logEntry || request.isMultipart()) return;
+    const body = loggedBody(request.body);
+    if (body !== undefined) request.logEntry.body = body;
+  });
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.afterFault === 'dropResponse') {
