@@ -21,6 +21,7 @@ import { registerBranchMetadataRoutes, registerMetadataRoutes } from './routes/m
 import { UNSERVED_SERVICES_PREFIX, registerServiceRoutes, registerUnservedServiceRoutes } from './routes/service-routes';
 import { registerTableRoutes } from './routes/table-routes';
 import { registerTokenRoutes } from './routes/token-routes';
+import { registerTriggerRoutes } from './routes/trigger-routes';
 import { sleep } from './time';
 
 /** Largest importer upload, bytes (the real importer's limit: 2 GB). */
@@ -266,6 +267,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
   await app.register(async (scope) => {
     registerServiceRoutes(scope, ctx);
+    registerTriggerRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
     registerBranchRoutes(scope, ctx);
     registerBranchMetadataRoutes(scope, ctx);

@@ -1,4 +1,4 @@
-import { type Json, TOKEN, client, useEmulator } from './support';
+import { type Json, TOKEN, client, createBucket, createTable, useEmulator } from './support';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/;
 const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -90,5 +90,31 @@ describe('components and configurations', () => {
     const allowed = (await env.api('POST', '/tokens', { json: { description: 'access', componentAccess: ['keboola.ex-db-mysql'] } })).body.token;
     expect((await client(env.emulator)('GET', base, { token: allowed })).status).toBe(200);
     expect((await client(env.emulator)('GET', base, { token: TOKEN })).status).toBe(200);
+  });
+
+  test('triggers: POST answers 201 in the documented shape, list filters by component and configuration, PUT changes, DELETE removes', async () => {
+    await createBucket(env.api, 'trig');
+    await createTable(env.api, 'in.c-trig', 'watched', 'id\n1\n');
+    const res = await env.api('POST', '/triggers', { json: { runWithTokenId: 101, component: 'orchestration', configurationId: '123', coolDownPeriodMinutes: 20, tableIds: ['in.c-trig.watched'] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      runWithTokenId: 101,
+      component: 'orchestration',
+      configurationId: '123',
+      lastRun: null,
+      coolDownPeriodMinutes: 20,
+      creatorToken: CREATOR,
+      tables: [{ tableId: 'in.c-trig.watched' }],
+    });
+    expect((await env.api('GET', `/triggers/${res.body.id}`)).body).toEqual(res.body);
+    expect((await env.api('GET', '/triggers?component=orchestration&configurationId=123')).body).toEqual([res.body]);
+    expect((await env.api('GET', '/triggers?configurationId=other')).body).toEqual([]);
+    const put = await env.api('PUT', `/triggers/${res.body.id}`, { json: { coolDownPeriodMinutes: 5 } });
+    expect(put.body).toEqual({ ...res.body, coolDownPeriodMinutes: 5 });
+    const bad = await env.api('POST', '/triggers', { json: { runWithTokenId: 101, component: 'orchestration', configurationId: '1', coolDownPeriodMinutes: 0, tableIds: ['in.c-trig.nope'] } });
+    expect(bad.status).toBe(400);
+    expect((await env.api('DELETE', `/triggers/${res.body.id}`)).status).toBe(204);
+    expect((await env.api('GET', `/triggers/${res.body.id}`)).status).toBe(404);
   });
 });
