@@ -8,9 +8,10 @@ import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString, parseJsonBody } from './form';
 import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
 import { IMPORTER_PREFIX } from './options';
-import { type RequestLog, type RequestLogEntry } from './request-log';
+import { type RequestLog, type RequestLogEntry, loggedBody } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
 import { registerBucketRoutes } from './routes/bucket-routes';
+import { registerComponentRoutes } from './routes/component-routes';
 import { registerFileRoutes } from './routes/file-routes';
 import { registerImporterRoutes } from './routes/importer-routes';
 import { registerJobRoutes } from './routes/job-routes';
@@ -20,11 +21,14 @@ import { registerBranchMetadataRoutes, registerMetadataRoutes } from './routes/m
 import { UNSERVED_SERVICES_PREFIX, registerServiceRoutes, registerUnservedServiceRoutes } from './routes/service-routes';
 import { registerTableRoutes } from './routes/table-routes';
 import { registerTokenRoutes } from './routes/token-routes';
+import { registerTriggerRoutes } from './routes/trigger-routes';
 import { sleep } from './time';
 
 /** Largest importer upload, bytes (the real importer's limit: 2 GB). */
 export const IMPORTER_MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024;
 const ADMIN_PREFIX = '/_emulator';
+/** The service's answer to a request without `X-StorageApi-Token` (its Go SDK's tests match this text). */
+export const TOKEN_MISSING = 'Access token must be set';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -194,11 +198,20 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
 
   async function authenticateToken(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     const header = request.headers['x-storageapi-token'];
-    const token = typeof header === 'string' ? ctx.tokens.authenticate(header) : undefined;
+    // The service tells a missing (or empty) token from a wrong one: "Access token must be set", without a code.
+    if (typeof header !== 'string' || header.trim() === '') return sendError(request, reply, new ApiError(401, '', TOKEN_MISSING), isImporter(request));
+    const token = ctx.tokens.authenticate(header);
     if (!token) return sendError(request, reply, new ApiError(401, 'storage.tokenInvalid', 'Invalid access token'), isImporter(request));
     request.sapiToken = token;
     return undefined;
   }
+
+  // Bodies are parsed by now: the log keeps them (redacted, bounded) so a client author can see what was sent.
+  app.addHook('preHandler', async (request) => {
+    if (!request.logEntry || request.isMultipart()) return;
+    const body = loggedBody(request.body);
+    if (body !== undefined) request.logEntry.body = body;
+  });
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.afterFault === 'dropResponse') {
@@ -247,12 +260,14 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerTableRoutes(scope, ctx);
     registerMetadataRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
+    registerTokenRoutes(scope, ctx);
+    registerComponentRoutes(scope, ctx);
   };
   await app.register(service, { prefix: '/v2/storage' });
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
   await app.register(async (scope) => {
     registerServiceRoutes(scope, ctx);
-    registerTokenRoutes(scope, ctx);
+    registerTriggerRoutes(scope, ctx);
     registerJobRoutes(scope, ctx);
     registerBranchRoutes(scope, ctx);
     registerBranchMetadataRoutes(scope, ctx);

@@ -37,6 +37,12 @@ const decimal: TypeRule = {
   },
 };
 const fixed = (base: BaseType, type: string): TypeRule => ({ base, duckdb: () => type });
+/** Timestamps take a fractional-seconds precision as their length (Snowflake reports `9`). */
+const timestamp = (type: string): TypeRule => ({
+  base: 'TIMESTAMP',
+  duckdb: () => type,
+  length: (l) => (/^\d$/.test(l) ? undefined : 'length must be a precision 0–9'),
+});
 
 /** Accepted type names (upper case) → rule. */
 export const COLUMN_TYPES: Readonly<Record<string, TypeRule>> = {
@@ -61,12 +67,80 @@ export const COLUMN_TYPES: Readonly<Record<string, TypeRule>> = {
   REAL: fixed('FLOAT', 'DOUBLE'),
   BOOLEAN: fixed('BOOLEAN', 'BOOLEAN'),
   DATE: fixed('DATE', 'DATE'),
-  DATETIME: fixed('TIMESTAMP', 'TIMESTAMP'),
-  TIMESTAMP: fixed('TIMESTAMP', 'TIMESTAMP'),
-  TIMESTAMP_NTZ: fixed('TIMESTAMP', 'TIMESTAMP'),
-  TIMESTAMP_LTZ: fixed('TIMESTAMP', 'TIMESTAMPTZ'),
-  TIMESTAMP_TZ: fixed('TIMESTAMP', 'TIMESTAMPTZ'),
+  DATETIME: timestamp('TIMESTAMP'),
+  TIMESTAMP: timestamp('TIMESTAMP'),
+  TIMESTAMP_NTZ: timestamp('TIMESTAMP'),
+  TIMESTAMP_LTZ: timestamp('TIMESTAMPTZ'),
+  TIMESTAMP_TZ: timestamp('TIMESTAMPTZ'),
+  // BigQuery's names.
+  INT64: fixed('INTEGER', 'BIGINT'),
+  FLOAT64: fixed('FLOAT', 'DOUBLE'),
+  BOOL: fixed('BOOLEAN', 'BOOLEAN'),
+  BIGNUMERIC: decimal,
+  BYTEINT: fixed('INTEGER', 'TINYINT'),
 };
+
+/** Snowflake's longest VARCHAR, the length it reports for a VARCHAR given without one. */
+const SNOWFLAKE_MAX_VARCHAR = String(MAX_VARCHAR);
+
+/**
+ * A checked definition as the stack reports it back (its table detail and `KBC.datatype.*` metadata): the backend's
+ * own type name and length, like the service's Snowflake stacks (INT → NUMBER "38,0", VARCHAR → VARCHAR "16777216",
+ * NUMBER "37" → NUMBER "37,0", TIMESTAMP → TIMESTAMP_NTZ "9") and BigQuery stacks (INT64 → INTEGER, BOOLEAN → BOOL,
+ * FLOAT → FLOAT64; no lengths unless given). `numericScale` is the scale of a NUMBER given without a length (the
+ * service gives a NUMERIC basetype 9, a NUMBER type 0).
+ */
+export function backendDefinition(d: ColumnDefinition, backend: 'snowflake' | 'bigquery', numericScale = 0): ColumnDefinition {
+  const t = d.type.toUpperCase();
+  const base = COLUMN_TYPES[t]!.base;
+  const keep = { nullable: d.nullable, ...(d.default !== undefined ? { default: d.default } : {}) };
+  const withLength = (type: string, length: string | undefined): ColumnDefinition => ({ type, ...keep, ...(length ? { length } : {}) });
+  if (backend === 'bigquery') {
+    switch (base) {
+      case 'INTEGER':
+        return withLength('INTEGER', undefined);
+      case 'NUMERIC':
+        return withLength(t === 'BIGNUMERIC' ? 'BIGNUMERIC' : 'NUMERIC', d.length);
+      case 'STRING':
+        return withLength('STRING', d.length);
+      case 'FLOAT':
+        return withLength('FLOAT64', undefined);
+      case 'BOOLEAN':
+        return withLength('BOOL', undefined);
+      case 'DATE':
+        return withLength('DATE', undefined);
+      case 'TIMESTAMP':
+        return withLength(t === 'DATETIME' ? 'DATETIME' : 'TIMESTAMP', undefined);
+    }
+  }
+  switch (base) {
+    case 'INTEGER':
+      return withLength('NUMBER', '38,0');
+    case 'NUMERIC': {
+      const [p, sc] = (d.length ?? `38,${numericScale}`).split(',').map((x) => Number(x.trim()));
+      return withLength('NUMBER', `${p},${sc ?? 0}`);
+    }
+    case 'STRING':
+      return withLength('VARCHAR', d.length ?? (t === 'CHAR' || t === 'CHARACTER' ? '1' : SNOWFLAKE_MAX_VARCHAR));
+    case 'FLOAT':
+      return withLength('FLOAT', undefined);
+    case 'BOOLEAN':
+    case 'DATE':
+      return withLength(base, undefined);
+    case 'TIMESTAMP':
+      return withLength(t === 'TIMESTAMP_LTZ' || t === 'TIMESTAMP_TZ' ? t : 'TIMESTAMP_NTZ', d.length ?? '9');
+  }
+}
+
+/**
+ * The base type of a stored definition: a NUMBER of scale 0 is an INTEGER (what a Snowflake stack reports for INT
+ * columns), of another scale NUMERIC.
+ */
+export function reportedBaseType(d: ColumnDefinition): BaseType {
+  const base = baseTypeOf(d);
+  if (base === 'NUMERIC' && d.type.toUpperCase() === 'NUMBER' && /^\s*\d+\s*,\s*0\s*$/.test(d.length ?? '')) return 'INTEGER';
+  return base;
+}
 
 /** Checks a column definition; returns what is wrong with it (naming the column), or undefined. */
 export function definitionProblem(column: string, d: ColumnDefinition): string | undefined {
@@ -145,7 +219,7 @@ export function datatypeMetadata(d: ColumnDefinition): { key: string; value: str
   const out = [
     { key: 'KBC.datatype.type', value: d.type.toUpperCase() },
     { key: 'KBC.datatype.nullable', value: d.nullable ? '1' : '' },
-    { key: 'KBC.datatype.basetype', value: baseTypeOf(d) },
+    { key: 'KBC.datatype.basetype', value: reportedBaseType(d) },
   ];
   if (d.length) out.push({ key: 'KBC.datatype.length', value: d.length });
   if (d.default !== undefined && d.default !== '') out.push({ key: 'KBC.datatype.default', value: d.default });

@@ -4,6 +4,7 @@ import { type MetadataStore } from './metadata';
 import { type Faults } from './faults';
 import { type JobRunner } from './jobs/job-runner';
 import { type ObjectStore } from './object-store';
+import { type EmulatorTableBackend } from './options';
 import { type TableStore } from './table-store';
 import { type TokenStore } from './tokens';
 
@@ -13,7 +14,13 @@ export interface EmulatorContext {
   baseUrl: string;
   importUrl: string;
   projectId: number;
+  /** Table backend the emulator answers as. */
+  tableBackend: EmulatorTableBackend;
+  /** Region of the stack: on file resources and the project (`owner.region`). */
+  region: string;
   sliceSizeBytes: number;
+  /** Every table export is sliced and headerless (a Snowflake stack's), not only one larger than a slice. */
+  slicedExports: boolean;
   /** Most columns a table may have. */
   maxTableColumns: number;
   tmpDir: string;
@@ -29,4 +36,4 @@ export interface EmulatorContext {
 }
 
 /** Kinds of numbered records, each with its own sequence kept in the state log. */
-export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch';
+export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch' | 'config' | 'trigger';

@@ -83,13 +83,15 @@ export function branchOf(request: FastifyRequest): string {
 }
 
 export function serviceErrorBody(error: ApiError): Record<string, unknown> {
+  // An error the service sends without a code (a missing token) has none here either.
+  if (error.code === '') return { error: error.message, exceptionId: error.exceptionId, status: 'error' };
   return { error: error.message, code: error.code, exceptionId: error.exceptionId, status: 'error' };
 }
 
 export function sendError(_request: FastifyRequest, reply: FastifyReply, error: ApiError, importer: boolean): FastifyReply {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
   const body = importer
-    ? { message: error.message, status: 'error', error: error.message, code: error.code, exceptionId: error.exceptionId }
+    ? { message: error.message, ...serviceErrorBody(error) }
     : serviceErrorBody(error);
   return reply.code(error.status).send(body);
 }

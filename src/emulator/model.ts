@@ -15,6 +15,12 @@ export interface TokenRecord {
   /** Explicit grants; master and `canManageBuckets` tokens have `manage` on every bucket besides. */
   bucketPermissions: Record<string, BucketPermission>;
   created: string;
+  /** When the secret was last replaced (`POST tokens/{id}/refresh`); absent: never, `created` is reported. */
+  refreshed?: string;
+  /** Components whose configurations the token may use (`componentAccess` of `POST tokens`); absent: none. */
+  componentAccess?: string[];
+  /** May purge deleted configurations (`canPurgeTrash`); master tokens always. */
+  canPurgeTrash?: boolean;
   /** Null: never expires. */
   expires: string | null;
   expiresMs: number | null;
@@ -139,13 +145,22 @@ export interface EventRecord {
   runId: string | null;
   params: Record<string, unknown>;
   results: Record<string, unknown>;
-  objectType: 'bucket' | 'table' | 'file' | 'token' | 'devBranch' | 'job';
+  /** Empty for the events a client creates (`POST events`). */
+  objectType: 'bucket' | 'table' | 'file' | 'token' | 'devBranch' | 'job' | '';
   objectId: string;
   objectName: string;
   /** Bucket whose readers may see the event; null: only master tokens and the token that caused it. */
   bucketId: string | null;
   token: CreatorToken;
   idBranch: number;
+  /** UUID v7 of the event (the service's newer id); absent in records from older emulators. */
+  uuid?: string;
+  /** Component that logged it; absent: `storage`. */
+  component?: string;
+  description?: string;
+  configurationId?: string | null;
+  /** `duration` of `POST events`, seconds. */
+  duration?: number;
 }
 
 /** A development branch; the default branch (id 1) is not stored. */

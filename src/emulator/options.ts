@@ -10,8 +10,15 @@ export const DEFAULT_JOB_WAITING_MS = 0;
 export const DEFAULT_JOB_PROCESSING_MS = 0;
 /** Default export slicing threshold: exports with more CSV bytes than this are sliced, in bytes (64 MiB). */
 export const DEFAULT_SLICE_SIZE_BYTES = 64 * 1024 * 1024;
+/** Default of {@link EmulatorOptions.slicedExports}: true, every export sliced and headerless like a Snowflake stack's. */
+export const DEFAULT_SLICED_EXPORTS = true;
 /** Default project id, used in object keys (`exp-15/<project>/files/...`) and the token's owner. */
 export const DEFAULT_PROJECT_ID = 1;
+/**
+ * Default of {@link EmulatorOptions.region} on backends without a region of their own (Azure, GCS): `us-east-1`, the
+ * region the service's documentation shows on every file resource.
+ */
+export const DEFAULT_STACK_REGION = 'us-east-1';
 /** Default lifetime of temporary credentials, in seconds (12 h, MinIO's STS maximum). */
 export const DEFAULT_CREDENTIALS_TTL_SECONDS = 43_200;
 /** Default lifetime of presigned file URLs, in seconds (1 h, like the real service). */
@@ -86,6 +93,14 @@ export interface EmulatorGcsOptions {
 }
 
 /**
+ * Table backend the emulator answers as: the name in `owner.defaultBackend` and a bucket's `backend`, and the type names
+ * `tables-definition` reports. The tables themselves are in DuckDB either way.
+ */
+export type EmulatorTableBackend = 'snowflake' | 'bigquery';
+/** Default of {@link EmulatorOptions.tableBackend}: `snowflake`, the backend of most stacks. */
+export const DEFAULT_TABLE_BACKEND: EmulatorTableBackend = 'snowflake';
+
+/**
  * Object-storage backends the emulator serves: `aws` (S3 on MinIO), `azure` (Blob Storage on Azurite) or `gcp`
  * (Cloud Storage on fake-gcs-server).
  */
@@ -130,6 +145,11 @@ export interface EmulatorOptions {
   host?: string;
   /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
   dataDir: string;
+  /**
+   * Table backend the emulator answers as (its name in the index, `tokens/verify` and buckets; the types of typed
+   * tables). Default {@link DEFAULT_TABLE_BACKEND}.
+   */
+  tableBackend?: EmulatorTableBackend;
   /** Backend of file storage. Default: `azure` when only `abs` is given, `gcp` when only `gcs`, else `aws`. */
   backend?: EmulatorBackend;
   /** The S3 backend; required when `backend` is `aws`. */
@@ -141,8 +161,19 @@ export interface EmulatorOptions {
   /** Accepted tokens; at least one. */
   tokens: EmulatorTokenOptions[];
   jobDelays?: EmulatorJobDelays;
-  /** Exports with more CSV bytes than this are sliced. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
+  /**
+   * Every table export is a sliced, headerless file (one slice and a manifest for a small table), as on the service's
+   * Snowflake and BigQuery stacks; clients add the header from the table's columns. False: an export that fits in one
+   * slice is one file with a header row. Default {@link DEFAULT_SLICED_EXPORTS}.
+   */
+  slicedExports?: boolean;
+  /** Slices of an export hold about this many CSV bytes. Default {@link DEFAULT_SLICE_SIZE_BYTES}. */
   sliceSizeBytes?: number;
+  /**
+   * Region of the stack, reported on file resources (`region`, on every backend like the service) and as the project's
+   * `owner.region`. Default: `s3.region` on the `aws` backend, else {@link DEFAULT_STACK_REGION}.
+   */
+  region?: string;
   /** Project id in object keys and token owner. Default {@link DEFAULT_PROJECT_ID}. */
   projectId?: number;
   /** Serve the `/_emulator/*` admin endpoints (faults, request log). Default true. */

@@ -25,6 +25,8 @@ export interface NewToken {
   canReadAllFileUploads: boolean;
   /** Seconds from now; undefined: never expires. */
   expiresIn?: number;
+  componentAccess: string[];
+  canPurgeTrash: boolean;
 }
 
 /** The 403 of the real service, with where and why in the message. */
@@ -66,7 +68,8 @@ export class TokenStore {
     });
   }
 
-  private all(): TokenRecord[] {
+  /** Every token, configured ones first, then the created ones by id. */
+  all(): TokenRecord[] {
     return [...this.configured.values(), ...this.state.all<TokenRecord>(TOKEN)];
   }
 
@@ -143,14 +146,15 @@ export class TokenStore {
     const expiresMs = input.expiresIn === undefined ? null : now + input.expiresIn * 1000;
     const token: TokenRecord = {
       id,
-      // Shaped like the service's secrets: `<project>-<token id>-<random>`.
-      token: `${this.projectId}-${id}-${randomBytes(20).toString('hex')}`,
+      token: this.secretFor(id),
       description: input.description ?? `Created by ${creator.description}`,
       isMasterToken: false,
       canManageBuckets: input.canManageBuckets,
       canManageTokens: false,
       canReadAllFileUploads: input.canReadAllFileUploads,
       bucketPermissions: input.bucketPermissions,
+      ...(input.componentAccess.length ? { componentAccess: input.componentAccess } : {}),
+      canPurgeTrash: input.canPurgeTrash,
       created: formatTimestamp(now),
       expires: expiresMs === null ? null : formatTimestamp(expiresMs),
       expiresMs,
@@ -159,6 +163,21 @@ export class TokenStore {
     };
     this.state.put(TOKEN, id, token);
     return token;
+  }
+
+  /**
+   * Gives a token created over the API a new secret (the old one stops working at once) and a new `refreshed` time.
+   * Configured tokens keep theirs: their secret is the emulator's option, which clients of the dev stack share.
+   */
+  refresh(token: TokenRecord): TokenRecord {
+    const refreshed: TokenRecord = { ...token, token: this.secretFor(token.id), refreshed: formatTimestamp(Date.now()) };
+    this.state.put(TOKEN, token.id, refreshed);
+    return refreshed;
+  }
+
+  /** Shaped like the service's secrets: `<project>-<token id>-<random>`. */
+  private secretFor(id: number): string {
+    return `${this.projectId}-${id}-${randomBytes(20).toString('hex')}`;
   }
 
   /** Deletes a token created over the API; configured tokens stay (like the service's master tokens). */

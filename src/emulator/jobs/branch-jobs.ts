@@ -1,4 +1,4 @@
-import { deleteBranch, branchResource, listBranches, saveBranch } from '../branches';
+import { branchNameTaken, branchResource, deleteBranch, duplicateBranchName, saveBranch } from '../branches';
 import { type EmulatorContext } from '../context';
 import { JobError } from '../errors';
 import { type BranchRecord, type JobRecord } from '../model';
@@ -7,7 +7,10 @@ import { formatTimestamp } from '../time';
 /** `devBranchCreate`: the branch is created when the job runs; its detail is the job's `results`. */
 export async function runBranchCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const name = String(job.operationParams.name);
-  if (name === 'Main' || listBranches(ctx).some((b) => b.name === name)) throw new JobError('storage.devBranches.alreadyExists', `a development branch named "${name}" already exists`);
+  if (branchNameTaken(ctx, name)) {
+    const { code, message } = duplicateBranchName(name);
+    throw new JobError(code, message);
+  }
   const branch: BranchRecord = {
     id: ctx.nextId('branch'),
     name,
@@ -16,7 +19,7 @@ export async function runBranchCreate(ctx: EmulatorContext, job: JobRecord): Pro
     creatorToken: job.creatorToken,
   };
   saveBranch(ctx, branch);
-  return branchResource(branch);
+  return branchResource(ctx, branch);
 }
 
 /** `devBranchDelete`: forgets the branch (the emulator's branches share the default branch's storage). */

@@ -60,7 +60,7 @@ export async function* sliceEnds(path: string, sliceSizeBytes: number): AsyncGen
 
 /**
  * Stores an export whose rows (without header) are in the local file `path`: one object with the header when the
- * rows fit in one slice of `sliceSizeBytes`, else headerless slices `part_00000…` and a manifest. Slices are read
+ * rows fit in one slice of `sliceSizeBytes` (unless `alwaysSliced`), else headerless slices `part_00000…` and a manifest. Slices are read
  * straight from the file by byte range (gzipped ones are compressed into a temp file first, so their size is known)
  * and uploaded {@link SLICES_IN_FLIGHT} at a time while the file is still being cut.
  */
@@ -73,13 +73,15 @@ export async function storeSlices(options: {
   header: string;
   tmpDir: string;
   id: string;
+  /** Slice even rows that fit in one slice (one headerless slice and a manifest), as the service's Snowflake stacks do. */
+  alwaysSliced?: boolean;
 }): Promise<SliceWriterResult> {
   const { objects, key, path, gzip } = options;
   const range = (start: number, end: number): Readable => (end > start ? createReadStream(path, { start, end: end - 1 }) : Readable.from([]));
   const ends = sliceEnds(path, options.sliceSizeBytes);
   const first = (await ends.next()).value as number;
   let next = await ends.next();
-  if (next.done) {
+  if (next.done && !options.alwaysSliced) {
     const size = first;
     if (!gzip) {
       const header = Buffer.from(options.header);

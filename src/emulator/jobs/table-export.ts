@@ -25,7 +25,8 @@ export function csvLine(values: readonly unknown[]): string {
 
 /**
  * Writes the selected rows with DuckDB's own CSV writer (`COPY … TO`, every value enclosed, NULL as `""`) into a
- * local file, then stores it as one file with a header or as slices (see {@link storeSlices}) and registers it.
+ * local file, then stores it as headerless slices (every export, like a Snowflake stack's, with `slicedExports`; else
+ * only one larger than a slice) or as one file with a header (see {@link storeSlices}) and registers it.
  */
 export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as ExportOperationParams;
@@ -48,7 +49,7 @@ export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Prom
       `COPY (${sql}) TO ${sqlString(rowsPath)} (FORMAT csv, HEADER false, FORCE_QUOTE *, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\n')`,
     );
     rows = Number(copied.getRowsJS()[0]?.[0] ?? 0);
-    result = await storeSlices({ objects: ctx.objects, key, path: rowsPath, sliceSizeBytes: ctx.sliceSizeBytes, gzip: p.gzip, header: csvLine(columns), tmpDir: ctx.tmpDir, id: String(job.id) });
+    result = await storeSlices({ objects: ctx.objects, key, path: rowsPath, sliceSizeBytes: ctx.sliceSizeBytes, gzip: p.gzip, header: csvLine(columns), tmpDir: ctx.tmpDir, id: String(job.id), alwaysSliced: ctx.slicedExports });
   } finally {
     conn.closeSync();
     rmSync(rowsPath, { force: true });

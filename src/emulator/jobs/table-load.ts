@@ -2,7 +2,7 @@ import { type DuckDBConnection } from '@duckdb/node-api';
 import { type EmulatorContext } from '../context';
 import { JobError } from '../errors';
 import { castSql, columnSql, datatypeMetadata, misfitReason, misfitSql } from '../column-types';
-import { type BucketRecord, type FileRecord, type JobRecord, type MetadataRecord, type TableDefinition, type TableRecord } from '../model';
+import { type BucketRecord, type ColumnDefinition, type FileRecord, type JobRecord, type MetadataRecord, type TableDefinition, type TableRecord } from '../model';
 import { tableResource } from '../resources';
 import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
 import { formatTimestamp } from '../time';
@@ -117,7 +117,7 @@ async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>):
 export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as LoadOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists; load into it with import-async instead`);
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
@@ -310,17 +310,20 @@ export interface DefinitionOperationParams {
   bucketId: string;
   name: string;
   definition: TableDefinition;
+  /** False: no column named a type, the table is not typed (its columns are strings). Absent: typed. */
+  typed?: boolean;
 }
 
 /** Creates an empty typed table: DuckDB columns of the defined types, its `KBC.datatype.*` metadata, in one commit. */
 export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as DefinitionOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `bucket ${p.bucketId} not found`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists`);
   const now = Date.now();
   const created = formatTimestamp(now);
-  const storageMetadata: MetadataRecord[] = p.definition.columns.flatMap((c) =>
+  const typed = p.typed !== false;
+  const storageMetadata: MetadataRecord[] = (typed ? p.definition.columns : []).flatMap((c) =>
     datatypeMetadata(c.definition).map((m) => ({
       id: String(ctx.nextId('metadata')),
       objectType: 'column' as const,
@@ -342,14 +345,14 @@ export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRec
     created,
     lastImportDate: null,
     lastChangeDate: created,
-    definition: p.definition,
-    storageMetadata,
+    ...(typed ? { definition: p.definition, storageMetadata } : {}),
   };
   const conn = await ctx.tables.connect();
   try {
     await ctx.tables.ensureSchema(conn, p.bucketId);
     const results = await inTransaction(conn, async () => {
-      const defs = [...p.definition.columns.map((c) => columnSql(c.name, c.definition)), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
+      const columnDefinition = (d: ColumnDefinition): ColumnDefinition => (typed ? d : { type: 'VARCHAR', nullable: true });
+      const defs = [...p.definition.columns.map((c) => columnSql(c.name, columnDefinition(c.definition))), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ');
       try {
         await conn.run(`CREATE TABLE ${tableRef(p.bucketId, p.name)} (${defs})`);
       } catch (error) {

@@ -8,9 +8,10 @@ import { bucketResource, jobResource, tableResource } from '../resources';
 import { formatTimestamp } from '../time';
 import { accessDenied } from '../tokens';
 import { loadParams } from './load-params';
-import { baseTypeOf, definitionProblem } from '../column-types';
+import { backendDefinition, definitionProblem, reportedBaseType } from '../column-types';
 import { type FormObject, parseList } from '../form';
 import { type ColumnDefinition, type TableDefinition } from '../model';
+import { type EmulatorTableBackend } from '../options';
 
 const TABLE_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 const COLUMN_NAME = /^[A-Za-z0-9_]{1,64}$/;
@@ -26,8 +27,13 @@ function loose(value: unknown): string | undefined {
   return typeof value === 'string' ? value : String(value as string | number | boolean);
 }
 
-/** The body of `tables-definition` (JSON or form-encoded) as a checked definition; 400 naming the bad field. */
-export function parseTableDefinition(params: FormObject, maxColumns: number): { name: string; definition: TableDefinition } {
+/**
+ * The body of `tables-definition` (JSON or form-encoded) as a checked definition, in the backend's own types (see
+ * {@link backendDefinition}); 400 naming the bad field. Like the service, a definition whose columns name no type
+ * (neither `definition.type` nor `basetype`) makes a table that is not typed (`typed: false`); a column without a type
+ * among typed ones gets the backend's string type.
+ */
+export function parseTableDefinition(params: FormObject, maxColumns: number, backend: EmulatorTableBackend): { name: string; definition: TableDefinition; typed: boolean } {
   const name = parseString(params.name)?.trim() ?? '';
   if (!TABLE_NAME.test(name)) throw tableValidation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(params.name ?? null)}`);
   const rawColumns = params.columns;
@@ -35,6 +41,12 @@ export function parseTableDefinition(params: FormObject, maxColumns: number): { 
   if (!list.length) throw tableValidation('columns must list at least one column {name, definition: {type, length, nullable, default}}');
   if (list.length > maxColumns) throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(maxColumns, 'The definition', list.length));
   const seen = new Set<string>();
+  const hasType = (item: unknown): boolean => {
+    const c = (item && typeof item === 'object' ? item : {}) as FormObject;
+    const d = c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? (c.definition as FormObject) : undefined;
+    return loose(d?.type) !== undefined || parseString(c.basetype) !== undefined;
+  };
+  const typed = list.some(hasType);
   const columns = list.map((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw tableValidation(`columns[${i}] must be an object {name, definition}`);
     const c = item as FormObject;
@@ -49,26 +61,28 @@ export function parseTableDefinition(params: FormObject, maxColumns: number): { 
       type = TYPE_OF_BASETYPE[basetype];
       if (!type) throw tableValidation(`columns[${i}].basetype must be one of ${Object.keys(TYPE_OF_BASETYPE).join(', ')}; got "${basetype}"`);
     }
-    if (!type) throw tableValidation(`columns[${i}] ("${column}") needs definition.type (or basetype)`);
+    // A column without a type: a string (and every column is one when no column names a type).
+    type ??= 'VARCHAR';
     const nullable = raw?.nullable === undefined ? true : parseBool(raw.nullable);
     if (nullable === undefined) throw tableValidation(`columns[${i}].definition.nullable must be a boolean; got ${JSON.stringify(raw?.nullable)}`);
     const length = loose(raw?.length);
     const dflt = loose(raw?.default);
-    const definition: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
-    const problem = definitionProblem(column, definition);
+    const given: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
+    const problem = definitionProblem(column, given);
     if (problem) throw tableValidation(`columns[${i}]: ${problem}`);
-    return { name: column, definition, basetype: baseTypeOf(definition) };
+    const definition = backendDefinition(given, backend, basetype === 'NUMERIC' && raw?.type === undefined ? 9 : 0);
+    return { name: column, definition, basetype: reportedBaseType(definition) };
   });
   const primaryKeysNames = parseList(params.primaryKeysNames) ?? [];
   const unknown = primaryKeysNames.filter((pk) => !columns.some((c) => c.name === pk));
   if (unknown.length) throw tableValidation(`primaryKeysNames: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the columns (${columns.map((c) => c.name).join(', ')})`);
-  return { name, definition: { primaryKeysNames, columns } };
+  return { name, definition: { primaryKeysNames, columns }, typed };
 }
 
 
 export function findBucket(ctx: EmulatorContext, bucketId: string): BucketRecord {
   const bucket = ctx.state.get<BucketRecord>('bucket', bucketId);
-  if (!bucket) throw notFound('storage.buckets.notFound', `bucket ${bucketId} not found`);
+  if (!bucket) throw notFound('storage.buckets.notFound', `The bucket "${bucketId}" was not found in the project "${ctx.projectId}"`);
   return bucket;
 }
 
@@ -128,9 +142,22 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       .map((b) => bucketResource(ctx, b));
   });
 
-  app.get('/buckets/:bucketId', async (request) =>
-    bucketResource(ctx, authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'bucket detail')),
-  );
+  // The detail lists the bucket's tables (the list of buckets gives their URL): each without its bucket, with its
+  // `columns`, `metadata` and `columnMetadata` only when `include` names them, like the service.
+  app.get('/buckets/:bucketId', async (request) => {
+    const bucket = authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'bucket detail');
+    const include = new Set(String((request.query as { include?: unknown }).include ?? '').split(',').map((s) => s.trim()));
+    const tables = ctx.tables.list(bucket.id).map((t) => {
+      const { bucket: _bucket, columns, metadata, columnMetadata, ...rest } = tableResource(ctx, t);
+      return {
+        ...rest,
+        ...(include.has('columns') ? { columns } : {}),
+        ...(include.has('metadata') ? { metadata } : {}),
+        ...(include.has('columnMetadata') ? { columnMetadata } : {}),
+      };
+    });
+    return { ...bucketResource(ctx, bucket), tables };
+  });
 
   app.get('/buckets/:bucketId/tables', async (request) => {
     const bucket = authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'listing the tables of a bucket');
@@ -182,12 +209,12 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
   app.post('/buckets/:bucketId/tables-definition', async (request, reply) => {
     const token = tokenOf(request);
     const bucket = authorizedBucket(ctx, token, (request.params as { bucketId: string }).bucketId, 'write', 'creating a table');
-    const { name, definition } = parseTableDefinition(await readParams(request), ctx.maxTableColumns);
+    const { name, definition, typed } = parseTableDefinition(await readParams(request), ctx.maxTableColumns, ctx.tableBackend);
     const tableId = `${bucket.id}.${name}`;
     if (ctx.tables.get(tableId)) throw new ApiError(400, 'storage.tables.alreadyExists', `table ${tableId} already exists`);
     const job = ctx.jobs.create({
       operationName: 'tableDefinitionCreate',
-      operationParams: { bucketId: bucket.id, name, definition },
+      operationParams: { bucketId: bucket.id, name, definition, ...(typed ? {} : { typed: false }) },
       tableId,
       queueKey: `table:${tableId}`,
       creatorToken: { id: token.id, description: token.description },

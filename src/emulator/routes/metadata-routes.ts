@@ -44,27 +44,38 @@ function providerOf(params: FormObject): string {
 }
 
 /**
- * `columnsMetadata` as clients send it: `{column: [{key, value}]}`, `{any: [{columnName, key, value}]}` (the Go
- * client's `all`) or `[{columnName, key, value}]` (the Python client's); column name → entries.
+ * `columnsMetadata` as the service takes it: groups of `{columnName, key, value}` indexed by number (a JSON list of
+ * lists, what the Python client sends; the documented form), or by column name (`{column: [{key, value}]}`,
+ * deprecated; the Go client's `all` key carries `columnName`s); also a flat list of `{columnName, key, value}`.
+ * Column name → entries.
  */
 function columnEntries(raw: unknown, table: TableRecord): Map<string, MetadataInput[]> {
   const out = new Map<string, MetadataInput[]>();
-  const add = (column: string, items: (MetadataInput & { columnName?: string })[]): void => {
-    for (const { columnName, key, value } of items) {
+  const add = (column: string | undefined, items: (MetadataInput & { columnName?: string })[], where: string): void => {
+    items.forEach(({ columnName, key, value }, i) => {
       const name = columnName ?? column;
+      if (name === undefined) throw validation(`${where}[${i}].columnName is required when columnsMetadata is indexed by number (key ${key})`, 'storage.metadata.validation');
       if (!table.columns.includes(name)) {
         throw validation(`columnsMetadata: column "${name}" is not in table ${table.id} (columns: ${table.columns.join(', ')})`, 'storage.metadata.validation');
       }
       out.set(name, [...(out.get(name) ?? []), { key, value }]);
-    }
+    });
   };
   if (raw === undefined || raw === null || raw === '') return out;
   if (Array.isArray(raw)) {
-    add('', entries(raw, 'columnsMetadata'));
+    raw.forEach((group: unknown, i) => {
+      const where = `columnsMetadata[${i}]`;
+      if (Array.isArray(group)) add(undefined, entries(group, where), where);
+      else add(undefined, entries([group], where), where);
+    });
     return out;
   }
-  if (typeof raw !== 'object') throw validation('columnsMetadata must be an object {column: [{key, value}]} or a list of {columnName, key, value}', 'storage.metadata.validation');
-  for (const [column, items] of Object.entries(raw as FormObject)) add(column, entries(items, `columnsMetadata.${column}`));
+  if (typeof raw !== 'object') throw validation('columnsMetadata must be a list of lists of {columnName, key, value} or an object {column: [{key, value}]}', 'storage.metadata.validation');
+  for (const [column, items] of Object.entries(raw as FormObject)) {
+    const where = `columnsMetadata.${column}`;
+    // A number is an index unless the table has a column of that name.
+    add(/^\d+$/.test(column) && !table.columns.includes(column) ? undefined : column, entries(items, where), where);
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { ApiError } from '../errors';
+import { componentIds } from './component-routes';
 
 /**
  * Services of a real stack as its index lists them (`GET /v2/storage`), in the same order. Only `import` is served by
@@ -53,11 +54,20 @@ export function registerServiceRoutes(app: FastifyInstance, ctx: EmulatorContext
       version: 'v2',
       revision: 'sapi-temporal-emulator',
       documentation: 'https://keboola.docs.apiary.io/',
-      components: [],
+      // The components the project has configurations of (the emulator knows no others).
+      components: componentIds(ctx).map((id) => ({ id, type: 'other', name: id, uri: `${ctx.baseUrl}/v2/storage/components/${id}` })),
       services: STACK_SERVICES.map((id) => ({ id, url: serviceUrl(ctx, id) })),
       features: [...STACK_FEATURES],
       urlTemplates: {
         orchestrationJob: '/admin/projects/{projectId}/orchestrations/{orchestrationId}/jobs/{jobId}',
+      },
+      // Not in a stack's index: how this emulator answers where stacks differ (clients ignore fields they do not know).
+      emulator: {
+        tableBackend: ctx.tableBackend,
+        fileStorageProvider: ctx.objects.provider,
+        region: ctx.region,
+        slicedExports: ctx.slicedExports,
+        exportSliceSizeBytes: ctx.sliceSizeBytes,
       },
     };
     if (exclude.includes('components')) delete index.components;

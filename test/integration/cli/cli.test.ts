@@ -128,7 +128,7 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.stderr).toMatch(startedLine('export', /export-in\.c-cli\.orders-\w+/));
     const result = JSON.parse(outcome.stdout) as { path: string; bytes: number; sha256: string; workflowId: string };
     const path = join(workDir, 'out', 'orders.csv');
-    expect(result).toMatchObject({ path, sliced: false, slices: 1, workflowId: expect.stringMatching(/^export-in\.c-cli\.orders-/) });
+    expect(result).toMatchObject({ path, sliced: true, slices: 1, workflowId: expect.stringMatching(/^export-in\.c-cli\.orders-/) });
     const written = readFileSync(path);
     expect(result.bytes).toBe(written.length);
     expect(result.sha256).toBe(createHash('sha256').update(written).digest('hex'));

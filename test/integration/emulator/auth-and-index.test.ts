@@ -5,10 +5,11 @@ import { client, emulatorOptions, useEmulator } from './support';
 describe('authentication, index and routing', () => {
   const env = useEmulator();
 
-  test('a request without a token is rejected with 401 storage.tokenInvalid', async () => {
+  test('a request without a token is rejected with 401 "Access token must be set" and no code, like the service', async () => {
     const res = await env.api('GET', '/buckets', { token: null });
     expect(res.status).toBe(401);
-    expect(res.body).toMatchObject({ error: 'Invalid access token', code: 'storage.tokenInvalid' });
+    expect(res.body).toMatchObject({ error: 'Access token must be set', status: 'error' });
+    expect(res.body.code).toBeUndefined();
     expect(res.body.exceptionId).toMatch(/^exception-/);
   });
 
@@ -59,9 +60,9 @@ describe('authentication, index and routing', () => {
 
   test('tokens/verify describes the token that called it', async () => {
     const res = await env.api('GET', '/tokens/verify');
-    expect(res.body).toMatchObject({ id: 101, description: 'test token', owner: { id: 1 } });
+    expect(res.body).toMatchObject({ id: '101', description: 'test token', owner: { id: 1 } });
     const other = await env.api('GET', '/tokens/verify', { token: 'test-token-2' });
-    expect(other.body).toMatchObject({ id: 102, description: 'token-102' });
+    expect(other.body).toMatchObject({ id: '102', description: 'token-102' });
   });
 
   test('branch-scoped paths reach the same files, buckets and tables', async () => {
@@ -77,7 +78,7 @@ describe('authentication, index and routing', () => {
   test('a branch-scoped path of a branch that does not exist answers 404 storage.devBranches.notFound', async () => {
     const res = await env.api('GET', '/branch/123/buckets');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'development branch 123 not found (create one with POST /v2/storage/dev-branches)' });
+    expect(res.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'Branch id:"123" was not found.' });
   });
 
   test('jobs are not branch-scoped', async () => {

@@ -22,10 +22,10 @@ describe('development branches', () => {
       description: 'trying things',
       created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/),
       isDefault: false,
-      creatorToken: { id: 101, description: 'test token' },
+      creatorToken: { id: 101, name: 'test token' },
     });
     expect((await env.api('GET', '/dev-branches/2')).body).toEqual(job.results);
-    expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => [b.id, b.name, b.isDefault])).toEqual([[1, 'Main', true], [2, 'feature-x', false]]);
+    expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => [b.id, b.name, b.isDefault])).toEqual([[2, 'feature-x', false], [1, 'Main', true]]);
   });
 
   test('branch-scoped paths work on a created branch: bucket, table creation through the branch and its detail', async () => {
@@ -38,13 +38,36 @@ describe('development branches', () => {
     expect(table.body).toMatchObject({ id: 'in.c-onbranch.t', rowsCount: 1, columns: ['a', 'b'] });
   });
 
-  test('a branch name used twice is refused with 400, an unknown branch answers 404', async () => {
+  test('a branch name used twice is refused with 400 and the service\'s text, an unknown branch answers 404 with its text', async () => {
     const again = await env.api('POST', '/dev-branches', { json: { name: 'feature-x' } });
     expect(again.status).toBe(400);
-    expect(again.body).toMatchObject({ code: 'storage.devBranches.alreadyExists', error: 'a development branch named "feature-x" already exists' });
+    expect(again.body).toMatchObject({ code: 'devBranch.duplicateName', error: 'There already is a branch with name "feature-x"' });
     const missing = await env.api('GET', '/dev-branches/99');
     expect(missing.status).toBe(404);
-    expect(missing.body.code).toBe('storage.devBranches.notFound');
+    expect(missing.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'Branch id:"99" was not found.' });
+  });
+
+  test('branches are listed newest first with the default branch last; PUT dev-branches/{id} changes name and description, refuses a taken name and the default branch\'s name', async () => {
+    const job = expectSuccess(await waitForJob(env.api, (await env.api('POST', '/dev-branches', { json: { name: 'feature-y' } })).body.id));
+    const id = job.results.id;
+    expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => b.name)).toEqual(['feature-y', 'feature-x', 'Main']);
+    const res = await env.api('PUT', `/dev-branches/${id}`, { json: { name: 'feature-z', description: 'renamed' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...job.results, name: 'feature-z', description: 'renamed' });
+    expect((await env.api('GET', `/dev-branches/${id}`)).body).toEqual(res.body);
+    const described = await env.api('PUT', `/dev-branches/${id}`, { form: { description: 'only this' } });
+    expect(described.body).toMatchObject({ name: 'feature-z', description: 'only this' });
+    const taken = await env.api('PUT', `/dev-branches/${id}`, { json: { name: 'feature-x' } });
+    expect(taken.status).toBe(400);
+    expect(taken.body).toMatchObject({ code: 'devBranch.duplicateName', error: 'There already is a branch with name "feature-x"' });
+    const main = await env.api('PUT', '/dev-branches/1', { json: { description: 'Updated description' } });
+    expect(main.body).toEqual({ id: 1, name: 'Main', description: 'Updated description', created: '2020-01-01T00:00:00+0000', isDefault: true });
+    const rename = await env.api('PUT', '/dev-branches/1', { json: { name: 'NewBranchName' } });
+    expect(rename.status).toBe(400);
+    expect(rename.body.error).toBe('You can not update default branch name.');
+    expect((await env.api('PUT', `/dev-branches/${id}`, { json: { name: 'x' }, token: OTHER_TOKEN })).status).toBe(200);
+    await env.api('PUT', '/dev-branches/1', { json: { description: '' } });
+    expectSuccess(await waitForJob(env.api, (await env.api('DELETE', `/dev-branches/${id}`)).body.id));
   });
 
   test('only a master token creates or deletes branches (403 otherwise); any token reads them', async () => {
@@ -67,7 +90,7 @@ describe('development branches', () => {
     expect((await env.api('GET', '/branch/2/buckets')).status).toBe(404);
     const main = await env.api('DELETE', '/dev-branches/1');
     expect(main.status).toBe(400);
-    expect(main.body.code).toBe('storage.devBranches.cannotDeleteDefault');
+    expect(main.body).toMatchObject({ code: 'storage.devBranches.cannotDeleteDefault', error: 'Cannot delete Main branch' });
   });
 
   test('branch metadata: POST (form-encoded, as the Go client sends it) answers 201 with all entries, GET lists them, DELETE removes one', async () => {

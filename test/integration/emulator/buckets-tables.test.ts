@@ -98,4 +98,27 @@ describe('buckets and tables', () => {
     expect((await waitForJob(env.api, res.body.id)).status).toBe('success');
     expect((await env.api('GET', '/buckets/in.c-asyncdrop')).status).toBe(404);
   });
+
+  test('a bucket detail lists its tables (the bucket list gives their URL); columns, metadata and columnMetadata only when include names them', async () => {
+    const bucketId = await createBucket(env.api, 'listed');
+    const empty = await env.api('GET', `/buckets/${bucketId}`);
+    expect(empty.body.tables).toEqual([]);
+    expect(empty.body.attributes).toEqual([]);
+    await createTable(env.api, bucketId, 'rows', 'id,name\n1,a\n');
+    await env.api('POST', `/tables/${bucketId}.rows/metadata`, { json: { provider: 'user', metadata: [{ key: 'k', value: 'v' }], columnsMetadata: { id: [{ key: 'ck', value: 'cv' }] } } });
+    const plain = (await env.api('GET', `/buckets/${bucketId}`)).body;
+    expect(plain.tables).toHaveLength(1);
+    expect(plain.tables[0]).toMatchObject({ id: `${bucketId}.rows`, name: 'rows', uri: `${env.emulator.url}/v2/storage/tables/${bucketId}.rows`, rowsCount: 1, primaryKey: [] });
+    for (const absent of ['bucket', 'columns', 'metadata', 'columnMetadata']) expect(plain.tables[0]).not.toHaveProperty(absent);
+    const withMetadata = (await env.api('GET', `/buckets/${bucketId}?include=metadata`)).body.tables[0];
+    expect(withMetadata.metadata).toEqual([expect.objectContaining({ key: 'k', value: 'v', provider: 'user' })]);
+    expect(withMetadata).not.toHaveProperty('columns');
+    const withColumns = (await env.api('GET', `/buckets/${bucketId}?include=metadata,columns`)).body.tables[0];
+    expect(withColumns.columns).toEqual(['id', 'name']);
+    expect(withColumns).not.toHaveProperty('columnMetadata');
+    const withColumnMetadata = (await env.api('GET', `/buckets/${bucketId}?include=columnMetadata`)).body.tables[0];
+    expect(withColumnMetadata.columnMetadata).toEqual({ id: [expect.objectContaining({ key: 'ck', value: 'cv' })] });
+    const listed = (await env.api('GET', '/buckets')).body.find((b: { id: string }) => b.id === bucketId);
+    expect(listed.tables).toBe(`${env.emulator.url}/v2/storage/buckets/${bucketId}/tables`);
+  });
 });

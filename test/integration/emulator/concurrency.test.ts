@@ -1,7 +1,8 @@
 import { createBucket, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
 
 describe('concurrent jobs', () => {
-  const env = useEmulator();
+  // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
+  const env = useEmulator({ slicedExports: false });
 
   test('loads into different tables run in parallel without conflicts', async () => {
     await createBucket(env.api, 'par');

@@ -1,7 +1,8 @@
 import { createBucket, createTable, importTable, useEmulator, waitForJob } from './support';
 
 describe('emulator core flow', () => {
-  const env = useEmulator();
+  // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
+  const env = useEmulator({ slicedExports: false });
 
   test('a table created from an importer upload holds the CSV rows', async () => {
     const bucketId = await createBucket(env.api, 'core');

@@ -13,6 +13,7 @@ describe('events', () => {
     const [tableCreated] = res.body;
     expect(tableCreated).toEqual({
       id: expect.stringMatching(/^\d+$/),
+      uuid: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
       event: 'storage.tableCreated',
       component: 'storage',
       message: 'Created table in.c-ev.t',
@@ -75,6 +76,47 @@ describe('events', () => {
       ['storage.tableExported', 'table', 'in.c-ev.t'],
     ]);
     expect(events[2].results).toMatchObject({ exportedRowsCount: 4, file: { id: expect.any(Number) } });
+  });
+
+  test('POST events answers 201 {id, uuid}; the event is listed and served by id and uuid with the component, configuration, params, results and duration sent', async () => {
+    const res = await env.api('POST', '/events', {
+      json: { component: 'keboola.test-component', message: 'This is a word of warning', type: 'warn', description: 'longer', configurationId: 'cfg-1', duration: 200, runId: 'run-ext', params: { command: 'sync-test' }, results: { projectId: '123' } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ id: expect.stringMatching(/^\d+$/), uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const expected = {
+      id: res.body.id,
+      uuid: res.body.uuid,
+      event: 'ext.keboola.test-component.',
+      component: 'keboola.test-component',
+      message: 'This is a word of warning',
+      description: 'longer',
+      type: 'warn',
+      runId: 'run-ext',
+      created: expect.stringMatching(/\+0000$/),
+      params: { command: 'sync-test' },
+      results: { projectId: '123' },
+      performance: { duration: 200 },
+      warnings: [],
+      attachments: [],
+      token: { id: '101', name: 'test token' },
+      configurationId: 'cfg-1',
+      objectId: '',
+      objectName: '',
+      objectType: '',
+      idBranch: 1,
+    };
+    expect((await env.api('GET', `/events/${res.body.id}`)).body).toEqual(expected);
+    expect((await env.api('GET', `/events/${res.body.uuid}`)).body).toEqual(expected);
+    expect((await env.api('GET', '/events?component=keboola.test-component')).body).toEqual([expected]);
+    const branch = await env.api('POST', '/branch/default/events', { json: { component: 'c', message: 'm', params: '{"a":1}' } });
+    expect(branch.status).toBe(201);
+    expect((await env.api('GET', `/events/${branch.body.id}`)).body).toMatchObject({ type: 'info', params: { a: 1 }, idBranch: 1 });
+    const missing = await env.api('POST', '/events', { json: { message: 'no component' } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatch(/^component is required/);
+    expect((await env.api('POST', '/events', { json: { component: 'c', message: 'm', type: 'fatal' } })).status).toBe(400);
+    expect((await env.api('GET', '/events/999999')).status).toBe(404);
   });
 
   test('a token that is not a master token sees only the events of buckets it can read and its own', async () => {

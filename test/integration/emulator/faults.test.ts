@@ -162,6 +162,22 @@ describe('fault injection', () => {
     expect(over.map((r) => r.path)).toEqual(['/v2/storage/tokens/verify', '/v2/storage/files', '/v2/storage/buckets']);
     expect(typeof env.emulator.requests[0]!.time).toBe('number');
   });
+
+  test('the request log keeps request bodies, secrets redacted and long ones cut (issue 26)', async () => {
+    expect((await admin('DELETE', '/requests')).status).toBe(204);
+    await env.api('POST', '/buckets', { json: { name: 'logged', stage: 'in', description: 'kept' } });
+    await env.api('POST', '/branch/default/components/x.y/configs', { json: { name: 'c', configuration: { parameters: { user: 'u', '#password': 'p', api_key: 'k', nested: [{ token: 't' }] } } } });
+    await env.api('POST', '/events', { form: { component: 'c', message: 'm'.repeat(5000) } });
+    await env.api('GET', '/tokens/verify');
+    const [bucket, config, event, verify] = env.emulator.requests;
+    expect(bucket!.body).toEqual({ name: 'logged', stage: 'in', description: 'kept' });
+    expect(config!.body).toEqual({ name: 'c', configuration: { parameters: { user: 'u', '#password': '[redacted]', api_key: '[redacted]', nested: [{ token: '[redacted]' }] } } });
+    expect(typeof event!.body).toBe('string');
+    expect((event!.body as string).length).toBe(4097);
+    expect((event!.body as string).endsWith('…')).toBe(true);
+    expect(verify!.body).toBeUndefined();
+    expect(JSON.stringify((await admin('GET', '/requests')).body)).not.toContain('"p"');
+  });
 });
 
 describe('admin endpoints switched off', () => {

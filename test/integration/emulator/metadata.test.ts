@@ -30,6 +30,29 @@ describe('bucket, table and column metadata', () => {
     expect(column.body.map((m: Json) => [m.provider, m.key, m.value])).toEqual([['py', 'role', 'key'], ['go', 'role', 'identifier']]);
   });
 
+  test('columnsMetadata as a list of lists of {columnName, key, value} (the Python client, the documented form) and indexed by number in a form body', async () => {
+    const res = await env.api('POST', `/tables/${tableId}/metadata`, {
+      json: { provider: 'lists', metadata: [], columnsMetadata: [[{ key: 'role', value: 'identifier', columnName: 'id' }], [{ key: 'role', value: 'label', columnName: 'name' }]] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.columnsMetadata.id).toContainEqual({ id: expect.stringMatching(/^\d+$/), key: 'role', value: 'identifier', provider: 'lists', timestamp: expect.stringMatching(TIMESTAMP) });
+    expect(res.body.columnsMetadata.name).toContainEqual({ id: expect.stringMatching(/^\d+$/), key: 'role', value: 'label', provider: 'lists', timestamp: expect.stringMatching(TIMESTAMP) });
+    const form = await env.api('POST', `/tables/${tableId}/metadata`, {
+      form: { provider: 'form', 'columnsMetadata[0][0][columnName]': 'name', 'columnsMetadata[0][0][key]': 'k', 'columnsMetadata[0][0][value]': 'v' },
+    });
+    expect(form.status).toBe(201);
+    expect(form.body.columnsMetadata.name).toContainEqual(expect.objectContaining({ provider: 'form', key: 'k', value: 'v' }));
+    const noColumn = await env.api('POST', `/tables/${tableId}/metadata`, { json: { provider: 'lists', columnsMetadata: [[{ key: 'role', value: 'x' }]] } });
+    expect(noColumn.status).toBe(400);
+    expect(noColumn.body).toMatchObject({ code: 'storage.metadata.validation', error: 'columnsMetadata[0][0].columnName is required when columnsMetadata is indexed by number (key role)' });
+    for (const [provider] of [['lists'], ['form']]) {
+      const list = (await env.api('GET', `/columns/${tableId}.name/metadata`)).body.filter((m: Json) => m.provider === provider);
+      for (const m of list) expect((await env.api('DELETE', `/tables/${tableId}/metadata/${m.id}`)).status).toBe(204);
+    }
+    const ids = (await env.api('GET', `/columns/${tableId}.id/metadata`)).body.filter((m: Json) => m.provider === 'lists');
+    for (const m of ids) expect((await env.api('DELETE', `/tables/${tableId}/metadata/${m.id}`)).status).toBe(204);
+  });
+
   test('setting a key again for the same provider changes its value and keeps its id; another provider gets its own entry', async () => {
     const first = (await env.api('GET', `/tables/${tableId}/metadata`)).body[0];
     const res = await env.api('POST', `/tables/${tableId}/metadata`, { form: { provider: 'user', 'metadata[0][key]': 'KBC.description', 'metadata[0][value]': 'Everyone' } });

@@ -41,11 +41,11 @@ describe('token permissions', () => {
 
   test('tokens/verify reports the permission model of a master token and of a limited one', async () => {
     const master = (await env.api('GET', '/tokens/verify')).body;
-    expect(master).toMatchObject({ id: 101, description: 'test token', isMasterToken: true, canManageBuckets: true, canReadAllFileUploads: true, owner: { id: 1 } });
+    expect(master).toMatchObject({ id: '101', description: 'test token', isMasterToken: true, canManageBuckets: true, canReadAllFileUploads: true, owner: { id: 1 } });
     expect(master.bucketPermissions).toMatchObject({ 'in.c-shared': 'manage', 'in.c-private': 'manage' });
     const reader = (await as(READER)('GET', '/tokens/verify')).body;
     expect(reader).toMatchObject({
-      id: 103,
+      id: '103',
       description: 'reader',
       isMasterToken: false,
       canManageBuckets: false,
@@ -54,7 +54,7 @@ describe('token permissions', () => {
       bucketPermissions: { 'in.c-shared': 'read' },
       owner: { id: 1 },
     });
-    expect(reader.token).toBeUndefined();
+    expect(reader.token).toBe(READER);
   });
 
   test('a read token lists and reads only its buckets and tables, and can export but not change them', async () => {
@@ -165,7 +165,7 @@ describe('token permissions', () => {
     expect((await env.api('DELETE', '/buckets/in.c-gone')).status).toBe(204);
     await createBucket(env.api, 'gone');
     expectDenied(await as(created.token)('GET', '/buckets/in.c-gone'));
-    expect((await as(created.token)('GET', '/tokens/verify')).body.bucketPermissions).toEqual({});
+    expect((await as(created.token)('GET', '/tokens/verify')).body.bucketPermissions).toEqual([]);
   });
 
   test('a token with expiresIn stops working when it expires', async () => {
@@ -193,7 +193,7 @@ describe('token permissions across a restart', () => {
       expect(verified).toMatchObject({ id: created.id, canManageBuckets: true, bucketPermissions: { 'in.c-kept': 'manage' } });
       expect((await api('DELETE', '/buckets/in.c-kept', { token: created.token })).status).toBe(204);
       const next = (await api('POST', '/tokens', { json: {} })).body;
-      expect(next.id).toBeGreaterThan(created.id);
+      expect(Number(next.id)).toBeGreaterThan(Number(created.id));
     } finally {
       await emulator.close();
       await minio.cleanup();

@@ -7,8 +7,8 @@ import { PYTHON, PYTHONPATH, pythonCheck, runPython } from '../../harness/python
 
 /** Faithfulness: the official Python client (kbcstorage, pinned 0.12.0) works against the emulator unchanged. */
 describe('official Python client against the emulator', () => {
-  // A tiny slice size forces the export to be sliced, like large exports of the real service.
-  const env = useEmulator({ sliceSizeBytes: 40 });
+  // No special settings: exports are sliced and headerless by default, as on the service's Snowflake stacks.
+  const env = useEmulator();
 
   test('uploads, creates a table, loads incrementally, exports a sliced file and lists jobs', async () => {
     const probe = spawnSync(PYTHON, ['-c', 'import kbcstorage.client, boto3; print(boto3.__version__)'], { env: { ...process.env, PYTHONPATH }, encoding: 'utf8' });
@@ -59,6 +59,39 @@ describe('official Python client against the emulator', () => {
       expect(out.defaultBranch).toEqual({ id: 1, name: 'Main', description: '', created: '2020-01-01T00:00:00+0000', isDefault: true });
       expect(out.branchOne).toEqual(out.defaultBranch);
       expect(out.branchMetadata).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test('passes its own token, bucket, metadata, export, file and configuration calls with the service\'s shapes (issue 26)', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sapi-pyfaithful-'));
+    try {
+      const run = await runPython([pythonCheck('kbc_faithful_check.py'), env.emulator.url, env.emulator.token, work], {
+        ...process.env,
+        PYTHONPATH,
+        AWS_ENDPOINT_URL_S3: env.minio.endpoint,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      if (run.status !== 0) throw new Error(`python faithful check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
+      const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      expect(out.token).toEqual({ id: '101', description: 'test token', isMasterToken: true });
+      expect(out.owner).toEqual({ id: 1, defaultBackend: 'snowflake', fileStorageProvider: 'aws' });
+      expect(out.emptyBucket).toEqual({ id: 'in.c-faithful', name: 'c-faithful', description: 'Test bucket', tables: [], attributes: [], backend: 'snowflake' });
+      expect(out.bucketTables).toEqual([{ id: 'in.c-faithful.people', name: 'people', rowsCount: 2 }]);
+      expect(out.listedTables).toEqual(['in.c-faithful.people']);
+      expect(out.metadata.columnsMetadata.name).toEqual([expect.objectContaining({ key: 'test_column_with_metadata', value: 'success', provider: 'test' })]);
+      expect(out.columnMetadata).toEqual({ name: [['test_column_with_metadata', 'success', 'test']] });
+      // The header once: the client adds it to the headerless export.
+      expect(out.exportedCsv).toBe('"id","name"\n"1","Ann"\n"2","Bob, Jr."\n');
+      expect(out.exportFile).toEqual({ isSliced: true, region: env.minio.region, provider: 'aws' });
+      expect(out.downloadedGzipped).toBe(true);
+      expect(out.downloadedExport).toBe('"1","Ann"\n"2","Bob, Jr."\n');
+      expect(out.config).toEqual({ name: 'My config', version: 1, changeDescription: 'Initial', configuration: { parameters: { db: 'x' } }, isDeleted: false });
+      expect(out.configList).toHaveLength(1);
+      expect(out.configDetail).toEqual({ parameters: { db: 'x' } });
+      expect(out.components).toEqual(['keboola.ex-db-mysql']);
+      expect(out.configListAfterDelete).toEqual([]);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

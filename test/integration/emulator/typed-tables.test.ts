@@ -22,7 +22,8 @@ const PEOPLE = {
 };
 
 describe('typed tables (tables-definition)', () => {
-  const env = useEmulator();
+  // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
+  const env = useEmulator({ slicedExports: false });
   let bucketId: string;
   let created: Json;
 
@@ -45,11 +46,12 @@ describe('typed tables (tables-definition)', () => {
     expect(res.body.definition).toEqual({
       primaryKeysNames: ['id'],
       columns: [
-        { name: 'id', definition: { type: 'INTEGER', nullable: false }, basetype: 'INTEGER' },
-        { name: 'name', definition: { type: 'VARCHAR', length: '10', nullable: true }, basetype: 'STRING' },
-        { name: 'score', definition: { type: 'NUMBER', length: '5,2', nullable: true, default: '0' }, basetype: 'NUMERIC' },
-        { name: 'born', definition: { type: 'DATE', nullable: true }, basetype: 'DATE' },
-        { name: 'active', definition: { type: 'BOOLEAN', nullable: true }, basetype: 'BOOLEAN' },
+        // As a Snowflake stack reports them: INTEGER is NUMBER "38,0".
+        { name: 'id', definition: { type: 'NUMBER', length: '38,0', nullable: false }, basetype: 'INTEGER', canBeFiltered: true },
+        { name: 'name', definition: { type: 'VARCHAR', length: '10', nullable: true }, basetype: 'STRING', canBeFiltered: true },
+        { name: 'score', definition: { type: 'NUMBER', length: '5,2', nullable: true, default: '0' }, basetype: 'NUMERIC', canBeFiltered: true },
+        { name: 'born', definition: { type: 'DATE', nullable: true }, basetype: 'DATE', canBeFiltered: true },
+        { name: 'active', definition: { type: 'BOOLEAN', nullable: true }, basetype: 'BOOLEAN', canBeFiltered: true },
       ],
     });
     const score = res.body.columnMetadata.score as Json[];
@@ -93,7 +95,7 @@ describe('typed tables (tables-definition)', () => {
     ['a value that is not a number', 'id,name,score,born,active\n5,Eve,1,,\n6,Fay,abc,,\n', 'column "score", row 2 of file', 'value "abc" is not a valid NUMBER(5,2)'],
     ['a number too large for the precision', 'id,name,score,born,active\n5,Eve,12345.6,,\n', 'column "score", row 1 of file', 'value "12345.6" is not a valid NUMBER(5,2)'],
     ['a string longer than the length', 'id,name,score,born,active\n5,Evangeline Smith,1,,\n', 'column "name", row 1 of file', 'value is 16 characters long, longer than VARCHAR(10) allows'],
-    ['an empty value in a column that is not nullable', 'id,name,score,born,active\n,Eve,1,,\n', 'column "id", row 1 of file', 'column is not nullable (INTEGER) and the value is empty'],
+    ['an empty value in a column that is not nullable', 'id,name,score,born,active\n,Eve,1,,\n', 'column "id", row 1 of file', 'column is not nullable (NUMBER(38,0)) and the value is empty'],
     ['a date that is not a date', 'id,name,score,born,active\n5,Eve,1,1990-02-30,\n', 'column "born", row 1 of file', 'value "1990-02-30" is not a valid DATE'],
   ])('a load with %s fails the job with the column, row and value, and loads nothing', async (_what, csv, where, reason) => {
     const before = await env.emulator.readTable(`${bucketId}.people`);
@@ -134,8 +136,8 @@ describe('typed tables (tables-definition)', () => {
     const res = await env.api('POST', `/buckets/${bucketId}/tables-definition`, { json: { name: 'bybase', columns: [{ name: 'n', basetype: 'NUMERIC' }, { name: 's', basetype: 'STRING' }] } });
     const job = expectSuccess(await waitForJob(env.api, res.body.id));
     expect(job.results.definition.columns).toEqual([
-      { name: 'n', definition: { type: 'NUMBER', nullable: true }, basetype: 'NUMERIC' },
-      { name: 's', definition: { type: 'VARCHAR', nullable: true }, basetype: 'STRING' },
+      { name: 'n', definition: { type: 'NUMBER', length: '38,9', nullable: true }, basetype: 'NUMERIC', canBeFiltered: true },
+      { name: 's', definition: { type: 'VARCHAR', length: '16777216', nullable: true }, basetype: 'STRING', canBeFiltered: true },
     ]);
   });
 

@@ -10,7 +10,8 @@ const names = (n: number, prefix = 'c') => Array.from({ length: n }, (_, i) => `
 const wideCsv = (columns: string[]) => `${columns.join(',')}\n${columns.map((_, i) => `r1_${i}`).join(',')}\n${columns.map((_, i) => `r2_${i}`).join(',')}\n`;
 
 describe('wide tables', () => {
-  const env = useEmulatorProcess();
+  // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
+  const env = useEmulatorProcess({ slicedExports: false });
   const peaks: string[] = [];
 
   beforeAll(async () => {

@@ -93,7 +93,8 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     expect(status).toBe(200);
     expect(table).toMatchObject({ isTyped: true, primaryKey: ['id'], columns: ['id', 'price', 'day', 'name'], rowsCount: 3 });
     expect(table.definition.columns.map((c: Json) => [c.name, c.definition.type, c.definition.length ?? null, c.definition.nullable, c.basetype])).toEqual([
-      ['id', 'INTEGER', null, false, 'INTEGER'],
+      // The emulator answers as a Snowflake stack does: INTEGER is NUMBER(38,0).
+      ['id', 'NUMBER', '38,0', false, 'INTEGER'],
       ['price', 'NUMBER', '10,2', true, 'NUMERIC'],
       ['day', 'DATE', null, true, 'DATE'],
       ['name', 'VARCHAR', '20', true, 'STRING'],
@@ -123,8 +124,8 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     expect(outcome.code).toBe(1);
     const { error } = JSON.parse(outcome.stdout) as { error: { code: string; message: string } };
     expect(error.code).toBe('SAPI_JOB_FAILED');
-    expect(error.message).toMatch(/column "qty", row 2 of file \d+: value "abc" is not a valid INTEGER; nothing was loaded/);
-    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] .*value "abc" is not a valid INTEGER.*\(workflow typed-wrong-1\)$/m);
+    expect(error.message).toMatch(/column "qty", row 2 of file \d+: value "abc" is not a valid NUMBER\(38,0\); nothing was loaded/);
+    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] .*value "abc" is not a valid NUMBER\(38,0\).*\(workflow typed-wrong-1\)$/m);
     expect((await api('tables/in.c-typed-wrong.stock')).status).toBe(404);
     expect((await api('buckets/in.c-typed-wrong')).status).toBe(404);
     expect(await filesNamed('wrong.csv')).toEqual([]);
@@ -135,7 +136,7 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
       run({ source: csvFile('nulls.csv', 'id,name\n1,a\n,b\n'), bucketId: 'in.c-typed', table: 'strict', typedColumns: [{ name: 'id', definition: { type: 'INTEGER', nullable: false } }, { name: 'name', definition: { type: 'VARCHAR' } }] }),
     );
     expect(failure.type).toBe('SAPI_JOB_FAILED');
-    expect(failure.message).toMatch(/column "id", row 2 of file \d+: column is not nullable \(INTEGER\) and the value is empty; nothing was loaded/);
+    expect(failure.message).toMatch(/column "id", row 2 of file \d+: column is not nullable \(NUMBER\(38,0\)\) and the value is empty; nothing was loaded/);
     expect((await api('tables/in.c-typed.strict')).status).toBe(404);
     expect((await api('buckets/in.c-typed')).status).toBe(200);
   });

@@ -1,0 +1,120 @@
+import { type Json, TOKEN, client, createBucket, createTable, useEmulator } from './support';
+
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/;
+const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const CREATOR = { id: 101, description: 'test token' };
+
+/** Components and configurations as the service's API documentation shows them (`apiary.apib`). */
+describe('components and configurations', () => {
+  const env = useEmulator();
+  const base = '/branch/default/components/keboola.ex-db-mysql/configs';
+
+  test('POST configs answers 201 with the configuration as sent, version 1 and its change description; detail, list and the index show it', async () => {
+    const res = await env.api('POST', base, { json: { name: 'My new configuration', configuration: { key: 'value', nested: { a: [1, 2] } }, changeDescription: 'Initial configuration' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      name: 'My new configuration',
+      description: '',
+      created: expect.stringMatching(TIMESTAMP),
+      creatorToken: CREATOR,
+      version: 1,
+      changeDescription: 'Initial configuration',
+      isDisabled: false,
+      isDeleted: false,
+      configuration: { key: 'value', nested: { a: [1, 2] } },
+      state: {},
+      currentVersion: { created: expect.stringMatching(TIMESTAMP), creatorToken: CREATOR, changeDescription: 'Initial configuration', versionIdentifier: expect.stringMatching(VERSION_ID) },
+      rowsSortOrder: [],
+    });
+    const detail = await env.api('GET', `${base}/${res.body.id}`);
+    expect(detail.body).toEqual({ ...res.body, rows: [] });
+    expect((await env.api('GET', base)).body).toEqual([detail.body]);
+    expect((await env.api('GET', `/components/keboola.ex-db-mysql/configs/${res.body.id}`)).body).toEqual(detail.body);
+    const index = (await env.api('GET', '', { token: null })).body;
+    expect(index.components).toEqual([expect.objectContaining({ id: 'keboola.ex-db-mysql' })]);
+    const components = (await env.api('GET', '/branch/default/components?include=configuration')).body;
+    expect(components).toEqual([expect.objectContaining({ id: 'keboola.ex-db-mysql', configurations: [expect.objectContaining({ id: res.body.id, configuration: { key: 'value', nested: { a: [1, 2] } } })] })]);
+  });
+
+  test('a configuration with its own id (form-encoded, configuration as a JSON string, as the PHP client sends it); a second one of that id is 400', async () => {
+    const res = await env.api('POST', base, { form: { name: 'Main1', configurationId: 'main-1', configuration: '{"x":"y"}' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ id: 'main-1', configuration: { x: 'y' }, version: 1, changeDescription: '' });
+    const again = await env.api('POST', base, { json: { name: 'Main1', configurationId: 'main-1' } });
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe('storage.components.configurations.alreadyExists');
+  });
+
+  test('PUT makes a version with its change description; rows add, change and delete versions too; versions list newest first', async () => {
+    const put = await env.api('PUT', `${base}/main-1`, { json: { configuration: { x: 'z' }, changeDescription: 'x is z' } });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ version: 2, changeDescription: 'x is z', configuration: { x: 'z' } });
+    const stateOnly = await env.api('PUT', `${base}/main-1`, { json: { state: { cursor: 5 } } });
+    expect(stateOnly.body).toMatchObject({ version: 2, state: { cursor: 5 } });
+
+    const row = await env.api('POST', `${base}/main-1/rows`, { json: { rowId: 'row1', name: 'first', configuration: { key2: 'val2' } } });
+    expect(row.status).toBe(201);
+    expect(row.body).toEqual({ id: 'row1', name: 'first', description: '', configuration: { key2: 'val2' }, state: {}, isDisabled: false, version: 1, created: expect.stringMatching(TIMESTAMP), creatorToken: CREATOR, changeDescription: '' });
+    expect((await env.api('GET', `${base}/main-1`)).body).toMatchObject({ version: 3, changeDescription: 'Row row1 added', rows: [row.body] });
+    const changed = await env.api('PUT', `${base}/main-1/rows/row1`, { json: { configuration: { key2: 'v3' }, changeDescription: 'row tuned' } });
+    expect(changed.body).toMatchObject({ id: 'row1', version: 2, configuration: { key2: 'v3' }, changeDescription: 'row tuned' });
+    expect((await env.api('GET', `${base}/main-1/rows`)).body).toEqual([changed.body]);
+    expect((await env.api('GET', `${base}/main-1/rows/row1`)).body).toEqual(changed.body);
+    expect((await env.api('DELETE', `${base}/main-1/rows/row1`)).status).toBe(204);
+    expect((await env.api('GET', `${base}/main-1/rows/row1`)).status).toBe(404);
+
+    const versions = (await env.api('GET', `${base}/main-1/versions`)).body;
+    expect(versions.map((v: Json) => [v.version, v.changeDescription])).toEqual([[5, 'Row row1 deleted'], [4, 'row tuned'], [3, 'Row row1 added'], [2, 'x is z'], [1, '']]);
+    expect(versions[3]).toEqual({ version: 2, created: expect.stringMatching(TIMESTAMP), versionIdentifier: expect.stringMatching(VERSION_ID), creatorToken: CREATOR, changeDescription: 'x is z', isDeleted: false, name: 'Main1', description: '' });
+    const first = (await env.api('GET', `${base}/main-1/versions/1`)).body;
+    expect(first).toMatchObject({ version: 1, configuration: { x: 'y' }, rows: [] });
+  });
+
+  test('DELETE marks a configuration deleted (listed with isDeleted=true), a second DELETE purges it; an unknown one is 404', async () => {
+    expect((await env.api('DELETE', `${base}/main-1`)).status).toBe(204);
+    expect((await env.api('GET', `${base}/main-1`)).status).toBe(404);
+    expect((await env.api('GET', base)).body.map((c: Json) => c.id)).not.toContain('main-1');
+    expect((await env.api('GET', `${base}?isDeleted=true`)).body).toEqual([expect.objectContaining({ id: 'main-1', isDeleted: true, version: 6, changeDescription: 'Configuration deleted' })]);
+    expect((await env.api('DELETE', `${base}/main-1`)).status).toBe(204);
+    expect((await env.api('GET', `${base}?isDeleted=true`)).body).toEqual([]);
+    const missing = await env.api('GET', `${base}/nope`);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 'storage.components.configurations.notFound', error: 'Configuration nope not found' });
+  });
+
+  test('a token without componentAccess gets 403; one with componentAccess to the component may use it', async () => {
+    const limited = (await env.api('POST', '/tokens', { json: { description: 'no access' } })).body.token;
+    const denied = await client(env.emulator)('GET', base, { token: limited });
+    expect(denied.status).toBe(403);
+    const allowed = (await env.api('POST', '/tokens', { json: { description: 'access', componentAccess: ['keboola.ex-db-mysql'] } })).body.token;
+    expect((await client(env.emulator)('GET', base, { token: allowed })).status).toBe(200);
+    expect((await client(env.emulator)('GET', base, { token: TOKEN })).status).toBe(200);
+  });
+
+  test('triggers: POST answers 201 in the documented shape, list filters by component and configuration, PUT changes, DELETE removes', async () => {
+    await createBucket(env.api, 'trig');
+    await createTable(env.api, 'in.c-trig', 'watched', 'id\n1\n');
+    const res = await env.api('POST', '/triggers', { json: { runWithTokenId: 101, component: 'orchestration', configurationId: '123', coolDownPeriodMinutes: 20, tableIds: ['in.c-trig.watched'] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      runWithTokenId: 101,
+      component: 'orchestration',
+      configurationId: '123',
+      lastRun: null,
+      coolDownPeriodMinutes: 20,
+      creatorToken: CREATOR,
+      tables: [{ tableId: 'in.c-trig.watched' }],
+    });
+    expect((await env.api('GET', `/triggers/${res.body.id}`)).body).toEqual(res.body);
+    expect((await env.api('GET', '/triggers?component=orchestration&configurationId=123')).body).toEqual([res.body]);
+    expect((await env.api('GET', '/triggers?configurationId=other')).body).toEqual([]);
+    const put = await env.api('PUT', `/triggers/${res.body.id}`, { json: { coolDownPeriodMinutes: 5 } });
+    expect(put.body).toEqual({ ...res.body, coolDownPeriodMinutes: 5 });
+    const bad = await env.api('POST', '/triggers', { json: { runWithTokenId: 101, component: 'orchestration', configurationId: '1', coolDownPeriodMinutes: 0, tableIds: ['in.c-trig.nope'] } });
+    expect(bad.status).toBe(400);
+    expect((await env.api('DELETE', `/triggers/${res.body.id}`)).status).toBe(204);
+    expect((await env.api('GET', `/triggers/${res.body.id}`)).status).toBe(404);
+  });
+});
