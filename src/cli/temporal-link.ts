@@ -24,7 +24,8 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
   // address, API key, TLS (CA, client certificate pair) and gRPC headers as envconfig resolved them
   const { client: options } = temporalConnectionOptions(settings);
   try {
-    return await Connection.connect({ ...options, ...cliConnectionOptions(), connectTimeout: connectTimeoutMs });
+    const cli = cliConnectionOptions();
+    return await Connection.connect({ ...options, ...cli, channelArgs: { ...options.channelArgs, ...cli.channelArgs }, connectTimeout: connectTimeoutMs });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new CliError(
