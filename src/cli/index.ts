@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
-import { INTERRUPTED_EXIT_CODE, normalizeOutputFlags, type CliContext } from './common';
+import { normalizeOutputFlags, type CliContext } from './common';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
@@ -124,9 +124,10 @@ export async function run(argv: string[], context: Partial<CliContext> = {}): Pr
 export async function main(argv: string[]): Promise<void> {
   dropIpServerNameWarning();
   const exitCode = await run(argv);
-  // Ctrl-C stopped waiting: the result's long poll to Temporal is still open and would hold the terminal for many
-  // seconds; everything the command had to say is written (stdout/stderr to a pipe, file or TTY write synchronously)
-  if (exitCode === INTERRUPTED_EXIT_CODE) process.exit(exitCode);
+  // Ctrl-C stopped waiting, or the command failed: a long poll or a connection attempt to Temporal may still be open
+  // and would hold the terminal for seconds; everything the command had to say is written (stdout/stderr to a pipe,
+  // file or TTY write synchronously)
+  if (exitCode !== 0) process.exit(exitCode);
   process.exitCode = exitCode;
 }
 
