@@ -8,7 +8,7 @@ import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, typ
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
-import { CliError, describeFailure } from './failure';
+import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
@@ -136,7 +136,8 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
     } else if (err instanceof ScheduleNotFoundError) {
       failure = new CliError(ErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
     }
-    throw new Error(describeFailure(failure, what), { cause: err });
+    // the code of the failure as the command names it (`-o json` prints it): SAPI_CLI_SCHEDULE_NOT_FOUND, not `Error`
+    throw new CommandFailedError(describeFailure(failure, what), failureCode(failure), undefined, { cause: failure });
   } finally {
     await connection?.close().catch(() => undefined);
   }
