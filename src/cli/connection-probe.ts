@@ -13,7 +13,18 @@ import type { TemporalConnectionSettings } from '../config/temporal';
 export const PROBE_TIMEOUT_MS = 5_000;
 
 /** What kind of failure the probe found. */
-export type ConnectionCause = 'dns' | 'refused' | 'timeout' | 'tls-ca' | 'tls-hostname' | 'tls-expired' | 'tls-client-certificate' | 'tls-not-tls' | 'tls-other' | 'network';
+export type ConnectionCause =
+  | 'dns'
+  | 'refused'
+  | 'timeout'
+  | 'tls-ca'
+  | 'tls-hostname'
+  | 'tls-expired'
+  | 'tls-client-certificate'
+  | 'tls-not-tls'
+  | 'tls-required'
+  | 'tls-other'
+  | 'network';
 
 /** A cause, and the one line that says it and what to change. */
 export interface ConnectionDiagnosis {
@@ -85,9 +96,16 @@ export async function probeConnection(settings: TemporalConnectionSettings, time
   const { host, port } = splitAddress(settings.address);
   try {
     if (isIP(host) === 0) await withTimeout(lookup(host), timeoutMs);
-    if (tlsOn(settings)) await tlsHandshake(settings, host, port, timeoutMs);
-    else await tcpConnect(host, port, timeoutMs);
-    return undefined;
+    if (tlsOn(settings)) {
+      await tlsHandshake(settings, host, port, timeoutMs);
+      return undefined;
+    }
+    return (await plainTextAnswers(host, port, timeoutMs))
+      ? undefined
+      : {
+          cause: 'tls-required',
+          message: `the server at ${settings.address} hangs up at once on plain text, as a TLS endpoint does (or a proxy with nothing behind it): connect with --tls (TEMPORAL_TLS=true), --tls-ca-path or --api-key (Temporal Cloud)`,
+        };
   } catch (err) {
     return classifyConnectionError(err, settings) ?? { cause: 'network', message: String((err as Error | undefined)?.message ?? err) };
   }
@@ -97,16 +115,34 @@ function tlsOn(settings: TemporalConnectionSettings): boolean {
   return settings.tls ? !settings.tls.disabled : settings.apiKey !== undefined;
 }
 
-function tcpConnect(host: string, port: number, timeoutMs: number): Promise<void> {
+/** The HTTP/2 connection preface a gRPC client opens with. */
+const HTTP2_PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
+
+/**
+ * Connects and sends the HTTP/2 preface: true when the server answers or keeps the connection open for a moment (a
+ * plain-text gRPC server sends its SETTINGS), false when it hangs up at once (a TLS endpoint given plain text).
+ */
+function plainTextAnswers(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((ok, fail) => {
     const socket = connectTcp({ host, port });
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error('probe timed out'), { code: 'PROBE_TIMEOUT' })), timeoutMs);
-    socket.once('connect', () => {
+    let connected = false;
+    const settle = (answer: boolean) => {
       clearTimeout(timer);
       socket.destroy();
-      ok();
+      ok(answer);
+    };
+    socket.once('connect', () => {
+      connected = true;
+      clearTimeout(timer);
+      socket.write(HTTP2_PREFACE);
+      setTimeout(() => settle(true), 500);
     });
+    // a TLS endpoint may answer with an alert record (type 21) before it hangs up
+    socket.once('data', (chunk: Buffer) => settle(chunk[0] !== 0x15));
+    socket.once('close', () => (connected ? settle(false) : undefined));
     socket.once('error', (err) => {
+      if (connected) return settle(false);
       clearTimeout(timer);
       fail(err);
     });

@@ -44,7 +44,7 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
 }
 
 /** Causes the probe is sure of: connecting longer cannot help. */
-const DEFINITE_CAUSES: ReadonlySet<ConnectionCause> = new Set(['dns', 'refused', 'tls-ca', 'tls-hostname', 'tls-expired', 'tls-client-certificate', 'tls-not-tls']);
+const DEFINITE_CAUSES: ReadonlySet<ConnectionCause> = new Set(['dns', 'refused', 'tls-ca', 'tls-hostname', 'tls-expired', 'tls-client-certificate', 'tls-not-tls', 'tls-required']);
 
 /** `cannot reach Temporal at <address> (<security>): <cause>`; gRPC's reason and a checklist when the probe found none. */
 function unreachable(settings: CliSettings, diagnosis: ConnectionDiagnosis | undefined, err: unknown): CliError {

@@ -97,15 +97,18 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     }
   });
 
-  it('names a host that does not resolve and a refused port at once, not after gRPC\'s 10 s deadline', async () => {
+  it('names a host that does not resolve, a refused port and a TLS endpoint given plain text at once, not after gRPC\'s 10 s deadline', async () => {
     const dns = await cli(['status', 'x', '--address', 'no-such-host.invalid:7233']);
     expect(dns.code).toBe(1);
     expect(dns.stderr).toContain('DNS: host no-such-host.invalid not found');
     const refused = await cli(['list', '--address', '127.0.0.1:1']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('connection refused at 127.0.0.1:1');
+    const plain = await cli(['status', 'x', '--address', tls.address, '-n', stack.namespace]);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain(`cannot reach Temporal at ${tls.address} (plain text): the server at ${tls.address} hangs up at once on plain text, as a TLS endpoint does`);
     // the CLI's start (compiling from sources on a busy machine) included: well under the 10 s gRPC waits
-    expect(Math.max(dns.ms, refused.ms)).toBeLessThan(9_000);
+    expect(Math.max(dns.ms, refused.ms, plain.ms)).toBeLessThan(9_000);
   });
 
   it('gives a wrong namespace the same code from import and status', async () => {

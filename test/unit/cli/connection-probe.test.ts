@@ -46,8 +46,17 @@ describe('why Temporal cannot be reached', () => {
     expect(splitAddress('temporal')).toEqual({ host: 'temporal', port: 7233 });
   });
 
-  it('dials the address: refused on a closed port, nothing to say when it answers', async () => {
-    const server = createServer((socket) => socket.end());
+  it('dials the address: refused on a closed port, TLS wanted when it hangs up on plain text, nothing to say when it answers', async () => {
+    const hangUp = createServer((socket) => socket.destroy());
+    await new Promise<void>((ready) => hangUp.listen(0, '127.0.0.1', ready));
+    try {
+      const diagnosis = await probeConnection({ address: `127.0.0.1:${(hangUp.address() as { port: number }).port}`, namespace: 'default' });
+      expect(diagnosis?.cause).toBe('tls-required');
+      expect(diagnosis?.message).toContain('as a TLS endpoint does');
+    } finally {
+      await new Promise((done) => hangUp.close(done));
+    }
+    const server = createServer((socket) => socket.on('data', () => socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]))));
     await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
     const { port } = server.address() as { port: number };
     try {
