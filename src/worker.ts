@@ -61,7 +61,7 @@ export interface RunningWorker {
 
 /**
  * A ready worker for the plugin, configured from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
- * `TEMPORAL_TASK_QUEUE`, `SAPI_URL`, `SAPI_TOKEN`, …; see README). With `SAPI_HOST_TASK_QUEUE` it also polls a
+ * `TEMPORAL_TASK_QUEUE`, `SAPI_URL`, `SAPI_TOKEN`, …; see docs/configuration.md). With `SAPI_HOST_TASK_QUEUE` it also polls a
  * queue meant for this host, so work on local paths can be routed here. It fails fast: an unreachable Temporal, a
  * missing namespace, no or an unreachable Storage connection, a rejected token reject within seconds with a
  * {@link WorkerStartError} naming the setting, and every connection it opened is closed.

@@ -5,8 +5,10 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ErrorCode } from '../contracts/error-codes';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
+import type { Priority } from '@temporalio/common';
 import { CliError } from './failure';
 import type { TransferRunner } from './run-transfer';
+import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
 
 /**
  * Where and how the CLI reaches Temporal (address, namespace, API key, TLS, profile) and the task queue. The CLI
@@ -253,7 +255,10 @@ export function definedOnly<T extends object>(value: T): T {
  * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
  */
 export function addWorkflowOptions(command: Command): Command {
-  return addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}')
+  return addPriorityOptions(
+    addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}'),
+    "the server's, 3",
+  )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option('-w, --workflow-id <id>', 'workflow id; a run with this id still running is attached to (followed, nothing started twice) instead of failing (default: <verb>-<table>-<unique suffix>)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
@@ -263,7 +268,7 @@ export function addWorkflowOptions(command: Command): Command {
 }
 
 /** The flags {@link addWorkflowOptions} adds, as commander parses them. */
-export interface WorkflowFlags extends TemporalFlags {
+export interface WorkflowFlags extends TemporalFlags, PriorityFlags {
   /** ms, parsed by {@link parseDuration}. */
   reconnectTimeout?: number;
   connection?: string;
@@ -285,6 +290,7 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
   onInterrupt: 'detach' | 'cancel';
   checkWorkers: boolean;
   attach: boolean;
+  priority?: Priority;
 } {
   return {
     settings: cliSettings(env, flags),
@@ -295,5 +301,6 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
     checkWorkers: flags.workerCheck !== false,
     // an id of the user's own may be a run already going (a re-run after a lost connection): attach to it
     attach: flags.workflowId !== undefined,
+    priority: priorityOf(flags),
   };
 }

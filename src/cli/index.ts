@@ -9,6 +9,7 @@ import { registerExtractStateCommand } from './extract-state';
 import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
 import { registerListCommand } from './list';
+import { registerControlCommands } from './control';
 import { registerReplayCheckCommand } from './replay-check';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
@@ -50,6 +51,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerExtractStateCommand(program, resolved);
   registerStatusCommands(program, resolved);
   registerListCommand(program, resolved);
+  registerControlCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);
   registerReplayCheckCommand(program, resolved);

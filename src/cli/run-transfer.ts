@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
+import type { Priority } from '@temporalio/common';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
 import { isTemporalUnreachable, type RetryWhileUnreachableOptions } from './reconnect';
@@ -38,6 +39,8 @@ export interface TransferRun<W extends WorkflowName = WorkflowName> {
    * twice; the start itself uses `USE_EXISTING`, so two commands racing to start it get one workflow. Default false.
    */
   attach?: boolean;
+  /** Priority and fairness of the run (inherited by its activities and child workflows); the server's default when absent. */
+  priority?: Priority;
   /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
   checkWorkers?: boolean;
   /** The human summary: a title line and labelled values (undefined values are left out). */
@@ -156,6 +159,7 @@ async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: Tr
         workflowId: run.workflowId,
         args: [run.input],
         ...(run.attach ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
+        ...(run.priority ? { priority: run.priority } : {}),
         ...startMetadata(run),
       });
       return { runId: handle.firstExecutionRunId, attached: false };

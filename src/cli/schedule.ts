@@ -15,6 +15,8 @@ import { ErrorCode } from '../contracts/error-codes';
 import { runMetadata } from '../contracts/search-attributes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 import { clientOf } from './temporal-link';
+import { SCHEDULED_PRIORITY } from '../contracts/priority';
+import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
 export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
@@ -42,7 +44,7 @@ export function defaultOverlap(workflowType: string): string {
 }
 
 /** The schedule flags as commander parses them. */
-export interface ScheduleFlags {
+export interface ScheduleFlags extends PriorityFlags {
   cron?: string[];
   every?: string[];
   timezone?: string;
@@ -102,7 +104,7 @@ export function scheduleShape(flags: ScheduleFlags, workflowType = '') {
 
 /** Adds the flags of a schedule: when it runs, what overlapping runs do, whether it starts paused. */
 function addScheduleOptions(command: Command): Command {
-  return addOutputOptions(addTemporalOptions(command), 'one object with the schedule on stdout')
+  addOutputOptions(addTemporalOptions(command), 'one object with the schedule on stdout')
     .option('--cron <expr>', 'when to run, as a cron expression in quotes ("0 3 * * *" = 03:00 every day); repeatable', parseCron)
     .option('--every <interval>', 'run at this interval: 30s, 15m, 1h, 1d; repeatable', parseEvery)
     .option('--timezone <tz>', 'time zone of the cron expressions, e.g. Europe/Prague (default UTC)')
@@ -111,6 +113,7 @@ function addScheduleOptions(command: Command): Command {
     .option('--note <text>', 'a note shown with the schedule')
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)');
+  return addPriorityOptions(command, `${SCHEDULED_PRIORITY}, ahead of ad-hoc runs (3)`);
 }
 
 /** Usage error unless the flags say when to run. */
@@ -158,6 +161,9 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
         taskQueue: settings.taskQueue,
         workflowId: scheduleId,
         args: [request.input],
+        // scheduled runs go ahead of ad-hoc runs and backfills (3 and lower) unless the flags say otherwise (the
+        // SDK 1.24 create type omits `priority`, which it compiles and sends: schedule-helpers' encodeScheduleAction)
+        ...({ priority: priorityOf(request.flags, SCHEDULED_PRIORITY) } as object),
         ...runMetadata({ workflowType, input: request.input } as Parameters<typeof runMetadata>[0], `schedule ${scheduleId}`),
       },
     });

@@ -78,7 +78,7 @@ const settingsSchema = z.object({
     partSizeBytes: z.number().int().min(5 * 1024 * 1024),
     concurrency: z.number().int().min(1).max(64),
   }),
-  /** How much work one worker process takes on: its memory is a function of these (README, Scaling out). */
+  /** How much work one worker process takes on: its memory is a function of these (docs/deploying.md, Scaling out). */
   worker: z.object({
     maxCachedWorkflows: z.number().int().min(0),
     maxConcurrentActivities: z.number().int().min(1),
@@ -88,7 +88,7 @@ const settingsSchema = z.object({
   workDir: z.string().min(1),
   /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
   extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
-  /** What workflow inputs may name: local roots, URLs and networks, object prefixes (README, Security). */
+  /** What workflow inputs may name: local roots, URLs and networks, object prefixes (docs/security.md). */
   policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
   /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
   codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),

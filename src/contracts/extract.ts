@@ -164,6 +164,12 @@ export interface ExtractProgress {
   warnings: number;
   /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
   waitingUntil?: number;
+  /** Paused, or asked to pause (it pauses once the batch in flight ends). */
+  paused?: boolean;
+  /** Asked to cancel (the reason): it stops once the batch in flight ends. */
+  cancelling?: string;
+  /** The page limit set with `setLimits`. */
+  maxPages?: number;
   error?: string;
   /** This run's times (Unix seconds), once known. */
   runTimes?: ExtractRunTimes; // ge-state
@@ -233,6 +239,8 @@ export interface ExtractCheckpoint {
   warningsDropped: number;
   stopReasons: StopReasonCounts;
   paused: boolean;
+  /** Stop fetching once this many pages are fetched (set by the `setLimits` update; absent: no limit). */
+  maxPages?: number;
   // --- ge-state (begin) ---
   /** This run's times for `{"time": …}` functions (absent in checkpoints of runs before run state existed). */
   runTimes?: ExtractRunTimes;

@@ -136,6 +136,10 @@ export interface TransferProgress {
   /** Slices finished / total, for sliced transfers. */
   slicesDone?: number;
   slices?: number;
+  /** While a Storage job is polled: when polling gives up (ms since epoch; `extendDeadline` moves it). */
+  deadlineAt?: number;
+  /** Asked to cancel (the reason), until the run has ended. */
+  cancelling?: string;
   error?: string;
 }
 
@@ -145,7 +149,7 @@ export interface ExportTableInput {
   tableId: string;
   /**
    * A path on the worker's host (under its `SAPI_LOCAL_ROOTS`) or an `s3://bucket/key` destination (under its
-   * `SAPI_ALLOWED_OBJECT_PREFIXES`); see the README's Security section.
+   * `SAPI_ALLOWED_OBJECT_PREFIXES`); see docs/security.md.
    */
   destination: string;
   /** Replace a local destination that exists. Default false: an existing file fails the run before the export starts. */

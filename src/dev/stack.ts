@@ -42,7 +42,7 @@ export interface DevStackOptions {
 }
 
 /**
- * The dev stack's opt-ins of the input policy (README, Security): local paths under its working folder, loopback
+ * The dev stack's opt-ins of the input policy (docs/security.md): local paths under its working folder, loopback
  * addresses (its sample API and the user's local test servers), and its own services refused by name (Temporal's
  * HTTP API and UI, the codec server; the Storage, MinIO and Temporal gRPC addresses the worker knows already). Values
  * the user set in the environment win.

@@ -71,6 +71,12 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
     '--metrics-port', String(await freePort(host)),
     '--db-filename', join(options.dataDir, 'temporal.db'),
     '--log-level', 'warn',
+    // task queue priority and fairness (priority keys, fairness keys and weights of the plugin's runs), one
+    // partition per queue so a dev server dispatches in their order
+    '--dynamic-config-value', 'matching.useNewMatcher=true',
+    '--dynamic-config-value', 'matching.enableFairness=true',
+    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
   ];
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.searchAttributes ?? true) for (const definition of searchAttributeDefinitions()) args.push('--search-attribute', definition);

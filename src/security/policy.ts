@@ -6,7 +6,7 @@
  */
 import { SapiInputForbiddenError } from '../errors';
 
-/** The worker's input policy (see the README's Security section for each setting and its default). */
+/** The worker's input policy (docs/security.md: each setting and its default). */
 export interface InputPolicy {
   /** `SAPI_LOCAL_ROOTS`: folders local sources and destinations must be under (absolute). Default none: no local path. */
   readonly localRoots: readonly string[];

@@ -6,6 +6,8 @@ import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { exportAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import { prioritized, runPriority } from './priority';
 import { describeCall } from './import-table';
 
 /**
@@ -23,15 +25,19 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const connection = input.connection;
   const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};
-  return runTransfer(`export of ${input.tableId}`, progress, async (view) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue, 'download')));
+  // asked before the run view opens: see `RunView.open`
+  const checkDestination = !input.resume && patched(DESTINATION_CHECK_PATCH);
+  // a run started without a fairness key shares the queue fairly by its Storage connection
+  const priority = runPriority(defaultFairnessKey({ operation: 'export', connection }));
+  return runTransfer(`export of ${input.tableId}`, progress, async (view, control) => {
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download'), priority)));
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
-    if (!input.resume && patched(DESTINATION_CHECK_PATCH)) {
+    if (checkDestination) {
       progress.phase = 'checking';
-      await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
+      await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }
     progress.phase = 'exporting';
     const first =
@@ -50,21 +56,23 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     // continue-as-new carries when polling began, so the deadline spans every run
     const pollingSince = input.resume?.pollingSince ?? Date.now();
     let polls = 0;
+    control.pollingFrom(pollingSince);
     const done = await waitForJob(
       first,
       async (jobId) => {
         if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-          await continueAsNew<typeof exportTableWorkflow>({ ...input, resume: { job: { ...first, id: jobId }, pollingSince } });
+          await continueAsNew<typeof exportTableWorkflow>({ ...input, polling: control.polling, resume: { job: { ...first, id: jobId }, pollingSince } });
         }
         return acts.getJob({ connection, jobId });
       },
-      input.polling,
+      control.polling,
       (job) => {
         progress.jobStatus = job.status;
         view.refresh();
       },
       pollingSince,
     );
+    delete progress.deadlineAt;
     const fileId = done.results?.fileId;
     if (fileId === undefined) {
       throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, ErrorCode.INVALID_RESPONSE, { jobId: done.id });
@@ -84,5 +92,5 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     progress.phase = 'done';
     progress.bytes = downloaded.bytes;
     return { ...downloaded, fileId, jobId: done.id };
-  }, attributes, (r) => ({ SapiBytes: r.bytes }));
+  }, { attributes, totals: (r) => ({ SapiBytes: r.bytes }), polling: input.polling });
 }

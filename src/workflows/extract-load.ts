@@ -6,6 +6,7 @@ import { columnsOf, mergeTableSchema } from '../extractor/pure';
 import { storageColumnNames } from '../contracts/extract-plan';
 import type { ExtractCheckpoint, ExtractTableResult } from '../contracts/extract';
 import type { PollingOptions } from '../contracts/transfer';
+import type { Priority } from '@temporalio/common';
 import { importTableWorkflow } from './import-table';
 
 /** What loading reads from the checkpoint: where the pages are staged, the schema and the rows per table. */
@@ -27,6 +28,8 @@ export interface LoadTablesOptions {
   /** Mapped tables (name → columns): loaded even without rows (header only), as the reference writes them. */
   mappedTables?: Record<string, string[]>;
   // --- end ge-features ---
+  /** The fairness key the import children get when the extraction was started without one (they inherit the rest). */
+  priority?: Priority;
   /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
   activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
 }
@@ -71,6 +74,7 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
       // --- end ge-features ---
       const imported = await executeChild(importTableWorkflow, {
         workflowId: `${o.workflowId}-load-${name}-${staged.runId.slice(0, 8)}`,
+        ...(o.priority ? { priority: o.priority } : {}),
         args: [
           {
             connection: o.connection,

@@ -6,6 +6,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  defineUpdate,
   log,
   patched,
   proxyActivities,
@@ -30,6 +31,9 @@ import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 import { extractAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import type { Priority } from '@temporalio/common';
+import { prioritized, runPriority } from './priority';
 import { bytesText, detailLine, RunView } from './run-view';
 
 export type * from '../contracts/extract';
@@ -43,6 +47,35 @@ export const resumeSignal = defineSignal('resume');
 /** Signal: stop fetching; with `loadOnCancel` (default) load what was staged; the result says `cancelled: true`. */
 export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
 
+/** Update: pause after the batch in flight (page mode: after the page); refused when paused, cancelling or loading. Answers the progress. */
+export const pauseUpdate = defineUpdate<ExtractProgress>('pause');
+/** Update: carry on after a pause; refused when the extraction is not paused. Answers the progress. */
+export const resumeUpdate = defineUpdate<ExtractProgress>('resume');
+/** Update: stop fetching after the batch in flight, then as the `cancel` signal; refused when already cancelling or past fetching. */
+export const extractCancelUpdate = defineUpdate<ExtractProgress, [request: { reason?: string }]>('cancel');
+/** What `setLimits` may change. */
+export interface ExtractLimits {
+  /** Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded. */
+  maxPages: number;
+}
+/** Update: set limits of a running extraction; refused when a limit is below what is done. Answers the progress. */
+export const setLimitsUpdate = defineUpdate<ExtractProgress, [limits: ExtractLimits]>('setLimits');
+
+/** Refuses an update (its validator throws; nothing is written to history). */
+function refuse(why: string): never {
+  throw new Error(why);
+}
+
+/** Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone`. */
+function checkLimits(limits: unknown, pagesDone: number): void {
+  if (typeof limits !== 'object' || limits === null) refuse('setLimits takes {"maxPages": <pages>}');
+  const unknown = Object.keys(limits).filter((k) => k !== 'maxPages');
+  if (unknown.length > 0) refuse(`unsupported limit ${unknown.join(', ')}: setLimits takes maxPages`);
+  const { maxPages } = limits as { maxPages?: unknown };
+  if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1) refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
+  if (maxPages < pagesDone) refuse(`maxPages ${maxPages} is below the ${pagesDone} pages already fetched`);
+}
+
 /**
  * Signal the page-fetching activity of earlier versions sent (at most every 5 s) so that `progress` followed a long
  * batch; still accepted. `fetchPages` now heartbeats its batch totals instead (no history event per report).
@@ -54,7 +87,7 @@ export { MAX_RATE_LIMIT_WAITS };
 /** Failure types the extraction never retries (besides the Storage ones). */
 export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
-function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined) {
+function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined) {
   const retry: RetryPolicy = {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -71,7 +104,7 @@ function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undef
     retry: { ...retry, maximumAttempts: 10 },
   };
   const build: ActivityOptions = { taskQueue, startToCloseTimeout: '6 hours', heartbeatTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 10 } };
-  return { short, fetch, build };
+  return { short: prioritized(short, priority), fetch: prioritized(fetch, priority), build: prioritized(build, priority) };
 }
 
 /** The failure type of an activity failure (our error code), if any. */
@@ -109,10 +142,12 @@ interface LiveState {
   live: BatchProgress | undefined;
   waitingUntil: number | undefined;
   error: string | undefined;
+  /** The reason of a cancel asked for (signal or update). */
+  cancelling?: string;
 }
 
 /** Answer of the `progress` query: the checkpoint plus the batch in flight. */
-function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error }: LiveState): ExtractProgress {
+function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
   const frame = cp.frames[cp.frames.length - 1];
   const tables = { ...cp.rows };
   for (const [table, rows] of Object.entries(live?.rows ?? {})) tables[table] = (tables[table] ?? 0) + rows;
@@ -128,6 +163,9 @@ function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error }:
     runs: cp.runs,
     warnings: cp.warnings.length + cp.warningsDropped,
     ...(waitingUntil !== undefined ? { waitingUntil } : {}),
+    ...(cp.paused ? { paused: true } : {}),
+    ...(cancelling !== undefined ? { cancelling } : {}),
+    ...(cp.maxPages !== undefined ? { maxPages: cp.maxPages } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
   };
@@ -185,6 +223,11 @@ function fetchLimits(o: ResolvedExtractOptions): { maxPages: number; maxMs: numb
   if (o.mode !== 'page') return { maxPages: o.batchPages, maxMs: o.batchSeconds * 1000 };
   if (!patched(PAGE_CHECKPOINTS_PATCH)) return { maxPages: 1, maxMs: o.batchSeconds * 1000 };
   return { maxPages: o.batchPages, maxMs: Math.min(o.batchSeconds * 1000, PAGE_MODE_CALL_MS), pageCheckpoints: true };
+}
+
+/** `limits` with at most the pages `setLimits` leaves (unchanged without a limit, as in runs before it). */
+function capped<L extends { maxPages: number }>(limits: L, cp: ExtractCheckpoint): L {
+  return cp.maxPages === undefined ? limits : { ...limits, maxPages: Math.max(1, Math.min(limits.maxPages, cp.maxPages - cp.pages)) };
 }
 
 /** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
@@ -281,10 +324,53 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   /** The batch in flight (`BatchProgress.batch`) and what it reported so far. */
   let inFlight: { batch: string; progress?: BatchProgress } | undefined;
 
-  setHandler(extractProgressQuery, () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error }));
+  setHandler(extractProgressQuery, () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error, cancelling: cancelReason }));
   setHandler(pauseSignal, () => void (cp.paused = true));
   setHandler(resumeSignal, () => void (cp.paused = false));
   setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
+  // the same controls as validated updates: a refused one writes no history, an accepted one answers the new state
+  const current = () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error, cancelling: cancelReason });
+  const fetching = (what: string) => {
+    if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
+    if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
+  };
+  setHandler(
+    pauseUpdate,
+    () => {
+      cp.paused = true;
+      return current();
+    },
+    { validator: () => (fetching('pause'), cp.paused && refuse('the extraction is already paused')) },
+  );
+  setHandler(
+    resumeUpdate,
+    () => {
+      cp.paused = false;
+      return current();
+    },
+    { validator: () => (fetching('resume'), !cp.paused && refuse('the extraction is not paused')) },
+  );
+  setHandler(
+    extractCancelUpdate,
+    (request) => {
+      cancelReason = request?.reason ?? 'cancelled by update';
+      return current();
+    },
+    {
+      validator: (request) => {
+        if (request?.reason !== undefined && typeof request.reason !== 'string') refuse('reason must be a string');
+        fetching('cancel');
+      },
+    },
+  );
+  setHandler(
+    setLimitsUpdate,
+    (limits) => {
+      cp.maxPages = limits.maxPages;
+      return current();
+    },
+    { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
+  );
   // eslint-disable-next-line prefer-const -- opened below; the handler may run before (a signal buffered with the start)
   let view: RunView | undefined;
   setHandler(extractProgressSignal, (progress) => {
@@ -301,7 +387,9 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     }
   };
 
-  const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue);
+  // a run started without a fairness key shares the queue fairly by the extracted API's host (its loads too)
+  const priority = runPriority(defaultFairnessKey({ operation: 'extract', input }));
+  const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
   view = await RunView.open(extractAttributes(input), {
     phase: () => phase,
     details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
@@ -336,6 +424,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     let config = iterationAt(cp.iteration ?? 0);
 
     let pagesThisRun = 0;
+    /** `setLimits` maxPages stopped the fetching (the tables are loaded; the run state is not stored, as after a cancel). */
+    let limitReached = false;
     let rateLimitWaits = 0;
     // one batch per turn; pause, cancel and continue-as-new act between batches
     while (cancelReason === undefined) {
@@ -345,6 +435,11 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         await condition(() => !cp.paused || cancelReason !== undefined);
         phase = 'extracting';
         continue;
+      }
+      if (cp.maxPages !== undefined && cp.pages >= cp.maxPages) {
+        limitReached = true;
+        addWarnings([`stopped at ${cp.maxPages} pages (setLimits maxPages); the run state is not stored`]);
+        break;
       }
       const next = nextJobRunToFetch(cp, config, Date.now());
       addWarnings(next.warnings);
@@ -374,7 +469,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           job: jobForRun(config, frame),
           context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
           state: frame.state,
-          ...fetchLimits(o),
+          ...capped(fetchLimits(o), cp),
           fetch: input.options?.fetch,
           client: config.api.client, // undefined for a config validated before client options existed
           ...(config.api.authentication
@@ -429,12 +524,13 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
         polling: input.options?.polling,
         transferTaskQueue: input.options?.activityTaskQueue,
+        priority,
         activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
       });
     }
     // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
     let storedState: ExtractRunState | null = null;
-    if (cp.runState && cp.runTimes && !cancelled && o.load && patched(RUN_STATE_PATCH)) {
+    if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load && patched(RUN_STATE_PATCH)) {
       // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
       const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases) : {};
       storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);

@@ -6,6 +6,8 @@ import { runTransfer } from './transfer-run';
 import { DEFAULT_METADATA_PROVIDER, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { importAttributes } from '../contracts/search-attributes';
+import { defaultFairnessKey } from '../contracts/priority';
+import { prioritized, runPriority } from './priority';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -53,9 +55,15 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
   const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
-  return runTransfer(`import into ${tableId}`, progress, async (view) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(activityOptions), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(transferOptions(input.transferTaskQueue)), describeCall(progress));
+  // asked before the run view opens: see `RunView.open`
+  const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
+  // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
+  const extended = patched(TYPED_TABLES_PATCH);
+  // a run started without a fairness key shares the queue fairly by its Storage connection
+  const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
+  return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue), priority)), describeCall(progress));
     const onStatus = (current: JobSummary) => {
       progress.jobStatus = current.status;
       view.refresh();
@@ -64,9 +72,6 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     let bytes: number;
     let sha256: string | undefined;
     let job: JobSummary;
-    const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
-    // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
-    const extended = patched(TYPED_TABLES_PATCH);
     /** What this run created, removed again when it fails before its job ends well. */
     const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
     let jobStarted = input.resume !== undefined;
@@ -89,7 +94,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           progress.phase = 'checking';
           const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
           typed = typedCreate || (target.typed ?? false);
-          await view.activities(proxyActivities<SapiActivities>(shortTransferOptions(input.transferTaskQueue))).inspectSource({
+          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
             sources: input.slices ?? [input.source],
             csv: input.csv,
             columns,
@@ -111,7 +116,9 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
           created.table = true;
           progress.jobId = definitionJob.id;
-          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), input.polling, onStatus, Date.now());
+          const definedSince = Date.now();
+          control.pollingFrom(definedSince);
+          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), control.polling, onStatus, definedSince);
           progress.phase = 'importing';
           job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
         } else {
@@ -125,6 +132,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       progress.jobId = job.id;
       const pollingSince = input.resume?.pollingSince ?? Date.now();
       let polls = 0;
+      control.pollingFrom(pollingSince);
       const done = await waitForJob(
         job,
         async (jobId) => {
@@ -132,14 +140,15 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             // a very long job: keep history bounded and carry on polling in a fresh run
             const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket };
             if (extended) Object.assign(resume, { createdTable: created.table, typed });
-            await continueAsNew<typeof importTableWorkflow>({ ...input, resume });
+            await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
           }
           return acts.getJob({ connection, jobId });
         },
-        input.polling,
+        control.polling,
         onStatus,
         pollingSince,
       );
+      delete progress.deadlineAt;
       loaded = true;
       const result: ImportTableResult = {
         tableId: done.tableId ?? tableId,
@@ -192,7 +201,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       }
       throw err;
     }
-  }, attributes, totals);
+  }, { attributes, totals, polling: input.polling });
 }
 
 /** Summaries of an import's activity calls: a poll names its job and the status last seen. */

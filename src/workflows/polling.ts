@@ -21,7 +21,8 @@ export async function waitForJob(
   onStatus: (job: JobSummary) => void = () => undefined,
   startedAt: number = Date.now(),
 ): Promise<JobSummary> {
-  const deadlineAt = startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
+  // read again each turn: the `extendDeadline` update moves it while the job is polled
+  const deadline = () => startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
   const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs, elapsedFraction: options.elapsedFraction };
   let job = first;
   for (let attempt = 0; ; attempt++) {
@@ -32,6 +33,7 @@ export async function waitForJob(
       throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, ErrorCode.INVALID_RESPONSE, { jobId: job.id });
     }
     const now = Date.now();
+    const deadlineAt = deadline();
     if (now >= deadlineAt) {
       throw ApplicationFailure.nonRetryable(
         `job ${job.id} (${job.operationName ?? 'job'}) still ${job.status} after ${Math.round((now - startedAt) / 1000)} s; ` +

@@ -32,6 +32,11 @@ export class RunView {
     private readonly phase: () => string,
   ) {}
 
+  /**
+   * Opens the view: one local activity, whose result a replay may see one workflow task earlier than the run did (a
+   * query answered while it ran makes the worker complete the task first). So a workflow asks every `patched()` it
+   * needs before its first activity *before* calling this (a patch asked after it could be judged absent on replay).
+   */
   static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }): Promise<RunView> {
     if (!patched(RUN_VIEW_PATCH)) return new RunView(false, new Set(), view.details, view.phase);
     let registered: string[] = [];

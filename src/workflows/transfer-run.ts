@@ -1,5 +1,6 @@
-import { ApplicationFailure, CancellationScope, defineQuery, defineSignal, isCancellation, setHandler } from '@temporalio/workflow';
-import type { ProgressReport, TransferProgress } from '../contracts/transfer';
+import { ApplicationFailure, CancellationScope, defineQuery, defineSignal, defineUpdate, isCancellation, setHandler } from '@temporalio/workflow';
+import type { PollingOptions, ProgressReport, TransferProgress } from '../contracts/transfer';
+import { DEFAULT_JOB_DEADLINE_MS } from './polling';
 import { ErrorCode } from '../contracts/error-codes';
 import type { RunAttributeValues } from '../contracts/search-attributes';
 import { bytesText, detailLine, RunView } from './run-view';
@@ -15,6 +16,46 @@ export const cancelSignal = defineSignal<[reason?: string]>('cancel');
 export const transferProgressSignal = defineSignal<[ProgressReport]>('transferProgress');
 
 /**
+ * Update: cancel now (a transfer in flight is cancelled; a Storage job already started is not polled further), as the
+ * `cancel` signal; refused once the run is ending or already cancelling. Answers the progress.
+ */
+export const transferCancelUpdate = defineUpdate<TransferProgress, [request: { reason?: string }]>('cancel');
+/**
+ * Update: move the deadline of the Storage job being polled to `until` (ISO time or ms since epoch); refused when no
+ * job is polled, or `until` is past or not later than the current deadline. Answers the progress (`deadlineAt`).
+ */
+export const extendDeadlineUpdate = defineUpdate<TransferProgress, [request: { until: string | number }]>('extendDeadline');
+
+/** What the body of a transfer shares with its handlers. */
+export interface TransferControl {
+  /** The job polling options: pass them to `waitForJob` (and on to a continue-as-new); `extendDeadline` changes them. */
+  polling: PollingOptions;
+  /** Call before polling a job whose wait began at `since` (workflow time): sets the deadline `extendDeadline` moves. */
+  pollingFrom(since: number): void;
+}
+
+/** Phases in which a run is past cancelling (its job ended, or the run did). */
+const ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'failed', 'cancelled']);
+
+function refuse(why: string): never {
+  throw new Error(why);
+}
+
+/** An ISO time or ms since epoch as ms since epoch (NaN when it is neither). */
+function timeOf(until: unknown): number {
+  return typeof until === 'number' ? until : typeof until === 'string' ? Date.parse(until) : Number.NaN;
+}
+
+/** `until` as ms since epoch, refused unless it is a valid time later than now and than `current`. */
+function laterDeadline(until: unknown, current: number): number {
+  const at = timeOf(until);
+  if (!Number.isFinite(at)) refuse(`until must be an ISO time or ms since epoch, got ${JSON.stringify(until)}`);
+  if (at <= Date.now()) refuse(`until ${new Date(at).toISOString()} is in the past`);
+  if (at <= current) refuse(`until ${new Date(at).toISOString()} is not later than the current deadline ${new Date(current).toISOString()}`);
+  return at;
+}
+
+/**
  * Runs the body of an import or export with the handlers both share: the `progress` query over `progress`,
  * transfer reports merged into it, and the `cancel` signal cancelling the body. A cancelled run ends with a
  * non-retryable `SAPI_CANCELLED` failure naming `what`; any failure is recorded in `progress` before it propagates.
@@ -24,11 +65,14 @@ export const transferProgressSignal = defineSignal<[ProgressReport]>('transferPr
 export async function runTransfer<T>(
   what: string,
   progress: TransferProgress,
-  body: (view: RunView) => Promise<T>,
-  attributes: RunAttributeValues = {},
-  totals: (result: T) => RunAttributeValues = () => ({}),
+  body: (view: RunView, control: TransferControl) => Promise<T>,
+  { attributes = {}, totals = () => ({}), polling = {} }: { attributes?: RunAttributeValues; totals?: (result: T) => RunAttributeValues; polling?: PollingOptions } = {},
 ): Promise<T> {
   setHandler(progressQuery, () => progress);
+  const control: TransferControl = {
+    polling: { ...polling },
+    pollingFrom: (since) => void (progress.deadlineAt = since + (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS)),
+  };
   let view: RunView | undefined;
   setHandler(transferProgressSignal, (report) => {
     Object.assign(progress, report);
@@ -38,12 +82,45 @@ export async function runTransfer<T>(
   const scope = new CancellationScope();
   setHandler(cancelSignal, (reason) => {
     cancelReason = reason ?? 'cancelled by signal';
+    progress.cancelling = cancelReason;
     scope.cancel();
   });
+  // the same as validated updates: a refused one writes no history, an accepted one answers the new state
+  setHandler(
+    transferCancelUpdate,
+    (request) => {
+      cancelReason = request?.reason ?? 'cancelled by update';
+      progress.cancelling = cancelReason;
+      scope.cancel();
+      return { ...progress };
+    },
+    {
+      validator: (request) => {
+        if (request?.reason !== undefined && typeof request.reason !== 'string') refuse('reason must be a string');
+        if (cancelReason !== undefined) refuse(`already being cancelled (${cancelReason})`);
+        if (ENDING.has(progress.phase)) refuse(`too late to cancel: the run is ${progress.phase === 'metadata' ? 'past its Storage job' : progress.phase}`);
+      },
+    },
+  );
+  setHandler(
+    extendDeadlineUpdate,
+    (request) => {
+      const at = timeOf(request.until);
+      control.polling.deadlineMs = (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS) + (at - progress.deadlineAt!);
+      progress.deadlineAt = at;
+      return { ...progress };
+    },
+    {
+      validator: (request) => {
+        if (progress.deadlineAt === undefined || ENDING.has(progress.phase)) refuse('no Storage job is being polled');
+        laterDeadline(request?.until, progress.deadlineAt);
+      },
+    },
+  );
   try {
     const result = await scope.run(async () => {
       view = await RunView.open(attributes, { phase: () => progress.phase, details: () => transferDetails(what, progress, view) });
-      return body(view);
+      return body(view, control);
     });
     view?.set(totals(result));
     view?.refresh();

@@ -145,7 +145,8 @@ describe('workflow histories replay deterministically', () => {
     expect(await replayFailures({ workflowBundle: bundle }, histories)).toEqual([]);
     const record = process.env[RECORD_HISTORIES_ENV];
     if (record === '1' || record === 'all') saveHistories(histories, undefined, record === 'all');
-  });
+    // twenty runs one after another: more than the tier's default timeout on a loaded machine
+  }, 300_000);
 
   // the check before a deploy, from the server's histories: the runs above (and their child imports), then (default
   // query) the plugin's runs still running on a queue, here one no worker polls

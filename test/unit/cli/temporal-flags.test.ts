@@ -25,7 +25,7 @@ function commandsOf(command: Command, path: string[] = []): Array<[string, Comma
 }
 
 const TEMPORAL_COMMANDS = [
-  'import', 'export', 'extract', 'status', 'wait', 'list', 'worker', 'replay-check',
+  'import', 'export', 'extract', 'status', 'wait', 'list', 'worker', 'replay-check', 'pause', 'resume', 'cancel', 'limit', 'extend-deadline',
   'schedule import', 'schedule export', 'schedule extract', 'schedule list', 'schedule describe', 'schedule trigger', 'schedule pause', 'schedule unpause', 'schedule delete',
 ];
 const CONNECTION_FLAGS = ['--address', '--namespace', '--api-key', '--tls', '--tls-cert-path', '--tls-key-path', '--tls-ca-path', '--tls-server-name', '--tls-disable-host-verification', '--profile', '--config-file', '--env', '--env-file'];

@@ -240,7 +240,9 @@ describe('docker-compose.yml', () => {
     const targets = config.scrape_configs.flatMap((job) => job.static_configs.flatMap((c) => c.targets));
     expect(targets).toContain(`temporal:${endpoint.split(':')[1]}`);
     expect(prod.services.prometheus!.volumes).toContain('./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
-    expect(parse(read('deploy/temporal/dynamicconfig.yaml'))).toEqual(expect.objectContaining({ 'limit.blobSize.error': [{ value: 2097152 }] }));
+    expect(parse(read('deploy/temporal/dynamicconfig.yaml'))).toEqual(
+      expect.objectContaining({ 'limit.blobSize.error': [{ value: 2097152 }], 'matching.enableFairness': [{ value: true }], 'matching.useNewMatcher': [{ value: true }] }),
+    );
   });
 });
 

@@ -1,0 +1,22 @@
+// Your own worker: the plugin's activities and workflows plus your workflows (./workflows.ts), with the settings
+// from the environment (docs/configuration.md). The plugin checks the namespace and the Storage connection at start.
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { SapiPlugin, loadSettings, temporalConnectionOptions } from 'sapi-temporal';
+
+const settings = loadSettings();
+const plugin = new SapiPlugin({ settings });
+const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native);
+try {
+  const worker = await Worker.create({
+    connection,
+    namespace: settings.temporal.namespace,
+    taskQueue: settings.temporal.taskQueue,
+    plugins: [plugin],
+    // the compiled workflows module next to this file (tsc writes dist/own-worker/workflows.js)
+    workflowsPath: new URL('./workflows.js', import.meta.url).pathname,
+  });
+  await worker.run(); // until SIGINT or SIGTERM
+} finally {
+  await connection.close();
+  await plugin.close();
+}

@@ -1,0 +1,127 @@
+// `sapi-temporal pause|resume|cancel|limit|extend-deadline <workflowId>`: control a running run through the workflows'
+// validated updates. A refused update (a resume of a run that is not paused, a deadline in the past) changes nothing
+// and writes nothing to the run's history; an accepted one prints the run's new state.
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Command } from 'commander';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
+import { CliError, describeFailure } from './failure';
+import { ErrorCode } from '../contracts/error-codes';
+import type { ExtractProgress } from '../contracts/extract';
+import type { TransferProgress } from '../contracts/transfer';
+
+interface ControlFlags extends TemporalFlags {
+  output?: 'text' | 'json';
+  json?: boolean;
+  reason?: string;
+  maxPages?: number;
+  /** ms, from `--by`. */
+  by?: number;
+  until?: string;
+}
+
+/** One control command: the update it sends, the workflow types that have it, and its argument from the flags. */
+interface Control {
+  verb: string;
+  update: string;
+  description: string;
+  types: readonly string[];
+  arg(flags: ControlFlags): unknown[];
+  options?(command: Command): Command;
+}
+
+const EXTRACT = ['extractWorkflow'];
+const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
+
+export const CONTROLS: readonly Control[] = [
+  { verb: 'pause', update: 'pause', types: EXTRACT, description: 'pause an extraction after the batch in flight (refused when it is paused, cancelling or loading)', arg: () => [] },
+  { verb: 'resume', update: 'resume', types: EXTRACT, description: 'resume a paused extraction (refused when it is not paused)', arg: () => [] },
+  {
+    verb: 'cancel',
+    update: 'cancel',
+    types: [...TRANSFERS, ...EXTRACT],
+    description: 'cancel a run: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)',
+    arg: (flags) => [flags.reason !== undefined ? { reason: flags.reason } : {}],
+    options: (command) => command.option('--reason <text>', 'why (shown in the run\'s result and progress)'),
+  },
+  {
+    verb: 'limit',
+    update: 'setLimits',
+    types: EXTRACT,
+    description: 'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (refused below the pages already fetched)',
+    arg: (flags) => {
+      if (flags.maxPages === undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'give --max-pages <n>');
+      return [{ maxPages: flags.maxPages }];
+    },
+    options: (command) => command.option('--max-pages <n>', 'stop after this many pages in all', integerParser(1)),
+  },
+  {
+    verb: 'extend-deadline',
+    update: 'extendDeadline',
+    types: TRANSFERS,
+    description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
+    arg: (flags) => {
+      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(ErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
+    },
+    options: (command) =>
+      command.option('--by <duration>', 'from now: 30m, 2h, 1d', parseDuration).option('--until <time>', 'an ISO time, e.g. 2026-11-28T06:00:00Z'),
+  },
+];
+
+/** Sends `control`'s update to the run `workflowId` and resolves with the run's new state. */
+export async function sendControl(client: Client, control: Control, workflowId: string, flags: ControlFlags): Promise<{ workflowType: string; state: TransferProgress | ExtractProgress }> {
+  const handle = client.workflow.getHandle(workflowId);
+  let workflowType: string;
+  try {
+    const described = await handle.describe();
+    workflowType = described.type;
+    if (described.status.name !== 'RUNNING') throw new CliError(ErrorCode.INVALID_INPUT, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
+    throw err;
+  }
+  if (!control.types.includes(workflowType)) {
+    throw new CliError(ErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
+  }
+  try {
+    const args = control.arg(flags);
+    const state = await (args.length > 0
+      ? handle.executeUpdate<TransferProgress | ExtractProgress, [unknown]>(control.update, { args: [args[0]] })
+      : handle.executeUpdate<TransferProgress | ExtractProgress, []>(control.update));
+    return { workflowType, state };
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/** The run's new state in one line: phase and what it says about pausing, cancelling, limits and deadline. */
+export function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
+  const parts = [`phase ${state.phase}`];
+  if ('pages' in state) parts.push(`${state.pages} pages`, ...(state.paused ? ['paused (or pausing after the batch in flight)'] : []), ...(state.maxPages !== undefined ? [`max ${state.maxPages} pages`] : []));
+  if ('cancelling' in state && state.cancelling !== undefined) parts.push(`cancelling: ${state.cancelling}`);
+  if ('deadlineAt' in state && state.deadlineAt !== undefined) parts.push(`job deadline ${new Date(state.deadlineAt).toISOString()}`);
+  return `${verb}: ${workflowId} accepted (${parts.join(', ')})\n`;
+}
+
+/** Registers the control commands. */
+export function registerControlCommands(program: Command, context: CliContext): void {
+  for (const control of CONTROLS) {
+    const command = addOutputOptions(addTemporalOptions(program.command(control.verb).description(control.description).argument('<workflowId>', 'the run\'s workflow id')), "the run's new state");
+    (control.options?.(command) ?? command).action(async (workflowId: string, flags: ControlFlags) => {
+      const settings = cliSettings(context.env, flags);
+      const { TemporalLink } = await import('./temporal-link');
+      const link = await TemporalLink.open(settings);
+      try {
+        const { state } = await sendControl(link.client, control, workflowId, flags).catch((err: unknown) => {
+          throw new Error(describeFailure(err, control.verb), { cause: err });
+        });
+        process.stdout.write(flags.json || flags.output === 'json' ? `${JSON.stringify(state)}\n` : describeState(control.verb, workflowId, state));
+      } finally {
+        await link.close();
+      }
+    });
+  }
+}
