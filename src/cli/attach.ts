@@ -9,7 +9,7 @@ import { summarizeExtract } from './extract';
 import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
-import { progressFields } from './progress';
+import { formatDuration, progressFields } from './progress';
 import { heartbeatProgress, withLive } from './live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
@@ -69,6 +69,8 @@ export interface WorkflowStatus {
   taskQueue: string;
   startTime: string;
   closeTime?: string;
+  /** How long the run took, start to close (ms), once closed. */
+  durationMs?: number;
   /** The `progress` query's answer while running. */
   progress?: TransferProgress;
   /** Why there is no progress while running (no worker answered, …). */
@@ -94,6 +96,7 @@ export async function showStatus(request: AttachRequest): Promise<void> {
       ['task queue', status.taskQueue],
       ['started', status.startTime],
       ['closed', status.closeTime],
+      ['duration', status.durationMs === undefined ? undefined : formatDuration(status.durationMs)],
       ['first run', status.firstRunId],
       ['run id', status.runId === status.firstRunId ? undefined : status.runId],
       ['progress', status.progress ? progressLine(status.progress) : status.progressError && `no answer (${status.progressError})`],
@@ -175,6 +178,7 @@ async function workflowStatus(link: TemporalLink, described: WorkflowExecutionDe
     taskQueue: described.taskQueue,
     startTime: described.startTime.toISOString(),
     closeTime: described.closeTime?.toISOString(),
+    durationMs: described.closeTime ? described.closeTime.getTime() - described.startTime.getTime() : undefined,
   };
   if (described.status.name === 'RUNNING') {
     try {

@@ -1,9 +1,12 @@
 // Pieces every CLI command shares: where Temporal is, the flags that say so, and option value parsers.
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { envPreset } from './env-preset';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ErrorCode } from '../contracts/error-codes';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
 import type { Priority } from '@temporalio/common';
+import { CliError } from './failure';
 import type { TransferRunner } from './run-transfer';
 import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
 
@@ -17,11 +20,25 @@ export interface CliSettings extends TemporalConnectionSettings {
   codecKeys?: CodecKey[];
 }
 
-/** `--address`, `--namespace`, `--task-queue` as commander parses them. */
+/** The Temporal connection flags as commander parses them (the Temporal CLI's names). */
 export interface TemporalFlags {
   address?: string;
   namespace?: string;
   taskQueue?: string;
+  /** `--env`: a preset of `temporal env set` (`~/.config/temporalio/temporal.yaml`). */
+  env?: string;
+  envFile?: string;
+  /** `--profile` of the TOML config file (`temporal config set`). */
+  profile?: string;
+  configFile?: string;
+  apiKey?: string;
+  /** `--tls`: TLS on without any other TLS setting (true), or off (`--no-tls`: false). */
+  tls?: boolean;
+  tlsCertPath?: string;
+  tlsKeyPath?: string;
+  tlsCaPath?: string;
+  tlsServerName?: string;
+  tlsDisableHostVerification?: boolean;
 }
 
 /** What the commands depend on; tests replace `runTransfer` to see the workflow input a command line produces. */
@@ -32,20 +49,56 @@ export interface CliContext {
   runTransfer: TransferRunner;
 }
 
-/** Adds the Temporal connection flags; each overrides its environment variable. */
+/**
+ * The connection flags and the variable each writes over (the variables `@temporalio/envconfig` reads, so a flag
+ * has the meaning its variable has). Names as the Temporal CLI spells them.
+ */
+export const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, variable: string]> = [
+  ['address', 'TEMPORAL_ADDRESS'],
+  ['namespace', 'TEMPORAL_NAMESPACE'],
+  ['taskQueue', 'TEMPORAL_TASK_QUEUE'],
+  ['profile', 'TEMPORAL_PROFILE'],
+  ['configFile', 'TEMPORAL_CONFIG_FILE'],
+  ['apiKey', 'TEMPORAL_API_KEY'],
+  ['tls', 'TEMPORAL_TLS'],
+  ['tlsCertPath', 'TEMPORAL_TLS_CLIENT_CERT_PATH'],
+  ['tlsKeyPath', 'TEMPORAL_TLS_CLIENT_KEY_PATH'],
+  ['tlsCaPath', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH'],
+  ['tlsServerName', 'TEMPORAL_TLS_SERVER_NAME'],
+  ['tlsDisableHostVerification', 'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION'],
+];
+
+/** Adds the Temporal connection flags (the Temporal CLI's names); each overrides its environment variable. */
 export function addTemporalOptions(command: Command): Command {
   return command
-    .option('--address <host:port>', 'Temporal frontend address (default: TEMPORAL_ADDRESS, else localhost:7233)')
-    .option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, else default)')
-    .option('--task-queue <queue>', `task queue the worker polls (default: TEMPORAL_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE})`);
+    .option('--address <host:port>', 'Temporal frontend address (default: TEMPORAL_ADDRESS, else the profile\'s, else localhost:7233)')
+    .option('-n, --namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, else the profile\'s, else default)')
+    .option('--task-queue <queue>', `task queue the worker polls (default: TEMPORAL_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE})`)
+    .option('--api-key <key>', 'API key, sent as a bearer token; turns TLS on (default: TEMPORAL_API_KEY)')
+    .option('--tls', 'connect with TLS even without other TLS settings (default: TEMPORAL_TLS)')
+    .option('--no-tls', 'connect in plain text, even with an API key')
+    .option('--tls-cert-path <path>', 'client certificate for mTLS (default: TEMPORAL_TLS_CLIENT_CERT_PATH)')
+    .option('--tls-key-path <path>', 'client private key for mTLS (default: TEMPORAL_TLS_CLIENT_KEY_PATH)')
+    .option('--tls-ca-path <path>', 'CA that signed the server\'s certificate (default: TEMPORAL_TLS_SERVER_CA_CERT_PATH, else the system\'s)')
+    .option('--tls-server-name <name>', 'name the server\'s certificate must carry, when not the address\'s host (default: TEMPORAL_TLS_SERVER_NAME)')
+    .option('--tls-disable-host-verification', 'accept a server certificate issued for another name (testing only; not for `worker`)')
+    .option('--profile <name>', 'profile of the config file (default: TEMPORAL_PROFILE, else default)')
+    .option('--config-file <path>', 'TOML config file of the profiles (default: TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)')
+    .option('--env <name>', 'preset of `temporal env set` to use (default: TEMPORAL_ENV, else default when it exists)')
+    .option('--env-file <path>', 'file of the --env presets (default: ~/.config/temporalio/temporal.yaml)');
 }
 
-/** The environment with the Temporal flags written over their variables, for code that reads settings from env. */
+/**
+ * The environment with the Temporal flags written over their variables, for code that reads settings from env: the
+ * command-line flags first, then the `--env` preset's values, then the variables themselves.
+ */
 export function withTemporalFlags(env: NodeJS.ProcessEnv, flags: TemporalFlags): NodeJS.ProcessEnv {
+  const merged: TemporalFlags = { ...envPreset(env, flags), ...definedOnly(flags) };
   const overrides: NodeJS.ProcessEnv = {};
-  if (flags.address !== undefined) overrides.TEMPORAL_ADDRESS = flags.address;
-  if (flags.namespace !== undefined) overrides.TEMPORAL_NAMESPACE = flags.namespace;
-  if (flags.taskQueue !== undefined) overrides.TEMPORAL_TASK_QUEUE = flags.taskQueue;
+  for (const [flag, variable] of TEMPORAL_FLAG_VARIABLES) {
+    const value = merged[flag];
+    if (value !== undefined) overrides[variable] = String(value);
+  }
   return { ...env, ...overrides };
 }
 
@@ -58,10 +111,36 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
   const merged = withTemporalFlags(env, flags);
   // the worker's own parser, fed only the Temporal variables (and those locating the config file): same defaults
   // and messages, no Storage connection
-  const { temporal } = loadSettings(
-    Object.fromEntries(Object.entries(merged).filter(([key]) => key.startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(key))),
-  );
+  let temporal: TemporalConnectionSettings & { taskQueue: string };
+  try {
+    ({ temporal } = loadSettings(
+      Object.fromEntries(Object.entries(merged).filter(([key]) => key.startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(key))),
+    ));
+  } catch (err) {
+    // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
+    throw new CliError(ErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+  }
   return { ...temporal, codecKeys: loadCodecKeys(env) };
+}
+
+/** Output formats of `-o, --output` (the Temporal CLI's flag). */
+export const OUTPUT_FORMATS = ['text', 'json'] as const;
+
+/**
+ * Adds `-o, --output text|json` and `--json` (the same as `-o json`); `json` says what JSON output is. A preAction
+ * hook ({@link normalizeOutputFlags}) sets `json` when `-o json` is given, so commands read `flags.json` only.
+ */
+export function addOutputOptions(command: Command, json: string): Command {
+  return command
+    .addOption(new Option('-o, --output <format>', `output format: text, or json (${json})`).choices(OUTPUT_FORMATS))
+    .option('--json', 'the same as -o json');
+}
+
+/** `flags.json` set from `-o json`; `--json` with `-o text` is a usage error. */
+export function normalizeOutputFlags(command: Command): void {
+  const { output, json } = command.opts<{ output?: string; json?: boolean }>();
+  if (output === 'text' && json) command.error('error: --json and -o text contradict each other: give one', { exitCode: 2, code: 'sapi.usage' });
+  if (output === 'json') command.setOptionValue('json', true);
 }
 
 /**
@@ -173,17 +252,19 @@ export function definedOnly<T extends object>(value: T): T {
 
 /**
  * Adds the flags every workflow command takes: Temporal connection, `--reconnect-timeout`, `--connection`,
- * `--workflow-id`, `--transfer-task-queue`, `--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
+ * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
  */
 export function addWorkflowOptions(command: Command): Command {
-  return addPriorityOptions(addReconnectOption(addTemporalOptions(command)), "the server's, 3")
+  return addPriorityOptions(
+    addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}'),
+    "the server's, 3",
+  )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option('-w, --workflow-id <id>', 'workflow id; a run with this id still running is attached to (followed, nothing started twice) instead of failing (default: <verb>-<table>-<unique suffix>)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
-    .option('--json', 'print one JSON object with the result on stdout (no progress, no summary); a failure is one JSON object {error: {code, message, workflowId?, exitCode}}')
     .option('--detach', 'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`')
     .option('--cancel-on-interrupt', 'Ctrl-C cancels the workflow and waits for it to end (default: Ctrl-C stops waiting, the workflow runs on)')
-    .option('--no-worker-check', 'start even when no worker polls the task queue (default: fail within 10 s, starting nothing)');
+    .option('--no-worker-check', 'start even when no worker polls the task queue (default: wait up to 5 s for one, then fail, starting nothing)');
 }
 
 /** The flags {@link addWorkflowOptions} adds, as commander parses them. */

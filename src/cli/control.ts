@@ -2,8 +2,8 @@
 // validated updates. A refused update (a resume of a run that is not paused, a deadline in the past) changes nothing
 // and writes nothing to the run's history; an accepted one prints the run's new state.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { Option, type Command } from 'commander';
-import { addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
+import type { Command } from 'commander';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
 import { CliError, describeFailure } from './failure';
 import { ErrorCode } from '../contracts/error-codes';
 import type { ExtractProgress } from '../contracts/extract';
@@ -109,9 +109,7 @@ export function describeState(verb: string, workflowId: string, state: TransferP
 /** Registers the control commands. */
 export function registerControlCommands(program: Command, context: CliContext): void {
   for (const control of CONTROLS) {
-    const command = addTemporalOptions(program.command(control.verb).description(control.description).argument('<workflowId>', 'the run\'s workflow id'))
-      .addOption(new Option('-o, --output <format>', 'text or json (the run\'s new state)').choices(['text', 'json']))
-      .option('--json', 'the same as -o json');
+    const command = addOutputOptions(addTemporalOptions(program.command(control.verb).description(control.description).argument('<workflowId>', 'the run\'s workflow id')), "the run's new state");
     (control.options?.(command) ?? command).action(async (workflowId: string, flags: ControlFlags) => {
       const settings = cliSettings(context.env, flags);
       const { TemporalLink } = await import('./temporal-link');

@@ -34,8 +34,10 @@ export interface FollowRequest {
    * the workflow's cancel signal and keeps waiting for it to end.
    */
   onInterrupt: 'cancel' | 'detach';
-  /** When the run began (epoch ms), for the summary's duration. */
+  /** When the run began (epoch ms), for the summary's duration (which ends when the workflow closed, not now). */
   startedAt: number;
+  /** Size of the data to move (bytes) when the CLI knows it (a local file to import): the bar's total while the progress has none. */
+  totalBytes?: number;
   summarize(result: object): Summary;
 }
 
@@ -52,12 +54,36 @@ export async function followAndPrint(link: TemporalLink, request: FollowRequest)
     return;
   }
   const { title, fields } = request.summarize(result);
+  // the run's own duration: `wait` on a run that ended long ago must not count the time since
+  const closedAt = await link.client.workflow
+    .getHandle(request.workflowId)
+    .describe()
+    .then((described) => described.closeTime?.getTime())
+    .catch(() => undefined);
   printSummary(title, [
     ...fields,
     ['workflow', request.workflowId],
     ['run id', request.firstExecutionRunId],
-    ['duration', formatDuration(Date.now() - request.startedAt)],
+    ['duration', formatDuration(Math.max(0, (closedAt ?? Date.now()) - request.startedAt))],
   ]);
+}
+
+/**
+ * The last progress line of a finished run, from its result where it says more than the last poll saw: the whole
+ * size and every slice (`643.2 MB, slices 11/11`), not the first slice's bytes the last heartbeat reported.
+ */
+export function finalProgress(last: RunProgress, result: object): RunProgress {
+  const { bytes, slices } = result as { bytes?: unknown; slices?: unknown };
+  const done: RunProgress = { ...last, phase: 'done', jobStatus: last.jobId === undefined ? undefined : 'success' };
+  if (typeof bytes === 'number') Object.assign(done, { bytes, totalBytes: bytes });
+  if (typeof slices === 'number' && slices > 1) Object.assign(done, { slices, slicesDone: slices });
+  return done;
+}
+
+/** The progress with the CLI's own total added while the workflow reports none (the bytes of a local file being uploaded). */
+export function withTotal(progress: RunProgress, totalBytes: number | undefined): RunProgress {
+  if (totalBytes === undefined || progress.totalBytes !== undefined || progress.phase !== 'uploading') return progress;
+  return { ...progress, totalBytes };
 }
 
 /** The progress display on stderr: none with `json`, a bar on a terminal, plain lines otherwise (CI, cron, a log). */
@@ -84,7 +110,7 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
   const stopPolling = view
     ? pollProgress(
         () => withDeadline(() => link.client.workflow.getHandle(workflowId).query(progressQuery)),
-        (progress: RunProgress) => view?.update((last = withLive(progress, live))),
+        (progress: RunProgress) => view?.update((last = withTotal(withLive(progress, live), request.totalBytes))),
       )
     : () => undefined;
   const stopRetryPolling = view
@@ -127,8 +153,8 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
       }),
       detached,
     ]);
-    // the job succeeded if the workflow did; the last poll may have seen it still processing
-    view?.update({ ...last, phase: 'done', jobStatus: last.jobId === undefined ? undefined : 'success' });
+    // the job succeeded if the workflow did (the last poll may have seen it still processing); sizes from the result
+    view?.update(finalProgress(last, result));
     return result;
   } finally {
     stopPolling();

@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerCodecServerCommand } from './codec-server';
-import { INTERRUPTED_EXIT_CODE, type CliContext } from './common';
+import { normalizeOutputFlags, type CliContext } from './common';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
@@ -29,8 +29,9 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   const program = new Command('sapi-temporal')
     .description('Durable Temporal workflows for the Storage API: import, export, extract; plus a local dev stack')
     .version(packageVersion(), '-V, --version', 'print the version of sapi-temporal')
-    .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    // -o json is --json for the commands' code
+    .hook('preAction', (_program, command) => normalizeOutputFlags(command));
   registerImportCommand(program, resolved);
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
@@ -43,6 +44,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerReplayCheckCommand(program, resolved);
   registerCodecServerCommand(program, resolved);
   registerDevKitCommands(program, resolved);
+  shortUsageErrors(program);
   return program;
 }
 
@@ -63,11 +65,21 @@ function registerDevKitCommands(program: Command, context: CliContext): void {
   devKit.registerDevKitCommands(program, context);
 }
 
-/** True when the command line asks for `--json` (before a `--` that ends the options). */
+/**
+ * A usage error prints commander's one line (the wrong thing) and where the help is, not the whole help: on every
+ * command, `(see \`sapi-temporal <command> --help\`)`.
+ */
+function shortUsageErrors(command: Command, path: string = command.name()): void {
+  command.showHelpAfterError(`(see \`${path} --help\`)`);
+  for (const sub of command.commands) shortUsageErrors(sub, `${path} ${sub.name()}`);
+}
+
+/** True when the command line asks for JSON: `--json`, `-o json`, `-ojson`, `--output json`, `--output=json` (before a `--` that ends the options). */
 export function wantsJson(argv: readonly string[]): boolean {
   const args = argv.slice(2);
   const end = args.indexOf('--');
-  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+  const options = end === -1 ? args : args.slice(0, end);
+  return options.some((arg, i) => arg === '--json' || arg === '-ojson' || arg === '--output=json' || ((arg === '-o' || arg === '--output') && options[i + 1] === 'json'));
 }
 
 /**
@@ -101,9 +113,10 @@ export async function run(argv: string[], context: Partial<CliContext> = {}): Pr
 export async function main(argv: string[]): Promise<void> {
   dropIpServerNameWarning();
   const exitCode = await run(argv);
-  // Ctrl-C stopped waiting: the result's long poll to Temporal is still open and would hold the terminal for many
-  // seconds; everything the command had to say is written (stdout/stderr to a pipe, file or TTY write synchronously)
-  if (exitCode === INTERRUPTED_EXIT_CODE) process.exit(exitCode);
+  // Ctrl-C stopped waiting, or the command failed: a long poll or a connection attempt to Temporal may still be open
+  // and would hold the terminal for seconds; everything the command had to say is written (stdout/stderr to a pipe,
+  // file or TTY write synchronously)
+  if (exitCode !== 0) process.exit(exitCode);
   process.exitCode = exitCode;
 }
 

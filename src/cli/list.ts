@@ -2,7 +2,7 @@
 // workflows set (src/contracts/search-attributes.ts).
 import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
+import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
 import { registerCommand } from '../contracts/search-attributes';
 import { CliError } from './failure';
 import { ErrorCode } from '../contracts/error-codes';
@@ -133,7 +133,7 @@ function positiveInt(value: string): number {
 
 /** `sapi-temporal list`: the plugin's runs by table, operation, status, API host, … over Temporal's visibility. */
 export function registerListCommand(program: Command, context: CliContext): void {
-  addTemporalOptions(
+  const command = addTemporalOptions(
     program
       .command('list')
       .description('list import/export/extract runs as Temporal visibility finds them by their search attributes (newest first)'),
@@ -146,9 +146,8 @@ export function registerListCommand(program: Command, context: CliContext): void
     .option('--connection <name>', 'runs on this Storage connection (SapiConnection)')
     .option('--state-key <key>', 'extractions with this state key (SapiStateKey)')
     .option('--query <query>', 'a further visibility query clause, e.g. \'SapiRows > 1000\'')
-    .option('--limit <n>', `at most this many runs (default ${DEFAULT_LIST_LIMIT})`, positiveInt)
-    .addOption(new Option('-o, --output <format>', 'text or json').choices(['text', 'json']))
-    .option('--json', 'the same as -o json')
+    .option('--limit <n>', `at most this many runs (default ${DEFAULT_LIST_LIMIT})`, positiveInt);
+  addOutputOptions(command, 'an array of runs on stdout')
     .action(async (flags: ListFlags) => {
       const settings = cliSettings(context.env, flags);
       const query = listQuery(flags);
@@ -163,7 +162,7 @@ export function registerListCommand(program: Command, context: CliContext): void
           const hint = /Sapi[A-Za-z]+/.test(message) ? `; register the search attributes: ${registerCommand(settings.namespace)}` : '';
           throw new CliError(ErrorCode.INVALID_INPUT, `list failed [query: ${query}]: ${message}${hint}`, undefined, { cause: err });
         }
-        process.stdout.write(flags.json || flags.output === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
+        process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
       } finally {
         await link.close();
       }

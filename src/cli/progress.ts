@@ -1,7 +1,11 @@
 // Progress of a running workflow: its `progress` query polled on an interval, drawn as a bar on stderr (a terminal)
 // or written as plain lines (CI, cron, a log file); and the retries of its activities, from Temporal's description.
 import { SingleBar } from 'cli-progress';
+// one byte format for the CLI and the Temporal UI (decimal units: `643.2 MB`); the workflows use it too
+import { formatBytes } from '../contracts/search-attributes';
 import { oneLine, printable } from './failure';
+
+export { formatBytes };
 
 /** How often the CLI asks a running workflow for its progress (ms). */
 export const PROGRESS_POLL_MS = 500;
@@ -74,23 +78,88 @@ export function pollProgress<T = RunProgress>(query: () => Promise<T>, onProgres
   };
 }
 
-/** The text fields of a progress line: phase, pages and records, bytes (of total, with percent), slices and the Storage job. */
-export function progressFields(progress: RunProgress): { phase: string; transferred: string; job: string } {
+/** Phases in which bytes move: rate and time left are shown only then. */
+const MOVING_PHASES: ReadonlySet<string> = new Set(['uploading', 'downloading', 'extracting', 'fetching']);
+
+/** How fast the bytes move, and how long the rest will take at that pace. */
+export interface Speed {
+  /** Bytes per second over the last {@link RATE_WINDOW_MS}. */
+  bytesPerSecond: number;
+  /** Time left (ms) when the total is known and the pace is not zero. */
+  etaMs?: number;
+}
+
+/** The window the rate is measured over (ms): long enough to smooth the heartbeats' steps, short enough to follow a change of pace. */
+export const RATE_WINDOW_MS = 10_000;
+
+/**
+ * Measures the rate of a growing byte count from timed samples (the progress answers), over the last
+ * {@link RATE_WINDOW_MS}; the time left from the total when known. Bytes that go down (a retry starting over) restart it.
+ */
+export class RateMeter {
+  private samples: Array<[at: number, bytes: number]> = [];
+
+  constructor(private readonly windowMs: number = RATE_WINDOW_MS) {}
+
+  /** Adds a sample and returns the speed, undefined until two samples a second apart show bytes moving. */
+  sample(bytes: number, totalBytes: number | undefined, now: number): Speed | undefined {
+    const last = this.samples.at(-1);
+    if (last && bytes < last[1]) this.samples = [];
+    if (!last || now > last[0] || bytes !== last[1]) this.samples.push([now, bytes]);
+    while (this.samples.length > 2 && now - this.samples[1]![0] >= this.windowMs) this.samples.shift();
+    const [firstAt, firstBytes] = this.samples[0]!;
+    const elapsed = now - firstAt;
+    if (elapsed < 1_000 || bytes <= firstBytes) return undefined;
+    const bytesPerSecond = ((bytes - firstBytes) * 1000) / elapsed;
+    const etaMs = totalBytes !== undefined && totalBytes > bytes ? ((totalBytes - bytes) / bytesPerSecond) * 1000 : undefined;
+    return { bytesPerSecond, etaMs };
+  }
+}
+
+/** `12.5 MB/s, 1 min 5 s left`. */
+export function formatSpeed(speed: Speed): string {
+  const left = speed.etaMs === undefined ? '' : `, ${formatEta(speed.etaMs)} left`;
+  return `${formatBytes(Math.round(speed.bytesPerSecond))}/s${left}`;
+}
+
+/** A time left as people say it: `8 s`, `2 min 5 s`, `1 h 20 min`. */
+export function formatEta(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+/**
+ * The text fields of a progress line: phase, pages and records, bytes (of the total, with percent; else slices with
+ * theirs), the rate and time left while bytes move, and the Storage job.
+ */
+export function progressFields(progress: RunProgress, speed?: Speed): { phase: string; transferred: string; job: string } {
   const parts: string[] = [];
   if (progress.pages !== undefined) parts.push(`pages ${progress.pages}`, `records ${progress.records ?? 0}`);
   if (progress.totalBytes) {
-    const percent = Math.min(100, Math.floor((progress.bytes / progress.totalBytes) * 100));
-    parts.push(`${formatBytes(progress.bytes)} / ${formatBytes(progress.totalBytes)} (${percent}%)`);
+    parts.push(`${formatBytes(Math.min(progress.bytes, progress.totalBytes))} / ${formatBytes(progress.totalBytes)} (${percentOf(progress.bytes, progress.totalBytes)}%)`);
   } else if (progress.bytes > 0) {
     parts.push(formatBytes(progress.bytes));
   }
-  if (progress.slices && progress.slices > 1) parts.push(`slices ${progress.slicesDone ?? 0}/${progress.slices}`);
+  if (progress.slices && progress.slices > 1) {
+    const done = progress.slicesDone ?? 0;
+    parts.push(`slices ${done}/${progress.slices}${progress.totalBytes ? '' : ` (${percentOf(done, progress.slices)}%)`}`);
+  }
+  if (speed && MOVING_PHASES.has(progress.phase)) parts.push(formatSpeed(speed));
   const job = progress.jobId === undefined ? '' : `job ${progress.jobId}${progress.jobStatus ? ` ${progress.jobStatus}` : ''}`;
   return { phase: progress.phase, transferred: parts.join(', '), job };
 }
 
-/** A one-line bar on `stream` (a TTY): phase, bytes against the total when known, and the Storage job's status. */
-export function progressBar(stream: NodeJS.WriteStream, label: string): ProgressView {
+function percentOf(part: number, whole: number): number {
+  return Math.min(100, Math.floor((part / whole) * 100));
+}
+
+/**
+ * A one-line bar on `stream` (a TTY): phase, bytes against the total when known (with percent), slices, rate and
+ * time left, and the Storage job's status.
+ */
+export function progressBar(stream: NodeJS.WriteStream, label: string, now: () => number = Date.now): ProgressView {
   const bar = new SingleBar({
     stream,
     format: `${label} {phase} [{bar}] {transferred} {job}{retry}`,
@@ -102,10 +171,11 @@ export function progressBar(stream: NodeJS.WriteStream, label: string): Progress
   let payload = { ...progressFields({ phase: 'starting', bytes: 0 }), retry: '' };
   bar.start(1, 0, payload);
   let stopped = false;
+  const meter = new RateMeter();
   return {
     update(progress) {
       const [value, total] = barPosition(progress);
-      payload = { ...payload, ...progressFields(progress) };
+      payload = { ...payload, ...progressFields(progress, meter.sample(progress.bytes, progress.totalBytes, now())) };
       bar.setTotal(total);
       bar.update(value, payload);
     },
@@ -221,22 +291,12 @@ function truncate(text: string, maxChars: number): string {
 /** Phases after the bytes moved: the bar is full even when the total was never known. */
 const PAST_TRANSFER: ReadonlySet<string> = new Set(['defining', 'importing', 'metadata', 'done']);
 
-/** `[value, total]` of the bar: bytes of the total when known, else empty until the transfer is over. */
+/** `[value, total]` of the bar: full once the transfer is over, else bytes of the total when known, else slices done of all. */
 export function barPosition(progress: RunProgress): [number, number] {
+  if (PAST_TRANSFER.has(progress.phase)) return [1, 1];
   if (progress.totalBytes) return [Math.min(progress.bytes, progress.totalBytes), progress.totalBytes];
-  return PAST_TRANSFER.has(progress.phase) ? [1, 1] : [0, 1];
-}
-
-/** `1536` → `1.5 KiB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+  if (progress.slices && progress.slices > 1) return [Math.min(progress.slicesDone ?? 0, progress.slices), progress.slices];
+  return [0, 1];
 }
 
 /** `2345` → `2.3 s`, `125000` → `2 min 5 s`. */

@@ -3,7 +3,7 @@ import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
 import { ErrorCode } from '../contracts/error-codes';
 import type { NamedHistory } from '../replay-check';
-import { addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */
@@ -31,7 +31,7 @@ export function defaultReplayQuery(taskQueue: string): string {
  * deployed, before the workers are replaced.
  */
 export function registerReplayCheckCommand(program: Command, context: CliContext): void {
-  addTemporalOptions(
+  const command = addTemporalOptions(
     program
       .command('replay-check')
       .description(
@@ -41,8 +41,8 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
     .option('--query <visibility query>', 'which runs to check (default: the plugin\'s workflows running on the task queue)')
     .option('--histories <path>', 'replay saved histories instead: a JSON file or a folder of them (`temporal workflow show --output json`)')
     .option('--workflows <module>', "the worker's workflow module, when it is your own module that re-exports the plugin's (default: the plugin's)")
-    .option('--limit <n>', 'most histories downloaded', integerParser(1), DEFAULT_REPLAY_LIMIT)
-    .option('--json', 'print one JSON array of {workflowId, runId, workflowType, events, problem?} on stdout (when any fails: the error object, with that array as `verdicts`)')
+    .option('--limit <n>', 'most histories downloaded', integerParser(1), DEFAULT_REPLAY_LIMIT);
+  addOutputOptions(command, 'an array of {workflowId, runId, workflowType, events, problem?} on stdout; when any fails, the error object with it as `verdicts`')
     .action(async (flags: ReplayCheckFlags) => runReplayCheck(context, flags));
 }
 

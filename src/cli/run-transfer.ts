@@ -86,6 +86,7 @@ export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): 
       reconnectTimeoutMs: run.reconnectTimeoutMs,
       onInterrupt: run.onInterrupt ?? 'detach',
       startedAt,
+      totalBytes: uploadSize(run),
       summarize: (result) => run.summarize(result as WorkflowResult<W>),
     });
   } catch (err) {
@@ -197,6 +198,20 @@ async function runningRun<W extends WorkflowName>(client: Client, run: TransferR
     );
   }
   return described.raw.workflowExecutionInfo?.firstRunId || described.runId;
+}
+
+/**
+ * The bytes an import will upload when the CLI can tell: a local file it can see, sent as is (`--gzip` compresses
+ * it on the way, to a size unknown in advance). Undefined otherwise.
+ */
+export function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): number | undefined {
+  const { source, gzip } = run.input as { source?: unknown; gzip?: boolean };
+  if (run.workflowType !== 'importTableWorkflow' || gzip || typeof source !== 'string' || !source.startsWith('/')) return undefined;
+  try {
+    return statSync(source).size;
+  } catch {
+    return undefined; // on the worker's host only
+  }
 }
 
 /**

@@ -4,11 +4,11 @@ import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connec
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
-import { addTemporalOptions, cliSettings, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
+import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
-import { CliError, describeFailure } from './failure';
+import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
@@ -104,7 +104,7 @@ export function scheduleShape(flags: ScheduleFlags, workflowType = '') {
 
 /** Adds the flags of a schedule: when it runs, what overlapping runs do, whether it starts paused. */
 function addScheduleOptions(command: Command): Command {
-  addTemporalOptions(command)
+  addOutputOptions(addTemporalOptions(command), 'one object with the schedule on stdout')
     .option('--cron <expr>', 'when to run, as a cron expression in quotes ("0 3 * * *" = 03:00 every day); repeatable', parseCron)
     .option('--every <interval>', 'run at this interval: 30s, 15m, 1h, 1d; repeatable', parseEvery)
     .option('--timezone <tz>', 'time zone of the cron expressions, e.g. Europe/Prague (default UTC)')
@@ -112,8 +112,7 @@ function addScheduleOptions(command: Command): Command {
     .option('--paused', 'create the schedule paused (start it with `schedule unpause`)')
     .option('--note <text>', 'a note shown with the schedule')
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
-    .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
-    .option('--json', 'print one JSON object with the schedule on stdout');
+    .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)');
   return addPriorityOptions(command, `${SCHEDULED_PRIORITY}, ahead of ad-hoc runs (3)`);
 }
 
@@ -140,7 +139,8 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
     } else if (err instanceof ScheduleNotFoundError) {
       failure = new CliError(ErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
     }
-    throw new Error(describeFailure(failure, what), { cause: err });
+    // the code of the failure as the command names it (`-o json` prints it): SAPI_CLI_SCHEDULE_NOT_FOUND, not `Error`
+    throw new CommandFailedError(describeFailure(failure, what), failureCode(failure), undefined, { cause: failure });
   } finally {
     await connection?.close().catch(() => undefined);
   }
@@ -294,8 +294,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
     await create('extract', 'extractWorkflow', scheduleId, extractInput(readExtractConfig(configPath), flags) satisfies ExtractInput, flags);
   });
 
-  addTemporalOptions(schedule.command('list').description('list the schedules of the namespace'))
-    .option('--json', 'print one JSON array on stdout')
+  addOutputOptions(addTemporalOptions(schedule.command('list').description('list the schedules of the namespace')), 'an array of schedules on stdout')
     .action(async (flags: TemporalFlags & { json?: boolean }) => {
       const settings = cliSettings(context.env, flags);
       const listings = await withClient('schedule list', settings, undefined, async (client) => {
@@ -317,8 +316,10 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
       }
     });
 
-  addTemporalOptions(schedule.command('describe').description('show a schedule: overlap policy, runs taken, running, buffered, skipped and missed, the last and next runs').argument('<scheduleId>', 'id of the schedule'))
-    .option('--json', 'print one JSON object on stdout')
+  addOutputOptions(
+    addTemporalOptions(schedule.command('describe').description('show a schedule: overlap policy, runs taken, running, buffered, skipped and missed, the last and next runs').argument('<scheduleId>', 'id of the schedule')),
+    'one object on stdout',
+  )
     .action(async (scheduleId: string, flags: TemporalFlags & { json?: boolean }) => {
       const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) => toListing(await client.schedule.getHandle(scheduleId).describe()));
       if (flags.json) process.stdout.write(`${JSON.stringify(s)}\n`);
@@ -346,12 +347,12 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
     ['delete', 'delete the schedule (runs already started go on)', (id, client) => client.schedule.getHandle(id).delete(), 'deleted'],
   ];
   for (const [name, description, act, done] of verbs) {
-    const command = addTemporalOptions(schedule.command(name).description(description).argument('<scheduleId>', 'id of the schedule'));
+    const command = addOutputOptions(addTemporalOptions(schedule.command(name).description(description).argument('<scheduleId>', 'id of the schedule')), `one object {scheduleId, action: "${done}"} on stdout`);
     if (name === 'pause' || name === 'unpause') command.option('--note <text>', 'why (shown with the schedule)');
     if (name === 'trigger') command.option('--allow-overlap', 'start the run now even while another runs (two loads into one table at once)');
-    command.action(async (scheduleId: string, flags: TemporalFlags & { note?: string; allowOverlap?: boolean }) => {
+    command.action(async (scheduleId: string, flags: TemporalFlags & { note?: string; allowOverlap?: boolean; json?: boolean }) => {
       await withClient(`schedule ${name}`, cliSettings(context.env, flags), scheduleId, (client) => act(scheduleId, client, flags.note, flags.allowOverlap));
-      process.stdout.write(`${done} schedule ${scheduleId}\n`);
+      process.stdout.write(flags.json ? `${JSON.stringify({ scheduleId, action: done })}\n` : `${done} schedule ${scheduleId}\n`);
     });
   }
 }

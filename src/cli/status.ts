@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addReconnectOption, addTemporalOptions, cliSettings, reconnectTimeoutMs, type CliContext, type TemporalFlags } from './common';
+import { addOutputOptions, addReconnectOption, addTemporalOptions, cliSettings, reconnectTimeoutMs, type CliContext, type TemporalFlags } from './common';
 
 /** `status` and `wait` flags as commander parses them. */
 interface AttachFlags extends TemporalFlags {
@@ -19,25 +19,23 @@ export function registerStatusCommands(program: Command, context: CliContext): v
     reconnectTimeoutMs: reconnectTimeoutMs(context.env, flags.reconnectTimeout),
   });
 
-  addReconnectOption(
+  addOutputOptions(addReconnectOption(
     addTemporalOptions(
       program
         .command('status')
         .description('show a workflow: type, status (running, completed, failed, cancelled, terminated, timed out), start/close time, its progress while running, its result or failure when closed')
         .argument('<workflowId>', 'the id the run command printed ("started workflow <id>")'),
     ),
-  )
-    .option('--json', 'print one JSON object on stdout')
+  ), 'one object on stdout')
     .action(async (workflowId: string, flags: AttachFlags) => (await import('./attach')).showStatus(request(workflowId, flags)));
 
-  addReconnectOption(
+  addOutputOptions(addReconnectOption(
     addTemporalOptions(
       program
         .command('wait')
         .description('follow a running import/export/extract workflow to its end (progress bar, Temporal outages ridden out) and print its result as the command that started it would; Ctrl-C stops waiting, the workflow runs on')
         .argument('<workflowId>', 'the id the run command printed ("started workflow <id>")'),
     ),
-  )
-    .option('--json', 'print one JSON object {workflowId, runId, ...result} on stdout')
+  ), 'one object {workflowId, runId, ...result} on stdout')
     .action(async (workflowId: string, flags: AttachFlags) => (await import('./attach')).waitFor(request(workflowId, flags)));
 }

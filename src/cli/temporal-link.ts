@@ -6,6 +6,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { codecDataConverter } from '../codec';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
 import type { CliSettings } from './common';
+import { probeConnection, type ConnectionCause, type ConnectionDiagnosis } from './connection-probe';
 import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
 
@@ -23,17 +24,33 @@ const GRPC_UNAVAILABLE = 14;
 export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: number): Promise<Connection> {
   // address, API key, TLS (CA, client certificate pair) and gRPC headers as envconfig resolved them
   const { client: options } = temporalConnectionOptions(settings);
+  const cli = cliConnectionOptions();
+  const connecting = Connection.connect({ ...options, ...cli, channelArgs: { ...options.channelArgs, ...cli.channelArgs }, connectTimeout: connectTimeoutMs });
+  // gRPC's own error says only "Failed to connect before the deadline": dial beside it to learn why, and fail as soon
+  // as the cause is certain (a name that does not resolve, a certificate refused) rather than at gRPC's deadline
+  const probing = probeConnection(settings);
+  const definite = probing.then((diagnosis) => (diagnosis && DEFINITE_CAUSES.has(diagnosis.cause) ? diagnosis : new Promise<never>(() => undefined)));
   try {
-    return await Connection.connect({ ...options, ...cliConnectionOptions(), connectTimeout: connectTimeoutMs });
+    const first = await Promise.race([connecting, definite]);
+    if (first instanceof Connection) return first;
+    // the connection lost the race: close it if it ever comes up
+    connecting.then((connection) => connection.close(), () => undefined).catch(() => undefined);
+    throw unreachable(settings, first, undefined);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new CliError(
-      TEMPORAL_UNREACHABLE,
-      `cannot reach Temporal at ${settings.address} (${describeTemporalSecurity(settings)}): ${reason} (${unreachableHint(settings)})`,
-      undefined,
-      { cause: err },
-    );
+    if (err instanceof CliError) throw err;
+    const diagnosis = await probing.catch(() => undefined);
+    throw unreachable(settings, diagnosis, err);
   }
+}
+
+/** Causes the probe is sure of: connecting longer cannot help. */
+const DEFINITE_CAUSES: ReadonlySet<ConnectionCause> = new Set(['dns', 'refused', 'tls-ca', 'tls-hostname', 'tls-expired', 'tls-client-certificate', 'tls-not-tls', 'tls-required']);
+
+/** `cannot reach Temporal at <address> (<security>): <cause>`; gRPC's reason and a checklist when the probe found none. */
+function unreachable(settings: CliSettings, diagnosis: ConnectionDiagnosis | undefined, err: unknown): CliError {
+  const reason = err instanceof Error ? err.message : String(err);
+  const why = diagnosis ? diagnosis.message : `${reason} (${unreachableHint(settings)})`;
+  return new CliError(TEMPORAL_UNREACHABLE, `cannot reach Temporal at ${settings.address} (${describeTemporalSecurity(settings)}): ${why}`, undefined, { cause: diagnosis ? undefined : err });
 }
 
 /**

@@ -57,6 +57,7 @@ const settingsSchema = z.object({
     tls: z.custom<NonNullable<TemporalConnectionSettings['tls']>>((value) => typeof value === 'object' && value !== null).optional(),
     grpcMeta: z.record(z.string(), z.string()).optional(),
     profile: z.string().min(1).optional(),
+    disableHostVerification: z.boolean().optional(),
   }),
   /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
   hostTaskQueue: z.string().min(1).optional(),

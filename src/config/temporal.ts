@@ -1,6 +1,8 @@
 // Where and how the worker and the CLI reach Temporal: the standard environment configuration of the Temporal SDKs
 // and CLI (`@temporalio/envconfig`), so a profile made with `temporal config set` works here unchanged.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { credentials as grpcCredentials } from '@grpc/grpc-js';
 import type { ConnectionOptions } from '@temporalio/client';
 import { loadClientConfigProfile, toClientOptions, type ClientConfigProfile, type ClientConfigTLS, type ConfigDataSource } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -26,6 +28,7 @@ export const TEMPORAL_CONNECTION_VARIABLES = [
   'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
   'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
   'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
   'TEMPORAL_PROFILE',
   'TEMPORAL_CONFIG_FILE',
 ] as const;
@@ -49,6 +52,11 @@ export interface TemporalConnectionSettings {
   grpcMeta?: Record<string, string>;
   /** The config-file profile these settings came from, when one was named (`TEMPORAL_PROFILE`). */
   profile?: string;
+  /**
+   * Accept a server certificate issued for another name (`TEMPORAL_TLS_DISABLE_HOST_VERIFICATION=true`; the CA is
+   * still checked). Clients only: the worker's core connection has no such option and refuses it.
+   */
+  disableHostVerification?: boolean;
 }
 
 /** Options for both kinds of connection, from one {@link TemporalConnectionSettings}. */
@@ -72,16 +80,20 @@ export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): Te
   const file = vars.TEMPORAL_CONFIG_FILE ?? 'the default config file (~/.config/temporalio/temporal.toml)';
   // a file named on purpose must exist (only the default one may be missing): say so, not "not a profile of" it
   if (vars.TEMPORAL_CONFIG_FILE !== undefined && !existsSync(vars.TEMPORAL_CONFIG_FILE)) {
-    throw new Error(`invalid configuration: TEMPORAL_CONFIG_FILE ${vars.TEMPORAL_CONFIG_FILE} does not exist; point it at your temporal.toml or unset it`);
+    throw new Error(`invalid configuration: config file ${vars.TEMPORAL_CONFIG_FILE} not found (TEMPORAL_CONFIG_FILE, --config-file); point it at your temporal.toml or unset it`);
   }
   let profile: ClientConfigProfile;
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: vars });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    const hint = /not found in config data/.test(reason)
-      ? `TEMPORAL_PROFILE "${vars.TEMPORAL_PROFILE ?? ''}" is not a profile of ${file}; add [profile.${vars.TEMPORAL_PROFILE ?? ''}] or unset TEMPORAL_PROFILE`
-      : `cannot read the Temporal config file ${file}: ${reason}`;
+    const name = vars.TEMPORAL_PROFILE ?? '';
+    const defaultFile = vars.TEMPORAL_CONFIG_FILE === undefined ? defaultConfigFile(vars) : undefined;
+    const hint = !/not found in config data/.test(reason)
+      ? `cannot read the Temporal config file ${file}: ${reason}`
+      : defaultFile !== undefined && !existsSync(defaultFile)
+        ? `profile ${name} not found: there is no config file ${defaultFile} (TEMPORAL_PROFILE, --profile); create it with \`temporal config set --profile ${name} …\` or name the file with --config-file`
+        : `profile ${name} not found in ${file} (TEMPORAL_PROFILE, --profile); add [profile.${name}] to it or name another profile`
     throw new Error(`invalid configuration: ${hint}`, { cause: err });
   }
   const tls = profile.tls;
@@ -96,6 +108,7 @@ export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): Te
     tls,
     grpcMeta: profile.grpcMeta && Object.keys(profile.grpcMeta).length > 0 ? profile.grpcMeta : undefined,
     profile: vars.TEMPORAL_PROFILE,
+    disableHostVerification: /^(true|1)$/i.test(vars.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION ?? '') ? true : undefined,
   });
 }
 
@@ -118,7 +131,28 @@ export function temporalConnectionOptions(settings: TemporalConnectionSettings):
     throw new Error(`cannot read a Temporal TLS file (${tlsPaths(settings.tls)}): ${reason}`, { cause: err });
   }
   const common = withoutUndefined({ address: settings.address, apiKey: options.apiKey, tls: options.tls, metadata: options.metadata });
-  return { namespace: settings.namespace, native: { ...common }, client: { ...common } };
+  const tlsOn = options.tls === true || (typeof options.tls === 'object' && options.tls !== null) || (options.tls === undefined && options.apiKey !== undefined);
+  const client = settings.disableHostVerification && tlsOn ? withoutHostVerification(common) : { ...common };
+  return { namespace: settings.namespace, native: { ...common }, client };
+}
+
+/**
+ * Client options that check the server's certificate against the CA but not its name: the SDK has no such TLS
+ * option, so the gRPC credentials are made here (and the API key goes as the header it would have become).
+ */
+function withoutHostVerification(options: { address: string; apiKey?: unknown; tls?: NativeConnectionOptions['tls']; metadata?: ConnectionOptions['metadata'] }): ConnectionOptions {
+  const tls = typeof options.tls === 'object' && options.tls !== null ? options.tls : {};
+  const bytes = (value: string | Uint8Array | undefined) => (value === undefined ? undefined : typeof value === 'string' ? Buffer.from(value) : Buffer.from(value));
+  const credentials = grpcCredentials.createSsl(bytes(tls.serverRootCACertificate), bytes(tls.clientCertPair?.key), bytes(tls.clientCertPair?.crt), {
+    checkServerIdentity: () => undefined,
+  });
+  const metadata = { ...options.metadata, ...(typeof options.apiKey === 'string' ? { Authorization: `Bearer ${options.apiKey}` } : {}) };
+  return withoutUndefined({
+    address: options.address,
+    credentials,
+    metadata: Object.keys(metadata).length ? metadata : undefined,
+    channelArgs: tls.serverNameOverride ? { 'grpc.ssl_target_name_override': tls.serverNameOverride, 'grpc.default_authority': tls.serverNameOverride } : undefined,
+  });
 }
 
 /** How a connection is secured, for messages: `TLS`, `mTLS`, `TLS, API key`, or `plain text`. */
@@ -128,6 +162,12 @@ export function describeTemporalSecurity(settings: TemporalConnectionSettings): 
   if (settings.apiKey !== undefined) parts.push('API key');
   if (settings.profile) parts.push(`profile ${settings.profile}`);
   return parts.join(', ');
+}
+
+/** Where envconfig looks for the config file on Linux and macOS-like setups: `$XDG_CONFIG_HOME` or `~/.config`, then `temporalio/temporal.toml`. */
+function defaultConfigFile(vars: Record<string, string>): string | undefined {
+  const base = vars.XDG_CONFIG_HOME ?? (vars.HOME === undefined ? undefined : join(vars.HOME, '.config'));
+  return base === undefined || process.platform === 'win32' || process.platform === 'darwin' ? undefined : join(base, 'temporalio', 'temporal.toml');
 }
 
 /** The variables of `env` that envconfig reads, without undefined values (its overrides are `Record<string, string>`). */

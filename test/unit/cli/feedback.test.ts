@@ -26,27 +26,27 @@ describe('plain progress (stderr not a terminal)', () => {
   it('writes one line per phase change and at most one per interval while the bytes move, without control characters', () => {
     const { view, lines, tick } = recorder();
     view.update({ phase: 'starting', bytes: 0 });
-    view.update({ phase: 'uploading', bytes: 1024, totalBytes: 4096 });
+    view.update({ phase: 'uploading', bytes: 1000, totalBytes: 4000 });
     tick(1_000);
-    view.update({ phase: 'uploading', bytes: 2048, totalBytes: 4096 }); // too soon
+    view.update({ phase: 'uploading', bytes: 2000, totalBytes: 4000 }); // too soon
     tick(9_500);
-    view.update({ phase: 'uploading', bytes: 3072, totalBytes: 4096 });
+    view.update({ phase: 'uploading', bytes: 3000, totalBytes: 4000 });
     tick(10_000);
-    view.update({ phase: 'uploading', bytes: 3072, totalBytes: 4096 }); // nothing moved
-    view.update({ phase: 'importing', bytes: 4096, totalBytes: 4096, jobId: 12, jobStatus: 'processing' });
-    view.update({ phase: 'importing', bytes: 4096, totalBytes: 4096, jobId: 12, jobStatus: 'success' });
+    view.update({ phase: 'uploading', bytes: 3000, totalBytes: 4000 }); // nothing moved
+    view.update({ phase: 'importing', bytes: 4000, totalBytes: 4000, jobId: 12, jobStatus: 'processing' });
+    view.update({ phase: 'importing', bytes: 4000, totalBytes: 4000, jobId: 12, jobStatus: 'success' });
     expect(lines).toEqual([
       'import: starting\n',
-      'import: uploading, 1.0 KiB / 4.0 KiB (25%)\n',
-      'import: uploading, 3.0 KiB / 4.0 KiB (75%)\n',
-      'import: importing, 4.0 KiB / 4.0 KiB (100%), job 12 processing\n',
-      'import: importing, 4.0 KiB / 4.0 KiB (100%), job 12 success\n',
+      'import: uploading, 1.0 kB / 4.0 kB (25%)\n',
+      'import: uploading, 3.0 kB / 4.0 kB (75%)\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 processing\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 success\n',
     ]);
     for (const line of lines) expect(line.slice(0, -1)).not.toMatch(CONTROL);
   });
 
   it('shows an extraction by pages and records', () => {
-    expect(plainProgressLine('extract', { phase: 'fetching', bytes: 2048, pages: 12, records: 340 })).toBe('extract: fetching, pages 12, records 340, 2.0 KiB');
+    expect(plainProgressLine('extract', { phase: 'fetching', bytes: 2048, pages: 12, records: 340 })).toBe('extract: fetching, pages 12, records 340, 2.0 kB');
   });
 
   it('writes a line for each new attempt of a retrying step, not again for the same attempt', () => {

@@ -89,13 +89,13 @@ describe('Temporal connection settings (envconfig)', () => {
   it('names the profile and the file when TEMPORAL_PROFILE is not in it', () => {
     const file = join(dir, 'temporal.toml');
     expect(() => loadTemporalConnection({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' })).toThrow(
-      `invalid configuration: TEMPORAL_PROFILE "staging" is not a profile of ${file}`,
+      `invalid configuration: profile staging not found in ${file} (TEMPORAL_PROFILE, --profile)`,
     );
   });
 
   it('names TEMPORAL_CONFIG_FILE when the file it names does not exist, with or without a profile', () => {
     const file = join(dir, 'nope.toml');
-    const message = `invalid configuration: TEMPORAL_CONFIG_FILE ${file} does not exist; point it at your temporal.toml or unset it`;
+    const message = `invalid configuration: config file ${file} not found (TEMPORAL_CONFIG_FILE, --config-file); point it at your temporal.toml or unset it`;
     expect(() => loadTemporalConnection({ TEMPORAL_CONFIG_FILE: file, TEMPORAL_PROFILE: 'staging' })).toThrow(message);
     expect(() => loadTemporalConnection({ TEMPORAL_CONFIG_FILE: file })).toThrow(message);
   });
