@@ -1,3 +1,4 @@
+import type { StoreProvider } from '../object-storage/object-store';
 import { uploadTargetOf } from '../object-storage/stores';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
@@ -24,7 +25,7 @@ export interface PreparedUpload {
    * Storage, `absUploadParams`) or `gcp` (Cloud Storage, `gcsUploadParams`). Absent in histories written before
    * Azure support: `aws`.
    */
-  provider?: 'aws' | 'azure' | 'gcp';
+  provider?: StoreProvider;
   /** S3 or GCS bucket, or Azure container. */
   bucket: string;
   /** Object key (Azure: blob name), or its prefix for a sliced file. */

@@ -29,11 +29,10 @@ export interface UploadFileResult {
 }
 
 /**
- * Uploads the source straight to object storage with the prepared file's temporary credentials: S3 multipart in
- * bounded parts, each finished part heartbeated as `{uploadId, parts}` so a retry (new worker, crash) resumes
- * instead of starting again; on Azure a block blob whose staged blocks a retry finds (block list + heartbeat) and
- * does not send again; on GCS a resumable session whose URI (sealed) and persisted offset are heartbeated, a retry
- * asking the session where to continue. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
+ * Uploads the source straight to object storage with the prepared file's temporary credentials, through the store of
+ * its provider (`object-storage/stores.ts`), in bounded parts; the store's resume point is heartbeated after each part
+ * so a retry (new worker, crash) resumes instead of starting again: S3 `{uploadId, parts}`, Azure's staged blocks
+ * (found again in the block list), a GCS session's URI (sealed) and persisted offset. Credentials that expire (or are about to) fail with `SAPI_CREDENTIALS_EXPIRED`,
  * which the workflow answers with a fresh prepare.
  */
 export function uploadFile(deps: ActivityDeps) {
