@@ -1,6 +1,5 @@
-import type { AbsCredentials } from '../object-storage/abs-client';
-import { gcsCredentialsOf, type GcsCredentials } from '../object-storage/gcs-client';
-import type { TemporaryCredentials } from '../object-storage/s3-client';
+import type { StoreProvider } from '../object-storage/object-store';
+import { uploadTargetOf } from '../object-storage/stores';
 import type { ActivityDeps } from './deps';
 import { Context } from '@temporalio/activity';
 import { isSapiError } from '../errors';
@@ -26,7 +25,7 @@ export interface PreparedUpload {
    * Storage, `absUploadParams`) or `gcp` (Cloud Storage, `gcsUploadParams`). Absent in histories written before
    * Azure support: `aws`.
    */
-  provider?: 'aws' | 'azure' | 'gcp';
+  provider?: StoreProvider;
   /** S3 or GCS bucket, or Azure container. */
   bucket: string;
   /** Object key (Azure: blob name), or its prefix for a sliced file. */
@@ -74,47 +73,11 @@ export function prepareFile(deps: ActivityDeps) {
         if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
         throw err;
       }
-      const gcs = file.gcsUploadParams;
-      if (gcs) {
-        const credentials: GcsCredentials = gcsCredentialsOf(gcs);
-        return {
-          fileId: Number(file.id),
-          provider: 'gcp',
-          bucket: gcs.bucket,
-          key: gcs.key,
-          region: file.region ?? '',
-          isSliced: file.isSliced ?? input.isSliced ?? false,
-          expiration: credentials.expiration,
-          sealedCredentials: deps.sealer(input.connection).seal(credentials),
-        };
-      }
-      const abs = file.absUploadParams;
-      if (abs) {
-        const credentials: AbsCredentials = abs.absCredentials;
-        return {
-          fileId: Number(file.id),
-          provider: 'azure',
-          bucket: abs.container,
-          key: abs.blobName,
-          accountName: abs.accountName,
-          region: file.region ?? '',
-          isSliced: file.isSliced ?? input.isSliced ?? false,
-          expiration: credentials.expiration,
-          sealedCredentials: deps.sealer(input.connection).seal(credentials),
-        };
-      }
-      const params = file.uploadParams as NonNullable<typeof file.uploadParams>; // the schema requires one of the three
-      const credentials: TemporaryCredentials = params.credentials;
+      const { credentials, ...target } = uploadTargetOf(file, deps.settings.s3.region);
       return {
-        provider: 'aws',
         fileId: Number(file.id),
-        bucket: params.bucket,
-        key: params.key,
-        region: file.region ?? deps.settings.s3.region ?? 'us-east-1',
+        ...target,
         isSliced: file.isSliced ?? input.isSliced ?? false,
-        acl: params.acl ?? undefined,
-        serverSideEncryption: params['x-amz-server-side-encryption'] ?? undefined,
-        expiration: credentials.Expiration,
         sealedCredentials: deps.sealer(input.connection).seal(credentials),
       };
     });

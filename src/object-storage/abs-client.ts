@@ -5,6 +5,7 @@
  */
 import type * as AzureBlob from '@azure/storage-blob';
 import type { ContainerClient, StoragePipelineOptions } from '@azure/storage-blob';
+import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
 
@@ -34,15 +35,8 @@ export function createContainerClient(credentials: AbsCredentials, container: st
 }
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the SAS expires within `marginMs`. */
-export function assertAbsCredentialsFresh(
-  credentials: AbsCredentials | undefined,
-  where: string,
-  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
-  nowMs: number = Date.now(),
-): void {
-  if (!credentials) return;
-  const at = Date.parse(credentials.expiration);
-  if (!Number.isNaN(at) && at - nowMs < marginMs) throw new SapiCredentialsExpiredError({ where, expiration: credentials.expiration });
+export function assertAbsCredentialsFresh(credentials: AbsCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
+  assertNotExpiring(credentials?.expiration, where, marginMs, nowMs);
 }
 
 /** Status and Azure error code (`AuthenticationFailed`, `BlobNotFound`, …) of an SDK error. */
@@ -62,10 +56,7 @@ export function mapAbsError(err: unknown, op: 'upload' | 'download', context: Re
   if (err instanceof SapiError) return err;
   if (signal?.aborted) return signal.reason ?? err;
   const { code, status } = absErrorInfo(err);
-  const where = `${op} [${Object.entries(context)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ')}]`;
+  const where = whereOf(op, context);
   if (status === 403) return new SapiCredentialsExpiredError({ where, serviceCode: code ?? 'AuthenticationFailed', cause: err });
   if (code === 'Md5Mismatch' || code === 'Crc64Mismatch') {
     return new SapiTransferError({ code: SapiErrorCode.CHECKSUM_MISMATCH, message: `${op} failed: the store rejected the checksum`, context, serviceCode: code, status, cause: err });

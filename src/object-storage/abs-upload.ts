@@ -14,13 +14,12 @@
  *   gzip upload never skips a block (it stages every block again under the same ids, replacing the old ones).
  */
 import { createHash } from 'node:crypto';
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
-import { createGzip } from 'node:zlib';
 import { type BlockBlobClient, type ContainerClient } from '@azure/storage-blob';
-import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
-import { absErrorInfo, absUrl, assertAbsCredentialsFresh, createContainerClient, mapAbsError, type AbsCredentials } from './abs-client';
-import { forEachBounded } from './concurrency';
-import { chunkParts, DEFAULT_PART_SIZE_BYTES, DEFAULT_UPLOAD_CONCURRENCY, PartBufferPool } from './multipart-upload';
+import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { absErrorInfo, assertAbsCredentialsFresh, createContainerClient, mapAbsError, type AbsCredentials } from './abs-client';
+import { DEFAULT_PART_SIZE_BYTES, DEFAULT_UPLOAD_CONCURRENCY } from './multipart-upload';
+import { type StoredObject } from './object-store';
+import { assertSourceUnchanged, runPartPipeline } from './part-pipeline';
 import { DEFAULT_CREDENTIALS_MARGIN_MS, throwIfAborted } from './s3-client';
 import { openSource, type ByteSource } from './sources';
 
@@ -71,21 +70,11 @@ export interface UploadBlockBlobOptions {
   signal?: AbortSignal;
 }
 
-export interface UploadBlockBlobResult {
+/** What {@link uploadBlockBlob} stored: `parts` are blocks; `resumed` when blocks of an earlier attempt were found (heartbeat or block list). */
+export interface UploadBlockBlobResult extends StoredObject {
   container: string;
   blobName: string;
-  /** Blocks of the stored blob. */
-  parts: number;
-  /** Blocks sent by this call (excludes blocks an earlier attempt staged). */
-  partsUploaded: number;
-  /** Bytes of the stored blob (compressed size with gzip). */
-  bytes: number;
-  /** Bytes read from the source (uncompressed). */
-  sourceBytes: number;
-  /** Hex sha256 of the source bytes. */
   sha256: string;
-  /** True when blocks of an earlier attempt were found (heartbeat or block list). */
-  resumed: boolean;
   /** Block buffers this call allocated: at most concurrency + 1. */
   partBuffers: number;
 }
@@ -140,26 +129,6 @@ export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<
     options.onProgress({ container: containerName, blobName, partSizeBytes: partSize, blocks, bytesSent: blocks.reduce((n, b) => n + b.size, 0) });
   };
 
-  throwIfAborted(signal);
-  const hash = createHash('sha256');
-  let sourceBytes = 0;
-  const raw = await source.open(0, signal);
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      hash.update(chunk);
-      sourceBytes += chunk.length;
-      cb(null, chunk);
-    },
-  });
-  const noop = (): void => undefined;
-  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
-
-  const inflight = new Set<Promise<void>>();
-  const pool = new PartBufferPool(partSize);
-  let failure: unknown;
-  let partsUploaded = 0;
-  let lastIndex = 0;
-  let storedBytes = 0;
   let reused = 0;
 
   const stage = async (index: number, data: Buffer, md5: string): Promise<void> => {
@@ -169,19 +138,19 @@ export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<
       throw mapAbsError(err, 'upload', { container: containerName, blob: blobName, block: index }, signal);
     }
     done.set(index, { index, size: data.length, md5 });
-    pool.release(data);
-    partsUploaded++;
-    report();
   };
 
-  try {
-    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize, pool)) {
-      const index = ++lastIndex;
-      if (failure) break;
-      throwIfAborted(signal);
+  const read = await runPartPipeline({
+    source,
+    partSize,
+    concurrency,
+    gzip: options.gzip,
+    context: { container: containerName, blob: blobName },
+    signal,
+    onSent: report,
+    part(index, data) {
       if (index > MAX_BLOCKS) throw new SapiInvalidInputError(`${where()}: needs more than ${MAX_BLOCKS} blocks of ${partSize} bytes: raise partSizeBytes`);
-      if (data.length === 0) break; // an empty source: an empty commit below
-      storedBytes += data.length;
+      if (data.length === 0) return undefined; // an empty source: an empty commit below
       const md5 = createHash('md5').update(data).digest('base64');
       const recorded = known.get(index);
       const stagedSize = listed ? listed.get(index) : recorded?.size;
@@ -189,38 +158,14 @@ export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<
         // staged by an earlier attempt with these bytes: not sent again
         done.set(index, recorded ?? { index, size: data.length, md5 });
         reused++;
-        pool.release(data);
-        continue;
+        return undefined;
       }
-      while (inflight.size >= concurrency) await Promise.race(inflight);
-      if (failure) break;
       assertAbsCredentialsFresh(options.credentials, where(`, block=${index}`), margin);
-      const task: Promise<void> = stage(index, data, md5).then(
-        () => undefined,
-        (err: unknown) => {
-          failure ??= err;
-        },
-      );
-      const tracked = task.finally(() => inflight.delete(tracked));
-      inflight.add(tracked);
-    }
-  } catch (err) {
-    failure ??= err;
-  }
-  await Promise.all(inflight);
-  if (failure !== undefined) {
-    if (signal?.aborted) throw signal.reason ?? failure;
-    if (failure instanceof SapiError) throw failure;
-    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { container: containerName, blob: blobName, source: source.description }, cause: failure });
-  }
-  if (source.size !== undefined && !options.gzip && sourceBytes !== source.size) {
-    throw new SapiTransferError({
-      code: SapiErrorCode.CHECKSUM_MISMATCH,
-      message: `source changed during the upload: read ${sourceBytes} bytes, expected ${source.size}`,
-      context: { container: containerName, blob: blobName, source: source.description },
-      retryable: false,
-    });
-  }
+      return () => stage(index, data, md5);
+    },
+  });
+  const { sourceBytes, storedBytes, lastPart: lastIndex } = read;
+  assertSourceUnchanged(source, sourceBytes, options.gzip, { container: containerName, blob: blobName });
   const ids: string[] = [];
   for (let i = 1; i <= lastIndex && done.has(i); i++) ids.push(blockId(i));
   if (ids.length !== done.size) {
@@ -237,12 +182,12 @@ export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<
     container: containerName,
     blobName,
     parts: ids.length,
-    partsUploaded,
+    partsUploaded: read.partsSent,
     bytes: storedBytes,
     sourceBytes,
-    sha256: hash.digest('hex'),
+    sha256: read.sha256 as string,
     resumed: reused > 0 || resume !== undefined,
-    partBuffers: pool.allocated,
+    partBuffers: read.partBuffers,
   };
 }
 
@@ -266,119 +211,4 @@ async function stagedBlocks(blob: BlockBlobClient, context: Record<string, strin
     throw mapAbsError(err, 'upload', { ...context, step: 'list blocks' }, signal);
   }
   return blocks;
-}
-
-/** One stored slice. */
-export interface AbsUploadedSlice {
-  index: number;
-  blobName: string;
-  bytes: number;
-  sha256?: string;
-}
-
-/** Progress of a sliced upload to Azure (JSON, no secrets). */
-export interface AbsSlicedUploadState {
-  finished: AbsUploadedSlice[];
-  /** Block uploads of slices not finished yet. */
-  inProgress: { index: number; upload: AbsUploadState }[];
-  slices: number;
-}
-
-export interface UploadAbsSlicedOptions {
-  container?: ContainerClient;
-  credentials?: AbsCredentials;
-  containerName: string;
-  /** `absUploadParams.accountName`: manifests name it (`azure://<account>.blob.core.windows.net/…`). */
-  accountName: string;
-  /** `absUploadParams.blobName` of a sliced prepare: a prefix. */
-  blobPrefix: string;
-  slices: readonly (string | ByteSource)[];
-  partSizeBytes?: number;
-  /** Blocks in flight across slices. Default 4. */
-  concurrency?: number;
-  gzip?: boolean;
-  resume?: AbsSlicedUploadState;
-  onProgress?: (state: AbsSlicedUploadState) => void;
-  credentialsMarginMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface UploadAbsSlicedResult {
-  manifestBlobName: string;
-  manifest: { entries: { url: string; mandatory: boolean }[] };
-  slices: AbsUploadedSlice[];
-  bytes: number;
-  slicesUploaded: number;
-}
-
-/**
- * Uploads slices as block blobs `blobPrefix + "part_00000"` … (+ `.gz`), then the manifest at
- * `blobPrefix + "manifest"` with `azure://` entries in slice order. Finished slices are skipped on resume, and a
- * slice's blocks resume as in {@link uploadBlockBlob}.
- */
-export async function uploadAbsSliced(options: UploadAbsSlicedOptions): Promise<UploadAbsSlicedResult> {
-  const { containerName, blobPrefix, signal } = options;
-  if (options.slices.length === 0) throw new SapiInvalidInputError('uploadAbsSliced needs at least one slice');
-  const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
-  const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
-  assertAbsCredentialsFresh(options.credentials, `sliced upload [container=${containerName}, prefix=${blobPrefix}]`, margin);
-  if (!options.container && !options.credentials) throw new SapiInvalidInputError(`sliced upload [container=${containerName}]: needs a container client or absCredentials`);
-  const container = options.container ?? createContainerClient(options.credentials as AbsCredentials, containerName);
-  const sliceName = (i: number): string => `${blobPrefix}part_${String(i).padStart(5, '0')}${options.gzip ? '.gz' : ''}`;
-
-  const finished = new Map<number, AbsUploadedSlice>();
-  for (const s of options.resume?.finished ?? []) if (s.index < options.slices.length && s.blobName === sliceName(s.index)) finished.set(s.index, s);
-  const inProgress = new Map<number, AbsUploadState>();
-  for (const p of options.resume?.inProgress ?? []) if (!finished.has(p.index)) inProgress.set(p.index, p.upload);
-  const report = (): void =>
-    options.onProgress?.({
-      finished: [...finished.values()].sort((a, b) => a.index - b.index),
-      inProgress: [...inProgress.entries()].sort(([a], [b]) => a - b).map(([index, upload]) => ({ index, upload })),
-      slices: options.slices.length,
-    });
-
-  const todo = options.slices.map((_, i) => i).filter((i) => !finished.has(i));
-  const perSlice = Math.max(1, Math.floor(concurrency / Math.max(1, Math.min(concurrency, todo.length))));
-  let slicesUploaded = 0;
-  await forEachBounded(todo, Math.min(concurrency, todo.length), async (index) => {
-    throwIfAborted(signal);
-    const name = sliceName(index);
-    const result = await uploadBlockBlob({
-      container,
-      credentials: options.credentials,
-      containerName,
-      blobName: name,
-      source: options.slices[index] as string | ByteSource,
-      partSizeBytes: options.partSizeBytes,
-      concurrency: perSlice,
-      resume: inProgress.get(index),
-      gzip: options.gzip,
-      credentialsMarginMs: margin,
-      signal,
-      onProgress: (state) => {
-        inProgress.set(index, state);
-        report();
-      },
-    });
-    inProgress.delete(index);
-    finished.set(index, { index, blobName: name, bytes: result.bytes, sha256: result.sha256 });
-    slicesUploaded++;
-    report();
-  });
-
-  const manifest = { entries: options.slices.map((_, i) => ({ url: absUrl(options.accountName, containerName, sliceName(i)), mandatory: true })) };
-  const manifestBlobName = `${blobPrefix}manifest`;
-  const body = Buffer.from(JSON.stringify(manifest));
-  throwIfAborted(signal);
-  assertAbsCredentialsFresh(options.credentials, `sliced upload [container=${containerName}, blob=${manifestBlobName}]`, 0);
-  try {
-    await container.getBlockBlobClient(manifestBlobName).upload(body, body.length, {
-      blobHTTPHeaders: { blobContentType: 'application/json' },
-      abortSignal: signal,
-    });
-  } catch (err) {
-    throw mapAbsError(err, 'upload', { container: containerName, blob: manifestBlobName }, signal);
-  }
-  const slices = [...finished.values()].sort((a, b) => a.index - b.index);
-  return { manifestBlobName, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
 }

@@ -6,6 +6,7 @@
  */
 import { type Readable } from 'node:stream';
 import { type Dispatcher } from 'undici';
+import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
 
@@ -28,9 +29,7 @@ export function gcsCredentialsOf(fields: { access_token: string; expires_in: num
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the token expires within `marginMs`. */
 export function assertGcsCredentialsFresh(credentials: GcsCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
-  if (!credentials) return;
-  const at = Date.parse(credentials.expiration);
-  if (!Number.isNaN(at) && at - nowMs < marginMs) throw new SapiCredentialsExpiredError({ where, expiration: credentials.expiration });
+  assertNotExpiring(credentials?.expiration, where, marginMs, nowMs);
 }
 
 const GS_URL = /^gs:\/\/([^/]+)\/(.+)$/;
@@ -232,10 +231,7 @@ async function failed(res: Dispatcher.ResponseData, op: 'upload' | 'download', c
 
 /** The error of a GCS answer: 401/403 → `SAPI_CREDENTIALS_EXPIRED`; 5xx, 408, 429 retryable; other 4xx not. */
 export function gcsFailure(status: number, text: string, op: 'upload' | 'download', context: Context): SapiError {
-  const where = `${op} [${Object.entries(context)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ')}]`;
+  const where = whereOf(op, context);
   if (status === 401 || status === 403) return new SapiCredentialsExpiredError({ where, serviceCode: `HTTP ${status}` });
   return new SapiTransferError({
     code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,

@@ -17,13 +17,12 @@
  * - Chunk requests carry no token (the session URI is the grant): a session outlives the token that opened it.
  */
 import { createHash } from 'node:crypto';
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
-import { createGzip } from 'node:zlib';
 import { type Dispatcher } from 'undici';
-import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
-import { forEachBounded } from './concurrency';
-import { assertGcsCredentialsFresh, asGcsTransferError, GcsClient, gsUrl, type GcsCredentials, type GcsSessionStatus } from './gcs-client';
-import { chunkParts, DEFAULT_PART_SIZE_BYTES, DEFAULT_UPLOAD_CONCURRENCY, PartBufferPool } from './multipart-upload';
+import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
+import { assertGcsCredentialsFresh, GcsClient, type GcsCredentials, type GcsSessionStatus } from './gcs-client';
+import { DEFAULT_PART_SIZE_BYTES } from './multipart-upload';
+import { type StoredObject } from './object-store';
+import { assertSourceUnchanged, runPartPipeline } from './part-pipeline';
 import { DEFAULT_CREDENTIALS_MARGIN_MS, throwIfAborted } from './s3-client';
 import { openSource, type ByteSource } from './sources';
 
@@ -63,23 +62,13 @@ export interface UploadGcsObjectOptions {
   signal?: AbortSignal;
 }
 
-export interface UploadGcsObjectResult {
+/** What {@link uploadGcsObject} stored: `parts` are chunks, `partsUploaded` those sent wholly or partly by this call; `resumed` when an earlier attempt's session was continued. */
+export interface UploadGcsObjectResult extends StoredObject {
   bucket: string;
   key: string;
-  /** Chunks of the object. */
-  parts: number;
-  /** Chunks sent (wholly or partly) by this call. */
-  partsUploaded: number;
   /** Bytes sent by this call. */
   bytesUploaded: number;
-  /** Bytes of the stored object (compressed size with gzip). */
-  bytes: number;
-  /** Bytes read from the source (uncompressed). */
-  sourceBytes: number;
-  /** Hex sha256 of the source bytes. */
   sha256: string;
-  /** True when the session of an earlier attempt was continued. */
-  resumed: boolean;
   /** Chunk buffers this call allocated. */
   partBuffers: number;
 }
@@ -133,26 +122,10 @@ export async function uploadGcsObject(options: UploadGcsObjectOptions): Promise<
   const report = (): void => options.onProgress?.({ bucket, key, sessionUri: session, chunkSizeBytes: chunkSize, bytesSent: persisted });
   report();
 
-  throwIfAborted(signal);
-  const sha256 = createHash('sha256');
   const md5 = createHash('md5');
-  let sourceBytes = 0;
-  const raw = await source.open(0, signal);
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      sha256.update(chunk);
-      sourceBytes += chunk.length;
-      cb(null, chunk);
-    },
-  });
-  const noop = (): void => undefined;
-  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
-
-  const pool = new PartBufferPool(chunkSize);
   let parts = 0;
   let partsUploaded = 0;
   let bytesUploaded = 0;
-  let storedBytes = 0;
 
   /** Sends the part of `data` (at `start`) the store has not persisted yet; `final` closes the session. */
   const send = async (start: number, data: Buffer, final: boolean): Promise<void> => {
@@ -185,39 +158,26 @@ export async function uploadGcsObject(options: UploadGcsObjectOptions): Promise<
     }
   };
 
-  try {
-    // one chunk is held back until the next one (or the end) shows whether it is the last
-    let pending: { start: number; data: Buffer } | undefined;
-    let position = 0;
-    for await (const data of chunkParts(input as AsyncIterable<Buffer>, chunkSize, pool)) {
-      throwIfAborted(signal);
+  // one session takes its chunks in order, one at a time; a chunk is held back until the next (or the end) shows
+  // whether it is the last, which closes the session
+  const read = await runPartPipeline({
+    source,
+    partSize: chunkSize,
+    concurrency: 1,
+    gzip: options.gzip,
+    lookahead: true,
+    context: { ...context, source: source.description },
+    signal,
+    part(index, data, final) {
       md5.update(data);
-      storedBytes += data.length;
-      if (pending) {
-        parts++;
-        if (pending.start + pending.data.length > persisted) partsUploaded++;
-        await send(pending.start, pending.data, false);
-        pool.release(pending.data);
-      }
-      pending = { start: position, data };
-      position += data.length;
-    }
-    if (pending) {
-      if (pending.data.length > 0 || parts === 0) parts++;
-      if (finished === undefined) partsUploaded++;
-      await send(pending.start, pending.data, true);
-    }
-  } catch (err) {
-    throw asGcsTransferError(err, 'upload', { ...context, source: source.description }, signal);
-  }
-  if (total !== undefined && sourceBytes !== total) {
-    throw new SapiTransferError({
-      code: SapiErrorCode.CHECKSUM_MISMATCH,
-      message: `source changed during the upload: read ${sourceBytes} bytes, expected ${total}`,
-      context: { ...context, source: source.description },
-      retryable: false,
-    });
-  }
+      const start = (index - 1) * chunkSize;
+      if (data.length > 0 || !final || parts === 0) parts++;
+      if (final ? finished === undefined : start + data.length > persisted) partsUploaded++; // the chunk before is settled
+      return () => send(start, data, final);
+    },
+  });
+  const { sourceBytes, storedBytes } = read;
+  assertSourceUnchanged(source, sourceBytes, options.gzip, context);
   const object = finished?.state === 'complete' ? finished.object : undefined;
   const expectedMd5 = md5.digest('base64');
   if (!object || Number(object.size) !== storedBytes || (object.md5Hash !== undefined && object.md5Hash !== expectedMd5)) {
@@ -228,114 +188,5 @@ export async function uploadGcsObject(options: UploadGcsObjectOptions): Promise<
       retryable: true,
     });
   }
-  return { bucket, key, parts, partsUploaded, bytesUploaded, bytes: storedBytes, sourceBytes, sha256: sha256.digest('hex'), resumed, partBuffers: pool.allocated };
-}
-
-/** One stored slice. */
-export interface GcsUploadedSlice {
-  index: number;
-  key: string;
-  bytes: number;
-  sha256?: string;
-}
-
-/** Progress of a sliced upload to GCS (JSON; session URIs inside, seal it). */
-export interface GcsSlicedUploadState {
-  finished: GcsUploadedSlice[];
-  /** Sessions of slices not finished yet. */
-  inProgress: { index: number; upload: GcsUploadState }[];
-  slices: number;
-}
-
-export interface UploadGcsSlicedOptions {
-  client?: GcsClient;
-  credentials?: GcsCredentials;
-  endpoint?: string;
-  dispatcher?: Dispatcher;
-  bucket: string;
-  /** `gcsUploadParams.key` of a sliced prepare: a prefix. */
-  keyPrefix: string;
-  slices: readonly (string | ByteSource)[];
-  partSizeBytes?: number;
-  /** Slices in flight (one session each). Default 4. */
-  concurrency?: number;
-  gzip?: boolean;
-  resume?: GcsSlicedUploadState;
-  onProgress?: (state: GcsSlicedUploadState) => void;
-  credentialsMarginMs?: number;
-  signal?: AbortSignal;
-}
-
-export interface UploadGcsSlicedResult {
-  manifestKey: string;
-  manifest: { entries: { url: string; mandatory: boolean }[] };
-  slices: GcsUploadedSlice[];
-  bytes: number;
-  slicesUploaded: number;
-}
-
-/**
- * Uploads slices as objects `keyPrefix + "part_00000"` … (+ `.gz`), then the manifest at `keyPrefix + "manifest"`
- * with `gs://` entries in slice order. Finished slices are skipped on resume, and a slice's session resumes as in
- * {@link uploadGcsObject}.
- */
-export async function uploadGcsSliced(options: UploadGcsSlicedOptions): Promise<UploadGcsSlicedResult> {
-  const { bucket, keyPrefix, signal } = options;
-  if (options.slices.length === 0) throw new SapiInvalidInputError('uploadGcsSliced needs at least one slice');
-  const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
-  const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
-  assertGcsCredentialsFresh(options.credentials, `sliced upload [bucket=${bucket}, prefix=${keyPrefix}]`, margin);
-  const client = clientOf(options, `sliced upload [bucket=${bucket}, prefix=${keyPrefix}]`);
-  const sliceKey = (i: number): string => `${keyPrefix}part_${String(i).padStart(5, '0')}${options.gzip ? '.gz' : ''}`;
-
-  const finished = new Map<number, GcsUploadedSlice>();
-  for (const s of options.resume?.finished ?? []) if (s.index < options.slices.length && s.key === sliceKey(s.index)) finished.set(s.index, s);
-  const inProgress = new Map<number, GcsUploadState>();
-  for (const p of options.resume?.inProgress ?? []) if (!finished.has(p.index)) inProgress.set(p.index, p.upload);
-  const report = (): void =>
-    options.onProgress?.({
-      finished: [...finished.values()].sort((a, b) => a.index - b.index),
-      inProgress: [...inProgress.entries()].sort(([a], [b]) => a - b).map(([index, upload]) => ({ index, upload })),
-      slices: options.slices.length,
-    });
-
-  const todo = options.slices.map((_, i) => i).filter((i) => !finished.has(i));
-  let slicesUploaded = 0;
-  await forEachBounded(todo, Math.min(concurrency, Math.max(1, todo.length)), async (index) => {
-    throwIfAborted(signal);
-    const key = sliceKey(index);
-    const result = await uploadGcsObject({
-      client,
-      credentials: options.credentials,
-      bucket,
-      key,
-      source: options.slices[index] as string | ByteSource,
-      partSizeBytes: options.partSizeBytes,
-      resume: inProgress.get(index),
-      gzip: options.gzip,
-      credentialsMarginMs: margin,
-      signal,
-      onProgress: (state) => {
-        inProgress.set(index, state);
-        report();
-      },
-    });
-    inProgress.delete(index);
-    finished.set(index, { index, key, bytes: result.bytes, sha256: result.sha256 });
-    slicesUploaded++;
-    report();
-  });
-
-  const manifest = { entries: options.slices.map((_, i) => ({ url: gsUrl(bucket, sliceKey(i)), mandatory: true })) };
-  const manifestKey = `${keyPrefix}manifest`;
-  throwIfAborted(signal);
-  assertGcsCredentialsFresh(options.credentials, `sliced upload [bucket=${bucket}, key=${manifestKey}]`, 0);
-  try {
-    await client.putObject(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json', signal);
-  } catch (err) {
-    throw err instanceof SapiError ? err : asGcsTransferError(err, 'upload', { bucket, key: manifestKey }, signal);
-  }
-  const slices = [...finished.values()].sort((a, b) => a.index - b.index);
-  return { manifestKey, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
+  return { bucket, key, parts, partsUploaded, bytesUploaded, bytes: storedBytes, sourceBytes, sha256: read.sha256 as string, resumed, partBuffers: read.partBuffers };
 }

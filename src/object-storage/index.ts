@@ -27,7 +27,20 @@ export {
   type MultipartResume,
   type UploadedPart,
 } from './multipart-upload';
-export { uploadSliced, type UploadSlicedOptions, type UploadSlicedResult, type SlicedUploadState, type UploadedSlice } from './sliced-upload';
+export {
+  uploadSlices,
+  uploadSliced,
+  type UploadSlicesOptions,
+  type UploadSlicesResult,
+  type UploadSlicedOptions,
+  type UploadSlicedResult,
+  type SlicedUploadState,
+  type UploadedSlice,
+} from './sliced-upload';
+export { type ObjectStore, type ObjectReader, type PlainGet, type RangedRead, type StoreProvider, type StoreUploadOptions, type StoredObject, type StateSealer } from './object-store';
+export { s3Store, type S3StoreOptions } from './s3-store';
+export { absStore, type AbsStoreOptions } from './abs-store';
+export { gcsStore, type GcsStoreOptions } from './gcs-store';
 export {
   downloadFile,
   readManifest,
@@ -74,7 +87,6 @@ export {
 } from './abs-client';
 export {
   uploadBlockBlob,
-  uploadAbsSliced,
   resolveBlockSize,
   blockId,
   MAX_BLOCKS,
@@ -83,10 +95,6 @@ export {
   type UploadBlockBlobResult,
   type AbsUploadState,
   type StagedBlock,
-  type UploadAbsSlicedOptions,
-  type UploadAbsSlicedResult,
-  type AbsSlicedUploadState,
-  type AbsUploadedSlice,
 } from './abs-upload';
 export {
   GcsClient,
@@ -101,14 +109,9 @@ export {
 } from './gcs-client';
 export {
   uploadGcsObject,
-  uploadGcsSliced,
   resolveChunkSize,
   GCS_CHUNK_GRANULARITY,
   type UploadGcsObjectOptions,
   type UploadGcsObjectResult,
   type GcsUploadState,
-  type UploadGcsSlicedOptions,
-  type UploadGcsSlicedResult,
-  type GcsSlicedUploadState,
-  type GcsUploadedSlice,
 } from './gcs-upload';

@@ -15,8 +15,7 @@
  *   byte-identical on a second run, so a gzip upload never resumes: it restarts with a new upload id.
  */
 import { createHash } from 'node:crypto';
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
-import { crc32, createGzip } from 'node:zlib';
+import { crc32 } from 'node:zlib';
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -29,6 +28,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { assertCredentialsFresh, createS3Client, DEFAULT_CREDENTIALS_MARGIN_MS, mapS3Error, s3ErrorInfo, throwIfAborted, type TemporaryCredentials } from './s3-client';
+import { type StoredObject } from './object-store';
+import { assertSourceUnchanged, runPartPipeline } from './part-pipeline';
+
+export { chunkParts, PartBufferPool } from './part-pipeline';
 import { openSource, type ByteSource } from './sources';
 
 /** Default part size: 8 MiB (as the AWS CLI): with 4 parts in flight an upload holds 40 MiB of buffers. */
@@ -115,7 +118,8 @@ export interface UploadMultipartOptions {
   signal?: AbortSignal;
 }
 
-export interface UploadMultipartResult {
+/** What {@link uploadMultipart} stored (`parts` is 1 for PutObject; `sha256` absent with `sha256: false` when a resume skipped reading). */
+export interface UploadMultipartResult extends StoredObject {
   bucket: string;
   key: string;
   /** False when the source fit in one part and went up with PutObject. */
@@ -123,18 +127,6 @@ export interface UploadMultipartResult {
   uploadId?: string;
   /** ETag of the stored object. */
   etag?: string;
-  /** Parts of the stored object (1 for PutObject). */
-  parts: number;
-  /** Parts sent by this call (excludes parts finished by earlier attempts). */
-  partsUploaded: number;
-  /** Bytes of the stored object (compressed size with gzip). */
-  bytes: number;
-  /** Bytes read from the source (uncompressed). */
-  sourceBytes: number;
-  /** Hex sha256 of the source bytes (absent with `sha256: false` when a resume skipped reading). */
-  sha256?: string;
-  /** True when a `resume` state was used. */
-  resumed: boolean;
   /** True when a `resume` state had to be dropped (gzip, or the upload no longer exists) and the upload restarted. */
   restarted: boolean;
   /** Part buffers this call allocated: at most concurrency + 1, whatever the file size (its memory, in parts). */
@@ -214,7 +206,7 @@ async function runUpload(
   if (resume && !wantSha) {
     while (done.get(firstPart)?.size === partSize) firstPart++;
   }
-  const startOffset = (firstPart - 1) * partSize;
+  const skipped = firstPart - 1;
 
   const report = (): void => {
     if (!options.onProgress || !uploadId) return;
@@ -222,26 +214,6 @@ async function runUpload(
     options.onProgress({ bucket, key, uploadId, partSizeBytes: partSize, checksum, parts, bytesSent: parts.reduce((n, p) => n + p.size, 0) });
   };
 
-  throwIfAborted(signal);
-  const hash = wantSha && startOffset === 0 ? createHash('sha256') : undefined;
-  let sourceBytes = startOffset;
-  const raw = await source.open(startOffset, signal);
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      hash?.update(chunk);
-      sourceBytes += chunk.length;
-      cb(null, chunk);
-    },
-  });
-  const noop = (): void => undefined;
-  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
-
-  const inflight = new Set<Promise<void>>();
-  const pool = new PartBufferPool(partSize);
-  let failure: unknown;
-  let partsUploaded = 0;
-  let lastPart = firstPart - 1;
-  let storedBytes = 0;
   let single: { etag?: string } | undefined;
 
   const sendPart = async (partNumber: number, data: Buffer, crc?: string): Promise<void> => {
@@ -258,24 +230,26 @@ async function runUpload(
     }
     const etag = verifyStored(out, sum, verifyEtag, ctx);
     done.set(partNumber, { PartNumber: partNumber, ETag: etag, size: data.length, ...(sum.crc32 ? { ChecksumCRC32: sum.crc32 } : {}) });
-    pool.release(data); // the request has been sent and answered: the next part may fill this buffer
-    partsUploaded++;
-    report();
   };
 
-  try {
-    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize, pool)) {
-      const partNumber = ++lastPart;
-      storedBytes += data.length;
-      if (failure) break;
-      throwIfAborted(signal);
+  const read = await runPartPipeline({
+    source,
+    partSize,
+    concurrency,
+    gzip: options.gzip,
+    startOffset: skipped * partSize,
+    sha256: wantSha,
+    context: { bucket, key },
+    signal,
+    onSent: report,
+    async part(index, data) {
+      const partNumber = skipped + index;
       if (partNumber > MAX_PARTS) {
         throw new SapiInvalidInputError(`upload needs more than ${MAX_PARTS} parts of ${partSize} bytes: raise partSizeBytes [bucket=${bucket}, key=${key}]`);
       }
       if (partNumber === 1 && data.length < partSize && !uploadId) {
         single = await putSingle(s3, { bucket, key, data, options, verifyEtag, common, checksum });
-        partsUploaded = 1;
-        continue;
+        return undefined;
       }
       if (!uploadId) {
         uploadId = await createUpload(s3, { bucket, key, options, common, checksum });
@@ -286,47 +260,21 @@ async function runUpload(
       if (prev && prev.size === data.length) {
         // Finished by an earlier attempt. With CRC32 we can also tell whether the source still has the same bytes.
         crc = prev.ChecksumCRC32 && crc32Base64(data);
-        if (!prev.ChecksumCRC32 || crc === prev.ChecksumCRC32) {
-          pool.release(data);
-          continue;
-        }
+        if (!prev.ChecksumCRC32 || crc === prev.ChecksumCRC32) return undefined;
         done.delete(partNumber);
       }
-      while (inflight.size >= concurrency) await Promise.race(inflight);
-      if (failure) break;
       assertCredentialsFresh(options.credentials, `upload [bucket=${bucket}, key=${key}, part=${partNumber}]`, margin);
-      const task: Promise<void> = sendPart(partNumber, data, crc).then(
-        () => undefined,
-        (err: unknown) => {
-          failure ??= err;
-        },
-      );
-      const tracked = task.finally(() => inflight.delete(tracked));
-      inflight.add(tracked);
-    }
-  } catch (err) {
-    failure ??= err;
-  }
-  await Promise.all(inflight);
-  if (failure !== undefined) {
-    if (signal?.aborted) throw signal.reason ?? failure;
-    if (failure instanceof SapiError) throw failure;
-    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { bucket, key, source: source.description }, cause: failure });
-  }
+      return () => sendPart(partNumber, data, crc);
+    },
+  });
+  const { sourceBytes, storedBytes, sha256 } = read;
+  const lastPart = skipped + read.lastPart;
 
-  const sha256 = hash?.digest('hex');
   if (single) {
-    return { bucket, key, multipart: false, etag: single.etag, parts: 1, partsUploaded: 1, bytes: storedBytes, sourceBytes, sha256, resumed: false, partBuffers: pool.allocated };
+    return { bucket, key, multipart: false, etag: single.etag, parts: 1, partsUploaded: 1, bytes: storedBytes, sourceBytes, sha256, resumed: false, partBuffers: read.partBuffers };
   }
   if (!uploadId) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'nothing was uploaded', context: { bucket, key } });
-  if (source.size !== undefined && !options.gzip && sourceBytes !== source.size) {
-    throw new SapiTransferError({
-      code: SapiErrorCode.CHECKSUM_MISMATCH,
-      message: `source changed during the upload: read ${sourceBytes} bytes, expected ${source.size}`,
-      context: { bucket, key, source: source.description },
-      retryable: false,
-    });
-  }
+  assertSourceUnchanged(source, sourceBytes, options.gzip, { bucket, key });
   const parts: UploadedPart[] = [];
   for (let n = 1; n <= lastPart; n++) {
     const p = done.get(n);
@@ -357,12 +305,12 @@ async function runUpload(
     uploadId,
     etag,
     parts: parts.length,
-    partsUploaded,
+    partsUploaded: read.partsSent,
     bytes: parts.reduce((n, p) => n + p.size, 0),
     sourceBytes,
     sha256,
     resumed: resume !== undefined,
-    partBuffers: pool.allocated,
+    partBuffers: read.partBuffers,
   };
 }
 
@@ -471,58 +419,4 @@ function checkEtag(etag: string | undefined, md5: Buffer, verify: boolean, conte
       context,
     });
   }
-}
-
-/**
- * Part buffers for reuse. A multi-MiB part buffer lives longer than a young-generation GC, so without reuse every part
- * waits for a full GC to be freed and the process's RSS drifts with GC timing; with it, the upload holds exactly the
- * buffers it needs: (concurrency + 1) × part size.
- */
-export class PartBufferPool {
-  private readonly free: Buffer[] = [];
-  /** Buffers allocated so far (the pool's high-water mark). */
-  allocated = 0;
-
-  constructor(readonly partSize: number) {}
-
-  /** A buffer of `partSize` bytes, reused when one was released, else new. */
-  acquire(): Buffer {
-    const reused = this.free.pop();
-    if (reused) return reused;
-    this.allocated++;
-    return Buffer.allocUnsafe(this.partSize);
-  }
-
-  /** Gives a whole part buffer back once nothing reads it any more (a short last part is simply dropped). */
-  release(part: Buffer): void {
-    if (part.length === this.partSize && !this.free.includes(part)) this.free.push(part);
-  }
-}
-
-/**
- * Cuts a byte stream into buffers of exactly `partSize` (the last one shorter). Yields one empty buffer for an
- * empty stream. Each yielded buffer is the consumer's until it hands it back to `pool` (when one is given), so a
- * consumer may keep it while the next one fills.
- */
-export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, partSize: number, pool: PartBufferPool = new PartBufferPool(partSize)): AsyncGenerator<Buffer> {
-  let buf = pool.acquire();
-  let filled = 0;
-  let yielded = 0;
-  for await (const c of input) {
-    const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
-    let off = 0;
-    while (off < chunk.length) {
-      const n = Math.min(partSize - filled, chunk.length - off);
-      chunk.copy(buf, filled, off, off + n);
-      filled += n;
-      off += n;
-      if (filled === partSize) {
-        yielded++;
-        yield buf;
-        buf = pool.acquire();
-        filled = 0;
-      }
-    }
-  }
-  if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
 }

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
 
 /** Temporary credentials as the service issues them (`uploadParams.credentials`, file detail `credentials`). */
@@ -83,17 +84,8 @@ export function credentialsRemainingMs(credentials: TemporaryCredentials, nowMs:
 }
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the credentials expire within `marginMs`. */
-export function assertCredentialsFresh(
-  credentials: TemporaryCredentials | undefined,
-  where: string,
-  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
-  nowMs: number = Date.now(),
-): void {
-  if (!credentials) return;
-  const remaining = credentialsRemainingMs(credentials, nowMs);
-  if (remaining !== undefined && remaining < marginMs) {
-    throw new SapiCredentialsExpiredError({ where, expiration: credentials.Expiration });
-  }
+export function assertCredentialsFresh(credentials: TemporaryCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
+  assertNotExpiring(credentials?.Expiration, where, marginMs, nowMs);
 }
 
 /** S3 error names that mean the temporary credentials are no longer usable. */
@@ -121,10 +113,7 @@ export function mapS3Error(
   if (err instanceof SapiError) return err;
   if (signal?.aborted) return signal.reason ?? err;
   const { name, status } = s3ErrorInfo(err);
-  const where = `${op} [${Object.entries(context)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(', ')}]`;
+  const where = whereOf(op, context);
   if (name && CREDENTIAL_ERRORS.has(name)) return new SapiCredentialsExpiredError({ where, serviceCode: name, cause: err });
   const code = op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED;
   if (name === 'BadDigest' || name === 'InvalidDigest' || name === 'XAmzContentSHA256Mismatch') {

@@ -1,16 +1,22 @@
 /**
- * Sliced upload: several sources become the slices of one sliced file (`prepare` with `isSliced`), stored at
- * `keyPrefix + "part_00000"`, `…00001`, … with the manifest at `keyPrefix + "manifest"`:
- * `{"entries":[{"url":"s3://bucket/key","mandatory":true}, …]}` in slice order.
- * Resumable: finished slices are skipped and a slice's multipart upload resumes from its finished parts.
+ * Sliced upload, over any {@link ObjectStore}: several sources become the slices of one sliced file (`prepare` with
+ * `isSliced`), stored at `keyPrefix + "part_00000"`, `…00001`, … (+ `.gz`) with the manifest at
+ * `keyPrefix + "manifest"`: `{"entries":[{"url":"s3://bucket/key","mandatory":true}, …]}` in slice order, each URL
+ * in the store's own scheme (`s3://`, `azure://`, `gs://`).
+ *
+ * - Resumable: finished slices are skipped and a slice's upload resumes from the store's resume point (multipart
+ *   parts, staged blocks, a session's persisted offset), all heartbeated in one {@link SlicedUploadState}.
+ * - Bounded: at most `concurrency` parts in flight across slices: small slices go up in parallel, one big slice gets
+ *   them all; memory ≈ (concurrency + slices in flight) × part size.
  */
-import { PutObjectCommand, type S3Client, type ServerSideEncryption } from '@aws-sdk/client-s3';
-import { createHash } from 'node:crypto';
 import { SapiInvalidInputError } from '../errors';
 import { forEachBounded } from './concurrency';
-import { DEFAULT_UPLOAD_CONCURRENCY, uploadMultipart, type MultipartUploadState } from './multipart-upload';
-import { assertCredentialsFresh, createS3Client, DEFAULT_CREDENTIALS_MARGIN_MS, mapS3Error, throwIfAborted, type TemporaryCredentials } from './s3-client';
-import { type ByteSource } from './sources';
+import { DEFAULT_UPLOAD_CONCURRENCY, type MultipartUploadState } from './multipart-upload';
+import { type ObjectStore } from './object-store';
+import { type TemporaryCredentials, DEFAULT_CREDENTIALS_MARGIN_MS, throwIfAborted } from './s3-client';
+import { s3Store } from './s3-store';
+import { openSource, type ByteSource } from './sources';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 /** One stored slice. */
 export interface UploadedSlice {
@@ -22,43 +28,36 @@ export interface UploadedSlice {
   sha256?: string;
 }
 
-/** Progress of a sliced upload: what a retry needs to resume (JSON, no secrets). */
-export interface SlicedUploadState {
+/** Progress of a sliced upload: what a retry needs to resume (JSON; secrets sealed by the store). */
+export interface SlicedUploadState<U = unknown> {
   finished: UploadedSlice[];
-  /** Multipart uploads of slices not finished yet. */
-  inProgress: { index: number; upload: MultipartUploadState }[];
+  /** The store's resume points of slices not finished yet. */
+  inProgress: { index: number; upload: U }[];
   /** Slices in total. */
   slices: number;
 }
 
-export interface UploadSlicedOptions {
-  s3?: S3Client;
-  credentials?: TemporaryCredentials;
-  region?: string;
-  endpoint?: string;
-  bucket: string;
-  /** `uploadParams.key` of a sliced prepare: a prefix. */
+export interface UploadSlicesOptions {
+  /** `uploadParams.key` (Azure: `blobName`, GCS: `key`) of a sliced prepare: a prefix. */
   keyPrefix: string;
   /** Sources in slice order (local paths, URIs or {@link ByteSource}s). */
   slices: readonly (string | ByteSource)[];
   partSizeBytes?: number;
-  /** Total parts in flight across slices. Default 4. Small slices go up in parallel; one big slice gets them all. */
+  /** Total parts in flight across slices. Default {@link DEFAULT_UPLOAD_CONCURRENCY}. */
   concurrency?: number;
   /** Compress each slice (keys get a `.gz` suffix). */
   gzip?: boolean;
-  serverSideEncryption?: string;
-  acl?: string;
   resume?: SlicedUploadState;
   /** Called after each finished part and slice. */
   onProgress?: (state: SlicedUploadState) => void;
   /** Key of slice `index`. Default `keyPrefix + "part_" + 5-digit index` (+ `.gz`). */
   sliceKey?: (index: number) => string;
+  /** Credentials expiring within this margin count as expired. Default 5 min. */
   credentialsMarginMs?: number;
   signal?: AbortSignal;
 }
 
-export interface UploadSlicedResult {
-  bucket: string;
+export interface UploadSlicesResult {
   keyPrefix: string;
   manifestKey: string;
   manifest: { entries: { url: string; mandatory: boolean }[] };
@@ -69,85 +68,93 @@ export interface UploadSlicedResult {
   slicesUploaded: number;
 }
 
-/** Uploads slices and the manifest. See the module doc. */
-export async function uploadSliced(options: UploadSlicedOptions): Promise<UploadSlicedResult> {
-  const { bucket, keyPrefix, signal } = options;
-  if (options.slices.length === 0) throw new SapiInvalidInputError('uploadSliced needs at least one slice');
+/** Uploads slices and the manifest to `store`. See the module doc. */
+export async function uploadSlices(store: ObjectStore, options: UploadSlicesOptions): Promise<UploadSlicesResult> {
+  const { keyPrefix, signal } = options;
+  const count = options.slices.length;
+  if (count === 0) throw new SapiInvalidInputError(`sliced upload [${store.container}, prefix=${keyPrefix}] needs at least one slice`);
   const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
   const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
-  assertCredentialsFresh(options.credentials, `sliced upload [bucket=${bucket}, prefix=${keyPrefix}]`, margin);
-  const s3 = options.s3 ?? createS3Client({ credentials: options.credentials, region: options.region, endpoint: options.endpoint });
+  const where = (key: string): string => `sliced upload [${store.provider}=${store.container}, ${key}]`;
+  store.assertFresh(where(`prefix=${keyPrefix}`), margin);
   const sliceKey = options.sliceKey ?? ((i: number) => `${keyPrefix}part_${String(i).padStart(5, '0')}${options.gzip ? '.gz' : ''}`);
+  // built first: a store that cannot name its objects in a manifest fails before any byte moves
+  const manifest = { entries: options.slices.map((_, i) => ({ url: store.urlOf(sliceKey(i)), mandatory: true })) };
 
   const finished = new Map<number, UploadedSlice>();
-  for (const s of options.resume?.finished ?? []) if (s.index < options.slices.length && s.key === sliceKey(s.index)) finished.set(s.index, s);
-  const inProgress = new Map<number, MultipartUploadState>();
+  for (const s of options.resume?.finished ?? []) {
+    const key = s.key ?? (s as { blobName?: string }).blobName; // Azure heartbeats before the common state named it blobName
+    if (s.index < count && key === sliceKey(s.index)) finished.set(s.index, { ...s, key });
+  }
+  const inProgress = new Map<number, unknown>();
   for (const p of options.resume?.inProgress ?? []) if (!finished.has(p.index)) inProgress.set(p.index, p.upload);
-
   const report = (): void =>
     options.onProgress?.({
       finished: [...finished.values()].sort((a, b) => a.index - b.index),
       inProgress: [...inProgress.entries()].sort(([a], [b]) => a - b).map(([index, upload]) => ({ index, upload })),
-      slices: options.slices.length,
+      slices: count,
     });
 
   const todo = options.slices.map((_, i) => i).filter((i) => !finished.has(i));
-  const perSlice = Math.max(1, Math.floor(concurrency / Math.max(1, Math.min(concurrency, todo.length))));
+  const inFlight = Math.max(1, Math.min(concurrency, todo.length));
+  const perSlice = Math.max(1, Math.floor(concurrency / inFlight));
   let slicesUploaded = 0;
-  try {
-    await forEachBounded(todo, Math.min(concurrency, todo.length), async (index) => {
-      throwIfAborted(signal);
-      const key = sliceKey(index);
-      const previous = inProgress.get(index);
-      const result = await uploadMultipart({
-        s3,
-        credentials: options.credentials,
-        bucket,
-        key,
-        source: options.slices[index] as string | ByteSource,
-        partSizeBytes: options.partSizeBytes,
-        concurrency: perSlice,
-        resume: previous && previous.key === key ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes, checksum: previous.checksum } : undefined,
-        gzip: options.gzip,
-        serverSideEncryption: options.serverSideEncryption,
-        acl: options.acl,
-        credentialsMarginMs: margin,
-        signal,
-        onProgress: (state) => {
-          inProgress.set(index, state);
-          report();
-        },
-      });
-      inProgress.delete(index);
-      finished.set(index, { index, key, bytes: result.bytes, sha256: result.sha256 });
-      slicesUploaded++;
-      report();
-    });
-
-    const manifest = { entries: options.slices.map((_, i) => ({ url: `s3://${bucket}/${sliceKey(i)}`, mandatory: true })) };
-    const manifestKey = `${keyPrefix}manifest`;
-    const body = Buffer.from(JSON.stringify(manifest));
+  await forEachBounded(todo, inFlight, async (index) => {
     throwIfAborted(signal);
-    assertCredentialsFresh(options.credentials, `sliced upload [bucket=${bucket}, key=${manifestKey}]`, 0);
-    try {
-      await s3.send(
-        new PutObjectCommand({
-          Bucket: bucket,
-          Key: manifestKey,
-          Body: body,
-          ContentLength: body.length,
-          ContentType: 'application/json',
-          ContentMD5: createHash('md5').update(body).digest('base64'),
-          ServerSideEncryption: options.serverSideEncryption as ServerSideEncryption | undefined,
-        }),
-        { abortSignal: signal },
-      );
-    } catch (err) {
-      throw mapS3Error(err, 'upload', { bucket, key: manifestKey }, signal);
-    }
-    const slices = [...finished.values()].sort((a, b) => a.index - b.index);
-    return { bucket, keyPrefix, manifestKey, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
+    const key = sliceKey(index);
+    const given = options.slices[index] as string | ByteSource;
+    const stored = await store.upload({
+      key,
+      source: typeof given === 'string' ? await openSource(given, { signal }) : given,
+      partSizeBytes: options.partSizeBytes,
+      concurrency: perSlice,
+      gzip: options.gzip,
+      resume: inProgress.get(index),
+      onProgress: (state) => {
+        inProgress.set(index, state);
+        report();
+      },
+      signal,
+    });
+    inProgress.delete(index);
+    finished.set(index, { index, key, bytes: stored.bytes, sha256: stored.sha256 });
+    slicesUploaded++;
+    report();
+  });
+
+  const manifestKey = `${keyPrefix}manifest`;
+  throwIfAborted(signal);
+  store.assertFresh(where(`key=${manifestKey}`), 0);
+  await store.put(manifestKey, Buffer.from(JSON.stringify(manifest)), 'application/json', signal);
+  const slices = [...finished.values()].sort((a, b) => a.index - b.index);
+  return { keyPrefix, manifestKey, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
+}
+
+export interface UploadSlicedOptions extends Omit<UploadSlicesOptions, 'resume' | 'onProgress'> {
+  s3?: S3Client;
+  credentials?: TemporaryCredentials;
+  region?: string;
+  endpoint?: string;
+  bucket: string;
+  serverSideEncryption?: string;
+  acl?: string;
+  resume?: SlicedUploadState<MultipartUploadState>;
+  onProgress?: (state: SlicedUploadState<MultipartUploadState>) => void;
+}
+
+export interface UploadSlicedResult extends UploadSlicesResult {
+  bucket: string;
+}
+
+/** {@link uploadSlices} to an S3 bucket (the S3 adapter made from `s3` or `credentials`). */
+export async function uploadSliced(options: UploadSlicedOptions): Promise<UploadSlicedResult> {
+  const { s3, credentials, region, endpoint, bucket, serverSideEncryption, acl, onProgress, ...rest } = options;
+  const store = s3Store({ s3, credentials, region, endpoint, bucket, serverSideEncryption, acl, credentialsMarginMs: options.credentialsMarginMs });
+  try {
+    const result = await uploadSlices(store, { ...rest, onProgress: onProgress as ((state: SlicedUploadState) => void) | undefined });
+    return { bucket, ...result };
   } finally {
-    if (!options.s3) s3.destroy();
+    store.close();
   }
 }

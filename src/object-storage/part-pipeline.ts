@@ -1,0 +1,199 @@
+/**
+ * The part loop every resumable upload shares, whatever the store: the source is read once, sequentially (its
+ * sha256 computed on the way, gzip applied when asked), cut into parts of exactly `partSize` bytes in reused
+ * buffers, and each part handed to the store's adapter in order; the parts it sends go up at most `concurrency` at a
+ * time, so memory ≈ (concurrency + 1) × partSize, whatever the file size.
+ *
+ * The adapter decides per part ({@link PartPipelineOptions.part}): nothing to send (an earlier attempt stored it),
+ * or a send to schedule. The first failure stops the reading; the parts in flight are awaited, then it is thrown.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { SapiError, SapiErrorCode, SapiTransferError } from '../errors';
+import { throwIfAborted } from './s3-client';
+import { type ByteSource } from './sources';
+
+export interface PartPipelineOptions {
+  source: ByteSource;
+  partSize: number;
+  /** Parts sent at once. */
+  concurrency: number;
+  gzip?: boolean;
+  /** Source offset to read from (a resume that needs no hash of the parts before). Default 0. */
+  startOffset?: number;
+  /** Compute the sha256 of the source (only when reading from 0). Default true. */
+  sha256?: boolean;
+  /**
+   * Holds each part back until the next one (or the end) shows whether it is the last (`final`), and sends the
+   * parts one at a time, each before the next is read: for protocols that take their parts in order and must be
+   * told which is the last (a GCS session). Two part buffers; `concurrency` does not apply.
+   */
+  lookahead?: boolean;
+  /** For errors: where the upload goes. */
+  context: Record<string, string | number | undefined>;
+  signal?: AbortSignal;
+  /** Called after each send that succeeded (report the resume point). */
+  onSent?: () => void;
+  /**
+   * Part `index` (1-based, counted from the start offset's part) with its bytes: return a send to schedule, or
+   * undefined when the part needs no request. Called in order; may await (create the upload first). The buffer is
+   * reused once the send settles: a send must be done with it by then.
+   */
+  part(index: number, data: Buffer, final: boolean): Promise<(() => Promise<void>) | undefined> | (() => Promise<void>) | undefined;
+}
+
+export interface PartPipelineResult {
+  /** Index of the last part (0 when the pipeline stopped before one). */
+  lastPart: number;
+  /** Bytes read from the source, counting from 0 (the start offset included). */
+  sourceBytes: number;
+  /** Bytes of the parts (compressed with gzip). */
+  storedBytes: number;
+  /** Hex sha256 of the source (when computed). */
+  sha256?: string;
+  /** Parts sent (the sends that succeeded). */
+  partsSent: number;
+  /** Part buffers allocated. */
+  partBuffers: number;
+}
+
+/** Runs the part loop. See the module doc. */
+export async function runPartPipeline(options: PartPipelineOptions): Promise<PartPipelineResult> {
+  const { source, partSize, signal } = options;
+  const startOffset = options.startOffset ?? 0;
+  throwIfAborted(signal);
+  const hash: Hash | undefined = (options.sha256 ?? true) && startOffset === 0 ? createHash('sha256') : undefined;
+  let sourceBytes = startOffset;
+  const raw = await source.open(startOffset, signal);
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, cb: TransformCallback) {
+      hash?.update(chunk);
+      sourceBytes += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  const noop = (): void => undefined;
+  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
+
+  const pool = new PartBufferPool(partSize);
+  const inflight = new Set<Promise<void>>();
+  let failure: unknown;
+  let lastPart = 0;
+  let storedBytes = 0;
+  let partsSent = 0;
+
+  const dispatch = async (index: number, data: Buffer, final: boolean): Promise<void> => {
+    while (inflight.size >= options.concurrency) await Promise.race(inflight);
+    if (failure) return;
+    const send = await options.part(index, data, final);
+    if (!send) {
+      pool.release(data);
+      return;
+    }
+    const task: Promise<void> = send().then(
+      () => {
+        pool.release(data); // the request has been sent and answered: the next part may fill this buffer
+        partsSent++;
+        options.onSent?.();
+      },
+      (err: unknown) => {
+        failure ??= err;
+      },
+    );
+    const tracked = task.finally(() => inflight.delete(tracked));
+    inflight.add(tracked);
+    if (options.lookahead) await tracked; // sequential: the held part and the one filling are all the buffers
+  };
+
+  try {
+    let held: { index: number; data: Buffer } | undefined;
+    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize, pool)) {
+      const index = ++lastPart;
+      storedBytes += data.length;
+      if (failure) break;
+      throwIfAborted(signal);
+      if (!options.lookahead) {
+        await dispatch(index, data, false);
+        continue;
+      }
+      if (held) await dispatch(held.index, held.data, false);
+      held = { index, data };
+    }
+    if (held && !failure) await dispatch(held.index, held.data, true);
+  } catch (err) {
+    failure ??= err;
+  }
+  await Promise.all(inflight);
+  if (failure !== undefined) {
+    if (signal?.aborted) throw signal.reason ?? failure;
+    if (failure instanceof SapiError) throw failure;
+    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { ...options.context, source: source.description }, cause: failure });
+  }
+  return { lastPart, sourceBytes, storedBytes, sha256: hash?.digest('hex'), partsSent, partBuffers: pool.allocated };
+}
+
+/** Throws `SAPI_CHECKSUM_MISMATCH` (not retryable) when the source did not have the size it announced. */
+export function assertSourceUnchanged(source: ByteSource, sourceBytes: number, gzip: boolean | undefined, context: Record<string, string | number | undefined>): void {
+  if (source.size === undefined || gzip || sourceBytes === source.size) return;
+  throw new SapiTransferError({
+    code: SapiErrorCode.CHECKSUM_MISMATCH,
+    message: `source changed during the upload: read ${sourceBytes} bytes, expected ${source.size}`,
+    context: { ...context, source: source.description },
+    retryable: false,
+  });
+}
+
+/**
+ * Part buffers for reuse. A multi-MiB part buffer lives longer than a young-generation GC, so without reuse every part
+ * waits for a full GC to be freed and the process's RSS drifts with GC timing; with it, the upload holds exactly the
+ * buffers it needs: (concurrency + 1) × part size.
+ */
+export class PartBufferPool {
+  private readonly free: Buffer[] = [];
+  /** Buffers allocated so far (the pool's high-water mark). */
+  allocated = 0;
+
+  constructor(readonly partSize: number) {}
+
+  /** A buffer of `partSize` bytes, reused when one was released, else new. */
+  acquire(): Buffer {
+    const reused = this.free.pop();
+    if (reused) return reused;
+    this.allocated++;
+    return Buffer.allocUnsafe(this.partSize);
+  }
+
+  /** Gives a whole part buffer back once nothing reads it any more (a short last part is simply dropped). */
+  release(part: Buffer): void {
+    if (part.length === this.partSize && !this.free.includes(part)) this.free.push(part);
+  }
+}
+
+/**
+ * Cuts a byte stream into buffers of exactly `partSize` (the last one shorter). Yields one empty buffer for an
+ * empty stream. Each yielded buffer is the consumer's until it hands it back to `pool` (when one is given), so a
+ * consumer may keep it while the next one fills.
+ */
+export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, partSize: number, pool: PartBufferPool = new PartBufferPool(partSize)): AsyncGenerator<Buffer> {
+  let buf = pool.acquire();
+  let filled = 0;
+  let yielded = 0;
+  for await (const c of input) {
+    const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+    let off = 0;
+    while (off < chunk.length) {
+      const n = Math.min(partSize - filled, chunk.length - off);
+      chunk.copy(buf, filled, off, off + n);
+      filled += n;
+      off += n;
+      if (filled === partSize) {
+        yielded++;
+        yield buf;
+        buf = pool.acquire();
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
+}
