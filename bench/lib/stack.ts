@@ -36,6 +36,8 @@ export interface BenchStackOptions {
    * in front of MinIO); the emulator still reaches MinIO directly. Default: no proxy.
    */
   linkBytesPerSecond?: number;
+  /** Folders the worker may read sources from and write exports to (`SAPI_LOCAL_ROOTS`): the bench's data and fixtures. */
+  localRoots?: string[];
   log: (message: string) => void;
 }
 
@@ -164,7 +166,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     return child.process;
   };
   const workerService: DevStackService = async (core) => {
-    workerEnv = { ...core.env, AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath };
+    // the worker's input policy: its sources and destinations are the bench's own folders (as an operator sets them)
+    workerEnv = { ...core.env, AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_TEST_WORKFLOW_BUNDLE: bundlePath, SAPI_LOCAL_ROOTS: [dataDir, ...(options.localRoots ?? [])].join(',') };
     const child = await startWorkerChild(0);
     pids.worker = child.pid;
     return { env: {}, stop: () => child.stop(15_000) };
