@@ -21,6 +21,10 @@ export interface EmulatorFlags {
   sliceSizeMb?: number;
   publicUrl?: string;
   backend: EmulatorBackend;
+  tableBackend: 'snowflake' | 'bigquery';
+  /** False with `--no-sliced-exports`. */
+  slicedExports: boolean;
+  region?: string;
 }
 
 /** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
@@ -117,6 +121,13 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
         .choices(['aws', 'azure', 'gcp'])
         .default('aws'),
     )
+    .addOption(
+      new Option('--table-backend <backend>', 'the stack\'s table backend the emulator answers as (types of typed tables, `backend` fields; docs/emulator.md)')
+        .choices(['snowflake', 'bigquery'])
+        .default('snowflake'),
+    )
+    .option('--no-sliced-exports', 'answer table exports as one file with a header (default: sliced and headerless, as Snowflake and BigQuery stacks do)')
+    .option('--region <region>', 'the stack\'s region on file resources (default: AWS_REGION on aws, else us-east-1)')
     .action(async (flags: EmulatorFlags) => {
       try {
         if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
@@ -139,6 +150,9 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
           adminToken,
           publicUrl: flags.publicUrl,
           sliceSizeBytes: flags.sliceSizeMb === undefined ? undefined : Math.round(flags.sliceSizeMb * 1024 * 1024),
+          tableBackend: flags.tableBackend,
+          slicedExports: flags.slicedExports,
+          ...(flags.region ? { region: flags.region } : {}),
         });
         const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, [EMULATOR_ADMIN_TOKEN_ENV]: adminToken };
         const width = Math.max(...Object.keys(env).map((key) => key.length));

@@ -388,8 +388,8 @@ describe('the sapi-temporal CLI', () => {
     expect((await worker.done).code).toBe(0);
   });
 
-  it('runs the emulator on MinIO from the environment with a generated token until Ctrl-C', async () => {
-    const emulator = startCli(['emulator', '--data-dir', 'emulator-data'], {
+  it('runs the emulator on MinIO from the environment with a generated token until Ctrl-C, as the table backend and region asked', async () => {
+    const emulator = startCli(['emulator', '--data-dir', 'emulator-data', '--table-backend', 'bigquery', '--region', 'eu-central-1'], {
       AWS_ENDPOINT_URL_S3: stack.minio.endpoint,
       AWS_REGION: stack.minio.region,
       AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
@@ -404,7 +404,7 @@ describe('the sapi-temporal CLI', () => {
       expect(emulator.output.stdout).toContain(join(workDir, 'emulator-data'));
       const verified = await fetch(`${url}/v2/storage/tokens/verify`, { headers: { 'X-StorageApi-Token': token ?? '' } });
       expect(verified.status).toBe(200);
-      expect(await verified.json()).toMatchObject({ description: 'sapi-temporal emulator' });
+      expect(await verified.json()).toMatchObject({ description: 'sapi-temporal emulator', owner: { defaultBackend: 'bigquery', region: 'eu-central-1' } });
     } finally {
       emulator.child.kill('SIGINT');
     }
