@@ -27,7 +27,7 @@ export { packageVersion };
 export function buildProgram(context: Partial<CliContext> = {}): Command {
   const resolved: CliContext = { env: context.env ?? process.env, runTransfer: context.runTransfer ?? lazyRunTransfer };
   const program = new Command('sapi-temporal')
-    .description('Durable Temporal workflows for the Storage API: import, export, extract; plus a local dev stack')
+    .description('Durable Temporal workflows for the Storage API: import, export, extract')
     .version(packageVersion(), '-V, --version', 'print the version of sapi-temporal')
     .exitOverride()
     // -o json is --json for the commands' code
@@ -43,7 +43,8 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerWorkerCommand(program, resolved);
   registerReplayCheckCommand(program, resolved);
   registerCodecServerCommand(program, resolved);
-  registerDevKitCommands(program, resolved);
+  // the published package has no dev kit: its help names only what it has
+  if (registerDevKitCommands(program, resolved)) program.description(`${program.description()}; plus a local dev stack (dev, demo, emulator)`);
   shortUsageErrors(program);
   return program;
 }
@@ -53,16 +54,17 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
  * not in the published plugin package, whose build leaves it out (it would pull in the emulator's DuckDB and
  * fastify). A `require`, not an `import`, so that the package's build does not follow it.
  */
-function registerDevKitCommands(program: Command, context: CliContext): void {
+function registerDevKitCommands(program: Command, context: CliContext): boolean {
   let devKit: { registerDevKitCommands(program: Command, context: CliContext): void };
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     devKit = require('./dev-kit');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes("'./dev-kit'")) return;
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes("'./dev-kit'")) return false;
     throw err;
   }
   devKit.registerDevKitCommands(program, context);
+  return true;
 }
 
 /**

@@ -45,18 +45,18 @@ export interface TemporalConnectionSettings {
   /** Default {@link DEFAULT_TEMPORAL_NAMESPACE}. */
   namespace: string;
   /** Sent as `Authorization: Bearer …`; turns TLS on unless TLS is explicitly disabled. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** TLS (server CA, client certificate pair for mTLS, server name); `disabled: true` forces plain text. */
-  tls?: ClientConfigTLS;
+  tls?: ClientConfigTLS | undefined;
   /** Extra gRPC headers (`TEMPORAL_GRPC_META_<NAME>`, `grpc_meta` in a profile). */
-  grpcMeta?: Record<string, string>;
+  grpcMeta?: Record<string, string> | undefined;
   /** The config-file profile these settings came from, when one was named (`TEMPORAL_PROFILE`). */
-  profile?: string;
+  profile?: string | undefined;
   /**
    * Accept a server certificate issued for another name (`TEMPORAL_TLS_DISABLE_HOST_VERIFICATION=true`; the CA is
    * still checked). Clients only: the worker's core connection has no such option and refuses it.
    */
-  disableHostVerification?: boolean;
+  disableHostVerification?: boolean | undefined;
 }
 
 /** Options for both kinds of connection, from one {@link TemporalConnectionSettings}. */

@@ -99,7 +99,9 @@ describe('the packed plugin package in a fresh project', () => {
   it('installs the `sapi-temporal` command with every command but the dev kit\'s (emulator, dev, demo)', async () => {
     const bin = join(project, 'node_modules', '.bin', 'sapi-temporal');
     expect((await run(bin, ['--version'], project)).stdout).toBe(`${workspace.version}\n`);
-    const commands = [...(await run(bin, ['--help'], project)).stdout.matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1]);
+    const help = (await run(bin, ['--help'], project)).stdout;
+    expect(help).not.toMatch(/dev stack/);
+    const commands = [...help.matchAll(/^ {2}([a-z-]+)\b/gm)].map((m) => m[1]);
     expect(commands).toEqual(expect.arrayContaining(['import', 'export', 'extract', 'status', 'wait', 'schedule', 'worker', 'codec-server']));
     for (const devKit of ['emulator', 'dev', 'demo']) expect(commands).not.toContain(devKit);
   });
