@@ -95,11 +95,37 @@ const CHECKPOINT_COLUMNS = 200;
 /**
  * Until a checkpoint, each column of a freshly loaded table holds a block (256 KiB) of DuckDB's buffer pool, and a
  * scan pins them all at once: a table of 1,599 columns could not be exported or previewed within the pool's 256 MB.
- * The checkpoint packs the small columns into shared blocks. Best effort: it does not run while another transaction
- * writes, and the next one (or the close) does it.
+ * The checkpoint packs the small columns into shared blocks. It cannot run while another transaction writes (a job
+ * record, an event): tried again for up to {@link CHECKPOINT_TRIES} × 100 ms (a preview that still runs out of memory
+ * checkpoints and tries once more, see `readWide`).
  */
 async function checkpointWide(conn: DuckDBConnection, columns: number): Promise<void> {
-  if (columns >= CHECKPOINT_COLUMNS) await conn.run('CHECKPOINT').catch(() => undefined);
+  if (columns < CHECKPOINT_COLUMNS) return;
+  for (let attempt = 1; attempt <= CHECKPOINT_TRIES; attempt++) {
+    try {
+      await conn.run('CHECKPOINT');
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** Attempts of {@link checkpointWide} (100 ms apart). */
+const CHECKPOINT_TRIES = 30;
+
+/**
+ * Runs a read; one that ran out of DuckDB's memory (a wide table read before its checkpoint) runs once more after a
+ * checkpoint.
+ */
+export async function readWide(conn: DuckDBConnection, sql: string): Promise<unknown[][]> {
+  try {
+    return (await conn.runAndReadAll(sql)).getRowsJS();
+  } catch (err) {
+    if (!/Out of Memory/i.test(err instanceof Error ? err.message : String(err))) throw err;
+    await conn.run('CHECKPOINT').catch(() => undefined);
+    return (await conn.runAndReadAll(sql)).getRowsJS();
+  }
 }
 
 async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {

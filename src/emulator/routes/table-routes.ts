@@ -9,6 +9,7 @@ import { jobResource, tableResource } from '../resources';
 import { columnList, loadParams } from './load-params';
 import { csvLine } from '../jobs/table-export';
 import { exportSql } from '../jobs/export-query';
+import { readWide } from '../jobs/table-load';
 
 /** Default and largest number of rows of `data-preview`. */
 export const PREVIEW_DEFAULT_LIMIT = 100;
@@ -143,7 +144,7 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
     const conn = await ctx.tables.connect();
     let rows: unknown[][];
     try {
-      rows = (await conn.runAndReadAll(sql)).getRowsJS();
+      rows = await readWide(conn, sql);
     } finally {
       conn.closeSync();
     }
