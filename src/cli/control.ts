@@ -1,6 +1,7 @@
 // `sapi-temporal pause|resume|cancel|limit|extend-deadline <workflowId>`: control a running run through the workflows'
 // validated updates. A refused update (a resume of a run that is not paused, a deadline in the past) changes nothing
 // and writes nothing to the run's history; an accepted one prints the run's new state.
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
@@ -83,18 +84,38 @@ export async function sendControl(client: Client, control: Control, workflowId: 
   if (!control.types.includes(workflowType)) {
     throw new CliError(ErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
-  try {
-    const args = control.arg(flags);
-    const state = await (args.length > 0
-      ? handle.executeUpdate<TransferProgress | ExtractProgress, [unknown]>(control.update, { args: [args[0]] })
-      : handle.executeUpdate<TransferProgress | ExtractProgress, []>(control.update));
-    return { workflowType, state };
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) {
-      throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
+  const args = control.arg(flags);
+  // one id for every attempt: the server takes an update it already has once
+  const updateId = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const state = await (args.length > 0
+        ? handle.executeUpdate<TransferProgress | ExtractProgress, [unknown]>(control.update, { args: [args[0]], updateId })
+        : handle.executeUpdate<TransferProgress | ExtractProgress, []>(control.update, { updateId }));
+      return { workflowType, state };
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
+      }
+      if (attempt >= UPDATE_ATTEMPTS || !lostWithItsTask(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
     }
-    throw err;
   }
+}
+
+/** Attempts of an update whose workflow task was lost (see {@link lostWithItsTask}). */
+const UPDATE_ATTEMPTS = 5;
+
+/**
+ * The server dropped the update with the workflow task that carried it (`FAILED_PRECONDITION … unexpected workflow
+ * task failure`): e.g. the run tried to end in that task while a timer fired, so the server refused the task. Nothing
+ * was applied; sending it again is what the server asks for.
+ */
+export function lostWithItsTask(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (/unexpected workflow task failure/i.test(e.message)) return true;
+  }
+  return false;
 }
 
 /** The run's new state in one line: phase and what it says about pausing, cancelling, limits and deadline. */
