@@ -36,6 +36,7 @@ import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
 import { bytesText, detailLine, RunView } from './run-view';
+import { checkCancelRequest, refuse } from './transfer-run';
 
 export type * from '../contracts/extract';
 
@@ -62,10 +63,6 @@ export interface ExtractLimits {
 /** Update: set limits of a running extraction; refused when a limit is below what is done. Answers the progress. */
 export const setLimitsUpdate = defineUpdate<ExtractProgress, [limits: ExtractLimits]>('setLimits');
 
-/** Refuses an update (its validator throws; nothing is written to history). */
-function refuse(why: string): never {
-  throw new Error(why);
-}
 
 /** Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone`. */
 function checkLimits(limits: unknown, pagesDone: number): void {
@@ -359,7 +356,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     },
     {
       validator: (request) => {
-        if (request?.reason !== undefined && typeof request.reason !== 'string') refuse('reason must be a string');
+        checkCancelRequest(request);
         fetching('cancel');
       },
     },

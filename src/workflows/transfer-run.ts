@@ -37,8 +37,14 @@ export interface TransferControl {
 /** Phases in which a run is past cancelling (its job ended, or the run did). */
 const ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'failed', 'cancelled']);
 
-function refuse(why: string): never {
+/** Refuses an update: its validator throws, and nothing is written to history. */
+export function refuse(why: string): never {
   throw new Error(why);
+}
+
+/** Refuses a cancel request whose `reason` is not a string. */
+export function checkCancelRequest(request: { reason?: unknown } | undefined): void {
+  if (request?.reason !== undefined && typeof request.reason !== 'string') refuse('reason must be a string');
 }
 
 /** An ISO time or ms since epoch as ms since epoch (NaN when it is neither). */
@@ -46,13 +52,12 @@ function timeOf(until: unknown): number {
   return typeof until === 'number' ? until : typeof until === 'string' ? Date.parse(until) : Number.NaN;
 }
 
-/** `until` as ms since epoch, refused unless it is a valid time later than now and than `current`. */
-function laterDeadline(until: unknown, current: number): number {
+/** Refuses `until` unless it is a valid time later than now and than `current`. */
+function checkLaterDeadline(until: unknown, current: number): void {
   const at = timeOf(until);
   if (!Number.isFinite(at)) refuse(`until must be an ISO time or ms since epoch, got ${JSON.stringify(until)}`);
   if (at <= Date.now()) refuse(`until ${new Date(at).toISOString()} is in the past`);
   if (at <= current) refuse(`until ${new Date(at).toISOString()} is not later than the current deadline ${new Date(current).toISOString()}`);
-  return at;
 }
 
 /**
@@ -80,23 +85,22 @@ export async function runTransfer<T>(
   });
   let cancelReason: string | undefined;
   const scope = new CancellationScope();
-  setHandler(cancelSignal, (reason) => {
-    cancelReason = reason ?? 'cancelled by signal';
-    progress.cancelling = cancelReason;
+  const cancel = (reason: string) => {
+    cancelReason = reason;
+    progress.cancelling = reason;
     scope.cancel();
-  });
+  };
+  setHandler(cancelSignal, (reason) => cancel(reason ?? 'cancelled by signal'));
   // the same as validated updates: a refused one writes no history, an accepted one answers the new state
   setHandler(
     transferCancelUpdate,
     (request) => {
-      cancelReason = request?.reason ?? 'cancelled by update';
-      progress.cancelling = cancelReason;
-      scope.cancel();
+      cancel(request?.reason ?? 'cancelled by update');
       return { ...progress };
     },
     {
       validator: (request) => {
-        if (request?.reason !== undefined && typeof request.reason !== 'string') refuse('reason must be a string');
+        checkCancelRequest(request);
         if (cancelReason !== undefined) refuse(`already being cancelled (${cancelReason})`);
         if (ENDING.has(progress.phase)) refuse(`too late to cancel: the run is ${progress.phase === 'metadata' ? 'past its Storage job' : progress.phase}`);
       },
@@ -113,7 +117,7 @@ export async function runTransfer<T>(
     {
       validator: (request) => {
         if (progress.deadlineAt === undefined || ENDING.has(progress.phase)) refuse('no Storage job is being polled');
-        laterDeadline(request?.until, progress.deadlineAt);
+        checkLaterDeadline(request?.until, progress.deadlineAt);
       },
     },
   );
