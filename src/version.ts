@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
  * The version of the installed package: `version` of the nearest `package.json` above `src/` or `lib/`
  * (whatever the package's layout), `unknown` when there is none.
  */
-export function packageVersion(from: string = join(__dirname, 'cli')): string {
+export function packageVersion(from: string = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const file = join(dir, 'package.json');
     if (existsSync(file)) {

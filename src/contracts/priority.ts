@@ -52,8 +52,9 @@ function byteLength(text: string): number {
   return bytes;
 }
 
+/** `text` cut to at most `max` UTF-8 bytes, never inside a character. */
 function cutToBytes(text: string, max: number): string {
-  let out = text;
-  while (byteLength(out) > max) out = out.slice(0, -1);
-  return out;
+  const chars = [...text];
+  while (byteLength(chars.join('')) > max) chars.pop();
+  return chars.join('');
 }
