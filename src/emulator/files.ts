@@ -1,4 +1,5 @@
 import { type EmulatorContext } from './context';
+import { validation } from './errors';
 import { type CreatorToken, type FileRecord } from './model';
 import { manifestKeys } from './jobs/csv-source';
 import { FILE_MAX_AGE_DAYS } from './resources';
@@ -15,6 +16,12 @@ export function fileKey(ctx: EmulatorContext, id: number, name: string, isPerman
   const [yyyy, mm, dd] = created.slice(0, 10).split('-');
   return `${isPermanent ? '' : `exp-${FILE_MAX_AGE_DAYS}/`}${ctx.projectId}/files/${yyyy}/${mm}/${dd}/${id}.${name}`;
 }
+
+/**
+ * Longest last segment of an object key (`<id>.<name>`), in UTF-8 bytes: MinIO keeps each segment as a file name and
+ * refuses longer ones ("Object name contains unsupported characters"); the whole key stays far below S3's 1,024.
+ */
+export const MAX_OBJECT_NAME_BYTES = 255;
 
 export interface NewFile {
   name: string;
@@ -38,11 +45,18 @@ export function newFileRecord(ctx: EmulatorContext, input: NewFile): FileRecord 
   const id = input.id ?? ctx.nextId('file');
   const created = input.created ?? formatTimestamp();
   const name = sanitizeFileName(input.name);
+  const key = fileKey(ctx, id, name, input.isPermanent, created);
+  // a longer name could never be written to the object store (nor fit the upload credentials' session policy,
+  // which MinIO caps at 2 KiB): refused as a bad name, never a 500 when the credentials are issued
+  const objectName = `${id}.${name}`;
+  if (objectName.length > MAX_OBJECT_NAME_BYTES) {
+    throw validation(`name is too long: ${name.length} characters; the stored object's name "${id}.<name>" may have at most ${MAX_OBJECT_NAME_BYTES} characters, so use at most ${MAX_OBJECT_NAME_BYTES - `${id}.`.length} characters`);
+  }
   return {
     id,
     created,
     name,
-    key: fileKey(ctx, id, name, input.isPermanent, created),
+    key,
     isSliced: input.isSliced,
     isPublic: input.isPublic,
     isEncrypted: input.isEncrypted,

@@ -51,6 +51,22 @@ describe('files', () => {
     expect(res.body).toMatchObject({ name: 'multi.csv', tags: ['m'], isEncrypted: true });
   });
 
+  test('prepare refuses a name too long for an object name with 400 and takes the longest that fits', async () => {
+    // a 1.1 MB name used to reach STS as a session policy over MinIO's 2 KiB and answered 500 (fuzz seed 1294026281)
+    const huge = await env.api('POST', '/files/prepare', { json: { name: 'v'.repeat(1_100_000), federationToken: 1 } });
+    expect(huge.status).toBe(400);
+    expect(huge.body.code).toBe('storage.validation');
+    expect(huge.body.error).toMatch(/^name is too long: 1100000 characters; .* use at most (\d+) characters$/);
+    const allowed = Number(/use at most (\d+) characters/.exec(huge.body.error)![1]);
+    const longest = await env.api('POST', '/files/prepare', { json: { name: 'w'.repeat(allowed), federationToken: 1 } });
+    expect([longest.status, longest.body.error]).toEqual([201, undefined]);
+    const { key, bucket, credentials } = longest.body.uploadParams;
+    expect(key.split('/').pop()).toHaveLength(255);
+    await s3With(env.minio, credentials).send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: 'a\n1\n' }));
+    const oneMore = await env.api('POST', '/files/prepare', { json: { name: 'w'.repeat(allowed + 1) } });
+    expect(oneMore.status).toBe(400);
+  });
+
   test('prepare rejects a missing name and a non-boolean flag with 400 storage.validation', async () => {
     const noName = await env.api('POST', '/files/prepare', { json: { sizeBytes: 1 } });
     expect(noName.status).toBe(400);
