@@ -106,7 +106,7 @@ async function main(options: BenchOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    stack = await startBenchStack({ dataDir, sliceSizeBytes, runtime: options.tsHook ? 'ts-hook' : 'compiled', profileDir: options.profileDir, linkBytesPerSecond: options.linkMBps === undefined ? undefined : options.linkMBps * 1e6, localRoots: [options.fixturesDir], log });
+    stack = await startBenchStack({ dataDir, sliceSizeBytes, runtime: options.tsHook ? 'ts-hook' : 'compiled', profileDir: options.profileDir, linkBytesPerSecond: options.linkMBps === undefined ? undefined : options.linkMBps * 1e6, localRoots: [options.fixturesDir], compareTree: options.compareTree, log });
     const fixtures = new Fixtures(stack, options.fixturesDir, log);
     for (const name of selected) {
       if (interrupted.signal.aborted) break;

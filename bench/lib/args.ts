@@ -1,6 +1,6 @@
 /** Command line of `npm run bench -- [scenario …] [--size-mib N] …`, parsed into frozen options (pure). */
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** Every scenario, in the order they run. */
@@ -50,6 +50,12 @@ export interface BenchOptions {
   profileDir?: string;
   /** Cap each S3 connection of the worker and the baselines at this many MB/s (throttling proxy); default none. */
   linkMBps?: number;
+  /**
+   * Another checkout of this repository (e.g. a `git worktree` of an older commit, with its own node_modules): a
+   * second worker runs its sources on a task queue of its own, and upload and download alternate it with ours and
+   * the baseline in the same run.
+   */
+  compareTree?: string;
 }
 
 /** Parses the arguments after `bench/run.ts`; throws a message naming the bad argument and what is accepted. */
@@ -75,6 +81,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'ts-hook': { type: 'boolean' },
       'profile-dir': { type: 'string' },
       'link-mbps': { type: 'string' },
+      'compare-tree': { type: 'string' },
     },
   });
   const unknown = positionals.filter((p) => !(SCENARIOS as readonly string[]).includes(p));
@@ -104,6 +111,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     linkMBps: values['link-mbps'] === undefined ? undefined : positiveNumber(values['link-mbps'], '--link-mbps', 0),
     resultsDir: values['results-dir'] ?? 'bench-results',
     fixturesDir: values['fixtures-dir'] ?? join(tmpdir(), 'sapi-temporal-bench-fixtures'),
+    compareTree: values['compare-tree'] === undefined ? undefined : resolve(values['compare-tree']),
   });
 }
 
@@ -122,10 +130,17 @@ function positiveInteger(raw: string | undefined, name: string, fallback: number
 
 /**
  * The run order of baseline (`B`) and ours (`O`) for `repeat` alternations: B, then (O, B) × repeat, so every
- * "ours" run sits between two baseline runs and slow drifts of the machine hit both sides.
+ * "ours" run sits between two baseline runs and slow drifts of the machine hit both sides. With a compare tree
+ * (`C`, `--compare-tree`): B, then (O, C, B), (C, O, B), … so neither tree always runs first after the baseline.
  */
-export function alternation(repeat: number): Array<'baseline' | 'ours'> {
-  const order: Array<'baseline' | 'ours'> = ['baseline'];
-  for (let i = 0; i < repeat; i++) order.push('ours', 'baseline');
+export function alternation(repeat: number, compare = false): Side[] {
+  const order: Side[] = ['baseline'];
+  for (let i = 0; i < repeat; i++) {
+    if (!compare) order.push('ours', 'baseline');
+    else order.push(...(i % 2 === 0 ? (['ours', 'compare'] as const) : (['compare', 'ours'] as const)), 'baseline');
+  }
   return order;
 }
+
+/** Who runs a step of upload or download: the baseline, this tree's worker, or the `--compare-tree`'s worker. */
+export type Side = 'baseline' | 'ours' | 'compare';

@@ -31,10 +31,13 @@ export interface ScenarioContext {
   /** Aborted when the scenario's time limit passes. */
   signal: AbortSignal;
   log(message: string): void;
-  /** Starts a workflow by name on the stack's queue, waits for its result (or the time limit), reads its history. */
-  runWorkflow<T>(workflowType: string, input: unknown, label: string): Promise<WorkflowRun<T>>;
+  /**
+   * Starts a workflow by name on the stack's queue (or `taskQueue`: the compare tree's), waits for its result (or
+   * the time limit), reads its history.
+   */
+  runWorkflow<T>(workflowType: string, input: unknown, label: string, taskQueue?: string): Promise<WorkflowRun<T>>;
   /** Starts a workflow and returns its handle; it is terminated if the scenario ends while it is still running. */
-  startWorkflow(workflowType: string, input: unknown, label: string): Promise<WorkflowHandle>;
+  startWorkflow(workflowType: string, input: unknown, label: string, taskQueue?: string): Promise<WorkflowHandle>;
 }
 
 export type Scenario = (ctx: ScenarioContext) => Promise<ScenarioResult>;
@@ -98,10 +101,10 @@ export function scenarioContext(base: { stack: BenchStack; options: BenchOptions
   const open = new Set<WorkflowHandle>();
   const runTag = `${Date.now().toString(36)}`;
   let sequence = 0;
-  const startWorkflow = async (workflowType: string, input: unknown, label: string): Promise<WorkflowHandle> => {
+  const startWorkflow = async (workflowType: string, input: unknown, label: string, taskQueue = base.stack.taskQueue): Promise<WorkflowHandle> => {
     signal.throwIfAborted();
     const handle = await base.stack.client.workflow.start(workflowType, {
-      taskQueue: base.stack.taskQueue,
+      taskQueue,
       workflowId: `bench-${name}-${label}-${runTag}-${++sequence}`,
       args: [input],
     });
@@ -113,9 +116,9 @@ export function scenarioContext(base: { stack: BenchStack; options: BenchOptions
     signal,
     log: (message) => base.log(`[${name}] ${message}`),
     startWorkflow,
-    async runWorkflow<T>(workflowType: string, input: unknown, label: string): Promise<WorkflowRun<T>> {
+    async runWorkflow<T>(workflowType: string, input: unknown, label: string, taskQueue?: string): Promise<WorkflowRun<T>> {
       const started = performance.now();
-      const handle = await startWorkflow(workflowType, input, label);
+      const handle = await startWorkflow(workflowType, input, label, taskQueue);
       const result = await untilAborted(handle.result() as Promise<T>, signal);
       const ms = performance.now() - started;
       open.delete(handle);

@@ -14,12 +14,16 @@ export interface Measured<T> {
   emulator: RssWindow;
 }
 
-/** Runs `step` with the worker's and the emulator's RSS sampled every 100 ms and CPU time read before and after. */
-export async function measure<T>(stack: BenchStack, step: () => Promise<T>): Promise<Measured<T>> {
+/**
+ * Runs `step` with the worker's and the emulator's RSS sampled every 100 ms and CPU time read before and after.
+ * `workerPid`: the worker that runs the step, when it is not the stack's own (the `--compare-tree`'s).
+ */
+export async function measure<T>(stack: BenchStack, step: () => Promise<T>, workerPid = stack.pids.worker): Promise<Measured<T>> {
   const names = ['worker', 'emulator', 'minio', 'temporal'] as const;
-  const before = Object.fromEntries(names.map((n) => [n, readCpuTimes(stack.pids[n])]));
+  const pids = { ...stack.pids, worker: workerPid };
+  const before = Object.fromEntries(names.map((n) => [n, readCpuTimes(pids[n])]));
   const benchBefore = cpuUsage();
-  const worker = new RssSampler(stack.pids.worker).start();
+  const worker = new RssSampler(workerPid).start();
   const emulator = new RssSampler(stack.pids.emulator).start();
   const started = performance.now();
   let value: T;
@@ -34,7 +38,7 @@ export async function measure<T>(stack: BenchStack, step: () => Promise<T>): Pro
   const cpuSeconds: Measured<T>['cpuSeconds'] = { bench: round1((benchCpu.user + benchCpu.system) / 1e6) };
   const cpuSplit: Measured<T>['cpuSplit'] = { bench: [round1(benchCpu.user / 1e6), round1(benchCpu.system / 1e6)] };
   for (const n of names) {
-    const after = readCpuTimes(stack.pids[n]);
+    const after = readCpuTimes(pids[n]);
     const start = before[n];
     if (after !== undefined && start !== undefined) {
       cpuSeconds[n] = round1(after.total - start.total);

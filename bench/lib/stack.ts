@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Client, Connection } from '@temporalio/client';
@@ -17,7 +17,7 @@ import type { BaselineCommand, BaselineResult } from '../baseline-child';
 import { createStorageClient, type StorageClient } from '../../src/storage-api';
 
 const repoRoot = resolve(__dirname, '..', '..');
-const tsRegister = join(repoRoot, 'scripts', 'ts-register.js');
+const tsRegisterOf = (tree = repoRoot) => join(tree, 'scripts', 'ts-register.js');
 
 export interface BenchStackOptions {
   dataDir: string;
@@ -38,6 +38,12 @@ export interface BenchStackOptions {
   linkBytesPerSecond?: number;
   /** Folders the worker may read sources from and write exports to (`SAPI_LOCAL_ROOTS`): the bench's data and fixtures. */
   localRoots?: string[];
+  /**
+   * Another checkout of this repository with its own node_modules (`--compare-tree`): a second worker runs its
+   * sources (its `bench/worker-child.ts`, its workflows bundled by its `bench/bundle-child.ts`) with the same
+   * settings on the task queue `<queue>-compare`, beside ours, on the same Temporal, MinIO and emulator.
+   */
+  compareTree?: string;
   log: (message: string) => void;
 }
 
@@ -54,6 +60,8 @@ export interface BenchStack {
   minio: { endpoint: string; region: string; accessKeyId: string; secretAccessKey: string; bucket: string };
   /** Process ids: the worker and the emulator are node processes started by the bench. */
   pids: { worker: number; emulator: number; minio: number; temporal: number };
+  /** The `--compare-tree`'s worker: its task queue, process id and checkout. */
+  compare?: { taskQueue: string; pid: number; tree: string };
   /** Where the worker keeps temporary files (slice downloads, staged pages). */
   workerWorkDir: string;
   /** JSON file the worker writes its in-process memory figures to when `<it>.request` appears (`bench/worker-child.ts`). */
@@ -85,11 +93,26 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     const files = transpileTree(repoRoot, ['src', 'test/harness', 'bench'], compiledDir);
     log(`transpiled ${files} source files to ${compiledDir} in ${Date.now() - started} ms`);
   }
-  const script = (path: string) => (runtime === 'compiled' ? { script: join(compiledDir, path.replace(/\.ts$/, '.js')), hook: false } : { script: join(repoRoot, path), hook: true });
+  const compareTree = options.compareTree;
+  if (compareTree) {
+    const needed = ['src/workflows/index.ts', 'bench/worker-child.ts', 'bench/bundle-child.ts', 'scripts/ts-register.js', 'node_modules'];
+    const missing = needed.filter((p) => !existsSync(join(compareTree, p)));
+    if (missing.length) throw new Error(`--compare-tree ${compareTree} is not a checkout of this repository with its node_modules: no ${missing.join(', ')}`);
+    if (runtime === 'compiled') {
+      const files = transpileTree(compareTree, ['src', 'test/harness', 'bench'], join(compiledDir, 'compare'));
+      log(`transpiled ${files} source files of ${compareTree} to ${join(compiledDir, 'compare')}`);
+    }
+  }
+  const script = (path: string, tree = repoRoot) => {
+    const compiled = tree === repoRoot ? compiledDir : join(compiledDir, 'compare');
+    return runtime === 'compiled' ? { script: join(compiled, path.replace(/\.ts$/, '.js')), hook: false, tree } : { script: join(tree, path), hook: true, tree };
+  };
   const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profileDir)}`] : [];
   started = Date.now();
   log('bundling the workflows …');
   await runNode([join(repoRoot, 'bench', 'bundle-child.ts'), bundlePath], { hook: true, timeoutMs: 180_000 });
+  const compareBundlePath = join(dataDir, 'workflow-bundle-compare.js');
+  if (compareTree) await runNode([join(compareTree, 'bench', 'bundle-child.ts'), compareBundlePath], { hook: true, timeoutMs: 180_000, tree: compareTree });
   log(`bundled in ${Date.now() - started} ms; starting Temporal, MinIO, the emulator and the worker …`);
   started = Date.now();
 
@@ -143,20 +166,21 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
 
   const workerMemoryReport = join(dataDir, 'worker-memory.json');
   let workerEnv: Record<string, string> = {};
-  const startWorkerChild = async (index: number) => {
+  const startWorkerChild = async (index: number, compare?: { tree: string; taskQueue: string }) => {
     const child = await startNodeChild({
-      name: index ? `worker-${index}` : 'worker',
-      ...script('bench/worker-child.ts'),
+      name: compare ? 'worker-compare' : index ? `worker-${index}` : 'worker',
+      ...script('bench/worker-child.ts', compare?.tree),
       env: {
         // as the package's `sapi-temporal` wrapper (and so the worker image) runs it
         MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
         MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072',
         ...workerEnv,
-        SAPI_TEST_WORKER_IDENTITY: `bench-worker-${index}@${process.pid}`,
-        SAPI_WORK_DIR: index ? `${workerWorkDir}-${index}` : workerWorkDir,
-        ...(index ? {} : { BENCH_MEMORY_REPORT: workerMemoryReport }),
+        SAPI_TEST_WORKER_IDENTITY: `bench-worker-${compare ? 'compare' : index}@${process.pid}`,
+        SAPI_WORK_DIR: compare ? `${workerWorkDir}-compare` : index ? `${workerWorkDir}-${index}` : workerWorkDir,
+        ...(index || compare ? {} : { BENCH_MEMORY_REPORT: workerMemoryReport }),
+        ...(compare ? { SAPI_TEST_WORKFLOW_BUNDLE: compareBundlePath, TEMPORAL_TASK_QUEUE: compare.taskQueue } : {}),
       },
-      logFile: join(dataDir, 'logs', index ? `worker-${index}.log` : 'worker.log'),
+      logFile: join(dataDir, 'logs', compare ? 'worker-compare.log' : index ? `worker-${index}.log` : 'worker.log'),
       readyPattern: /^READY$/m,
       // BENCH_WORKER_NODE_ARGS: node flags for the worker processes only (e.g. `--max-semi-space-size=4`); 8 MB
       // semi-spaces unless they say otherwise, as the `sapi-temporal` command runs it
@@ -172,9 +196,18 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     pids.worker = child.pid;
     return { env: {}, stop: () => child.stop(15_000) };
   };
+  let compare: BenchStack['compare'];
+  const compareWorkerService: DevStackService = async (core) => {
+    if (!compareTree) return { env: {}, stop: async () => undefined };
+    const taskQueue = `${core.taskQueue}-compare`;
+    const child = await startWorkerChild(0, { tree: compareTree, taskQueue });
+    compare = { taskQueue, pid: child.pid, tree: compareTree };
+    log(`compare worker (${compareTree}) pid ${child.pid} polls ${taskQueue}`);
+    return { env: {}, stop: () => child.stop(15_000) };
+  };
   let extraWorkers = 0;
 
-  const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, throttleService, workerService] });
+  const stack: DevStack = await startDevStack({ dataDir, headless: true, services: [emulatorService, throttleService, workerService, compareWorkerService] });
   let connection: Connection | undefined;
   let storage: StorageClient | undefined;
   try {
@@ -206,6 +239,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       s3Endpoint,
       minio,
       pids,
+      compare,
       workerWorkDir,
       workerMemoryReport,
       async startExtraWorker() {
@@ -257,6 +291,8 @@ async function startNodeChild(options: {
   name: string;
   script: string;
   hook: boolean;
+  /** The checkout the script belongs to: its ts-register hook, its node_modules, its folder as cwd (default this one). */
+  tree?: string;
   /** Extra node options (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
   env: Record<string, string>;
@@ -270,9 +306,9 @@ async function startNodeChild(options: {
   const child = await ManagedProcess.start({
     name: options.name,
     command: process.execPath,
-    args: [...(options.nodeArgs ?? []), ...(options.hook ? ['-r', tsRegister] : []), options.script],
-    env: { ...process.env, NODE_PATH: join(repoRoot, 'node_modules'), ...options.env },
-    cwd: repoRoot,
+    args: [...(options.nodeArgs ?? []), ...(options.hook ? ['-r', tsRegisterOf(options.tree)] : []), options.script],
+    env: { ...process.env, NODE_PATH: join(options.tree ?? repoRoot, 'node_modules'), ...options.env },
+    cwd: options.tree ?? repoRoot,
     logFile: options.logFile,
     healthTimeoutMs: 120_000,
     watchdogPidFile: options.watchdogPidFile,
@@ -285,11 +321,11 @@ async function startNodeChild(options: {
 }
 
 /** Runs `node [-r ts-register] <args>` to completion; resolves with its stdout, rejects with its stderr tail. */
-function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string> }): Promise<string> {
+function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string>; tree?: string }): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, options.hook ? ['-r', tsRegister, ...args] : args, {
-      cwd: repoRoot,
-      env: { ...process.env, NODE_PATH: join(repoRoot, 'node_modules'), ...options.env },
+    const child = spawn(process.execPath, options.hook ? ['-r', tsRegisterOf(options.tree), ...args] : args, {
+      cwd: options.tree ?? repoRoot,
+      env: { ...process.env, NODE_PATH: join(options.tree ?? repoRoot, 'node_modules'), ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -38,18 +38,24 @@ export const downloadScenario: Scenario = async (ctx) => {
   const warmUp = join(outDir, 'warm-up.csv');
   await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: await ctx.fixtures.table(1), destination: warmUp }, 'download-warmup');
   rmSync(warmUp, { force: true });
+  const compare = stack.compare;
+  if (compare) {
+    await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: await ctx.fixtures.table(1), destination: warmUp }, 'download-warmup', compare.taskQueue);
+    rmSync(warmUp, { force: true });
+  }
 
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
   const workerIdle = memorySnapshot(stack.pids.worker);
   const runs: Array<Record<string, unknown>> = [];
   const baseline: Array<{ ms: number; bytes: number }> = [];
-  const oursDownload: Array<{ ms: number; bytes: number }> = [];
-  const oursEndToEnd: Array<{ ms: number; bytes: number }> = [];
+  // per tree: this one (`ours`) and the --compare-tree's (`compare`)
+  const oursDownload = { ours: [] as Array<{ ms: number; bytes: number }>, compare: [] as Array<{ ms: number; bytes: number }> };
+  const oursEndToEnd = { ours: [] as Array<{ ms: number; bytes: number }>, compare: [] as Array<{ ms: number; bytes: number }> };
   let slices = 0;
-  let workerPeakKiB = 0;
+  const workerPeakKiB = { ours: 0, compare: 0 };
   let baselinePeakKiB = 0;
   let n = 0;
-  for (const side of alternation(options.repeat)) {
+  for (const side of alternation(options.repeat, compare !== undefined)) {
     n++;
     const destination = join(outDir, `${side}-${n}.csv`);
     if (side === 'baseline') {
@@ -78,9 +84,14 @@ export const downloadScenario: Scenario = async (ctx) => {
           `its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}], its peak RSS ${kibToMb(b.maxRssKiB)} MB; others ${JSON.stringify(run.cpuSplit)}`,
       );
     } else {
-      ctx.log(`ours #${n}: exportTableWorkflow of ${tableId} …`);
+      ctx.log(`${side} #${n}: exportTableWorkflow of ${tableId} …`);
       const watcher = watchConcatenation(destination);
-      const run = await measure(stack, () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download')).finally(() => watcher.stop());
+      const workerPid = side === 'compare' ? compare!.pid : stack.pids.worker;
+      const run = await measure(
+        stack,
+        () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download', side === 'compare' ? compare!.taskQueue : undefined),
+        workerPid,
+      ).finally(() => watcher.stop());
       const wf = run.value;
       const downloadMs = activityDurationMs(wf.timings, 'downloadFile');
       const span = wf.timings.activities.find((a) => a.type === 'downloadFile' && a.outcome === 'completed')!;
@@ -93,9 +104,9 @@ export const downloadScenario: Scenario = async (ctx) => {
           ? undefined
           : { slicesMs: Math.round(concatStartMs - span.startedMs), concatenateMs: Math.round(span.endedMs! - concatStartMs) };
       if (statSync(destination).size !== wf.result.bytes) throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
-      oursDownload.push({ ms: downloadMs, bytes: wf.result.bytes });
-      oursEndToEnd.push({ ms: endToEndMs, bytes: wf.result.bytes });
-      workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
+      oursDownload[side].push({ ms: downloadMs, bytes: wf.result.bytes });
+      oursEndToEnd[side].push({ ms: endToEndMs, bytes: wf.result.bytes });
+      workerPeakKiB[side] = Math.max(workerPeakKiB[side], run.worker.peakKiB);
       runs.push({
         side,
         n,
@@ -113,12 +124,12 @@ export const downloadScenario: Scenario = async (ctx) => {
         historyEvents: wf.timings.events,
         workerPeakMb: kibToMb(run.worker.peakKiB),
         workerRssTimelineMb: rssTimeline(run.worker.samples, 20),
-        workerAfter: memorySnapshot(stack.pids.worker),
+        workerAfter: memorySnapshot(workerPid),
         cpuSeconds: run.cpuSeconds,
         cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}` +
+        `${side} #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}` +
           `${phases ? `; slices in parallel ${(phases.slicesMs / 1000).toFixed(1)} s, concatenation ${(phases.concatenateMs / 1000).toFixed(1)} s` : '; slices written in place, no concatenation'}), ` +
           `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
@@ -126,22 +137,30 @@ export const downloadScenario: Scenario = async (ctx) => {
     rmSync(destination, { force: true });
   }
   const mbps = (xs: Array<{ ms: number; bytes: number }>) => median(xs.map((x) => mbPerSecond(x.bytes, x.ms)!));
-  const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.length} ours / ${baseline.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
+  const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.ours.length} ours / ${baseline.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
   return {
     figures: [
       // issue 14: never slower than the sequential download on localhost, ≥ 2.5× behind a 20 MB/s link
-      figure({ scenario: 'download', metric: 'download phase', unit: 'MB/s', ours: mbps(oursDownload), baseline: mbps(baseline), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 2.5 : 1.0 }, note }),
-      figure({ scenario: 'download', metric: 'end to end incl. export job', unit: 'MB/s', ours: mbps(oursEndToEnd), baseline: mbps(baseline), note: 'baseline: download only' }),
+      figure({ scenario: 'download', metric: 'download phase', unit: 'MB/s', ours: mbps(oursDownload.ours), baseline: mbps(baseline), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 2.5 : 1.0 }, note }),
+      figure({ scenario: 'download', metric: 'end to end incl. export job', unit: 'MB/s', ours: mbps(oursEndToEnd.ours), baseline: mbps(baseline), note: 'baseline: download only' }),
       figure({ scenario: 'download', metric: 'slices in the export', unit: '', ours: slices, target: { on: 'ours', op: '>=', value: MIN_SLICES } }),
       figure({
         scenario: 'download',
         metric: 'worker peak RSS',
         unit: 'MB',
-        ours: kibToMb(workerPeakKiB),
+        ours: kibToMb(workerPeakKiB.ours),
         baseline: kibToMb(workerIdleKiB),
         target: { on: 'ours', op: '<=', value: 300 },
         note: `baseline: worker RSS at idle; the baseline process peaked at ${kibToMb(baselinePeakKiB)} MB`,
       }),
+      ...(compare
+        ? [
+            figure({ scenario: 'download', metric: 'download phase, compare tree', unit: 'MB/s', ours: mbps(oursDownload.compare), baseline: mbps(baseline), note: `${compare.tree}; medians of ${oursDownload.compare.length}` }),
+            figure({ scenario: 'download', metric: 'download phase, this tree vs compare tree', unit: 'MB/s', ours: mbps(oursDownload.ours), baseline: mbps(oursDownload.compare), note: 'baseline: the compare tree' }),
+            figure({ scenario: 'download', metric: 'end to end, this tree vs compare tree', unit: 'MB/s', ours: mbps(oursEndToEnd.ours), baseline: mbps(oursEndToEnd.compare), note: 'baseline: the compare tree' }),
+            figure({ scenario: 'download', metric: 'worker peak RSS, this tree vs compare tree', unit: 'MB', ours: kibToMb(workerPeakKiB.ours), baseline: kibToMb(workerPeakKiB.compare), note: 'baseline: the compare tree' }),
+          ]
+        : []),
     ],
     details: {
       workerIdle,

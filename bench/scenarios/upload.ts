@@ -35,14 +35,21 @@ export const uploadScenario: Scenario = async (ctx) => {
   await stack.storage.deleteTable({ tableId: warmed.result.tableId }).catch(() => undefined);
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
   const workerIdle = memorySnapshot(stack.pids.worker);
+  const compare = stack.compare;
+  if (compare) {
+    ctx.log(`warm-up of the compare tree's worker (not timed) …`);
+    const warmedCompare = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: warmUp.path, bucketId: 'in.c-bench', createBucket: true, table: 'upload_warm_up_compare' }, 'upload', compare.taskQueue);
+    await stack.storage.deleteTable({ tableId: warmedCompare.result.tableId }).catch(() => undefined);
+  }
   const runs: Array<Record<string, unknown>> = [];
   const baselineMs: number[] = [];
-  const oursUploadMs: number[] = [];
-  const oursEndToEndMs: number[] = [];
-  let workerPeakKiB = 0;
+  // per tree: this one (`ours`) and the --compare-tree's (`compare`)
+  const uploadMs = { ours: [] as number[], compare: [] as number[] };
+  const endToEndMs = { ours: [] as number[], compare: [] as number[] };
+  const workerPeakKiB = { ours: 0, compare: 0 };
   let baselinePeakKiB = 0;
   let n = 0;
-  for (const side of alternation(options.repeat)) {
+  for (const side of alternation(options.repeat, compare !== undefined)) {
     n++;
     if (side === 'baseline') {
       const key = `upload-${n}.csv`;
@@ -71,40 +78,43 @@ export const uploadScenario: Scenario = async (ctx) => {
       );
     } else {
       const table = `upload_${n}`;
-      ctx.log(`ours #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
-      const run = await measure(stack, () =>
-        ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table }, 'upload'),
+      const workerPid = side === 'compare' ? compare!.pid : stack.pids.worker;
+      ctx.log(`${side} #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
+      const run = await measure(
+        stack,
+        () => ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table }, 'upload', side === 'compare' ? compare!.taskQueue : undefined),
+        workerPid,
       );
       const wf = run.value;
       if (wf.result.importedRowsCount !== csv.rows) throw new Error(`import of ${table} reported ${wf.result.importedRowsCount} rows, expected ${csv.rows}`);
-      const uploadMs = activityDurationMs(wf.timings, 'uploadFile');
+      const phaseMs = activityDurationMs(wf.timings, 'uploadFile');
       const upload = wf.timings.activities.find((a) => a.type === 'uploadFile' && a.outcome === 'completed')!;
-      const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
-      oursUploadMs.push(uploadMs);
-      oursEndToEndMs.push(endToEndMs);
-      workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
+      const wholeMs = wf.timings.closedMs! - wf.timings.startedMs!;
+      uploadMs[side].push(phaseMs);
+      endToEndMs[side].push(wholeMs);
+      workerPeakKiB[side] = Math.max(workerPeakKiB[side], run.worker.peakKiB);
       runs.push({
         side,
         n,
         workflowId: wf.workflowId,
-        uploadMs: Math.round(uploadMs),
+        uploadMs: Math.round(phaseMs),
         uploadAttempt: upload.attempt,
-        endToEndMs: Math.round(endToEndMs),
+        endToEndMs: Math.round(wholeMs),
         wallMs: Math.round(run.ms),
-        uploadMbps: mbPerSecond(csv.bytes, uploadMs),
-        endToEndMbps: mbPerSecond(csv.bytes, endToEndMs),
+        uploadMbps: mbPerSecond(csv.bytes, phaseMs),
+        endToEndMbps: mbPerSecond(csv.bytes, wholeMs),
         historyEvents: wf.timings.events,
         workerPeakMb: kibToMb(run.worker.peakKiB),
         workerRssTimelineMb: rssTimeline(run.worker.samples, 20),
-        workerAfter: memorySnapshot(stack.pids.worker),
+        workerAfter: memorySnapshot(workerPid),
         workerHwmReset: run.worker.hwmReset,
         emulatorPeakMb: kibToMb(run.emulator.peakKiB),
         cpuSeconds: run.cpuSeconds,
         cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `ours #${n}: upload ${(uploadMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, uploadMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}), ` +
-          `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
+        `${side} #${n}: upload ${(phaseMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, phaseMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}), ` +
+          `end to end ${(wholeMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
       if (!ctx.fixtures.hasTable(options.sizeMiB)) ctx.fixtures.rememberTable(options.sizeMiB, wf.result.tableId);
       else await stack.storage.deleteTable({ tableId: wf.result.tableId }).catch(() => undefined);
@@ -112,20 +122,28 @@ export const uploadScenario: Scenario = async (ctx) => {
   }
   const baselineMbps = mbPerSecond(csv.bytes, median(baselineMs)!);
   const ours = (ms: number[]) => (ms.length ? mbPerSecond(csv.bytes, median(ms)!) : undefined);
-  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
+  const note = `${options.sizeMiB} MiB, medians of ${uploadMs.ours.length} ours / ${baselineMs.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
   return {
     figures: [
-      figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(oursUploadMs), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
-      figure({ scenario: 'upload', metric: 'end to end incl. import', unit: 'MB/s', ours: ours(oursEndToEndMs), baseline: baselineMbps, note: 'baseline: upload only' }),
+      figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(uploadMs.ours), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
+      figure({ scenario: 'upload', metric: 'end to end incl. import', unit: 'MB/s', ours: ours(endToEndMs.ours), baseline: baselineMbps, note: 'baseline: upload only' }),
       figure({
         scenario: 'upload',
         metric: 'worker peak RSS',
         unit: 'MB',
-        ours: kibToMb(workerPeakKiB),
+        ours: kibToMb(workerPeakKiB.ours),
         baseline: kibToMb(workerIdleKiB),
         target: { on: 'ours', op: '<=', value: 300 },
         note: `baseline: worker RSS at idle after a warm-up import; the baseline process peaked at ${kibToMb(baselinePeakKiB)} MB`,
       }),
+      ...(compare
+        ? [
+            figure({ scenario: 'upload', metric: 'upload phase, compare tree', unit: 'MB/s', ours: ours(uploadMs.compare), baseline: baselineMbps, note: `${compare.tree}; medians of ${uploadMs.compare.length}` }),
+            figure({ scenario: 'upload', metric: 'upload phase, this tree vs compare tree', unit: 'MB/s', ours: ours(uploadMs.ours), baseline: ours(uploadMs.compare), note: 'baseline: the compare tree' }),
+            figure({ scenario: 'upload', metric: 'end to end, this tree vs compare tree', unit: 'MB/s', ours: ours(endToEndMs.ours), baseline: ours(endToEndMs.compare), note: 'baseline: the compare tree' }),
+            figure({ scenario: 'upload', metric: 'worker peak RSS, this tree vs compare tree', unit: 'MB', ours: kibToMb(workerPeakKiB.ours), baseline: kibToMb(workerPeakKiB.compare), note: 'baseline: the compare tree' }),
+          ]
+        : []),
     ],
     details: {
       workerIdle,

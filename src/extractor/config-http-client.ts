@@ -184,7 +184,7 @@ export function normalizeHttpClient(parameters: Raw): HttpClientConfig {
 
 /** `config.http.headers` as strings (they replace `api.http.headers` of the same name, as in the reference). */
 export function configHeaders(parameters: Raw): Record<string, string> {
-  // function values are left to the user functions' `functionHeaders` (config-schema.ts), same precedence
+  // function values are left to the user functions' `functionHeaders` (config-functions.ts), same precedence
   return Object.fromEntries(Object.entries(rawConfigHeaders(parameters)).filter(([, v]) => !isPlainObject(v)).map(([k, v]) => [k, String(v)]));
 }
 

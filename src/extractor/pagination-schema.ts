@@ -1,6 +1,6 @@
 /**
  * Configuration of the pagination methods of `./paging` (`offset`, `pagenum`, `response.url`,
- * `zendesk.response.url`, `cursor`): zod shapes (the common stop conditions are added by `config-schema.ts`) with
+ * `zendesk.response.url`, `cursor`): zod shapes (the common stop conditions are added by `scroller-schema.ts`) with
  * the reference's messages where it has them, and their normalization with the reference's defaults.
  *
  * NOT workflow-safe (zod values).

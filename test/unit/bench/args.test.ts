@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { alternation, DEFAULT_SIZE_MIB, parseBenchArgs, SCENARIOS } from '../../../bench/lib/args';
 
 describe('bench command line', () => {
@@ -45,5 +46,15 @@ describe('bench command line', () => {
   it('alternates baseline and ours so that every run of ours sits between two baselines', () => {
     expect(alternation(1)).toEqual(['baseline', 'ours', 'baseline']);
     expect(alternation(2)).toEqual(['baseline', 'ours', 'baseline', 'ours', 'baseline']);
+  });
+
+  it('with a compare tree, puts both trees between two baselines and swaps which of them goes first', () => {
+    expect(alternation(3, true)).toEqual(['baseline', 'ours', 'compare', 'baseline', 'compare', 'ours', 'baseline', 'ours', 'compare', 'baseline']);
+  });
+
+  it('takes the compare tree as an absolute path', () => {
+    expect(parseBenchArgs([]).compareTree).toBeUndefined();
+    expect(parseBenchArgs(['--compare-tree', '/tmp/old']).compareTree).toBe('/tmp/old');
+    expect(parseBenchArgs(['--compare-tree', 'old']).compareTree).toBe(resolve('old'));
   });
 });
