@@ -55,6 +55,11 @@ export const pauseUpdate = defineUpdate<ExtractProgress>('pause');
 export const resumeUpdate = defineUpdate<ExtractProgress>('resume');
 /** Update: stop fetching after the batch in flight, then as the `cancel` signal; refused when already cancelling or past fetching. */
 export const extractCancelUpdate = defineUpdate<ExtractProgress, [request: { reason?: string }]>('cancel');
+/**
+ * Update: answers the progress and changes nothing (never refused), as a transfer's `progress` update: what a typed
+ * start under the id of a running extraction learns when it attaches (Update-with-Start, `USE_EXISTING`).
+ */
+export const extractProgressUpdate = defineUpdate<ExtractProgress>('progress');
 /** What `setLimits` may change. */
 export interface ExtractLimits {
   /** Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded. */
@@ -332,6 +337,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
     if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
   };
+  setHandler(extractProgressUpdate, current);
   setHandler(
     pauseUpdate,
     () => {
