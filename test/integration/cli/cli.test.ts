@@ -357,13 +357,19 @@ describe('the sapi-temporal CLI', () => {
     expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 
-  it('starts one workflow when two imports with the same --workflow-id race to start it', async () => {
+  it('two concurrent imports with the same --workflow-id give one workflow and one Storage job: one says started, the other attached', async () => {
     const workflowId = `cli-race-${Date.now()}`;
     const args = onQueue('import', csvFile('race.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'raced', '--workflow-id', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
     const outcomes = await Promise.all([cli(args), cli(args)]);
     expect(outcomes.map((o) => o.code)).toEqual([0, 0]);
     expect(outcomes.map((o) => JSON.parse(o.stdout).runId)).toEqual([expect.any(String), JSON.parse(outcomes[0]!.stdout).runId]);
+    // the run's memo names the command that started it: the other one says it attached, whichever way the race went
+    const said = outcomes.map((o) => /^import: (started|attached to running) workflow /m.exec(o.stderr)?.[1]).sort();
+    expect(said).toEqual(['attached to running', 'started']);
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
     expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 
