@@ -379,7 +379,8 @@ describe('the sapi-temporal CLI', () => {
   });
 
   it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    // the job outlasts the second command's start (a CLI process takes 20 s and more to boot on a loaded machine)
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
     const workflowId = `cli-attach-${Date.now()}`;
     const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;

@@ -1,11 +1,13 @@
 /**
  * What a person sees of a run in the Temporal UI (issue 23), in a real headless Chromium on the dev server's own UI
- * (2.54.1 with Temporal CLI 1.9.1): the run's metadata page shows the static summary and details set at start, the
- * current details (`setCurrentDetails`) of a running import, and the search attributes the workflow set.
+ * (2.54.1 with Temporal CLI 1.9.1): the run's "User Metadata" tab (`…/workflows/<id>/<run>/user-metadata`) shows the
+ * static summary and details set at start and the current details (`setCurrentDetails`, read by the UI through the
+ * `__temporal_workflow_metadata` query) of a running import; its "Metadata" tab the search attributes it set.
  *
  * That UI renders markdown (summary, details, current details) in same-origin frames of its own
  * (`/render?content=…`, frame ids `user-metadata-summary`, `user-metadata-details`, `user-metadata-current-details`),
- * so their text is read from those frames: the page's own text holds only their headings.
+ * so their text is read from those frames: the page's own text holds only their headings (an earlier version of this
+ * test read only the page's text, opened the "Metadata" tab, and found none of them).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -68,8 +70,9 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.jobId !== undefined, 60_000, 'the import never started its Storage job');
     const { jobId } = await handle.query<TransferProgress>('progress');
 
-    // the page a person opens from the workflow list: the run's metadata tab
-    await chromium.page.open(`${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${encodeURIComponent(handle.workflowId)}/${handle.firstExecutionRunId}/metadata`);
+    // the run's page a person opens from the workflow list, its "User Metadata" tab
+    const runPage = `${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${encodeURIComponent(handle.workflowId)}/${handle.firstExecutionRunId}`;
+    await chromium.page.open(`${runPage}/user-metadata`);
     const page = await chromium.page.waitFor('the metadata page', (text) => text.includes('Current Details') && text.includes('Summary'), 60_000);
     expect(page).toContain('Details');
     const running = await waitForFrames(
@@ -85,9 +88,10 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     expect(running['user-metadata-current-details']).toMatch(new RegExp(`job ${jobId}( \\w+)?`));
 
     await handle.result();
-    // after the end, the same page (opened anew) shows the final current details and the search attributes
-    await chromium.page.open(`${temporal.uiUrl}/namespaces/${temporal.namespace}/workflows/${encodeURIComponent(handle.workflowId)}/${handle.firstExecutionRunId}/metadata`);
+    // after the end, the same tab (opened anew) shows the final current details; the metadata tab the search attributes
+    await chromium.page.open(`${runPage}/user-metadata`);
     await waitForFrames('the final current details', (frames) => /phase done/.test(frames['user-metadata-current-details'] ?? ''));
+    await chromium.page.open(`${runPage}/metadata`);
     const text = await chromium.page.waitFor('the search attributes on the metadata page', (shown) => shown.includes('"SapiTableId": "in.c-ui.orders"'), 60_000);
     for (const shown of ['"SapiOperation": "import"', '"SapiPhase": "done"', '"SapiRows": 2', '"SapiSourceKind": "local"']) expect(text).toContain(shown);
   });
