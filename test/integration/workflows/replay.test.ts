@@ -127,6 +127,19 @@ describe('workflow histories replay deterministically', () => {
     await startedExtract.result();
     handles['extract-start-or-attach'] = startedExtract;
 
+    // since the graceful-cancel-request patch: `temporal workflow cancel` of an extraction stops it after the page in
+    // flight, loads what it staged, and ends it cancelled
+    const large = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'replay-cancel');
+    const cancelRequested = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: 'extract-cancel-request',
+      args: [{ config: large, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput],
+    });
+    await eventually(async () => (await cancelRequested.query<{ pages: number }>('progress')).pages >= 2, 20_000, 'the extraction fetched no pages');
+    await cancelRequested.cancel();
+    await cancelRequested.result().catch(() => undefined);
+    handles['extract-cancel-request'] = cancelRequested;
+
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
     expect(statuses).toEqual({
@@ -151,7 +164,9 @@ describe('workflow histories replay deterministically', () => {
       'extract-run-view-paused': 'COMPLETED',
       'import-start-or-attach': 'COMPLETED',
       'extract-start-or-attach': 'COMPLETED',
+      'extract-cancel-request': 'CANCELLED',
     });
+    expect((await env.emulator.readTable('in.c-replay-cancel.large_items')).rows.length).toBeGreaterThan(0);
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);
     expect(iterated.rows).toHaveLength(20);
