@@ -395,7 +395,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     },
     { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
   );
-  // eslint-disable-next-line prefer-const -- opened below; the handler may run before (a signal buffered with the start)
+  // opened in `run` below; the handler may run before (a signal buffered with the start)
   let view: RunView | undefined;
   setHandler(extractProgressSignal, (progress) => {
     if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;
