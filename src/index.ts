@@ -2,7 +2,7 @@
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
 export { startWorker, type RunWorkerOptions, type RunningWorker } from './worker';
-export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, type SapiStartOptions, type SapiWorkflowHandle } from './client';
+export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
@@ -63,6 +63,10 @@ export {
   METRIC_PAGES_FETCHED,
   METRIC_ACTIVITY_FAILURES,
   METRIC_JOB_WAIT,
+  METRIC_SCHEDULE_RUNS_SKIPPED,
+  watchScheduleSkips,
+  type ScheduleSkipWatch,
+  type ScheduleSkipWatchOptions,
   LOG_FORMATS,
   type LogFormat,
   type WorkerRuntimeOptions,

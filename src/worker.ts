@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings } from './config';
 import { configureWorkerRuntime, type WorkerRuntimeOptions } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
+import { METRIC_SCHEDULE_RUNS_SKIPPED, watchScheduleSkips } from './observability/schedule-metrics';
 import { transportCause } from './storage-api/retry-policy';
 import { WorkerStartError } from './worker-checks';
 
@@ -125,6 +126,19 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     }
     workers = created;
     const opened = connection;
+    // the runs schedules skipped, on the metrics endpoint (Temporal counts them only in each schedule's description)
+    const interval = settings.observability.scheduleMetricsIntervalS;
+    const skips =
+      settings.observability.metricsAddress && interval > 0
+        ? watchScheduleSkips({
+            connection,
+            namespace: settings.temporal.namespace,
+            taskQueues: queues,
+            meter: Runtime.instance().metricMeter,
+            intervalMs: interval * 1000,
+            onError: (err) => Runtime.instance().logger.warn(`${METRIC_SCHEDULE_RUNS_SKIPPED}: cannot read the schedules' counts (tried again every ${interval} s): ${err instanceof Error ? err.message : String(err)}`),
+          })
+        : undefined;
     const stopAll = () => {
       for (const worker of created) if (worker.getState() === 'RUNNING') worker.shutdown();
     };
@@ -133,6 +147,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
       .then(() => undefined)
       .finally(async () => {
         release();
+        await skips?.stop();
         await opened.close().catch(() => undefined);
         await plugin.close();
       });

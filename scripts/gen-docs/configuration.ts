@@ -21,6 +21,7 @@ import {
   DEFAULT_TRANSFER_CONCURRENCY,
 } from '../../src/config';
 import { DEFAULT_RECONNECT_TIMEOUT_MS } from '../../src/cli/common';
+import { DEFAULT_SCHEDULE_METRICS_INTERVAL_S } from '../../src/observability/schedule-metrics';
 
 const repoRoot = resolve(__dirname, '..', '..');
 const srcRoot = join(repoRoot, 'src');
@@ -90,6 +91,11 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_CODEC_SERVER_CORS_ORIGINS: { group: 'Secrets and payload encryption', default: '—', meaning: 'UI origins the codec server allows (comma-separated; `--cors-origin` adds more)' },
   SAPI_METRICS_ADDRESS: { group: 'Logs and metrics', default: '— (off)', meaning: '`host:port` of the worker\'s Prometheus endpoint ([operating.md](operating.md#metrics))' },
   SAPI_LOG_FORMAT: { group: 'Logs and metrics', default: 'text', meaning: '`json`: one JSON object a line' },
+  SAPI_SCHEDULE_METRICS_INTERVAL: {
+    group: 'Logs and metrics',
+    default: `${DEFAULT_SCHEDULE_METRICS_INTERVAL_S} (seconds)`,
+    meaning: 'with a metrics endpoint: how often the worker reads the skip counts of the schedules that start the plugin\'s workflows on its task queues, for `sapi_schedule_runs_skipped_total`; `0`: never ([operating.md](operating.md#metrics))',
+  },
   SAPI_LOG_LEVEL: { group: 'Logs and metrics', default: 'INFO (WARN in the demo)', meaning: 'Temporal worker runtime log level: TRACE, DEBUG, INFO, WARN, ERROR' },
   SAPI_DEPLOYMENT_NAME: { group: 'Versioning', default: '(unset: unversioned)', meaning: 'Worker Deployment Versioning: the worker polls as version `<name>:<build id>`, runs stay on the version that started them, extractions move at a continue-as-new ([deploying.md](deploying.md#versioned-deploys))' },
   SAPI_BUILD_ID: { group: 'Versioning', default: '`<package version>+<bundle hash>`', meaning: 'the build id of this worker\'s deployment version (needs `SAPI_DEPLOYMENT_NAME`)' },

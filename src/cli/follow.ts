@@ -1,6 +1,6 @@
 // Following a started workflow to its end — the one loop behind `import`, `export`, `extract` and `wait`: the
 // progress bar, Ctrl-C, riding out Temporal outages, and printing the result (summary or one JSON object).
-import { cancelSignal, progressQuery } from '../workflows';
+import { progressQuery } from '../workflows';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
 import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
 import { heartbeatProgress, withLive, type LiveProgress } from './live-progress';
@@ -139,9 +139,9 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
     }
     process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
     const handle = link.client.workflow.getHandle(workflowId);
-    // a transfer is cancelled as `temporal workflow cancel` does it (it ends *cancelled*); an extraction gets its
-    // `cancel` signal, which loads what was staged and completes with `cancelled: true`
-    (verb === 'extract' ? handle.signal(cancelSignal, 'cancelled from the CLI (Ctrl-C)') : handle.cancel())
+    // as `temporal workflow cancel` does it: the run ends *cancelled* (an extraction first loads what it staged)
+    handle
+      .cancel()
       .catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
   });
   try {

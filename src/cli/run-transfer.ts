@@ -3,10 +3,12 @@
 import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ErrorCode } from '../contracts/error-codes';
 import { CliError } from './failure';
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
+import { START_TOKEN_MEMO } from '../client';
 import type { Priority } from '@temporalio/common';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
@@ -148,6 +150,9 @@ async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: Tra
  */
 async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<{ runId: string; attached: boolean }> {
   let inDoubt = false;
+  // with attach: the run's memo holds the token of the start that created it, so a command that lost a race to
+  // start it (USE_EXISTING gave it the other's run) says it attached
+  const token = run.attach ? randomUUID() : undefined;
   const start = async (client: Client): Promise<{ runId: string; attached: boolean }> => {
     if (run.attach) {
       const running = await runningRun(client, run);
@@ -158,11 +163,13 @@ async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: Tr
         taskQueue: run.settings.taskQueue,
         workflowId: run.workflowId,
         args: [run.input],
-        ...(run.attach ? { workflowIdConflictPolicy: 'USE_EXISTING' as const } : {}),
+        ...(token ? { workflowIdConflictPolicy: 'USE_EXISTING' as const, memo: { [START_TOKEN_MEMO]: token } } : {}),
         ...(run.priority ? { priority: run.priority } : {}),
         ...startMetadata(run),
       });
-      return { runId: handle.firstExecutionRunId, attached: false };
+      if (!token) return { runId: handle.firstExecutionRunId, attached: false };
+      const described = await handle.describe();
+      return { runId: described.raw.workflowExecutionInfo?.firstRunId || handle.firstExecutionRunId, attached: described.memo?.[START_TOKEN_MEMO] !== token };
     } catch (err) {
       if (inDoubt && err instanceof WorkflowExecutionAlreadyStartedError) {
         const described = await client.workflow.getHandle(run.workflowId).describe();

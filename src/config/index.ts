@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { loadCodecKeys } from '../codec/keys';
 import { DEFAULT_LOG_FORMAT, LOG_FORMATS } from '../observability/log-format';
+import { DEFAULT_SCHEDULE_METRICS_INTERVAL_S } from '../observability/schedule-metrics';
 import { loadTemporalConnection, type TemporalConnectionSettings } from './temporal';
 import { listSetting, originKey, policyProblems, type InputPolicy } from '../security/policy';
 
@@ -107,6 +108,11 @@ const settingsSchema = z.object({
     metricsAddress: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464').optional(),
     /** The worker runtime's log lines: `text` (default) or `json` (one object a line). */
     logFormat: z.enum(LOG_FORMATS, { message: 'must be text or json' }),
+    /**
+     * How often (seconds) a worker with a metrics endpoint reads the skip counts of the schedules that start the
+     * plugin's workflows on its task queues (`sapi_schedule_runs_skipped_total`); 0: never.
+     */
+    scheduleMetricsIntervalS: z.number({ message: 'must be a whole number of seconds' }).int('must be a whole number of seconds').min(0, 'must be 0 (off) or more seconds'),
   }),
 });
 
@@ -130,7 +136,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
  * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
  * - `SAPI_METRICS_ADDRESS` (`host:port`, e.g. `0.0.0.0:9464`; unset: no metrics endpoint), `SAPI_LOG_FORMAT`
- *   (`text` default, or `json`).
+ *   (`text` default, or `json`), `SAPI_SCHEDULE_METRICS_INTERVAL` (seconds, default 60; 0: off).
  * - `SAPI_NEXUS_SERVICE` (`true`/`false`, default false): register the Nexus service on the worker.
  * Throws one error that lists every invalid variable.
  */
@@ -178,6 +184,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
     observability: {
       metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
       logFormat: (env.SAPI_LOG_FORMAT || DEFAULT_LOG_FORMAT).toLowerCase(),
+      scheduleMetricsIntervalS: Number(env.SAPI_SCHEDULE_METRICS_INTERVAL || DEFAULT_SCHEDULE_METRICS_INTERVAL_S),
     },
   });
   if (!parsed.success) {
@@ -269,6 +276,7 @@ function variableOf(path: PropertyKey[]): string {
     stagingUrl: 'SAPI_STAGING_URL',
     'observability.metricsAddress': 'SAPI_METRICS_ADDRESS',
     'observability.logFormat': 'SAPI_LOG_FORMAT',
+    'observability.scheduleMetricsIntervalS': 'SAPI_SCHEDULE_METRICS_INTERVAL',
     extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
     nexusService: 'SAPI_NEXUS_SERVICE',
     'deployment.name': 'SAPI_DEPLOYMENT_NAME',

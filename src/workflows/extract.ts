@@ -1,6 +1,8 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   ContinueAsNew,
   condition,
   continueAsNew,
@@ -55,6 +57,11 @@ export const pauseUpdate = defineUpdate<ExtractProgress>('pause');
 export const resumeUpdate = defineUpdate<ExtractProgress>('resume');
 /** Update: stop fetching after the batch in flight, then as the `cancel` signal; refused when already cancelling or past fetching. */
 export const extractCancelUpdate = defineUpdate<ExtractProgress, [request: { reason?: string }]>('cancel');
+/**
+ * Update: answers the progress and changes nothing (never refused), as a transfer's `progress` update: what a typed
+ * start under the id of a running extraction learns when it attaches (Update-with-Start, `USE_EXISTING`).
+ */
+export const extractProgressUpdate = defineUpdate<ExtractProgress>('progress');
 /** What `setLimits` may change. */
 export interface ExtractLimits {
   /** Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded. */
@@ -234,6 +241,12 @@ export const ITERATIONS_PATCH = 'extract-iterations';
 export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
 /** Runs with this patch remove their staging once the tables are loaded (unless `keepStaging`). */
 export const CLEAN_STAGING_PATCH = 'extract-clean-staging-v1';
+/**
+ * Patch of a graceful cancellation request (`temporal workflow cancel`, the CLI's Ctrl-C with `--cancel-on-interrupt`):
+ * the extraction stops as on its `cancel` update (after the batch in flight; with `loadOnCancel` it loads what was
+ * staged), then ends *cancelled*. Runs started before it stop at once, loading nothing (also ending cancelled).
+ */
+export const CANCEL_REQUEST_PATCH = 'extract-graceful-cancel-request-v1';
 
 /**
  * (ge-iter) The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
@@ -312,6 +325,8 @@ function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: stri
  * pages staged so far are kept (under `<staging>/<runKey>/`) but not loaded.
  */
 export async function extractWorkflow(input: ExtractInput): Promise<ExtractResult> {
+  // asked before the run view opens (see `RunView.open`); runs started before it stop at once on a cancellation request
+  const gracefulCancel = patched(CANCEL_REQUEST_PATCH);
   const info = workflowInfo();
   const { options: o, problems } = resolveExtractOptions(input.options);
   const cp: ExtractCheckpoint = input.resume ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
@@ -321,6 +336,16 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   let error: string | undefined;
   /** The batch in flight (`BatchProgress.batch`) and what it reported so far. */
   let inFlight: { batch: string; progress?: BatchProgress } | undefined;
+
+  /** A cancellation request (not the `cancel` signal or update) reached the run. */
+  let cancelRequested = false;
+  if (gracefulCancel) {
+    // the run's own scope is asked to cancel: stop as the `cancel` update does (after the batch in flight, loading what was staged)
+    CancellationScope.current().cancelRequested.catch(() => {
+      cancelRequested = true;
+      cancelReason ??= 'cancellation requested';
+    });
+  }
 
   setHandler(extractProgressQuery, () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error, cancelling: cancelReason }));
   setHandler(pauseSignal, () => void (cp.paused = true));
@@ -332,6 +357,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
     if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
   };
+  setHandler(extractProgressUpdate, current);
   setHandler(
     pauseUpdate,
     () => {
@@ -369,7 +395,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     },
     { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
   );
-  // eslint-disable-next-line prefer-const -- opened below; the handler may run before (a signal buffered with the start)
+  // opened in `run` below; the handler may run before (a signal buffered with the start)
   let view: RunView | undefined;
   setHandler(extractProgressSignal, (progress) => {
     if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;
@@ -385,194 +411,202 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     }
   };
 
-  // a run started without a fairness key shares the queue fairly by the extracted API's host (its loads too)
-  const priority = runPriority(defaultFairnessKey({ operation: 'extract', input }));
-  const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
-  view = await RunView.open(extractAttributes(input), {
-    phase: () => phase,
-    details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
-  });
-  const acts = view.activities(proxyActivities<SapiActivities>(short));
-  const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
-    name === 'fetchPages' ? `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
-  );
-  const builder = view.activities(proxyActivities<SapiActivities>(build));
+  // the work itself: in a scope a cancellation request cannot cut short when it is handled gracefully (see below)
+  const run = async (): Promise<ExtractResult> => {
+    // a run started without a fairness key shares the queue fairly by the extracted API's host (its loads too)
+    const priority = runPriority(defaultFairnessKey({ operation: 'extract', input }));
+    const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
+    view = await RunView.open(extractAttributes(input), {
+      phase: () => phase,
+      details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
+    });
+    const acts = view.activities(proxyActivities<SapiActivities>(short));
+    const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
+      name === 'fetchPages' ? `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
+    );
+    const builder = view.activities(proxyActivities<SapiActivities>(build));
 
-  try {
-    if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    const stateProblems = runStateInputProblems(input); // ge-state
-    if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
-    const validated = await validateConfig(acts, input.config);
-    const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
-    if (!isBucketId(bucketId)) {
-      throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
-    }
-    view.set({ SapiBucket: bucketId });
-    // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
-    const fresh = cp.runTimes === undefined; // ge-iter
-    const runTimes = await startRunState(cp, input, acts.readRunState);
-    // ge-iter: the renamed parent columns the previous run's parser structure kept, as the reference reuses them
-    if (fresh) {
-      const storedAliases = parentAliasesOf(previousRunState(cp, input));
-      if (storedAliases && patched(PARSER_STRUCT_PATCH)) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
-    }
-    // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
-    const iterations = validated.iterations !== undefined && patched(ITERATIONS_PATCH) ? iterationConfigs(validated) : [validated];
-    const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
-    let config = iterationAt(cp.iteration ?? 0);
+    try {
+      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      const stateProblems = runStateInputProblems(input); // ge-state
+      if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      const validated = await validateConfig(acts, input.config);
+      const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
+      if (!isBucketId(bucketId)) {
+        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
+      }
+      view.set({ SapiBucket: bucketId });
+      // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
+      const fresh = cp.runTimes === undefined; // ge-iter
+      const runTimes = await startRunState(cp, input, acts.readRunState);
+      // ge-iter: the renamed parent columns the previous run's parser structure kept, as the reference reuses them
+      if (fresh) {
+        const storedAliases = parentAliasesOf(previousRunState(cp, input));
+        if (storedAliases && patched(PARSER_STRUCT_PATCH)) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
+      }
+      // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
+      const iterations = validated.iterations !== undefined && patched(ITERATIONS_PATCH) ? iterationConfigs(validated) : [validated];
+      const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
+      let config = iterationAt(cp.iteration ?? 0);
 
-    let pagesThisRun = 0;
-    /** `setLimits` maxPages stopped the fetching (the tables are loaded; the run state is not stored, as after a cancel). */
-    let limitReached = false;
-    let rateLimitWaits = 0;
-    // one batch per turn; pause, cancel and continue-as-new act between batches
-    while (cancelReason === undefined) {
-      if (cp.paused) {
-        phase = 'paused';
-        view.refresh();
-        await condition(() => !cp.paused || cancelReason !== undefined);
-        phase = 'extracting';
-        continue;
-      }
-      if (cp.maxPages !== undefined && cp.pages >= cp.maxPages) {
-        limitReached = true;
-        addWarnings([`stopped at ${cp.maxPages} pages (setLimits maxPages); the run state is not stored`]);
-        break;
-      }
-      const next = nextJobRunToFetch(cp, config, Date.now());
-      addWarnings(next.warnings);
-      const frame = next.frame;
-      if (!frame) {
-        // ge-iter: the next iteration starts its jobs from the first, into the same tables
-        if ((cp.iteration ?? 0) + 1 < iterations.length) {
-          cp.iteration = (cp.iteration ?? 0) + 1;
-          cp.nextJob = 0;
-          config = iterationAt(cp.iteration);
-          log.info(`extract: iteration ${cp.iteration + 1} of ${iterations.length}`, { runKey: cp.runKey });
+      let pagesThisRun = 0;
+      /** `setLimits` maxPages stopped the fetching (the tables are loaded; the run state is not stored, as after a cancel). */
+      let limitReached = false;
+      let rateLimitWaits = 0;
+      // one batch per turn; pause, cancel and continue-as-new act between batches
+      while (cancelReason === undefined) {
+        if (cp.paused) {
+          phase = 'paused';
+          view.refresh();
+          await condition(() => !cp.paused || cancelReason !== undefined);
+          phase = 'extracting';
           continue;
         }
-        break;
-      }
-      // a versioned worker's deploy: carry the checkpoint to the new current version (runs are pinned otherwise)
-      if (workflowInfo().targetWorkerDeploymentVersionChanged) {
-        log.info('extract: a new worker deployment version is current; continuing as new on it', { runKey: cp.runKey });
-        // its first task goes to the current version (the new run is pinned to that one)
-        await makeContinueAsNewFunc<typeof extractWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
-      }
-      if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
-        await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
-      }
+        if (cp.maxPages !== undefined && cp.pages >= cp.maxPages) {
+          limitReached = true;
+          addWarnings([`stopped at ${cp.maxPages} pages (setLimits maxPages); the run state is not stored`]);
+          break;
+        }
+        const next = nextJobRunToFetch(cp, config, Date.now());
+        addWarnings(next.warnings);
+        const frame = next.frame;
+        if (!frame) {
+          // ge-iter: the next iteration starts its jobs from the first, into the same tables
+          if ((cp.iteration ?? 0) + 1 < iterations.length) {
+            cp.iteration = (cp.iteration ?? 0) + 1;
+            cp.nextJob = 0;
+            config = iterationAt(cp.iteration);
+            log.info(`extract: iteration ${cp.iteration + 1} of ${iterations.length}`, { runKey: cp.runKey });
+            continue;
+          }
+          break;
+        }
+        // a versioned worker's deploy: carry the checkpoint to the new current version (runs are pinned otherwise)
+        if (workflowInfo().targetWorkerDeploymentVersionChanged) {
+          log.info('extract: a new worker deployment version is current; continuing as new on it', { runKey: cp.runKey });
+          // its first task goes to the current version (the new run is pinned to that one)
+          await makeContinueAsNewFunc<typeof extractWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
+        }
+        if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
+          await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
+        }
 
-      let r: FetchPagesResult;
-      inFlight = { batch: `${frame.runNo}:${frame.state.pages}` };
-      try {
-        r = await fetcher.fetchPages({
-          runKey: cp.runKey,
-          runNo: frame.runNo,
-          // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
-          job: jobForRun(config, frame),
-          context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
-          state: frame.state,
-          ...capped(fetchLimits(o), cp),
-          fetch: input.options?.fetch,
-          client: config.api.client, // undefined for a config validated before client options existed
-          ...(config.api.authentication
-            ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
-            : {}),
-        });
-      } catch (err) {
+        let r: FetchPagesResult;
+        inFlight = { batch: `${frame.runNo}:${frame.state.pages}` };
+        try {
+          r = await fetcher.fetchPages({
+            runKey: cp.runKey,
+            runNo: frame.runNo,
+            // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
+            job: jobForRun(config, frame),
+            context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
+            state: frame.state,
+            ...capped(fetchLimits(o), cp),
+            fetch: input.options?.fetch,
+            client: config.api.client, // undefined for a config validated before client options existed
+            ...(config.api.authentication
+              ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
+              : {}),
+          });
+        } catch (err) {
+          inFlight = undefined;
+          const failure = failureOf(err);
+          if (!failure) throw err;
+          throw batchFailure(failure, frame, cp.runKey);
+        }
         inFlight = undefined;
-        const failure = failureOf(err);
-        if (!failure) throw err;
-        throw batchFailure(failure, frame, cp.runKey);
-      }
-      inFlight = undefined;
-      addBatchTotals(cp, r);
-      addWarnings(r.warnings);
-      pagesThisRun += r.pages;
-      frame.state = r.state;
-      frame.pending = r.pending;
+        addBatchTotals(cp, r);
+        addWarnings(r.warnings);
+        pagesThisRun += r.pages;
+        frame.state = r.state;
+        frame.pending = r.pending;
 
-      const limit = rateLimitAfterBatch(rateLimitWaits, r);
-      rateLimitWaits = limit.waits;
-      if (limit.giveUp) {
-        throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
+        const limit = rateLimitAfterBatch(rateLimitWaits, r);
+        rateLimitWaits = limit.waits;
+        if (limit.giveUp) {
+          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
+        }
+        if (limit.waitMs !== null) {
+          log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
+          waitingUntil = Date.now() + limit.waitMs;
+          view.refresh();
+          const waited = () => cancelReason !== undefined;
+          await (view.on ? condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` }) : condition(waited, limit.waitMs));
+          waitingUntil = undefined;
+        }
       }
-      if (limit.waitMs !== null) {
-        log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
-        waitingUntil = Date.now() + limit.waitMs;
+
+      const cancelled = cancelReason !== undefined;
+      if (cancelled) log.info(`extract: cancelled (${cancelReason}); ${o.loadOnCancel ? 'loading what was staged' : 'not loading'}`);
+      let tables: ExtractTableResult[];
+      const loads = o.load && (!cancelled || o.loadOnCancel);
+      if (!loads) {
+        tables = notLoaded(cp);
+      } else {
+        phase = 'loading';
         view.refresh();
-        const waited = () => cancelReason !== undefined;
-        await (view.on ? condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` }) : condition(waited, limit.waitMs));
-        waitingUntil = undefined;
+        tables = await loadTables(withParserStruct(cp, input), {
+          workflowId: info.workflowId,
+          connection: input.connection,
+          bucketId,
+          // the option wins; else the configuration's incrementalOutput (absent from configs validated before it)
+          incremental: input.options?.incremental ?? config.config.incrementalOutput ?? false,
+          primaryKeys: mappedPrimaryKeys(config),
+          // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
+          mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
+          polling: input.options?.polling,
+          transferTaskQueue: input.options?.activityTaskQueue,
+          priority,
+          activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
+        });
       }
-    }
-
-    const cancelled = cancelReason !== undefined;
-    if (cancelled) log.info(`extract: cancelled (${cancelReason}); ${o.loadOnCancel ? 'loading what was staged' : 'not loading'}`);
-    let tables: ExtractTableResult[];
-    const loads = o.load && (!cancelled || o.loadOnCancel);
-    if (!loads) {
-      tables = notLoaded(cp);
-    } else {
-      phase = 'loading';
+      // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
+      let storedState: ExtractRunState | null = null;
+      if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load && patched(RUN_STATE_PATCH)) {
+        // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
+        const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases) : {};
+        storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
+        await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
+      }
+      // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
+      let staging: ExtractResult['staging'];
+      if (patched(CLEAN_STAGING_PATCH)) {
+        staging = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
+      }
+      phase = cancelled ? 'cancelled' : 'done';
+      view.set({ SapiRows: tables.reduce((sum, table) => sum + table.rows, 0), SapiBytes: cp.bytes });
       view.refresh();
-      tables = await loadTables(withParserStruct(cp, input), {
+      return {
         workflowId: info.workflowId,
-        connection: input.connection,
+        runId: cp.runId,
+        runs: cp.runs,
         bucketId,
-        // the option wins; else the configuration's incrementalOutput (absent from configs validated before it)
-        incremental: input.options?.incremental ?? config.config.incrementalOutput ?? false,
-        primaryKeys: mappedPrimaryKeys(config),
-        // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
-        mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
-        polling: input.options?.polling,
-        transferTaskQueue: input.options?.activityTaskQueue,
-        priority,
-        activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
-      });
+        tables,
+        pages: cp.pages,
+        records: cp.records,
+        bytes: cp.bytes,
+        warnings: cp.warnings,
+        warningsDropped: cp.warningsDropped,
+        stopReasons: cp.stopReasons,
+        cancelled,
+        runKey: cp.runKey,
+        ...(staging ? { staging } : {}),
+        ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
+        ...(cp.runState ? { runState: { stateKey: cp.runState.stateKey, stored: storedState } } : {}),
+      };
+    } catch (err) {
+      if (err instanceof ContinueAsNew) throw err;
+      phase = 'failed';
+      error = err instanceof Error ? err.message : String(err);
+      view.refresh();
+      throw err;
     }
-    // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
-    let storedState: ExtractRunState | null = null;
-    if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load && patched(RUN_STATE_PATCH)) {
-      // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
-      const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases) : {};
-      storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
-      await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
-    }
-    // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
-    let staging: ExtractResult['staging'];
-    if (patched(CLEAN_STAGING_PATCH)) {
-      staging = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
-    }
-    phase = cancelled ? 'cancelled' : 'done';
-    view.set({ SapiRows: tables.reduce((sum, table) => sum + table.rows, 0), SapiBytes: cp.bytes });
-    view.refresh();
-    return {
-      workflowId: info.workflowId,
-      runId: cp.runId,
-      runs: cp.runs,
-      bucketId,
-      tables,
-      pages: cp.pages,
-      records: cp.records,
-      bytes: cp.bytes,
-      warnings: cp.warnings,
-      warningsDropped: cp.warningsDropped,
-      stopReasons: cp.stopReasons,
-      cancelled,
-      runKey: cp.runKey,
-      ...(staging ? { staging } : {}),
-      ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
-      ...(cp.runState ? { runState: { stateKey: cp.runState.stateKey, stored: storedState } } : {}),
-    };
-  } catch (err) {
-    if (err instanceof ContinueAsNew) throw err;
-    phase = 'failed';
-    error = err instanceof Error ? err.message : String(err);
-    view.refresh();
-    throw err;
-  }
+  };
+  if (!gracefulCancel) return run();
+  const result = await CancellationScope.nonCancellable(run);
+  // asked to cancel (not only signalled): the run ends *cancelled*, as `temporal workflow cancel` ends any run
+  if (cancelRequested) throw new CancelledFailure(`extraction cancelled (${cancelReason ?? 'cancellation requested'}): ${result.pages} pages, ${result.tables.length} table(s) loaded`);
+  return result;
 }
 
 /** `job 0 (users)`: the job and its endpoint without query or fragment (they may carry a key). */

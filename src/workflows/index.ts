@@ -2,7 +2,7 @@
 // (`export * from 'sapi-temporal/workflows'`) or point `workflowsPath` at `require.resolve('sapi-temporal/workflows')`.
 // Named re-exports only (no `export *` of workflow files), so the bundle holds exactly these.
 export { importTableWorkflow } from './import-table';
-export { progressQuery, cancelSignal, transferProgressSignal, transferCancelUpdate, extendDeadlineUpdate, type TransferControl } from './transfer-run';
+export { progressQuery, cancelSignal, transferProgressSignal, transferCancelUpdate, extendDeadlineUpdate, transferProgressUpdate, type TransferControl } from './transfer-run';
 export { exportTableWorkflow } from './export-table';
 export type * from '../contracts/transfer';
 export {
@@ -16,5 +16,6 @@ export {
   resumeUpdate,
   extractCancelUpdate,
   setLimitsUpdate,
+  extractProgressUpdate,
   type ExtractLimits,
   type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';

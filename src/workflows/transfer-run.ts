@@ -25,6 +25,12 @@ export const transferCancelUpdate = defineUpdate<TransferProgress, [request: { r
  * job is polled, or `until` is past or not later than the current deadline. Answers the progress (`deadlineAt`).
  */
 export const extendDeadlineUpdate = defineUpdate<TransferProgress, [request: { until: string | number }]>('extendDeadline');
+/**
+ * Update: answers the progress and changes nothing (never refused). The typed start helpers send it with their start
+ * (Update-with-Start, `USE_EXISTING`): a start under the id of a running run attaches to it and learns where it is.
+ * A handler writes no command, so runs started before it replay unchanged.
+ */
+export const transferProgressUpdate = defineUpdate<TransferProgress>('progress');
 
 /** What the body of a transfer shares with its handlers. */
 export interface TransferControl {
@@ -74,6 +80,7 @@ export async function runTransfer<T>(
   { attributes = {}, totals = () => ({}), polling = {} }: { attributes?: RunAttributeValues; totals?: (result: T) => RunAttributeValues; polling?: PollingOptions } = {},
 ): Promise<T> {
   setHandler(progressQuery, () => progress);
+  setHandler(transferProgressUpdate, () => ({ ...progress }));
   const control: TransferControl = {
     polling: { ...polling },
     pollingFrom: (since) => void (progress.deadlineAt = since + (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS)),

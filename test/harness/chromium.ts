@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'undici';
@@ -42,8 +42,15 @@ export interface PageRequest {
 export interface HeadlessPage {
   /** Navigates and forgets the requests of the previous page. */
   open(url: string): Promise<void>;
-  /** `document.body.innerText` of the rendered page ('' before the body exists). */
+  /** `document.body.innerText` of the rendered page ('' before the body exists); not the text of its frames. */
   text(): Promise<string>;
+  /**
+   * The text of the page's same-origin frames (`<iframe>`s), by frame id (else title): the Temporal UI renders
+   * markdown (a run's summary, details, current details) in a frame of its own, whose text `text()` does not hold.
+   */
+  frames(): Promise<Record<string, string>>;
+  /** Writes a PNG of the page as it is rendered now (for a person looking into a failure). */
+  screenshot(path: string): Promise<void>;
   /** Requests the page made since `open`, in order. */
   requests(): PageRequest[];
   /** Polls `check` every 250 ms until it returns true; on timeout throws `what` with the page's text for diagnosis. */
@@ -154,6 +161,19 @@ export async function launchChromium(dataDir: string): Promise<HeadlessChromium>
       async text() {
         const answer = await send('Runtime.evaluate', { expression: 'document.body ? document.body.innerText : ""', returnByValue: true });
         return String((answer.result as { value?: unknown } | undefined)?.value ?? '');
+      },
+      async frames() {
+        const expression = `JSON.stringify(Object.fromEntries([...document.querySelectorAll('iframe')].map((frame, i) => {
+          let text = '';
+          try { text = frame.contentDocument && frame.contentDocument.body ? frame.contentDocument.body.innerText : ''; } catch (err) { text = ''; }
+          return [frame.id || frame.title || String(i), text];
+        })))`;
+        const answer = await send('Runtime.evaluate', { expression, returnByValue: true });
+        return JSON.parse(String((answer.result as { value?: unknown } | undefined)?.value ?? '{}')) as Record<string, string>;
+      },
+      async screenshot(path) {
+        const answer = await send('Page.captureScreenshot', { format: 'png' });
+        writeFileSync(path, Buffer.from(String(answer.data), 'base64'));
       },
       requests: () => [...requests.values()],
       async waitFor(what, check, timeoutMs = 30_000) {

@@ -336,8 +336,51 @@ describe('the sapi-temporal CLI', () => {
     expect((await handle.describe()).status.name).toBe('CANCELLED');
   });
 
+  it('cancels an export on Ctrl-C with --cancel-on-interrupt: it ends cancelled, as `temporal workflow cancel` ends it', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableExport', ms: 30_000, times: 1 });
+    const workflowId = `cli-cancel-export-${Date.now()}`;
+    const running = startCli(onQueue('export', 'in.c-cli.orders', 'out/cancelled.csv', '--workflow-id', workflowId, '--cancel-on-interrupt'));
+    const handle = env.client.workflow.getHandle(workflowId);
+    await eventually(
+      async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.jobId !== undefined,
+      60_000,
+      `the export never started its Storage job; CLI stderr: ${running.output.stderr}`,
+    );
+    running.child.kill('SIGINT');
+    const outcome = await running.done;
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-export-/);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+  });
+
+  it('cancels an extraction on Ctrl-C with --cancel-on-interrupt: it stops after the page in flight, loads what it staged, and ends cancelled', async () => {
+    const api = await createSampleApi({ port: 0 });
+    try {
+      const config = { parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { outputBucket: 'cli-cancel', jobs: [{ endpoint: 'large/items', dataField: 'items' }] } } };
+      writeFileSync(join(workDir, 'cancel-extract.json'), JSON.stringify(config));
+      const workflowId = `cli-cancel-extract-${Date.now()}`;
+      const running = startCli(onQueue('extract', 'cancel-extract.json', '--mode', 'page', '--workflow-id', workflowId, '--cancel-on-interrupt'));
+      const handle = env.client.workflow.getHandle(workflowId);
+      await eventually(async () => ((await handle.query<{ pages: number }>('progress').catch(() => undefined))?.pages ?? 0) >= 3, 60_000, `no pages extracted; CLI stderr: ${running.output.stderr}`);
+      running.child.kill('SIGINT');
+      const outcome = await running.done;
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-extract-/);
+      expect((await handle.describe()).status.name).toBe('CANCELLED');
+      // graceful: the pages fetched before the cancel were loaded, and the run says so
+      const progress = await handle.query<{ phase: string; pages: number; tables: Record<string, number> }>('progress');
+      expect(progress.phase).toBe('cancelled');
+      expect(progress.pages).toBeGreaterThanOrEqual(3);
+      expect(progress.pages).toBeLessThan(1000);
+      expect((await env.emulator.readTable('in.c-cli-cancel.large_items')).rows).toHaveLength(progress.tables.large_items!);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    // the job outlasts the second command's start (a CLI process takes 20 s and more to boot on a loaded machine)
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
     const workflowId = `cli-attach-${Date.now()}`;
     const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
@@ -357,13 +400,19 @@ describe('the sapi-temporal CLI', () => {
     expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 
-  it('starts one workflow when two imports with the same --workflow-id race to start it', async () => {
+  it('two concurrent imports with the same --workflow-id give one workflow and one Storage job: one says started, the other attached', async () => {
     const workflowId = `cli-race-${Date.now()}`;
     const args = onQueue('import', csvFile('race.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'raced', '--workflow-id', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
     const outcomes = await Promise.all([cli(args), cli(args)]);
     expect(outcomes.map((o) => o.code)).toEqual([0, 0]);
     expect(outcomes.map((o) => JSON.parse(o.stdout).runId)).toEqual([expect.any(String), JSON.parse(outcomes[0]!.stdout).runId]);
+    // the run's memo names the command that started it: the other one says it attached, whichever way the race went
+    const said = outcomes.map((o) => /^import: (started|attached to running) workflow /m.exec(o.stderr)?.[1]).sort();
+    expect(said).toEqual(['attached to running', 'started']);
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push(run.runId);
+    expect(runs).toHaveLength(1);
     expect(env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length - jobsBefore).toBe(1);
   });
 

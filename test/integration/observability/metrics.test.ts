@@ -1,9 +1,11 @@
-import { type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExportTableResult, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
-import { spawnTs, waitForLine } from '../../harness/processes';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { findTemporal } from '../../../src/dev/tools';
+import { eventually, spawnTs, waitForLine } from '../../harness/processes';
 import { freePort, parsePrometheusText, sumOf, type PromSample } from '../../harness/prometheus';
 import { testStack } from '../../harness/stack-state';
 
@@ -28,6 +30,8 @@ describe('the worker\'s Prometheus endpoint', () => {
       SAPI_PART_SIZE_MIB: '5',
       SAPI_METRICS_ADDRESS: `127.0.0.1:${port}`,
       SAPI_LOG_LEVEL: 'ERROR',
+      // the schedules' skip counts read every second (default 60 s)
+      SAPI_SCHEDULE_METRICS_INTERVAL: '1',
       SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
       SAPI_TEST_WORKER_IDENTITY: `metrics-worker-${process.pid}`,
     });
@@ -85,5 +89,46 @@ describe('the worker\'s Prometheus endpoint', () => {
     // the SDK's runtime metrics on the same endpoint
     expect(sumOf(samples, 'temporal_activity_execution_latency_count')).toBeGreaterThan(0);
     expect(samples.some((s) => s.name.startsWith('temporal_workflow_completed'))).toBe(true);
+  });
+
+  it('counts the runs a schedule skipped behind a slow import as sapi_schedule_runs_skipped_total, as `temporal schedule describe` counts them', async () => {
+    const source = join(env.dataDir, 'scheduled.csv');
+    writeFileSync(source, 'id\n1\n');
+    const polling = { initialMs: 200, maxMs: 500 };
+    await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `metrics-sched-table-${Date.now()}`,
+      args: [{ source, bucketId: 'in.c-metrics', createBucket: true, table: 'scheduled', polling }],
+    });
+    // each scheduled load waits 6 s for its Storage job; due every second with overlap skip: most runs are skipped
+    env.emulator.faults.slowJob({ operationName: 'tableImport', ms: 6_000, times: 2 });
+    const scheduleId = `metrics-skip-${Date.now()}`;
+    const schedule = await env.client.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '1s' }] },
+      action: { type: 'startWorkflow', workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, args: [{ source, bucketId: 'in.c-metrics', table: 'scheduled', mode: 'load', incremental: true, polling }] },
+      policies: { overlap: ScheduleOverlapPolicy.SKIP },
+    });
+    try {
+      await eventually(async () => (await schedule.describe()).info.numActionsSkippedOverlap >= 3, 30_000, 'the schedule skipped no run');
+      // paused, its counts stop growing: the worker's next reading must show exactly what the Temporal CLI shows
+      await schedule.pause('metrics test: compare the counts');
+      const described = JSON.parse(
+        execFileSync(findTemporal().path, ['schedule', 'describe', '--schedule-id', scheduleId, '--address', testStack().temporalAddress, '--namespace', testStack().namespace, '--output', 'json'], { encoding: 'utf8' }),
+      ) as { info: { overlapSkipped?: string | number; bufferDropped?: string | number; missedCatchupWindow?: string | number } };
+      const skipped = Number(described.info.overlapSkipped ?? 0);
+      expect(skipped).toBeGreaterThanOrEqual(3);
+      const series = { schedule_id: scheduleId, workflow_type: 'importTableWorkflow', task_queue: env.taskQueue, namespace: testStack().namespace };
+      await eventually(
+        async () => sumOf(await scrape(), 'sapi_schedule_runs_skipped_total', { ...series, reason: 'overlap_skip' }) === skipped,
+        15_000,
+        `the worker's metric never reached the ${skipped} runs \`temporal schedule describe\` counts`,
+      );
+      const samples = await scrape();
+      expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'buffer_dropped' })).toBe(Number(described.info.bufferDropped ?? 0));
+      expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'missed_catchup_window' })).toBe(Number(described.info.missedCatchupWindow ?? 0));
+    } finally {
+      await schedule.delete();
+    }
   });
 });

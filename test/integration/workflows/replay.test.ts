@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { startExtract, startImport } from '../../../src/client';
 import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput } from '../../../src/contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../../../src/contracts/transfer';
@@ -112,6 +113,33 @@ describe('workflow histories replay deterministically', () => {
     await paused.result();
     handles['extract-run-view-paused'] = paused;
 
+    // start-or-attach through the typed helpers: the `progress` update sent with the start (Update-with-Start), and a
+    // second start under the same id attaching to the running import (the update again, on a later task)
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 3_000, times: 1 });
+    const attachInput = importInput({ source: file('sa.csv', 'id\n1\n'), bucketId: 'in.c-replay-view', table: 'attached' });
+    const startedImport = await startImport(env.client, attachInput, { taskQueue: env.taskQueue, workflowId: 'import-start-or-attach' });
+    await eventually(async () => (await startedImport.query<{ jobId?: number }>('progress')).jobId !== undefined, 20_000, 'the import never started its job');
+    const attachedImport = await startImport(env.client, attachInput, { taskQueue: env.taskQueue, workflowId: 'import-start-or-attach' });
+    expect([startedImport.attached, attachedImport.attached]).toEqual([false, true]);
+    await attachedImport.result();
+    handles['import-start-or-attach'] = startedImport;
+    const startedExtract = await startExtract(env.client, { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput, { taskQueue: env.taskQueue, workflowId: 'extract-start-or-attach' });
+    await startedExtract.result();
+    handles['extract-start-or-attach'] = startedExtract;
+
+    // since the graceful-cancel-request patch: `temporal workflow cancel` of an extraction stops it after the page in
+    // flight, loads what it staged, and ends it cancelled
+    const large = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'replay-cancel');
+    const cancelRequested = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: 'extract-cancel-request',
+      args: [{ config: large, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput],
+    });
+    await eventually(async () => (await cancelRequested.query<{ pages: number }>('progress')).pages >= 2, 20_000, 'the extraction fetched no pages');
+    await cancelRequested.cancel();
+    await cancelRequested.result().catch(() => undefined);
+    handles['extract-cancel-request'] = cancelRequested;
+
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
     expect(statuses).toEqual({
@@ -134,7 +162,11 @@ describe('workflow histories replay deterministically', () => {
       'import-run-view': 'COMPLETED',
       'export-run-view': 'COMPLETED',
       'extract-run-view-paused': 'COMPLETED',
+      'import-start-or-attach': 'COMPLETED',
+      'extract-start-or-attach': 'COMPLETED',
+      'extract-cancel-request': 'CANCELLED',
     });
+    expect((await env.emulator.readTable('in.c-replay-cancel.large_items')).rows.length).toBeGreaterThan(0);
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);
     expect(iterated.rows).toHaveLength(20);

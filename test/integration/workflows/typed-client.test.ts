@@ -1,12 +1,15 @@
 /**
  * The package's typed client helpers, against the dev server: an import and an export started with typed inputs
- * give typed results; two starts under one workflow id (a retried start) attach to one run and one Storage job;
- * the run carries the summary a person sees in the UI.
+ * give typed results; two concurrent starts under one workflow id give one run and one Storage job (Update-with-Start,
+ * USE_EXISTING), the result saying which of them started it and answering the run's progress; the run carries the
+ * summary a person sees in the UI.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { executeExport, executeImport, startImport } from '../../../src/client';
+import type { TransferProgress } from '../../../src/contracts/transfer';
+import { eventually } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 
 describe('typed client helpers', () => {
@@ -29,7 +32,7 @@ describe('typed client helpers', () => {
     expect(exported).toMatchObject({ path: destination, bytes: written.length, sha256: createHash('sha256').update(written).digest('hex') });
   });
 
-  it('attaches a second start under the same workflow id to the running run: one run, one Storage job', async () => {
+  it('two concurrent starts under one workflow id give one run and one Storage job: one says it started, the other that it attached, both with the progress', async () => {
     const seenBefore = env.emulator.requests.length;
     const source = join(env.dataDir, 'again.csv');
     writeFileSync(source, 'id\n1\n');
@@ -37,11 +40,38 @@ describe('typed client helpers', () => {
     const options = { taskQueue: env.taskQueue, workflowId: `typed-client-attach-${Date.now()}` };
     const [first, second] = await Promise.all([startImport(env.client, input, options), startImport(env.client, input, options)]);
     expect(second.firstExecutionRunId).toBe(first.firstExecutionRunId);
+    expect([first.attached, second.attached].sort()).toEqual([false, true]);
+    for (const started of [first, second]) expect(started.progress).toMatchObject({ tableId: 'in.c-typed-client.again', phase: expect.any(String), bytes: expect.any(Number) });
     const [a, b] = await Promise.all([first.result(), second.result()]);
     expect(b).toEqual(a);
+    const runs = [];
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = "${options.workflowId}"` })) runs.push(run.runId);
+    expect(runs).toEqual([first.firstExecutionRunId]);
     const jobs = env.emulator.requests.slice(seenBefore).filter((r) => r.method === 'POST' && /\/buckets\/in\.c-typed-client\/tables-async$/.test(r.path));
     expect(jobs).toHaveLength(1);
     const described = await first.describe();
     expect(await described.staticSummary()).toMatch(/^import again\.csv → in\.c-typed-client\.again/);
+  });
+
+  it('a start under the id of a running import attaches to it and answers where it is: its phase and Storage job', async () => {
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 6_000, times: 1 });
+    const source = join(env.dataDir, 'slow.csv');
+    writeFileSync(source, 'id\n1\n2\n');
+    const input = { source, bucketId: 'in.c-typed-client', table: 'slow', polling: { initialMs: 200, maxMs: 500 } };
+    const options = { taskQueue: env.taskQueue, workflowId: `typed-client-running-${Date.now()}` };
+    const first = await startImport(env.client, input, options);
+    expect(first.attached).toBe(false);
+    await eventually(async () => (await first.query<TransferProgress>('progress')).jobId !== undefined, 30_000, 'the import never started its Storage job');
+    const { jobId } = await first.query<TransferProgress>('progress');
+    const again = await startImport(env.client, input, options);
+    expect(again.attached).toBe(true);
+    expect(again.firstExecutionRunId).toBe(first.firstExecutionRunId);
+    expect(again.progress).toMatchObject({ phase: 'importing', jobId, tableId: 'in.c-typed-client.slow' });
+    expect(await again.result()).toMatchObject({ importedRowsCount: 2 });
+    // a start without an id starts a run of its own
+    const fresh = await startImport(env.client, { ...input, table: 'fresh' }, { taskQueue: env.taskQueue });
+    expect(fresh.attached).toBe(false);
+    expect(fresh.progress).toBeUndefined();
+    await fresh.result();
   });
 });

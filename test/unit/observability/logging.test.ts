@@ -66,8 +66,14 @@ describe('JSON worker logs', () => {
   });
 
   it('reads SAPI_LOG_FORMAT and SAPI_METRICS_ADDRESS, text and no endpoint by default, and names a wrong variable', () => {
-    expect(loadSettings({}).observability).toEqual({ logFormat: 'text', metricsAddress: undefined });
-    expect(loadSettings({ SAPI_LOG_FORMAT: 'JSON', SAPI_METRICS_ADDRESS: '0.0.0.0:9464' }).observability).toEqual({ logFormat: 'json', metricsAddress: '0.0.0.0:9464' });
+    expect(loadSettings({}).observability).toEqual({ logFormat: 'text', metricsAddress: undefined, scheduleMetricsIntervalS: 60 });
+    expect(loadSettings({ SAPI_LOG_FORMAT: 'JSON', SAPI_METRICS_ADDRESS: '0.0.0.0:9464', SAPI_SCHEDULE_METRICS_INTERVAL: '0' }).observability).toEqual({
+      logFormat: 'json',
+      metricsAddress: '0.0.0.0:9464',
+      scheduleMetricsIntervalS: 0,
+    });
+    expect(() => loadSettings({ SAPI_SCHEDULE_METRICS_INTERVAL: 'often' })).toThrow(/SAPI_SCHEDULE_METRICS_INTERVAL must be a whole number of seconds/);
+    expect(() => loadSettings({ SAPI_SCHEDULE_METRICS_INTERVAL: '-5' })).toThrow(/SAPI_SCHEDULE_METRICS_INTERVAL must be 0 \(off\) or more seconds/);
     expect(() => loadSettings({ SAPI_LOG_FORMAT: 'yaml' })).toThrow(/SAPI_LOG_FORMAT must be text or json/);
     expect(() => loadSettings({ SAPI_METRICS_ADDRESS: 'http://x' })).toThrow(/SAPI_METRICS_ADDRESS must be host:port/);
   });
