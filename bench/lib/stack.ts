@@ -285,7 +285,7 @@ async function startNodeChild(options: {
 }
 
 /** Runs `node [-r ts-register] <args>` to completion; resolves with its stdout, rejects with its stderr tail. */
-function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string> }): Promise<string> {
+export function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string> }): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, options.hook ? ['-r', tsRegister, ...args] : args, {
       cwd: repoRoot,

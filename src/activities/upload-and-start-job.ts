@@ -1,4 +1,5 @@
 import type { CsvDialect, JobSummary } from '../contracts/transfer';
+import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
 import type { PreparedUpload } from './prepare-file';
@@ -6,8 +7,6 @@ import { uploadToTarget } from './upload-file';
 import { createTableJob, loadTableJob } from './table-jobs';
 import { summarizeJob } from './job-summary';
 
-/** How long {@link uploadAndStartJob} waits for its job to end before it leaves the polling to the workflow (ms). */
-export const SHORT_PATH_JOB_WAIT_MS = 5_000;
 /** First and longest pause between its polls (ms): a small job is usually done within the first. */
 const FIRST_POLL_MS = 50;
 const MAX_POLL_MS = 500;

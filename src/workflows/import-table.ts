@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
-import { waitForJob } from './polling';
+import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
+import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import { activityOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
@@ -294,7 +295,9 @@ async function shortPath(
     const pollingBegan = Date.now();
     control.pollingFrom(pollingBegan);
     try {
-      const started = await CancellationScope.nonCancellable(() => transfer.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job }));
+      // its wait for the job ends by the job's deadline (the polling that follows fails the run at it)
+      const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
+      const started = await CancellationScope.nonCancellable(() => transfer.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }));
       progress.bytes = started.bytes;
       return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
     } catch (err) {
@@ -304,7 +307,9 @@ async function shortPath(
       created.fileId = undefined;
     }
   }
-  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), true, created.fileId !== undefined ? begun.target : undefined);
+  // a larger source goes to the prepared file; after an expiry, to fresh ones
+  const expired = created.fileId === undefined;
+  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), true, expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target });
   progress.phase = 'importing';
   const fileId = uploaded.fileId;
   const started =
@@ -332,8 +337,11 @@ async function upload(
   transfer: Acts,
   onFile: (fileId: number) => void,
   cleanup: boolean,
-  /** A file already prepared (the short path's `prepareImport`): the first upload goes there. */
-  preparedFirst?: PreparedUpload,
+  /**
+   * `preparedFirst`: a file already prepared (the short path's `prepareImport`), the first upload goes there;
+   * `refreshesUsed`: prepares whose credentials already expired (they count against {@link MAX_CREDENTIAL_REFRESHES}).
+   */
+  from: { preparedFirst?: PreparedUpload; refreshesUsed?: number } = {},
 ): Promise<{ fileId: number; bytes: number; sha256?: string }> {
   const connection = input.connection;
   if ((input.via ?? 'direct') === 'importer') {
@@ -343,11 +351,11 @@ async function upload(
     Object.assign(progress, { fileId: uploaded.fileId, bytes: uploaded.bytes });
     return uploaded;
   }
-  for (let refresh = 0; ; refresh++) {
+  for (let refresh = from.refreshesUsed ?? 0; ; refresh++) {
     progress.phase = 'preparing';
     const prepared =
-      refresh === 0 && preparedFirst
-        ? preparedFirst
+      refresh === 0 && from.preparedFirst
+        ? from.preparedFirst
         : await acts.prepareFile({
             connection,
             name: input.fileName ?? baseName(input.source),
