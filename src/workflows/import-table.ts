@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
 import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
@@ -289,6 +289,9 @@ async function shortPath(
   created.fileId = begun.target.fileId;
   progress.fileId = begun.target.fileId;
   const job = { connection, bucketId: input.bucketId, name: input.table, mode, incremental: input.incremental, csv: input.csv, primaryKey: input.primaryKey, columns: input.columns };
+  // a cancel that came while prepareImport ran acts now, before anything is uploaded or started (the scope of the
+  // next activity would not be cancelled: it runs to its end)
+  if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled before the upload');
   if (begun.small) {
     // one phase for upload + job: the upload of a small file is over in a moment, the job is what is waited for
     progress.phase = 'importing';
