@@ -321,7 +321,7 @@ async function startNodeChild(options: {
 }
 
 /** Runs `node [-r ts-register] <args>` to completion; resolves with its stdout, rejects with its stderr tail. */
-function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string>; tree?: string }): Promise<string> {
+export function runNode(args: string[], options: { hook: boolean; timeoutMs: number; env?: Record<string, string>; tree?: string }): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, options.hook ? ['-r', tsRegisterOf(options.tree), ...args] : args, {
       cwd: options.tree ?? repoRoot,

@@ -8,6 +8,7 @@
  * the process by mapping (`/proc/<pid>/smaps`).
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ImportTableResult } from '../../src/contracts/transfer';
 import type { ScenarioContext, Scenario } from '../lib/context';
@@ -16,12 +17,22 @@ import { measure } from '../lib/measure';
 import { kibToMb, readMemory, readRssBreakdown, RssSampler, type RssBreakdown } from '../lib/proc';
 import { figure, type Figure } from '../lib/report';
 import { median, percentile } from '../lib/stats';
+import { ensureBucket } from '../lib/storage-ops';
+import { runNode } from '../lib/stack';
+import { historyShape, type HistoryShape } from '../../test/harness/history';
+import type { ImportsBaselineCommand, ImportsBaselineResult } from '../imports-baseline-child';
 
 /** Size of each imported CSV (MiB): ~50 KB, about 700 rows. */
 export const SMALL_CSV_MIB = 0.05;
 /** Targets of issue 14: every import succeeds; one worker's peak RSS ≤ 400 MB with 1,000 in flight; idle ≤ 200 MB. */
 export const WORKER_PEAK_TARGET_MB = 400;
 export const WORKER_IDLE_TARGET_MB = 200;
+/** Targets of issue 27 for small imports (200 concurrent 50 KB imports, one worker). */
+export const SMALL_IMPORTS_PER_SECOND_TARGET = 10;
+export const WORKER_CPU_MS_PER_IMPORT_TARGET = 50;
+export const ACTIVITY_TASKS_PER_IMPORT_TARGET = 4;
+export const TIMERS_PER_IMPORT_TARGET = 1;
+export const EVENTS_PER_IMPORT_TARGET = 30;
 
 export const concurrencyScenario: Scenario = async (ctx) => {
   const { options } = ctx;
@@ -68,6 +79,11 @@ export const concurrencyScenario: Scenario = async (ctx) => {
       }),
     );
     batches[`workers${workers}`] = batch;
+    if (workers === 1) {
+      const costs = await smallImportCosts(ctx, batch, count, csv.path, tag);
+      figures.push(...costs.figures);
+      batches.costs = costs.details;
+    }
   }
   return {
     figures,
@@ -107,9 +123,13 @@ async function runBatch(ctx: ScenarioContext, input: { count: number; workers: n
           }
         }),
       );
-      return { startedAllMs };
+      return { startedAllMs, handles };
     });
+    const handles = run.value.handles;
     const workerPeakMb = [kibToMb(run.worker.peakKiB), ...samplers.map((s) => kibToMb(s.stop().peakKiB))];
+    // one run's history shows what an import costs in Temporal terms (all runs of a batch take the same path)
+    const sample = handles[0]?.handle;
+    const shape = sample ? historyShape((await sample.fetchHistory()).events ?? []) : undefined;
     const latencyMs = { p50: percentile(latencies, 50), p95: percentile(latencies, 95), max: percentile(latencies, 100) };
     const succeeded = input.count - failures.length;
     ctx.log(
@@ -129,6 +149,7 @@ async function runBatch(ctx: ScenarioContext, input: { count: number; workers: n
       cpuSeconds: run.cpuSeconds,
       cpuSplit: run.cpuSplit,
       emulatorPeakMb: kibToMb(run.emulator.peakKiB),
+      shape,
     };
   } finally {
     await Promise.all(extras.map((e) => e.stop()));
@@ -179,4 +200,91 @@ const sum = (values: Record<string, number>): number => Object.values(values).re
 function workerSettingsFromEnv(): Record<string, string | undefined> {
   const names = ['SAPI_MAX_CACHED_WORKFLOWS', 'SAPI_MAX_CONCURRENT_ACTIVITIES', 'SAPI_MAX_CONCURRENT_WORKFLOW_TASKS', 'NODE_OPTIONS', 'MALLOC_ARENA_MAX'];
   return Object.fromEntries(names.map((n) => [n, process.env[n]]));
+}
+
+type Batch = Awaited<ReturnType<typeof runBatch>>;
+
+/**
+ * Issue 27's figures of the one-worker batch, with the "bare" baseline beside them: the same Storage calls (prepare,
+ * one PutObject, tables-async, polls) in a plain async loop in its own process, `count` at once, with every process's
+ * CPU measured around it as around the batch. The difference is the orchestration's share (Temporal, the worker,
+ * the workflow's checks and bookkeeping). Activity tasks, timers and events per import come from one run's history.
+ */
+async function smallImportCosts(ctx: ScenarioContext, batch: Batch, count: number, source: string, tag: string): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
+  const { stack } = ctx;
+  const bucketId = await ensureBucket(stack.storage, 'bare');
+  const command: ImportsBaselineCommand = {
+    sapiUrl: stack.sapiUrl,
+    token: stack.token,
+    s3Endpoint: stack.s3Endpoint,
+    region: stack.minio.region,
+    csvPath: source,
+    bucketId,
+    tablePrefix: `bare_${tag}`,
+    count,
+  };
+  const compiled = join(stack.dataDir, 'compiled', 'bench', 'imports-baseline-child.js');
+  const hook = !existsSync(compiled);
+  const script = hook ? resolve(__dirname, '..', 'imports-baseline-child.ts') : compiled;
+  ctx.log(`bare baseline: ${count} imports at once in a plain loop (own process) …`);
+  const bare = await measure(stack, async () => {
+    const stdout = await runNode([script], { hook, timeoutMs: 30 * 60_000, env: { BENCH_IMPORTS_BASELINE: JSON.stringify(command) } });
+    const line = /^IMPORTS_BASELINE_RESULT (.+)$/m.exec(stdout);
+    if (!line) throw new Error(`imports-baseline-child printed no result; stdout: ${stdout.slice(-500)}`);
+    return JSON.parse(line[1]!) as ImportsBaselineResult;
+  });
+  const b = bare.value;
+  const bareCpuMs = ((b.cpu.user + b.cpu.system) * 1000) / count;
+  const bareRate = (count / b.ms) * 1000;
+  const bareP95 = percentile(b.latencyMs, 95) ?? 0;
+  const ours = {
+    rate: (count / batch.totalMs) * 1000,
+    workerCpuMs: ((batch.cpuSeconds.worker ?? 0) * 1000) / count,
+    temporalCpuS: batch.cpuSeconds.temporal ?? 0,
+  };
+  const shape: HistoryShape | undefined = batch.shape;
+  ctx.log(
+    `bare: ${count} in ${(b.ms / 1000).toFixed(1)} s (${bareRate.toFixed(1)}/s), p95 ${(bareP95 / 1000).toFixed(1)} s, its CPU ${bareCpuMs.toFixed(1)} ms per import; ` +
+      `cpu s around it ${JSON.stringify(bare.cpuSeconds)}; ours ${ours.rate.toFixed(1)}/s, worker ${ours.workerCpuMs.toFixed(1)} ms CPU per import, Temporal ${ours.temporalCpuS} CPU-s; ` +
+      `one import's history: ${JSON.stringify(shape)}`,
+  );
+  const share = (oursValue: number, bareValue: number) => (oursValue > 0 ? `orchestration's share ${Math.round((1 - bareValue / oursValue) * 100)} %` : '');
+  const bareTemporalFree = 'baseline: the bare loop (no Temporal)';
+  const figures: Figure[] = [
+    figure({
+      scenario: 'concurrency',
+      metric: `small imports per second (${count} at once, 1 worker)`,
+      unit: '/s',
+      ours: ours.rate,
+      baseline: bareRate,
+      target: { on: 'ours', op: '>=', value: SMALL_IMPORTS_PER_SECOND_TARGET },
+      note: `${bareTemporalFree}; ${share(1 / ours.rate, 1 / bareRate)} of the time`,
+    }),
+    figure({ scenario: 'concurrency', metric: 'small import latency p95 vs bare', unit: 's', ours: (batch.latencyMs.p95 ?? 0) / 1000, baseline: bareP95 / 1000, note: bareTemporalFree }),
+    figure({
+      scenario: 'concurrency',
+      metric: 'worker CPU per small import',
+      unit: 'ms',
+      ours: ours.workerCpuMs,
+      baseline: bareCpuMs,
+      target: { on: 'ours', op: '<=', value: WORKER_CPU_MS_PER_IMPORT_TARGET },
+      note: `baseline: the bare loop's own CPU; ${share(ours.workerCpuMs, bareCpuMs)} of the client-side CPU`,
+    }),
+    figure({
+      scenario: 'concurrency',
+      metric: 'Temporal server CPU per small import',
+      unit: 'ms',
+      ours: (ours.temporalCpuS * 1000) / count,
+      note: `${ours.temporalCpuS} CPU-s for ${count}; emulator ${batch.cpuSeconds.emulator ?? '?'} CPU-s (bare: ${bare.cpuSeconds.emulator ?? '?'}), MinIO ${batch.cpuSeconds.minio ?? '?'} (bare: ${bare.cpuSeconds.minio ?? '?'})`,
+    }),
+  ];
+  if (shape) {
+    const note = `one run's history: ${shape.activityTypes.join(', ') || 'no activity'}; ${shape.workflowTasks} workflow tasks, ${shape.markers} markers`;
+    figures.push(
+      figure({ scenario: 'concurrency', metric: 'activity tasks per small import', unit: '', ours: shape.activityTasks, target: { on: 'ours', op: '<=', value: ACTIVITY_TASKS_PER_IMPORT_TARGET }, note }),
+      figure({ scenario: 'concurrency', metric: 'timers per small import', unit: '', ours: shape.timers, target: { on: 'ours', op: '<=', value: TIMERS_PER_IMPORT_TARGET } }),
+      figure({ scenario: 'concurrency', metric: 'history events per small import', unit: '', ours: shape.events, target: { on: 'ours', op: '<=', value: EVENTS_PER_IMPORT_TARGET } }),
+    );
+  }
+  return { figures, details: { bare: { ...b, latencyMs: { p50: percentile(b.latencyMs, 50), p95: bareP95 } }, bareCpuSeconds: bare.cpuSeconds, ours, shape } };
 }

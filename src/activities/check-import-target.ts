@@ -26,22 +26,24 @@ export interface CheckImportTargetResult {
  * `SAPI_ALREADY_EXISTS` that says how to fix the input.
  */
 export function checkImportTarget(deps: ActivityDeps) {
-  return (input: CheckImportTargetInput): Promise<CheckImportTargetResult> =>
-    asActivity(async () => {
-      const storage = deps.storage(input.connection);
-      const tableId = `${input.bucketId}.${input.table}`;
-      const bucketExists = (await unlessNotFound(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
-      const table = bucketExists ? await unlessNotFound(() => storage.getTable({ tableId })) : undefined;
-      const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
-      if (!bucketExists && !input.createBucket) {
-        throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);
-      }
-      if (input.mode === 'load' && !table) {
-        throw fail(SapiErrorCode.NOT_FOUND, `table ${tableId} does not exist: mode load needs an existing table; use mode create to create it`);
-      }
-      if (input.mode === 'create' && table) {
-        throw fail(SapiErrorCode.ALREADY_EXISTS, `table ${tableId} already exists: mode create makes a new table; use mode load (with incremental to append)`);
-      }
-      return { bucketExists, columns: table ? table.columns : undefined, ...(table ? { typed: typedTableSchema.safeParse(table).data?.isTyped ?? false } : {}) };
-    });
+  return (input: CheckImportTargetInput): Promise<CheckImportTargetResult> => asActivity(() => checkTarget(deps, input));
+}
+
+/** The body of {@link checkImportTarget}, for activities that check as one of their steps. */
+export async function checkTarget(deps: ActivityDeps, input: CheckImportTargetInput): Promise<CheckImportTargetResult> {
+  const storage = deps.storage(input.connection);
+  const tableId = `${input.bucketId}.${input.table}`;
+  const bucketExists = (await unlessNotFound(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
+  const table = bucketExists ? await unlessNotFound(() => storage.getTable({ tableId })) : undefined;
+  const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
+  if (!bucketExists && !input.createBucket) {
+    throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);
+  }
+  if (input.mode === 'load' && !table) {
+    throw fail(SapiErrorCode.NOT_FOUND, `table ${tableId} does not exist: mode load needs an existing table; use mode create to create it`);
+  }
+  if (input.mode === 'create' && table) {
+    throw fail(SapiErrorCode.ALREADY_EXISTS, `table ${tableId} already exists: mode create makes a new table; use mode load (with incremental to append)`);
+  }
+  return { bucketExists, columns: table ? table.columns : undefined, ...(table ? { typed: typedTableSchema.safeParse(table).data?.isTyped ?? false } : {}) };
 }

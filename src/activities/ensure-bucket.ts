@@ -30,33 +30,35 @@ const CLOCK_SKEW_MS = 2 * 60 * 1000;
  * activity was scheduled is taken as created by an earlier attempt.
  */
 export function ensureBucket(deps: ActivityDeps) {
-  return (input: EnsureBucketInput): Promise<EnsureBucketResult> =>
-    asActivity(async () => {
-      const match = /^(in|out)\.c-(.+)$/.exec(input.bucketId);
-      if (!match) throw new SapiInvalidInputError(`bucket id must look like in.c-name or out.c-name, got "${input.bucketId}"`);
-      const storage = deps.storage(input.connection);
-      const info = Context.current().info;
-      const existing = await findBucket(storage, input.bucketId);
-      if (existing) {
-        const created = info.attempt > 1 && createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS);
-        return { bucketId: input.bucketId, created };
-      }
-      let ambiguous: SapiError | undefined;
-      for (let create = 0; create < MAX_BUCKET_CREATES; create++) {
-        try {
-          const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]! });
-          return { bucketId: bucket.id, created: true };
-        } catch (err) {
-          if (!isSapiError(err)) throw err;
-          // a concurrent creator (first create) or our own earlier create whose answer was lost (a later one)
-          if (err.code === SapiErrorCode.ALREADY_EXISTS) return { bucketId: input.bucketId, created: ambiguous !== undefined };
-          if (!err.mayHaveReachedService) throw err;
-          ambiguous = err;
-        }
-        if (await findBucket(storage, input.bucketId)) return { bucketId: input.bucketId, created: true };
-      }
-      throw ambiguous!;
-    });
+  return (input: EnsureBucketInput): Promise<EnsureBucketResult> => asActivity(() => ensureBucketExists(deps, input));
+}
+
+/** The body of {@link ensureBucket} (the activity's attempt decides what counts as created). */
+export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucketInput): Promise<EnsureBucketResult> {
+  const match = /^(in|out)\.c-(.+)$/.exec(input.bucketId);
+  if (!match) throw new SapiInvalidInputError(`bucket id must look like in.c-name or out.c-name, got "${input.bucketId}"`);
+  const storage = deps.storage(input.connection);
+  const info = Context.current().info;
+  const existing = await findBucket(storage, input.bucketId);
+  if (existing) {
+    const created = info.attempt > 1 && createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS);
+    return { bucketId: input.bucketId, created };
+  }
+  let ambiguous: SapiError | undefined;
+  for (let create = 0; create < MAX_BUCKET_CREATES; create++) {
+    try {
+      const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]! });
+      return { bucketId: bucket.id, created: true };
+    } catch (err) {
+      if (!isSapiError(err)) throw err;
+      // a concurrent creator (first create) or our own earlier create whose answer was lost (a later one)
+      if (err.code === SapiErrorCode.ALREADY_EXISTS) return { bucketId: input.bucketId, created: ambiguous !== undefined };
+      if (!err.mayHaveReachedService) throw err;
+      ambiguous = err;
+    }
+    if (await findBucket(storage, input.bucketId)) return { bucketId: input.bucketId, created: true };
+  }
+  throw ambiguous!;
 }
 
 function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {

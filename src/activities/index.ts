@@ -4,6 +4,8 @@ import { cleanUpImport } from './clean-up-import';
 import { ensureBucket } from './ensure-bucket';
 import { inspectSource } from './inspect-source';
 import { prepareFile } from './prepare-file';
+import { prepareImport } from './prepare-import';
+import { uploadAndStartJob } from './upload-and-start-job';
 import { uploadFile } from './upload-file';
 import { uploadSlices } from './upload-slices';
 import { uploadViaImporter } from './upload-via-importer';
@@ -23,7 +25,9 @@ export function createActivities(deps: ActivityDeps) {
     inspectSource: inspectSource(deps),
     cleanUpImport: cleanUpImport(deps),
     ensureBucket: ensureBucket(deps),
+    prepareImport: prepareImport(deps),
     prepareFile: prepareFile(deps),
+    uploadAndStartJob: uploadAndStartJob(deps),
     uploadFile: uploadFile(deps),
     uploadSlices: uploadSlices(deps),
     uploadViaImporter: uploadViaImporter(deps),

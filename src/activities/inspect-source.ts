@@ -37,49 +37,51 @@ export const HEADER_PROBE_BYTES = 1024 * 1024;
  * `SAPI_INVALID_INPUT` naming the source. Runs where the sources are readable (the transfer task queue).
  */
 export function inspectSource(deps: ActivityDeps) {
-  return (input: InspectSourceInput): Promise<InspectSourceResult> =>
-    asActivity(async () => {
-      const signal = Context.current().cancellationSignal;
-      let bytes: number | undefined = 0;
-      let header: string[] | undefined;
-      for (const [i, uri] of input.sources.entries()) {
-        const field = input.sources.length > 1 ? `slices[${i}]` : 'source';
-        const source = await deps.confinement.openSource(uri, field, { signal, grant: input.sourceGrant });
-        bytes = bytes === undefined || source.size === undefined ? undefined : bytes + source.size;
-        if (source.size === 0) throw new SapiInvalidInputError(`source ${source.description} is empty (0 bytes): a CSV needs at least a header row`);
-        if (i === 0 && !input.columns?.length) {
-          header = await readHeader(await source.open(0, signal), input.csv ?? {});
-          if (header === undefined) throw new SapiInvalidInputError(`source ${source.description} is empty: a CSV needs at least a header row`);
-        }
-      }
-      const columns = input.columns?.length ? input.columns : header ?? [];
-      if (columns.length > MAX_TABLE_COLUMNS) {
-        const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
-        throw new SapiInvalidInputError(
-          `${where} has ${columns.length} columns; a table may have at most ${MAX_TABLE_COLUMNS} (the service refuses more with "Too many columns"): split the file into narrower tables`,
-        );
-      }
-      const problems = columnNameProblems(columns);
-      if (problems.length) {
-        const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
-        const delimiter = input.csv?.delimiter ?? ',';
-        const hint = columns.length === 1 && /[;\t|,]/.test(columns[0]!) ? ` (one column: is the delimiter ${JSON.stringify(delimiter)} right?)` : '';
-        throw new SapiInvalidInputError(`${where}: ${problems.join('; ')}${hint}`);
-      }
-      if (input.expectColumns) {
-        const missing = input.expectColumns.filter((c) => !columns.includes(c));
-        const extra = columns.filter((c) => !input.expectColumns!.includes(c));
-        if (missing.length || extra.length) {
-          const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
-          throw new SapiInvalidInputError(
-            `${where} (${columns.join(', ')}) does not match the typed columns (${input.expectColumns.join(', ')})` +
-              `${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not defined ${extra.join(', ')}` : ''}; ` +
-              'define a type for every column of the file, and only those',
-          );
-        }
-      }
-      return { bytes, columns };
-    });
+  return (input: InspectSourceInput): Promise<InspectSourceResult> => asActivity(() => inspect(deps, input));
+}
+
+/** The body of {@link inspectSource}, for activities that inspect as one of their steps. */
+export async function inspect(deps: ActivityDeps, input: InspectSourceInput): Promise<InspectSourceResult> {
+  const signal = Context.current().cancellationSignal;
+  let bytes: number | undefined = 0;
+  let header: string[] | undefined;
+  for (const [i, uri] of input.sources.entries()) {
+    const field = input.sources.length > 1 ? `slices[${i}]` : 'source';
+    const source = await deps.confinement.openSource(uri, field, { signal, grant: input.sourceGrant });
+    bytes = bytes === undefined || source.size === undefined ? undefined : bytes + source.size;
+    if (source.size === 0) throw new SapiInvalidInputError(`source ${source.description} is empty (0 bytes): a CSV needs at least a header row`);
+    if (i === 0 && !input.columns?.length) {
+      header = await readHeader(await source.open(0, signal), input.csv ?? {});
+      if (header === undefined) throw new SapiInvalidInputError(`source ${source.description} is empty: a CSV needs at least a header row`);
+    }
+  }
+  const columns = input.columns?.length ? input.columns : header ?? [];
+  if (columns.length > MAX_TABLE_COLUMNS) {
+    const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+    throw new SapiInvalidInputError(
+      `${where} has ${columns.length} columns; a table may have at most ${MAX_TABLE_COLUMNS} (the service refuses more with "Too many columns"): split the file into narrower tables`,
+    );
+  }
+  const problems = columnNameProblems(columns);
+  if (problems.length) {
+    const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+    const delimiter = input.csv?.delimiter ?? ',';
+    const hint = columns.length === 1 && /[;\t|,]/.test(columns[0]!) ? ` (one column: is the delimiter ${JSON.stringify(delimiter)} right?)` : '';
+    throw new SapiInvalidInputError(`${where}: ${problems.join('; ')}${hint}`);
+  }
+  if (input.expectColumns) {
+    const missing = input.expectColumns.filter((c) => !columns.includes(c));
+    const extra = columns.filter((c) => !input.expectColumns!.includes(c));
+    if (missing.length || extra.length) {
+      const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
+      throw new SapiInvalidInputError(
+        `${where} (${columns.join(', ')}) does not match the typed columns (${input.expectColumns.join(', ')})` +
+          `${missing.length ? `: missing ${missing.join(', ')}` : ''}${extra.length ? `${missing.length ? ';' : ':'} not defined ${extra.join(', ')}` : ''}; ` +
+          'define a type for every column of the file, and only those',
+      );
+    }
+  }
+  return { bytes, columns };
 }
 
 /** The first record of a CSV stream (gzip detected by its magic bytes), or undefined for an empty one. */

@@ -47,38 +47,40 @@ export interface PreparedUpload {
  * `X-KBC-RunId`), so a lost answer leaves no orphan.
  */
 export function prepareFile(deps: ActivityDeps) {
-  return (input: PrepareFileInput): Promise<PreparedUpload> =>
-    asActivity(async () => {
-      const name = input.gzip && !input.name.endsWith('.gz') ? `${input.name}.gz` : input.name;
-      const storage = deps.storage(input.connection);
-      const runId = activityMarker();
-      // a file an earlier attempt prepared (answer lost, or the worker died) is never used: remove it
-      const removeOrphans = async (delaysMs?: readonly number[]) => {
-        for (const orphan of await findFilesOfRun(storage, runId, { delaysMs })) await storage.deleteFile({ fileId: Number(orphan.id) });
-      };
-      if (Context.current().info.attempt > 1) await removeOrphans();
-      let file;
-      try {
-        file = await storage.prepareFile({
-          runId,
-          name,
-          sizeBytes: input.sizeBytes,
-          tags: input.tags,
-          isSliced: input.isSliced,
-          isEncrypted: input.isEncrypted,
-          federationToken: true,
-        });
-      } catch (err) {
-        // the prepare may still be running on the service: wait for its file and remove it, then let the retry prepare
-        if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
-        throw err;
-      }
-      const { credentials, ...target } = uploadTargetOf(file, deps.settings.s3.region);
-      return {
-        fileId: Number(file.id),
-        ...target,
-        isSliced: file.isSliced ?? input.isSliced ?? false,
-        sealedCredentials: deps.sealer(input.connection).seal(credentials),
-      };
+  return (input: PrepareFileInput): Promise<PreparedUpload> => asActivity(() => prepare(deps, input));
+}
+
+/** The body of {@link prepareFile} (the activity's marker and attempt decide which orphans are its own). */
+export async function prepare(deps: ActivityDeps, input: PrepareFileInput): Promise<PreparedUpload> {
+  const name = input.gzip && !input.name.endsWith('.gz') ? `${input.name}.gz` : input.name;
+  const storage = deps.storage(input.connection);
+  const runId = activityMarker();
+  // a file an earlier attempt prepared (answer lost, or the worker died) is never used: remove it
+  const removeOrphans = async (delaysMs?: readonly number[]) => {
+    for (const orphan of await findFilesOfRun(storage, runId, { delaysMs })) await storage.deleteFile({ fileId: Number(orphan.id) });
+  };
+  if (Context.current().info.attempt > 1) await removeOrphans();
+  let file;
+  try {
+    file = await storage.prepareFile({
+      runId,
+      name,
+      sizeBytes: input.sizeBytes,
+      tags: input.tags,
+      isSliced: input.isSliced,
+      isEncrypted: input.isEncrypted,
+      federationToken: true,
     });
+  } catch (err) {
+    // the prepare may still be running on the service: wait for its file and remove it, then let the retry prepare
+    if (isSapiError(err) && err.mayHaveReachedService) await removeOrphans(DEFAULT_RECONCILE_DELAYS_MS);
+    throw err;
+  }
+  const { credentials, ...target } = uploadTargetOf(file, deps.settings.s3.region);
+  return {
+    fileId: Number(file.id),
+    ...target,
+    isSliced: file.isSliced ?? input.isSliced ?? false,
+    sealedCredentials: deps.sealer(input.connection).seal(credentials),
+  };
 }

@@ -47,24 +47,26 @@ function onceOptions() {
 
 /** `tables-async`: starts creating a table from a file, at most once per file and table (see reconcile.ts). */
 export function createTableAsync(deps: ActivityDeps) {
-  return (input: CreateTableAsyncInput): Promise<JobSummary> =>
-    asActivity(async () => {
-      const { runId, ...once } = onceOptions();
-      const { job } = await startImportOnce(deps.storage(input.connection), {
-        ...once,
-        operation: 'create',
-        create: {
-          runId,
-          bucketId: input.bucketId,
-          name: input.name,
-          dataFileId: input.fileId,
-          primaryKey: input.primaryKey,
-          columns: input.columns,
-          ...input.csv,
-        },
-      });
-      return summarizeJob(job);
-    });
+  return (input: CreateTableAsyncInput): Promise<JobSummary> => asActivity(() => createTableJob(deps, input));
+}
+
+/** The body of {@link createTableAsync} (the activity's marker and attempt reconcile a lost response). */
+export async function createTableJob(deps: ActivityDeps, input: CreateTableAsyncInput): Promise<JobSummary> {
+  const { runId, ...once } = onceOptions();
+  const { job } = await startImportOnce(deps.storage(input.connection), {
+    ...once,
+    operation: 'create',
+    create: {
+      runId,
+      bucketId: input.bucketId,
+      name: input.name,
+      dataFileId: input.fileId,
+      primaryKey: input.primaryKey,
+      columns: input.columns,
+      ...input.csv,
+    },
+  });
+  return summarizeJob(job);
 }
 
 /**
@@ -85,16 +87,18 @@ export function createTableDefinition(deps: ActivityDeps) {
 
 /** `import-async`: starts loading a file into an existing table (incremental or full), at most once per file. */
 export function loadTableAsync(deps: ActivityDeps) {
-  return (input: LoadTableAsyncInput): Promise<JobSummary> =>
-    asActivity(async () => {
-      const { runId, ...once } = onceOptions();
-      const { job } = await startImportOnce(deps.storage(input.connection), {
-        ...once,
-        operation: 'load',
-        load: { runId, tableId: input.tableId, dataFileId: input.fileId, incremental: input.incremental, columns: input.columns, ...input.csv },
-      });
-      return summarizeJob(job);
-    });
+  return (input: LoadTableAsyncInput): Promise<JobSummary> => asActivity(() => loadTableJob(deps, input));
+}
+
+/** The body of {@link loadTableAsync} (the activity's marker and attempt reconcile a lost response). */
+export async function loadTableJob(deps: ActivityDeps, input: LoadTableAsyncInput): Promise<JobSummary> {
+  const { runId, ...once } = onceOptions();
+  const { job } = await startImportOnce(deps.storage(input.connection), {
+    ...once,
+    operation: 'load',
+    load: { runId, tableId: input.tableId, dataFileId: input.fileId, incremental: input.incremental, columns: input.columns, ...input.csv },
+  });
+  return summarizeJob(job);
 }
 
 /** `export-async`: starts exporting a table into file storage, reconciled after a lost response. */

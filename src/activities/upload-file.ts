@@ -36,33 +36,35 @@ export interface UploadFileResult {
  * which the workflow answers with a fresh prepare.
  */
 export function uploadFile(deps: ActivityDeps) {
-  return (input: UploadFileInput): Promise<UploadFileResult> =>
-    asActivity(async () => {
-      const store = targetStore(deps, input);
-      try {
-        const report = progressReporter();
-        const result = await store.upload({
-          key: input.target.key,
-          source: await openUploadSource(deps, input),
-          partSizeBytes: deps.settings.transfer.partSizeBytes,
-          concurrency: deps.settings.transfer.concurrency,
-          gzip: input.gzip,
-          resume: lastHeartbeat(),
-          onProgress: (state, bytesSent) => report(state, { bytes: bytesSent }),
-          signal: Context.current().cancellationSignal,
-        });
-        return {
-          bytes: result.bytes,
-          sourceBytes: result.sourceBytes,
-          sha256: result.sha256,
-          parts: result.parts,
-          partsUploaded: result.partsUploaded,
-          resumed: result.resumed,
-        };
-      } finally {
-        store.close();
-      }
+  return (input: UploadFileInput): Promise<UploadFileResult> => asActivity(() => uploadToTarget(deps, input));
+}
+
+/** The body of {@link uploadFile}: resumes from the activity's last heartbeat. */
+export async function uploadToTarget(deps: ActivityDeps, input: UploadFileInput): Promise<UploadFileResult> {
+  const store = targetStore(deps, input);
+  try {
+    const report = progressReporter();
+    const result = await store.upload({
+      key: input.target.key,
+      source: await openUploadSource(deps, input),
+      partSizeBytes: deps.settings.transfer.partSizeBytes,
+      concurrency: deps.settings.transfer.concurrency,
+      gzip: input.gzip,
+      resume: lastHeartbeat(),
+      onProgress: (state, bytesSent) => report(state, { bytes: bytesSent }),
+      signal: Context.current().cancellationSignal,
     });
+    return {
+      bytes: result.bytes,
+      sourceBytes: result.sourceBytes,
+      sha256: result.sha256,
+      parts: result.parts,
+      partsUploaded: result.partsUploaded,
+      resumed: result.resumed,
+    };
+  } finally {
+    store.close();
+  }
 }
 
 /** The object store of a prepared target (the adapter of its provider), with its credentials opened. */

@@ -22,6 +22,13 @@ export interface PollSchedule {
   elapsedFraction: number;
 }
 
+/**
+ * How long the short path of a small import waits for its job inside the activity that started it (polling it at
+ * 50 ms, doubling, at most 500 ms apart) before it leaves the polling to the workflow's timers (ms); never longer
+ * than the job's deadline.
+ */
+export const SHORT_PATH_JOB_WAIT_MS = 5_000;
+
 /** Defaults: 1 s, ×2, capped at 20 s and at 25 % of the time waited so far. */
 export const DEFAULT_POLL_SCHEDULE: Readonly<PollSchedule> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 20_000, elapsedFraction: 0.25 });
 

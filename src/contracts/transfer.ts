@@ -187,3 +187,11 @@ export interface ProgressReport {
   slicesDone?: number;
   slices?: number;
 }
+
+/**
+ * Added to the details of an activity failure by a step that created something before it failed (e.g. the bucket of
+ * `prepareImport`), so the workflow removes it. Internal between the plugin's activities and workflows.
+ */
+export interface CreatedBeforeFailure {
+  sapiCreated: { bucketId?: string };
+}

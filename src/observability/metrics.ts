@@ -29,14 +29,15 @@ export function activityMeter(info: Pick<ActivityInfo, 'activityNamespace' | 'ta
 /** Activities whose result carries `bytes`, and the direction they move them in. */
 const BYTES_DIRECTION: Record<string, 'upload' | 'download'> = {
   uploadFile: 'upload',
+  uploadAndStartJob: 'upload',
   uploadSlices: 'upload',
   uploadViaImporter: 'upload',
   downloadFile: 'download',
   fetchPages: 'download',
 };
 
-/** Activities whose result is a {@link JobSummary}. */
-const JOB_ACTIVITIES = new Set(['createTableAsync', 'loadTableAsync', 'exportTableAsync', 'getJob']);
+/** Activities whose result is a {@link JobSummary}, or carries one under `job` (`uploadAndStartJob`). */
+const JOB_ACTIVITIES = new Set(['createTableAsync', 'loadTableAsync', 'exportTableAsync', 'getJob', 'uploadAndStartJob']);
 
 /** Job ids already counted (rows, wait): a finished job may pass through more than one result. Bounded. */
 export class SeenJobs {
@@ -67,7 +68,8 @@ export function recordActivityResult(meter: MetricMeter, activityType: string, r
   const pages = numberOf(fields.pages);
   if (activityType === 'fetchPages' && pages) meter.createCounter(METRIC_PAGES_FETCHED, '1', 'Pages an extraction fetched and staged').add(pages);
   if (JOB_ACTIVITIES.has(activityType)) {
-    const job = result as JobSummary;
+    const job = (activityType === 'uploadAndStartJob' ? fields.job : result) as JobSummary | undefined;
+    if (!job || typeof job !== 'object') return;
     const rows = numberOf(job.results?.importedRowsCount);
     if (job.status === 'success' && rows !== undefined && seen.first(`rows:${job.id}`)) {
       meter.createCounter(METRIC_ROWS_IMPORTED, '1', 'Rows imported by finished Storage import jobs').add(rows);

@@ -1,9 +1,11 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { SapiActivities } from '../activities';
-import { waitForJob } from './polling';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { PreparedUpload, SapiActivities } from '../activities';
+import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
+import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import { activityOptions, shortTransferOptions, transferOptions } from './options';
-import { runTransfer } from './transfer-run';
-import { DEFAULT_METADATA_PROVIDER, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
+import { runTransfer, type TransferControl } from './transfer-run';
+import type { RunView } from './run-view';
+import { DEFAULT_METADATA_PROVIDER, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
@@ -24,6 +26,15 @@ export const CHECKS_AND_CLEANUP_PATCH = 'import-checks-and-cleanup-v1';
  * commands they did before.
  */
 export const TYPED_TABLES_PATCH = 'import-typed-tables-metadata-v1';
+
+/**
+ * Patch of the short path: a direct import's checks, bucket and prepare in one activity (`prepareImport`), and for a
+ * source of at most `SMALL_IMPORT_MAX_BYTES` the upload, the job's start and its first polls in a second one
+ * (`uploadAndStartJob`), so a small import takes 2 activity tasks, no timer and about 23 history events (7
+ * activities, 1 timer and 56 events before). A run with this patch asks no older patch of the import (it has them
+ * all) and upserts its end totals and phase at once. Runs started before it replay as they ran.
+ */
+export const SHORT_PATH_PATCH = 'import-short-path-v1';
 
 /** State carried over a continue-as-new while polling a long job (internal). */
 interface ImportResume {
@@ -55,10 +66,13 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
   const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
-  // asked before the run view opens: see `RunView.open`
-  const cleanup = patched(CHECKS_AND_CLEANUP_PATCH);
+  // asked before the run view opens: see `RunView.open`. A run with the short path has every earlier patch.
+  const short = patched(SHORT_PATH_PATCH);
+  const cleanup = short || patched(CHECKS_AND_CLEANUP_PATCH);
   // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
-  const extended = patched(TYPED_TABLES_PATCH);
+  const extended = short || patched(TYPED_TABLES_PATCH);
+  // the short path's first activity does the checks: its run opens in that phase (no upsert for 'starting')
+  if (short && !input.resume) progress.phase = 'checking';
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
   return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
@@ -75,6 +89,8 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     /** What this run created, removed again when it fails before its job ends well. */
     const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
     let jobStarted = input.resume !== undefined;
+    /** When this run began polling its job (the short path starts it inside an activity). */
+    let pollingBegan: number | undefined;
     let typed = input.resume?.typed ?? false;
     /** The load ended well (what fails after it is the metadata). */
     let loaded = false;
@@ -90,47 +106,54 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         const typedNames = input.typedColumns?.map((c) => c.name);
         // a headerless typed source takes the typed columns' names
         const columns = input.columns ?? (typedCreate && input.slices ? typedNames : undefined);
-        if (cleanup) {
-          progress.phase = 'checking';
-          const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
-          typed = typedCreate || (target.typed ?? false);
-          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
-            sources: input.slices ?? [input.source],
-            csv: input.csv,
-            columns,
-            ...(typedCreate ? { expectColumns: typedNames } : {}),
-            ...grantOf(input),
-          });
-        } else typed = typedCreate;
-        if (input.createBucket) {
-          progress.phase = 'bucket';
-          created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
-        }
-        const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), cleanup);
-        ({ fileId, bytes, sha256 } = uploaded);
-        progress.phase = 'importing';
-        const csv = input.csv ?? {};
-        if (typedCreate) {
-          // the service's way to a typed table: create it empty from its definition, then load the file into it
-          progress.phase = 'defining';
-          const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
-          created.table = true;
-          progress.jobId = definitionJob.id;
-          const definedSince = Date.now();
-          control.pollingFrom(definedSince);
-          await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), control.polling, onStatus, definedSince);
-          progress.phase = 'importing';
-          job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
+        const direct = (input.via ?? 'direct') === 'direct' && !input.slices && !typedCreate;
+        if (short && direct) {
+          const run = await shortPath(input, progress, acts, transfer, view, priority, created, control);
+          ({ fileId, bytes, sha256, job, typed } = run);
+          pollingBegan = run.pollingBegan;
         } else {
-          job =
-            mode === 'create'
-              ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
-              : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+          if (cleanup) {
+            progress.phase = 'checking';
+            const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
+            typed = typedCreate || (target.typed ?? false);
+            await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
+              sources: input.slices ?? [input.source],
+              csv: input.csv,
+              columns,
+              ...(typedCreate ? { expectColumns: typedNames } : {}),
+              ...grantOf(input),
+            });
+          } else typed = typedCreate;
+          if (input.createBucket) {
+            progress.phase = 'bucket';
+            created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
+          }
+          const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), cleanup);
+          ({ fileId, bytes, sha256 } = uploaded);
+          progress.phase = 'importing';
+          const csv = input.csv ?? {};
+          if (typedCreate) {
+            // the service's way to a typed table: create it empty from its definition, then load the file into it
+            progress.phase = 'defining';
+            const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
+            created.table = true;
+            progress.jobId = definitionJob.id;
+            const definedSince = Date.now();
+            control.pollingFrom(definedSince);
+            await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), control.polling, onStatus, definedSince);
+            progress.phase = 'importing';
+            job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
+          } else {
+            job =
+              mode === 'create'
+                ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
+                : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+          }
         }
         jobStarted = true;
       }
       progress.jobId = job.id;
-      const pollingSince = input.resume?.pollingSince ?? Date.now();
+      const pollingSince = input.resume?.pollingSince ?? pollingBegan ?? Date.now();
       let polls = 0;
       control.pollingFrom(pollingSince);
       const done = await waitForJob(
@@ -178,6 +201,8 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     } catch (err) {
       // a job that may still run (deadline, cancel while polling) keeps its file, bucket and table: it may yet succeed;
       // metadata refused after the load: a table this run created goes again (no half-made table)
+      // a step that failed after creating the bucket says so in its failure
+      if (createdBucketIn(err)) created.bucket = true;
       const undo = !jobStarted || failureType(err) === ErrorCode.JOB_FAILED || (loaded && created.table === true);
       if (cleanup && undo && (created.fileId !== undefined || created.bucket || created.table)) {
         await CancellationScope.nonCancellable(() =>
@@ -201,7 +226,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       }
       throw err;
     }
-  }, { attributes, totals, polling: input.polling });
+  }, { attributes, totals, polling: input.polling, view: short ? { patched: true, endAtOnce: true } : undefined });
 }
 
 /** Summaries of an import's activity calls: a poll names its job and the status last seen. */
@@ -210,6 +235,99 @@ export function describeCall(progress: { jobStatus?: string }): (name: string, i
 }
 
 type Acts = ReturnType<typeof proxyActivities<SapiActivities>>;
+
+/** What the short path hands on to the polling: the file, its bytes and the job (maybe already ended). */
+interface ShortPathRun {
+  fileId: number;
+  bytes: number;
+  sha256?: string;
+  job: JobSummary;
+  typed: boolean;
+  /** When the job's wait began (workflow time): before the activity that started it. */
+  pollingBegan?: number;
+}
+
+/**
+ * The short path of a direct import ({@link SHORT_PATH_PATCH}): `prepareImport` (checks, bucket, prepare) then, for a
+ * small source, `uploadAndStartJob` (one upload request, the job, its first polls); a larger source goes on with
+ * `uploadFile` and `createTableAsync` / `loadTableAsync` from the prepared file. Both short activities run to their
+ * end even when the run is cancelled meanwhile (they last about a second): the run then knows what they created and
+ * whether a job started, and the cancel acts right after (removing what was created, or leaving a started job to
+ * the service, as a cancel while polling does).
+ */
+async function shortPath(
+  input: ImportTableInput,
+  progress: TransferProgress,
+  acts: Acts,
+  transfer: Acts,
+  view: RunView,
+  priority: ReturnType<typeof runPriority>,
+  created: { fileId?: number; bucket?: boolean },
+  control: TransferControl,
+): Promise<ShortPathRun> {
+  const connection = input.connection;
+  const mode = input.mode ?? 'create';
+  const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority)));
+  progress.phase = 'checking';
+  const begun = await CancellationScope.nonCancellable(() =>
+    nearSources.prepareImport({
+      connection,
+      bucketId: input.bucketId,
+      table: input.table,
+      mode,
+      createBucket: input.createBucket ?? false,
+      source: input.source,
+      csv: input.csv,
+      columns: input.columns,
+      ...grantOf(input),
+      name: input.fileName ?? baseName(input.source),
+      tags: input.tags,
+      gzip: input.gzip,
+    }),
+  );
+  created.bucket = begun.createdBucket;
+  created.fileId = begun.target.fileId;
+  progress.fileId = begun.target.fileId;
+  const job = { connection, bucketId: input.bucketId, name: input.table, mode, incremental: input.incremental, csv: input.csv, primaryKey: input.primaryKey, columns: input.columns };
+  // a cancel that came while prepareImport ran acts now, before anything is uploaded or started (the scope of the
+  // next activity would not be cancelled: it runs to its end)
+  if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled before the upload');
+  if (begun.small) {
+    // one phase for upload + job: the upload of a small file is over in a moment, the job is what is waited for
+    progress.phase = 'importing';
+    const pollingBegan = Date.now();
+    control.pollingFrom(pollingBegan);
+    try {
+      // its wait for the job ends by the job's deadline (the polling that follows fails the run at it)
+      const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
+      const started = await CancellationScope.nonCancellable(() => transfer.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }));
+      progress.bytes = started.bytes;
+      return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
+    } catch (err) {
+      if (failureType(err) !== ErrorCode.CREDENTIALS_EXPIRED) throw err;
+      // the prepared file's credentials expired before its upload: remove it, then the long way with a fresh one
+      await acts.cleanUpImport({ connection, fileId: begun.target.fileId });
+      created.fileId = undefined;
+    }
+  }
+  // a larger source goes to the prepared file; after an expiry, to fresh ones
+  const expired = created.fileId === undefined;
+  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), true, expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target });
+  progress.phase = 'importing';
+  const fileId = uploaded.fileId;
+  const started =
+    mode === 'create'
+      ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv: input.csv ?? {}, primaryKey: input.primaryKey, columns: input.columns })
+      : await acts.loadTableAsync({ connection, tableId: `${input.bucketId}.${input.table}`, fileId, incremental: input.incremental ?? false, csv: input.csv ?? {}, columns: input.columns });
+  return { ...uploaded, job: started, typed: begun.typed };
+}
+
+/** A step failed after it created the bucket (its failure says so: {@link CreatedBeforeFailure}). */
+function createdBucketIn(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : undefined;
+  const details = cause instanceof ApplicationFailure ? (cause.details ?? []) : [];
+  return details.some((d) => typeof d === 'object' && d !== null && typeof (d as Partial<CreatedBeforeFailure>).sapiCreated?.bucketId === 'string');
+}
 
 /**
  * Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare
@@ -222,6 +340,11 @@ async function upload(
   transfer: Acts,
   onFile: (fileId: number) => void,
   cleanup: boolean,
+  /**
+   * `preparedFirst`: a file already prepared (the short path's `prepareImport`), the first upload goes there;
+   * `refreshesUsed`: prepares whose credentials already expired (they count against {@link MAX_CREDENTIAL_REFRESHES}).
+   */
+  from: { preparedFirst?: PreparedUpload; refreshesUsed?: number } = {},
 ): Promise<{ fileId: number; bytes: number; sha256?: string }> {
   const connection = input.connection;
   if ((input.via ?? 'direct') === 'importer') {
@@ -231,15 +354,18 @@ async function upload(
     Object.assign(progress, { fileId: uploaded.fileId, bytes: uploaded.bytes });
     return uploaded;
   }
-  for (let refresh = 0; ; refresh++) {
+  for (let refresh = from.refreshesUsed ?? 0; ; refresh++) {
     progress.phase = 'preparing';
-    const prepared = await acts.prepareFile({
-      connection,
-      name: input.fileName ?? baseName(input.source),
-      tags: input.tags,
-      isSliced: input.slices !== undefined,
-      gzip: input.gzip,
-    });
+    const prepared =
+      refresh === 0 && from.preparedFirst
+        ? from.preparedFirst
+        : await acts.prepareFile({
+            connection,
+            name: input.fileName ?? baseName(input.source),
+            tags: input.tags,
+            isSliced: input.slices !== undefined,
+            gzip: input.gzip,
+          });
     progress.fileId = prepared.fileId;
     onFile(prepared.fileId);
     progress.phase = 'uploading';

@@ -37,8 +37,9 @@ export class RunView {
    * query answered while it ran makes the worker complete the task first). So a workflow asks every `patched()` it
    * needs before its first activity *before* calling this (a patch asked after it could be judged absent on replay).
    */
-  static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }): Promise<RunView> {
-    if (!patched(RUN_VIEW_PATCH)) return new RunView(false, new Set(), view.details, view.phase);
+  static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }, options: { patched?: boolean } = {}): Promise<RunView> {
+    // `patched`: a later patch the workflow asked implies this one (its runs record no marker for it)
+    if (!options.patched && !patched(RUN_VIEW_PATCH)) return new RunView(false, new Set(), view.details, view.phase);
     let registered: string[] = [];
     try {
       registered = (await lookUp.registeredSearchAttributes()).registered;

@@ -77,7 +77,21 @@ export async function runTransfer<T>(
   what: string,
   progress: TransferProgress,
   body: (view: RunView, control: TransferControl) => Promise<T>,
-  { attributes = {}, totals = () => ({}), polling = {} }: { attributes?: RunAttributeValues; totals?: (result: T) => RunAttributeValues; polling?: PollingOptions } = {},
+  {
+    attributes = {},
+    totals = () => ({}),
+    polling = {},
+    view: viewOptions,
+  }: {
+    attributes?: RunAttributeValues;
+    totals?: (result: T) => RunAttributeValues;
+    polling?: PollingOptions;
+    /**
+     * `patched`: the run view's patch is known to be on (the workflow asked a later patch that implies it);
+     * `endAtOnce`: the end totals and the last phase go in one upsert. Both change commands: only for runs of a patch.
+     */
+    view?: { patched?: boolean; endAtOnce?: boolean };
+  } = {},
 ): Promise<T> {
   setHandler(progressQuery, () => progress);
   setHandler(transferProgressUpdate, () => ({ ...progress }));
@@ -130,10 +144,10 @@ export async function runTransfer<T>(
   );
   try {
     const result = await scope.run(async () => {
-      view = await RunView.open(attributes, { phase: () => progress.phase, details: () => transferDetails(what, progress, view) });
+      view = await RunView.open(attributes, { phase: () => progress.phase, details: () => transferDetails(what, progress, view) }, { patched: viewOptions?.patched });
       return body(view, control);
     });
-    view?.set(totals(result));
+    view?.set(viewOptions?.endAtOnce ? { ...totals(result), SapiPhase: progress.phase } : totals(result));
     view?.refresh();
     return result;
   } catch (err) {

@@ -44,3 +44,30 @@ export async function historyText(handle: WorkflowHandle): Promise<string> {
     return value;
   });
 }
+
+/** What one run cost in Temporal terms: history events, activity tasks, timers, workflow tasks and markers. */
+export interface HistoryShape {
+  events: number;
+  /** Activity tasks scheduled (each attempt of one counts once: retries are not new tasks in history). */
+  activityTasks: number;
+  /** The activity types, in scheduling order. */
+  activityTypes: string[];
+  timers: number;
+  workflowTasks: number;
+  /** Markers: patches and local activities. */
+  markers: number;
+}
+
+/** Counts the shape of a history's events (numeric or `EVENT_TYPE_…` event types, as fetched or as saved JSON). */
+export function historyShape(events: ReadonlyArray<{ eventType?: unknown; activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null }>): HistoryShape {
+  const is = (event: { eventType?: unknown }, type: keyof typeof EventType) => event.eventType === EventType[type] || event.eventType === type;
+  const scheduled = events.filter((e) => is(e, 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED'));
+  return {
+    events: events.length,
+    activityTasks: scheduled.length,
+    activityTypes: scheduled.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+    timers: events.filter((e) => is(e, 'EVENT_TYPE_TIMER_STARTED')).length,
+    workflowTasks: events.filter((e) => is(e, 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED')).length,
+    markers: events.filter((e) => is(e, 'EVENT_TYPE_MARKER_RECORDED')).length,
+  };
+}

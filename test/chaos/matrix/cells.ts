@@ -4,11 +4,11 @@
  * the reason, so the summary shows the whole matrix. The runner (test/harness/matrix/runner.ts) interprets them.
  */
 
-export type Operation = 'import-direct' | 'import-importer' | 'import-sliced' | 'export-sliced' | 'extract';
+export type Operation = 'import-direct' | 'import-small' | 'import-importer' | 'import-sliced' | 'export-sliced' | 'extract';
 export type Boundary = 'before' | 'mid' | 'after';
 export type FaultKind = 'worker-kill' | 'temporal-restart' | 'sapi-5xx' | 'sapi-429' | 'drop-after-commit' | 's3-outage';
 
-export const OPERATIONS: Operation[] = ['import-direct', 'import-importer', 'import-sliced', 'export-sliced', 'extract'];
+export const OPERATIONS: Operation[] = ['import-direct', 'import-small', 'import-importer', 'import-sliced', 'export-sliced', 'extract'];
 export const BOUNDARIES: Boundary[] = ['before', 'mid', 'after'];
 export const FAULTS: FaultKind[] = ['worker-kill', 'temporal-restart', 'sapi-5xx', 'sapi-429', 'drop-after-commit', 's3-outage'];
 
@@ -61,8 +61,8 @@ export interface Step {
   activity: string;
   /** The step's request to the Storage API (for emulator faults), if it has one. */
   sapi?: { method: string; path: RegExp; query?: RegExp; commits: boolean };
-  /** The step's object-storage requests: the first, one in the middle, the one that commits. */
-  s3?: { first: RequestMatch; mid: RequestMatch; commit?: RequestMatch };
+  /** The step's object-storage requests: the first, one in the middle (none for a one-request upload), the one that commits. */
+  s3?: { first: RequestMatch; mid?: RequestMatch; commit?: RequestMatch };
   /** The extracted API's requests (extraction only). */
   api?: { first: RequestMatch; mid: RequestMatch; last: RequestMatch };
 }
@@ -118,6 +118,10 @@ export const STEPS: Step[] = [
     },
   },
   { operation: 'import-direct', name: 'job', activity: 'createTableAsync', sapi: { method: 'POST', path: TABLES_ASYNC, commits: true } },
+  // a small source takes the short path: checks, bucket and prepare in prepareImport (the same requests as the direct
+  // import's bucket and prepare steps, hit there), then one PutObject, tables-async and the first polls in one activity
+  { operation: 'import-small', name: 'upload', activity: 'uploadAndStartJob', s3: { first: s3('PUT', ANY), commit: s3('PUT', ANY) } },
+  { operation: 'import-small', name: 'job', activity: 'uploadAndStartJob', sapi: { method: 'POST', path: TABLES_ASYNC, commits: true } },
   { operation: 'import-importer', name: 'upload', activity: 'uploadViaImporter', sapi: { method: 'POST', path: IMPORTER, commits: true } },
   { operation: 'import-importer', name: 'job', activity: 'loadTableAsync', sapi: { method: 'POST', path: IMPORT_ASYNC, commits: true } },
   {
@@ -165,7 +169,7 @@ function processTrigger(step: Step, boundary: Boundary): Trigger | string {
   }
   if (step.s3) {
     if (boundary === 'before') return { at: step.s3.first, phase: 'request' };
-    if (boundary === 'mid') return { at: step.s3.mid, phase: 'response' };
+    if (boundary === 'mid') return step.s3.mid ? { at: step.s3.mid, phase: 'response' } : 'one PutObject: the upload has no middle';
     return step.s3.commit ? { at: step.s3.commit, phase: 'response' } : 'no commit on object storage in this step';
   }
   const at = sapi(step.sapi!.method, step.sapi!.path, { query: step.sapi!.query });
@@ -220,6 +224,8 @@ export const SUBSET = new Set<string>([
   'export-sliced/job/after/drop-after-commit',
   'extract/fetch/mid/worker-kill',
   'extract/load/after/sapi-5xx',
+  'import-small/job/mid/worker-kill', // SIGKILL while tables-async is performed inside uploadAndStartJob
+  'import-small/upload/after/temporal-restart',
 ]);
 
 function buildCells(): Cell[] {
@@ -261,7 +267,7 @@ function buildCells(): Cell[] {
     subset: true,
   });
   // imports whose job fails after its answer was lost: the workflow fails and leaves nothing behind
-  for (const operation of ['import-direct', 'import-importer', 'import-sliced'] as const) {
+  for (const operation of ['import-direct', 'import-small', 'import-importer', 'import-sliced'] as const) {
     const step = STEPS.find((s) => s.operation === operation && s.name === 'job')!;
     const id = `${operation}/job/after/drop-after-commit+job-fails`;
     cells.push({
@@ -274,7 +280,7 @@ function buildCells(): Cell[] {
       inject: { kind: 'emulator-rule', method: step.sapi!.method, path: step.sapi!.path, action: { type: 'dropResponse' }, times: 1 },
       expect: { outcome: { failure: 'SAPI_JOB_FAILED' } },
       jobFails: true,
-      subset: operation === 'import-direct',
+      subset: operation === 'import-direct' || operation === 'import-small',
     });
   }
   return cells;

@@ -80,7 +80,8 @@ describe('the worker\'s Prometheus endpoint', () => {
     expect(sumOf(samples, 'sapi_bytes_transferred_total', { direction: 'download' })).toBe(exported.bytes);
     // our counters carry the activity's tags in the SDK's own snake_case (as on temporal_activity_… beside them)
     const uploaded = samples.find((s) => s.name === 'sapi_bytes_transferred_total' && s.labels.direction === 'upload')?.labels;
-    expect(uploaded).toMatchObject({ namespace: 'default', task_queue: env.taskQueue, activity_type: 'uploadFile' });
+    // a small import uploads in the short path's uploadAndStartJob
+    expect(uploaded).toMatchObject({ namespace: 'default', task_queue: env.taskQueue, activity_type: 'uploadAndStartJob' });
     expect(Object.keys(uploaded ?? {}).filter((label) => /[A-Z]/.test(label))).toEqual([]);
     expect(samples.find((s) => s.name === 'temporal_activity_execution_latency_count')?.labels).toMatchObject({ task_queue: env.taskQueue, activity_type: expect.any(String) });
     // one wait per Storage job (the import's and the export's), in seconds

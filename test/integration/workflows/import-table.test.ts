@@ -11,6 +11,8 @@ import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { loadSettings } from '../../../src/config';
 import { MAX_TABLE_COLUMNS } from '../../../src/storage-api/columns';
 import { startWorker } from '../../../src/worker';
+import { historyShape } from '../../harness/history';
+import { bucketExists } from '../../harness/matrix/checks';
 
 describe('importTableWorkflow against the emulator', () => {
   let env: SapiTestEnv;
@@ -48,6 +50,28 @@ describe('importTableWorkflow against the emulator', () => {
       columns: ['id', 'name'],
       rows: [['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'multi\nline']],
     });
+  });
+
+  it('takes a small import through at most 4 activity tasks, 1 timer and 30 history events (the short path: 2, none, about 23)', async () => {
+    const content = 'id,name\n1,alpha\n2,beta\n';
+    const handle = await env.client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `import-small-shape-${Date.now()}`,
+      args: [{ source: csvFile('small.csv', content), bucketId: 'in.c-small', createBucket: true, table: 'items', polling: { initialMs: 200, maxMs: 1000 } }],
+    });
+    expect(await handle.result()).toMatchObject({ tableId: 'in.c-small.items', importedRowsCount: 2, bytes: Buffer.byteLength(content) });
+    expect((await env.emulator.readTable('in.c-small.items')).rows).toEqual([['1', 'alpha'], ['2', 'beta']]);
+    const shape = historyShape((await handle.fetchHistory()).events ?? []);
+    expect(shape).toMatchObject({ activityTypes: ['prepareImport', 'uploadAndStartJob'], timers: 0 });
+    expect({ activityTasks: shape.activityTasks <= 4, timers: shape.timers <= 1, events: shape.events <= 30 }).toEqual({ activityTasks: true, timers: true, events: true });
+  });
+
+  it('removes the bucket it created when the prepare after it fails for good (the short path\'s first activity)', async () => {
+    env.emulator.faults.add({ method: 'POST', path: 'files/prepare$', times: 1, action: { type: 'status', status: 400 } });
+    const failure = await failureOf({ source: csvFile('refused.csv', 'id\n1\n'), bucketId: 'in.c-refused-prepare', createBucket: true, table: 't' });
+    expect(failure.nonRetryable).toBe(true);
+    expect(await bucketExists(env.emulator, 'in.c-refused-prepare')).toBe(false);
+    expect(await filesNamed('refused.csv')).toEqual([]);
   });
 
   it('creates a table through the importer service and then loads more rows incrementally with a primary key', async () => {

@@ -12,6 +12,8 @@ import type { ExtractInput } from '../../../src/contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../../../src/contracts/transfer';
 import { eventually, runCli } from '../../harness/processes';
 import { fetchHistories, RECORD_HISTORIES_ENV, replayFailures, saveHistories } from '../../harness/replay';
+import { historyShape } from '../../harness/history';
+import { bucketExists } from '../../harness/matrix/checks';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
@@ -139,6 +141,10 @@ describe('workflow histories replay deterministically', () => {
     await cancelRequested.cancel();
     await cancelRequested.result().catch(() => undefined);
     handles['extract-cancel-request'] = cancelRequested;
+    // since the short-path patch: a small import in two activities (checks + bucket + prepare, then upload + job +
+    // first polls), and one whose job fails after the run created its bucket, removed again with the file
+    await started('importTableWorkflow', 'import-short-path', importInput({ source: file('sp.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-short', createBucket: true, table: 'small' }));
+    await started('importTableWorkflow', 'import-short-path-failed-cleanup', importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }));
 
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
@@ -165,12 +171,19 @@ describe('workflow histories replay deterministically', () => {
       'import-start-or-attach': 'COMPLETED',
       'extract-start-or-attach': 'COMPLETED',
       'extract-cancel-request': 'CANCELLED',
+      'import-short-path': 'COMPLETED',
+      'import-short-path-failed-cleanup': 'FAILED',
     });
     expect((await env.emulator.readTable('in.c-replay-cancel.large_items')).rows.length).toBeGreaterThan(0);
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);
     expect(iterated.rows).toHaveLength(20);
     expect((await env.emulator.readTable('in.c-replay.items')).rows).toHaveLength(3003);
+    // the short path's histories show what they are named for: two activities; the clean-up after the failed job
+    const types = async (name: string) => historyShape((await handles[name]!.fetchHistory()).events ?? []).activityTypes;
+    expect(await types('import-short-path')).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect(await types('import-short-path-failed-cleanup')).toEqual(['prepareImport', 'uploadAndStartJob', 'cleanUpImport']);
+    expect(await bucketExists(env.emulator, 'in.c-replay-short-cleanup')).toBe(false);
 
     const histories = await fetchHistories(handles);
     const bundle = { code: readFileSync(testStack().workflowBundlePath, 'utf8') };

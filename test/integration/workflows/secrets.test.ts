@@ -27,8 +27,9 @@ describe('secrets stay out of workflow history', () => {
     });
     await exportHandle.result();
 
-    const [prepared] = await activityResults<PreparedUpload>(importHandle, 'prepareFile');
-    const credentials = createSealer(env.emulator.token).open<TemporaryCredentials>(prepared!.sealedCredentials);
+    // a small import prepares its file in prepareImport (the short path), a larger one in prepareFile
+    const [begun] = await activityResults<{ target: PreparedUpload }>(importHandle, 'prepareImport');
+    const credentials = createSealer(env.emulator.token).open<TemporaryCredentials>(begun!.target.sealedCredentials);
     expect(credentials.SecretAccessKey.length).toBeGreaterThan(8); // the real upload credentials, recovered with the token
 
     for (const handle of [importHandle, exportHandle]) {

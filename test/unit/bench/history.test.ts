@@ -25,6 +25,17 @@ describe('timings read from a workflow history', () => {
     ]);
   });
 
+  it('closes a terminated run at its termination, not at a timer (event types 17 and 18 are timers)', () => {
+    const terminated = [
+      { eventId: 1, eventType: EVENT.WORKFLOW_EXECUTION_STARTED, eventTime: at(1_000) },
+      { eventId: 5, eventType: EVENT.TIMER_STARTED, eventTime: at(2_000) },
+      { eventId: 6, eventType: EVENT.TIMER_FIRED, eventTime: at(3_000) },
+      { eventId: 7, eventType: EVENT.WORKFLOW_EXECUTION_TERMINATED, eventTime: at(4_000) },
+      { eventId: 8, eventType: EVENT.TIMER_STARTED, eventTime: at(5_000) }, // cannot happen: proves timers are not closes
+    ];
+    expect(historyTimings(terminated).closedMs).toBe(4_000);
+  });
+
   it('measures one activity from its start to its completion', () => {
     expect(activityDurationMs(historyTimings(events), 'uploadFile')).toBe(8_000);
     expect(() => activityDurationMs(historyTimings(events), 'downloadFile')).toThrow('expected one completed downloadFile activity in the history, found 0');

@@ -47,6 +47,16 @@ describe('metrics from activity results', () => {
     expect(total('sapi_rows_imported_total')).toBe(42);
   });
 
+  it('counts the bytes and the finished job of the short path\'s uploadAndStartJob (the job under `job`), the job once', () => {
+    const { meter, total } = recordingMeter();
+    const seen = new SeenJobs();
+    recordActivityResult(meter, 'uploadAndStartJob', { bytes: 120, sha256: 'x', job: { id: 9, status: 'success', results: { importedRowsCount: 3 } } }, seen);
+    recordActivityResult(meter, 'getJob', { id: 9, status: 'success', results: { importedRowsCount: 3 } }, seen);
+    recordActivityResult(meter, 'uploadAndStartJob', { bytes: 10, job: { id: 10, status: 'processing' } }, seen);
+    expect(total('sapi_bytes_transferred_total', { direction: 'upload' })).toBe(130);
+    expect(total('sapi_rows_imported_total')).toBe(3);
+  });
+
   it('counts failed attempts by their error code', () => {
     const { meter, total } = recordingMeter();
     recordActivityFailure(meter, ApplicationFailure.create({ type: 'SAPI_SERVICE_UNAVAILABLE', message: '503' }));
