@@ -122,14 +122,21 @@ describe('fetchPages page loop', () => {
   });
 
   it('a page whose rows fail after its successor was requested is never part of a resume point', async () => {
-    badPage = 101; // pages 1-100 fill a group (100 pages), which is staged before the failure is reported
+    badPage = 101; // pages 1-100 fill at most a group (100 pages); page 101's rows fail after page 102 was requested
     const deps = depsWithFolder();
     const { outcome, beats } = await run(deps, input());
     await expect(outcome).rejects.toMatchObject({ type: 'SAPI_EXTRACT_DATA_INVALID', nonRetryable: true });
     expect(requested).toContain(102); // the successor went out before the rows of page 101 were flattened
     expect(beats.length).toBeGreaterThan(0);
-    expect(Math.max(...beats.map((b) => b.state.pages))).toBe(100); // a retry fetches page 101 again
-    expect(await stagedIds(deps)).toEqual(idsOf(1, 100));
+    // groups close at 100 pages or after 1 s, so on a slow machine the last resume point may be an earlier group's end
+    // (a retry discards what was staged after it); page 101 is never in a resume point nor staged
+    const resumePoint = Math.max(...beats.map((b) => b.state.pages));
+    const staged = await stagedIds(deps);
+    const stagedPages = staged.length / 2;
+    expect(staged).toEqual(idsOf(1, stagedPages));
+    expect(stagedPages).toBeLessThanOrEqual(100);
+    expect(resumePoint).toBeGreaterThan(0);
+    expect(resumePoint).toBeLessThanOrEqual(stagedPages);
   });
 
   it('a process that extracted pages exits on its own: the page-loop thread does not hold it', async () => {
