@@ -1,7 +1,9 @@
 /**
  * Upload: `importTableWorkflow` (direct S3 multipart through the worker) of a generated CSV vs a bare
  * `@aws-sdk/lib-storage` `Upload` of the same file to the same MinIO, same part size and queue as the worker's.
- * The baseline runs in its own process (`bench/baseline-child.ts`), like the worker.
+ * The baseline runs in its own process (`bench/baseline-child.ts`), like the worker. A second baseline is MinIO's own
+ * client (`mc cp` of the same file, Go, its default part size and threads), run right after the first in each
+ * baseline slot; the targets are on ours/mc. CPU seconds per GB: the worker's during the upload, mc's.
  * Order: baseline, then (ours, baseline) × repeat; medians. Ours is reported for the upload phase (the
  * `uploadFile` activity, start → completion in the history) and end to end (incl. prepare and the emulator's import).
  */
@@ -11,6 +13,7 @@ import { alternation } from '../lib/args';
 import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
+import { cpuSecondsPerGb, locateMc, mcCpuSeconds } from '../lib/mc';
 import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
 import { BASELINE_PART_SIZE, BASELINE_QUEUE_SIZE } from '../lib/storage-ops';
@@ -36,6 +39,11 @@ export const uploadScenario: Scenario = async (ctx) => {
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
   const workerIdle = memorySnapshot(stack.pids.worker);
   const runs: Array<Record<string, unknown>> = [];
+  const mc = locateMc();
+  if ('missing' in mc) ctx.log(`no mc baseline: ${mc.missing}`);
+  const mcMs: number[] = [];
+  const mcCpuPerGb: number[] = [];
+  const oursCpuPerGb: number[] = [];
   const baselineMs: number[] = [];
   const oursUploadMs: number[] = [];
   const oursEndToEndMs: number[] = [];
@@ -69,6 +77,27 @@ export const uploadScenario: Scenario = async (ctx) => {
         `baseline #${n}: ${(b.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, b.ms)!.toFixed(1)} MB/s, its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}], ` +
           `its peak RSS ${kibToMb(b.maxRssKiB)} MB; others ${JSON.stringify(run.cpuSplit)}`,
       );
+      if ('path' in mc) {
+        const mcKey = `upload-mc-${n}.csv`;
+        const mcRun = await measure(stack, () =>
+          stack.runBaseline({
+            kind: 'mc-upload',
+            mc: mc.path,
+            endpoint: stack.s3Endpoint,
+            region: stack.minio.region,
+            credentials: { accessKeyId: stack.minio.accessKeyId, secretAccessKey: stack.minio.secretAccessKey },
+            bucket: BASELINE_BUCKET,
+            key: mcKey,
+            path: csv.path,
+          }),
+        );
+        await s3.send(new DeleteObjectCommand({ Bucket: BASELINE_BUCKET, Key: mcKey }));
+        const m = mcRun.value;
+        mcMs.push(m.ms);
+        mcCpuPerGb.push(cpuSecondsPerGb(mcCpuSeconds(m), csv.bytes)!);
+        runs.push({ side: 'mc', n, ms: Math.round(m.ms), mbps: mbPerSecond(csv.bytes, m.ms), mcCpu: m.mcCpu, cpuSplit: mcRun.cpuSplit });
+        ctx.log(`mc #${n}: ${(m.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, m.ms)!.toFixed(1)} MB/s, its cpu [user, sys] s [${m.mcCpu!.user.toFixed(1)}, ${m.mcCpu!.system.toFixed(1)}]; others ${JSON.stringify(mcRun.cpuSplit)}`);
+      }
     } else {
       const table = `upload_${n}`;
       ctx.log(`ours #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
@@ -82,6 +111,8 @@ export const uploadScenario: Scenario = async (ctx) => {
       const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
       oursUploadMs.push(uploadMs);
       oursEndToEndMs.push(endToEndMs);
+      // the worker's CPU over the whole workflow (the upload is nearly all of it for a large file)
+      oursCpuPerGb.push(cpuSecondsPerGb(run.cpuSeconds.worker, csv.bytes)!);
       workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
       runs.push({
         side,
@@ -112,9 +143,18 @@ export const uploadScenario: Scenario = async (ctx) => {
   }
   const baselineMbps = mbPerSecond(csv.bytes, median(baselineMs)!);
   const ours = (ms: number[]) => (ms.length ? mbPerSecond(csv.bytes, median(ms)!) : undefined);
-  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline${options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : ''}`;
+  const link = options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : '';
+  const note = `${options.sizeMiB} MiB, medians of ${oursUploadMs.length} ours / ${baselineMs.length} baseline${link}`;
+  const mcFigures = 'path' in mc
+    ? [
+        // issue 27: ≥ 0.9× MinIO's own client on localhost, ≥ 0.95× behind a capped link
+        figure({ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', ours: ours(oursUploadMs), baseline: mbPerSecond(csv.bytes, median(mcMs)!), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 }, note: `baseline: mc cp; medians of ${oursUploadMs.length} / ${mcMs.length}${link}` }),
+        figure({ scenario: 'upload', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), note: 'ours: the worker process over the whole import workflow; baseline: the mc process' }),
+      ]
+    : [{ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
   return {
     figures: [
+      ...mcFigures,
       figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(oursUploadMs), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
       figure({ scenario: 'upload', metric: 'end to end incl. import', unit: 'MB/s', ours: ours(oursEndToEndMs), baseline: baselineMbps, note: 'baseline: upload only' }),
       figure({
