@@ -17,7 +17,7 @@ import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
 import { cpuSecondsPerGb, locateMc, mcCpuSeconds } from '../lib/mc';
-import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
+import { cpuSecondsWithin, kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
 import { waitForJob } from '../lib/storage-ops';
 import { mbPerSecond, median } from '../lib/stats';
@@ -123,7 +123,9 @@ export const downloadScenario: Scenario = async (ctx) => {
           : { slicesMs: Math.round(concatStartMs - span.startedMs), concatenateMs: Math.round(span.endedMs! - concatStartMs) };
       if (statSync(destination).size !== wf.result.bytes) throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
       oursDownload.push({ ms: downloadMs, bytes: wf.result.bytes });
-      oursCpuPerGb.push(cpuSecondsPerGb(run.cpuSeconds.worker, wf.result.bytes)!);
+      // the worker's CPU (its download threads included) while the downloadFile activity ran
+      const downloadCpuS = cpuSecondsWithin(run.worker, span.startedMs!, span.endedMs!);
+      if (downloadCpuS !== undefined) oursCpuPerGb.push(cpuSecondsPerGb(downloadCpuS, wf.result.bytes)!);
       oursEndToEnd.push({ ms: endToEndMs, bytes: wf.result.bytes });
       workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
       runs.push({
@@ -135,6 +137,7 @@ export const downloadScenario: Scenario = async (ctx) => {
         bytes: wf.result.bytes,
         downloadMs: Math.round(downloadMs),
         downloadAttempt: span.attempt,
+        downloadWorkerCpuS: downloadCpuS,
         phases,
         slicesMbps: phases ? mbPerSecond(wf.result.bytes, phases.slicesMs) : undefined,
         endToEndMs: Math.round(endToEndMs),
@@ -148,7 +151,7 @@ export const downloadScenario: Scenario = async (ctx) => {
         cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}` +
+        `ours #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}, worker cpu ${downloadCpuS} s` +
           `${phases ? `; slices in parallel ${(phases.slicesMs / 1000).toFixed(1)} s, concatenation ${(phases.concatenateMs / 1000).toFixed(1)} s` : '; slices written in place, no concatenation'}), ` +
           `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
@@ -162,7 +165,7 @@ export const downloadScenario: Scenario = async (ctx) => {
     ? [
         // issue 27: ≥ 0.9× MinIO's own client on localhost (ours also hashes every slice), ≥ 0.95× behind a capped link
         figure({ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', ours: mbps(oursDownload), baseline: mbps(mcRuns), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 }, note: `baseline: mc cp of the ${slices} slices into a folder; medians of ${oursDownload.length} / ${mcRuns.length}${link}` }),
-        figure({ scenario: 'download', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), note: 'ours: the worker process over the whole export workflow (sha256 included); baseline: the mc process' }),
+        figure({ scenario: 'download', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), note: 'ours: the worker process (its threads included) while downloadFile ran, sha256 included; baseline: the mc process' }),
       ]
     : [{ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
   return {

@@ -14,7 +14,7 @@ import type { Scenario } from '../lib/context';
 import { activityDurationMs } from '../lib/history';
 import { measure } from '../lib/measure';
 import { cpuSecondsPerGb, locateMc, mcCpuSeconds } from '../lib/mc';
-import { kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
+import { cpuSecondsWithin, kibToMb, memorySnapshot, readMemory, rssTimeline } from '../lib/proc';
 import { figure } from '../lib/report';
 import { BASELINE_PART_SIZE, BASELINE_QUEUE_SIZE } from '../lib/storage-ops';
 import { mbPerSecond, median } from '../lib/stats';
@@ -111,8 +111,9 @@ export const uploadScenario: Scenario = async (ctx) => {
       const endToEndMs = wf.timings.closedMs! - wf.timings.startedMs!;
       oursUploadMs.push(uploadMs);
       oursEndToEndMs.push(endToEndMs);
-      // the worker's CPU over the whole workflow (the upload is nearly all of it for a large file)
-      oursCpuPerGb.push(cpuSecondsPerGb(run.cpuSeconds.worker, csv.bytes)!);
+      // the worker's CPU while the uploadFile activity ran (its samples every 100 ms)
+      const uploadCpuS = cpuSecondsWithin(run.worker, upload.startedMs!, upload.endedMs!);
+      if (uploadCpuS !== undefined) oursCpuPerGb.push(cpuSecondsPerGb(uploadCpuS, csv.bytes)!);
       workerPeakKiB = Math.max(workerPeakKiB, run.worker.peakKiB);
       runs.push({
         side,
@@ -120,6 +121,7 @@ export const uploadScenario: Scenario = async (ctx) => {
         workflowId: wf.workflowId,
         uploadMs: Math.round(uploadMs),
         uploadAttempt: upload.attempt,
+        uploadWorkerCpuS: uploadCpuS,
         endToEndMs: Math.round(endToEndMs),
         wallMs: Math.round(run.ms),
         uploadMbps: mbPerSecond(csv.bytes, uploadMs),
@@ -134,7 +136,7 @@ export const uploadScenario: Scenario = async (ctx) => {
         cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `ours #${n}: upload ${(uploadMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, uploadMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}), ` +
+        `ours #${n}: upload ${(uploadMs / 1000).toFixed(1)} s (${mbPerSecond(csv.bytes, uploadMs)!.toFixed(1)} MB/s, attempt ${upload.attempt}, worker cpu ${uploadCpuS} s), ` +
           `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
       if (!ctx.fixtures.hasTable(options.sizeMiB)) ctx.fixtures.rememberTable(options.sizeMiB, wf.result.tableId);
@@ -149,7 +151,7 @@ export const uploadScenario: Scenario = async (ctx) => {
     ? [
         // issue 27: ≥ 0.9× MinIO's own client on localhost, ≥ 0.95× behind a capped link
         figure({ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', ours: ours(oursUploadMs), baseline: mbPerSecond(csv.bytes, median(mcMs)!), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 }, note: `baseline: mc cp; medians of ${oursUploadMs.length} / ${mcMs.length}${link}` }),
-        figure({ scenario: 'upload', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), note: 'ours: the worker process over the whole import workflow; baseline: the mc process' }),
+        figure({ scenario: 'upload', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), note: 'ours: the worker process while uploadFile ran; baseline: the mc process' }),
       ]
     : [{ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
   return {
