@@ -80,6 +80,7 @@ emulator: node_modules/.installed stack-tools build
 	bin/sapi-temporal emulator
 
 bench: install build
+	bash scripts/install-tools.sh mc
 	$(NPM) run bench
 
 clean:

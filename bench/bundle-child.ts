@@ -1,5 +1,6 @@
 // Bundles the plugin's workflows in a throwaway process (webpack's heap stays out of the bench process, where the
-// remaining in-process steps run) and writes the bundle to the path given as the first argument.
+// remaining in-process steps run) and writes the bundle to the path given as the first argument; a second argument
+// names another workflows folder (the idle scenario's empty worker).
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -8,8 +9,9 @@ const quiet = { log: () => undefined, trace: () => undefined, debug: () => undef
 
 void (async () => {
   const out = process.argv[2];
-  if (!out) throw new Error('usage: bundle-child <output file>');
-  const bundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, '..', 'src', 'workflows'), logger: quiet });
+  if (!out) throw new Error('usage: bundle-child <output file> [workflows folder]');
+  const workflowsPath = process.argv[3] ? resolve(process.argv[3]) : resolve(__dirname, '..', 'src', 'workflows');
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet });
   writeFileSync(out, bundle.code);
 })().catch((err: unknown) => {
   process.stderr.write(`bundle-child: ${err instanceof Error ? err.stack : String(err)}\n`);

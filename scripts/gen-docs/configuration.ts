@@ -110,6 +110,7 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_MINIO_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'a MinIO binary of your own' },
   SAPI_AZURITE_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'an Azurite binary of your own' },
   SAPI_FAKE_GCS_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'a fake-gcs-server binary of your own (an unpatched one breaks resumed GCS uploads)' },
+  SAPI_MC_BIN: { group: 'Dev kit', readBy: 'dev kit', default: '`.tools/bin/mc` (built by `make bench`)', meaning: "an mc (MinIO's client) binary of your own: the baseline of the bench's upload and download; never taken from PATH (`mc` there may be Midnight Commander)" },
   TEMPORAL_UI_URL: { group: 'Dev kit', default: '—', meaning: 'the Temporal UI address, in the dev stack\'s environment (`.env.dev`), not read from yours' },
 };
 

@@ -64,3 +64,18 @@ export function findFakeGcs(): ToolLocation {
   if (!process.env.SAPI_FAKE_GCS_BIN && existsSync(built)) return { path: built, source: 'tools' };
   return locate('fake-gcs-server', 'SAPI_FAKE_GCS_BIN', built);
 }
+
+/**
+ * MinIO's client mc, the bench's transfer baseline: `SAPI_MC_BIN`, else `.tools/bin/mc` (built by
+ * `scripts/install-tools.sh mc`). Never PATH: `mc` there is as likely Midnight Commander.
+ */
+export function findMc(): ToolLocation {
+  const fromEnv = process.env.SAPI_MC_BIN;
+  if (fromEnv) {
+    if (!existsSync(fromEnv)) throw new Error(`SAPI_MC_BIN=${fromEnv} does not exist; unset it or point it at the mc binary`);
+    return { path: fromEnv, source: 'env' };
+  }
+  const built = join(toolsDir(), 'bin', 'mc');
+  if (existsSync(built)) return { path: built, source: 'tools' };
+  throw new Error(`mc not found (looked at $SAPI_MC_BIN and ${built}); run \`bash scripts/install-tools.sh mc\` (or \`make bench\`) to build it`);
+}

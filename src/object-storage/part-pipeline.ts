@@ -8,6 +8,7 @@
  * or a send to schedule. The first failure stops the reading; the parts in flight are awaited, then it is thrown.
  */
 import { createHash, type Hash } from 'node:crypto';
+import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline, Transform, type TransformCallback } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { SapiError, SapiErrorCode, SapiTransferError } from '../errors';
@@ -65,18 +66,30 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   throwIfAborted(signal);
   const hash: Hash | undefined = (options.sha256 ?? true) && startOffset === 0 ? createHash('sha256') : undefined;
   let sourceBytes = startOffset;
-  const raw = await source.open(startOffset, signal);
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, cb: TransformCallback) {
-      hash?.update(chunk);
-      sourceBytes += chunk.length;
-      cb(null, chunk);
-    },
-  });
-  const noop = (): void => undefined;
-  const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
-
   const pool = new PartBufferPool(partSize);
+  let parts: AsyncIterable<Buffer>;
+  let file: FileHandle | undefined;
+  if (source.path !== undefined && !options.gzip) {
+    // a local file: each part is read straight into its buffer (positional reads), and hashed as a whole
+    file = await openFile(source);
+    parts = tapParts(fileParts(file, startOffset, pool), (data) => {
+      hash?.update(data);
+      sourceBytes += data.length;
+    });
+  } else {
+    const raw = await source.open(startOffset, signal);
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, cb: TransformCallback) {
+        hash?.update(chunk);
+        sourceBytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    const noop = (): void => undefined;
+    const input = options.gzip ? pipeline(raw, tap, createGzip(), noop) : pipeline(raw, tap, noop);
+    parts = chunkParts(input as AsyncIterable<Buffer>, partSize, pool);
+  }
+
   const inflight = new Set<Promise<void>>();
   let failure: unknown;
   let lastPart = 0;
@@ -108,7 +121,7 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
 
   try {
     let held: { index: number; data: Buffer } | undefined;
-    for await (const data of chunkParts(input as AsyncIterable<Buffer>, partSize, pool)) {
+    for await (const data of parts) {
       const index = ++lastPart;
       storedBytes += data.length;
       if (failure) break;
@@ -125,12 +138,54 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
     failure ??= err;
   }
   await Promise.all(inflight);
+  await file?.close().catch(() => undefined);
   if (failure !== undefined) {
     if (signal?.aborted) throw signal.reason ?? failure;
     if (failure instanceof SapiError) throw failure;
     throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { ...options.context, source: source.description }, cause: failure });
   }
   return { lastPart, sourceBytes, storedBytes, sha256: hash?.digest('hex'), partsSent, partBuffers: pool.allocated };
+}
+
+async function openFile(source: ByteSource): Promise<FileHandle> {
+  try {
+    return await open(source.path!, 'r');
+  } catch (cause) {
+    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the source cannot be read', context: { source: source.description }, cause });
+  }
+}
+
+/**
+ * The parts of an open file from `start` on: each a pool buffer filled by positional reads (the last one shorter; one
+ * empty buffer for an empty rest), the same parts {@link chunkParts} cuts from a stream of the file.
+ */
+export async function* fileParts(file: FileHandle, start: number, pool: PartBufferPool): AsyncGenerator<Buffer> {
+  let position = start;
+  for (let yielded = 0; ; yielded++) {
+    const buf = pool.acquire();
+    let filled = 0;
+    while (filled < buf.length) {
+      const { bytesRead } = await file.read(buf, filled, buf.length - filled, position + filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    position += filled;
+    if (filled === buf.length) {
+      yield buf;
+      continue;
+    }
+    if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
+    else pool.release(buf);
+    return;
+  }
+}
+
+/** Calls `onPart` with each part before it is passed on. */
+async function* tapParts(parts: AsyncIterable<Buffer>, onPart: (data: Buffer) => void): AsyncGenerator<Buffer> {
+  for await (const data of parts) {
+    onPart(data);
+    yield data;
+  }
 }
 
 /** Throws `SAPI_CHECKSUM_MISMATCH` (not retryable) when the source did not have the size it announced. */

@@ -58,6 +58,9 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
     maxAttempts: options.maxAttempts ?? DEFAULT_S3_MAX_ATTEMPTS,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // no `Expect: 100-continue` before bodies of 2 MiB and more (the SDK's default): every part would wait one more
+    // round trip for the store's go-ahead before its bytes move; a refused part costs its bytes once, and is rare
+    expectContinueHeader: false,
     requestHandler: {
       connectionTimeout: 10_000,
       requestTimeout: options.requestTimeoutMs ?? 120_000,
@@ -74,7 +77,36 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
       // No `expiration` here: the SDK would try to refresh a static identity; we check expiry ourselves.
     };
   }
-  return new S3Client(config);
+  const client = new S3Client(config);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      unsignedChecksummedPayload(args.request as { headers?: Record<string, string>; body?: unknown });
+      return next(args);
+    },
+    { step: 'build', name: 'sapiUnsignedChecksummedPayload' },
+  );
+  return client;
+}
+
+/** The signed-payload header of SigV4, and its value for a body that is not hashed into the signature. */
+const CONTENT_SHA256 = 'x-amz-content-sha256';
+const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+
+/**
+ * A body that carries its own checksum (`x-amz-checksum-crc32` or `Content-MD5`, which the store verifies) goes
+ * with `x-amz-content-sha256: UNSIGNED-PAYLOAD` instead of its SHA-256 in the signature, as the AWS CLI sends over
+ * HTTPS: the SDK would hash every part once more (the signer), and the store too, to check it; the integrity is the
+ * checksum's, the request is signed all the same. Parts and single PUTs of an upload are such bodies.
+ */
+export function unsignedChecksummedPayload(request: { headers?: Record<string, string>; body?: unknown }): void {
+  const headers = request.headers;
+  if (headers && request.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === CONTENT_SHA256)) {
+    const checksummed = Object.keys(headers).some((h) => {
+      const name = h.toLowerCase();
+      return name === 'content-md5' || name.startsWith('x-amz-checksum-');
+    });
+    if (checksummed) headers[CONTENT_SHA256] = UNSIGNED_PAYLOAD;
+  }
 }
 
 /** Milliseconds until the credentials expire (negative when expired); undefined when `Expiration` is unreadable. */

@@ -21,6 +21,11 @@ export interface ByteSource {
   readonly size?: number;
   /** A stream of the bytes from offset `start` (0-based) to the end. */
   open(start: number, signal?: AbortSignal): Promise<Readable>;
+  /**
+   * A local file's path: an upload then reads its parts straight into the part buffers with positional reads (no
+   * stream, no copy), see `part-pipeline.ts`.
+   */
+  readonly path?: string;
 }
 
 /** Stream buffer size of local file reads: 1 MiB (fewer syscalls than the 64 KiB default). */
@@ -62,6 +67,7 @@ export async function fileSource(path: string): Promise<ByteSource> {
   return {
     description: path,
     size,
+    path,
     async open(start) {
       return createReadStream(path, { start, highWaterMark: FILE_READ_HIGH_WATER_MARK });
     },

@@ -35,7 +35,7 @@ describe('bench command line', () => {
   });
 
   it('names the bad argument and what it accepts', () => {
-    expect(() => parseBenchArgs(['uplod'])).toThrow('unknown scenario "uplod"; choose from upload, download');
+    expect(() => parseBenchArgs(['uplod'])).toThrow('unknown scenario "uplod"; choose from idle, upload, download');
     expect(() => parseBenchArgs(['--size-mib', '0'])).toThrow('--size-mib must be a positive number, got "0"');
     expect(() => parseBenchArgs(['--pages', '1.5'])).toThrow('--pages must be a whole number, got "1.5"');
     expect(() => parseBenchArgs(['--modes', 'turbo'])).toThrow('--modes takes batch and/or page');

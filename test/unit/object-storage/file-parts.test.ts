@@ -1,0 +1,37 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { chunkParts, fileParts, PartBufferPool } from '../../../src/object-storage/part-pipeline';
+
+describe('fileParts', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'file-parts-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const collect = async (parts: AsyncIterable<Buffer>) => {
+    const out: string[] = [];
+    for await (const part of parts) out.push(part.toString('latin1')); // copied: the buffers are reused
+    return out;
+  };
+
+  it.each([
+    ['an empty file', 0, 0],
+    ['a file of whole parts', 30, 0],
+    ['a file with a short last part', 27, 0],
+    ['the rest of a file from a part boundary (a resume)', 27, 10],
+  ])('reads %s into the same parts a stream of it is cut into', async (_name, size, start) => {
+    const data = Buffer.from(Array.from({ length: size }, (_, i) => 97 + (i % 26)));
+    const path = join(dir, `f-${size}-${start}`);
+    writeFileSync(path, data);
+    const file = await open(path, 'r');
+    try {
+      const fromFile = await collect(fileParts(file, start, new PartBufferPool(10)));
+      const fromStream = await collect(chunkParts(Readable.from([data.subarray(start)]), 10));
+      expect(fromFile).toEqual(fromStream);
+      expect(fromFile.join('')).toBe(data.subarray(start).toString('latin1'));
+    } finally {
+      await file.close();
+    }
+  });
+});
