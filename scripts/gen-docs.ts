@@ -1,8 +1,10 @@
 // Writes the generated references of docs/ (`npm run docs`): the CLI reference from the command definitions, the
-// configuration reference from the code that reads the settings, the error table from the error registry.
+// configuration reference from the code that reads the settings, the error table from the error registry, and the
+// API reference (docs/api/) from the TSDoc with typedoc (`npm run docs:api` writes only that one).
 // `npm run docs -- --check` writes nothing and exits 1 when a checked-in file differs (test/unit/docs does the same).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { checkedInApiFiles, renderApiReference } from './gen-docs/api';
 import { renderCliReference } from './gen-docs/cli';
 import { renderConfigurationReference } from './gen-docs/configuration';
 import { renderErrorsReference } from './gen-docs/errors';
@@ -29,16 +31,28 @@ export function staleDocs(docs: Map<string, string> = generatedDocs()): string[]
   }).map(([name]) => name);
 }
 
+/** The checked-in files of docs/api/ the API reference no longer has (a removed export, a renamed module). */
+export function leftoverApiDocs(api: Map<string, string>): string[] {
+  return checkedInApiFiles(docsRoot).filter((name) => !api.has(name));
+}
+
 if (require.main === module) {
   const warnings: string[] = [];
-  const docs = generatedDocs(warnings);
+  const apiOnly = process.argv.includes('--api');
+  const docs = apiOnly ? new Map<string, string>() : generatedDocs(warnings);
+  const api = renderApiReference();
   for (const warning of warnings) process.stderr.write(`gen-docs: ${warning}\n`);
+  const all = new Map([...docs, ...api]);
   if (process.argv.includes('--check')) {
-    const stale = staleDocs(docs);
+    const stale = [...staleDocs(all), ...leftoverApiDocs(api)];
     for (const name of stale) process.stderr.write(`gen-docs: docs/${name} is out of date: run npm run docs\n`);
     process.exitCode = stale.length ? 1 : 0;
   } else {
-    for (const [name, content] of docs) writeFileSync(join(docsRoot, name), content);
-    process.stdout.write(`gen-docs: wrote ${[...docs.keys()].map((name) => `docs/${name}`).join(', ')}\n`);
+    for (const name of leftoverApiDocs(api)) rmSync(join(docsRoot, name));
+    for (const [name, content] of all) {
+      mkdirSync(dirname(join(docsRoot, name)), { recursive: true });
+      writeFileSync(join(docsRoot, name), content);
+    }
+    process.stdout.write(`gen-docs: wrote ${[...all.keys()].map((name) => `docs/${name}`).join(', ')}\n`);
   }
 }

@@ -56,7 +56,10 @@ install_minio() {
     if command -v go >/dev/null 2>&1; then
       log "minio: go install github.com/minio/minio@$MINIO_VERSION (first build takes a few minutes)"
       local started=$SECONDS
-      GOBIN="$tools/bin" GOFLAGS=-mod=mod go install "github.com/minio/minio@$MINIO_VERSION"
+      # -s -w: no symbol table or DWARF (as MinIO's releases): the link step took 13 s of CPU instead of 21 s here and
+      # the binary is 112 MB instead of 150 MB; -trimpath: no build paths in the binary. The compile itself (~all of
+      # the time) is the same: no registry package ships MinIO's server binary (PyPI, npm, Debian checked).
+      GOBIN="$tools/bin" GOFLAGS=-mod=mod go install -trimpath -ldflags="-s -w" "github.com/minio/minio@$MINIO_VERSION"
       log "minio: built in $((SECONDS - started)) s"
     else
       log "minio: no Go toolchain; trying the official download"

@@ -1,12 +1,37 @@
 // The public surface of sapi-temporal. Workflows live in the `sapi-temporal/workflows` subpath (bundled by the
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
-export { startWorker, type RunWorkerOptions, type RunningWorker } from './worker';
+export { startWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
 export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
-export { createStorageClient, type StorageClient, type StorageClientOptions } from './storage-api';
+export {
+  createStorageClient,
+  DEFAULT_TIMEOUTS,
+  DEFAULT_RETRY_POLICY,
+  DEFAULT_CONNECTIONS_PER_ORIGIN,
+  type StorageClient,
+  type StorageClientOptions,
+  type HttpTimeouts,
+  type RetryPolicy,
+  type CallOptions,
+  type PrepareFileInput,
+  type GetFileInput,
+  type ListFilesInput,
+  type UploadViaImporterInput,
+  type CreateBucketInput,
+  type CreateTableAsyncInput,
+  type LoadTableAsyncInput,
+  type ColumnDefinitionInput,
+  type CreateTableDefinitionInput,
+  type MetadataPair,
+  type SetTableMetadataInput,
+  type ExportTableAsyncInput,
+  type WhereFilter,
+  type ListJobsInput,
+} from './storage-api';
+export type { InputPolicy } from './security/policy';
 export * from './errors';
 export type {
   ImportTableInput,
@@ -20,7 +45,19 @@ export type {
   TypedColumn,
 } from './contracts/transfer';
 export { DEFAULT_METADATA_PROVIDER, DESCRIPTION_METADATA_KEY } from './contracts/transfer';
-export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress } from './contracts/extract';
+export type {
+  ExtractInput,
+  ExtractOptions,
+  ExtractResult,
+  ExtractProgress,
+  ExtractMode,
+  ExtractPhase,
+  ExtractFetchTuning,
+  StopReasonCounts,
+  BatchProgress,
+} from './contracts/extract';
+export type { ExtractRunTimes } from './extractor/types';
+export type { StopReason } from './extractor/scroller';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
 // what operators search and see (docs/operating.md): the search attribute keys, the command that registers them,
 // and the static summary/details to start a run with
@@ -53,6 +90,7 @@ export {
   type CodecServerOptions,
   type CodecServerHandle,
 } from './codec';
+export { DEFAULT_CODEC_SERVER_HOST } from './codec';
 export {
   configureWorkerRuntime,
   createWorkerLogger,
@@ -70,11 +108,14 @@ export {
   LOG_FORMATS,
   type LogFormat,
   type WorkerRuntimeOptions,
+  type WorkerRuntimeResult,
 } from './observability';
 export {
   loadTemporalConnection,
   temporalConnectionOptions,
   describeTemporalSecurity,
+  DEFAULT_TEMPORAL_ADDRESS,
+  DEFAULT_TEMPORAL_NAMESPACE,
   type TemporalConnectionSettings,
   type TemporalConnectionOptions,
 } from './config/temporal';

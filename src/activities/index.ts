@@ -18,6 +18,8 @@ import { registeredSearchAttributes } from './search-attributes';
 /**
  * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
  * {@link SapiActivities} (import type only).
+ *
+ * @internal The plugin's wiring, not a stable API: register the activities with `SapiPlugin`.
  */
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -45,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
   };
 }
 
+/** @internal The activities' types, for the workflows' proxies. */
 export type SapiActivities = ReturnType<typeof createActivities>;
 export { createActivityDeps, type ActivityDeps } from './deps';
 export type { PreparedUpload, PrepareFileInput } from './prepare-file';

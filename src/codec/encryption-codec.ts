@@ -40,10 +40,12 @@ export class EncryptionCodec implements PayloadCodec {
     return this.encryptKey.id;
   }
 
+  /** Each payload encrypted with the first key, marked with its id (`binary/encrypted`). */
   async encode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => this.encrypt(payload));
   }
 
+  /** Each encrypted payload decrypted with the key it names; a payload that is not encrypted, unchanged. */
   async decode(payloads: Payload[]): Promise<Payload[]> {
     return payloads.map((payload) => this.decrypt(payload));
   }

@@ -20,7 +20,7 @@ export interface CodecKey {
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * Parses `id:base64key` entries (from {@link CODEC_KEYS_ENV}, or lines of a key file). Blank entries and `#` comment
+ * Parses `id:base64key` entries (from `SAPI_CODEC_KEYS`, or lines of a key file). Blank entries and `#` comment
  * lines are skipped. Throws one error naming `source` for a malformed entry, a key that is not 32 bytes, or a
  * repeated id. The first key encrypts; every key decrypts.
  */
@@ -46,7 +46,7 @@ export function parseCodecKeys(entries: readonly string[], source: string): Code
 }
 
 /**
- * The codec keys configured in `env`: {@link CODEC_KEYS_ENV} or {@link CODEC_KEY_FILE_ENV} (not both), else
+ * The codec keys configured in `env`: `SAPI_CODEC_KEYS` or `SAPI_CODEC_KEY_FILE` (not both), else
  * `undefined` (the codec is off). A variable that is set but lists no key is an error, not a silent "off".
  */
 export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKey[] | undefined {

@@ -28,7 +28,7 @@ export function formatJsonLogLine(entry: LogEntry): string {
 }
 
 /**
- * The worker runtime's logger: the SDK's {@link DefaultLogger} at `level`, writing multi-line text to stderr
+ * The worker runtime's logger: the SDK's `DefaultLogger` (`@temporalio/worker`) at `level`, writing multi-line text to stderr
  * (`text`) or one JSON object a line (`json`, see {@link formatJsonLogLine}) to `write` (default stderr).
  */
 export function createWorkerLogger(level: LogLevel, format: LogFormat = DEFAULT_LOG_FORMAT, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {

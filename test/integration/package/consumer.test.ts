@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
@@ -44,12 +43,21 @@ function readmeSnippets(): Map<string, string> {
   return new Map([...readme.matchAll(/^<!-- consumer-test: (\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => [m[1]!, m[2]!]));
 }
 
-/** The two ways a user compiles: CommonJS with classic resolution (ignores `exports`), and Node's ESM. */
+/**
+ * The ways a user compiles: CommonJS with classic resolution (ignores `exports`), Node's ESM, and what
+ * getting-started.md says: `npm pkg set type=module` and the tsconfig.json `tsc --init` writes, as it is (`init`).
+ */
 const FLAVOURS = {
   cjs: { type: 'commonjs', module: 'commonjs', moduleResolution: 'node' },
   esm: { type: 'module', module: 'nodenext', moduleResolution: 'nodenext' },
+  init: { type: 'module', module: undefined, moduleResolution: undefined },
 } as const;
 type Flavour = keyof typeof FLAVOURS;
+/** Where tsc writes the compiled snippets: `tsc --init`'s config leaves `outDir` unset, so next to the sources. */
+const outDir = (flavour: Flavour) => (flavour === 'init' ? '.' : 'dist');
+
+/** The one thing start.ts leaves to the reader: the absolute path of their CSV on the worker's host. */
+const START_SOURCE = "'/srv/drop/orders.csv'";
 
 describe('the packed plugin package in a fresh project', () => {
   const stack = testStack();
@@ -111,13 +119,17 @@ describe('the packed plugin package in a fresh project', () => {
     const dir = join(project, flavour);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type })}\n`);
-    // skipLibCheck as `tsc --init` sets it; the declarations are checked on their own below
-    const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution, types: ['node'], outDir: 'dist', rootDir: '.', skipLibCheck: true };
-    writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2)}\n`);
-    for (const [file, code] of snippets) writeFileSync(join(dir, file), code);
     const tsc = join(project, 'node_modules', '.bin', 'tsc');
+    if (flavour === 'init') {
+      await run(tsc, ['--init'], dir);
+    } else {
+      // skipLibCheck as `tsc --init` sets it; the declarations are checked on their own below
+      const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution, types: ['node'], outDir: 'dist', rootDir: '.', skipLibCheck: true };
+      writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2)}\n`);
+    }
+    for (const [file, code] of snippets) writeFileSync(join(dir, file), code);
     await run(tsc, ['-p', dir], project);
-    for (const file of snippets.keys()) expect(existsSync(join(dir, 'dist', file.replace(/\.ts$/, '.js')))).toBe(true);
+    for (const file of snippets.keys()) expect(existsSync(join(dir, outDir(flavour), file.replace(/\.ts$/, '.js')))).toBe(true);
     // the package's own declarations type-check too; the SDK's and zod's have errors of their own under some
     // settings (a default import of 'long' without esModuleInterop, 'ms' without types under nodenext): not ours
     const checked = await run(tsc, ['-p', dir, '--noEmit', '--skipLibCheck', 'false'], project).catch((err: Error) => ({ stdout: err.message }));
@@ -126,12 +138,17 @@ describe('the packed plugin package in a fresh project', () => {
     expect(ours).toEqual([]);
   }, 120_000);
 
-  it.each(Object.keys(FLAVOURS) as Flavour[])('runs the README worker (%s): an import through it lands its rows, and SIGTERM stops it cleanly', async (flavour) => {
+  // one flavour runs: start.ts as written creates in.c-main.orders, and a second run into that table is refused
+  // (SAPI_ALREADY_EXISTS, mode create); `init` is the project getting-started.md has the reader make
+  it.each(['init'] as Flavour[])('runs the README worker and start snippets (%s): the import lands its rows, and SIGTERM stops the worker cleanly', async (flavour) => {
     const taskQueue = uniqueTaskQueue(`consumer-${flavour}`);
     const connection = env.settings.connections[Object.keys(env.settings.connections)[0]!]!;
-    const worker: ChildProcess = spawn(process.execPath, [join(project, flavour, 'dist', 'worker.js')], {
+    const compiled = join(project, flavour, outDir(flavour));
+    // what .env.dev gives a reader of getting-started.md: the stack's Temporal and Storage settings
+    const settings = cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${flavour}`) });
+    const worker: ChildProcess = spawn(process.execPath, [join(compiled, 'worker.js')], {
       cwd: project,
-      env: cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${flavour}`) }),
+      env: settings,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = { stdout: '', stderr: '' };
@@ -141,13 +158,17 @@ describe('the packed plugin package in a fresh project', () => {
     try {
       const source = join(project, `orders-${flavour}.csv`);
       writeFileSync(source, 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n');
-      const input: ImportTableInput = { source, bucketId: 'in.c-consumer', createBucket: true, table: `orders_${flavour}`, polling: { initialMs: 200, maxMs: 1000 } };
-      const result = await Promise.race([
-        env.client.workflow.execute('importTableWorkflow', { taskQueue, workflowId: `consumer-${flavour}-${Date.now()}`, args: [input] }) as Promise<ImportTableResult>,
+      // start.js as the README writes it, its CSV path put where the snippet's comment says, with the worker's settings
+      const start = join(compiled, 'start.js');
+      const written = readFileSync(start, 'utf8');
+      expect(written.split(START_SOURCE)).toHaveLength(2);
+      writeFileSync(start, written.replace(START_SOURCE, JSON.stringify(source)));
+      const started = await Promise.race([
+        run(process.execPath, [start], project, settings),
         exited.then((code) => Promise.reject(new Error(`the consumer's worker exited with ${code}: ${output.stderr}`))),
       ]);
-      expect(result).toMatchObject({ tableId: `in.c-consumer.orders_${flavour}`, importedRowsCount: 3 });
-      expect((await env.emulator.readTable(`in.c-consumer.orders_${flavour}`)).rows).toEqual([
+      expect(started.stdout).toBe('3 rows into in.c-main.orders\n');
+      expect((await env.emulator.readTable('in.c-main.orders')).rows).toEqual([
         ['1', 'alpha'],
         ['2', 'beta, with comma'],
         ['3', 'gamma'],
