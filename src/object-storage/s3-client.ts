@@ -8,7 +8,9 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import { assertNotExpiring, whereOf } from './store-helpers';
+import { tracingOn, withSpan } from '../observability/spans';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
 
 /** Temporary credentials as the service issues them (`uploadParams.credentials`, file detail `credentials`). */
@@ -74,8 +76,38 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
       // No `expiration` here: the SDK would try to refresh a static identity; we check expiry ourselves.
     };
   }
-  return new S3Client(config);
+  const client = new S3Client(config);
+  client.middlewareStack.add(tracingMiddleware, { step: 'initialize', name: 'sapiTracing' });
+  return client;
 }
+
+/**
+ * A span for each S3 call while tracing is on (its retries inside): `S3 UploadPart`, with the bucket, key and part.
+ * Never the request's URL: a signed one carries credentials in its query.
+ */
+const tracingMiddleware: InitializeMiddleware<object, MetadataBearer> = (next, context) => (args) => {
+  if (!tracingOn()) return next(args);
+  const operation = String((context as { commandName?: unknown }).commandName ?? 'request').replace(/Command$/, '');
+  const input = args.input as { Bucket?: unknown; Key?: unknown; PartNumber?: unknown };
+  const attributes = {
+    'rpc.system': 'aws-api',
+    'rpc.service': 'S3',
+    'rpc.method': operation,
+    'aws.s3.bucket': typeof input.Bucket === 'string' ? input.Bucket : undefined,
+    'aws.s3.key': typeof input.Key === 'string' ? input.Key : undefined,
+    'aws.s3.part_number': typeof input.PartNumber === 'number' ? input.PartNumber : undefined,
+  };
+  return withSpan(`S3 ${operation}`, attributes, async (span) => {
+    try {
+      const out = await next(args);
+      span.set({ 'http.response.status_code': out.output.$metadata?.httpStatusCode, 'sapi.attempts': out.output.$metadata?.attempts });
+      return out;
+    } catch (err) {
+      span.set({ 'http.response.status_code': s3ErrorInfo(err).status });
+      throw err;
+    }
+  });
+};
 
 /** Milliseconds until the credentials expire (negative when expired); undefined when `Expiration` is unreadable. */
 export function credentialsRemainingMs(credentials: TemporaryCredentials, nowMs: number = Date.now()): number | undefined {
