@@ -216,8 +216,8 @@ const SIGNED_QUERY = /\?.*(sig=|signature|x-amz-|token=|credential|key=)/i;
  * The attributes without undefined values; a value that still carries a signed query (it should not: callers pass
  * paths) loses the query. The last line of defence against a presigned URL in a span.
  */
-export function cleanAttributes(attributes: SpanAttributes): OtelApi.Attributes {
-  const clean: OtelApi.Attributes = {};
+export function cleanAttributes(attributes: SpanAttributes): Record<string, string | number | boolean> {
+  const clean: Record<string, string | number | boolean> = {};
   for (const [key, value] of Object.entries(attributes)) {
     if (value === undefined) continue;
     clean[key] = typeof value === 'string' && SIGNED_QUERY.test(value) ? value.slice(0, value.indexOf('?')) : value;

@@ -47,7 +47,7 @@ describe('saved workflow histories', () => {
     const failures = await replayFailures({ workflowBundle: bundle, plugins: [plugin] }, histories);
     expect(failures.map((f) => f.split(':')[0])).toEqual(['extract-updates-limit']);
     expect(failures[0]).toMatch(/Nondeterminism error: UpsertWorkflowSearchAttributesMachine does not handle HistoryEvent\(id: \d+, WorkflowExecutionUpdateCompleted\)/);
-  });
+  }, 300_000);
 
   it('fail to replay against workflow code that issues different commands (the check can fail)', async () => {
     const bundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, 'divergent-workflows.ts'), logger: quiet });
