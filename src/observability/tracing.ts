@@ -172,8 +172,73 @@ function create(tracesUrl: string | undefined, serviceName: string, key: string)
   provider.register({ contextManager: new AsyncLocalStorageContextManager(), propagator: new W3CTraceContextPropagator() });
   const tracer = provider.getTracer('sapi-temporal', packageVersion());
   installSpanRecorder(recorderOf(api, tracer));
-  const plugin = new OpenTelemetryPlugin({ resource, spanProcessor, tracer });
+  // workflow spans come with the whole WorkflowInfo as attributes: only the keys that identify the run go on
+  const plugin = new OpenTelemetryPlugin({ resource, spanProcessor: workflowInfoFilter(spanProcessor), tracer });
   return { key, holders: 0, plugin, tracesUrl, provider, tracer, api, suppress: suppressTracing };
+}
+
+/**
+ * Of the WorkflowInfo fields the SDK's sink copies onto every workflow span, those kept: they name the run. Dropped:
+ * `memo`, `lastResult`, `lastFailure`, `searchAttributes`, `retryPolicy`, `unsafe`, … (payloads the codec would keep
+ * encrypted, and noise).
+ */
+export const WORKFLOW_SPAN_KEPT_INFO: ReadonlySet<string> = new Set([
+  'workflowId',
+  'runId',
+  'workflowType',
+  'taskQueue',
+  'namespace',
+  'attempt',
+  'historyLength',
+  'firstExecutionRunId',
+  'continuedFromExecutionRunId',
+  'currentBuildId',
+]);
+
+/** Every WorkflowInfo field name, to tell them from the span's own attributes. */
+const WORKFLOW_INFO_FIELDS = new Set([
+  ...WORKFLOW_SPAN_KEPT_INFO,
+  'searchAttributes',
+  'typedSearchAttributes',
+  'memo',
+  'parent',
+  'root',
+  'lastResult',
+  'lastFailure',
+  'historySize',
+  'continueAsNewSuggested',
+  'targetWorkerDeploymentVersionChanged',
+  'suggestedContinueAsNewReasons',
+  'originalExecutionRunId',
+  'startTime',
+  'runStartTime',
+  'executionTimeoutMs',
+  'executionExpirationTime',
+  'runTimeoutMs',
+  'taskTimeoutMs',
+  'retryPolicy',
+  'cronSchedule',
+  'cronScheduleToScheduleInterval',
+  'currentDeploymentVersion',
+  'unsafe',
+  'priority',
+]);
+
+/** Removes the WorkflowInfo fields not in {@link WORKFLOW_SPAN_KEPT_INFO} from a span's attributes (in place). */
+export function dropWorkflowInfo(attributes: Record<string, unknown>): void {
+  for (const key of Object.keys(attributes)) if (WORKFLOW_INFO_FIELDS.has(key) && !WORKFLOW_SPAN_KEPT_INFO.has(key)) delete attributes[key];
+}
+
+function workflowInfoFilter(inner: OtelTraceBase.SpanProcessor): OtelTraceBase.SpanProcessor {
+  return {
+    onStart: (span, context) => inner.onStart(span, context),
+    onEnd(span) {
+      dropWorkflowInfo(span.attributes as Record<string, unknown>);
+      inner.onEnd(span);
+    },
+    forceFlush: () => inner.forceFlush(),
+    shutdown: () => inner.shutdown(),
+  };
 }
 
 function recorderOf(api: typeof OtelApi, tracer: OtelApi.Tracer): SpanRecorder {

@@ -178,6 +178,10 @@ describe('traces over OTLP/HTTP', () => {
     expect(new Set(naming.map((s) => s.traceId))).toEqual(new Set([trace[0]!.traceId]));
     expect(trace.filter((s) => s.parentSpanId === undefined).map((s) => s.name)).toEqual(['sapi-temporal import']);
     expect(new Set(trace.map((s) => s.service))).toEqual(new Set(['sapi-temporal-cli', 'sapi-temporal-worker']));
+    // the workflow span names the run, and carries none of its payloads (memo, last result, …)
+    const run = trace.find((s) => s.name === 'RunWorkflow:importTableWorkflow')!;
+    expect(run.attributes).toMatchObject({ workflowId, workflowType: 'importTableWorkflow', taskQueue: env.taskQueue });
+    expect(Object.keys(run.attributes).filter((key) => ['memo', 'lastResult', 'lastFailure', 'searchAttributes', 'typedSearchAttributes', 'unsafe'].includes(key))).toEqual([]);
     // the progress polling of the command is not traced
     expect(trace.filter((s) => s.name.startsWith('QueryWorkflow'))).toEqual([]);
 

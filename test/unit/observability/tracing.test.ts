@@ -1,5 +1,5 @@
 import { commandAttributes } from '../../../src/cli/tracing';
-import { cleanAttributes, tracesUrlOf, tracingFromEnv } from '../../../src/observability/tracing';
+import { cleanAttributes, dropWorkflowInfo, tracesUrlOf, tracingFromEnv } from '../../../src/observability/tracing';
 import { pathWithoutQuery, urlAttributes, withSpan } from '../../../src/observability/spans';
 import { storageRequestAttributes, storageResponseAttributes, storageSpanName } from '../../../src/storage-api/trace';
 import { loadSettings } from '../../../src/config';
@@ -65,6 +65,14 @@ describe('span attributes', () => {
       'sapi.table_id': 'in.c-a.t',
       'sapi.bucket_id': 'in.c-a',
     });
+  });
+});
+
+describe('a workflow span', () => {
+  it('keeps the WorkflowInfo fields that name the run, and drops memo, last result and failure, search attributes', () => {
+    const attributes: Record<string, unknown> = { workflowId: 'w', runId: 'r', workflowType: 'importTableWorkflow', taskQueue: 'q', memo: { a: 1 }, lastResult: { rows: 1 }, lastFailure: { message: 'x' }, searchAttributes: {}, unsafe: {}, 'temporalUpdateId': 'u' };
+    dropWorkflowInfo(attributes);
+    expect(attributes).toEqual({ workflowId: 'w', runId: 'r', workflowType: 'importTableWorkflow', taskQueue: 'q', temporalUpdateId: 'u' });
   });
 });
 
