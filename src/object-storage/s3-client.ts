@@ -8,7 +8,6 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { InitializeMiddleware, MetadataBearer } from '@smithy/types';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { tracingOn, withSpan } from '../observability/spans';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
@@ -77,19 +76,31 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
     };
   }
   const client = new S3Client(config);
-  client.middlewareStack.add(tracingMiddleware, { step: 'initialize', name: 'sapiTracing' });
+  // a span for each S3 call while tracing is on (`S3 UploadPart`), the SDK's retries inside it
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (!tracingOn()) return next(args);
+      const operation = String(context.commandName ?? 'request').replace(/Command$/, '');
+      return withSpan(`S3 ${operation}`, s3SpanAttributes(operation, args.input as object), async (span) => {
+        try {
+          const out = await next(args);
+          const metadata = (out.output as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
+          span.set({ 'http.response.status_code': metadata?.httpStatusCode, 'sapi.attempts': metadata?.attempts });
+          return out;
+        } catch (err) {
+          span.set({ 'http.response.status_code': s3ErrorInfo(err).status });
+          throw err;
+        }
+      });
+    },
+    { step: 'initialize', name: 'sapiTracing' },
+  );
   return client;
 }
 
-/**
- * A span for each S3 call while tracing is on (its retries inside): `S3 UploadPart`, with the bucket, key and part.
- * Never the request's URL: a signed one carries credentials in its query.
- */
-const tracingMiddleware: InitializeMiddleware<object, MetadataBearer> = (next, context) => (args) => {
-  if (!tracingOn()) return next(args);
-  const operation = String((context as { commandName?: unknown }).commandName ?? 'request').replace(/Command$/, '');
-  const input = args.input as { Bucket?: unknown; Key?: unknown; PartNumber?: unknown };
-  const attributes = {
+/** What a span of an S3 call says: the operation, bucket, key and part. Never the request's URL (a signed one carries credentials). */
+function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
+  return {
     'rpc.system': 'aws-api',
     'rpc.service': 'S3',
     'rpc.method': operation,
@@ -97,17 +108,7 @@ const tracingMiddleware: InitializeMiddleware<object, MetadataBearer> = (next, c
     'aws.s3.key': typeof input.Key === 'string' ? input.Key : undefined,
     'aws.s3.part_number': typeof input.PartNumber === 'number' ? input.PartNumber : undefined,
   };
-  return withSpan(`S3 ${operation}`, attributes, async (span) => {
-    try {
-      const out = await next(args);
-      span.set({ 'http.response.status_code': out.output.$metadata?.httpStatusCode, 'sapi.attempts': out.output.$metadata?.attempts });
-      return out;
-    } catch (err) {
-      span.set({ 'http.response.status_code': s3ErrorInfo(err).status });
-      throw err;
-    }
-  });
-};
+}
 
 /** Milliseconds until the credentials expire (negative when expired); undefined when `Expiration` is unreadable. */
 export function credentialsRemainingMs(credentials: TemporaryCredentials, nowMs: number = Date.now()): number | undefined {
