@@ -102,14 +102,18 @@ export {
   METRIC_ACTIVITY_FAILURES,
   METRIC_JOB_WAIT,
   METRIC_SCHEDULE_RUNS_SKIPPED,
+  DEFAULT_SCHEDULE_METRICS_INTERVAL_S,
   watchScheduleSkips,
   type ScheduleSkipWatch,
   type ScheduleSkipWatchOptions,
+  type SkipReason,
   LOG_FORMATS,
   type LogFormat,
   type WorkerRuntimeOptions,
   type WorkerRuntimeResult,
 } from './observability';
+export type { SapiTracing, TracingOptions } from './observability/tracing';
+export type { SpanAttributes } from './observability/spans';
 export {
   loadTemporalConnection,
   temporalConnectionOptions,

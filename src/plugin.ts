@@ -1,11 +1,12 @@
 import { SimplePlugin } from '@temporalio/plugin';
-import { Runtime, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 import { createSapiNexusHandler } from './nexus/handler';
 import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
 import { checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
@@ -35,6 +36,17 @@ export interface SapiPluginOptions {
    * `SAPI_TEMPORAL_NAMESPACE_NOT_FOUND`). Default true.
    */
   startChecks?: boolean;
+  /**
+   * OpenTelemetry tracing through the Temporal SDK's `OpenTelemetryPlugin` (workflow, activity and Nexus spans, the
+   * trace carried in Temporal headers) plus a span for each Storage API, object-store and extracted-API request and
+   * each extracted page, sent to an OTLP/HTTP collector. `true`: on with the settings' collector (else the
+   * `OTEL_EXPORTER_OTLP_*` defaults); options: on with these; `false`: off. Default: on when the settings name a
+   * collector (`SAPI_OTEL_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), else off
+   * (nothing loaded, nothing recorded). Needs the optional OpenTelemetry packages (docs/operating.md#traces). Workflow
+   * spans need the SDK's workflow interceptor module in the bundle: with `workflowsPath` it is added; a prebuilt bundle
+   * must be built with `bundleWorkflowCode({ workflowsPath, plugins: [plugin] })`.
+   */
+  tracing?: boolean | TracingOptions;
 }
 
 /**
@@ -45,6 +57,8 @@ export interface SapiPluginOptions {
  */
 export class SapiPlugin extends SimplePlugin {
   readonly deps: ActivityDeps;
+  /** Tracing of this plugin's worker, when on. */
+  readonly tracing: SapiTracing | undefined;
   private readonly startChecks: boolean;
 
   constructor(options: SapiPluginOptions = {}) {
@@ -65,13 +79,30 @@ export class SapiPlugin extends SimplePlugin {
     });
     this.deps = deps;
     this.startChecks = options.startChecks ?? true;
+    const tracing = options.tracing === true ? (deps.settings.observability.tracing ?? {}) : options.tracing === false ? undefined : (options.tracing ?? deps.settings.observability.tracing);
+    this.tracing = tracing ? startTracing(tracing, 'sapi-temporal-worker') : undefined;
+  }
+
+  override configureBundler(options: BundleOptions): BundleOptions {
+    return super.configureBundler(this.tracing ? this.tracing.plugin.configureBundler(options) : options);
+  }
+
+  override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    return super.configureReplayWorker(this.tracing ? this.tracing.plugin.configureReplayWorker(options) : options);
   }
 
   /**
    * With the start checks, a promise: the SDK awaits this hook (`WorkerPlugin.configureWorker` may return one;
    * `SimplePlugin` declares a value), so they run before the worker bundles its workflows or polls.
    */
-  override configureWorker(options: WorkerOptions): WorkerOptions {
+  override configureWorker(given: WorkerOptions): WorkerOptions {
+    const options = this.tracing ? this.tracing.plugin.configureWorker(given) : given;
+    if (this.tracing && options.workflowBundle && !options.workflowsPath) {
+      Runtime.instance().logger.warn(
+        'tracing is on, but the worker runs a prebuilt workflow bundle: its workflows have no spans unless the bundle was built with the plugin (bundleWorkflowCode({ workflowsPath, plugins: [plugin] }))',
+        { sdkComponent: 'worker' },
+      );
+    }
     if (!this.startChecks) return super.configureWorker(options);
     return this.checkedWorkerOptions(options) as unknown as WorkerOptions;
   }
@@ -86,9 +117,13 @@ export class SapiPlugin extends SimplePlugin {
     return super.configureWorker(options);
   }
 
-  /** Closes the Storage and S3 clients; call after the worker stops. */
-  close(): Promise<void> {
-    return this.deps.close();
+  /** Closes the Storage and S3 clients and sends the spans not sent yet; call after the worker stops. */
+  async close(): Promise<void> {
+    try {
+      await this.deps.close();
+    } finally {
+      await this.tracing?.shutdown().catch(() => undefined);
+    }
   }
 }
 

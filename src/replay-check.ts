@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkerPlugin, type WorkflowBundle } from '@temporalio/worker';
 
 /** A history to replay and the name it is reported under (its workflow id, or its file's name). */
 export interface NamedHistory {
@@ -31,6 +31,8 @@ export interface ReplayCheckOptions {
   workflowBundle?: WorkflowBundle;
   /** The data converter the workers run with (the payload codec when `SAPI_CODEC_KEYS` is set). */
   dataConverter?: DataConverter;
+  /** Plugins of the replay worker (the SDK's OpenTelemetryPlugin injects the sink its workflow interceptors call). */
+  plugins?: WorkerPlugin[];
 }
 
 /** The plugin's workflow module (as `workflowsPath` of ./plugin, without loading the activities). */
@@ -53,7 +55,7 @@ export async function replayCheck(histories: Iterable<NamedHistory> | AsyncItera
     }
   }
   const verdicts: ReplayVerdict[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter: options.dataConverter }, noted())) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter: options.dataConverter, plugins: options.plugins }, noted())) {
     const known = seen.get(result.workflowId)?.shift() ?? { workflowId: result.workflowId, runId: result.runId, workflowType: 'unknown', events: 0 };
     verdicts.push(result.error ? { ...known, problem: `${result.error.name}: ${oneLine(result.error.message)}` } : known);
   }

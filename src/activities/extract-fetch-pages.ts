@@ -10,6 +10,7 @@ import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
 import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
+import { recordSpan, tracingOn } from '../observability/spans';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
 export const HEARTBEAT_CALL_INTERVAL_MS = 200;
@@ -158,7 +159,9 @@ export function fetchPages(deps: ActivityDeps) {
         beatNow();
       };
       const result = (pending: PendingPage | null, extra: Partial<FetchPagesResult> = {}): FetchPagesResult => ({ ...totals, state, pending, resumed, ...extra });
+      const trace = tracingOn();
       const take = (page: LoopPage) => {
+        if (page.trace) recordPageSpan(input.job, page);
         totals.fetched++;
         if (page.extract) countPage(totals, page);
         addWarnings(totals, page.warnings);
@@ -182,6 +185,7 @@ export function fetchPages(deps: ActivityDeps) {
           secrets: secretsOf(process.env, deps.settings.extractSecretEnvPrefix),
           ahead: input.pageCheckpoints ? 0 : PAGES_AHEAD,
           policy: deps.settings.policy,
+          trace,
         },
         beatNow,
         context.cancellationSignal,
@@ -224,4 +228,26 @@ export function fetchPages(deps: ActivityDeps) {
         await writer.drain(); // never leave a write running unobserved when failing
       }
     });
+}
+
+/**
+ * The span of one extracted page (`extract page`, under the activity's span): from its request to its rows
+ * flattened, as the page-loop thread measured it (see `PageTrace`). The URL without its query.
+ */
+function recordPageSpan(job: JobConfig, page: LoopPage): void {
+  const t = page.trace!;
+  const attributes = {
+    'sapi.page_number': page.pageNo,
+    'sapi.extract_job': job.id,
+    'sapi.extract_endpoint': job.endpoint.split('?')[0],
+    'sapi.rows': page.tables.reduce((sum, table) => sum + table.rows, 0),
+    'sapi.response_bytes': t.bytes,
+    'sapi.response_ms': t.answeredAtMs - t.sentAtMs,
+    'sapi.attempts': t.attempts,
+    'http.request.method': t.method,
+    'http.response.status_code': t.status,
+    'server.address': t.host,
+    'url.path': t.path,
+  };
+  recordSpan('extract page', attributes, t.sentAtMs, t.doneAtMs);
 }

@@ -67,6 +67,28 @@ export interface PageLoopJob {
   ahead: number;
   /** The worker's input policy: every connection of the loop is checked against it. */
   policy: InputPolicy;
+  /** Tracing is on in the activity's thread: each page carries its {@link PageTrace}. Default false. */
+  trace?: boolean;
+}
+
+/**
+ * When and how a page was fetched, measured in the loop's thread (which has no tracer) for the activity's thread to
+ * record as a span under the activity's: no trace context crosses into the thread, the measured times do.
+ */
+export interface PageTrace {
+  /** The request was sent (epoch ms)… */
+  sentAtMs: number;
+  /** …its answer read… */
+  answeredAtMs: number;
+  /** …and its rows flattened. */
+  doneAtMs: number;
+  method: string;
+  /** The request's URL without its query (which may carry keys). */
+  host: string;
+  path: string;
+  status: number;
+  attempts: number;
+  bytes: number;
 }
 
 /** A fetched and processed page. */
@@ -82,6 +104,8 @@ export interface LoopPage {
   parentAliases?: Record<string, string>;
   /** The scroller's warnings of `nextStep` after this page (none for the pending page). */
   stepWarnings: string[];
+  /** With {@link PageLoopJob.trace}. */
+  trace?: PageTrace;
 }
 
 /**
@@ -195,12 +219,15 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
     batch = [];
   };
   const send = (request: RequestDescriptor) => sendRequest(request, { secrets, auth: job.auth, fetch: options, ...(job.client ? { client: job.client } : {}) });
-  /** The next page's request when it was sent before this page's rows were flattened. */
+  /** The next page's request when it was sent before this page's rows were flattened, and when it was sent. */
   let early: Promise<FetchPageResult> | undefined;
+  let earlySentAt = 0;
   try {
     while (state.next) {
       const pageNo = state.pages + 1;
+      const request = state.next;
       let response;
+      let sentAt = earlySentAt;
       try {
         if (early) {
           response = await early;
@@ -210,6 +237,7 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
             await credits.until(pageNo - 1 - job.ahead);
           }
           if (signal.aborted) throw signal.reason;
+          sentAt = Date.now();
           response = await send(state.next);
         }
       } catch (err) {
@@ -220,6 +248,7 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
       } finally {
         early = undefined;
       }
+      const answeredAt = job.trace ? Date.now() : 0;
       const page = readPage(state, job.job, response, { ...job.context, crypto: nodeCryptoFunctions, nowMs: state.startedAtMs, parentAliases });
       // a secret the API echoes in the next URL or cursor goes back to its reference before the state keeps it
       page.result = referenceEchoedSecrets(page.result, state.next, secrets);
@@ -234,6 +263,7 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
         // the next request goes out now, while this page's rows are flattened, when the activity's staging allows it
         // (never with page checkpoints: a page is staged before the next one is requested)
         if (stepped.next && credits.has(pageNo - job.ahead) && !signal.aborted) {
+          earlySentAt = Date.now();
           early = send(stepped.next);
           early.catch(() => undefined); // awaited (and thrown) on the next turn
         }
@@ -250,6 +280,7 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
         warnings: rows.warnings,
         ...(rows.parentAliases ? { parentAliases: rows.parentAliases } : {}),
         stepWarnings,
+        ...(job.trace ? { trace: pageTrace(request, response, sentAt, answeredAt) } : {}),
       };
       if (last) {
         const children = page.children.map((c) => ({ jobId: c.job.id, endpoint: c.job.endpoint, parentColumns: c.parentColumns, parent: c.parent }));
@@ -266,6 +297,19 @@ async function runLoop(job: PageLoopJob, emit: (event: LoopEvent) => void, credi
     report();
     emit(signal.aborted ? { kind: 'aborted' } : { kind: 'failed', failure: loopFailure(err) });
   }
+}
+
+function pageTrace(request: RequestDescriptor, response: FetchPageResult, sentAtMs: number, answeredAtMs: number): PageTrace {
+  let host = '';
+  let path = '';
+  try {
+    const url = new URL(request.url);
+    host = url.hostname;
+    path = url.pathname;
+  } catch {
+    // a URL the request could not have been sent to: no place to name
+  }
+  return { sentAtMs, answeredAtMs, doneAtMs: Date.now(), method: request.method, host, path, status: response.status, attempts: response.attempts, bytes: response.bytes };
 }
 
 /** The variables of `env` a configuration may reference (see `SecretSource`), for {@link PageLoopJob.secrets}. */

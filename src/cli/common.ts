@@ -5,6 +5,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ErrorCode } from '../contracts/error-codes';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
+import { tracingFromEnv, type TracingOptions } from '../observability/tracing';
 import type { Priority } from '@temporalio/common';
 import { CliError } from './failure';
 import type { TransferRunner } from './run-transfer';
@@ -18,6 +19,8 @@ export interface CliSettings extends TemporalConnectionSettings {
   taskQueue: string;
   /** Payload-encryption keys (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`) for the client's data converter; absent: off. */
   codecKeys?: CodecKey[];
+  /** Tracing of a transfer command (`SAPI_OTEL_ENDPOINT` / `OTEL_EXPORTER_OTLP_*`, as the worker reads them); absent: off. */
+  tracing?: TracingOptions;
 }
 
 /** The Temporal connection flags as commander parses them (the Temporal CLI's names). */
@@ -120,7 +123,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
     throw new CliError(ErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
   }
-  return { ...temporal, codecKeys: loadCodecKeys(env) };
+  return { ...temporal, codecKeys: loadCodecKeys(env), tracing: tracingFromEnv(env) };
 }
 
 /** Output formats of `-o, --output` (the Temporal CLI's flag). */

@@ -17,7 +17,8 @@ import { registerWorkerCommand } from './worker';
 export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 
 // loaded on first use, so `--help` and `dev` do not load the Temporal client
-const lazyRunTransfer: TransferRunner = async (run) => (await import('./run-transfer')).runTransfer(run);
+// with tracing configured, the run is one trace under a root span of the command (see tracing.ts)
+const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
 import { packageVersion } from '../version';
 

@@ -4,6 +4,7 @@ import { InterceptingCall, Metadata, status as GrpcStatus, type Interceptor } fr
 import type { InterceptingCallInterface } from '@grpc/grpc-js/build/src/client-interceptors';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { codecDataConverter } from '../codec';
+import { activeTracing } from '../observability/tracing';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
 import type { CliSettings } from './common';
 import { probeConnection, type ConnectionCause, type ConnectionDiagnosis } from './connection-probe';
@@ -105,9 +106,18 @@ function unreachableHint(settings: CliSettings): string {
   return 'check TEMPORAL_ADDRESS or --address, TEMPORAL_TLS_SERVER_CA_CERT_PATH (the server\'s CA), TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS), TEMPORAL_API_KEY, or the TEMPORAL_PROFILE in use';
 }
 
-/** The CLI's client on `connection`: with the payload codec when keys are configured, so inputs leave encrypted. */
+/**
+ * The CLI's client on `connection`: with the payload codec when keys are configured, so inputs leave encrypted; with
+ * the SDK's OpenTelemetry plugin while a traced command runs (its start and updates carry the trace, its polling not).
+ */
 export function clientOf(settings: CliSettings, connection: Connection): Client {
-  return new Client({ connection, namespace: settings.namespace, dataConverter: codecDataConverter(settings.codecKeys) });
+  const tracing = activeTracing();
+  return new Client({
+    connection,
+    namespace: settings.namespace,
+    dataConverter: codecDataConverter(settings.codecKeys),
+    ...(tracing ? { interceptors: { workflow: [tracing.quietPolling] }, plugins: [tracing.plugin] } : {}),
+  });
 }
 
 /** A Temporal client whose connection is replaced after an outage; {@link retrying} runs calls through outages. */

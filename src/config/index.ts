@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadCodecKeys } from '../codec/keys';
 import { DEFAULT_LOG_FORMAT, LOG_FORMATS } from '../observability/log-format';
 import { DEFAULT_SCHEDULE_METRICS_INTERVAL_S } from '../observability/schedule-metrics';
+import { tracingFromEnv } from '../observability/tracing';
 import { loadTemporalConnection, type TemporalConnectionSettings } from './temporal';
 import { listSetting, originKey, policyProblems, type InputPolicy } from '../security/policy';
 
@@ -113,6 +114,17 @@ const settingsSchema = z.object({
      * plugin's workflows on its task queues (`sapi_schedule_runs_skipped_total`); 0: never.
      */
     scheduleMetricsIntervalS: z.number({ message: 'must be a whole number of seconds' }).int('must be a whole number of seconds').min(0, 'must be 0 (off) or more seconds'),
+    /**
+     * OpenTelemetry tracing (`SAPI_OTEL_ENDPOINT`, else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
+     * `OTEL_EXPORTER_OTLP_ENDPOINT`; see `tracingFromEnv`); absent: off.
+     */
+    tracing: z
+      .object({
+        endpoint: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318' }).optional(),
+        tracesUrl: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318/v1/traces' }).optional(),
+        serviceName: z.string().min(1).optional(),
+      })
+      .optional(),
   }),
 });
 
@@ -136,7 +148,9 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
  * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
  * - `SAPI_METRICS_ADDRESS` (`host:port`, e.g. `0.0.0.0:9464`; unset: no metrics endpoint), `SAPI_LOG_FORMAT`
- *   (`text` default, or `json`), `SAPI_SCHEDULE_METRICS_INTERVAL` (seconds, default 60; 0: off).
+ *   (`text` default, or `json`), `SAPI_SCHEDULE_METRICS_INTERVAL` (seconds, default 60; 0: off),
+ *   `SAPI_OTEL_ENDPOINT` (OTLP/HTTP base URL of a trace collector, or the standard
+ *   `OTEL_EXPORTER_OTLP_*` variables; unset: no tracing).
  * - `SAPI_NEXUS_SERVICE` (`true`/`false`, default false): register the Nexus service on the worker.
  * Throws one error that lists every invalid variable.
  */
@@ -185,6 +199,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       metricsAddress: env.SAPI_METRICS_ADDRESS || undefined,
       logFormat: (env.SAPI_LOG_FORMAT || DEFAULT_LOG_FORMAT).toLowerCase(),
       scheduleMetricsIntervalS: Number(env.SAPI_SCHEDULE_METRICS_INTERVAL || DEFAULT_SCHEDULE_METRICS_INTERVAL_S),
+      tracing: tracingFromEnv(env),
     },
   });
   if (!parsed.success) {
@@ -197,7 +212,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
 /**
  * The input policy from `SAPI_LOCAL_ROOTS`, `SAPI_ALLOWED_URLS`, `SAPI_ALLOWED_NETWORKS`, `SAPI_ALLOWED_OBJECT_PREFIXES`
  * (comma-separated; unset: nothing allowed but public URLs) and the worker's own services (its Storage, importer,
- * object-store and Temporal addresses, `SAPI_METRICS_ADDRESS`, `SAPI_INTERNAL_URLS`), which no input may reach.
+ * object-store and Temporal addresses, `SAPI_METRICS_ADDRESS`, the trace collector's URL, `SAPI_INTERNAL_URLS`), which no input may reach.
  */
 function inputPolicyOf(env: NodeJS.ProcessEnv, connections: Record<string, unknown>): InputPolicy {
   const own = [
@@ -206,6 +221,9 @@ function inputPolicyOf(env: NodeJS.ProcessEnv, connections: Record<string, unkno
     env.STORAGE_EMULATOR_HOST,
     env.TEMPORAL_ADDRESS ?? 'localhost:7233',
     env.SAPI_METRICS_ADDRESS,
+    env.SAPI_OTEL_ENDPOINT,
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    env.OTEL_EXPORTER_OTLP_ENDPOINT,
     ...listSetting(env.SAPI_INTERNAL_URLS),
   ];
   // unset or empty (Compose passes an empty `${VAR:-}` as null): any public URL
@@ -277,6 +295,8 @@ function variableOf(path: PropertyKey[]): string {
     'observability.metricsAddress': 'SAPI_METRICS_ADDRESS',
     'observability.logFormat': 'SAPI_LOG_FORMAT',
     'observability.scheduleMetricsIntervalS': 'SAPI_SCHEDULE_METRICS_INTERVAL',
+    'observability.tracing.endpoint': 'SAPI_OTEL_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT)',
+    'observability.tracing.tracesUrl': 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
     extractSecretEnvPrefix: 'SAPI_EXTRACT_SECRET_ENV_PREFIX',
     nexusService: 'SAPI_NEXUS_SERVICE',
     'deployment.name': 'SAPI_DEPLOYMENT_NAME',

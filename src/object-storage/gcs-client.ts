@@ -9,6 +9,7 @@ import { type Dispatcher } from 'undici';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
+import { tracedRequest } from '../http/traced-request';
 
 /** The real service's JSON API root. */
 export const DEFAULT_GCS_ENDPOINT = 'https://storage.googleapis.com';
@@ -95,7 +96,8 @@ export class GcsClient {
 
   private async send(op: 'upload' | 'download', context: Context, request: Dispatcher.RequestOptions, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     try {
-      return await this.options.dispatcher.request({ headersTimeout: 60_000, bodyTimeout: 300_000, ...request, signal });
+      const attributes = { 'gcs.bucket': this.options.bucket, 'gcs.key': typeof context.key === 'string' ? context.key : undefined, 'sapi.step': typeof context.step === 'string' ? context.step : undefined };
+      return await tracedRequest(this.options.dispatcher, { headersTimeout: 60_000, bodyTimeout: 300_000, ...request, signal }, `GCS ${request.method}`, attributes);
     } catch (cause) {
       if (signal?.aborted) throw signal.reason ?? cause;
       throw new SapiTransferError({ code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED, message: `${op} request failed`, context, cause });

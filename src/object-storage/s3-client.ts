@@ -9,6 +9,7 @@ import * as https from 'node:https';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { assertNotExpiring, whereOf } from './store-helpers';
+import { tracingOn, withSpan } from '../observability/spans';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
 
 /** Temporary credentials as the service issues them (`uploadParams.credentials`, file detail `credentials`). */
@@ -85,6 +86,25 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
     },
     { step: 'build', name: 'sapiUnsignedChecksummedPayload' },
   );
+  // a span for each S3 call while tracing is on (`S3 UploadPart`), the SDK's retries inside it
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      if (!tracingOn()) return next(args);
+      const operation = String(context.commandName ?? 'request').replace(/Command$/, '');
+      return withSpan(`S3 ${operation}`, s3SpanAttributes(operation, args.input as object), async (span) => {
+        try {
+          const out = await next(args);
+          const metadata = (out.output as { $metadata?: { httpStatusCode?: number; attempts?: number } } | undefined)?.$metadata;
+          span.set({ 'http.response.status_code': metadata?.httpStatusCode, 'sapi.attempts': metadata?.attempts });
+          return out;
+        } catch (err) {
+          span.set({ 'http.response.status_code': s3ErrorInfo(err).status });
+          throw err;
+        }
+      });
+    },
+    { step: 'initialize', name: 'sapiTracing' },
+  );
   return client;
 }
 
@@ -107,6 +127,18 @@ export function unsignedChecksummedPayload(request: { headers?: Record<string, s
     });
     if (checksummed) headers[CONTENT_SHA256] = UNSIGNED_PAYLOAD;
   }
+}
+
+/** What a span of an S3 call says: the operation, bucket, key and part. Never the request's URL (a signed one carries credentials). */
+function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
+  return {
+    'rpc.system': 'aws-api',
+    'rpc.service': 'S3',
+    'rpc.method': operation,
+    'aws.s3.bucket': typeof input.Bucket === 'string' ? input.Bucket : undefined,
+    'aws.s3.key': typeof input.Key === 'string' ? input.Key : undefined,
+    'aws.s3.part_number': typeof input.PartNumber === 'number' ? input.PartNumber : undefined,
+  };
 }
 
 /** Milliseconds until the credentials expire (negative when expired); undefined when `Expiration` is unreadable. */

@@ -9,6 +9,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Dispatcher } from 'undici';
 import { defaultHttpPools, redactUrl } from '../http';
+import { tracedRequest } from '../http/traced-request';
 import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { forbiddenCause } from '../security/network';
 import { createS3Client, mapS3Error, parseS3Uri } from './s3-client';
@@ -91,7 +92,7 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
   const description = redactUrl(url);
   let size: number | undefined;
   try {
-    const head = await dispatcher.request({ ...originAndPath(url), method: 'HEAD', signal: options.signal, headersTimeout: 30_000 });
+    const head = await tracedRequest(dispatcher, { ...originAndPath(url), method: 'HEAD', signal: options.signal, headersTimeout: 30_000 }, 'source HEAD');
     await head.body.dump();
     const len = Number(head.headers['content-length']);
     if (head.statusCode >= 200 && head.statusCode < 300 && Number.isSafeInteger(len) && len >= 0 && !head.headers['content-encoding']) size = len;
@@ -108,7 +109,7 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
       const headers: Record<string, string> = start > 0 ? { range: `bytes=${start}-` } : {};
       let res: Dispatcher.ResponseData;
       try {
-        res = await dispatcher.request({ ...originAndPath(url), method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 });
+        res = await tracedRequest(dispatcher, { ...originAndPath(url), method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 }, 'source GET', { 'http.request.header.range': headers.range });
       } catch (cause) {
         if (signal?.aborted) throw signal.reason ?? cause;
         const forbidden = forbiddenCause(cause);

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { type Dispatcher } from 'undici';
 import { excerptOf, SapiCredentialsExpiredError, SapiErrorCode, SapiTransferError, type SapiError } from '../errors';
 import { redactUrl } from '../http';
+import { tracedRequest } from '../http/traced-request';
 import { type ObjectReader } from './object-store';
 import { totalFromContentRange } from './store-helpers';
 
@@ -15,7 +16,8 @@ export function urlReader(dispatcher: Dispatcher, url: string): ObjectReader {
   const target = new URL(url);
   const request = async (headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> => {
     try {
-      return await dispatcher.request({ origin: target.origin, path: target.pathname + target.search, method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 });
+      const options = { origin: target.origin, path: target.pathname + target.search, method: 'GET' as const, headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 };
+      return await tracedRequest(dispatcher, options, 'object GET', { 'http.request.header.range': headers.range });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason ?? cause;
       throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download request failed', context: { url: label }, cause });

@@ -16,8 +16,10 @@ import {
   type RequestDescription,
 } from '../errors';
 import { parseRetryAfterMs } from '../http';
+import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
 import { serviceErrorSchema } from './schemas';
+import { storageRequestAttributes, storageResponseAttributes, storageSpanName } from './trace';
 
 /** Timeouts of one HTTP exchange, in milliseconds. */
 export interface HttpTimeouts {
@@ -122,7 +124,29 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     return { origin, path: fullPath };
   }
 
-  async function request<S extends z.ZodType>(req: HttpRequest<S>): Promise<HttpResponse<z.output<S>>> {
+  /** One span per request (its retries included) while tracing is on: the ids it names and the answer's. */
+  function request<S extends z.ZodType>(req: HttpRequest<S>): Promise<HttpResponse<z.output<S>>> {
+    if (!tracingOn()) return send(req);
+    const target = resolve(req.path, req.query);
+    const attributes = {
+      'http.request.method': req.method,
+      'server.address': new URL(target.origin).hostname,
+      'url.path': pathWithoutQuery(target.path),
+      ...storageRequestAttributes(target.path, req.json),
+    };
+    return withSpan(storageSpanName(req.method, target.path), attributes, async (span) => {
+      try {
+        const res = await send(req);
+        span.set({ 'http.response.status_code': res.status, 'sapi.attempts': res.attempts, ...storageResponseAttributes(target.path, res.data) });
+        return res;
+      } catch (err) {
+        if (err instanceof SapiHttpError) span.set({ 'http.response.status_code': err.status, 'sapi.error_code': err.serviceCode });
+        throw err;
+      }
+    });
+  }
+
+  async function send<S extends z.ZodType>(req: HttpRequest<S>): Promise<HttpResponse<z.output<S>>> {
     const target = resolve(req.path, req.query);
     const desc: RequestDescription = { method: req.method, path: target.path };
     const idempotent = req.idempotent ?? req.method !== 'POST';

@@ -1,11 +1,13 @@
 // A worker in its own process (so chaos tests can SIGKILL it): settings from the environment, the test run's
-// workflow bundle from SAPI_TEST_WORKFLOW_BUNDLE. Prints READY once polling.
+// workflow bundle from SAPI_TEST_WORKFLOW_BUNDLE (unset: the worker bundles the plugin's workflows itself, with the
+// plugin's workflow interceptor modules, as a deployed worker does). Prints READY once polling.
 import { readFileSync } from 'node:fs';
 import { startWorker } from '../../src/worker';
 
 void (async () => {
-  const bundle = { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE!, 'utf8') };
-  const running = await startWorker({ worker: { workflowBundle: bundle, identity: process.env.SAPI_TEST_WORKER_IDENTITY } });
+  const bundlePath = process.env.SAPI_TEST_WORKFLOW_BUNDLE;
+  const bundle = bundlePath ? { workflowBundle: { code: readFileSync(bundlePath, 'utf8') } } : {};
+  const running = await startWorker({ worker: { ...bundle, identity: process.env.SAPI_TEST_WORKER_IDENTITY } });
   process.stdout.write('READY\n');
   process.once('SIGTERM', () => void running.stop());
   await running.done;

@@ -19,6 +19,7 @@ interface PackageJson {
   private?: boolean;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
   devDependencies?: Record<string, string>;
   exports?: Record<string, string | Record<string, string>>;
   typesVersions?: Record<string, Record<string, string[]>>;
@@ -104,9 +105,18 @@ describe('the plugin package (packages/sapi-temporal)', () => {
     }
   });
 
-  it('takes the Temporal SDK as peers at the workspace\'s version, and its other dependencies at the workspace\'s versions', () => {
+  it('takes the Temporal SDK as peers at the workspace\'s version, the tracing packages as optional peers at the workspace\'s versions, and its other dependencies at the workspace\'s versions', () => {
     const sdk = workspace.dependencies!['@temporalio/worker']!;
+    const optional = Object.keys(manifest.peerDependenciesMeta ?? {}).filter((name) => manifest.peerDependenciesMeta![name]!.optional);
+    // loaded only when tracing is on (observability/tracing.ts)
+    expect(optional.sort()).toEqual(['@opentelemetry/api', '@opentelemetry/context-async-hooks', '@opentelemetry/core', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@temporalio/interceptors-opentelemetry']);
+    for (const name of optional) {
+      const version = workspace.dependencies![name]!;
+      expect(`${name}@${manifest.peerDependencies?.[name]}`).toBe(`${name}@${name.startsWith('@temporalio/') ? `~${version}` : version}`);
+      expect(manifest.devDependencies?.[name]).toBe(version);
+    }
     for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
+      if (optional.includes(name)) continue;
       expect(name).toMatch(/^@temporalio\//);
       expect(range).toBe(`~${sdk}`);
       expect(manifest.devDependencies?.[name]).toBe(sdk);
