@@ -28,8 +28,8 @@ export interface PrepareImportInput {
   columns?: string[];
   /** The worker's grant for a staged file it built (an extraction's load). */
   sourceGrant?: string;
-  /** Name of the stored file. */
-  name: string;
+  /** Name of the stored file (not `name`: an operator's summary of the call reads `name` as the table's). */
+  fileName: string;
   tags?: string[];
   gzip?: boolean;
 }
@@ -63,7 +63,7 @@ export function prepareImport(deps: ActivityDeps) {
         const target = await checkTarget(deps, { connection: input.connection, bucketId: input.bucketId, table: input.table, mode: input.mode, createBucket: input.createBucket });
         const inspected = await inspect(deps, { sources: [input.source], csv: input.csv, columns: input.columns, sourceGrant: input.sourceGrant });
         if (input.createBucket) createdBucket = (await ensureBucketExists(deps, { connection: input.connection, bucketId: input.bucketId })).created;
-        const prepared = await prepare(deps, { connection: input.connection, name: input.name, tags: input.tags, isSliced: false, gzip: input.gzip });
+        const prepared = await prepare(deps, { connection: input.connection, name: input.fileName, tags: input.tags, isSliced: false, gzip: input.gzip });
         const bytes = inspected.bytes;
         return { typed: target.typed ?? false, bytes, createdBucket, target: prepared, small: bytes !== undefined && bytes <= SMALL_IMPORT_MAX_BYTES };
       } catch (err) {

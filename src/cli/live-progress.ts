@@ -10,7 +10,7 @@ import type { ScrollerState } from '../extractor/scroller';
 import type { RunProgress } from './progress';
 
 /** Activities whose heartbeat carries `progress: {bytes, totalBytes?, slicesDone?, slices?}`. */
-const TRANSFER_ACTIVITIES = new Set(['uploadFile', 'uploadSlices', 'uploadViaImporter', 'downloadFile']);
+const TRANSFER_ACTIVITIES = new Set(['uploadFile', 'uploadAndStartJob', 'uploadSlices', 'uploadViaImporter', 'downloadFile']);
 
 /** What the step in flight adds to the `progress` answer. */
 export type LiveProgress = { kind: 'transfer'; report: ProgressReport } | { kind: 'batch'; page: number; cursor: string | null; pages: number; records: number; bytes: number; rows: Record<string, number> };

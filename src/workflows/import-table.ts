@@ -280,7 +280,7 @@ async function shortPath(
       csv: input.csv,
       columns: input.columns,
       ...grantOf(input),
-      name: input.fileName ?? baseName(input.source),
+      fileName: input.fileName ?? baseName(input.source),
       tags: input.tags,
       gzip: input.gzip,
     }),

@@ -105,8 +105,9 @@ const ANY = /.*/;
 
 /** The steps of each operation whose boundaries the matrix hits (the steps that create or move something). */
 export const STEPS: Step[] = [
-  { operation: 'import-direct', name: 'bucket', activity: 'ensureBucket', sapi: { method: 'POST', path: BUCKETS, commits: true } },
-  { operation: 'import-direct', name: 'prepare', activity: 'prepareFile', sapi: { method: 'POST', path: PREPARE, commits: true } },
+  // since the short path (import-short-path-v1) the bucket and the prepare are steps of prepareImport
+  { operation: 'import-direct', name: 'bucket', activity: 'prepareImport (bucket)', sapi: { method: 'POST', path: BUCKETS, commits: true } },
+  { operation: 'import-direct', name: 'prepare', activity: 'prepareImport (prepare)', sapi: { method: 'POST', path: PREPARE, commits: true } },
   {
     operation: 'import-direct',
     name: 'upload',

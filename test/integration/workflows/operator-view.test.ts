@@ -136,7 +136,7 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
       expect.arrayContaining([expect.stringMatching(/^getJob job \d+ (waiting|processing)$/)]),
     );
     expect(activities[0]![1]).toBe(`prepareImport ${tableId} orders.csv`);
-    expect(activities[1]![1]).toMatch(new RegExp(`^uploadAndStartJob ${tableId.replace(/\./g, '\\.')} file \\d+ orders\\.csv$`));
+    expect(activities[1]![1]).toBe(`uploadAndStartJob ${tableId} orders.csv`);
     expect(markers).toBeGreaterThanOrEqual(1); // the local activity that asked which attributes are registered
   });
 
