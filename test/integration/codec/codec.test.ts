@@ -7,7 +7,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { codecDataConverter, EncryptionCodec, parseCodecKeys } from '../../../src/codec';
 import { startWorker } from '../../../src/worker';
 import { IDENTIFYING_SEARCH_ATTRIBUTES } from '../../../src/contracts/search-attributes';
-import { CHECKS_AND_CLEANUP_PATCH, TYPED_TABLES_PATCH } from '../../../src/workflows/import-table';
+import { CHECKS_AND_CLEANUP_PATCH, SHORT_PATH_PATCH, TYPED_TABLES_PATCH } from '../../../src/workflows/import-table';
 import { RUN_VIEW_PATCH } from '../../../src/workflows/run-view';
 import { historyText } from '../../harness/history';
 import { eventually, repoRoot, spawnTs, waitForLine } from '../../harness/processes';
@@ -108,7 +108,7 @@ describe('payload encryption and the codec server', () => {
     // attributes (indexed, never encrypted) stay json/plain
     const plain = (await historyPayloads(raw)).filter((payload) => Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString() !== 'binary/encrypted');
     const texts = plain.filter((payload) => payload.metadata?.type === undefined).map((payload) => Buffer.from(payload.data ?? '', 'base64').toString());
-    const patchIds = [CHECKS_AND_CLEANUP_PATCH, TYPED_TABLES_PATCH, RUN_VIEW_PATCH];
+    const patchIds = [CHECKS_AND_CLEANUP_PATCH, TYPED_TABLES_PATCH, RUN_VIEW_PATCH, SHORT_PATH_PATCH];
     const sdkOwn = (text: string) => patchIds.some((id) => text.includes(id)) || text.includes('"activity_type":"registeredSearchAttributes"');
     expect(texts.filter((text) => !sdkOwn(text))).toEqual([]);
     // and the search attributes it sets name nothing of the user's: no table, bucket, connection, host or state key

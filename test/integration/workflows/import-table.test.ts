@@ -165,7 +165,8 @@ describe('importTableWorkflow against the emulator', () => {
     const started = Date.now();
     const failure = await failureOf({ source: csvFile('slow.csv', 'k\n1\n'), bucketId: 'in.c-slow', createBucket: true, table: 't', polling: { initialMs: 200, deadlineMs: 2_000 } });
     expect(failure).toMatchObject({ type: 'SAPI_JOB_DEADLINE', nonRetryable: true });
-    expect(failure.message).toMatch(/^job \d+ \(tableCreate\) still processing after 2 s; deadline 2 s \(polling\.deadlineMs\)\. The job may still finish/);
+    // the short path waits for the job inside its activity up to the deadline, so the workflow may see it a second later
+    expect(failure.message).toMatch(/^job \d+ \(tableCreate\) still processing after [23] s; deadline 2 s \(polling\.deadlineMs\)\. The job may still finish/);
     expect(Date.now() - started).toBeLessThan(12_000);
   });
 

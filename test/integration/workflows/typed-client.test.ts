@@ -54,7 +54,8 @@ describe('typed client helpers', () => {
   });
 
   it('a start under the id of a running import attaches to it and answers where it is: its phase and Storage job', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 6_000, times: 1 });
+    // longer than a small import's in-activity job wait (5 s, the short path), so the run still polls when the second start comes
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
     const source = join(env.dataDir, 'slow.csv');
     writeFileSync(source, 'id\n1\n2\n');
     const input = { source, bucketId: 'in.c-typed-client', table: 'slow', polling: { initialMs: 200, maxMs: 500 } };
