@@ -73,8 +73,10 @@ export async function followAndPrint(link: TemporalLink, request: FollowRequest)
  * size and every slice (`643.2 MB, slices 11/11`), not the first slice's bytes the last heartbeat reported.
  */
 export function finalProgress(last: RunProgress, result: object): RunProgress {
-  const { bytes, slices } = result as { bytes?: unknown; slices?: unknown };
-  const done: RunProgress = { ...last, phase: 'done', jobStatus: last.jobId === undefined ? undefined : 'success' };
+  const { bytes, slices, jobId } = result as { bytes?: unknown; slices?: unknown; jobId?: unknown };
+  // a small import's job can start and end inside one activity: no poll saw it, the result names it
+  const job = last.jobId ?? (typeof jobId === 'number' ? jobId : undefined);
+  const done: RunProgress = { ...last, phase: 'done', jobId: job, jobStatus: job === undefined ? undefined : 'success' };
   if (typeof bytes === 'number') Object.assign(done, { bytes, totalBytes: bytes });
   if (typeof slices === 'number' && slices > 1) Object.assign(done, { slices, slicesDone: slices });
   return done;

@@ -44,10 +44,10 @@ describe('a worker killed during a short Storage call', () => {
     expect(result.importedRowsCount).toBe(40);
     expect((await env.emulator.readTable('in.c-short.t')).rows).toHaveLength(40);
 
-    // the attempt that completed createTableAsync is the second, and it started within 30 s of the kill
+    // the attempt that completed the job's start (createTableAsync; uploadAndStartJob on the short path) is the second, and it started within 30 s of the kill
     const events = (await handle.fetchHistory()).events ?? [];
     const scheduled = events.find(
-      (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'createTableAsync',
+      (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && ['createTableAsync', 'uploadAndStartJob'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
     );
     const started = events.find(
       (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),

@@ -74,7 +74,7 @@ describe('priority and fairness of runs', () => {
     const scheduled = async (h: WorkflowHandle) =>
       ((await h.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes?.priority);
     const plainPriorities = await scheduled(plain);
-    expect(plainPriorities.length).toBeGreaterThan(3);
+    expect(plainPriorities.length).toBeGreaterThanOrEqual(2); // a small import: prepareImport + uploadAndStartJob
     for (const p of plainPriorities) expect(p?.fairnessKey).toBe('storage:default');
     // the run's own key is inherited (nothing set on the activity)
     for (const p of await scheduled(keyed)) expect(p?.fairnessKey ?? '').toBe('');
