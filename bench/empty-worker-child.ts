@@ -1,10 +1,10 @@
 // An empty SDK worker, the idle scenario's baseline: a NativeConnection and one Worker with the same options the
 // `sapi-temporal worker` command gives (cache size, concurrency, heartbeat throttle) but no plugin, no activities
 // and a one-workflow bundle (BENCH_EMPTY_BUNDLE; with BENCH_EMPTY_OURS_BUNDLE=1 the plugin's own workflow bundle,
-// SAPI_TEST_WORKFLOW_BUNDLE). Polls BENCH_EMPTY_TASK_QUEUE; prints READY. The memory report works as in
-// bench/worker-child.ts (BENCH_MEMORY_REPORT, `.request` file).
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+// SAPI_TEST_WORKFLOW_BUNDLE). Polls BENCH_EMPTY_TASK_QUEUE; prints READY. The memory report is
+// bench/lib/memory-report.ts (BENCH_MEMORY_REPORT, `.request` file), as in bench/worker-child.ts.
+import { readFileSync } from 'node:fs';
+import { serveMemoryReports } from './lib/memory-report';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_MAX_CONCURRENT_ACTIVITIES, DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../src/config';
 import { WORKER_HEARTBEAT_THROTTLE } from '../src/worker';
@@ -24,27 +24,7 @@ void (async () => {
     maxConcurrentActivityTaskExecutions: Number(process.env.SAPI_MAX_CONCURRENT_ACTIVITIES ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES),
     maxConcurrentWorkflowTaskExecutions: Math.min(Number(process.env.SAPI_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS), cached || Infinity),
   });
-  const reportPath = process.env.BENCH_MEMORY_REPORT;
-  if (reportPath) {
-    const poll = setInterval(() => {
-      if (!existsSync(`${reportPath}.request`)) return;
-      rmSync(`${reportPath}.request`, { force: true });
-      const gc = (globalThis as { gc?: () => void }).gc;
-      gc?.();
-      const heap = getHeapStatistics();
-      const report = {
-        gcBeforeReport: gc !== undefined,
-        memoryUsage: process.memoryUsage(),
-        heapLimit: heap.heap_size_limit,
-        heapSpaces: getHeapSpaceStatistics().map((s) => ({ name: s.space_name, size: s.space_size, used: s.space_used_size })),
-        mallocedMemory: heap.malloced_memory,
-        externalMemory: heap.external_memory,
-      };
-      writeFileSync(`${reportPath}.tmp`, JSON.stringify(report));
-      renameSync(`${reportPath}.tmp`, reportPath);
-    }, 200);
-    poll.unref();
-  }
+  serveMemoryReports();
   process.stdout.write('READY\n');
   process.once('SIGTERM', () => worker.shutdown());
   await worker.run();
