@@ -1,13 +1,15 @@
 // An empty SDK worker, the idle scenario's baseline: a NativeConnection and one Worker with the same options the
 // `sapi-temporal worker` command gives (cache size, concurrency, heartbeat throttle) but no plugin, no activities
 // and a one-workflow bundle (BENCH_EMPTY_BUNDLE; with BENCH_EMPTY_OURS_BUNDLE=1 the plugin's own workflow bundle,
-// SAPI_TEST_WORKFLOW_BUNDLE). Polls BENCH_EMPTY_TASK_QUEUE; prints READY. The memory report is
+// SAPI_TEST_WORKFLOW_BUNDLE), with BENCH_EMPTY_FLOOR=1 also the no-op activities of the concurrency scenario's SDK
+// floor (bench/floor-activities.ts). Polls BENCH_EMPTY_TASK_QUEUE; prints READY. The memory report is
 // bench/lib/memory-report.ts (BENCH_MEMORY_REPORT, `.request` file), as in bench/worker-child.ts.
 import { readFileSync } from 'node:fs';
 import { serveMemoryReports } from './lib/memory-report';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_MAX_CONCURRENT_ACTIVITIES, DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../src/config';
 import { WORKER_HEARTBEAT_THROTTLE } from '../src/worker';
+import { floorActivities } from './floor-activities';
 
 void (async () => {
   Runtime.install({ shutdownSignals: [] });
@@ -19,6 +21,7 @@ void (async () => {
     namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     taskQueue: process.env.BENCH_EMPTY_TASK_QUEUE!,
     workflowBundle: { code: readFileSync(bundlePath, 'utf8') },
+    ...(process.env.BENCH_EMPTY_FLOOR === '1' ? { activities: floorActivities } : {}),
     maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
     maxCachedWorkflows: cached,
     maxConcurrentActivityTaskExecutions: Number(process.env.SAPI_MAX_CONCURRENT_ACTIVITIES ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES),

@@ -83,6 +83,9 @@ export const concurrencyScenario: Scenario = async (ctx) => {
       const costs = await smallImportCosts(ctx, batch, count, csv.path, tag);
       figures.push(...costs.figures);
       batches.costs = costs.details;
+      const floor = await sdkFloor(ctx, batch, count);
+      figures.push(...floor.figures);
+      batches.floor = floor.details;
     }
   }
   return {
@@ -287,4 +290,61 @@ async function smallImportCosts(ctx: ScenarioContext, batch: Batch, count: numbe
     );
   }
   return { figures, details: { bare: { ...b, latencyMs: { p50: percentile(b.latencyMs, 50), p95: bareP95 } }, bareCpuSeconds: bare.cpuSeconds, ours, shape } };
+}
+
+/** Runs of the floor's workflow before it is measured. */
+const FLOOR_WARM_UP_RUNS = 3;
+
+/**
+ * The orchestration's floor for a small import's shape: `count` runs at once of `importShapeWorkflow`
+ * (bench/empty-workflows: the same events as a small import on the short path, no-op activities) on an empty SDK
+ * worker with the `sapi-temporal worker` command's options and node flags (`bench/empty-worker-child.ts`), with every
+ * process's CPU measured around it as around the batch. What the worker and Temporal spend on it is what any plugin
+ * pays for that shape on this machine; ours minus it is what the plugin's own work costs.
+ */
+async function sdkFloor(ctx: ScenarioContext, batch: Batch, count: number): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
+  const { stack } = ctx;
+  const bundle = join(stack.dataDir, 'empty-workflow-bundle.js');
+  if (!existsSync(bundle)) await stack.bundleWorkflows(resolve(__dirname, '..', 'empty-workflows'), bundle);
+  const taskQueue = `bench-floor-${Date.now().toString(36)}`;
+  const side = await stack.startSideProcess('sdk-floor-worker', 'bench/empty-worker-child.ts', {
+    BENCH_EMPTY_BUNDLE: bundle,
+    BENCH_EMPTY_TASK_QUEUE: taskQueue,
+    BENCH_EMPTY_FLOOR: '1',
+    BENCH_MEMORY_REPORT: join(stack.dataDir, 'sdk-floor-memory.json'),
+  });
+  try {
+    const runOne = async (id: string) => stack.client.workflow.start('importShapeWorkflow', { taskQueue, workflowId: `${taskQueue}-${id}`, args: [{ table: `in.c-floor.t_${id}` }] });
+    for (let i = 0; i < FLOOR_WARM_UP_RUNS; i++) await (await runOne(`warm-${i}`)).result();
+    ctx.log(`SDK floor: ${count} runs of the small import's shape (no-op activities) at once on an empty SDK worker …`);
+    const run = await measure(
+      stack,
+      async () => {
+        const handles = await Promise.all(Array.from({ length: count }, (_, i) => runOne(String(i))));
+        await Promise.all(handles.map((h) => untilAborted(h.result(), ctx.signal)));
+        return handles[0];
+      },
+      side.pid,
+    );
+    const shape = run.value ? historyShape((await run.value.fetchHistory()).events ?? []) : undefined;
+    const rate = (count / run.ms) * 1000;
+    const workerCpuMs = ((run.cpuSeconds.worker ?? 0) * 1000) / count;
+    const temporalCpuMs = ((run.cpuSeconds.temporal ?? 0) * 1000) / count;
+    const ours = { rate: (count / batch.totalMs) * 1000, workerCpuMs: ((batch.cpuSeconds.worker ?? 0) * 1000) / count, temporalCpuMs: ((batch.cpuSeconds.temporal ?? 0) * 1000) / count };
+    ctx.log(
+      `SDK floor: ${count} in ${(run.ms / 1000).toFixed(1)} s (${rate.toFixed(1)}/s), worker ${workerCpuMs.toFixed(1)} ms CPU per run, Temporal ${temporalCpuMs.toFixed(1)} ms per run; ` +
+        `cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}; one run's history: ${JSON.stringify(shape)}`,
+    );
+    const note = `baseline: the same Temporal shape (${shape ? `${shape.events} events, ${shape.activityTasks} activity tasks, ${shape.workflowTasks} workflow tasks` : '?'}) with no-op activities on an empty SDK worker`;
+    return {
+      figures: [
+        figure({ scenario: 'concurrency', metric: `small imports per second vs SDK floor (${count} at once)`, unit: '/s', ours: ours.rate, baseline: rate, note }),
+        figure({ scenario: 'concurrency', metric: 'worker CPU per small import vs SDK floor', unit: 'ms', ours: ours.workerCpuMs, baseline: workerCpuMs, note: `${note}; above the floor: ${(ours.workerCpuMs - workerCpuMs).toFixed(0)} ms` }),
+        figure({ scenario: 'concurrency', metric: 'Temporal server CPU per small import vs SDK floor', unit: 'ms', ours: ours.temporalCpuMs, baseline: temporalCpuMs, note }),
+      ],
+      details: { ms: Math.round(run.ms), rate, workerCpuMs, temporalCpuMs, cpuSplit: run.cpuSplit, shape },
+    };
+  } finally {
+    await side.stop();
+  }
 }

@@ -66,7 +66,7 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   throwIfAborted(signal);
   const hash: Hash | undefined = (options.sha256 ?? true) && startOffset === 0 ? createHash('sha256') : undefined;
   let sourceBytes = startOffset;
-  const pool = new PartBufferPool(partSize);
+  const pool = new PartBufferPool(partSize, source.size === undefined ? undefined : source.size - startOffset);
   let parts: AsyncIterable<Buffer>;
   let file: FileHandle | undefined;
   if (source.path !== undefined && !options.gzip) {
@@ -162,15 +162,18 @@ async function openFile(source: ByteSource): Promise<FileHandle> {
 export async function* fileParts(file: FileHandle, start: number, pool: PartBufferPool): AsyncGenerator<Buffer> {
   let position = start;
   for (let yielded = 0; ; yielded++) {
-    const buf = pool.acquire();
+    let buf = pool.acquire();
     let filled = 0;
-    while (filled < buf.length) {
+    for (;;) {
       const { bytesRead } = await file.read(buf, filled, buf.length - filled, position + filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
+      if (filled < buf.length) continue;
+      if (buf.length === pool.partSize) break;
+      buf = pool.grow(buf, filled); // more than the source's size at the start: on in a whole part
     }
     position += filled;
-    if (filled === buf.length) {
+    if (filled === pool.partSize) {
       yield buf;
       continue;
     }
@@ -209,14 +212,36 @@ export class PartBufferPool {
   /** Buffers allocated so far (the pool's high-water mark). */
   allocated = 0;
 
-  constructor(readonly partSize: number) {}
+  /**
+   * `expectedBytes`: what the source should hold (from the start offset), when known. A source smaller than a part
+   * gets a buffer of its size (+1 byte, to see its end in the same read) instead of a whole part: V8 counts each
+   * buffer's full size as external memory, and an 8 MiB buffer per 50 KB import made the worker run a full
+   * mark-compact every few imports (a third of its CPU with 200 small imports at once).
+   */
+  constructor(
+    readonly partSize: number,
+    private expectedBytes?: number,
+  ) {}
 
-  /** A buffer of `partSize` bytes, reused when one was released, else new. */
+  /** A buffer of `partSize` bytes, reused when one was released, else new; the first one small for a small source. */
   acquire(): Buffer {
+    const expected = this.expectedBytes;
+    this.expectedBytes = undefined; // only the first part's buffer: a source that grew goes on in whole parts
+    if (expected !== undefined && expected + 1 < this.partSize) {
+      this.allocated++;
+      return Buffer.allocUnsafe(expected + 1);
+    }
     const reused = this.free.pop();
     if (reused) return reused;
     this.allocated++;
     return Buffer.allocUnsafe(this.partSize);
+  }
+
+  /** `buf` (smaller than a part, its first `filled` bytes read) moved into a whole part's buffer: the source grew. */
+  grow(buf: Buffer, filled: number): Buffer {
+    const whole = this.acquire();
+    buf.copy(whole, 0, 0, filled);
+    return whole;
   }
 
   /** Gives a whole part buffer back once nothing reads it any more (a short last part is simply dropped). */
@@ -238,7 +263,8 @@ export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, par
     const chunk = Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
     let off = 0;
     while (off < chunk.length) {
-      const n = Math.min(partSize - filled, chunk.length - off);
+      if (filled === buf.length) buf = pool.grow(buf, filled); // a small first buffer, and the stream goes on
+      const n = Math.min(buf.length - filled, chunk.length - off);
       chunk.copy(buf, filled, off, off + n);
       filled += n;
       off += n;

@@ -34,4 +34,44 @@ describe('fileParts', () => {
       await file.close();
     }
   });
+
+  it('reads a source smaller than a part into a buffer of its size, not a whole part (V8 counts the whole buffer)', async () => {
+    const partSize = 1024 * 1024;
+    const data = Buffer.alloc(50_000, 7);
+    const path = join(dir, 'small');
+    writeFileSync(path, data);
+    const file = await open(path, 'r');
+    try {
+      const pool = new PartBufferPool(partSize, data.length);
+      const parts: Buffer[] = [];
+      for await (const part of fileParts(file, 0, pool)) parts.push(part);
+      expect(parts).toHaveLength(1);
+      expect(parts[0]!.equals(data)).toBe(true);
+      expect(parts[0]!.buffer.byteLength).toBeLessThanOrEqual(data.length + 1); // was the whole 1 MiB part
+    } finally {
+      await file.close();
+    }
+  });
+
+  it.each([
+    ['grew within a part', 4, 9],
+    ['grew past a part', 4, 27],
+    ['is as announced', 27, 27],
+    ['shrank', 27, 5],
+  ])('cuts the same parts when the source %s as a stream of it is cut into', async (_name, expected, size) => {
+    const data = Buffer.from(Array.from({ length: size }, (_, i) => 97 + (i % 26)));
+    const path = join(dir, `g-${expected}-${size}`);
+    writeFileSync(path, data);
+    const file = await open(path, 'r');
+    try {
+      const fromFile = await collect(fileParts(file, 0, new PartBufferPool(10, expected)));
+      const fromStream = await collect(chunkParts(Readable.from([data.subarray(0, 3), data.subarray(3)]), 10, new PartBufferPool(10, expected)));
+      const plain = await collect(chunkParts(Readable.from([data]), 10));
+      expect(fromFile).toEqual(plain);
+      expect(fromStream).toEqual(plain);
+    } finally {
+      await file.close();
+    }
+  });
 });
+
