@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { DevBackend } from '../dev/stack';
+import { DEFAULT_DEMO_BACKEND } from '../demo/defaults';
 
 /** `sapi-temporal demo`: the main job end to end on a fresh dev stack (see src/demo). */
 export function registerDemoCommand(program: Command): void {
@@ -8,7 +9,11 @@ export function registerDemoCommand(program: Command): void {
     .description('run the main job end to end on a fresh dev stack: import, incremental load, sliced export, extraction')
     .option('--data-dir <dir>', 'where the demo keeps its stack and files (wiped first)', '.data/demo')
     .option('--keep', 'keep the dev stack running after the demo, until Ctrl-C')
-    .addOption(new Option('--backend <backend>', "the emulator's file storage: aws (MinIO), azure (Azurite) or gcp (fake-gcs-server)").choices(['aws', 'azure', 'gcp']).default('aws'))
+    .addOption(
+      new Option('--backend <backend>', "the emulator's file storage, the only object store started: azure (Azurite), aws (MinIO) or gcp (fake-gcs-server)")
+        .choices(['aws', 'azure', 'gcp'])
+        .default(DEFAULT_DEMO_BACKEND),
+    )
     .action(async (options: { dataDir: string; keep?: boolean; backend: DevBackend }) => {
       const { runDemo } = await import('../demo');
       const result = await runDemo({ dataDir: options.dataDir, keep: options.keep, backend: options.backend });

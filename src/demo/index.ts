@@ -4,16 +4,21 @@ import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadTemporalConnection, temporalConnectionOptions } from '../config/temporal';
 import { codecDataConverter } from '../codec';
-import { devCodecFromEnv, startDevStack, type DevBackend, type DevStack } from '../dev/stack';
+import { devCodecFromEnv, startDevStack, type DevBackend, type DevStack, type DevStackMinio } from '../dev/stack';
 import { devServices } from '../dev/services';
+import { DEFAULT_DEMO_BACKEND } from './defaults';
 import { configureWorkerLogging } from '../worker';
 import type { ExportTableResult, ImportTableResult } from '../contracts/transfer';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
+
+export { DEFAULT_DEMO_BACKEND } from './defaults';
 
 /** Rows of the demo's sample CSV. */
 export const DEMO_ROWS = 20_000;
 /** Export slice size the demo's emulator uses, so the export comes back sliced (bytes). */
 export const DEMO_SLICE_BYTES = 64 * 1024;
+/** What the demo's first line names as the emulator's file storage, per backend. */
+const FILE_STORES: Record<DevBackend, string> = { aws: 'MinIO', azure: 'Azurite', gcp: 'fake-gcs-server' };
 
 export interface DemoOptions {
   /** Where the stack and the demo files live; wiped first. Default `.data/demo`. */
@@ -28,7 +33,11 @@ export interface DemoOptions {
    * `process.env`.
    */
   env?: NodeJS.ProcessEnv;
-  /** The emulator's file storage: `aws` (MinIO, default), `azure` (Azurite) or `gcp` (fake-gcs-server), the latter two started besides MinIO. */
+  /**
+   * The emulator's file storage: `azure` (Azurite, default), `aws` (MinIO) or `gcp` (fake-gcs-server). Only the
+   * backend's store runs: the demo reads and writes local files only, so on `azure` and `gcp` no MinIO is started
+   * (nor needs to be installed). Default {@link DEFAULT_DEMO_BACKEND}.
+   */
   backend?: DevBackend;
 }
 
@@ -38,7 +47,8 @@ export interface DemoResult {
   export: ExportTableResult & { workflowId: string; rowsMatch: boolean };
   extract?: { workflowId: string; tables: Array<{ name: string; tableId: string | null; rows: number }>; pages: number; records: number };
   temporalUi: string;
-  stack: DevStack;
+  /** The demo's stack (running with `keep`); its `minio` only on the `aws` backend. */
+  stack: DevStack<DevStackMinio>;
 }
 
 /**
@@ -52,11 +62,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   configureWorkerLogging(process.env.SAPI_LOG_LEVEL ?? 'WARN'); // the demo prints its own progress
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(join(dataDir, 'files'), { recursive: true });
-  const backend = options.backend ?? 'aws';
-  const fileStore = { aws: '', azure: ', Azurite (the emulator\'s files)', gcp: ', fake-gcs-server (the emulator\'s files)' }[backend];
-  log(`starting the dev stack under ${dataDir} (Temporal, MinIO${fileStore}, Storage API emulator, worker)…`);
+  const backend = options.backend ?? DEFAULT_DEMO_BACKEND;
+  log(`starting the dev stack under ${dataDir} (Temporal, ${FILE_STORES[backend]} for the emulator's files, Storage API emulator, worker)…`);
   const codec = devCodecFromEnv(options.env ?? process.env);
-  const stack = await startDevStack({ dataDir: join(dataDir, 'stack'), localRoots: [join(dataDir, 'files')], backend, services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }), codec });
+  const stack = await startDevStack({
+    dataDir: join(dataDir, 'stack'),
+    localRoots: [join(dataDir, 'files')],
+    backend,
+    // MinIO only where it holds the emulator's files: the demo's sources and destinations are local files
+    minio: backend === 'aws',
+    services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }),
+    codec,
+  });
   if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
   const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { startEmulatorProcess } from './emulator-process';
-import { DEFAULT_FILES_BUCKET, type DevStackService } from './stack';
+import { DEFAULT_FILES_BUCKET, type DevStackMinio, type DevStackService } from './stack';
 
 export interface DevServicesOptions {
   /** Run a worker for the plugin inside the stack. Default true. */
@@ -14,9 +14,9 @@ export interface DevServicesOptions {
   sliceSizeBytes?: number;
 }
 
-/** The services the dev stack runs on top of Temporal and MinIO: the Storage API emulator, then a worker. */
-export function devServices(options: DevServicesOptions = {}): DevStackService[] {
-  const services: DevStackService[] = [emulatorService(options)];
+/** The services the dev stack runs on top of Temporal and the object stores: the Storage API emulator, then a worker. */
+export function devServices(options: DevServicesOptions = {}): Array<DevStackService<DevStackMinio>> {
+  const services: Array<DevStackService<DevStackMinio>> = [emulatorService(options)];
   if (options.worker ?? true) services.push(workerService());
   return services;
 }
@@ -27,7 +27,7 @@ export function devServices(options: DevServicesOptions = {}): DevStackService[]
  * (log: `<dataDir>/emulator.log`), started again on the same address when it dies, so that one bad load cannot take
  * Temporal and the worker down with it.
  */
-export function emulatorService(options: DevServicesOptions = {}): DevStackService {
+export function emulatorService(options: DevServicesOptions = {}): DevStackService<DevStackMinio> {
   return async (stack) => {
     const token = options.token ?? `dev-${randomBytes(16).toString('hex')}`;
     const adminToken = options.adminToken ?? `dev-admin-${randomBytes(16).toString('hex')}`;
@@ -38,13 +38,18 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
         port: 0,
         dataDir: join(stack.dataDir, 'emulator'),
         backend: stack.backend,
-        s3: {
-          endpoint: stack.minio.endpoint,
-          region: stack.minio.region,
-          accessKeyId: stack.minio.accessKeyId,
-          secretAccessKey: stack.minio.secretAccessKey,
-          bucket: DEFAULT_FILES_BUCKET,
-      },
+        // the S3 settings only where the files are in MinIO: on azure and gcp the emulator uses nothing of MinIO's
+        ...(stack.backend === 'aws' && stack.minio
+          ? {
+              s3: {
+                endpoint: stack.minio.endpoint,
+                region: stack.minio.region,
+                accessKeyId: stack.minio.accessKeyId,
+                secretAccessKey: stack.minio.secretAccessKey,
+                bucket: DEFAULT_FILES_BUCKET,
+              },
+            }
+          : {}),
       ...(stack.azurite
         ? {
             abs: {
@@ -69,7 +74,7 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
 }
 
 /** A worker for the plugin, configured from what the stack published so far. */
-export function workerService(): DevStackService {
+export function workerService(): DevStackService<DevStackMinio> {
   return async (stack) => {
     const { startWorker } = await import('../worker');
     const { loadSettings } = await import('../config');

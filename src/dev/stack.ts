@@ -16,7 +16,13 @@ export const DEFAULT_TASK_QUEUE = 'sapi-temporal';
 /** Object-storage bucket the emulator keeps its files in. */
 export const DEFAULT_FILES_BUCKET = 'sapi-files';
 
-export interface DevStackOptions {
+/**
+ * MinIO in a stack: {@link MinioHandle} when it always runs (the default), `MinioHandle | undefined` where it may have
+ * been left out (`minio: false`).
+ */
+export type DevStackMinio = MinioHandle | undefined;
+
+export interface DevStackOptions<Minio extends DevStackMinio = MinioHandle> {
   /** Everything the stack writes (SQLite, MinIO objects, DuckDB, logs) lives under this folder. */
   dataDir: string;
   /** Temporal without its web UI (tests). Default false. */
@@ -24,11 +30,18 @@ export interface DevStackOptions {
   taskQueue?: string;
   /**
    * File storage of the emulator: `aws` (MinIO), `azure` (Azurite) or `gcp` (fake-gcs-server); Azurite and
-   * fake-gcs-server start besides MinIO, which stays for the user's own `s3://` sources and destinations. Default `aws`.
+   * fake-gcs-server start besides MinIO, which stays for the user's own `s3://` sources and destinations unless
+   * `minio` is false. Default `aws`.
    */
   backend?: DevBackend;
+  /**
+   * Start MinIO. Default true. False (only with `azure` or `gcp`, whose files are not in MinIO) runs the stack
+   * without it, so it need not be installed: no `AWS_ENDPOINT_URL_S3` is published, and the stack's worker has no
+   * object store for `s3://` sources and destinations (the demo, which uses local files only, runs so).
+   */
+  minio?: boolean;
   /** Extra services started after Temporal and MinIO (emulator, worker); each adds its env and a stop. */
-  services?: DevStackService[];
+  services?: Array<DevStackService<Minio>>;
   /**
    * Folders the stack's worker (and any worker of its env) may read sources from and write exports to
    * (`SAPI_LOCAL_ROOTS`). Default: `SAPI_LOCAL_ROOTS` of the environment, else the folder the stack was started in.
@@ -47,7 +60,7 @@ export interface DevStackOptions {
  * HTTP API and UI, the codec server; the Storage, MinIO and Temporal gRPC addresses the worker knows already). Values
  * the user set in the environment win.
  */
-function devPolicyEnv(options: DevStackOptions, temporal: TemporalHandle, codecUrl: string | undefined): Record<string, string> {
+function devPolicyEnv(options: Pick<DevStackOptions, 'localRoots'>, temporal: TemporalHandle, codecUrl: string | undefined): Record<string, string> {
   const roots = options.localRoots ?? (process.env.SAPI_LOCAL_ROOTS ? process.env.SAPI_LOCAL_ROOTS.split(',') : [process.cwd()]);
   const internal = [temporal.httpApiUrl, temporal.uiUrl, ...(codecUrl ? [codecUrl] : []), ...(process.env.SAPI_INTERNAL_URLS ? [process.env.SAPI_INTERNAL_URLS] : [])];
   return {
@@ -102,13 +115,16 @@ export interface DevCodecServer {
 /** Object-storage backends the dev stack can give the emulator. */
 export type DevBackend = 'aws' | 'azure' | 'gcp';
 
-/** A service started on top of Temporal and MinIO: returns the variables it publishes and how to stop it. */
-export type DevStackService = (stack: DevStackCore) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
+/** A service started on top of Temporal and MinIO (when it runs): returns the variables it publishes and how to stop it. */
+export type DevStackService<Minio extends DevStackMinio = MinioHandle> = (
+  stack: DevStackCore<Minio>,
+) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
 
-export interface DevStackCore {
+export interface DevStackCore<Minio extends DevStackMinio = MinioHandle> {
   dataDir: string;
   temporal: TemporalHandle;
-  minio: MinioHandle;
+  /** Absent when the stack was started with `minio: false`. */
+  minio: Minio;
   /** Running with `backend: 'azure'`. */
   azurite?: AzuriteHandle;
   /** Running with `backend: 'gcp'`. */
@@ -121,19 +137,22 @@ export interface DevStackCore {
   env: Record<string, string>;
 }
 
-export interface DevStack extends DevStackCore {
+export interface DevStack<Minio extends DevStackMinio = MinioHandle> extends DevStackCore<Minio> {
   /** Writes `env` as `KEY=VALUE` lines that a shell can source. */
   writeEnvFile(path: string): void;
-  /** Stops the services, then MinIO and Temporal; safe to call twice. */
+  /** Stops the services, then MinIO (when it runs) and Temporal; safe to call twice. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts the dev stack on free ports: the Temporal dev server (SQLite under `dataDir`, namespace `default`),
- * MinIO (generated root credentials), then the given services in order. A watchdog process kills everything if
+ * MinIO (generated root credentials; not with `minio: false`) and the backend's storage emulator side by side, then
+ * the given services in order. A watchdog process kills everything if
  * the caller dies without calling `stop()`; a failure during start-up stops what was already started.
  */
-export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
+export function startDevStack(options: DevStackOptions & { minio?: true }): Promise<DevStack>;
+export function startDevStack(options: DevStackOptions<DevStackMinio> & { minio: boolean }): Promise<DevStack<DevStackMinio>>;
+export async function startDevStack(options: DevStackOptions | DevStackOptions<DevStackMinio>): Promise<DevStack<DevStackMinio>> {
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const pidFile = join(dataDir, 'stack.pids');
@@ -145,17 +164,21 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   };
   try {
     const backend = options.backend ?? 'aws';
+    const withMinio = options.minio ?? true;
+    if (!withMinio && backend === 'aws') {
+      throw new Error('the dev stack\'s backend "aws" keeps the emulator\'s files in MinIO: it cannot run with minio: false (use backend "azure" or "gcp")');
+    }
     // started side by side; each registers its stop as soon as it is up, and a failure is thrown only once the others
     // have settled, so that stopAll() stops them too instead of leaving them running
     const stopsWhenUp = <T extends { stop(): Promise<void> }>(handle: T): T => (stops.push(() => handle.stop()), handle);
     const [{ temporal, codecServer }, minio, azurite, fakeGcs] = await allOrThrow([
       startTemporalWithCodec(join(dataDir, 'temporal'), options, pidFile, stops).then((started) => (stopsWhenUp(started.temporal), started)),
-      startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }).then(stopsWhenUp),
+      withMinio ? startMinio({ dataDir: join(dataDir, 'minio'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
       backend === 'azure' ? startAzurite({ dataDir: join(dataDir, 'azurite'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
       backend === 'gcp' ? startFakeGcs({ dataDir: join(dataDir, 'fake-gcs'), watchdogPidFile: pidFile }).then(stopsWhenUp) : undefined,
     ] as const);
     const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-    const core: DevStackCore = {
+    const core: DevStackCore<DevStackMinio> = {
       dataDir,
       temporal,
       minio,
@@ -170,8 +193,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         TEMPORAL_TLS: 'false',
         TEMPORAL_TASK_QUEUE: taskQueue,
         TEMPORAL_UI_URL: options.headless ? '' : temporal.uiUrl,
-        AWS_ENDPOINT_URL_S3: minio.endpoint,
-        AWS_REGION: minio.region,
+        ...(minio ? { AWS_ENDPOINT_URL_S3: minio.endpoint, AWS_REGION: minio.region } : {}),
         SAPI_EMULATOR_BACKEND: backend,
         ...(azurite ? { AZURITE_BLOB_ENDPOINT: azurite.blobEndpoint } : {}),
         // the variable Google's clients (and the worker) read to reach an emulator instead of storage.googleapis.com
@@ -181,7 +203,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       },
       codecServer,
     };
-    for (const service of options.services ?? []) {
+    // the first overload's services may need MinIO: they come only without `minio: false`, so core.minio is there
+    for (const service of (options.services ?? []) as Array<DevStackService<DevStackMinio>>) {
       const started = await service(core);
       stops.push(() => started.stop());
       Object.assign(core.env, started.env);
@@ -212,7 +235,7 @@ async function allOrThrow<T extends readonly unknown[]>(promises: T): Promise<{ 
  */
 function startTemporalWithCodec(
   dataDir: string,
-  options: DevStackOptions,
+  options: Pick<DevStackOptions, 'headless' | 'codec'>,
   watchdogPidFile: string,
   stops: Array<() => Promise<void>>,
 ): Promise<{ temporal: TemporalHandle; codecServer?: DevCodecServer }> {
