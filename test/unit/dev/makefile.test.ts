@@ -70,7 +70,9 @@ describe('make demo (with stand-in commands)', () => {
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'makefile-demo-'));
     copyFileSync(join(repoRoot, 'Makefile'), join(dir, 'Makefile'));
-    for (const file of ['package.json', 'package-lock.json', 'packages/sapi-temporal/package.json']) {
+    // tsc's stand-in writes no lib/ of its own; one source file, so that the compile has something to be newer than
+    mkdirSync(join(dir, 'lib'));
+    for (const file of ['package.json', 'package-lock.json', 'packages/sapi-temporal/package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/index.ts']) {
       mkdirSync(join(dir, file, '..'), { recursive: true });
       writeFileSync(join(dir, file), '{}');
     }
@@ -120,6 +122,13 @@ describe('make demo (with stand-in commands)', () => {
     expect(at('start', 'tsc')).toBeGreaterThanOrEqual(at('end', 'npm'));
     const lastInstall = Math.max(at('end', 'tsc'), at('end', 'temporal'), at('end', 'azurite'));
     expect(at('start', 'demo')).toBeGreaterThanOrEqual(lastInstall);
+  });
+
+  it('installs and compiles nothing again on a second run: only the tool checks and the demo run', () => {
+    expect(make().status).toBe(0);
+    writeFileSync(join(dir, 'steps.log'), '');
+    expect(make().status).toBe(0);
+    expect(steps().filter((step) => step.event === 'start').map((step) => step.name).sort()).toEqual(['azurite', 'demo', 'temporal']);
   });
 
   it('fails without running the demo when one install fails, after the others have finished', () => {
