@@ -2,6 +2,7 @@ import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
 import { typedTableSchema } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
+import { findBucket } from './ensure-bucket';
 
 export interface CheckImportTargetInput {
   connection?: string;
@@ -33,8 +34,9 @@ export function checkImportTarget(deps: ActivityDeps) {
 export async function checkTarget(deps: ActivityDeps, input: CheckImportTargetInput): Promise<CheckImportTargetResult> {
   const storage = deps.storage(input.connection);
   const tableId = `${input.bucketId}.${input.table}`;
-  const bucketExists = (await unlessNotFound(() => storage.getBucket({ bucketId: input.bucketId }))) !== undefined;
-  const table = bucketExists ? await unlessNotFound(() => storage.getTable({ tableId })) : undefined;
+  const table = await unlessNotFound(() => storage.getTable({ tableId }));
+  // a table found says its bucket exists (no look at the bucket: its detail lists all its tables)
+  const bucketExists = table !== undefined || (await findBucket(storage, input.bucketId)) !== undefined;
   const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
   if (!bucketExists && !input.createBucket) {
     throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);

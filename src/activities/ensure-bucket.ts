@@ -61,8 +61,13 @@ export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucket
   throw ambiguous!;
 }
 
-function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {
-  return unlessNotFound(() => storage.getBucket({ bucketId }));
+/**
+ * The bucket, from the list of buckets; only when the list does not show it, from its detail, which tells a missing
+ * bucket (undefined) from one the token may not read (the service's 403). The detail lists every table of the
+ * bucket, so a batch of imports into one bucket paid for all its tables on every look.
+ */
+export async function findBucket(storage: ReturnType<ActivityDeps['storage']>, bucketId: string): Promise<Bucket | undefined> {
+  return (await storage.listBuckets()).find((bucket) => bucket.id === bucketId) ?? unlessNotFound(() => storage.getBucket({ bucketId }));
 }
 
 function createdSince(bucket: Bucket, sinceMs: number): boolean {

@@ -62,7 +62,8 @@ export function prepareImport(deps: ActivityDeps) {
       try {
         const target = await checkTarget(deps, { connection: input.connection, bucketId: input.bucketId, table: input.table, mode: input.mode, createBucket: input.createBucket });
         const inspected = await inspect(deps, { sources: [input.source], csv: input.csv, columns: input.columns, sourceGrant: input.sourceGrant });
-        if (input.createBucket) createdBucket = (await ensureBucketExists(deps, { connection: input.connection, bucketId: input.bucketId })).created;
+        // the check has just seen the bucket: no second look (one request less per import into an existing bucket)
+        if (input.createBucket && !target.bucketExists) createdBucket = (await ensureBucketExists(deps, { connection: input.connection, bucketId: input.bucketId })).created;
         const prepared = await prepare(deps, { connection: input.connection, name: input.fileName, tags: input.tags, isSliced: false, gzip: input.gzip });
         const bytes = inspected.bytes;
         return { typed: target.typed ?? false, bytes, createdBucket, target: prepared, small: bytes !== undefined && bytes <= SMALL_IMPORT_MAX_BYTES };

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { repoRoot } from './processes';
 
-/** Where the tools installer puts the official Python client (kbcstorage) and its dependencies. */
-export const PYTHONPATH = join(repoRoot, '.tools', 'python');
+/** Where the tools installer puts the official Python client (kbcstorage) and its dependencies (SAPI_TOOLS_DIR moves the tools folder). */
+export const PYTHONPATH = join(process.env.SAPI_TOOLS_DIR ?? join(repoRoot, '.tools'), 'python');
 /** The Python interpreter: `SAPI_PYTHON` or `python3`. */
 export const PYTHON = process.env.SAPI_PYTHON ?? 'python3';
 

@@ -66,6 +66,17 @@ describe('importTableWorkflow against the emulator', () => {
     expect({ activityTasks: shape.activityTasks <= 4, timers: shape.timers <= 1, events: shape.events <= 30 }).toEqual({ activityTasks: true, timers: true, events: true });
   });
 
+  it('checks a small import\'s bucket without reading the bucket\'s detail (it lists every table) and looks once', async () => {
+    const content = 'id,name\n1,alpha\n';
+    await run({ source: csvFile('bucket-once-1.csv', content), bucketId: 'in.c-bucket-once', createBucket: true, table: 'first' });
+    const before = env.emulator.requests.length;
+    expect(await run({ source: csvFile('bucket-once-2.csv', content), bucketId: 'in.c-bucket-once', createBucket: true, table: 'second' })).toMatchObject({ importedRowsCount: 1 });
+    const seen = env.emulator.requests.slice(before);
+    // before: GET buckets/in.c-bucket-once twice (the check, then ensuring the bucket); now the list (other tests may list too)
+    expect(seen.filter((r) => /\/buckets\/in\.c-bucket-once$/.test(r.path)).map((r) => r.method)).toEqual([]);
+    expect(seen.some((r) => r.method === 'GET' && /\/v2\/storage\/buckets$/.test(r.path))).toBe(true);
+  });
+
   it('removes the bucket it created when the prepare after it fails for good (the short path\'s first activity)', async () => {
     env.emulator.faults.add({ method: 'POST', path: 'files/prepare$', times: 1, action: { type: 'status', status: 400 } });
     const failure = await failureOf({ source: csvFile('refused.csv', 'id\n1\n'), bucketId: 'in.c-refused-prepare', createBucket: true, table: 't' });
