@@ -133,11 +133,24 @@ export function localStageStore(folder: string): StageStore {
     return join(root, ...key.split('/'));
   };
   const tmpOf = (path: string) => `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+  // the folder's creation in flight, shared by the writes that start together: a page-checkpoint group writes its
+  // table(s) and its marker into a new folder at once, and each recursive mkdir is a trip through libuv's thread pool
+  // (on a busy 2-core machine the biggest cost of staging a page). Only while in flight, so the map stays small and a
+  // folder deleted since is made again.
+  const making = new Map<string, Promise<unknown>>();
+  const ensureFolder = (folder: string): Promise<unknown> => {
+    let made = making.get(folder);
+    if (!made) {
+      made = mkdir(folder, { recursive: true }).finally(() => making.delete(folder));
+      making.set(folder, made);
+    }
+    return made;
+  };
   return {
     root,
     async put(key, body) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
+      await ensureFolder(dirname(path));
       const tmp = tmpOf(path);
       try {
         await writeFile(tmp, body);
@@ -149,7 +162,7 @@ export function localStageStore(folder: string): StageStore {
     },
     async putStream(key, body) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
+      await ensureFolder(dirname(path));
       const tmp = tmpOf(path);
       try {
         await pipeline(body, createWriteStream(tmp));
