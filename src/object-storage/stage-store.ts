@@ -150,25 +150,25 @@ export function localStageStore(folder: string): StageStore {
     root,
     async put(key, body) {
       const path = pathOf(key);
-      await ensureFolder(dirname(path));
       const tmp = tmpOf(path);
       try {
+        await ensureFolder(dirname(path));
         await writeFile(tmp, body);
         await rename(tmp, path);
       } catch (err) {
-        await rm(tmp, { force: true });
+        await rm(tmp, { force: true }).catch(() => undefined); // (none where the folder could not be made)
         throw stageError('write', key, err);
       }
     },
     async putStream(key, body) {
       const path = pathOf(key);
-      await ensureFolder(dirname(path));
       const tmp = tmpOf(path);
       try {
+        await ensureFolder(dirname(path));
         await pipeline(body, createWriteStream(tmp));
         await rename(tmp, path);
       } catch (err) {
-        await rm(tmp, { force: true });
+        await rm(tmp, { force: true }).catch(() => undefined); // (none where the folder could not be made)
         throw stageError('write', key, err);
       }
     },
