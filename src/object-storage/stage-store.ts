@@ -133,29 +133,42 @@ export function localStageStore(folder: string): StageStore {
     return join(root, ...key.split('/'));
   };
   const tmpOf = (path: string) => `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+  // the folder's creation in flight, shared by the writes that start together: a page-checkpoint group writes its
+  // table(s) and its marker into a new folder at once, and each recursive mkdir is a trip through libuv's thread pool
+  // (on a busy 2-core machine the biggest cost of staging a page). Only while in flight, so the map stays small and a
+  // folder deleted since is made again.
+  const making = new Map<string, Promise<unknown>>();
+  const ensureFolder = (folder: string): Promise<unknown> => {
+    let made = making.get(folder);
+    if (!made) {
+      made = mkdir(folder, { recursive: true }).finally(() => making.delete(folder));
+      making.set(folder, made);
+    }
+    return made;
+  };
   return {
     root,
     async put(key, body) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
       const tmp = tmpOf(path);
       try {
+        await ensureFolder(dirname(path));
         await writeFile(tmp, body);
         await rename(tmp, path);
       } catch (err) {
-        await rm(tmp, { force: true });
+        await rm(tmp, { force: true }).catch(() => undefined); // (none where the folder could not be made)
         throw stageError('write', key, err);
       }
     },
     async putStream(key, body) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
       const tmp = tmpOf(path);
       try {
+        await ensureFolder(dirname(path));
         await pipeline(body, createWriteStream(tmp));
         await rename(tmp, path);
       } catch (err) {
-        await rm(tmp, { force: true });
+        await rm(tmp, { force: true }).catch(() => undefined); // (none where the folder could not be made)
         throw stageError('write', key, err);
       }
     },

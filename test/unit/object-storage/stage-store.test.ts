@@ -45,6 +45,46 @@ describe('local staging folder', () => {
     expect(readdirSync(dir).sort()).toEqual(['other', 'run']);
   });
 
+  // (a page-checkpoint group writes its tables and its marker into one new folder together: one mkdir between them)
+  const LARGE = 256 * 1024;
+
+  it('writes small and large objects into new folders at once: every one lands whole, no temporary file is left', async () => {
+    const dir = root();
+    const store = localStageStore(dir);
+    const small = 'a\n'.repeat(10);
+    const large = 'b'.repeat(LARGE);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => [
+        store.put(`run/r1/p${i}/small.jsonl`, small),
+        store.put(`run/r1/p${i}/large.jsonl`, large),
+        store.put(`run/r1/p${i}/.checkpoint.json`, '{}'),
+        store.putStream(`run/r1/p${i}/streamed.csv`, Readable.from(['x\n', 'y\n'])),
+      ]).flat(),
+    );
+    const keys = await store.list('run/r1/');
+    expect(keys).toHaveLength(80);
+    for (let i = 0; i < 20; i++) {
+      expect(readdirSync(join(dir, 'run', 'r1', `p${i}`)).sort()).toEqual(['.checkpoint.json', 'large.jsonl', 'small.jsonl', 'streamed.csv']);
+      expect(await readText(store, `run/r1/p${i}/small.jsonl`)).toBe(small);
+      expect(await readText(store, `run/r1/p${i}/large.jsonl`)).toBe(large);
+    }
+    // a folder removed since (a clean-up) is made again
+    await store.delete(keys);
+    await store.put('run/r1/p0/small.jsonl', small);
+    await store.put('run/r1/p1/large.jsonl', large);
+    expect(await store.list('run/r1/')).toEqual(['run/r1/p0/small.jsonl', 'run/r1/p1/large.jsonl']);
+  });
+
+  it('fails a write whose folder cannot be made as a staging write error naming the key, small or large', async () => {
+    const dir = root();
+    const store = localStageStore(dir);
+    writeFileSync(join(dir, 'blocked'), 'a file where the folder should be');
+    await expect(store.put('blocked/r1/p1/t.jsonl', 'a\n')).rejects.toThrow(/^staging write failed \[staging=blocked\/r1\/p1\/t\.jsonl\]: .*ENOTDIR/);
+    await expect(store.put('blocked/r1/p1/t.jsonl', 'b'.repeat(LARGE))).rejects.toThrow(/^staging write failed/);
+    await expect(store.putStream('blocked/csv/t.csv', Readable.from(['x']))).rejects.toThrow(/^staging write failed/);
+    expect(readdirSync(dir)).toEqual(['blocked']);
+  });
+
   it('streams a large object to its key', async () => {
     const store = localStageStore(root());
     await store.putStream('run/csv/big.csv', Readable.from(Array.from({ length: 1000 }, (_, i) => `${i}\n`)));
