@@ -142,12 +142,20 @@ export function parseIntParam(value: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * The items of a list parameter as sent: an array, the values of a PHP-style keyed object (`a[0]=x&a[1]=y`), a single
+ * scalar, or `undefined` when absent (a JSON `null` counts as absent, as the service's request reader has it).
+ */
+export function listItems(value: unknown): unknown[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value;
+  if (typeof value === 'object') return Object.values(value);
+  return [value];
+}
+
 /** A list parameter: an array, a single scalar, or absent. */
 export function parseList(value: unknown): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.map((v) => String(v));
-  if (typeof value === 'object') return Object.values(value as object).map((v) => String(v));
-  return [String(value)];
+  return listItems(value)?.map((v) => String(v));
 }
 
 /** Plain string parameter; numbers are stringified, objects rejected as `undefined`. */

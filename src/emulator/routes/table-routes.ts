@@ -1,7 +1,7 @@
 import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { notFound, validation } from '../errors';
-import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
+import { type FormObject, listItems, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { readParams, runIdOf, tokenOf } from '../http';
 import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, validateExport } from '../jobs/export-query';
 import { type BucketPermission, type TableRecord, type TokenRecord } from '../model';
@@ -30,18 +30,14 @@ export function authorizedTable(ctx: EmulatorContext, token: TokenRecord, tableI
 
 function whereFilters(params: FormObject): WhereFilter[] {
   const filters: WhereFilter[] = [];
-  const raw = params.whereFilters;
-  if (raw !== undefined) {
-    const list = Array.isArray(raw) ? raw : typeof raw === 'object' ? Object.values(raw) : [raw];
-    list.forEach((item, i) => {
-      if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`whereFilters[${i}] must be an object {column, operator, values[]}`);
-      const f = item as FormObject;
-      const column = parseString(f.column);
-      if (!column) throw validation(`whereFilters[${i}].column is required`);
-      const operator = (parseString(f.operator) ?? 'eq') as WhereOperator;
-      filters.push({ column, operator, values: parseList(f.values) ?? [], dataType: parseString(f.dataType) });
-    });
-  }
+  listItems(params.whereFilters)?.forEach((item, i) => {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`whereFilters[${i}] must be an object {column, operator, values[]}`);
+    const f = item as FormObject;
+    const column = parseString(f.column);
+    if (!column) throw validation(`whereFilters[${i}].column is required`);
+    const operator = (parseString(f.operator) ?? 'eq') as WhereOperator;
+    filters.push({ column, operator, values: parseList(f.values) ?? [], dataType: parseString(f.dataType) });
+  });
   const legacyColumn = parseString(params.whereColumn);
   if (legacyColumn) {
     const op = parseString(params.whereOperator) ?? 'eq';
@@ -51,10 +47,7 @@ function whereFilters(params: FormObject): WhereFilter[] {
 }
 
 function orderBy(params: FormObject): OrderBy[] {
-  const raw = params.orderBy;
-  if (raw === undefined) return [];
-  const list = Array.isArray(raw) ? raw : typeof raw === 'object' ? Object.values(raw) : [raw];
-  return list.map((item, i) => {
+  return (listItems(params.orderBy) ?? []).map((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`orderBy[${i}] must be an object {column, order}`);
     const o = item as FormObject;
     const column = parseString(o.column);

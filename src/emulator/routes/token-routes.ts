@@ -1,7 +1,7 @@
 import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { ApiError, notFound, validation } from '../errors';
-import { type FormObject, parseBool, parseIntParam, parseString } from '../form';
+import { type FormObject, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { readParams, tokenOf } from '../http';
 import { type BucketPermission, type BucketRecord, type TokenRecord } from '../model';
 import { accessDenied, type NewToken } from '../tokens';
@@ -110,7 +110,7 @@ function newToken(ctx: EmulatorContext, params: FormObject): NewToken {
   }
   const description = parseString(params.description)?.trim();
   const access = params.componentAccess;
-  const componentAccess = access === undefined || access === '' ? [] : (Array.isArray(access) ? access : typeof access === 'object' ? Object.values(access) : [access]).map(String);
+  const componentAccess = access === '' ? [] : parseList(access) ?? [];
   return {
     componentAccess,
     canPurgeTrash: flag(params, 'canPurgeTrash'),

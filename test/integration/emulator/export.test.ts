@@ -81,6 +81,11 @@ describe('table exports', () => {
     expect(await download(b.file)).toBe('"id"\n"5"\n');
   });
 
+  test('JSON nulls for list parameters count as absent, as the service reads them, not as a 500', async () => {
+    const { file } = await exportJob(T, { columns: 'id', whereFilters: null, orderBy: null, limit: 1 });
+    expect(await download(file)).toBe('"id"\n"0"\n');
+  });
+
   test('changedSince exports only rows written since then', async () => {
     const before = Math.floor(Date.now() / 1000);
     await new Promise((r) => setTimeout(r, 1100));

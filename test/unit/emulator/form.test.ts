@@ -1,4 +1,4 @@
-import { MAX_FORM_DEPTH, MAX_FORM_INDEX, MAX_FORM_PAIRS, MAX_JSON_DEPTH, decodeQueryString, parseBool, parseIntParam, parseJsonBody, parseList } from '../../../src/emulator/form';
+import { MAX_FORM_DEPTH, MAX_FORM_INDEX, MAX_FORM_PAIRS, MAX_JSON_DEPTH, decodeQueryString, parseBool, parseIntParam, listItems, parseJsonBody, parseList } from '../../../src/emulator/form';
 
 describe('request parameter decoding', () => {
   test('tags[]=a and tags[0]=a both decode to arrays', () => {
@@ -10,6 +10,15 @@ describe('request parameter decoding', () => {
     expect(decodeQueryString('whereFilters[0][column]=id&whereFilters[0][operator]=eq&whereFilters[0][values][]=1&whereFilters[0][values][]=2')).toEqual({
       whereFilters: [{ column: 'id', operator: 'eq', values: ['1', '2'] }],
     });
+  });
+
+  test('list parameters: arrays, keyed objects and scalars give their items; undefined and JSON null are absent', () => {
+    expect(listItems(['a', 'b'])).toEqual(['a', 'b']);
+    expect(listItems({ 0: 'a', 1: 'b' })).toEqual(['a', 'b']);
+    expect(listItems('a')).toEqual(['a']);
+    expect(listItems(undefined)).toBeUndefined();
+    expect(listItems(null)).toBeUndefined();
+    expect(parseList(null)).toBeUndefined();
   });
 
   test('a repeated plain key becomes an array and a single key stays a string', () => {
