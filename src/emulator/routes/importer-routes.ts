@@ -52,12 +52,21 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
         measured: true,
       });
       const counter = byteCounter();
-      part.file.on('error', (error) => counter.destroy(error));
+      // the body's own failure (cut off mid-part): the client's fault, not the store's
+      let bodyError: Error | undefined;
+      part.file.on('error', (error) => {
+        bodyError = error;
+        counter.destroy(error);
+      });
       try {
         await ctx.objects.put(file.key, part.file.pipe(counter));
       } catch (error) {
         if (part.file.truncated) {
           throw new ApiError(400, 'importer.fileTooLarge', `file is larger than the importer's limit of ${2 * 1024 ** 3} bytes; upload it to object storage with files/prepare instead`);
+        }
+        if (bodyError) {
+          await ctx.objects.delete(file.key, false).catch(() => undefined);
+          throw new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${bodyError.message}`);
         }
         throw new ApiError(500, 'importer.uploadFailed', `storing the upload failed [key=${file.key}]: ${(error as Error).message}`);
       }

@@ -47,6 +47,15 @@ describe('importer service', () => {
     expect(noData.body).toMatchObject({ status: 'error', message: expect.stringContaining('"data"') });
   });
 
+  test('a multipart body cut off inside the data part is refused with 400, and no file is left behind', async () => {
+    const before = (await env.api('GET', '/files?limit=1000')).body.length;
+    const boundary = 'cut-off-boundary';
+    const body = `--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="cut.csv"\r\nContent-Type: text/csv\r\n\r\na,b\n1,2\n3,4`;
+    const res = await env.api('POST', '/upload-file', { base: 'import', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, raw: body });
+    expect({ status: res.status, message: res.body.message }).toEqual({ status: 400, message: expect.stringContaining('the multipart body cannot be read') });
+    expect((await env.api('GET', '/files?limit=1000')).body.length).toBe(before);
+  });
+
   test('unknown importer paths answer 404 in the importer error shape', async () => {
     const res = await env.api('GET', '/nope', { base: 'import' });
     expect(res.status).toBe(404);

@@ -45,6 +45,8 @@ export function client(emulator: { url: string; importUrl: string }) {
       json?: unknown;
       form?: string | Record<string, string>;
       multipart?: FormData;
+      /** A body sent as is (with its content-type in `headers`). */
+      raw?: string;
       token?: string | null;
       base?: 'service' | 'import' | 'root';
       headers?: Record<string, string>;
@@ -61,6 +63,8 @@ export function client(emulator: { url: string; importUrl: string }) {
       body = typeof options.form === 'string' ? options.form : new URLSearchParams(options.form).toString();
     } else if (options.multipart) {
       body = options.multipart;
+    } else if (options.raw !== undefined) {
+      body = options.raw;
     }
     const base = options.base === 'import' ? emulator.importUrl : options.base === 'root' ? emulator.url : `${emulator.url}/v2/storage`;
     const res = await request(`${base}${path}`, { method: method as 'GET', headers, body });
