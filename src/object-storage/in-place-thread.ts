@@ -7,9 +7,10 @@
  * Why threads: in the worker's main thread every chunk of a transfer pays for the Temporal worker's context (its
  * async-context hooks on every callback and promise, GCs over a heap of ~100 MB holding the workflow bundle and
  * the SDK), which made a localhost download several times slower than the same code in a bare process. This module
- * loads only Node's built-ins, so a thread starts in a few tens of milliseconds. The GETs use `node:http(s)`: its
- * native parser hands the body out as slices of the socket's buffers, where undici's (WebAssembly) parser copies
- * every chunk out of its memory — measurably slower for large bodies on a fast link.
+ * loads only Node's built-ins, so a thread starts in a few tens of milliseconds. The GETs are read off the socket
+ * into one reused buffer (`raw-get.ts`): node:http's stream of ~64 KiB chunks cost several times the CPU on a fast
+ * link, and undici's (WebAssembly) parser copies every chunk out of its memory; node:http remains for the answers
+ * the raw reader does not take (no `Content-Length`, chunked).
  *
  * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread waits for `{ type: 'job' }` with its job (the
  * threads start while the caller still prepares it). The parent may post `{ type: 'abort' }` to the
@@ -24,6 +25,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { threadStarter } from '../threads';
 import { forEachBounded } from './concurrency';
+import { type RawBodySink, rawGet, type RawGetResult } from './raw-get';
 import { createSliceHasher, type HashJob, SliceLayout, type SlicePlace } from './slice-layout';
 
 export { SliceLayout, type SlicePlace } from './slice-layout';
@@ -237,14 +239,100 @@ const HEADERS_TIMEOUT_MS = 60_000;
 const IDLE_TIMEOUT_MS = 300_000;
 
 /**
- * GETs one slice into the file (`fd`) at its offset: each chunk of the answer is written at its place with a
- * synchronous positional write as it arrives. This thread does nothing else, so a write (to the page cache) blocks
- * nothing that waits; a write stream would hand every chunk to libuv's thread pool and back, two thread switches a
- * chunk, which on a busy machine cost more than the write. Its size is the answer's
- * `Content-Length` (which must match what an earlier attempt saw) and the body must have exactly that many bytes.
- * Redirects are followed; any other answer than 200 is a failure with its status and body excerpt.
+ * GETs one slice into the file (`fd`) at its offset, read off the socket by {@link rawGet} (one reused 1 MiB buffer,
+ * each read written at its place with a synchronous positional write). Its size is the answer's `Content-Length`
+ * (which must match what an earlier attempt saw) and the body must have exactly that many bytes. Redirects are
+ * followed; any other answer than 200 is a failure with its status and body excerpt. An answer the raw reader does
+ * not take (no `Content-Length`, chunked) is asked again through node:http ({@link fetchWithHttp}).
  */
 async function fetchAt(
+  agents: { http: http.Agent; https: https.Agent },
+  slice: SliceGet,
+  index: number,
+  fd: number,
+  layout: SliceLayout,
+  events: InPlaceEvents,
+  signal: AbortSignal,
+): Promise<SlicePlace> {
+  let url = new URL(slice.url);
+  for (let redirects = 0; ; redirects++) {
+    let place: SlicePlace | undefined;
+    let redirect: string | undefined;
+    let failure: SliceFailure | undefined;
+    let written = 0;
+    let size = 0;
+    const errorBody: Buffer[] = [];
+    let result: RawGetResult;
+    try {
+      result = await rawGet(url, slice.headers, {
+        signal,
+        headersTimeoutMs: HEADERS_TIMEOUT_MS,
+        idleTimeoutMs: IDLE_TIMEOUT_MS,
+        onHead: async (head): Promise<RawBodySink | undefined> => {
+          const location = head.headers.location;
+          if (REDIRECTS.includes(head.status) && location && redirects < MAX_REDIRECTS) {
+            redirect = location;
+            return undefined;
+          }
+          if (head.contentLength === undefined) return undefined; // node:http reads it
+          if (head.status !== 200) {
+            let kept = 0;
+            return (chunk) => {
+              if (kept < ERROR_BODY_BYTES) errorBody.push(Buffer.from(chunk.subarray(0, ERROR_BODY_BYTES - kept)));
+              kept += chunk.length;
+            };
+          }
+          size = checkedSize(head.contentLength, index, layout.size(index));
+          if (layout.size(index) === undefined) {
+            layout.setSize(index, size);
+            events.size(index, size);
+          }
+          const offset = await layout.offsetOf(index);
+          place = { offset, size };
+          return (chunk) => {
+            if (written + chunk.length > size) {
+              failure = new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written: written + chunk.length });
+              throw failure;
+            }
+            for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
+            written += chunk.length;
+          };
+        },
+      });
+    } catch (err) {
+      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
+      if (failure) throw failure;
+      if (err instanceof SliceFailure) throw err;
+      throw new SliceFailure({ kind: 'network', index, message: place ? `download interrupted: ${messageOf(err)}` : messageOf(err), written });
+    }
+    if (redirect !== undefined) {
+      url = new URL(redirect, url);
+      continue;
+    }
+    const { head } = result;
+    if (!result.bodyRead) return fetchWithHttp(agents, { url: url.href, headers: slice.headers }, index, fd, layout, events, signal);
+    if (head.status !== 200) {
+      const errorCode = head.headers['x-ms-error-code'];
+      throw new SliceFailure({ kind: 'http', index, status: head.status, body: Buffer.concat(errorBody).toString('utf8').slice(0, ERROR_BODY_CHARS), errorCode });
+    }
+    if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
+    return place!;
+  }
+}
+
+/** Statuses of a redirect. */
+const REDIRECTS = [301, 302, 303, 307, 308];
+/** Bytes of an error answer's body kept (its message is cut to {@link ERROR_BODY_CHARS} characters). */
+const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS;
+
+/**
+ * {@link fetchAt} through node:http, for the answers {@link rawGet} does not read: each chunk of the answer is
+ * written at its place with a synchronous positional write as it arrives. This thread does nothing else, so a write
+ * (to the page cache) blocks nothing that waits; a write stream would hand every chunk to libuv's thread pool and
+ * back, two thread switches a chunk, which on a busy machine cost more than the write. Size, redirects and failures
+ * as in {@link fetchAt}.
+ */
+async function fetchWithHttp(
   agents: { http: http.Agent; https: https.Agent },
   slice: SliceGet,
   index: number,
@@ -325,6 +413,11 @@ function sizeOf(res: http.IncomingMessage, index: number, known: number | undefi
     if (known !== undefined) return known;
     throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
   }
+  return checkedSize(declared, index, known);
+}
+
+/** The size an answer declares, checked against the size an earlier attempt saw. */
+function checkedSize(declared: number, index: number, known: number | undefined): number {
   if (known !== undefined && declared !== known) {
     // the earlier attempt's slices are in the file at places computed from its sizes: a retry would fail the same way
     throw new SliceFailure({ kind: 'size', index, message: `slice has ${declared} bytes where an earlier attempt saw ${known}: the stored file changed`, written: 0, retryable: false });
@@ -338,7 +431,7 @@ function get(agents: { http: http.Agent; https: https.Agent }, url: URL, headers
     const client = url.protocol === 'https:' ? https : http;
     const req = client.get(url, { headers, agent: url.protocol === 'https:' ? agents.https : agents.http, signal, timeout: HEADERS_TIMEOUT_MS }, (res) => {
       const location = res.headers.location;
-      if (res.statusCode !== undefined && [301, 302, 303, 307, 308].includes(res.statusCode) && location && redirects < MAX_REDIRECTS) {
+      if (res.statusCode !== undefined && REDIRECTS.includes(res.statusCode) && location && redirects < MAX_REDIRECTS) {
         res.resume();
         get(agents, new URL(location, url), headers, signal, redirects + 1).then(resolve, reject);
         return;
