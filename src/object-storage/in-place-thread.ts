@@ -9,8 +9,8 @@
  * the SDK), which made a localhost download several times slower than the same code in a bare process. This module
  * loads only Node's built-ins, so a thread starts in a few tens of milliseconds. The GETs are read off the socket
  * into one reused buffer (`raw-get.ts`): node:http's stream of ~64 KiB chunks cost several times the CPU on a fast
- * link, and undici's (WebAssembly) parser copies every chunk out of its memory; node:http remains for the answers
- * the raw reader does not take (no `Content-Length`, chunked).
+ * link, and undici's (WebAssembly) parser copies every chunk out of its memory; node:http remains for a chunked
+ * 200 on a retry that knows the slice's size.
  *
  * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread waits for `{ type: 'job' }` with its job (the
  * threads start while the caller still prepares it). The parent may post `{ type: 'abort' }` to the
@@ -25,7 +25,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { threadStarter } from '../threads';
 import { forEachBounded } from './concurrency';
-import { type RawBodySink, rawGet, type RawGetResult } from './raw-get';
+import { dechunk, type RawBodySink, rawGet, type RawGetResult } from './raw-get';
 import { createSliceHasher, type HashJob, SliceLayout, type SlicePlace } from './slice-layout';
 
 export { SliceLayout, type SlicePlace } from './slice-layout';
@@ -242,8 +242,9 @@ const IDLE_TIMEOUT_MS = 300_000;
  * GETs one slice into the file (`fd`) at its offset, read off the socket by {@link rawGet} (one reused 1 MiB buffer,
  * each read written at its place with a synchronous positional write). Its size is the answer's `Content-Length`
  * (which must match what an earlier attempt saw) and the body must have exactly that many bytes. Redirects are
- * followed; any other answer than 200 is a failure with its status and body excerpt. An answer the raw reader does
- * not take (no `Content-Length`, chunked) is asked again through node:http ({@link fetchWithHttp}).
+ * followed; any other answer than 200 is a failure with its status and body excerpt; a 200 without `Content-Length`
+ * fails unless an earlier attempt learned the slice's size, and is then asked again through node:http
+ * ({@link fetchWithHttp}), which reads a chunked body.
  */
 async function fetchAt(
   agents: { http: http.Agent; https: https.Agent },
@@ -274,13 +275,17 @@ async function fetchAt(
             redirect = location;
             return undefined;
           }
-          if (head.contentLength === undefined) return undefined; // node:http reads it
           if (head.status !== 200) {
             let kept = 0;
             return (chunk) => {
               if (kept < ERROR_BODY_BYTES) errorBody.push(Buffer.from(chunk.subarray(0, ERROR_BODY_BYTES - kept)));
               kept += chunk.length;
             };
+          }
+          if (head.contentLength === undefined) {
+            // a size an earlier attempt learned lets node:http read such a body (chunked framing); none: a failure
+            if (layout.size(index) !== undefined) return undefined;
+            throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
           }
           size = checkedSize(head.contentLength, index, layout.size(index));
           if (layout.size(index) === undefined) {
@@ -313,7 +318,9 @@ async function fetchAt(
     if (!result.bodyRead) return fetchWithHttp(agents, { url: url.href, headers: slice.headers }, index, fd, layout, events, signal);
     if (head.status !== 200) {
       const errorCode = head.headers['x-ms-error-code'];
-      throw new SliceFailure({ kind: 'http', index, status: head.status, body: Buffer.concat(errorBody).toString('utf8').slice(0, ERROR_BODY_CHARS), errorCode });
+      const bytes = Buffer.concat(errorBody);
+      const text = (/chunked/i.test(head.headers['transfer-encoding'] ?? '') ? dechunk(bytes) : bytes).toString('utf8');
+      throw new SliceFailure({ kind: 'http', index, status: head.status, body: text.slice(0, ERROR_BODY_CHARS), errorCode });
     }
     if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
     return place!;

@@ -7,10 +7,10 @@
  * 4,000+ chunks with node:http, ~20–30 ms in ~300 reads of up to 1 MiB here; the copies into the page cache are the
  * same).
  *
- * It reads only what object stores answer to a GET of an object: a status line, headers and a body of exactly
- * `Content-Length` bytes, one request per connection (`Connection: close`). The caller decides from the head what to
- * do with the body ({@link RawGetOptions.onHead}); an answer it does not take (no `Content-Length`, a
- * `Transfer-Encoding`) is left unread and the connection closed, so the caller can ask again another way.
+ * It reads what object stores answer to a GET of an object: a status line, headers and a body of exactly
+ * `Content-Length` bytes, one request per connection (`Connection: close`); a body without `Content-Length` (an
+ * error's, say) is read as sent until the connection closes — chunked framing included ({@link dechunk} takes it
+ * off). The caller decides from the head what to do with the body ({@link RawGetOptions.onHead}).
  * Built-ins only: it runs in the download threads (`in-place-thread.ts`).
  */
 import { isIP } from 'node:net';
@@ -35,9 +35,9 @@ export interface RawGetOptions {
   /** No bytes for this long once the head is in (ms): the GET fails. */
   idleTimeoutMs: number;
   /**
-   * Called once with the head (reading waits while it runs): a sink to read the `contentLength` bytes of the body
-   * into, or undefined to leave the body unread (the connection is closed). Only answers with a `contentLength` can
-   * be read: for others the caller must answer undefined.
+   * Called once with the head (reading waits while it runs): a sink to read the body into (its `contentLength`
+   * bytes, or without one every byte until the connection closes, as sent), or undefined to leave the body unread
+   * (the connection is closed).
    */
   onHead(head: RawHead): RawBodySink | undefined | Promise<RawBodySink | undefined>;
   /** Size of the read buffer. Default {@link RAW_READ_BUFFER_BYTES}. */
@@ -64,7 +64,8 @@ export function rawGet(url: URL, headers: Record<string, string>, options: RawGe
     let headBytes: Buffer | undefined; // the head so far, while it spans reads
     let head: RawHead | undefined;
     let sink: RawBodySink | undefined;
-    let remaining = 0;
+    /** Body bytes still to come; undefined: until the connection closes. */
+    let remaining: number | undefined = 0;
     let settled = false;
     const settle = (outcome: { result: RawGetResult } | { error: unknown }): void => {
       if (settled) return;
@@ -79,6 +80,7 @@ export function rawGet(url: URL, headers: Record<string, string>, options: RawGe
 
     const body = (view: Buffer): void => {
       if (!sink || remaining === 0) return;
+      if (remaining === undefined) return sink(view);
       const part = view.length > remaining ? view.subarray(0, remaining) : view;
       sink(part);
       remaining -= part.length;
@@ -94,7 +96,6 @@ export function rawGet(url: URL, headers: Record<string, string>, options: RawGe
         .then((taken) => {
           if (settled) return;
           if (!taken) return settle({ result: { head: parsed, bodyRead: false } });
-          if (parsed.contentLength === undefined) throw new Error('an answer without Content-Length cannot be read here');
           sink = taken;
           remaining = parsed.contentLength;
           if (remaining === 0) return settle({ result: { head: parsed, bodyRead: true } });
@@ -146,6 +147,8 @@ export function rawGet(url: URL, headers: Record<string, string>, options: RawGe
     socket.setTimeout(options.headersTimeoutMs);
     socket.on('timeout', () => fail(new Error(head ? `no data for ${options.idleTimeoutMs} ms` : `no answer within ${options.headersTimeoutMs} ms`)));
     socket.on('error', fail);
+    // the end of a body without Content-Length; a close before the end of any other answer fails it
+    socket.on('end', () => remaining === undefined && sink && settle({ result: { head: head!, bodyRead: true } }));
     socket.on('close', () => fail(new Error(head ? 'the connection closed before the end of the answer' : 'the connection closed before an answer')));
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
@@ -168,4 +171,20 @@ export function parseHead(text: string): RawHead {
   const declared = headers['content-length'];
   const contentLength = headers['transfer-encoding'] === undefined && declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
   return { status: Number(match[1]), headers, contentLength };
+}
+
+/** The data of a chunked body (`Transfer-Encoding: chunked`) as far as it is complete; for error excerpts. */
+export function dechunk(bytes: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = bytes.indexOf('\r\n', at);
+    if (eol < 0) break;
+    const size = parseInt(bytes.subarray(at, eol).toString('latin1').split(';')[0]!.trim(), 16);
+    if (!Number.isFinite(size) || size <= 0) break;
+    parts.push(bytes.subarray(eol + 2, Math.min(eol + 2 + size, bytes.length)));
+    at = eol + 2 + size + 2;
+    if (at > bytes.length) break;
+  }
+  return Buffer.concat(parts);
 }

@@ -29,7 +29,9 @@ export async function startThrottleProxy(
       sockets.delete(upstream);
     };
     client.on('error', cleanup).on('close', cleanup);
-    upstream.on('error', cleanup).on('close', cleanup);
+    // an upstream that ends its side (an answer to `Connection: close`) ends the client's once the throttled bytes
+    // are through (pipe), not at once: destroying the client here dropped the answer's tail still in the throttle
+    upstream.on('error', cleanup);
     client.pipe(throttle(bytesPerSecond, (n) => ((bytes.up += n), (own.up += n)))).pipe(upstream);
     upstream.pipe(throttle(bytesPerSecond, (n) => ((bytes.down += n), (own.down += n)))).pipe(client);
   });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { type AddressInfo } from 'node:net';
-import { parseHead, type RawHead, rawGet } from '../../../src/object-storage/raw-get';
+import { dechunk, parseHead, type RawHead, rawGet } from '../../../src/object-storage/raw-get';
 
 /** A TCP server answering each connection with `answer` cut into `pieces` writes (a real socket, split reads). */
 async function serve(answer: (request: string) => Buffer | string, pieces = 1, closeEarly = false): Promise<{ url: string; server: Server; requests: string[] }> {
@@ -56,11 +56,21 @@ describe('rawGet: an object GET read off the socket', () => {
     expect(s.requests[0]).toMatch(/^GET \/bucket\/key\?X-Sig=abc HTTP\/1\.1\r\nHost: 127\.0\.0\.1:\d+\r\nConnection: close\r\nauthorization: Bearer t\r\n\r\n$/);
   });
 
-  test('a chunked answer is left unread for the caller to ask again another way', async () => {
-    const s = await serve(() => 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n');
+  test('a body without Content-Length is read as sent until the connection closes; chunked framing comes off with dechunk', async () => {
+    const s = await serve(() => 'HTTP/1.1 503 Slow Down\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n<Err>\r\n6;x=y\r\nSlowDo\r\n0\r\n\r\n', 3);
     servers.push(s.server);
-    const result = await rawGet(new URL(s.url), {}, { ...options, onHead: (head) => (head.contentLength === undefined ? undefined : () => undefined) });
-    expect(result).toEqual({ head: expect.objectContaining({ status: 200, contentLength: undefined }), bodyRead: false });
+    const got: Buffer[] = [];
+    const result = await rawGet(new URL(s.url), {}, { ...options, onHead: () => (chunk) => got.push(Buffer.from(chunk)) });
+    expect(result).toEqual({ head: expect.objectContaining({ status: 503, contentLength: undefined }), bodyRead: true });
+    expect(dechunk(Buffer.concat(got)).toString()).toBe('<Err>SlowDo');
+    expect(dechunk(Buffer.from('5\r\nabc')).toString()).toBe('abc'); // cut short: as far as it goes
+  });
+
+  test('a head the caller does not want leaves the body unread', async () => {
+    const s = await serve(() => 'HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 3\r\n\r\nabc');
+    servers.push(s.server);
+    const result = await rawGet(new URL(s.url), {}, { ...options, onHead: () => undefined });
+    expect(result).toEqual({ head: expect.objectContaining({ status: 302, headers: expect.objectContaining({ location: '/elsewhere' }) }), bodyRead: false });
   });
 
   test('a connection that closes before the end of the body fails the GET', async () => {
