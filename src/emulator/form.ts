@@ -144,7 +144,7 @@ export function parseIntParam(value: unknown): number | undefined {
 
 /**
  * The items of a list parameter as sent: an array, the values of a PHP-style keyed object (`a[0]=x&a[1]=y`), a single
- * scalar, or `undefined` when absent (a JSON `null` counts as absent, as the service's request reader has it).
+ * scalar, or `undefined` when absent (a JSON `null` counts as absent rather than failing the request).
  */
 export function listItems(value: unknown): unknown[] | undefined {
   if (value === undefined || value === null) return undefined;

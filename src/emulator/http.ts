@@ -54,8 +54,13 @@ export async function* multipartParts(request: FastifyRequest): AsyncGenerator<M
     for await (const part of request.parts()) yield part;
   } catch (error) {
     if (error instanceof ApiError || (error as { statusCode?: number }).statusCode) throw error;
-    throw new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${(error as Error).message}`);
+    throw unreadableBody(error);
   }
+}
+
+/** The refusal of a multipart body the parser cannot read (cut off, no boundary): the client's fault, a 400. */
+export function unreadableBody(error: unknown): ApiError {
+  return new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${(error as Error).message}`);
 }
 
 /**

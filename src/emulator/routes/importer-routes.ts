@@ -4,7 +4,7 @@ import { type EmulatorContext } from '../context';
 import { ApiError } from '../errors';
 import { newFileRecord } from '../files';
 import { decodePairs, parseBool, parseList, parseString } from '../form';
-import { multipartFields, multipartParts, runIdOf, tokenOf } from '../http';
+import { multipartFields, multipartParts, runIdOf, tokenOf, unreadableBody } from '../http';
 import { type FileRecord } from '../model';
 import { fileResource } from '../resources';
 
@@ -66,7 +66,7 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
         }
         if (bodyError) {
           await ctx.objects.delete(file.key, false).catch(() => undefined);
-          throw new ApiError(400, 'storage.validation', `the multipart body cannot be read: ${bodyError.message}`);
+          throw unreadableBody(bodyError);
         }
         throw new ApiError(500, 'importer.uploadFailed', `storing the upload failed [key=${file.key}]: ${(error as Error).message}`);
       }
