@@ -49,6 +49,19 @@ describe('wide tables', () => {
     await expectTable(`in.c-wide.w${n}`, columns, 2);
   });
 
+  test(`a CSV of ${LIMIT} columns with a primary key keeps the last row of each key, with bounded memory`, async () => {
+    const columns = names(LIMIT);
+    // three rows, the third with the first's key: the table keeps rows 2 and 3, in file order
+    const csv = `${wideCsv(columns)}${columns.map((_, i) => (i === 0 ? 'r1_0' : `r3_${i}`)).join(',')}\n`;
+    const job = await measured(`tables-async, ${LIMIT} columns, primary key`, () => createTable(env.api, 'in.c-wide', 'wpk', csv, { primaryKey: 'c1' }));
+    expect(expectSuccess(job).results.columns).toHaveLength(LIMIT);
+    const preview = (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body;
+    expect(preview.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value])).toEqual([
+      ['r2_0', `r2_${LIMIT - 1}`],
+      ['r1_0', `r3_${LIMIT - 1}`],
+    ]);
+  });
+
   test.each([LIMIT + 1, 10_000])('a CSV of %i columns is refused as the service refuses it, and no table is left', async (n) => {
     const job: Json = await measured(`tables-async, ${n} columns (refused)`, () => createTable(env.api, 'in.c-wide', `w${n}`, wideCsv(names(n))));
     expect(job.status).toBe('error');
