@@ -216,7 +216,7 @@ export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, sign
       try {
         if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
         if (job.notAfterMs !== undefined && Date.now() >= job.notAfterMs) throw new SliceFailure({ kind: 'expired', index });
-        const place = await fetchAt(agents, slice, index, fd, layout, events, signal);
+        const place = await fetchAt({ agents, fd, layout, events, signal }, slice, index);
         events.slice(index, place);
       } catch (err) {
         layout.abandon(err); // the slices after it would wait for its size forever
@@ -229,6 +229,15 @@ export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, sign
     agents.https.destroy();
     closeSync(fd); // every write was synchronous: none lands after this
   }
+}
+
+/** What every slice of one job is fetched with: the fallback's agents, the file, the layout, the events, the abort. */
+interface SliceFetch {
+  agents: { http: http.Agent; https: https.Agent };
+  fd: number;
+  layout: SliceLayout;
+  events: InPlaceEvents;
+  signal: AbortSignal;
 }
 
 /** Redirects followed per slice (presigned URLs do not redirect; a proxy in front of the store might). */
@@ -246,15 +255,8 @@ const IDLE_TIMEOUT_MS = 300_000;
  * fails unless an earlier attempt learned the slice's size, and is then asked again through node:http
  * ({@link fetchWithHttp}), which reads a chunked body.
  */
-async function fetchAt(
-  agents: { http: http.Agent; https: https.Agent },
-  slice: SliceGet,
-  index: number,
-  fd: number,
-  layout: SliceLayout,
-  events: InPlaceEvents,
-  signal: AbortSignal,
-): Promise<SlicePlace> {
+async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
+  const { fd, layout, events, signal } = job;
   let url = new URL(slice.url);
   for (let redirects = 0; ; redirects++) {
     let place: SlicePlace | undefined;
@@ -315,7 +317,7 @@ async function fetchAt(
       continue;
     }
     const { head } = result;
-    if (!result.bodyRead) return fetchWithHttp(agents, { url: url.href, headers: slice.headers }, index, fd, layout, events, signal);
+    if (!result.bodyRead) return fetchWithHttp(job, { url: url.href, headers: slice.headers }, index);
     if (head.status !== 200) {
       const errorCode = head.headers['x-ms-error-code'];
       const bytes = Buffer.concat(errorBody);
@@ -339,15 +341,8 @@ const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS;
  * back, two thread switches a chunk, which on a busy machine cost more than the write. Size, redirects and failures
  * as in {@link fetchAt}.
  */
-async function fetchWithHttp(
-  agents: { http: http.Agent; https: https.Agent },
-  slice: SliceGet,
-  index: number,
-  fd: number,
-  layout: SliceLayout,
-  events: InPlaceEvents,
-  signal: AbortSignal,
-): Promise<SlicePlace> {
+async function fetchWithHttp(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
+  const { agents, fd, layout, events, signal } = job;
   let res: http.IncomingMessage;
   try {
     res = await get(agents, new URL(slice.url), slice.headers, signal);
