@@ -38,15 +38,13 @@ function dialectOf(p: LoadOperationParams): CsvDialect {
 }
 
 /**
- * Rows of the staging table, last row per primary key when there is one, in file order. Without a key, a plain scan:
- * DuckDB keeps insertion order unless told otherwise (`preserve_insertion_order`, on by default), and an `ORDER BY
- * rowid` there would sort the whole load (~40 % of its time).
+ * Deletes the earlier rows of each primary key from a table, so the last row of each key in file order stays; picked
+ * narrow (key and rowid only): a `row_number()` window over every column of a 1,599-column load ran out of DuckDB's
+ * memory limit. The kept rows stay in file order: DuckDB scans in insertion order (`preserve_insertion_order`).
  */
-function stagedRows(staging: string, columns: string[], primaryKey: string[]): string {
-  const cols = columns.map(ident).join(', ');
-  if (!primaryKey.length) return `SELECT ${cols} FROM ${staging}`;
-  const pk = primaryKey.map(ident).join(', ');
-  return `SELECT ${cols} FROM (SELECT *, rowid AS __r, row_number() OVER (PARTITION BY ${pk} ORDER BY rowid DESC) AS __rn FROM ${staging}) WHERE __rn = 1 ORDER BY __r`;
+async function keepLastRowPerKey(conn: DuckDBConnection, ref: string, primaryKey: string[]): Promise<void> {
+  if (!primaryKey.length) return;
+  await conn.run(`DELETE FROM ${ref} WHERE rowid NOT IN (SELECT max(rowid) FROM ${ref} GROUP BY ${primaryKey.map(ident).join(', ')})`);
 }
 
 /** Columns summed per statement by {@link tableStats}: its memory and SQL stay bounded whatever the width. */
@@ -181,12 +179,9 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
     };
     const results = await inTransaction(conn, async () => {
       // the staging table (defaults and `_timestamp` included) becomes the table, rows in file order (a copy was
-      // ~35 % of the load); with a key, the earlier rows of each key then go, picked narrow (key and rowid only: a
-      // window over every column of a 1,599-column load ran out of DuckDB's memory limit)
+      // ~35 % of the load); with a key, the earlier rows of each key then go
       await conn.run(`ALTER TABLE ${staging.ref} RENAME TO ${ident(p.name)}`);
-      if (primaryKey.length) {
-        await conn.run(`DELETE FROM ${ref} WHERE rowid NOT IN (SELECT max(rowid) FROM ${ref} GROUP BY ${primaryKey.map(ident).join(', ')})`);
-      }
+      await keepLastRowPerKey(conn, ref, primaryKey);
       const stats = await tableStats(conn, ref, loaded.columns);
       record.rowsCount = stats.rows;
       record.dataSizeBytes = stats.bytes;
@@ -243,18 +238,26 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
       await checkTypes(conn, staging.ref, table.definition, `file ${file.id}`);
       source = await typedStaging(conn, staging, loaded.columns, table.definition);
     }
+    await keepLastRowPerKey(conn, source, table.primaryKey);
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = { ...table, columns: [...table.columns, ...added], lastImportDate: formatTimestamp(now), lastChangeDate: formatTimestamp(now) };
+    // a wide table is rebuilt, not appended to: an append to its checkpointed segments takes a fresh block per column
+    // at the commit (1,599 columns × 256 KiB is past the pool's 256 MB: "could not allocate block")
+    const rebuild = added.length > 0 || record.columns.length >= CHECKPOINT_COLUMNS;
     const results = await inTransaction(conn, async () => {
-      if (added.length) await widenTable(conn, staging, ref, p.name, table.columns, record.columns, p.incremental ?? false);
-      if (!p.incremental) {
-        if (!added.length) await conn.run(`DELETE FROM ${ref}`);
-      } else if (table.primaryKey.length) {
+      if (p.incremental && table.primaryKey.length) {
+        // the rows the load replaces go first, from the table as it is (a delete from a rebuilt table in the same
+        // transaction made the commit run out of memory)
         const on = table.primaryKey.map((c) => `${ref}.${ident(c)} = s.${ident(c)}`).join(' AND ');
         await conn.run(`DELETE FROM ${ref} USING ${source} AS s WHERE ${on}`);
       }
-      const cols = loaded.columns.map(ident).join(', ');
-      await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT *, ${now} FROM (${stagedRows(source, loaded.columns, table.primaryKey)})`);
+      if (rebuild) {
+        await rebuildTable(conn, { staging, ref, name: p.name, columns: table.columns, rebuilt: record.columns, keepRows: p.incremental ?? false, definition: table.definition, source, timestamp: now });
+      } else {
+        if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
+        const cols = loaded.columns.map(ident).join(', ');
+        await conn.run(`INSERT INTO ${ref} (${cols}, ${ident(TIMESTAMP_COLUMN)}) SELECT ${cols}, ${now} FROM ${source}`);
+      }
       const stats = await tableStats(conn, ref, record.columns);
       record.rowsCount = stats.rows;
       record.dataSizeBytes = stats.bytes;
@@ -278,27 +281,51 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
 }
 
 /**
- * Gives a table its new columns in one statement per table, not one `ADD COLUMN` per column (each keeps a copy of the
- * table's catalog entry until the commit): a new table with every column, the kept rows copied in order (none for a
- * full load, which replaces them), then swapped in under the old name. Runs inside the load's transaction.
+ * Rebuilds a table with `rebuilt` columns (its own and a load's new ones) instead of appending to it: a new table
+ * (typed columns as `definition` says, the others strings), the kept rows (none for a full load, which replaces them)
+ * then the staged rows appended in order, swapped in under the old name. Runs inside the load's transaction.
+ *
+ * Why: one `ADD COLUMN` per new column keeps a copy of the table's catalog entry each until the commit; an append to a
+ * wide table's checkpointed segments takes a fresh 256 KiB block per column at the commit; and an `INSERT … SELECT`
+ * of 1,599 columns holds a 32 KiB buffer per column and thread. The rows go through an appender a chunk (2,048 rows)
+ * at a time instead, as the CSV parser's do.
  */
-async function widenTable(
+async function rebuildTable(
   conn: DuckDBConnection,
-  staging: { schema: string; name: string },
-  ref: string,
-  name: string,
-  columns: string[],
-  widened: string[],
-  keepRows: boolean,
+  r: {
+    staging: { schema: string; name: string };
+    ref: string;
+    name: string;
+    columns: string[];
+    rebuilt: string[];
+    keepRows: boolean;
+    definition: TableDefinition | undefined;
+    source: string;
+    timestamp: number;
+  },
 ): Promise<void> {
-  const wide = tableRef(staging.schema, `${staging.name}_wide`);
-  await conn.run(stagingTableSql(wide, widened));
-  if (keepRows) {
-    const cols = [...columns, TIMESTAMP_COLUMN].map(ident).join(', ');
-    await conn.run(`INSERT INTO ${wide} (${cols}) SELECT ${cols} FROM ${ref}`);
+  const name = `${r.staging.name}_wide`;
+  const wide = tableRef(r.staging.schema, name);
+  if (r.definition) {
+    const byName = new Map(r.definition.columns.map((c) => [c.name, c.definition]));
+    await conn.run(`CREATE TABLE ${wide} (${[...r.rebuilt.map((c) => columnSql(c, byName.get(c)!)), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ')})`);
+  } else {
+    await conn.run(stagingTableSql(wide, r.rebuilt));
   }
-  await conn.run(`DROP TABLE ${ref}`);
-  await conn.run(`ALTER TABLE ${wide} RENAME TO ${ident(name)}`);
+  const appender = await conn.createAppender(name, r.staging.schema);
+  try {
+    const append = async (sql: string) => {
+      const result = await conn.stream(sql);
+      for (let chunk = await result.fetchChunk(); chunk?.rowCount; chunk = await result.fetchChunk()) appender.appendDataChunk(chunk);
+    };
+    // positional: every column of the rebuilt table in its order, `_timestamp` last
+    if (r.keepRows) await append(`SELECT ${r.rebuilt.map((c) => (r.columns.includes(c) ? ident(c) : "''")).join(', ')}, ${ident(TIMESTAMP_COLUMN)} FROM ${r.ref}`);
+    await append(`SELECT ${r.rebuilt.map(ident).join(', ')}, ${r.timestamp}::BIGINT FROM ${r.source}`);
+  } finally {
+    appender.closeSync();
+  }
+  await conn.run(`DROP TABLE ${r.ref}`);
+  await conn.run(`ALTER TABLE ${wide} RENAME TO ${ident(r.name)}`);
 }
 
 /**

@@ -62,6 +62,52 @@ describe('wide tables', () => {
     ]);
   });
 
+  test(`loads of ${LIMIT} columns into a table with a primary key keep the last row of each key, with bounded memory`, async () => {
+    const columns = names(LIMIT);
+    const row = (key: string, tag: string) => `${columns.map((_, i) => (i === 0 ? key : `${tag}_${i}`)).join(',')}\n`;
+    const lastValues = async () =>
+      (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value]);
+    // incremental: the table's r2_0 is replaced, the file's two k9 rows become one (the later)
+    const incremental = `${columns.join(',')}\n${row('k9', 'a')}${row('r2_0', 'b')}${row('k9', 'c')}`;
+    const job = await measured(`import-async incremental, ${LIMIT} columns, primary key`, () => importTable(env.api, 'in.c-wide.wpk', incremental, { incremental: true }));
+    expect(expectSuccess(job).results.totalRowsCount).toBe(3);
+    expect(await lastValues()).toEqual([
+      ['r1_0', `r3_${LIMIT - 1}`],
+      ['r2_0', `b_${LIMIT - 1}`],
+      ['k9', `c_${LIMIT - 1}`],
+    ]);
+    // full: the rows are replaced by the file's, one per key, in file order
+    const full = `${columns.join(',')}\n${row('x', 'a')}${row('y', 'b')}${row('x', 'c')}`;
+    await measured(`import-async full, ${LIMIT} columns, primary key`, () => importTable(env.api, 'in.c-wide.wpk', full));
+    expect(await lastValues()).toEqual([
+      ['y', `b_${LIMIT - 1}`],
+      ['x', `c_${LIMIT - 1}`],
+    ]);
+  });
+
+  test('a typed table of 300 columns takes a full and an incremental load (rebuilt with its types)', async () => {
+    const columns = names(300);
+    const definition = { name: 'typed300', primaryKeysNames: ['c1'], columns: columns.map((name, i) => ({ name, definition: i === 0 ? { type: 'INTEGER', nullable: false } : { type: 'VARCHAR', nullable: true } })) };
+    const res = await env.api('POST', '/buckets/in.c-wide/tables-definition', { json: definition });
+    expectSuccess(await waitForJob(env.api, res.body.id));
+    const row = (key: number, tag: string) => `${columns.map((_, i) => (i === 0 ? key : `${tag}_${i}`)).join(',')}\n`;
+    await importTable(env.api, 'in.c-wide.typed300', `${columns.join(',')}\n${row(1, 'a')}${row(2, 'a')}`).then(expectSuccess);
+    const job = await importTable(env.api, 'in.c-wide.typed300', `${columns.join(',')}\n${row(2, 'b')}${row(3, 'b')}`, { incremental: true });
+    expect(expectSuccess(job).results.totalRowsCount).toBe(3);
+    const detail = (await env.api('GET', '/tables/in.c-wide.typed300')).body;
+    expect(detail.isTyped).toBe(true);
+    expect(detail.definition.columns[0]).toMatchObject({ name: 'c1', basetype: 'INTEGER' });
+    const preview = (await env.api('GET', '/tables/in.c-wide.typed300/data-preview?format=json')).body;
+    expect(preview.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[299]!.value])).toEqual([
+      ['1', 'a_299'],
+      ['2', 'b_299'],
+      ['3', 'b_299'],
+    ]);
+    // a non-integer key is still refused by the table's type
+    const bad = await importTable(env.api, 'in.c-wide.typed300', `${columns.join(',')}\n${row(4, 'c').replace(/^4/, 'x')}`, { incremental: true });
+    expect(bad.status).toBe('error');
+  });
+
   test.each([LIMIT + 1, 10_000])('a CSV of %i columns is refused as the service refuses it, and no table is left', async (n) => {
     const job: Json = await measured(`tables-async, ${n} columns (refused)`, () => createTable(env.api, 'in.c-wide', `w${n}`, wideCsv(names(n))));
     expect(job.status).toBe('error');
