@@ -5,7 +5,7 @@ import type { RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { HttpClientConfig, JobConfig } from '../extractor/types';
 import type { ExtractFetchTuning, PendingPage } from '../contracts/extract';
-import { markedResumePoint, PageGroupWriter } from '../object-storage/page-group-writer';
+import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../object-storage/page-group-writer';
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
@@ -32,8 +32,9 @@ export interface FetchPagesInput {
   /** Pages to fetch at most (1 in page mode as it ran before page checkpoints). */
   maxPages: number;
   /**
-   * Page mode: every page is staged with a checkpoint marker before the next one is fetched (see `PageGroupWriter`),
-   * and a retry resumes from the newest marker, so a crash loses at most the page in flight. Default false: pages
+   * Page mode: every page is staged with its resume point before the next one is fetched (a line of the call's page
+   * log on a local folder, a group with a checkpoint marker on S3; see `PageGroupWriter`), and a retry resumes from
+   * the newest one, so a crash loses at most the page in flight. Default false: pages
    * are staged in groups and a retry resumes from the last heartbeat the server received.
    */
   pageCheckpoints?: boolean;
@@ -125,6 +126,7 @@ export function fetchPages(deps: ActivityDeps) {
       // complete marker an earlier attempt of this call staged
       let previous = lastHeartbeat<FetchPagesCheckpoint>();
       if (input.pageCheckpoints && context.info.attempt > 1) {
+        await recoverPageLogs(store, input.runKey, input.runNo);
         const marked = await markedResumePoint<FetchPagesCheckpoint>(store, input.runKey, input.runNo, batch, input.state.pages);
         if (marked && (previous === undefined || marked.state.pages > previous.state.pages)) previous = marked;
       }
@@ -148,7 +150,7 @@ export function fetchPages(deps: ActivityDeps) {
           beat(resumePoint);
         },
         // page checkpoints: each page is its own group, stored with its marker before the next page is fetched
-        ...(input.pageCheckpoints ? { maxPages: 1, writesInFlight: 0, markers: { tag: batch } } : {}),
+        ...(input.pageCheckpoints ? { maxPages: 1, writesInFlight: 0, markers: { tag: batch, attempt: context.info.attempt } } : {}),
       });
       // an earlier attempt may have staged groups it never checkpointed: drop them, their pages are fetched again
       if (context.info.attempt > 1) await writer.discardAfter(state.pages);
@@ -211,7 +213,7 @@ export function fetchPages(deps: ActivityDeps) {
             const before = checkpoint();
             await writer.flush(before);
             if (pending.extract) writer.addLines(pending.pageNo, pending.tables);
-            await writer.flush(before);
+            await writer.flush(before, { alone: true });
             take(pending);
             await settle();
             return result({ pageNo: pending.pageNo, result: pending.result, children: pending.children });

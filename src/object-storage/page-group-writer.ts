@@ -12,8 +12,15 @@
  * its resume point and the tables it wrote, so the staging store itself holds the resume point of every stored
  * group, whether or not a heartbeat carrying it reached the server (the SDK sends heartbeats at most every 80 % of
  * the heartbeat timeout). A retry resumes from the newest complete marker ({@link markedResumePoint}).
+ *
+ * On a store that can append (a local folder), page checkpoints go to one log per call instead
+ * (`<runKey>/r<run>/l<firstPage>-a<attempt>.log`): each flushed group is one line, `{tag, first, last, alone,
+ * tables, checkpoint}`, written whole before the next page is fetched (one write, ~15 µs, where a folder and two files
+ * per page took ~1 ms). {@link PageGroupWriter.settle} turns the log into groups with their markers and deletes it,
+ * and so does {@link recoverPageLogs} for the log of an attempt that died (a torn last line is dropped: that group
+ * was never taken as the resume point), so every reader of groups sees the same layout whichever way they were made.
  */
-import { groupCheckpointKey, jobRunPrefix, pageKey, parseGroupKey, readText, type StageStore } from './stage-store';
+import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, readText, type StageLog, type StageStore } from './stage-store';
 
 /** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
 export const GROUP_MAX_PAGES = 100;
@@ -53,9 +60,21 @@ export interface PageGroupWriterOptions<C> {
   now?: () => number;
   /**
    * Stage a checkpoint marker with every group (see the module doc); `tag` names the call that wrote it (markers of
-   * another tag are never resumed from).
+   * another tag are never resumed from); `attempt` (default 1) names the call's page log, when the store has one.
    */
-  markers?: { tag: string };
+  markers?: { tag: string; attempt?: number };
+}
+
+/** One line of a page log: a flushed group (see the module doc). */
+interface PageLogRecord<C> {
+  tag: string;
+  first: number;
+  last: number;
+  /** Staged as a group of its own (`flush(…, { alone: true })`), never merged with the lines around it. */
+  alone?: true;
+  /** Table → its JSON lines. */
+  tables: Record<string, string>;
+  checkpoint: C;
 }
 
 /** File name of a group's checkpoint marker (see `groupCheckpointKey`). */
@@ -97,6 +116,8 @@ export class PageGroupWriter<C> {
   private readonly maxMs: number;
   private readonly writesInFlight: number;
   private readonly now: () => number;
+  /** The call's page log (markers on a store that can append), opened by the first flush. */
+  private log: { key: string; writer: Promise<StageLog> } | undefined;
 
   constructor(private readonly options: PageGroupWriterOptions<C>) {
     this.current = options.checkpoint;
@@ -147,12 +168,31 @@ export class PageGroupWriter<C> {
   /**
    * Stages the buffered group (one object per table; nothing when it has no rows); `after` becomes the resume point
    * once the group and every group before it are stored. Waits while more than `writesInFlight` groups are being
-   * written, and throws the failure of the oldest one it waited for.
+   * written, and throws the failure of the oldest one it waited for. `alone`: the group is never merged with others
+   * when a page log is turned into groups (the resume point it carries is not the end of its pages).
    */
-  async flush(after: C): Promise<void> {
+  async flush(after: C, { alone = false }: { alone?: boolean } = {}): Promise<void> {
     const g = this.group;
     this.group = null;
     const { store, runKey, runNo, markers } = this.options;
+    if (g && markers && store.openLog) {
+      if (!this.log) {
+        const key = pageLogKey(runKey, runNo, g.first, markers.attempt ?? 1);
+        this.log = { key, writer: store.openLog(key) };
+      }
+      const record: PageLogRecord<C> = {
+        tag: markers.tag,
+        first: g.first,
+        last: g.last,
+        ...(alone ? { alone: true as const } : {}),
+        tables: Object.fromEntries([...g.tables].map(([table, lines]) => [table, lines.join('')])),
+        checkpoint: after,
+      };
+      await (await this.log.writer).append(`${JSON.stringify(record)}\n`);
+      this.current = after;
+      this.options.onAdvance?.(after);
+      return;
+    }
     if (g && (g.tables.size > 0 || markers)) {
       const puts = [...g.tables].map(([table, lines]) => store.put(pageKey(runKey, runNo, g.first, g.last, table), lines.join('')));
       if (markers) {
@@ -176,14 +216,26 @@ export class PageGroupWriter<C> {
     while (this.writes.length > this.writesInFlight) await this.settleOldest();
   }
 
-  /** Waits for every staged group, in order; throws the first failure (the resume point stays before that group). */
+  /**
+   * Waits for every staged group, in order; throws the first failure (the resume point stays before that group). A
+   * page log is then turned into groups and deleted.
+   */
   async settle(): Promise<void> {
     while (this.writes.length > 0) await this.settleOldest();
+    const log = this.log;
+    if (log) {
+      this.log = undefined;
+      await (await log.writer).close();
+      await convertPageLog(this.options.store, log.key);
+    }
   }
 
   /** Waits for every write still running, failed or not: never leave a write running unobserved when failing. */
   async drain(): Promise<void> {
     await Promise.allSettled(this.writes.map((w) => w.done));
+    const log = this.log;
+    this.log = undefined;
+    if (log) await log.writer.then((w) => w.close()).catch(() => undefined); // left for the retry's recoverPageLogs
   }
 
   private async settleOldest(): Promise<void> {
@@ -216,4 +268,58 @@ export async function markedResumePoint<C>(store: StageStore, runKey: string, ru
     if (marker.tag === tag && marker.tables.every((table) => stored.has(`${group}${table}.jsonl`))) return marker.checkpoint;
   }
   return undefined;
+}
+
+/**
+ * Turns every page log of job run `runNo` (of attempts that died before their {@link PageGroupWriter.settle}) into
+ * groups with their markers, and deletes it; call it before {@link markedResumePoint} on a retry.
+ */
+export async function recoverPageLogs(store: StageStore, runKey: string, runNo: number): Promise<void> {
+  if (!store.openLog) return;
+  for (const key of (await store.list(jobRunPrefix(runKey, runNo))).filter(isPageLogKey)) await convertPageLog(store, key);
+}
+
+/**
+ * Stages the groups of a page log and deletes it. Consecutive lines make one group (their tables concatenated, the
+ * marker with the last line's resume point), a line flushed `alone` one of its own. Only whole lines count: a last
+ * line the writer did not finish was never the resume point. Running it again on the same log stages the same keys.
+ */
+async function convertPageLog(store: StageStore, key: string): Promise<void> {
+  const parsed = parseGroupKeyOfLog(key);
+  const records: PageLogRecord<unknown>[] = [];
+  const text = await readText(store, key);
+  for (let at = 0, end = text.indexOf('\n'); end !== -1; at = end + 1, end = text.indexOf('\n', at)) {
+    try {
+      records.push(JSON.parse(text.slice(at, end)) as PageLogRecord<unknown>);
+    } catch {
+      break;
+    }
+  }
+  const groups: PageLogRecord<unknown>[][] = [];
+  for (const record of records) {
+    const open = groups.at(-1);
+    if (open && !record.alone && !open[0]!.alone) open.push(record);
+    else groups.push([record]);
+  }
+  await Promise.all(
+    groups.map((group) => {
+      const first = group[0]!.first;
+      const last = group.at(-1)!;
+      const tables = new Map<string, string[]>();
+      for (const record of group) for (const [table, lines] of Object.entries(record.tables)) (tables.get(table) ?? tables.set(table, []).get(table)!).push(lines);
+      const marker: CheckpointMarker<unknown> = { tag: last.tag, checkpoint: last.checkpoint, tables: [...tables.keys()] };
+      return Promise.all([
+        ...[...tables].map(([table, lines]) => store.put(pageKey(parsed.runKey, parsed.runNo, first, last.last, table), lines.join(''))),
+        store.put(groupCheckpointKey(parsed.runKey, parsed.runNo, first, last.last), JSON.stringify(marker)),
+      ]);
+    }),
+  );
+  await store.delete([key]);
+}
+
+/** Extraction key and job run of a page log's key. */
+function parseGroupKeyOfLog(key: string): { runKey: string; runNo: number } {
+  const m = /^(.*)\/r(\d{10})\/l\d{10}-a\d+\.log$/.exec(key);
+  if (!m) throw new Error(`not a page log key: ${key}`);
+  return { runKey: m[1]!, runNo: Number(m[2]) };
 }

@@ -2,7 +2,7 @@
  * The page-fetching activity on its own (mock activity context, real sample API, local staging folder): groups,
  * the hand-back of the last page, resume from a heartbeat without duplicates, rate limits.
  */
-import { mkdtempSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -10,7 +10,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import type { ActivityDeps } from '../../../src/activities/deps';
 import { createHttpPools } from '../../../src/http';
 import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
-import { pageKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
+import { isPageLogKey, pageKey, pageLogKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
@@ -135,18 +135,21 @@ describe('fetchPages', () => {
   });
 
   describe('with page checkpoints (page mode)', () => {
-    it('stages every page as a group of its own with its checkpoint marker', async () => {
+    it('logs every page with its resume point, then stages the call as a group with its marker (the handed-back page alone)', async () => {
       const deps = depsWithFolder();
       const { result } = await run(deps, input({ maxPages: 30, pageCheckpoints: true }));
       expect(result).toMatchObject({ pages: 30, fetched: 30, pending: { pageNo: 30 } });
       const keys = await stageStoreOf(deps).list('wf/run/r');
-      const groups = keys.map((k) => parseGroupKey(k)!);
-      expect(groups.every((g) => g.firstPage === g.lastPage)).toBe(true);
+      expect(keys.filter(isPageLogKey)).toEqual([]); // the log is gone once its groups are staged
       const markers = keys.filter((k) => k.endsWith('/.checkpoint.json'));
-      expect(markers.map((k) => parseGroupKey(k)!.firstPage)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
-      // a marker holds the resume point after its page (the handed-back last page: the one before it)
-      const marker = JSON.parse(await readText(stageStoreOf(deps), markers[9]!)) as { checkpoint: FetchPagesCheckpoint; tables: string[] };
-      expect(marker).toMatchObject({ checkpoint: { state: { pages: 10 }, totals: { pages: 10 } }, tables: ['large_items'] });
+      expect(markers.map((k) => parseGroupKey(k)!)).toEqual([
+        { runNo: 1, firstPage: 1, lastPage: 29 },
+        { runNo: 1, firstPage: 30, lastPage: 30 },
+      ]);
+      // a marker holds the resume point after its pages; the handed-back last page's is the one before it
+      const read = async (key: string) => JSON.parse(await readText(stageStoreOf(deps), key)) as { checkpoint: FetchPagesCheckpoint; tables: string[] };
+      expect(await read(markers[0]!)).toMatchObject({ tag: '1:0', checkpoint: { state: { pages: 29 }, totals: { pages: 29 } }, tables: ['large_items'] });
+      expect(await read(markers[1]!)).toMatchObject({ checkpoint: { state: { pages: 29 } }, tables: ['large_items'] });
       expect(await stagedIds(deps)).toEqual(idsOf(1, 30));
     });
 
@@ -154,7 +157,11 @@ describe('fetchPages', () => {
       const deps = depsWithFolder();
       api.misbehave({ kind: 'html', path: '/large/items', after: 40 }); // the first attempt dies fetching page 41
       await expect(run(deps, input({ pageCheckpoints: true }))).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
-      // …and had written page 41's rows but not its marker
+      // …and its log holds pages 1-40, one per line; had it been killed writing page 41's line, that line is torn
+      const log = join(stageStoreOf(deps).root, ...pageLogKey('wf/run', 1, 1, 1).split('/'));
+      expect(readFileSync(log, 'utf8').split('\n')).toHaveLength(41);
+      appendFileSync(log, `{"tag":"1:0","first":41,"last":41,"tables":{"large_items":"{\\"id\\":\\"torn`);
+      // …and a group of page 41 staged without its marker (the layout of a store that cannot append)
       await stageStoreOf(deps).put(pageKey('wf/run', 1, 41, 41, 'large_items'), `${JSON.stringify({ id: 'half-staged' })}\n`);
       api.behave();
       api.clearRequests();
@@ -164,6 +171,7 @@ describe('fetchPages', () => {
       expect(api.requests).toHaveLength(PAGES - 40);
       expect(second.result.pages).toBe(PAGES); // totals carried over from the marker
       expect(await stagedIds(deps)).toEqual(idsOf(1, PAGES));
+      expect((await stageStoreOf(deps).list('wf/run/r')).filter(isPageLogKey)).toEqual([]);
     });
 
     it('without page checkpoints the same retry starts over (it only has the heartbeat)', async () => {

@@ -2,9 +2,12 @@
  * The page-group writer on an in-memory stage store whose writes finish when the test says: groups of consecutive
  * pages become one object per table, and the resume point moves only over stored groups, in order.
  */
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { PageGroupWriter } from '../../../src/object-storage/page-group-writer';
-import { pageKey, type StageStore } from '../../../src/object-storage/stage-store';
+import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../../../src/object-storage/page-group-writer';
+import { groupCheckpointKey, localStageStore, pageKey, pageLogKey, readText, type StageStore } from '../../../src/object-storage/stage-store';
 
 interface PendingPut {
   key: string;
@@ -170,5 +173,52 @@ describe('PageGroupWriter', () => {
     }
     await new PageGroupWriter({ store, runKey: 'wf/run', runNo: 1, checkpoint: 0 }).discardAfter(10);
     expect([...objects.keys()].sort()).toEqual([pageKey('wf/run', 1, 1, 10, 'users'), pageKey('wf/run', 2, 1, 5, 'users')]);
+  });
+});
+
+describe('PageGroupWriter with page checkpoints on a local folder (page log)', () => {
+  const lines = (page: number) => [{ name: 'items', text: `{"id":${page}}\n` }];
+  const setup = (onAdvance?: (checkpoint: number) => void) => {
+    const store = localStageStore(mkdtempSync(join(tmpdir(), 'page-log-')));
+    const writer = new PageGroupWriter<number>({ store, runKey: 'x', runNo: 1, checkpoint: 0, maxPages: 1, writesInFlight: 0, markers: { tag: 't', attempt: 2 }, ...(onAdvance ? { onAdvance } : {}) });
+    return { store, writer };
+  };
+  const marker = async (store: StageStore, first: number, last: number) => JSON.parse(await readText(store, groupCheckpointKey('x', 1, first, last))) as { tag: string; checkpoint: number; tables: string[] };
+
+  it('logs each flushed page with its resume point, then stages the call as groups (a page flushed alone apart) and deletes the log', async () => {
+    const advanced: number[] = [];
+    const { store, writer } = setup((c) => advanced.push(c));
+    for (const page of [1, 2, 3]) {
+      writer.addLines(page, lines(page));
+      await writer.flush(page);
+    }
+    writer.addLines(4, lines(4));
+    await writer.flush(3, { alone: true }); // a handed-back page: its resume point is the page before it
+    expect(writer.checkpoint).toBe(3);
+    expect(advanced).toEqual([1, 2, 3, 3]);
+    expect(await store.list('x/')).toEqual([pageLogKey('x', 1, 1, 2)]); // nothing but the log while the call runs
+    await writer.settle();
+    expect(await store.list('x/')).toEqual([groupCheckpointKey('x', 1, 1, 3), pageKey('x', 1, 1, 3, 'items'), groupCheckpointKey('x', 1, 4, 4), pageKey('x', 1, 4, 4, 'items')]);
+    expect(await readText(store, pageKey('x', 1, 1, 3, 'items'))).toBe('{"id":1}\n{"id":2}\n{"id":3}\n');
+    expect(await marker(store, 1, 3)).toEqual({ tag: 't', checkpoint: 3, tables: ['items'] });
+    expect(await marker(store, 4, 4)).toEqual({ tag: 't', checkpoint: 3, tables: ['items'] });
+    expect(await markedResumePoint(store, 'x', 1, 't', 0)).toBe(3);
+  });
+
+  it("recovers a dead attempt's log: whole lines become groups, a torn last line is dropped, and a second recovery changes nothing", async () => {
+    const { store, writer } = setup();
+    for (const page of [1, 2]) {
+      writer.addLines(page, lines(page));
+      await writer.flush(page);
+    }
+    await writer.drain(); // the attempt fails: the log stays for the retry
+    appendFileSync(store.uriOf(pageLogKey('x', 1, 1, 2)), '{"tag":"t","first":3,"last":3,"tables":{"items":"{\\"id\\":3');
+    await recoverPageLogs(store, 'x', 1);
+    const after = await store.list('x/');
+    expect(after).toEqual([groupCheckpointKey('x', 1, 1, 2), pageKey('x', 1, 1, 2, 'items')]);
+    expect(await readText(store, pageKey('x', 1, 1, 2, 'items'))).toBe('{"id":1}\n{"id":2}\n');
+    expect(await markedResumePoint(store, 'x', 1, 't', 0)).toBe(2);
+    await recoverPageLogs(store, 'x', 1);
+    expect(await store.list('x/')).toEqual(after);
   });
 });
