@@ -5,6 +5,9 @@
  * next URL), and the loaded table holds every item exactly once, in order. Pages are staged on S3 (MinIO).
  */
 import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
@@ -127,14 +130,21 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
     await env?.stop();
   });
 
-  async function startWorker(identity: string): Promise<ChildProcess> {
+  /** A worker staging on S3 (MinIO), or in `localStaging` (a folder both workers of a test share, as one host's would). */
+  async function startWorker(identity: string, localStaging?: string): Promise<ChildProcess> {
     const stack = testStack();
-    const child = await startWorkerProcess(env, identity, {
-      SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
-      SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
-      AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
-    });
+    const child = await startWorkerProcess(
+      env,
+      identity,
+      localStaging
+        ? { SAPI_STAGING_URL: localStaging }
+        : {
+            SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
+            SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
+            AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
+            AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
+          },
+    );
     children.push(child);
     return child;
   }
@@ -187,7 +197,10 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
     }
   });
 
-  it('page mode: a kill loses at most the page in flight (asked again once), and every item is loaded exactly once, in order', async () => {
+  // S3 staging stores a group and its marker per page; a local folder appends each page to the call's page log, which
+  // the takeover turns into groups (the dead worker never did)
+  it.each(['S3', 'a local folder'])('page mode, staging on %s: a kill loses at most the page in flight (asked again once), and every item is loaded exactly once, in order', async (staging) => {
+    const local = staging === 'S3' ? undefined : mkdtempSync(join(tmpdir(), 'chaos-paging-staging-'));
     const gate = await startGate(api.url, 60); // slow enough that a second heartbeat reaches the server mid-pagination
     const bucket = `chaos-paging-page-mode-${n + 1}`;
     const c = CASES.find((x) => x.method === 'pagenum')!;
@@ -198,13 +211,13 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
           config: { outputBucket: bucket, jobs: [{ ...c.job, dataType: 'items' }] },
         },
       };
-      const first = await startWorker(`paging-${n + 1}-page-mode-first`);
+      const first = await startWorker(`paging-${n + 1}-page-mode-first`, local);
       const handle = await start(config, { mode: 'page' });
       await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
       expect(seenAtKill).toBeLessThan(c.requests);
-      await startWorker(`paging-${n}-page-mode-second`);
+      await startWorker(`paging-${n}-page-mode-second`, local);
 
       const result = (await handle.result()) as ExtractResult;
       expect(result.records).toBe(ITEMS);
@@ -214,12 +227,14 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       // the takeover resumed after the last page the dead worker staged (its checkpoint marker; a heartbeat reaches
       // the server seconds later, a call lasts 0.5 s): every page was asked for once, the one in flight at most twice
       const fetches = await activityResults<FetchPagesResult>(handle, 'fetchPages');
+      expect(fetches.some((f) => f.resumed)).toBe(true);
       expect(new Set(gate.seen).size).toBe(c.requests);
       expect(gate.seen.length - c.requests).toBeLessThanOrEqual(1);
       // calls of many pages, not one activity per page
       expect(fetches.length).toBeLessThan(c.requests / 4);
     } finally {
       await gate.close();
+      if (local) rmSync(local, { recursive: true, force: true });
     }
   });
 
