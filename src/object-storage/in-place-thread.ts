@@ -12,12 +12,13 @@
  * link, and undici's (WebAssembly) parser copies every chunk out of its memory; node:http remains for a chunked
  * 200 on a retry that knows the slice's size.
  *
- * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread waits for `{ type: 'job' }` with its job (the
- * threads start while the caller still prepares it). The parent may post `{ type: 'abort' }` to the
- * fetching thread, which posts {@link InPlaceMessage}s (`size` when an answer says a slice's size, `slice` per
- * finished slice with its place, then `done` or `failed`) and exits; it relays each `slice` to the hashing thread
- * and, after `done`, posts it `{ type: 'end' }`, and the hashing thread answers `hashed` or `failed` and exits (on a
- * failure the parent terminates it).
+ * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread runs one `{ type: 'job' }` after another. The
+ * parent may post `{ type: 'abort' }` to the fetching thread, which posts {@link InPlaceMessage}s (`size` when an
+ * answer says a slice's size, `slice` per finished slice with its place, then `done` or `failed`); the parent relays
+ * each `slice` to the hashing thread and, after `done`, posts it `{ type: 'end' }`, and the hashing thread answers
+ * `hashed` or `failed`. After a job both threads wait, idle, for the next one ({@link DOWNLOAD_THREAD_IDLE_MS}; the
+ * two of them cost ~140 ms of CPU to start, a sixth of a 256 MiB download's); after a failure the parent terminates
+ * them (no write or read of the failed job lands after that).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
@@ -102,56 +103,135 @@ export interface InPlaceRunner {
   close(): Promise<void>;
 }
 
+/** A pair of threads idle this long (ms) after its last job is stopped: an idle worker keeps no download threads. */
+export const DOWNLOAD_THREAD_IDLE_MS = 60_000;
+
+/** A fetching and a hashing thread, and the handlers of the job they run (none while idle). */
+interface ThreadPair {
+  fetcher: Worker;
+  hasher: Worker;
+  onFetcher?: (m: InPlaceMessage) => void;
+  onHasher?: (m: { type: 'hashed'; sha256: string } | { type: 'failed'; failure: InPlaceFailure }) => void;
+  /** A thread failed or exited: the job fails with this. */
+  onBroken?: (failure: InPlaceFailure) => void;
+  broken?: boolean;
+  idle?: NodeJS.Timeout;
+}
+
+/** Pairs waiting for a job, the most recently used last; at most {@link MAX_IDLE_PAIRS}. */
+const idlePairs: ThreadPair[] = [];
+/** Idle pairs kept (downloads at once beyond it start threads of their own); each idle thread holds ~5–10 MB. */
+const MAX_IDLE_PAIRS = 2;
+let pairsStarted = 0;
+
+/** Pairs of download threads started by this process so far (tests: are idle pairs reused?). */
+export function downloadThreadPairsStarted(): number {
+  return pairsStarted;
+}
+
+function startPair(entry: (role: ThreadRole) => Worker): ThreadPair {
+  pairsStarted++;
+  const pair: ThreadPair = { fetcher: entry('fetch'), hasher: entry('hash') };
+  const broken = (failure: InPlaceFailure): void => {
+    pair.broken = true;
+    clearTimeout(pair.idle);
+    const at = idlePairs.indexOf(pair);
+    if (at !== -1) idlePairs.splice(at, 1);
+    pair.onBroken?.(failure);
+  };
+  for (const [worker, listen] of [
+    [pair.fetcher, (m: InPlaceMessage) => pair.onFetcher?.(m)],
+    [pair.hasher, (m: Parameters<NonNullable<ThreadPair['onHasher']>>[0]) => pair.onHasher?.(m)],
+  ] as const) {
+    worker.on('message', listen as (m: unknown) => void);
+    worker.on('error', (err) => broken({ kind: 'internal', message: messageOf(err), stack: err.stack }));
+    worker.on('exit', (code) => broken({ kind: 'internal', message: `a download thread exited with code ${code} without an answer` }));
+  }
+  return pair;
+}
+
+function takePair(entry: (role: ThreadRole) => Worker): ThreadPair {
+  const pair = idlePairs.pop();
+  if (!pair) return startPair(entry);
+  clearTimeout(pair.idle);
+  pair.fetcher.ref();
+  pair.hasher.ref();
+  return pair;
+}
+
+/** Back to the idle pairs after a job that succeeded (or was never posted); stopped after {@link DOWNLOAD_THREAD_IDLE_MS}. */
+function releasePair(pair: ThreadPair): Promise<void> {
+  pair.onFetcher = pair.onHasher = pair.onBroken = undefined;
+  if (pair.broken || idlePairs.length >= MAX_IDLE_PAIRS) return stopPair(pair);
+  pair.fetcher.unref();
+  pair.hasher.unref();
+  pair.idle = setTimeout(() => {
+    const at = idlePairs.indexOf(pair);
+    if (at !== -1) idlePairs.splice(at, 1);
+    void stopPair(pair);
+  }, DOWNLOAD_THREAD_IDLE_MS);
+  pair.idle.unref();
+  idlePairs.push(pair);
+  return Promise.resolve();
+}
+
+async function stopPair(pair: ThreadPair): Promise<void> {
+  pair.broken = true;
+  pair.onFetcher = pair.onHasher = pair.onBroken = undefined;
+  await Promise.all([pair.fetcher.terminate(), pair.hasher.terminate()]);
+}
+
 /**
- * Starts a fetching thread and a hashing thread (two cores: the transfer and the hashing overlap), idle until
- * {@link InPlaceRunner.run} posts them the job. From the TypeScript sources (tests, `ts-register`) the threads load
- * this file through the repository's `scripts/ts-register.js`; without it the job runs in this thread.
+ * A fetching thread and a hashing thread (two cores: the transfer and the hashing overlap), idle ones of an earlier
+ * download or new ones that load while the caller prepares the job, until {@link InPlaceRunner.run} posts it. From the
+ * TypeScript sources (tests, `ts-register`) the threads load this file through the repository's
+ * `scripts/ts-register.js`; without it the job runs in this thread.
  */
 export function inPlaceRunner(): InPlaceRunner {
   const entry = threadEntry();
   if (!entry) return { run: runHere, close: async () => undefined };
-  const fetcher = entry('fetch');
-  const hasher = entry('hash');
-  let onFetcherMessage: (m: InPlaceMessage, done: (outcome: { value: undefined } | { failure: InPlaceFailure }) => void) => void = () => undefined;
-  const fetched = settle<undefined, InPlaceMessage>(fetcher, (m, done) => onFetcherMessage(m, done));
-  const hashed = settle<string, { type: 'hashed'; sha256: string } | { type: 'failed'; failure: InPlaceFailure }>(hasher, (m, done) =>
-    done(m.type === 'hashed' ? { value: m.sha256 } : { failure: m.failure }),
-  );
-  // awaited in run(); threads that die early (or are closed unused) are no unhandled rejection
-  fetched.catch(() => undefined);
-  hashed.catch(() => undefined);
+  const pair = takePair(entry);
   let ran = false;
+  let released: Promise<void> | undefined;
   return {
     async run(job, headerBytes, events, signal) {
       if (ran) throw new Error('an in-place runner runs one job');
       ran = true;
-      onFetcherMessage = (m, done) => {
-        if (m.type === 'size') events.size(m.index, m.size);
-        else if (m.type === 'slice') {
-          const place = { offset: m.offset, size: m.size };
-          events.slice(m.index, place);
-          hasher.postMessage({ type: 'slice', index: m.index, place });
-        } else if (m.type === 'done') done({ value: undefined });
-        else done({ failure: m.failure });
-      };
-      hasher.postMessage({ type: 'job', hashJob: hashJobOf(job, headerBytes) });
-      fetcher.postMessage({ type: 'job', inPlaceJob: job });
-      const abort = (): void => fetcher.postMessage({ type: 'abort' });
+      const sha256 = new Promise<string>((resolve, reject) => {
+        const fail = (failure: InPlaceFailure): void => reject(new SliceFailure(failure));
+        pair.onBroken = fail;
+        pair.onFetcher = (m) => {
+          if (m.type === 'size') events.size(m.index, m.size);
+          else if (m.type === 'slice') {
+            const place = { offset: m.offset, size: m.size };
+            events.slice(m.index, place);
+            pair.hasher.postMessage({ type: 'slice', index: m.index, place });
+          } else if (m.type === 'done') pair.hasher.postMessage({ type: 'end' });
+          else fail(m.failure);
+        };
+        pair.onHasher = (m) => (m.type === 'hashed' ? resolve(m.sha256) : fail(m.failure));
+      });
+      if (pair.broken) throw new SliceFailure({ kind: 'internal', message: 'a download thread exited before its job' });
+      pair.hasher.postMessage({ type: 'job', hashJob: hashJobOf(job, headerBytes) });
+      pair.fetcher.postMessage({ type: 'job', inPlaceJob: job });
+      const abort = (): void => pair.fetcher.postMessage({ type: 'abort' });
       if (signal?.aborted) abort();
       signal?.addEventListener('abort', abort, { once: true });
       try {
-        await fetched;
+        const hash = await sha256;
+        released = releasePair(pair);
+        return hash;
       } catch (err) {
-        await hasher.terminate(); // it only reads: nothing to finish
+        released = stopPair(pair); // a failed job's threads may still write or read: stopped before this settles
+        await released;
         throw err;
       } finally {
         signal?.removeEventListener('abort', abort);
       }
-      hasher.postMessage({ type: 'end' });
-      return hashed;
     },
     async close() {
-      await Promise.all([fetcher.terminate(), hasher.terminate()]); // threads that ran have exited: nothing to stop
+      released ??= releasePair(pair); // unused (the caller failed before run): back to the idle pairs
+      await released;
     },
   };
 }
@@ -166,22 +246,6 @@ async function runHere(job: InPlaceJob, headerBytes: Uint8Array | undefined, eve
     throw err;
   }
   return local.result();
-}
-
-/** The outcome a thread reports (through `onMessage`), once it has exited. */
-function settle<T, M>(worker: Worker, onMessage: (m: M, done: (outcome: { value: T } | { failure: InPlaceFailure }) => void) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let outcome: { value: T } | { failure: InPlaceFailure } | undefined;
-    const done = (o: { value: T } | { failure: InPlaceFailure }): void => {
-      outcome ??= o;
-    };
-    worker.on('message', (m: M) => onMessage(m, done));
-    worker.on('error', (err) => done({ failure: { kind: 'internal', message: messageOf(err), stack: err.stack } }));
-    worker.on('exit', (code) => {
-      if (outcome && 'value' in outcome) resolve(outcome.value);
-      else reject(new SliceFailure(outcome?.failure ?? { kind: 'internal', message: `a download thread exited with code ${code} without an answer` }));
-    });
-  });
 }
 
 /**
@@ -458,20 +522,20 @@ function messageOf(err: unknown): string {
   return parts.length ? [...new Set(parts)].join(': ') : String(err);
 }
 
-// As a worker thread (`workerData.role`): wait for the job, run it and report to the parent.
+// As a worker thread (`workerData.role`): run each job posted and report to the parent.
 const role = isMainThread ? undefined : (workerData as { role?: ThreadRole } | undefined)?.role;
 if (parentPort && role === 'fetch') {
   const port = parentPort;
-  const controller = new AbortController();
+  let controller = new AbortController();
   const post = (message: InPlaceMessage): void => port.postMessage(message);
   const events: InPlaceEvents = { size: (index, size) => post({ type: 'size', index, size }), slice: (index, place) => post({ type: 'slice', index, ...place }) };
   port.on('message', (m: { type?: string; inPlaceJob?: InPlaceJob }) => {
     if (m?.type === 'abort') controller.abort();
     else if (m?.type === 'job' && m.inPlaceJob) {
+      controller = new AbortController();
       runInPlaceJob(m.inPlaceJob, events, controller.signal)
         .then(() => post({ type: 'done' }))
-        .catch((err: unknown) => post({ type: 'failed', failure: failureOf(err) }))
-        .finally(() => port.unref());
+        .catch((err: unknown) => post({ type: 'failed', failure: failureOf(err) }));
     }
   });
 } else if (parentPort && role === 'hash') {
@@ -484,8 +548,8 @@ if (parentPort && role === 'fetch') {
       hasher
         .result()
         .then((sha256) => port.postMessage({ type: 'hashed', sha256 }))
-        .catch((err: unknown) => port.postMessage({ type: 'failed', failure: failureOf(err) }))
-        .finally(() => port.unref());
+        .catch((err: unknown) => port.postMessage({ type: 'failed', failure: failureOf(err) }));
+      hasher = undefined;
     }
   });
 }

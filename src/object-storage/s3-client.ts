@@ -198,44 +198,117 @@ export function mapS3Error(
 /** Longest validity of a SigV4 query-signed URL: 7 days. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
+/** A request as the client's middleware builds it (the part a presigned URL needs). */
+interface BuiltRequest {
+  protocol: string;
+  hostname: string;
+  port?: number;
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+}
+
+/**
+ * What every GetObject of one bucket through one client is sent as, but its key: the endpoint, the path before the
+ * key (`/bucket/` path-style, `/` virtual-hosted), the query, and one signer (it keeps the derived signing key).
+ */
+interface PresignTemplate {
+  protocol: string;
+  hostname: string;
+  port?: number;
+  host: string;
+  pathBeforeKey: string;
+  query: Record<string, string>;
+  signer: SignatureV4;
+}
+
+/** Per client and bucket (a client's endpoint and style never change). `undefined`: presign each key through the stack. */
+const presignTemplates = new WeakMap<S3Client, Map<string, Promise<PresignTemplate | undefined>>>();
+
 /**
  * A query-signed (presigned) GET URL of an object, made by the client itself: its middleware builds the request
  * (endpoint, path or virtual-host style, region) and, instead of signing its headers and sending it, we sign its
  * query with the client's credentials (`X-Amz-Security-Token` included) and keep the URL. The payload is
  * `UNSIGNED-PAYLOAD`, as for every presigned S3 URL. Lets a plain HTTP client (the download thread) read it.
+ *
+ * The middleware runs once per client and bucket: the other keys of the bucket reuse the request it built, their key
+ * encoded as the SDK encodes it (checked on the first key), and one signer (~2 ms of CPU per URL through the whole
+ * stack, ~50 ms for a sliced file's 22, against ~0.1 ms this way).
  */
 export async function presignGetObject(s3: S3Client, bucket: string, key: string, expiresInSeconds: number): Promise<string> {
   const expiresIn = Math.max(1, Math.min(MAX_PRESIGN_SECONDS, Math.floor(expiresInSeconds)));
+  let byBucket = presignTemplates.get(s3);
+  if (!byBucket) presignTemplates.set(s3, (byBucket = new Map()));
+  let template = byBucket.get(bucket);
+  if (!template) {
+    template = presignTemplateOf(s3, bucket, key);
+    byBucket.set(bucket, template);
+    template.catch(() => byBucket.delete(bucket)); // tried again by the next key
+  }
+  const t = await template;
+  if (!t) return signedUrl(await builtRequest(s3, bucket, key), await presignSigner(s3), expiresIn);
+  return signedUrl({ protocol: t.protocol, hostname: t.hostname, port: t.port, path: `${t.pathBeforeKey}${encodeS3Key(key)}`, query: t.query, headers: { host: t.host } }, t.signer, expiresIn);
+}
+
+/** The template of a bucket, from the request the middleware builds for `key`; `undefined` when its path does not end with the key as {@link encodeS3Key} encodes it. */
+async function presignTemplateOf(s3: S3Client, bucket: string, key: string): Promise<PresignTemplate | undefined> {
+  const request = await builtRequest(s3, bucket, key);
+  const encoded = encodeS3Key(key);
+  if (!request.path.endsWith(encoded)) return undefined;
+  return {
+    protocol: request.protocol,
+    hostname: request.hostname,
+    port: request.port,
+    host: hostOf(request),
+    pathBeforeKey: request.path.slice(0, request.path.length - encoded.length),
+    query: { ...request.query },
+    signer: await presignSigner(s3),
+  };
+}
+
+async function presignSigner(s3: S3Client): Promise<SignatureV4> {
+  return new SignatureV4({ service: 's3', region: await s3.config.region(), credentials: s3.config.credentials, sha256: s3.config.sha256, uriEscapePath: false, applyChecksum: false });
+}
+
+/** The GetObject request of `key` as the client's middleware builds it, stopped before it is signed and sent. */
+async function builtRequest(s3: S3Client, bucket: string, key: string): Promise<BuiltRequest> {
   const command = new GetObjectCommand({ Bucket: bucket, Key: key });
   const stack = s3.middlewareStack.concat(command.middlewareStack);
-  let url: string | undefined;
+  let built: BuiltRequest | undefined;
   stack.addRelativeTo(
     () => async (args: { request: unknown }) => {
-      const request = args.request as { protocol: string; hostname: string; port?: number; path: string; query: Record<string, string>; headers: Record<string, string>; method: string };
-      const signer = new SignatureV4({
-        service: 's3',
-        region: await s3.config.region(),
-        credentials: s3.config.credentials,
-        sha256: s3.config.sha256,
-        uriEscapePath: false,
-        applyChecksum: false,
-      });
-      const host = request.headers['host'] ?? `${request.hostname}${request.port ? `:${request.port}` : ''}`;
-      const signed = await signer.presign(
-        { ...request, headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
-        { expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) },
-      );
-      const query = Object.entries(signed.query ?? {})
-        .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((one) => `${encodeURIComponent(k)}=${encodeURIComponent(String(one ?? ''))}`))
-        .join('&');
-      url = `${request.protocol}//${host}${request.path}?${query}`;
+      built = args.request as BuiltRequest;
       return { response: {}, output: { $metadata: {} } };
     },
     { name: 'sapiPresignGetObject', relation: 'before', toMiddleware: 'awsAuthMiddleware', override: true },
   );
   await command.resolveMiddleware(stack as never, s3.config, {})({ input: command.input } as never);
-  if (!url) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'could not presign the slice URL', context: { bucket, key }, retryable: false });
-  return url;
+  if (!built) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'could not presign the slice URL', context: { bucket, key }, retryable: false });
+  return built;
+}
+
+function hostOf(request: BuiltRequest): string {
+  return request.headers['host'] ?? `${request.hostname}${request.port ? `:${request.port}` : ''}`;
+}
+
+async function signedUrl(request: BuiltRequest, signer: SignatureV4, expiresIn: number): Promise<string> {
+  const host = hostOf(request);
+  const signed = await signer.presign(
+    { method: 'GET', protocol: request.protocol, hostname: request.hostname, port: request.port, path: request.path, query: { ...request.query }, headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
+    { expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) },
+  );
+  const query = Object.entries(signed.query ?? {})
+    .flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((one) => `${encodeURIComponent(k)}=${encodeURIComponent(String(one ?? ''))}`))
+    .join('&');
+  return `${request.protocol}//${host}${request.path}?${query}`;
+}
+
+/** An object key in a request path as the SDK writes it (a greedy label): each `/`-separated part URI-encoded, `!'()*` too. */
+export function encodeS3Key(key: string): string {
+  return key
+    .split('/')
+    .map((part) => encodeURIComponent(part).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
+    .join('/');
 }
 
 /** The `<Code>` of an S3 XML error answer. */
