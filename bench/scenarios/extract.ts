@@ -5,7 +5,7 @@
  * (the CSVs are built, nothing is loaded, so the figure is about fetching and checkpointing), vs the plain loop
  * `runExtraction` with the real fetcher against the same API, in its own process (`bench/baseline-child.ts`). Order: baseline, then per mode
  * (ours, baseline) × repeat. Also: history events of every run of the continue-as-new chain, and the worker's RSS
- * over time (is it flat on a long run?). Both sides are warmed up first on a small API (untimed).
+ * over time (is it flat on a long run?). Both sides are warmed up first on a small API (untimed; ours in each mode).
  */
 import { createSampleApi } from '../../src/sample-api';
 import type { ExtractResult } from '../../src/contracts/extract';
@@ -47,8 +47,8 @@ export const extractScenario: Scenario = async (ctx) => {
       );
     };
 
-    // warm-up of ours (the plain loop warms itself up in its process)
-    await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config: warmUpConfig, options: { mode: 'batch', load: false } }, 'extract-warmup');
+    // warm-up of ours in every mode measured (the plain loop warms itself up in its process)
+    for (const mode of options.extractModes) await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config: warmUpConfig, options: { mode, load: false } }, `extract-warmup-${mode}`);
     await baseline();
     const byMode: Record<string, Array<{ rate: number; maxEvents: number; runs: number; samples: RssSample[]; peakKiB: number }>> = {};
     for (let r = 0; r < options.repeat; r++) {
