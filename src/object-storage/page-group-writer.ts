@@ -285,7 +285,7 @@ export async function recoverPageLogs(store: StageStore, runKey: string, runNo: 
  * line the writer did not finish was never the resume point. Running it again on the same log stages the same keys.
  */
 async function convertPageLog(store: StageStore, key: string): Promise<void> {
-  const parsed = parseGroupKeyOfLog(key);
+  const parsed = runOfPageLog(key);
   const records: PageLogRecord<unknown>[] = [];
   const text = await readText(store, key);
   for (let at = 0, end = text.indexOf('\n'); end !== -1; at = end + 1, end = text.indexOf('\n', at)) {
@@ -318,7 +318,7 @@ async function convertPageLog(store: StageStore, key: string): Promise<void> {
 }
 
 /** Extraction key and job run of a page log's key. */
-function parseGroupKeyOfLog(key: string): { runKey: string; runNo: number } {
+function runOfPageLog(key: string): { runKey: string; runNo: number } {
   const m = /^(.*)\/r(\d{10})\/l\d{10}-a\d+\.log$/.exec(key);
   if (!m) throw new Error(`not a page log key: ${key}`);
   return { runKey: m[1]!, runNo: Number(m[2]) };
