@@ -197,6 +197,7 @@ export function inPlaceRunner(): InPlaceRunner {
     async run(job, headerBytes, events, signal) {
       if (ran) throw new Error('an in-place runner runs one job');
       ran = true;
+      if (pair.broken) throw new SliceFailure({ kind: 'internal', message: 'a download thread exited before its job' });
       const sha256 = new Promise<string>((resolve, reject) => {
         const fail = (failure: InPlaceFailure): void => reject(new SliceFailure(failure));
         pair.onBroken = fail;
@@ -211,7 +212,6 @@ export function inPlaceRunner(): InPlaceRunner {
         };
         pair.onHasher = (m) => (m.type === 'hashed' ? resolve(m.sha256) : fail(m.failure));
       });
-      if (pair.broken) throw new SliceFailure({ kind: 'internal', message: 'a download thread exited before its job' });
       pair.hasher.postMessage({ type: 'job', hashJob: hashJobOf(job, headerBytes) });
       pair.fetcher.postMessage({ type: 'job', inPlaceJob: job });
       const abort = (): void => pair.fetcher.postMessage({ type: 'abort' });

@@ -20,7 +20,7 @@
  * and so does {@link recoverPageLogs} for the log of an attempt that died (a torn last line is dropped: that group
  * was never taken as the resume point), so every reader of groups sees the same layout whichever way they were made.
  */
-import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, readText, type StageLog, type StageStore } from './stage-store';
+import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, parsePageLogKey, readText, type StageLog, type StageStore } from './stage-store';
 
 /** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
 export const GROUP_MAX_PAGES = 100;
@@ -285,7 +285,8 @@ export async function recoverPageLogs(store: StageStore, runKey: string, runNo: 
  * line the writer did not finish was never the resume point. Running it again on the same log stages the same keys.
  */
 async function convertPageLog(store: StageStore, key: string): Promise<void> {
-  const parsed = runOfPageLog(key);
+  const parsed = parsePageLogKey(key);
+  if (!parsed) throw new Error(`not a page log key: ${key}`);
   const records: PageLogRecord<unknown>[] = [];
   const text = await readText(store, key);
   for (let at = 0, end = text.indexOf('\n'); end !== -1; at = end + 1, end = text.indexOf('\n', at)) {
@@ -315,11 +316,4 @@ async function convertPageLog(store: StageStore, key: string): Promise<void> {
     }),
   );
   await store.delete([key]);
-}
-
-/** Extraction key and job run of a page log's key. */
-function runOfPageLog(key: string): { runKey: string; runNo: number } {
-  const m = /^(.*)\/r(\d{10})\/l\d{10}-a\d+\.log$/.exec(key);
-  if (!m) throw new Error(`not a page log key: ${key}`);
-  return { runKey: m[1]!, runNo: Number(m[2]) };
 }

@@ -89,9 +89,15 @@ export function pageLogKey(runKey: string, runNo: number, firstPage: number, att
   return `${jobRunPrefix(runKey, runNo)}l${pad(firstPage)}-a${attempt}.log`;
 }
 
+/** Extraction key and job run of a key made by {@link pageLogKey} (`undefined` for other keys). */
+export function parsePageLogKey(key: string): { runKey: string; runNo: number } | undefined {
+  const m = /^(.*)\/r(\d{10})\/l\d{10}-a\d+\.log$/.exec(key);
+  return m ? { runKey: m[1]!, runNo: Number(m[2]) } : undefined;
+}
+
 /** True for a key made by {@link pageLogKey}. */
 export function isPageLogKey(key: string): boolean {
-  return /\/r\d{10}\/l\d{10}-a\d+\.log$/.test(key);
+  return parsePageLogKey(key) !== undefined;
 }
 
 /** Job run and page range of any key under a group (its tables and its checkpoint marker); `undefined` for other keys. */
