@@ -16,10 +16,11 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 /**
  * True when a start-up failure says a port was taken: Node's `EADDRINUSE` (Azurite), Go's `address already in use`
- * (Temporal), MinIO's `port is already in use`.
+ * (Temporal), MinIO's `port is already in use`, or the Temporal dev server's own pick of a port for one of its
+ * internal services failing (it panics with `failed assigning ephemeral port`).
  */
 export function isPortClash(err: unknown): boolean {
-  return err instanceof Error && /EADDRINUSE|address already in use|port is already in use/i.test(err.message);
+  return err instanceof Error && /EADDRINUSE|address already in use|port is already in use|failed assigning ephemeral port/i.test(err.message);
 }
 
 /**

@@ -126,9 +126,22 @@ function removePid(file: string, pid: number): void {
   }
 }
 
-function tail(file: string, lines = 15): string {
+/**
+ * The log's last lines, preceded by the first line that says why a process died when that line is further up: a Go
+ * panic (`panic: …`, `fatal error: …`) prints its reason first and a goroutine dump after it, so the last lines alone
+ * show only stack frames (and a port clash in the reason would go unrecognised by `isPortClash`).
+ */
+export function logExcerpt(text: string, lines = 15): string {
+  const all = text.trimEnd().split('\n');
+  const last = all.slice(-lines);
+  const reasonAt = all.findIndex((line) => /^(panic|fatal error): /.test(line));
+  if (reasonAt < 0 || reasonAt >= all.length - lines) return last.join('\n');
+  return [...all.slice(reasonAt, reasonAt + 2), '\t…', ...last].join('\n');
+}
+
+function tail(file: string): string {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return logExcerpt(readFileSync(file, 'utf8'));
   } catch {
     return '(no log)';
   }

@@ -17,10 +17,11 @@ describe('retryOnPortClash', () => {
     expect(calls).toBe(1);
   });
 
-  it('recognises the wording of Node, Go and MinIO', () => {
+  it('recognises the wording of Node, Go, MinIO and the the Temporal dev server (its own port pick)', () => {
     expect(isPortClash(new Error('Error: listen EADDRINUSE: address already in use 127.0.0.1:44503'))).toBe(true);
     expect(isPortClash(new Error('listen tcp 127.0.0.1:9000: bind: address already in use'))).toBe(true);
     expect(isPortClash(new Error('FATAL Unable to start the server: Specified port is already in use'))).toBe(true);
+    expect(isPortClash(new Error('temporal exited with code 2 during start-up:\npanic: failed assigning ephemeral port: failed to assign a free port: dial tcp'))).toBe(true);
     expect(isPortClash(new Error('connect ECONNREFUSED 127.0.0.1:9000'))).toBe(false);
     expect(isPortClash('EADDRINUSE')).toBe(false);
   });
