@@ -138,6 +138,7 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
     failure ??= err;
   }
   await Promise.all(inflight);
+  pool.retire();
   await file?.close().catch(() => undefined);
   if (failure !== undefined) {
     if (signal?.aborted) throw signal.reason ?? failure;
@@ -202,10 +203,61 @@ export function assertSourceUnchanged(source: ByteSource, sourceBytes: number, g
   });
 }
 
+/** Most bytes of idle part buffers kept for the next upload: a default upload's five 8 MiB parts, and some. */
+export const MAX_IDLE_PART_BYTES = 64 * 1024 * 1024;
+/** Idle part buffers are dropped (left to the GC) this long after the last upload gave some back. */
+export const IDLE_PART_BUFFERS_MS = 30_000;
+
+/**
+ * Whole part buffers that finished uploads gave back, by part size, for the next upload. V8 counts every new
+ * multi-MiB buffer as external memory: an upload that allocated its five 8 MiB part buffers afresh (the last upload's
+ * ones garbage by then) made a worker with a 50 MB heap start marking for "external memory pressure", and the tight
+ * old-generation limit that left made two more full mark-compacts follow within the same 256 MiB upload: ~0.4 CPU-s
+ * of GC (helper threads included) on an upload of ~0.8. Reused buffers are not new external memory.
+ */
+const idlePartBuffers = new Map<number, Buffer[]>();
+let idleBytes = 0;
+let idleTimer: NodeJS.Timeout | undefined;
+
+function takeIdlePartBuffer(size: number): Buffer | undefined {
+  const buffer = idlePartBuffers.get(size)?.pop();
+  if (buffer) idleBytes -= buffer.length;
+  return buffer;
+}
+
+function keepIdlePartBuffers(buffers: Buffer[]): void {
+  for (const buffer of buffers) {
+    if (idleBytes + buffer.length > MAX_IDLE_PART_BYTES) break;
+    const list = idlePartBuffers.get(buffer.length) ?? [];
+    list.push(buffer);
+    idlePartBuffers.set(buffer.length, list);
+    idleBytes += buffer.length;
+  }
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(dropIdlePartBuffers, IDLE_PART_BUFFERS_MS);
+  idleTimer.unref();
+}
+
+/** Lets the idle part buffers go (tests; also what the idle timer does). Returns the bytes they held. */
+export function dropIdlePartBuffers(): number {
+  const dropped = idleBytes;
+  idlePartBuffers.clear();
+  idleBytes = 0;
+  clearTimeout(idleTimer);
+  idleTimer = undefined;
+  return dropped;
+}
+
+/** Bytes of idle part buffers kept for the next upload. */
+export function idlePartBufferBytes(): number {
+  return idleBytes;
+}
+
 /**
  * Part buffers for reuse. A multi-MiB part buffer lives longer than a young-generation GC, so without reuse every part
  * waits for a full GC to be freed and the process's RSS drifts with GC timing; with it, the upload holds exactly the
- * buffers it needs: (concurrency + 1) × part size.
+ * buffers it needs: (concurrency + 1) × part size. Whole part buffers come from the idle ones of earlier uploads
+ * first, and go back there at {@link PartBufferPool.retire} (see `idlePartBuffers`).
  */
 export class PartBufferPool {
   private readonly free: Buffer[] = [];
@@ -231,7 +283,7 @@ export class PartBufferPool {
       this.allocated++;
       return Buffer.allocUnsafe(expected + 1);
     }
-    const reused = this.free.pop();
+    const reused = this.free.pop() ?? takeIdlePartBuffer(this.partSize);
     if (reused) return reused;
     this.allocated++;
     return Buffer.allocUnsafe(this.partSize);
@@ -244,9 +296,21 @@ export class PartBufferPool {
     return whole;
   }
 
-  /** Gives a whole part buffer back once nothing reads it any more (a short last part is simply dropped). */
+  /**
+   * Gives a part's buffer back once nothing reads it any more: a whole part's, or the whole buffer under a short last
+   * part (a view of its start). A source's small first buffer is simply dropped.
+   */
   release(part: Buffer): void {
-    if (part.length === this.partSize && !this.free.includes(part)) this.free.push(part);
+    const whole = part.length === this.partSize ? part : part.byteOffset === 0 && part.buffer.byteLength === this.partSize ? Buffer.from(part.buffer, 0, this.partSize) : undefined;
+    if (whole && !this.free.some((b) => b.buffer === whole.buffer)) this.free.push(whole);
+  }
+
+  /**
+   * The upload is over: its released buffers go to the idle ones for the next upload. Only released buffers: a part
+   * whose send failed may still be referenced by its request, and is left to the GC.
+   */
+  retire(): void {
+    keepIdlePartBuffers(this.free.splice(0));
   }
 }
 
@@ -277,4 +341,5 @@ export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, par
     }
   }
   if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
+  else pool.release(buf); // the stream ended on a part boundary: the buffer taken for the next part was never used
 }

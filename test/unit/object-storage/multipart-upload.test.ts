@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { chunkParts, crc32Base64, MIN_PART_SIZE_BYTES, resolvePartSize, uploadMultipart, type MultipartUploadState } from '../../../src/object-storage/multipart-upload';
+import { dropIdlePartBuffers, idlePartBufferBytes, PartBufferPool } from '../../../src/object-storage/part-pipeline';
 import { bufferSource, type ByteSource } from '../../../src/object-storage/sources';
 import { uploadSliced } from '../../../src/object-storage/sliced-upload';
 import { FakeS3, s3Error } from './fake-s3';
@@ -98,6 +99,42 @@ describe('uploadMultipart (fake S3)', () => {
     expect(result).toMatchObject({ parts: 20, partsUploaded: 20, sha256: sha(data) });
     expect(result.partBuffers).toBeLessThanOrEqual(4);
     expect(s3.objects.get('b/k')!.equals(data)).toBe(true);
+  });
+
+  it('hands its part buffers to the next upload: a second upload allocates none, and both objects are intact', async () => {
+    dropIdlePartBuffers();
+    const s3 = new FakeS3();
+    const first = randomBytes(6 * MIN_PART_SIZE_BYTES);
+    const second = randomBytes(6 * MIN_PART_SIZE_BYTES + 5);
+    s3.partDelayMs = 5;
+    const a = await uploadMultipart({ ...base, key: 'a', s3: s3.asClient(), source: bufferSource(first), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 2 });
+    expect(a.partBuffers).toBe(3);
+    expect(idlePartBufferBytes()).toBe(3 * MIN_PART_SIZE_BYTES);
+    const b = await uploadMultipart({ ...base, key: 'b', s3: s3.asClient(), source: bufferSource(second), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 2 });
+    expect(b.partBuffers).toBe(0);
+    expect(s3.objects.get('b/a')!.equals(first)).toBe(true);
+    expect(s3.objects.get('b/b')!.equals(second)).toBe(true);
+    expect(dropIdlePartBuffers()).toBe(3 * MIN_PART_SIZE_BYTES);
+    const c = await uploadMultipart({ ...base, key: 'c', s3: s3.asClient(), source: bufferSource(first), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 2 });
+    expect(c.partBuffers).toBe(3);
+    dropIdlePartBuffers();
+  });
+
+  it('passes on only the buffers an upload released: a part whose send failed may still be held by its request', () => {
+    dropIdlePartBuffers();
+    const pool = new PartBufferPool(MIN_PART_SIZE_BYTES);
+    const [sent, failed, reading] = [pool.acquire(), pool.acquire(), pool.acquire()];
+    pool.release(sent);
+    pool.retire();
+    expect(idlePartBufferBytes()).toBe(MIN_PART_SIZE_BYTES);
+    const next = new PartBufferPool(MIN_PART_SIZE_BYTES);
+    const reused = next.acquire();
+    expect(reused).toBe(sent);
+    expect([failed, reading]).not.toContain(reused);
+    expect(next.allocated).toBe(0);
+    expect(next.acquire()).not.toBe(sent);
+    expect(next.allocated).toBe(1);
+    dropIdlePartBuffers();
   });
 
   it('never calls ListParts, AbortMultipartUpload or HeadObject (the service credentials cannot)', async () => {
