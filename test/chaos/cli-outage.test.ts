@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporal, type TemporalHandle } from '../../src/dev/temporal';
+import { restartTemporal } from '../harness/temporal-restart';
 import { loadSettings } from '../../src/config';
 import { startWorker } from '../../src/worker';
 import type { TransferProgress } from '../../src/contracts/transfer';
@@ -59,7 +60,7 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       // still following, not given up (on failure: how it ended)
       expect(cli.exitCode === null ? 'still following' : `exited ${cli.exitCode}: ${output.stderr}`).toBe('still following');
-      temporal = await startTemporal({ dataDir, headless: true, port: temporal.port, uiPort: temporal.uiPort });
+      temporal = await restartTemporal(temporal, { dataDir, headless: true });
 
       const code = await exited;
       expect({ code, stderr: output.stderr }).toMatchObject({ code: 0 });
@@ -101,7 +102,7 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       );
       expect(code).toBe(3);
 
-      temporal = await startTemporal({ dataDir, headless: true, port: temporal.port, uiPort: temporal.uiPort });
+      temporal = await restartTemporal(temporal, { dataDir, headless: true });
       const status = startCli(temporal, ['status', workflowId, '--json']);
       expect(await status.exited).toBe(0);
       expect(JSON.parse(status.output.stdout)).toMatchObject({ workflowId, type: 'importTableWorkflow', status: 'running' });

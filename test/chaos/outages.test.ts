@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { createEmulator, type EmulatorHandle } from '../../src/emulator';
 import { startTemporal } from '../../src/dev/temporal';
+import { restartTemporal } from '../harness/temporal-restart';
 import { loadSettings } from '../../src/config';
 import { startWorker } from '../../src/worker';
 import type { ImportTableResult, TransferProgress } from '../../src/contracts/transfer';
@@ -39,7 +40,7 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
       await eventually(async () => (await handle.query<TransferProgress>('progress')).phase === 'importing', 30_000, 'import never reached the job');
       await temporal.process.kill();
       await new Promise((r) => setTimeout(r, 2_000));
-      restarted = await startTemporal({ dataDir: join(env.dataDir, 'own-temporal'), headless: true, port: temporal.port, uiPort: temporal.uiPort });
+      restarted = await restartTemporal(temporal, { dataDir: join(env.dataDir, 'own-temporal'), headless: true });
       const result = (await handle.result()) as ImportTableResult;
       expect(result.importedRowsCount).toBe(100);
       expect((await env.emulator.readTable('in.c-restart.t')).rows).toHaveLength(100);

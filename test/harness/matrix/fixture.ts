@@ -2,6 +2,7 @@ import { type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startTemporal, type TemporalHandle } from '../../../src/dev/temporal';
+import { restartTemporal } from '../temporal-restart';
 import type { EmulatorOptions } from '../../../src/emulator';
 import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import { startSapiTestEnv, type SapiTestEnv } from '../sapi-env';
@@ -121,7 +122,7 @@ export async function startMatrixFixture(name: string, options: { emulator?: Par
       await temporal.process.kill();
     },
     async restartTemporal() {
-      temporal = await startTemporal({ dataDir: temporalDir, headless: true, port: temporal.port, uiPort: temporal.uiPort });
+      temporal = await restartTemporal(temporal, { dataDir: temporalDir, headless: true });
     },
     async stop() {
       while (starting.size > 0) await Promise.all([...starting]);
