@@ -302,7 +302,7 @@ export class PartBufferPool {
    */
   release(part: Buffer): void {
     const whole = part.length === this.partSize ? part : part.byteOffset === 0 && part.buffer.byteLength === this.partSize ? Buffer.from(part.buffer, 0, this.partSize) : undefined;
-    if (whole && !this.free.some((b) => b.buffer === whole.buffer)) this.free.push(whole);
+    if (whole && !this.free.some((b) => b.buffer === whole.buffer && b.byteOffset === whole.byteOffset)) this.free.push(whole);
   }
 
   /**
