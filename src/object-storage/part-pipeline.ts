@@ -301,8 +301,16 @@ export class PartBufferPool {
    * part (a view of its start). A source's small first buffer is simply dropped.
    */
   release(part: Buffer): void {
-    const whole = part.length === this.partSize ? part : part.byteOffset === 0 && part.buffer.byteLength === this.partSize ? Buffer.from(part.buffer, 0, this.partSize) : undefined;
-    if (whole && !this.free.some((b) => b.buffer === whole.buffer && b.byteOffset === whole.byteOffset)) this.free.push(whole);
+    const whole = this.wholeBufferOf(part);
+    if (!whole || this.free.some((b) => b.buffer === whole.buffer && b.byteOffset === whole.byteOffset)) return;
+    this.free.push(whole);
+  }
+
+  /** The whole part buffer `part` is (or starts), or undefined for a smaller buffer of its own. */
+  private wholeBufferOf(part: Buffer): Buffer | undefined {
+    if (part.length === this.partSize) return part;
+    const startsWholeBuffer = part.byteOffset === 0 && part.buffer.byteLength === this.partSize;
+    return startsWholeBuffer ? Buffer.from(part.buffer, 0, this.partSize) : undefined;
   }
 
   /**
