@@ -13,7 +13,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
 import type { ExtractResult } from '../../src/contracts/extract';
 import { createSampleApi, makeUsers, ordersOf, pagingItems, type SampleApi } from '../../src/sample-api';
-import { activityResults, pendingHeartbeat } from '../harness/history';
+import { activityResults, pendingHeartbeat, runningActivityInput } from '../harness/history';
 import { eventually } from '../harness/processes';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
@@ -25,14 +25,26 @@ const PAGES = ITEMS / PAGE_SIZE;
 /** The worker is killed once the API has answered this many requests of the run. */
 const KILL_AFTER = 60;
 
-/** A proxy in front of the sample API that slows every answer a little and counts the requests of one run. */
-async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+/**
+ * A proxy in front of the sample API that slows every answer a little and counts the requests of one run. `hold()`
+ * keeps the next request that arrives unanswered (so the worker that sent it waits mid-call) until `release()`.
+ */
+async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; held: string[]; hold(): void; release(): void; close(): Promise<void> }> {
   const seen: string[] = [];
+  const held: string[] = [];
+  let holding = false;
+  let released: Promise<void> = Promise.resolve();
+  let release = () => {};
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       void (async () => {
         const url = req.url ?? '/';
+        if (holding) {
+          holding = false;
+          held.push(url);
+          await released;
+        }
         const upstream = await fetch(new URL(url.slice(1), target));
         const answer = Buffer.from(await upstream.arrayBuffer());
         await new Promise((r) => setTimeout(r, delayMs));
@@ -47,11 +59,19 @@ async function startGate(target: string, delayMs: number): Promise<{ url: string
   return {
     url: `http://127.0.0.1:${port}/`,
     seen,
-    close: () =>
-      new Promise((ok) => {
+    held,
+    hold: () => {
+      holding = true;
+      released = new Promise<void>((ok) => (release = ok));
+    },
+    release: () => release(),
+    close: () => {
+      release();
+      return new Promise((ok) => {
         server.closeAllConnections();
         server.close(() => ok());
-      }),
+      });
+    },
   };
 }
 
@@ -214,8 +234,21 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       const first = await startWorker(`paging-${n + 1}-page-mode-first`, local);
       const handle = await start(config, { mode: 'page' });
       await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
+      // killed while a call waits for a page and has staged at least one page of its own (a request is sent only
+      // once the page before it is staged with its marker), so the takeover is that call's retry: a kill between two
+      // calls, or before a call's first page, starts a new call, which has nothing to resume (CI failed that way)
+      for (let tries = 0; ; tries++) {
+        expect(tries).toBeLessThan(20);
+        const heldBefore = gate.held.length;
+        gate.hold();
+        await eventually(() => gate.held.length > heldBefore, 30_000, 'the worker sent no further request');
+        const call = await runningActivityInput<{ state: { pages: number } }>(handle, 'fetchPages');
+        if (call !== undefined && gate.seen.length > call.state.pages) break;
+        gate.release();
+      }
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
+      gate.release(); // the held request's answer goes nowhere; the takeover asks for that page again
       expect(seenAtKill).toBeLessThan(c.requests);
       await startWorker(`paging-${n}-page-mode-second`, local);
 

@@ -34,6 +34,25 @@ export async function pendingHeartbeat<T>(handle: WorkflowHandle, activityType: 
   return decodeFirst<T>(pending?.heartbeatDetails);
 }
 
+/** The input of the running (scheduled, not yet closed) activity of `activityType`, read from the history. */
+export async function runningActivityInput<T>(handle: WorkflowHandle, activityType: string): Promise<T | undefined> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const open = new Map<string, T | undefined>();
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && scheduled?.activityType?.name === activityType) {
+      open.set(String(event.eventId), decodeFirst<T>(scheduled.input));
+    }
+    const closed =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (closed?.scheduledEventId != null) open.delete(String(closed.scheduledEventId));
+  }
+  return [...open.values()].at(-1);
+}
+
 /** Every byte of the history, payloads decoded to text, for scanning (secrets must not appear). */
 export async function historyText(handle: WorkflowHandle): Promise<string> {
   const history = await handle.fetchHistory();
