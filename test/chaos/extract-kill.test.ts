@@ -4,7 +4,6 @@
  * tables end with every record exactly once. Pages are staged on S3 (MinIO) so any worker can resume.
  */
 import { type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
@@ -14,62 +13,11 @@ import { activityResults, pendingHeartbeat } from '../harness/history';
 import { eventually, spawnTs, waitForLine } from '../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
+import { startGate } from '../harness/api-gate';
 
 const PAGES = 300;
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 const largeIds = (pages: number[]) => pages.flatMap((p) => largePage(p).map((r) => r.id)).sort();
-
-/** A hold on one request: the test learns when the API answered it, and releases the answer when it wants. */
-interface Hold {
-  match: (url: string) => boolean;
-  /** Called when the API has answered (the answer is held until `release`). */
-  answered?: () => void;
-  release?: Promise<void>;
-  /** Called once the answer has been handed to the client's socket. */
-  sent?: () => void;
-}
-
-/** An HTTP proxy in front of the sample API that slows every answer a little and can hold one answer back. */
-async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; hold(h: Hold): void; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const holds: Hold[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const url = req.url ?? '/';
-        seen.push(url);
-        const body = chunks.length ? Buffer.concat(chunks) : undefined;
-        const upstream = await fetch(new URL(url.slice(1), target), {
-          method: req.method,
-          headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
-          body: req.method === 'GET' ? undefined : body,
-        });
-        const answer = Buffer.from(await upstream.arrayBuffer());
-        await new Promise((r) => setTimeout(r, delayMs));
-        const index = holds.findIndex((h) => h.match(url));
-        const hold = index === -1 ? undefined : holds.splice(index, 1)[0];
-        hold?.answered?.();
-        await hold?.release;
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
-        res.end(answer, () => hold?.sent?.());
-      })().catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    seen,
-    hold: (h) => holds.push(h),
-    close: () =>
-      new Promise((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
-  };
-}
 
 describe('extraction survives SIGKILL of its worker mid-pagination', () => {
   const stagingPrefix = `chaos-${Date.now().toString(36)}`;

@@ -8,15 +8,15 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:http';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { FetchPagesCheckpoint, FetchPagesResult } from '../../src/activities/extract-activities';
+import type { FetchPagesCheckpoint, FetchPagesInput, FetchPagesResult } from '../../src/activities/extract-activities';
 import type { ExtractResult } from '../../src/contracts/extract';
 import { createSampleApi, makeUsers, ordersOf, pagingItems, type SampleApi } from '../../src/sample-api';
 import { activityResults, pendingHeartbeat, runningActivityInput } from '../harness/history';
 import { eventually } from '../harness/processes';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
 import { testStack } from '../harness/stack-state';
+import { startGate } from '../harness/api-gate';
 
 const ITEMS = 600;
 const USERS = 40;
@@ -24,56 +24,6 @@ const PAGE_SIZE = 5;
 const PAGES = ITEMS / PAGE_SIZE;
 /** The worker is killed once the API has answered this many requests of the run. */
 const KILL_AFTER = 60;
-
-/**
- * A proxy in front of the sample API that slows every answer a little and counts the requests of one run. `hold()`
- * keeps the next request that arrives unanswered (so the worker that sent it waits mid-call) until `release()`.
- */
-async function startGate(target: string, delayMs: number): Promise<{ url: string; seen: string[]; held: string[]; hold(): void; release(): void; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const held: string[] = [];
-  let holding = false;
-  let released: Promise<void> = Promise.resolve();
-  let release = () => {};
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      void (async () => {
-        const url = req.url ?? '/';
-        if (holding) {
-          holding = false;
-          held.push(url);
-          await released;
-        }
-        const upstream = await fetch(new URL(url.slice(1), target));
-        const answer = Buffer.from(await upstream.arrayBuffer());
-        await new Promise((r) => setTimeout(r, delayMs));
-        seen.push(url);
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
-        res.end(answer);
-      })().catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    seen,
-    held,
-    hold: () => {
-      holding = true;
-      released = new Promise<void>((ok) => (release = ok));
-    },
-    release: () => release(),
-    close: () => {
-      release();
-      return new Promise((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      });
-    },
-  };
-}
 
 interface MethodCase {
   method: string;
@@ -237,18 +187,20 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       // killed while a call waits for a page and has staged at least one page of its own (a request is sent only
       // once the page before it is staged with its marker), so the takeover is that call's retry: a kill between two
       // calls, or before a call's first page, starts a new call, which has nothing to resume (CI failed that way)
+      let release = () => {};
       for (let tries = 0; ; tries++) {
         expect(tries).toBeLessThan(20);
-        const heldBefore = gate.held.length;
-        gate.hold();
-        await eventually(() => gate.held.length > heldBefore, 30_000, 'the worker sent no further request');
-        const call = await runningActivityInput<{ state: { pages: number } }>(handle, 'fetchPages');
-        if (call !== undefined && gate.seen.length > call.state.pages) break;
-        gate.release();
+        let answered = false;
+        gate.hold({ match: () => true, answered: () => (answered = true), release: new Promise<void>((ok) => (release = ok)) });
+        await eventually(() => answered, 30_000, 'the worker sent no further request');
+        // the held request is the last one seen; the ones before it were answered
+        const call = await runningActivityInput<FetchPagesInput>(handle, 'fetchPages');
+        if (call !== undefined && gate.seen.length - 1 > call.state.pages) break;
+        release();
       }
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
-      gate.release(); // the held request's answer goes nowhere; the takeover asks for that page again
+      release(); // the held answer goes nowhere; the takeover asks for that page again
       expect(seenAtKill).toBeLessThan(c.requests);
       await startWorker(`paging-${n}-page-mode-second`, local);
 
