@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findMinio } from './tools';
-import { freePort, retryOnPortClash } from './ports';
+import { freePorts, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** MinIO's default region; the emulator and the S3 clients use the same. */
@@ -42,8 +42,7 @@ export function startMinio(options: StartMinioOptions): Promise<MinioHandle> {
 
 async function startMinioOnce(options: StartMinioOptions): Promise<MinioHandle> {
   const host = options.host ?? '127.0.0.1';
-  const port = options.port || (await freePort(host));
-  const consolePort = await freePort(host);
+  const [port, consolePort] = options.port ? [options.port, ...(await freePorts(1, host, [options.port]))] : await freePorts(2, host);
   const accessKeyId = options.accessKeyId ?? `sapi${randomBytes(6).toString('hex')}`;
   const secretAccessKey = options.secretAccessKey ?? randomBytes(24).toString('base64url');
   mkdirSync(join(options.dataDir, 'data'), { recursive: true });

@@ -1,17 +1,36 @@
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 
 /** A free TCP port on `host`, found by binding port 0 and closing. A tiny race remains: see `retryOnPortClash`. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const [port] = await freePorts(1, host);
+  return port!;
+}
+
+/**
+ * `count` distinct free TCP ports on `host`, none of them in `taken`: every port is held until all are picked (two
+ * `freePort()` calls in a row may get the same port back, and MinIO refuses a console port equal to its own).
+ */
+export async function freePorts(count: number, host = '127.0.0.1', taken: readonly number[] = []): Promise<number[]> {
+  const servers: Server[] = [];
+  const ports: number[] = [];
+  try {
+    while (ports.length < count) {
+      const server = createServer();
+      server.unref();
+      servers.push(server);
+      const port = await new Promise<number>((ok, fail) => {
+        server.once('error', fail);
+        server.listen(0, host, () => {
+          const address = server.address();
+          ok(typeof address === 'object' && address ? address.port : 0);
+        });
+      });
+      if (!taken.includes(port)) ports.push(port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((ok) => (server.listening ? server.close(() => ok()) : ok()))));
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { findTemporal } from './tools';
-import { freePort, retryOnPortClash } from './ports';
+import { freePorts, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 import { searchAttributeDefinitions } from '../contracts/search-attributes';
 
@@ -55,12 +55,15 @@ export function startTemporal(options: StartTemporalOptions): Promise<TemporalHa
 
 async function startTemporalOnce(options: StartTemporalOptions): Promise<TemporalHandle> {
   const host = options.host ?? '127.0.0.1';
-  const port = options.port || (await freePort(host));
-  const uiPort = options.uiPort || (await freePort(host));
+  // the ports it is given, and distinct free ones for the rest (frontend, UI, HTTP API, metrics)
+  const given = [options.port, options.uiPort].filter((p): p is number => !!p);
+  const free = await freePorts(4 - given.length, host, given);
+  const port = options.port || free.shift()!;
+  const uiPort = options.uiPort || free.shift()!;
+  const [httpPort, metricsPort] = free;
   const namespace = options.namespace ?? 'default';
   mkdirSync(options.dataDir, { recursive: true });
   const address = `${host}:${port}`;
-  const httpPort = await freePort(host);
   const logFile = join(options.dataDir, 'temporal.log');
   const args = [
     'server', 'start-dev',
@@ -68,7 +71,7 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
     '--port', String(port),
     '--ui-port', String(uiPort),
     '--http-port', String(httpPort),
-    '--metrics-port', String(await freePort(host)),
+    '--metrics-port', String(metricsPort),
     '--db-filename', join(options.dataDir, 'temporal.db'),
     '--log-level', 'warn',
     // task queue priority and fairness (priority keys, fairness keys and weights of the plugin's runs), one

@@ -6,13 +6,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { request } from 'undici';
+import { freePorts } from '../../../src/dev/ports';
 import { type TemporaryCredentials } from '../../../src/object-storage/s3-client';
 
 export interface TestMinio {
@@ -57,20 +57,9 @@ function minioBinary(): string {
   return 'minio';
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => res(port));
-    });
-  });
-}
-
 async function spawnMinio(): Promise<Omit<TestMinio, 'admin'>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sapi-os-minio-'));
-  const [port, consolePort] = [await freePort(), await freePort()];
+  const [port, consolePort] = await freePorts(2);
   const accessKeyId = 'testroot';
   const secretAccessKey = 'testroot-secret-key';
   const endpoint = `http://127.0.0.1:${port}`;

@@ -1,4 +1,5 @@
-import { isPortClash, retryOnPortClash } from '../../../src/dev/ports';
+import { createServer } from 'node:net';
+import { freePorts, isPortClash, retryOnPortClash } from '../../../src/dev/ports';
 
 describe('retryOnPortClash', () => {
   it('starts again while the failure is a port clash, up to the number of attempts', async () => {
@@ -24,5 +25,25 @@ describe('retryOnPortClash', () => {
     expect(isPortClash(new Error('temporal exited with code 2 during start-up:\npanic: failed assigning ephemeral port: failed to assign a free port: dial tcp'))).toBe(true);
     expect(isPortClash(new Error('connect ECONNREFUSED 127.0.0.1:9000'))).toBe(false);
     expect(isPortClash('EADDRINUSE')).toBe(false);
+  });
+});
+
+describe('freePorts', () => {
+  // MinIO exited at start-up in CI with "--console-address cannot be same as --address": its two ports came from two
+  // freePort() calls in a row, which may return the same port
+  it('gives distinct ports, none of those it is told are taken, each free to bind afterwards', async () => {
+    for (let round = 0; round < 20; round++) {
+      const [taken] = await freePorts(1);
+      const ports = await freePorts(4, '127.0.0.1', [taken!]);
+      expect(ports).toHaveLength(4);
+      expect(new Set(ports).size).toBe(4);
+      expect(ports).not.toContain(taken);
+      for (const port of ports) {
+        await new Promise<void>((ok, fail) => {
+          const server = createServer().once('error', fail);
+          server.listen(port, '127.0.0.1', () => server.close(() => ok()));
+        });
+      }
+    }
   });
 });
