@@ -54,7 +54,6 @@ export type {
   ExtractPhase,
   ExtractFetchTuning,
   StopReasonCounts,
-  BatchProgress,
 } from './contracts/extract';
 export type { ExtractRunTimes } from './extractor/types';
 export type { StopReason } from './extractor/scroller';

@@ -25,7 +25,7 @@ export interface ExtractFetchTuning {
 export interface ExtractOptions {
   /**
    * `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`, staging pages in groups and
-   * heartbeating the resume point; `page`: calls of at most 0.5 s (signals act between them) in which every page is
+   * heartbeating the resume point; `page`: calls of at most 0.5 s (the `pause` and `cancel` updates act between them) in which every page is
    * staged with its checkpoint before the next is fetched, so a crash loses at most the page in flight (runs started
    * before this changed ran one activity per page).
    */
@@ -36,7 +36,7 @@ export interface ExtractOptions {
   batchSeconds?: number;
   /** Load the tables into Storage at the end. Default true (false: extract only; the rows stay staged as JSON lines under `<staging>/<runKey>/`). */
   load?: boolean;
-  /** After a `cancel` signal, load what was staged so far. Default true. */
+  /** After a `cancel` update or a cancellation request, load what was staged so far. Default true. */
   loadOnCancel?: boolean;
   /**
    * Keep the staged pages and built CSVs (under `<staging>/<runKey>/`) after the tables were loaded. Default false:
@@ -126,7 +126,7 @@ export interface ExtractResult {
   warnings: string[];
   warningsDropped: number;
   stopReasons: StopReasonCounts;
-  /** True when ended by the `cancel` signal. */
+  /** True when ended by the `cancel` update or a cancellation request. */
   cancelled: boolean;
   /** Where the pages were staged: `<staging>/<runKey>/…`. */
   runKey: string;
@@ -173,20 +173,6 @@ export interface ExtractProgress {
   error?: string;
   /** This run's times (Unix seconds), once known. */
   runTimes?: ExtractRunTimes; // ge-state
-}
-
-/** What a batch in flight reports to its workflow (signal `extractProgress`, at most every 5 s), for a live `progress`. */
-export interface BatchProgress {
-  /** `<runNo>:<pages of the job run when the batch started>`: signals of an earlier batch are ignored. */
-  batch: string;
-  /** Pages of the job run stored so far. */
-  page: number;
-  /** Totals of the batch so far (pages, records, bytes, rows per table). */
-  pages: number;
-  records: number;
-  bytes: number;
-  rows: Record<string, number>;
-  cursor: string | null;
 }
 
 /** A child job run to execute: the child config job by id, its endpoint with placeholders filled, its context. */

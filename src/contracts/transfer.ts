@@ -180,7 +180,7 @@ export interface ExportTableResult {
 
 export type ExportPhase = 'starting' | 'checking' | 'exporting' | 'downloading' | 'done' | 'failed' | 'cancelled';
 
-/** Signal an activity sends its workflow about transfer progress (throttled). */
+/** The transfer progress a transfer activity heartbeats beside its resume point (the CLI and the UI read it). */
 export interface ProgressReport {
   bytes: number;
   totalBytes?: number;

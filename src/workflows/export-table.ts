@@ -1,4 +1,4 @@
-import { ApplicationFailure, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { runTransfer } from './transfer-run';
 import { activityOptions, shortTransferOptions, transferOptions } from './options';
@@ -11,22 +11,14 @@ import { prioritized, runPriority } from './priority';
 import { describeCall } from './import-table';
 
 /**
- * Patch of the destination check before the export starts (the worker's input policy, an existing file without
- * `overwrite`); runs started before it replay without it.
- */
-export const DESTINATION_CHECK_PATCH = 'export-destination-check-v1';
-
-/**
  * Exports a table to a file: the destination checked where it is (input policy, overwrite) → `export-async` (reconciled after a lost response) → poll with durable timers →
  * file details with read credentials → download (sliced files: slices in parallel, concatenated in manifest
  * order, header added from the table's columns, gzip decompressed), resumable → `{path, bytes, sha256, …}`.
  */
-export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince?: number } }): Promise<ExportTableResult> {
+export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince: number } }): Promise<ExportTableResult> {
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const connection = input.connection;
   const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};
-  // asked before the run view opens: see `RunView.open`
-  const checkDestination = !input.resume && patched(DESTINATION_CHECK_PATCH);
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'export', connection }));
   return runTransfer(`export of ${input.tableId}`, progress, async (view, control) => {
@@ -35,7 +27,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
-    if (checkDestination) {
+    if (!input.resume) {
       progress.phase = 'checking';
       await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }

@@ -7,11 +7,9 @@ import {
   condition,
   continueAsNew,
   defineQuery,
-  defineSignal,
   defineUpdate,
   log,
   makeContinueAsNewFunc,
-  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -29,7 +27,7 @@ import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
 import { parentAliasesOf, parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
-import type { BatchProgress, ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
+import type { ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
 import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
@@ -44,18 +42,14 @@ export type * from '../contracts/extract';
 
 /** Query: where the extraction is (phase, job, page, cursor, totals, rows staged per table). */
 export const extractProgressQuery = defineQuery<ExtractProgress>('progress');
-/** Signal: stop fetching after the batch in flight, until `resume`. */
-export const pauseSignal = defineSignal('pause');
-/** Signal: carry on after `pause`. */
-export const resumeSignal = defineSignal('resume');
-/** Signal: stop fetching; with `loadOnCancel` (default) load what was staged; the result says `cancelled: true`. */
-export const extractCancelSignal = defineSignal<[reason?: string]>('cancel');
-
 /** Update: pause after the batch in flight (page mode: after the page); refused when paused, cancelling or loading. Answers the progress. */
 export const pauseUpdate = defineUpdate<ExtractProgress>('pause');
 /** Update: carry on after a pause; refused when the extraction is not paused. Answers the progress. */
 export const resumeUpdate = defineUpdate<ExtractProgress>('resume');
-/** Update: stop fetching after the batch in flight, then as the `cancel` signal; refused when already cancelling or past fetching. */
+/**
+ * Update: stop fetching after the batch in flight; with `loadOnCancel` (default) load what was staged; the result says
+ * `cancelled: true`. Refused when already cancelling or past fetching.
+ */
 export const extractCancelUpdate = defineUpdate<ExtractProgress, [request: { reason?: string }]>('cancel');
 /**
  * Update: answers the progress and changes nothing (never refused), as a transfer's `progress` update: what a typed
@@ -80,12 +74,6 @@ function checkLimits(limits: unknown, pagesDone: number): void {
   if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1) refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
   if (maxPages < pagesDone) refuse(`maxPages ${maxPages} is below the ${pagesDone} pages already fetched`);
 }
-
-/**
- * Signal the page-fetching activity of earlier versions sent (at most every 5 s) so that `progress` followed a long
- * batch; still accepted. `fetchPages` now heartbeats its batch totals instead (no history event per report).
- */
-export const extractProgressSignal = defineSignal<[BatchProgress]>('extractProgress');
 
 export { MAX_RATE_LIMIT_WAITS };
 
@@ -143,28 +131,27 @@ function freshCheckpoint(workflowId: string, firstRunId: string): ExtractCheckpo
 /** What the run knows besides its checkpoint, for the `progress` query. */
 interface LiveState {
   phase: ExtractPhase;
-  /** What the batch in flight reported so far (its totals are not in the checkpoint yet). */
-  live: BatchProgress | undefined;
   waitingUntil: number | undefined;
   error: string | undefined;
-  /** The reason of a cancel asked for (signal or update). */
+  /** The reason of a cancel asked for (update or cancellation request). */
   cancelling?: string;
 }
 
-/** Answer of the `progress` query: the checkpoint plus the batch in flight. */
-function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
+/**
+ * Answer of the `progress` query: the checkpoint (what the batch in flight fetched so far is in its heartbeat
+ * details, which the CLI adds).
+ */
+function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
   const frame = cp.frames[cp.frames.length - 1];
-  const tables = { ...cp.rows };
-  for (const [table, rows] of Object.entries(live?.rows ?? {})) tables[table] = (tables[table] ?? 0) + rows;
   return {
     phase,
     job: frame?.jobId ?? null,
-    page: live?.page ?? frame?.state.pages ?? 0,
-    cursor: live ? live.cursor : frame ? cursorOf(frame.state) : null,
-    pages: cp.pages + (live?.pages ?? 0),
-    records: cp.records + (live?.records ?? 0),
-    bytes: cp.bytes + (live?.bytes ?? 0),
-    tables,
+    page: frame?.state.pages ?? 0,
+    cursor: frame ? cursorOf(frame.state) : null,
+    pages: cp.pages,
+    records: cp.records,
+    bytes: cp.bytes,
+    tables: { ...cp.rows },
     runs: cp.runs,
     warnings: cp.warnings.length + cp.warningsDropped,
     ...(waitingUntil !== undefined ? { waitingUntil } : {}),
@@ -175,10 +162,6 @@ function progressOf(cp: ExtractCheckpoint, { phase, live, waitingUntil, error, c
     ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
   };
 }
-
-// --- ge-state: run state between runs (begin) ---
-/** Patch id of reading/writing the run state (histories recorded before it have no `stateKey`, so never reach it). */
-export const RUN_STATE_PATCH = 'extract-run-state';
 
 /** Problems with `stateKey`/`importState`, each naming the input field. */
 function runStateInputProblems(input: ExtractInput): string[] {
@@ -200,53 +183,30 @@ function runStateInputProblems(input: ExtractInput): string[] {
 async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRunState: SapiActivities['readRunState']): Promise<ExtractRunTimes> {
   if (cp.runTimes !== undefined) return cp.runTimes;
   let previous: ExtractRunState | null = null;
-  if ((input.stateKey !== undefined || input.importState !== undefined) && patched(RUN_STATE_PATCH)) {
-    if (input.importState !== undefined) previous = parseRunState(input.importState).state;
-    else if (input.stateKey !== undefined) previous = (await readRunState({ stateKey: input.stateKey })).state;
-  }
+  if (input.importState !== undefined) previous = parseRunState(input.importState).state;
+  else if (input.stateKey !== undefined) previous = (await readRunState({ stateKey: input.stateKey })).state;
   cp.runTimes = runTimesOf(previous, Date.now());
   if (input.stateKey !== undefined) cp.runState = { stateKey: input.stateKey, previous };
   return cp.runTimes;
 }
-// --- ge-state: run state between runs (end) ---
-
-/**
- * Patch id of page mode with page checkpoints: `fetchPages` calls of many pages (up to {@link PAGE_MODE_CALL_MS}) that
- * stage every page with its checkpoint before fetching the next, instead of one activity per page.
- * Histories recorded before it ran one activity per page.
- */
-export const PAGE_CHECKPOINTS_PATCH = 'extract-page-checkpoints';
 
 /** Longest page-mode call (ms): `pause` and `cancel` act when a call ends, so in page mode within about this long. */
 export const PAGE_MODE_CALL_MS = 500;
 
 /**
  * Pages and time one `fetchPages` call may take: a batch (`batchPages`, `batchSeconds`); in page mode the same with
- * page checkpoints, but at most {@link PAGE_MODE_CALL_MS} (before the patch: one page per call).
+ * page checkpoints (every page staged with its checkpoint before the next is fetched), but at most
+ * {@link PAGE_MODE_CALL_MS}.
  */
 function fetchLimits(o: ResolvedExtractOptions): { maxPages: number; maxMs: number; pageCheckpoints?: true } {
   if (o.mode !== 'page') return { maxPages: o.batchPages, maxMs: o.batchSeconds * 1000 };
-  if (!patched(PAGE_CHECKPOINTS_PATCH)) return { maxPages: 1, maxMs: o.batchSeconds * 1000 };
   return { maxPages: o.batchPages, maxMs: Math.min(o.batchSeconds * 1000, PAGE_MODE_CALL_MS), pageCheckpoints: true };
 }
 
-/** `limits` with at most the pages `setLimits` leaves (unchanged without a limit, as in runs before it). */
+/** `limits` with at most the pages `setLimits` leaves (unchanged without a limit). */
 function capped<L extends { maxPages: number }>(limits: L, cp: ExtractCheckpoint): L {
   return cp.maxPages === undefined ? limits : { ...limits, maxPages: Math.max(1, Math.min(limits.maxPages, cp.maxPages - cp.pages)) };
 }
-
-/** Patch id of running `parameters.iterations` (ge-iter); a config validated before it has no `iterations`. */
-export const ITERATIONS_PATCH = 'extract-iterations';
-/** Patch id of seeding the tables' columns from the previous run's `json_parser.struct` (ge-iter). */
-export const PARSER_STRUCT_PATCH = 'extract-parser-struct';
-/** Runs with this patch remove their staging once the tables are loaded (unless `keepStaging`). */
-export const CLEAN_STAGING_PATCH = 'extract-clean-staging-v1';
-/**
- * Patch of a graceful cancellation request (`temporal workflow cancel`, the CLI's Ctrl-C with `--cancel-on-interrupt`):
- * the extraction stops as on its `cancel` update (after the batch in flight; with `loadOnCancel` it loads what was
- * staged), then ends *cancelled*. Runs started before it stop at once, loading nothing (also ending cancelled).
- */
-export const CANCEL_REQUEST_PATCH = 'extract-graceful-cancel-request-v1';
 
 /**
  * (ge-iter) The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
@@ -273,7 +233,7 @@ function previousRunState(cp: ExtractCheckpoint, input: ExtractInput): ExtractRu
  */
 function withParserStruct(cp: ExtractCheckpoint, input: ExtractInput): ExtractCheckpoint {
   const struct = parserStructOf(previousRunState(cp, input));
-  if (struct === undefined || !patched(PARSER_STRUCT_PATCH)) return cp;
+  if (struct === undefined) return cp;
   return { ...cp, schema: seedSchema(cp.schema, schemaFromStruct(struct)) };
 }
 
@@ -315,7 +275,8 @@ function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: stri
  * 2. The jobs run in the reference's order (top-level jobs one after another, each fresh; a page's child runs
  *    before the parent's next page). The workflow keeps, per job run, the scroller state (next request, last hash,
  *    counters), plus the table schema and totals; page data never enters history: `fetchPages` stages it.
- * 3. A long `Retry-After` is waited on a durable timer; `pause`/`resume`/`cancel` signals act between batches.
+ * 3. A long `Retry-After` is waited on a durable timer; the `pause`/`resume`/`cancel` updates (and a cancellation
+ *    request) act between batches.
  * 4. History stays bounded: continue-as-new with the checkpoint when the server suggests it (or after
  *    `MAX_HISTORY_EVENTS` events / `continueAsNewAfterPages` pages).
  * 5. At the end, per table: `buildTableCsv` (staged rows in extraction order, final column union), then an
@@ -325,8 +286,6 @@ function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: stri
  * pages staged so far are kept (under `<staging>/<runKey>/`) but not loaded.
  */
 export async function extractWorkflow(input: ExtractInput): Promise<ExtractResult> {
-  // asked before the run view opens (see `RunView.open`); runs started before it stop at once on a cancellation request
-  const gracefulCancel = patched(CANCEL_REQUEST_PATCH);
   const info = workflowInfo();
   const { options: o, problems } = resolveExtractOptions(input.options);
   const cp: ExtractCheckpoint = input.resume ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
@@ -334,25 +293,18 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   let cancelReason: string | undefined;
   let waitingUntil: number | undefined;
   let error: string | undefined;
-  /** The batch in flight (`BatchProgress.batch`) and what it reported so far. */
-  let inFlight: { batch: string; progress?: BatchProgress } | undefined;
 
-  /** A cancellation request (not the `cancel` signal or update) reached the run. */
+  /** A cancellation request (not the `cancel` update) reached the run. */
   let cancelRequested = false;
-  if (gracefulCancel) {
-    // the run's own scope is asked to cancel: stop as the `cancel` update does (after the batch in flight, loading what was staged)
-    CancellationScope.current().cancelRequested.catch(() => {
-      cancelRequested = true;
-      cancelReason ??= 'cancellation requested';
-    });
-  }
+  // the run's own scope is asked to cancel: stop as the `cancel` update does (after the batch in flight, loading what was staged)
+  CancellationScope.current().cancelRequested.catch(() => {
+    cancelRequested = true;
+    cancelReason ??= 'cancellation requested';
+  });
 
-  setHandler(extractProgressQuery, () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error, cancelling: cancelReason }));
-  setHandler(pauseSignal, () => void (cp.paused = true));
-  setHandler(resumeSignal, () => void (cp.paused = false));
-  setHandler(extractCancelSignal, (reason) => void (cancelReason = reason ?? 'cancelled by signal'));
+  setHandler(extractProgressQuery, () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason }));
   // the same controls as validated updates: a refused one writes no history, an accepted one answers the new state
-  const current = () => progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error, cancelling: cancelReason });
+  const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason });
   const fetching = (what: string) => {
     if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
     if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
@@ -395,12 +347,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     },
     { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
   );
-  // opened in `run` below; the handler may run before (a signal buffered with the start)
+  // opened in `run` below
   let view: RunView | undefined;
-  setHandler(extractProgressSignal, (progress) => {
-    if (inFlight && progress.batch === inFlight.batch) inFlight.progress = progress;
-    view?.refresh();
-  });
 
   const addWarnings = (warnings: readonly string[]) => {
     for (const warning of warnings) {
@@ -418,7 +366,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
     const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
     view = await RunView.open(extractAttributes(input), {
       phase: () => phase,
-      details: () => extractDetails(progressOf(cp, { phase, live: inFlight?.progress, waitingUntil, error })),
+      details: () => extractDetails(progressOf(cp, { phase, waitingUntil, error })),
     });
     const acts = view.activities(proxyActivities<SapiActivities>(short));
     const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
@@ -442,10 +390,10 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       // ge-iter: the renamed parent columns the previous run's parser structure kept, as the reference reuses them
       if (fresh) {
         const storedAliases = parentAliasesOf(previousRunState(cp, input));
-        if (storedAliases && patched(PARSER_STRUCT_PATCH)) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
+        if (storedAliases) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
       }
       // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
-      const iterations = validated.iterations !== undefined && patched(ITERATIONS_PATCH) ? iterationConfigs(validated) : [validated];
+      const iterations = validated.iterations !== undefined ? iterationConfigs(validated) : [validated];
       const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
       let config = iterationAt(cp.iteration ?? 0);
 
@@ -492,7 +440,6 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         }
 
         let r: FetchPagesResult;
-        inFlight = { batch: `${frame.runNo}:${frame.state.pages}` };
         try {
           r = await fetcher.fetchPages({
             runKey: cp.runKey,
@@ -509,12 +456,10 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
               : {}),
           });
         } catch (err) {
-          inFlight = undefined;
           const failure = failureOf(err);
           if (!failure) throw err;
           throw batchFailure(failure, frame, cp.runKey);
         }
-        inFlight = undefined;
         addBatchTotals(cp, r);
         addWarnings(r.warnings);
         pagesThisRun += r.pages;
@@ -531,7 +476,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           waitingUntil = Date.now() + limit.waitMs;
           view.refresh();
           const waited = () => cancelReason !== undefined;
-          await (view.on ? condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` }) : condition(waited, limit.waitMs));
+          await condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` });
           waitingUntil = undefined;
         }
       }
@@ -562,17 +507,14 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       }
       // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
       let storedState: ExtractRunState | null = null;
-      if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load && patched(RUN_STATE_PATCH)) {
-        // ge-iter: like the reference, the parser structure with this run's tables, so they keep their columns
-        const parserState = patched(PARSER_STRUCT_PATCH) ? parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases) : {};
+      if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load) {
+        // like the reference, the parser structure with this run's tables, so they keep their columns
+        const parserState = parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases);
         storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
         await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
       }
       // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
-      let staging: ExtractResult['staging'];
-      if (patched(CLEAN_STAGING_PATCH)) {
-        staging = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
-      }
+      const staging: ExtractResult['staging'] = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
       phase = cancelled ? 'cancelled' : 'done';
       view.set({ SapiRows: tables.reduce((sum, table) => sum + table.rows, 0), SapiBytes: cp.bytes });
       view.refresh();
@@ -590,7 +532,7 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
         stopReasons: cp.stopReasons,
         cancelled,
         runKey: cp.runKey,
-        ...(staging ? { staging } : {}),
+        staging,
         ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
         ...(cp.runState ? { runState: { stateKey: cp.runState.stateKey, stored: storedState } } : {}),
       };
@@ -602,9 +544,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
       throw err;
     }
   };
-  if (!gracefulCancel) return run();
   const result = await CancellationScope.nonCancellable(run);
-  // asked to cancel (not only signalled): the run ends *cancelled*, as `temporal workflow cancel` ends any run
+  // asked to cancel (a cancellation request, not the update): the run ends *cancelled*, as `temporal workflow cancel` ends any run
   if (cancelRequested) throw new CancelledFailure(`extraction cancelled (${cancelReason ?? 'cancellation requested'}): ${result.pages} pages, ${result.tables.length} table(s) loaded`);
   return result;
 }

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
 import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
@@ -14,36 +14,14 @@ import { prioritized, runPriority } from './priority';
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
 
-/**
- * Patch of the checks before anything is created (target and source) and of the clean-up after a failure; runs
- * started before it replay without them.
- */
-export const CHECKS_AND_CLEANUP_PATCH = 'import-checks-and-cleanup-v1';
-
-/**
- * Patch of typed tables (`typedColumns`: `tables-definition`, then a load) and of table metadata (`description`,
- * `metadata`) set after the load; the result says whether the table is `typed`. Runs without these inputs issue the
- * commands they did before.
- */
-export const TYPED_TABLES_PATCH = 'import-typed-tables-metadata-v1';
-
-/**
- * Patch of the short path: a direct import's checks, bucket and prepare in one activity (`prepareImport`), and for a
- * source of at most `SMALL_IMPORT_MAX_BYTES` the upload, the job's start and its first polls in a second one
- * (`uploadAndStartJob`), so a small import takes 2 activity tasks, no timer and about 23 history events (7
- * activities, 1 timer and 56 events before). A run with this patch asks no older patch of the import (it has them
- * all) and upserts its end totals and phase at once. Runs started before it replay as they ran.
- */
-export const SHORT_PATH_PATCH = 'import-short-path-v1';
-
 /** State carried over a continue-as-new while polling a long job (internal). */
 interface ImportResume {
   fileId: number;
   bytes: number;
   sha256?: string;
   job: JobSummary;
-  /** When polling began (workflow time, ms), so the deadline spans every run. Absent in runs of older versions. */
-  pollingSince?: number;
+  /** When polling began (workflow time, ms), so the deadline spans every run. */
+  pollingSince: number;
   /** This run created the bucket (removed again if the job fails). */
   createdBucket?: boolean;
   /** This run created the (typed) table the job loads into (removed again if the job fails). */
@@ -66,13 +44,8 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
   const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
-  // asked before the run view opens: see `RunView.open`. A run with the short path has every earlier patch.
-  const short = patched(SHORT_PATH_PATCH);
-  const cleanup = short || patched(CHECKS_AND_CLEANUP_PATCH);
-  // runs started before it replay as they ran: untyped, no metadata, the result without `typed`
-  const extended = short || patched(TYPED_TABLES_PATCH);
-  // the short path's first activity does the checks: its run opens in that phase (no upsert for 'starting')
-  if (short && !input.resume) progress.phase = 'checking';
+  // the first activity does the checks: a fresh run opens in that phase (no upsert for 'starting')
+  if (!input.resume) progress.phase = 'checking';
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
   return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
@@ -100,35 +73,33 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         created.fileId = fileId;
         Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
       } else {
-        validate(input, extended);
+        validate(input);
         const mode = input.mode ?? 'create';
-        const typedCreate = extended && mode === 'create' && input.typedColumns !== undefined;
+        const typedCreate = mode === 'create' && input.typedColumns !== undefined;
         const typedNames = input.typedColumns?.map((c) => c.name);
         // a headerless typed source takes the typed columns' names
         const columns = input.columns ?? (typedCreate && input.slices ? typedNames : undefined);
         const direct = (input.via ?? 'direct') === 'direct' && !input.slices && !typedCreate;
-        if (short && direct) {
+        if (direct) {
           const run = await shortPath(input, progress, acts, transfer, view, priority, created, control);
           ({ fileId, bytes, sha256, job, typed } = run);
           pollingBegan = run.pollingBegan;
         } else {
-          if (cleanup) {
-            progress.phase = 'checking';
-            const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
-            typed = typedCreate || (target.typed ?? false);
-            await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
-              sources: input.slices ?? [input.source],
-              csv: input.csv,
-              columns,
-              ...(typedCreate ? { expectColumns: typedNames } : {}),
-              ...grantOf(input),
-            });
-          } else typed = typedCreate;
+          progress.phase = 'checking';
+          const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
+          typed = typedCreate || (target.typed ?? false);
+          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
+            sources: input.slices ?? [input.source],
+            csv: input.csv,
+            columns,
+            ...(typedCreate ? { expectColumns: typedNames } : {}),
+            ...grantOf(input),
+          });
           if (input.createBucket) {
             progress.phase = 'bucket';
             created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
           }
-          const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), cleanup);
+          const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id));
           ({ fileId, bytes, sha256 } = uploaded);
           progress.phase = 'importing';
           const csv = input.csv ?? {};
@@ -161,8 +132,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         async (jobId) => {
           if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
             // a very long job: keep history bounded and carry on polling in a fresh run
-            const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket };
-            if (extended) Object.assign(resume, { createdTable: created.table, typed });
+            const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket, createdTable: created.table, typed };
             await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
           }
           return acts.getJob({ connection, jobId });
@@ -180,21 +150,19 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         importedRowsCount: done.results?.importedRowsCount ?? 0,
         bytes,
         sha256,
+        typed,
       };
-      if (extended) {
-        result.typed = typed;
-        if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
-          // after the load: a table whose load failed never gets metadata
-          progress.phase = 'metadata';
-          const set = await acts.setTableMetadata({
-            connection,
-            tableId: result.tableId,
-            provider: input.metadataProvider ?? DEFAULT_METADATA_PROVIDER,
-            description: input.description,
-            metadata: input.metadata,
-          });
-          result.metadataSet = set.entries;
-        }
+      if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
+        // after the load: a table whose load failed never gets metadata
+        progress.phase = 'metadata';
+        const set = await acts.setTableMetadata({
+          connection,
+          tableId: result.tableId,
+          provider: input.metadataProvider ?? DEFAULT_METADATA_PROVIDER,
+          description: input.description,
+          metadata: input.metadata,
+        });
+        result.metadataSet = set.entries;
       }
       progress.phase = 'done';
       return result;
@@ -204,7 +172,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       // a step that failed after creating the bucket says so in its failure
       if (createdBucketIn(err)) created.bucket = true;
       const undo = !jobStarted || failureType(err) === ErrorCode.JOB_FAILED || (loaded && created.table === true);
-      if (cleanup && undo && (created.fileId !== undefined || created.bucket || created.table)) {
+      if (undo && (created.fileId !== undefined || created.bucket || created.table)) {
         await CancellationScope.nonCancellable(() =>
           acts.cleanUpImport({
             connection,
@@ -226,7 +194,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       }
       throw err;
     }
-  }, { attributes, totals, polling: input.polling, view: short ? { patched: true, endAtOnce: true } : undefined });
+  }, { attributes, totals, polling: input.polling });
 }
 
 /** Summaries of an import's activity calls: a poll names its job and the status last seen. */
@@ -248,7 +216,7 @@ interface ShortPathRun {
 }
 
 /**
- * The short path of a direct import ({@link SHORT_PATH_PATCH}): `prepareImport` (checks, bucket, prepare) then, for a
+ * The short path of a direct import: `prepareImport` (checks, bucket, prepare) then, for a
  * small source, `uploadAndStartJob` (one upload request, the job, its first polls); a larger source goes on with
  * `uploadFile` and `createTableAsync` / `loadTableAsync` from the prepared file. Both short activities run to their
  * end even when the run is cancelled meanwhile (they last about a second): the run then knows what they created and
@@ -312,7 +280,7 @@ async function shortPath(
   }
   // a larger source goes to the prepared file; after an expiry, to fresh ones
   const expired = created.fileId === undefined;
-  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), true, expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target });
+  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target });
   progress.phase = 'importing';
   const fileId = uploaded.fileId;
   const started =
@@ -331,7 +299,7 @@ function createdBucketIn(err: unknown): boolean {
 
 /**
  * Prepare + upload (direct) or the importer; a credentials expiry during a direct upload leads to a fresh prepare
- * (and, with `cleanup`, the removal of the expired file resource).
+ * and the removal of the expired file resource.
  */
 async function upload(
   input: ImportTableInput,
@@ -339,7 +307,6 @@ async function upload(
   acts: Acts,
   transfer: Acts,
   onFile: (fileId: number) => void,
-  cleanup: boolean,
   /**
    * `preparedFirst`: a file already prepared (the short path's `prepareImport`), the first upload goes there;
    * `refreshesUsed`: prepares whose credentials already expired (they count against {@link MAX_CREDENTIAL_REFRESHES}).
@@ -378,7 +345,7 @@ async function upload(
     } catch (err) {
       if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === ErrorCode.CREDENTIALS_EXPIRED) {
         // the expired file resource is never used: remove it before preparing a fresh one
-        if (cleanup) await acts.cleanUpImport({ connection, fileId: prepared.fileId });
+        await acts.cleanUpImport({ connection, fileId: prepared.fileId });
         continue;
       }
       throw err;
@@ -425,8 +392,8 @@ function typedProblems(input: ImportTableInput): string[] {
   return problems;
 }
 
-function validate(input: ImportTableInput, extended = false): void {
-  const problems: string[] = extended ? typedProblems(input) : [];
+function validate(input: ImportTableInput): void {
+  const problems: string[] = typedProblems(input);
   if (!input.source && !input.slices?.length) problems.push('source is required');
   if (!/^(in|out)\.c-[A-Za-z0-9_-]+$/.test(input.bucketId ?? '')) problems.push(`bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(input.bucketId)}`);
   if (!/^[A-Za-z0-9_-]{1,96}$/.test(input.table ?? '')) problems.push(`table must be 1–96 characters of [A-Za-z0-9_-], got ${JSON.stringify(input.table)}`);

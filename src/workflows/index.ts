@@ -2,16 +2,12 @@
 // (`export * from 'sapi-temporal/workflows'`) or point `workflowsPath` at `require.resolve('sapi-temporal/workflows')`.
 // Named re-exports only (no `export *` of workflow files), so the bundle holds exactly these.
 export { importTableWorkflow } from './import-table';
-export { progressQuery, cancelSignal, transferProgressSignal, transferCancelUpdate, extendDeadlineUpdate, transferProgressUpdate, type TransferControl } from './transfer-run';
+export { progressQuery, transferCancelUpdate, extendDeadlineUpdate, transferProgressUpdate, type TransferControl } from './transfer-run';
 export { exportTableWorkflow } from './export-table';
 export type * from '../contracts/transfer';
 export {
   extractWorkflow,
   extractProgressQuery,
-  extractProgressSignal,
-  pauseSignal,
-  resumeSignal,
-  extractCancelSignal,
   pauseUpdate,
   resumeUpdate,
   extractCancelUpdate,

@@ -1,13 +1,6 @@
-import { ActivityFailure, log, patched, proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, log, proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { attributeUpdates, baseNameOf, formatBytes, type RunAttributeValues } from '../contracts/search-attributes';
-
-/**
- * Patch of what an operator sees of a run in Temporal's own tools: search attributes (only those registered in the
- * namespace), current details kept up to date, a summary on every activity call. Runs started before it replay
- * without them.
- */
-export const RUN_VIEW_PATCH = 'run-view-v1';
 
 const lookUp = proxyLocalActivities<Pick<SapiActivities, 'registeredSearchAttributes'>>({
   startToCloseTimeout: '15 seconds',
@@ -19,27 +12,23 @@ const lookUp = proxyLocalActivities<Pick<SapiActivities, 'registeredSearchAttrib
  * registered (a local activity: one marker event), then upserts `initial`; `set` upserts what changed (one history
  * event per change: keep it to phases and end totals); `refresh` rewrites the current details from `details()`;
  * `activities` wraps an activity proxy so every call carries a summary (`getJob #7 job 123 processing`) and brings
- * attributes and details up to date first. Off (no commands, nothing shown) in runs started before {@link RUN_VIEW_PATCH}.
+ * attributes and details up to date first.
  */
 export class RunView {
   private readonly sent: RunAttributeValues = {};
   private readonly calls = new Map<string, number>();
 
   private constructor(
-    readonly on: boolean,
     private readonly registered: ReadonlySet<string>,
     private readonly details: () => string,
     private readonly phase: () => string,
   ) {}
 
   /**
-   * Opens the view: one local activity, whose result a replay may see one workflow task earlier than the run did (a
-   * query answered while it ran makes the worker complete the task first). So a workflow asks every `patched()` it
-   * needs before its first activity *before* calling this (a patch asked after it could be judged absent on replay).
+   * Opens the view: one local activity (which search attributes the namespace has registered), then the first upsert
+   * and details.
    */
-  static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }, options: { patched?: boolean } = {}): Promise<RunView> {
-    // `patched`: a later patch the workflow asked implies this one (its runs record no marker for it)
-    if (!options.patched && !patched(RUN_VIEW_PATCH)) return new RunView(false, new Set(), view.details, view.phase);
+  static async open(initial: RunAttributeValues, view: { details: () => string; phase: () => string }): Promise<RunView> {
     let registered: string[] = [];
     try {
       registered = (await lookUp.registeredSearchAttributes()).registered;
@@ -48,7 +37,7 @@ export class RunView {
       if (!(err instanceof ActivityFailure)) throw err;
       log.warn(`search attributes not set: could not tell which are registered (${err.cause?.message ?? err.message})`);
     }
-    const run = new RunView(true, new Set(registered), view.details, view.phase);
+    const run = new RunView(new Set(registered), view.details, view.phase);
     run.set({ ...initial, SapiPhase: view.phase() });
     run.refresh();
     return run;
@@ -61,7 +50,6 @@ export class RunView {
 
   /** Upserts the values that differ from what was sent (and are registered). */
   set(values: RunAttributeValues): void {
-    if (!this.on) return;
     const changed: RunAttributeValues = {};
     for (const [name, value] of Object.entries(values) as [keyof RunAttributeValues, string | number | undefined][]) {
       if (value !== undefined && this.sent[name] !== value) Object.assign(changed, { [name]: value });
@@ -74,14 +62,12 @@ export class RunView {
 
   /** The current details (markdown) from the run's state, and its phase as a search attribute. */
   refresh(): void {
-    if (!this.on) return;
     this.set({ SapiPhase: this.phase() });
     setCurrentDetails(this.details());
   }
 
   /** `proxy` with a summary on every call and the view brought up to date before it. */
   activities<A extends object>(proxy: A, describe: (name: string, input: Record<string, unknown>) => string | undefined = () => undefined): A {
-    if (!this.on) return proxy;
     return new Proxy(proxy, {
       get: (target, name: string) => {
         const fn = (target as Record<string, { executeWithOptions(options: object, args: unknown[]): Promise<unknown> }>)[name];

@@ -1,5 +1,5 @@
-import { ApplicationFailure, CancellationScope, defineQuery, defineSignal, defineUpdate, isCancellation, setHandler } from '@temporalio/workflow';
-import type { PollingOptions, ProgressReport, TransferProgress } from '../contracts/transfer';
+import { ApplicationFailure, CancellationScope, defineQuery, defineUpdate, isCancellation, setHandler } from '@temporalio/workflow';
+import type { PollingOptions, TransferProgress } from '../contracts/transfer';
 import { DEFAULT_JOB_DEADLINE_MS } from './polling';
 import { ErrorCode } from '../contracts/error-codes';
 import type { RunAttributeValues } from '../contracts/search-attributes';
@@ -7,17 +7,9 @@ import { bytesText, detailLine, RunView } from './run-view';
 
 /** Query: where an import or export is (phase, bytes, job status). */
 export const progressQuery = defineQuery<TransferProgress>('progress');
-/** Signal: stop the workflow (a transfer in flight is cancelled; a Storage job already started is not polled further). */
-export const cancelSignal = defineSignal<[reason?: string]>('cancel');
 /**
- * Signal the transfer activities of earlier versions sent (throttled) so `progress` could report bytes while they ran;
- * still accepted. Activities now heartbeat their bytes instead (no history event per report; see `src/cli/live-progress.ts`).
- */
-export const transferProgressSignal = defineSignal<[ProgressReport]>('transferProgress');
-
-/**
- * Update: cancel now (a transfer in flight is cancelled; a Storage job already started is not polled further), as the
- * `cancel` signal; refused once the run is ending or already cancelling. Answers the progress.
+ * Update: cancel now (a transfer in flight is cancelled; a Storage job already started is not polled further);
+ * refused once the run is ending or already cancelling. Answers the progress.
  */
 export const transferCancelUpdate = defineUpdate<TransferProgress, [request: { reason?: string }]>('cancel');
 /**
@@ -28,7 +20,6 @@ export const extendDeadlineUpdate = defineUpdate<TransferProgress, [request: { u
 /**
  * Update: answers the progress and changes nothing (never refused). The typed start helpers send it with their start
  * (Update-with-Start, `USE_EXISTING`): a start under the id of a running run attaches to it and learns where it is.
- * A handler writes no command, so runs started before it replay unchanged.
  */
 export const transferProgressUpdate = defineUpdate<TransferProgress>('progress');
 
@@ -67,8 +58,8 @@ function checkLaterDeadline(until: unknown, current: number): void {
 }
 
 /**
- * Runs the body of an import or export with the handlers both share: the `progress` query over `progress`,
- * transfer reports merged into it, and the `cancel` signal cancelling the body. A cancelled run ends with a
+ * Runs the body of an import or export with the handlers both share: the `progress` query and update over
+ * `progress`, the `cancel` update cancelling the body and `extendDeadline`. A run cancelled by the update ends with a
  * non-retryable `SAPI_CANCELLED` failure naming `what`; any failure is recorded in `progress` before it propagates.
  * The body gets the run's {@link RunView} (search attributes `attributes` from the start, the phase as it goes, and
  * `totals` of the result at the end; current details from `progress`).
@@ -81,16 +72,10 @@ export async function runTransfer<T>(
     attributes = {},
     totals = () => ({}),
     polling = {},
-    view: viewOptions,
   }: {
     attributes?: RunAttributeValues;
     totals?: (result: T) => RunAttributeValues;
     polling?: PollingOptions;
-    /**
-     * `patched`: the run view's patch is known to be on (the workflow asked a later patch that implies it);
-     * `endAtOnce`: the end totals and the last phase go in one upsert. Both change commands: only for runs of a patch.
-     */
-    view?: { patched?: boolean; endAtOnce?: boolean };
   } = {},
 ): Promise<T> {
   setHandler(progressQuery, () => progress);
@@ -100,10 +85,6 @@ export async function runTransfer<T>(
     pollingFrom: (since) => void (progress.deadlineAt = since + (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS)),
   };
   let view: RunView | undefined;
-  setHandler(transferProgressSignal, (report) => {
-    Object.assign(progress, report);
-    view?.refresh();
-  });
   let cancelReason: string | undefined;
   const scope = new CancellationScope();
   const cancel = (reason: string) => {
@@ -111,7 +92,6 @@ export async function runTransfer<T>(
     progress.cancelling = reason;
     scope.cancel();
   };
-  setHandler(cancelSignal, (reason) => cancel(reason ?? 'cancelled by signal'));
   // the same as validated updates: a refused one writes no history, an accepted one answers the new state
   setHandler(
     transferCancelUpdate,
@@ -144,10 +124,11 @@ export async function runTransfer<T>(
   );
   try {
     const result = await scope.run(async () => {
-      view = await RunView.open(attributes, { phase: () => progress.phase, details: () => transferDetails(what, progress, view) }, { patched: viewOptions?.patched });
+      view = await RunView.open(attributes, { phase: () => progress.phase, details: () => transferDetails(what, progress, view) });
       return body(view, control);
     });
-    view?.set(viewOptions?.endAtOnce ? { ...totals(result), SapiPhase: progress.phase } : totals(result));
+    // the end totals and the last phase in one upsert
+    view?.set({ ...totals(result), SapiPhase: progress.phase });
     view?.refresh();
     return result;
   } catch (err) {

@@ -8,8 +8,6 @@ import { codecDataConverter, EncryptionCodec, parseCodecKeys } from '../../../sr
 import { findTemporal } from '../../../src/dev/tools';
 import { startWorker } from '../../../src/worker';
 import { IDENTIFYING_SEARCH_ATTRIBUTES } from '../../../src/contracts/search-attributes';
-import { CHECKS_AND_CLEANUP_PATCH, SHORT_PATH_PATCH, TYPED_TABLES_PATCH } from '../../../src/workflows/import-table';
-import { RUN_VIEW_PATCH } from '../../../src/workflows/run-view';
 import { historyText } from '../../harness/history';
 import { eventually, spawnTs, waitForLine } from '../../harness/processes';
 import { noteSecret } from '../../harness/secret-ledger';
@@ -106,12 +104,11 @@ describe('payload encryption and the codec server', () => {
     expect(text).toContain(`"encryption-key-id":"${Buffer.from('k1').toString('base64')}"`);
     expect(text).not.toContain(secretName);
     expect(text).not.toContain(env.dataDir);
-    // every input and result: only the SDK's own markers (patch ids, the local activity's bookkeeping) and search
-    // attributes (indexed, never encrypted) stay json/plain
+    // every input and result: only the SDK's own markers (the local activity's bookkeeping) and search attributes
+    // (indexed, never encrypted) stay json/plain
     const plain = (await historyPayloads(raw)).filter((payload) => Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString() !== 'binary/encrypted');
     const texts = plain.filter((payload) => payload.metadata?.type === undefined).map((payload) => Buffer.from(payload.data ?? '', 'base64').toString());
-    const patchIds = [CHECKS_AND_CLEANUP_PATCH, TYPED_TABLES_PATCH, RUN_VIEW_PATCH, SHORT_PATH_PATCH];
-    const sdkOwn = (text: string) => patchIds.some((id) => text.includes(id)) || text.includes('"activity_type":"registeredSearchAttributes"');
+    const sdkOwn = (text: string) => text.includes('"activity_type":"registeredSearchAttributes"');
     expect(texts.filter((text) => !sdkOwn(text))).toEqual([]);
     // and the search attributes it sets name nothing of the user's: no table, bucket, connection, host or state key
     const upserted = ((await raw.fetchHistory()).events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));

@@ -295,7 +295,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     const config = sampleConfig(large, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'pause');
     const handle = await start(config, { mode: 'batch', batchPages: 20 });
     await eventually(() => large.requests.length >= 10, 20_000, 'no pages fetched');
-    await handle.signal('pause');
+    await handle.executeUpdate('pause');
     await eventually(async () => (await progressOf(handle)).phase === 'paused', 20_000, 'never paused');
     const seen = large.requests.length;
     const paused = await progressOf(handle);
@@ -303,7 +303,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(large.requests.length).toBe(seen);
     expect((await progressOf(handle)).job).toBe('0');
-    await handle.signal('resume');
+    await handle.executeUpdate('resume');
     const result = (await handle.result()) as ExtractResult;
     expect(result.pages).toBe(2100);
     expect(large.requests.map((r) => Number(r.query.page ?? 1))).toEqual(range(1, 2100));
@@ -316,7 +316,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'cancel');
     const handle = await start(config, { mode: 'page' });
     await eventually(async () => (await progressOf(handle)).pages >= 5, 30_000, 'no pages extracted');
-    await handle.signal('cancel', 'enough');
+    await handle.executeUpdate('cancel', { args: [{ reason: 'enough' }] });
     const result = (await handle.result()) as ExtractResult;
     expect(result.cancelled).toBe(true);
     expect(result.pages).toBeGreaterThanOrEqual(5);
@@ -335,7 +335,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     (config.parameters as { config: Record<string, unknown> }).config.mappings = { 'mapped-items': { id: { mapping: { destination: 'id', primaryKey: true } } } };
     const handle = await start(config, { mode: 'page' });
     await eventually(async () => (await progressOf(handle)).pages >= 3, 30_000, 'no pages extracted');
-    await handle.signal('cancel', 'enough');
+    await handle.executeUpdate('cancel', { args: [{ reason: 'enough' }] });
     const result = (await handle.result()) as ExtractResult;
     expect(result.cancelled).toBe(true);
     expect(result.tables.map((t) => t.name)).toEqual(['large_items']);
@@ -356,7 +356,7 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     expect(live.page).toBe(live.pages);
     expect(live.cursor).toBe(String(live.page + 1));
     expect(live.tables.large_items).toBe(largeIds(range(1, live.page)).length);
-    await handle.signal('cancel');
+    await handle.executeUpdate('cancel', { args: [{}] });
     const result = (await handle.result()) as ExtractResult;
     expect(result.cancelled).toBe(true);
     expect(result.pages).toBeGreaterThanOrEqual(live.pages);

@@ -15,6 +15,7 @@ import { registerCommand } from '../../../src/contracts/search-attributes';
 import { startTemporal, type TemporalHandle } from '../../../src/dev/temporal';
 import { decodeFirst } from '../../harness/history';
 import { eventually, runCli, spawnTs, waitForLine } from '../../harness/processes';
+import { startPaused } from '../../harness/start-paused';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
@@ -144,19 +145,14 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'users', dataField: 'users', dataType: 'users' }], `ops${tag}`);
     const workflowId = `ops-extract-${tag}`;
     // paused before its first batch: the pause signal arrives with the start
-    const handle = await env.client.workflow.signalWithStart('extractWorkflow', {
-      taskQueue: env.taskQueue,
-      workflowId,
-      args: [{ config, stateKey: `ops-${tag}`, options: { fetch: FAST_FETCH, polling: { initialMs: 200 } } } satisfies ExtractInput],
-      signal: 'pause',
-    });
+    const handle = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId, input: { config, stateKey: `ops-${tag}`, options: { fetch: FAST_FETCH, polling: { initialMs: 200 } } } satisfies ExtractInput });
     const host = new URL(api.url).hostname;
     expect(await listed(env.client, `SapiApiHost = "${host}" AND SapiPhase = "paused" AND SapiStateKey = "ops-${tag}"`, [workflowId])).toEqual([workflowId]);
     const listedPaused = await cli(['list', '--api-host', host, '--operation', 'extract', '--status', 'running', '-o', 'json'], temporalEnv);
     expect(JSON.parse(listedPaused.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ workflowId, phase: 'paused', apiHost: host, status: 'running' })]));
     expect(await currentDetails(handle)).toContain('**phase** paused');
 
-    await handle.signal('resume');
+    await handle.executeUpdate('resume');
     const result = (await handle.result()) as ExtractResult;
     const rows = result.tables.reduce((sum, table) => sum + table.rows, 0);
     expect(result.records).toBe(25);

@@ -14,6 +14,7 @@ import { eventually, runCli } from '../../harness/processes';
 import { fetchHistories, RECORD_HISTORIES_ENV, replayFailures, saveHistories } from '../../harness/replay';
 import { historyShape } from '../../harness/history';
 import { bucketExists } from '../../harness/matrix/checks';
+import { startPaused } from '../../harness/start-paused';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
@@ -52,16 +53,16 @@ describe('workflow histories replay deterministically', () => {
     const slices = [0, 1].map((p) => file(`s${p}.csv`, `${p}0001,slice-${p},z\n`));
     await started('importTableWorkflow', 'import-sliced-load', importInput({ source: slices[0], slices, columns: ['id', 'name', 'note'], bucketId: 'in.c-replay', table: 'items', mode: 'load', incremental: true }));
     await started('importTableWorkflow', 'import-malformed-failed', importInput({ source: file('bad.csv', 'id,name\n1,"open\n'), bucketId: 'in.c-replay', table: 'bad' }));
-    // since the checks-and-cleanup patch: a run rejected by the checks, and a failed job whose file and bucket are removed
+    // a run rejected by the checks, and a failed job whose file and bucket are removed
     await started('importTableWorkflow', 'import-checked-missing-table', importInput({ source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-replay', table: 'absent', mode: 'load' }));
     await started('importTableWorkflow', 'import-failed-cleanup', importInput({ source: file('d.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-cleanup', createBucket: true, table: 't' }));
-    // since the typed-tables patch: a typed table created from a definition, loaded and described; a typed load that
+    // a typed table created from a definition, loaded and described; a typed load that
     // fails its type check, whose empty table, file and bucket are removed
     const typedColumns = [{ name: 'id', definition: { type: 'INTEGER', nullable: false } }, { name: 'price', definition: { type: 'NUMBER', length: '10,2' } }];
     await started('importTableWorkflow', 'import-typed-create-metadata', importInput({ source: file('t.csv', 'id,price\n1,1.5\n2,\n'), bucketId: 'in.c-replay', table: 'typed', typedColumns, primaryKey: ['id'], description: 'typed', metadata: { owner: 'replay' } }));
     await started('importTableWorkflow', 'import-typed-misfit-cleanup', importInput({ source: file('tm.csv', 'id,price\n1,abc\n'), bucketId: 'in.c-replay-typed', createBucket: true, table: 'typed', typedColumns }));
     await started('exportTableWorkflow', 'export-sliced', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'out', 'items.csv') } satisfies ExportTableInput);
-    // the destination checked before the export starts (export-destination-check-v1): refused over an existing file
+    // the destination checked before the export starts: refused over an existing file
     writeFileSync(join(env.dataDir, 'exists.csv'), 'keep\n');
     await started('exportTableWorkflow', 'export-destination-refused', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'exists.csv') } satisfies ExportTableInput);
     const children = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
@@ -70,16 +71,16 @@ describe('workflow histories replay deterministically', () => {
     await started('extractWorkflow', 'extract-children-batch', { config: children, options: { fetch: FAST_FETCH, polling, batchPages: 3 } } satisfies ExtractInput);
     const cursor = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'replay');
     await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
-    // since the page-checkpoints patch: page mode as long calls that checkpoint every page, children included
+    // page mode as long calls that checkpoint every page, children included
     const pageChildren = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
       { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
     ], 'replay-page');
     await started('extractWorkflow', 'extract-page-checkpoints', { config: pageChildren, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
-    // since the run-state patch: a run that reads its state from the store (none yet) and stores the next one
+    // a run that reads its state from the store (none yet) and stores the next one
     await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
-    // since the clean-staging patch: the staged pages and CSVs are removed after the load
+    // the staged pages and CSVs are removed after the load
     await started('extractWorkflow', 'extract-clean-staging', { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput);
-    // since the ge-iter patches: two iterations (one page each), a user function in userData, and an imported
+    // two iterations (one page each), a user function in userData, and an imported
     // parser structure that keeps a column
     const iterations = {
       parameters: {
@@ -100,18 +101,13 @@ describe('workflow histories replay deterministically', () => {
       options: { fetch: FAST_FETCH, polling, mode: 'page' },
     } satisfies ExtractInput);
 
-    // since the run-view patch: search attributes upserted (after a local activity found them registered), current
+    // search attributes upserted (after a local activity found them registered), current
     // details, a summary on every activity call; an extraction that waits paused, and one that fails
     await started('importTableWorkflow', 'import-run-view', importInput({ source: file('rv.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-view', createBucket: true, table: 'view' }));
     await started('exportTableWorkflow', 'export-run-view', { polling, tableId: 'in.c-replay-view.view', destination: join(env.dataDir, 'out', 'view.csv') } satisfies ExportTableInput);
-    const paused = await env.client.workflow.signalWithStart('extractWorkflow', {
-      taskQueue: env.taskQueue,
-      workflowId: 'extract-run-view-paused',
-      args: [{ config: cursor, stateKey: 'replay-view', options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput],
-      signal: 'pause',
-    });
+    const paused = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId: 'extract-run-view-paused', input: { config: cursor, stateKey: 'replay-view', options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput });
     await eventually(async () => (await paused.query<{ phase: string }>('progress')).phase === 'paused', 20_000, 'extraction never paused');
-    await paused.signal('resume');
+    await paused.executeUpdate('resume');
     await paused.result();
     handles['extract-run-view-paused'] = paused;
 
@@ -130,7 +126,7 @@ describe('workflow histories replay deterministically', () => {
     await startedExtract.result();
     handles['extract-start-or-attach'] = startedExtract;
 
-    // since the graceful-cancel-request patch: `temporal workflow cancel` of an extraction stops it after the page in
+    // `temporal workflow cancel` of an extraction stops it after the page in
     // flight, loads what it staged, and ends it cancelled
     const large = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'replay-cancel');
     const cancelRequested = await env.client.workflow.start('extractWorkflow', {
@@ -142,7 +138,7 @@ describe('workflow histories replay deterministically', () => {
     await cancelRequested.cancel();
     await cancelRequested.result().catch(() => undefined);
     handles['extract-cancel-request'] = cancelRequested;
-    // since the short-path patch: a small import in two activities (checks + bucket + prepare, then upload + job +
+    // a small import in two activities (checks + bucket + prepare, then upload + job +
     // first polls), and one whose job fails after the run created its bucket, removed again with the file
     await started('importTableWorkflow', 'import-short-path', importInput({ source: file('sp.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-short', createBucket: true, table: 'small' }));
     await started('importTableWorkflow', 'import-short-path-failed-cleanup', importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }));

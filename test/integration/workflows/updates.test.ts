@@ -10,6 +10,7 @@ import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput, ExtractProgress, ExtractResult } from '../../../src/contracts/extract';
 import type { ImportTableInput, TransferProgress } from '../../../src/contracts/transfer';
 import { eventually, runCli } from '../../harness/processes';
+import { startPaused } from '../../harness/start-paused';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
@@ -41,13 +42,8 @@ describe('control through validated updates', () => {
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'updates');
     // the id is a saved history's name (the load children's ids derive from it)
     const workflowId = 'extract-updates-limit';
-    // started paused (a pause signal with the start), so every step below meets it where the test says
-    const handle = await env.client.workflow.signalWithStart('extractWorkflow', {
-      taskQueue: env.taskQueue,
-      workflowId,
-      args: [{ config, options: { fetch: FAST_FETCH, mode: 'page' } } satisfies ExtractInput],
-      signal: 'pause',
-    });
+    // started paused (the pause update with the start: one accepted update), so every step below meets it where the test says
+    const handle = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId, input: { config, options: { fetch: FAST_FETCH, mode: 'page' } } satisfies ExtractInput });
     await eventually(async () => (await handle.query<ExtractProgress>('progress')).phase === 'paused', 30_000, 'extraction never paused');
 
     const again = await cli('pause', workflowId);
@@ -55,7 +51,7 @@ describe('control through validated updates', () => {
     expect(again.stderr).toContain(`pause failed [SAPI_CLI_UPDATE_REFUSED] refused by ${workflowId}: the extraction is already paused`);
     const onImport = await cli('extend-deadline', workflowId, '--by', '1h');
     expect(onImport.stderr).toContain(`extend-deadline applies to importTableWorkflow and exportTableWorkflow runs; ${workflowId} is a extractWorkflow`);
-    expect(await updateEvents(handle)).toBe(0);
+    expect(await updateEvents(handle)).toBe(1);
 
     const limited = await cli('limit', workflowId, '--max-pages', '3', '-o', 'json');
     expect(limited.code).toBe(0);
@@ -67,7 +63,7 @@ describe('control through validated updates', () => {
     expect(result.pages).toBe(3);
     expect(result.warnings.join('\n')).toContain('stopped at 3 pages (setLimits maxPages)');
     expect((await env.emulator.readTable('in.c-updates.users')).rows).toHaveLength(30);
-    expect(await updateEvents(handle)).toBe(2);
+    expect(await updateEvents(handle)).toBe(3);
     if (process.env[RECORD_HISTORIES_ENV]) saveHistories(await fetchHistories({ [workflowId]: handle }));
 
     const late = await cli('resume', workflowId);

@@ -12,6 +12,7 @@ import { startWorker, type RunningWorker } from '../../../src/worker';
 import type { ExtractInput, ExtractProgress, ExtractResult } from '../../../src/contracts/extract';
 import type { ImportTableInput, TransferProgress } from '../../../src/contracts/transfer';
 import { eventually } from '../../harness/processes';
+import { startPaused } from '../../harness/start-paused';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { FAST_FETCH, sampleConfig } from '../extract/support';
@@ -80,18 +81,13 @@ describe('worker deployment versioning', () => {
     });
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'versioning');
     // paused from the start: it has fetched nothing when build B becomes current, and moves when resumed
-    const extracting = await env.client.workflow.signalWithStart('extractWorkflow', {
-      taskQueue: env.taskQueue,
-      workflowId: 'extract-versioned-upgrade',
-      args: [{ config, options: { fetch: FAST_FETCH, mode: 'page', batchPages: 2 } } satisfies ExtractInput],
-      signal: 'pause',
-    });
+    const extracting = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId: 'extract-versioned-upgrade', input: { config, options: { fetch: FAST_FETCH, mode: 'page', batchPages: 2 } } satisfies ExtractInput });
     await eventually(async () => (await extracting.query<ExtractProgress>('progress')).phase === 'paused', 30_000, 'extraction never paused');
     await eventually(async () => (await importing.query<TransferProgress>('progress')).jobId !== undefined, 30_000, 'import never started its job');
 
     await versionedWorker('build-b');
     await setCurrent('build-b');
-    await extracting.signal('resume');
+    await extracting.executeUpdate('resume');
 
     const imported = await importing.result();
     expect(imported).toMatchObject({ importedRowsCount: 3 });
@@ -103,7 +99,7 @@ describe('worker deployment versioning', () => {
     expect(rows).toHaveLength(400);
     expect(new Set(rows.map((r) => r[0])).size).toBe(400);
     // the first run stayed on A (paused there), the run it continued as is on B
-    const first = env.client.workflow.getHandle(extracting.workflowId, extracting.signaledRunId);
+    const first = env.client.workflow.getHandle(extracting.workflowId, extracting.firstExecutionRunId);
     expect(await builds(first)).toEqual(['build-a']);
     // the unit tier replays the run that continued as new onto the new version
     if (process.env[RECORD_HISTORIES_ENV]) saveHistories([{ workflowId: extracting.workflowId, history: await first.fetchHistory() }]);
