@@ -55,6 +55,8 @@ export interface ExtractOptions {
   fetch?: ExtractFetchTuning;
   /** Polling of the Storage import jobs. */
   polling?: PollingOptions;
+  /** How long an outage of the API's or Storage's services is waited out per call (ms); see `ImportTableInput.outageBudgetMs`. Default 1 hour. */
+  outageBudgetMs?: number;
   /** Task queue of the extraction activities and of the import's transfer (needed with a local staging folder on a multi-host deployment: a queue polled by the one host that has the folder). Default: the workflow's. */
   activityTaskQueue?: string;
 }

@@ -9,6 +9,9 @@ export interface CsvDialect {
 }
 
 /** How a workflow polls a Storage job: durable timers with backoff, and a deadline. */
+/** How long a run waits out an outage of the services it calls, per call, unless told otherwise: 1 hour. */
+export const DEFAULT_OUTAGE_BUDGET_MS = 60 * 60 * 1000;
+
 export interface PollingOptions {
   /** First wait (ms). Default 1000. */
   initialMs?: number;
@@ -103,6 +106,12 @@ export interface ImportTableInput {
   fileName?: string;
   tags?: string[];
   polling?: PollingOptions;
+  /**
+   * How long a service outage (5xx, 429, connection resets, DNS failures of the Storage API or the object store) is
+   * waited out, per call, before the run fails (ms). Default {@link DEFAULT_OUTAGE_BUDGET_MS} (1 hour). A started
+   * job is polled through an outage until its deadline (`polling.deadlineMs`) however small this is.
+   */
+  outageBudgetMs?: number;
   /** Run the transfer on this task queue (a worker on the host that has the local file). Default: the workflow's. */
   transferTaskQueue?: string;
 }
@@ -165,6 +174,12 @@ export interface ExportTableInput {
   /** Prepend a header row built from the table's columns to headerless sliced exports. Default true. */
   header?: boolean;
   polling?: PollingOptions;
+  /**
+   * How long a service outage (5xx, 429, connection resets, DNS failures of the Storage API or the object store) is
+   * waited out, per call, before the run fails (ms). Default {@link DEFAULT_OUTAGE_BUDGET_MS} (1 hour). A started
+   * job is polled through an outage until its deadline (`polling.deadlineMs`) however small this is.
+   */
+  outageBudgetMs?: number;
   transferTaskQueue?: string;
 }
 

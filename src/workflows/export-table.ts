@@ -1,14 +1,14 @@
 import { ApplicationFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import { runTransfer } from './transfer-run';
-import { activityOptions, shortTransferOptions, transferOptions } from './options';
+import { activityOptions, outageBudget, shortTransferOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { exportAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
-import { describeCall } from './import-table';
+import { describeCall, jobPoller } from './import-table';
 
 /**
  * Exports a table to a file: the destination checked where it is (input policy, overwrite) → `export-async` (reconciled after a lost response) → poll with durable timers →
@@ -22,14 +22,16 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'export', connection }));
   return runTransfer(`export of ${input.tableId}`, progress, async (view, control) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download'), priority)));
+    const budget = outageBudget(input.outageBudgetMs);
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download', budget), priority)));
+    const getJob = jobPoller(view, progress, priority, budget, connection);
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
     if (!input.resume) {
       progress.phase = 'checking';
-      await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
+      await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority))).checkDestination({ destination: input.destination, overwrite: input.overwrite });
     }
     progress.phase = 'exporting';
     const first =
@@ -55,7 +57,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
         if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
           await continueAsNew<typeof exportTableWorkflow>({ ...input, polling: control.polling, resume: { job: { ...first, id: jobId }, pollingSince } });
         }
-        return acts.getJob({ connection, jobId });
+        return getJob(jobId);
       },
       control.polling,
       (job) => {

@@ -20,6 +20,8 @@ export interface LoadTablesOptions {
   bucketId: string;
   incremental: boolean;
   polling: PollingOptions | undefined;
+  /** The extraction's outage budget, passed on to the import children. */
+  outageBudgetMs?: number;
   /** Task queue of the import's transfer (`activityTaskQueue`). */
   transferTaskQueue: string | undefined;
   // --- ge-features: mapped tables' primary keys ---
@@ -60,7 +62,9 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
   const mapped = o.mappedTables ?? {};
   if (Object.keys(mapped).length > 0) staged = { ...staged, schema: mergeTableSchema(staged.schema, Object.entries(mapped).map(([name, keys]) => ({ name, keys }))) };
   // --- end ge-features ---
-  return Promise.all(
+  // every table's load runs to its end, even when a sibling's fails: a child is never terminated (and its clean-up
+  // skipped) because the parent failed early; the first failure is reported once all have ended
+  const settled = await Promise.allSettled(
     stagedTables(staged, Object.keys(mapped)).map(async (name): Promise<ExtractTableResult> => {
       const keys = staged.schema[name]!;
       const tableId = `${o.bucketId}.${name}`;
@@ -79,7 +83,6 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
           {
             connection: o.connection,
             source: csv.uri,
-            // results of runs before grants have none: their load is refused as the staging area is to any input
             ...(csv.grant ? { sourceGrant: csv.grant } : {}),
             bucketId: o.bucketId,
             createBucket: true,
@@ -88,6 +91,7 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
             ...(primaryKey.length > 0 ? { primaryKey } : {}),
             incremental: o.incremental,
             polling: o.polling,
+            ...(o.outageBudgetMs !== undefined ? { outageBudgetMs: o.outageBudgetMs } : {}),
             transferTaskQueue: o.transferTaskQueue,
           },
         ],
@@ -103,4 +107,7 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
       };
     }),
   );
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<ExtractTableResult>).value);
 }

@@ -14,7 +14,6 @@ import {
   setHandler,
   workflowInfo,
   type ActivityOptions,
-  type RetryPolicy,
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchPagesResult } from '../activities/extract-activities';
@@ -35,6 +34,7 @@ import { extractAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
+import { outageBudget, outageRetry } from './options';
 import { bytesText, detailLine, RunView } from './run-view';
 import { checkCancelRequest, refuse } from './transfer-run';
 
@@ -80,23 +80,14 @@ export { MAX_RATE_LIMIT_WAITS };
 /** Failure types the extraction never retries (besides the Storage ones). */
 export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
-function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined) {
-  const retry: RetryPolicy = {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: [...EXTRACT_NON_RETRYABLE_ERROR_CODES],
-  };
+function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined, budgetMs: number) {
+  const retry = outageRetry(EXTRACT_NON_RETRYABLE_ERROR_CODES);
+  const within = (attemptMs: number) => ({ startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, retry });
   // short calls heartbeat while they run (asActivity): a dead worker's call is taken over within 10 s
-  const short: ActivityOptions = { taskQueue, startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry: { ...retry, maximumAttempts: 5 } };
+  const short: ActivityOptions = { taskQueue, ...within(2 * 60_000), heartbeatTimeout: '10 seconds' };
   // a dead worker's batch is taken over within the heartbeat timeout; the retry resumes from the last heartbeat
-  const fetch: ActivityOptions = {
-    taskQueue,
-    startToCloseTimeout: '1 hour',
-    heartbeatTimeout: o.heartbeatTimeoutMs,
-    retry: { ...retry, maximumAttempts: 10 },
-  };
-  const build: ActivityOptions = { taskQueue, startToCloseTimeout: '6 hours', heartbeatTimeout: '20 seconds', retry: { ...retry, maximumAttempts: 10 } };
+  const fetch: ActivityOptions = { taskQueue, ...within(60 * 60_000), heartbeatTimeout: o.heartbeatTimeoutMs };
+  const build: ActivityOptions = { taskQueue, ...within(6 * 60 * 60_000), heartbeatTimeout: '20 seconds' };
   return { short: prioritized(short, priority), fetch: prioritized(fetch, priority), build: prioritized(build, priority) };
 }
 
@@ -363,7 +354,8 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
   const run = async (): Promise<ExtractResult> => {
     // a run started without a fairness key shares the queue fairly by the extracted API's host (its loads too)
     const priority = runPriority(defaultFairnessKey({ operation: 'extract', input }));
-    const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority);
+    const budgetMs = outageBudget(input.options?.outageBudgetMs);
+    const { short, fetch, build } = activityOptionsFor(o, input.options?.activityTaskQueue, priority, budgetMs);
     view = await RunView.open(extractAttributes(input), {
       phase: () => phase,
       details: () => extractDetails(progressOf(cp, { phase, waitingUntil, error })),
@@ -500,21 +492,38 @@ export async function extractWorkflow(input: ExtractInput): Promise<ExtractResul
           // a cancelled run may not have reached a mapped job: its table is not replaced by an empty one
           mappedTables: cancelled ? undefined : Object.fromEntries(configMappedTables(config).map((t) => [t.name, t.columns])),
           polling: input.options?.polling,
+          outageBudgetMs: input.options?.outageBudgetMs,
           transferTaskQueue: input.options?.activityTaskQueue,
           priority,
           activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
         });
       }
-      // ge-state: the next run's state only after the tables were loaded (never on failure, cancel or load: false)
+      // the next run's state only after the tables were loaded (never on failure, cancel or load: false). The rows are
+      // committed by now: a bookkeeping step that still fails after its outage budget is a warning, never a failure
+      // (a failed run would be rerun, and an incremental rerun would load the rows again)
       let storedState: ExtractRunState | null = null;
       if (cp.runState && cp.runTimes && !cancelled && !limitReached && o.load) {
         // like the reference, the parser structure with this run's tables, so they keep their columns
         const parserState = parserStateOf(withParserStruct(cp, input).schema, validated, cp.runState.previous, cp.parentAliases);
-        storedState = nextRunState(cp.runState.previous, cp.runTimes, parserState);
-        await acts.writeRunState({ stateKey: cp.runState.stateKey, state: storedState });
+        const next = nextRunState(cp.runState.previous, cp.runTimes, parserState);
+        try {
+          await acts.writeRunState({ stateKey: cp.runState.stateKey, state: next });
+          storedState = next;
+        } catch (err) {
+          if (!(err instanceof ActivityFailure)) throw err;
+          addWarnings([`the tables are loaded, but the run state ${cp.runState.stateKey} was not stored (${failureOf(err)?.message ?? err.message}): the next run starts from the previous state again and extracts this run's window once more`]);
+        }
       }
       // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
-      const staging: ExtractResult['staging'] = loads && !o.keepStaging ? { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed } : { kept: true };
+      let staging: ExtractResult['staging'] = { kept: true };
+      if (loads && !o.keepStaging) {
+        try {
+          staging = { removed: (await acts.cleanStaging({ runKey: cp.runKey })).removed };
+        } catch (err) {
+          if (!(err instanceof ActivityFailure)) throw err;
+          addWarnings([`the tables are loaded, but the staging under ${cp.runKey} was not removed (${failureOf(err)?.message ?? err.message})`]);
+        }
+      }
       phase = cancelled ? 'cancelled' : 'done';
       view.set({ SapiRows: tables.reduce((sum, table) => sum + table.rows, 0), SapiBytes: cp.bytes });
       view.refresh();

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailur
 import type { PreparedUpload, SapiActivities } from '../activities';
 import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
-import { activityOptions, shortTransferOptions, transferOptions } from './options';
+import { activityOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
 import { DEFAULT_METADATA_PROVIDER, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
@@ -49,8 +49,10 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
   return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
-    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions, priority)), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue), priority)), describeCall(progress));
+    const budget = outageBudget(input.outageBudgetMs);
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
+    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'upload', budget), priority)), describeCall(progress));
+    const getJob = jobPoller(view, progress, priority, budget, connection);
     const onStatus = (current: JobSummary) => {
       progress.jobStatus = current.status;
       view.refresh();
@@ -88,7 +90,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           progress.phase = 'checking';
           const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
           typed = typedCreate || (target.typed ?? false);
-          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority))).inspectSource({
+          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority))).inspectSource({
             sources: input.slices ?? [input.source],
             csv: input.csv,
             columns,
@@ -111,7 +113,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             progress.jobId = definitionJob.id;
             const definedSince = Date.now();
             control.pollingFrom(definedSince);
-            await waitForJob(definitionJob, (jobId) => acts.getJob({ connection, jobId }), control.polling, onStatus, definedSince);
+            await waitForJob(definitionJob, getJob, control.polling, onStatus, definedSince);
             progress.phase = 'importing';
             job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
           } else {
@@ -135,7 +137,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket, createdTable: created.table, typed };
             await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
           }
-          return acts.getJob({ connection, jobId });
+          return getJob(jobId);
         },
         control.polling,
         onStatus,
@@ -197,6 +199,18 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   }, { attributes, totals, polling: input.polling });
 }
 
+/**
+ * `getJob` of a started job: retried through an outage for the run's budget or until the job's deadline
+ * (`progress.deadlineAt`), whichever is later, so a job running on the service is never given up for an outage.
+ */
+export function jobPoller(view: RunView, progress: TransferProgress, priority: ReturnType<typeof runPriority>, budgetMs: number, connection: string | undefined): (jobId: number) => Promise<JobSummary> {
+  return (jobId) => {
+    const untilDeadline = (progress.deadlineAt ?? 0) - Date.now();
+    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(pollOptions(budgetMs, untilDeadline), priority)), describeCall(progress));
+    return acts.getJob({ connection, jobId });
+  };
+}
+
 /** Summaries of an import's activity calls: a poll names its job and the status last seen. */
 export function describeCall(progress: { jobStatus?: string }): (name: string, input: Record<string, unknown>) => string | undefined {
   return (name, input) => (name === 'getJob' ? `job ${String(input.jobId)} ${progress.jobStatus ?? ''}`.trim() : undefined);
@@ -235,7 +249,7 @@ async function shortPath(
 ): Promise<ShortPathRun> {
   const connection = input.connection;
   const mode = input.mode ?? 'create';
-  const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue), priority)));
+  const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, outageBudget(input.outageBudgetMs)), priority)));
   progress.phase = 'checking';
   const begun = await CancellationScope.nonCancellable(() =>
     nearSources.prepareImport({

@@ -1,45 +1,67 @@
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { DEFAULT_OUTAGE_BUDGET_MS } from '../contracts/transfer';
+
+/** Start-to-close of a short Storage API call (prepare, start a job, poll, checks). */
+const SHORT_CALL_MS = 5 * 60 * 1000;
+/** Start-to-close of one attempt of an upload or a download. */
+const TRANSFER_ATTEMPT_MS = 12 * 60 * 60 * 1000;
 
 /**
- * Short Storage API calls (prepare, start a job, poll): a few minutes, bounded retries, typed non-retryables. They
- * heartbeat while they run (see `asActivity`), so a worker that dies mid-call is noticed within the heartbeat
- * timeout and another worker takes over (within ~10 s, not after the 5-minute start-to-close timeout).
+ * How a call is retried: after 1 s, doubling up to a minute between attempts, as long as its time allows (no count of
+ * attempts: an outage is waited out by time, whatever the service sends, `Retry-After` or not); never for the error
+ * codes that mean the input is wrong.
  */
-export const activityOptions: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
-};
+export function outageRetry(nonRetryable: readonly string[] = NON_RETRYABLE_ERROR_CODES): RetryPolicy {
+  return { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [...nonRetryable] };
+}
+
+/** The outage budget of a run's input (ms): a positive number, else the default (1 hour). */
+export function outageBudget(ms: number | undefined): number {
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_OUTAGE_BUDGET_MS;
+}
+
+/**
+ * Short Storage API calls (prepare, start a job, poll): a few minutes each, retried through an outage for up to the
+ * run's outage budget (`budgetMs`) after the call's own time, typed non-retryables. They heartbeat while they run
+ * (see `asActivity`), so a worker that dies mid-call is noticed within the heartbeat timeout and another worker takes
+ * over (within ~10 s, not after the 5-minute start-to-close timeout).
+ */
+export function activityOptions(budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS): ActivityOptions {
+  return {
+    startToCloseTimeout: SHORT_CALL_MS,
+    scheduleToCloseTimeout: SHORT_CALL_MS + budgetMs,
+    heartbeatTimeout: '10 seconds',
+    retry: outageRetry(),
+  };
+}
+
+/**
+ * Polls of a started job: like {@link activityOptions}, but an outage is waited out for at least `atLeastMs` (the time
+ * left to the job's deadline): a job that runs on the service is never given up for an outage of the API in front.
+ */
+export function pollOptions(budgetMs: number, atLeastMs: number): ActivityOptions {
+  return activityOptions(Math.max(budgetMs, atLeastMs));
+}
 
 /**
  * Uploads and downloads: long, heartbeating (a dead worker is noticed within the heartbeat timeout and the retry
- * resumes from the last heartbeat). Expired upload credentials are not retried here: they belong to the prepared
- * file, so the workflow prepares again. A download fetches its read credentials in every attempt, so for a download
- * (`kind: 'download'`) an expiry is retried like any transient fault and the retry resumes with fresh ones.
+ * resumes from the last heartbeat), retried through an outage for up to `budgetMs` beyond one attempt's time.
+ * Expired upload credentials are not retried here: they belong to the prepared file, so the workflow prepares again.
+ * A download fetches its read credentials in every attempt, so for a download (`kind: 'download'`) an expiry is
+ * retried like any transient fault and the retry resumes with fresh ones.
  */
-export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' = 'upload'): ActivityOptions {
+export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' = 'upload', budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS): ActivityOptions {
   return {
     taskQueue,
-    startToCloseTimeout: '12 hours',
+    startToCloseTimeout: TRANSFER_ATTEMPT_MS,
+    scheduleToCloseTimeout: TRANSFER_ATTEMPT_MS + budgetMs,
     heartbeatTimeout: '20 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 20,
-      nonRetryableErrorTypes: kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, ErrorCode.CREDENTIALS_EXPIRED] : [...NON_RETRYABLE_ERROR_CODES],
-    },
+    retry: outageRetry(kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, ErrorCode.CREDENTIALS_EXPIRED] : NON_RETRYABLE_ERROR_CODES),
   };
 }
 
 /** Short calls that must run where the sources are (checks of a local file): {@link activityOptions} on that queue. */
-export function shortTransferOptions(taskQueue?: string): ActivityOptions {
-  return { ...activityOptions, taskQueue };
+export function shortTransferOptions(taskQueue?: string, budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS): ActivityOptions {
+  return { ...activityOptions(budgetMs), taskQueue };
 }
