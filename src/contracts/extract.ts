@@ -82,8 +82,6 @@ export interface ExtractInput {
    */
   importState?: unknown;
   // --- ge-state (end) ---
-  /** Internal: the checkpoint carried over a continue-as-new. Do not set. */
-  resume?: ExtractCheckpoint;
 }
 
 /** One output table. */

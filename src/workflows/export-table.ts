@@ -8,6 +8,7 @@ import { ErrorCode } from '../contracts/error-codes';
 import { exportAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
+import { ownContinuation } from './continued';
 import { describeCall, jobPoller } from './import-table';
 
 /**
@@ -16,6 +17,7 @@ import { describeCall, jobPoller } from './import-table';
  * order, header added from the table's columns, gzip decompressed), resumable → `{path, bytes, sha256, …}`.
  */
 export async function exportTableWorkflow(input: ExportTableInput & { resume?: { job: JobSummary; pollingSince: number } }): Promise<ExportTableResult> {
+  ownContinuation(input.resume, 'exportTableWorkflow');
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId: input.tableId };
   const connection = input.connection;
   const attributes = typeof input.tableId === 'string' ? exportAttributes(input) : {};

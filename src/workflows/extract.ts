@@ -35,6 +35,7 @@ import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
 import { outageBudget, outageRetry } from './options';
+import { ownContinuation } from './continued';
 import { bytesText, detailLine, RunView } from './run-view';
 import { checkCancelRequest, refuse } from './transfer-run';
 
@@ -276,10 +277,16 @@ function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: stri
  * A non-JSON answer or a 4xx ends the workflow with a failure naming the URL, the status and the body's start; the
  * pages staged so far are kept (under `<staging>/<runKey>/`) but not loaded.
  */
-export async function extractWorkflow(input: ExtractInput): Promise<ExtractResult> {
+export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCheckpoint }): Promise<ExtractResult> {
   const info = workflowInfo();
   const { options: o, problems } = resolveExtractOptions(input.options);
-  const cp: ExtractCheckpoint = input.resume ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
+  const resumed = ownContinuation(input.resume, 'extractWorkflow');
+  // the staging a checkpoint names is always this chain's own (its workflow id and first run id)
+  const runKey = stagingRunKey(info.workflowId, info.firstExecutionRunId);
+  if (resumed !== undefined && resumed.runKey !== runKey) {
+    throw ApplicationFailure.create({ type: ErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
+  }
+  const cp: ExtractCheckpoint = resumed ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
   let phase: ExtractPhase = cp.paused ? 'paused' : 'extracting';
   let cancelReason: string | undefined;
   let waitingUntil: number | undefined;

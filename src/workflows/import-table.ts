@@ -10,6 +10,7 @@ import { ErrorCode } from '../contracts/error-codes';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
+import { ownContinuation } from './continued';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -39,6 +40,7 @@ interface ImportResume {
  * a connection the worker resolves.
  */
 export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
+  ownContinuation(input.resume, 'importTableWorkflow');
   const tableId = `${input.bucketId}.${input.table}`;
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
   const connection = input.connection;
