@@ -40,15 +40,17 @@ export const CONTROLS: readonly Control[] = [
     verb: 'cancel',
     update: 'cancel',
     types: [...TRANSFERS, ...EXTRACT],
-    description: 'cancel a run: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)',
+    description:
+      'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)',
     arg: (flags) => [flags.reason !== undefined ? { reason: flags.reason } : {}],
-    options: (command) => command.option('--reason <text>', 'why (shown in the run\'s result and progress)'),
+    options: (command) => command.option('--reason <text>', 'why (recorded with the cancellation request in the run\'s history)'),
   },
   {
     verb: 'limit',
     update: 'setLimits',
     types: EXTRACT,
-    description: 'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (refused below the pages already fetched)',
+    description:
+      'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (refused below the pages already fetched; the batch in flight ends as it was started, so the total can pass the limit by its pages)',
     arg: (flags) => {
       if (flags.maxPages === undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];
@@ -76,7 +78,7 @@ export async function sendControl(client: Client, control: Control, workflowId: 
   try {
     const described = await handle.describe();
     workflowType = described.type;
-    if (described.status.name !== 'RUNNING') throw new CliError(ErrorCode.INVALID_INPUT, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
+    if (described.status.name !== 'RUNNING') throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
     throw err;
@@ -84,6 +86,7 @@ export async function sendControl(client: Client, control: Control, workflowId: 
   if (!control.types.includes(workflowType)) {
     throw new CliError(ErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
+  if (control.verb === 'cancel') return { workflowType, state: await requestCancel(client, workflowId, workflowType, flags.reason) };
   const args = control.arg(flags);
   // one id for every attempt: the server takes an update it already has once
   const updateId = randomUUID();
@@ -101,6 +104,37 @@ export async function sendControl(client: Client, control: Control, workflowId: 
       await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
     }
   }
+}
+
+/** Phases in which an import or export is past cancelling (as its `cancel` update's validator says). */
+const TRANSFER_ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'failed', 'cancelled']);
+
+/** Why `state` can no longer be cancelled (the `cancel` update's refusals), or undefined. */
+export function cancelRefusal(workflowType: string, state: TransferProgress | ExtractProgress): string | undefined {
+  if (state.cancelling !== undefined) return `already being cancelled (${state.cancelling})`;
+  if (workflowType === 'extractWorkflow') return state.phase === 'extracting' || state.phase === 'paused' ? undefined : `cannot cancel: the extraction is ${state.phase}`;
+  return TRANSFER_ENDING.has(state.phase) ? `too late to cancel: the run is ${state.phase === 'metadata' ? 'past its Storage job' : state.phase}` : undefined;
+}
+
+/**
+ * Cancels a run as Temporal cancels any run (a cancellation request, `reason` recorded with it in the run's history),
+ * so it ends *cancelled*: first the run's `progress` is read and a run past cancelling is refused as its `cancel`
+ * update would refuse it. Answers the progress with the reason as `cancelling`.
+ */
+async function requestCancel(client: Client, workflowId: string, workflowType: string, reason: string | undefined): Promise<TransferProgress | ExtractProgress> {
+  const handle = client.workflow.getHandle(workflowId);
+  const state = await handle.query<TransferProgress | ExtractProgress>('progress');
+  const refusal = cancelRefusal(workflowType, state);
+  if (refusal !== undefined) throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${refusal}`);
+  const why = reason ?? 'sapi-temporal cancel';
+  await client.workflowService.requestCancelWorkflowExecution({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId },
+    identity: client.options.identity,
+    requestId: randomUUID(),
+    reason: why,
+  });
+  return { ...state, cancelling: why };
 }
 
 /** Attempts of an update whose workflow task was lost (see {@link lostWithItsTask}). */

@@ -109,10 +109,15 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
   const withDeadline = <T>(call: () => Promise<T>) => link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, call);
   // the step in flight (bytes of a transfer, pages of a batch) from its activity's heartbeat, added to each answer
   let live: LiveProgress | undefined;
+  let checkpointPages: number | undefined;
   const stopPolling = view
     ? pollProgress(
         () => withDeadline(() => link.client.workflow.getHandle(workflowId).query(progressQuery)),
-        (progress: RunProgress) => view?.update((last = withTotal(withLive(progress, live), request.totalBytes))),
+        (progress: RunProgress) => {
+          // the checkpoint moved on: the heartbeat seen before may belong to a batch it now counts (read it again)
+          if (progress.pages !== undefined && progress.pages !== checkpointPages) [checkpointPages, live] = [progress.pages, undefined];
+          view?.update((last = withTotal(withLive(progress, live), request.totalBytes)));
+        },
       )
     : () => undefined;
   const stopRetryPolling = view

@@ -45,6 +45,9 @@ export function withLive<P extends RunProgress & { tables?: Record<string, numbe
     return { ...progress, ...live.report, bytes: Math.max(progress.bytes ?? 0, live.report.bytes) };
   }
   if (progress.phase !== 'extracting') return progress;
+  // a heartbeat read before its batch ended, beside an answer that already counts the batch: its job run's page is
+  // not past the checkpoint's, so adding it would count the batch twice (pages 13, then 9 once the next batch began)
+  if (live.page <= (progress.page ?? 0)) return progress;
   const tables = { ...(progress.tables ?? {}) };
   for (const [table, rows] of Object.entries(live.rows)) tables[table] = (tables[table] ?? 0) + rows;
   return {

@@ -59,7 +59,11 @@ export const extractCancelUpdate = defineUpdate<ExtractProgress, [request: { rea
 export const extractProgressUpdate = defineUpdate<ExtractProgress>('progress');
 /** What `setLimits` may change. */
 export interface ExtractLimits {
-  /** Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded. */
+  /**
+   * Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded.
+   * Every call started after the update fetches no more than the limit leaves; the call in flight when it came ends as
+   * it was started (page mode: within 0.5 s), so the total can pass the limit by what that call fetched.
+   */
   maxPages: number;
 }
 /** Update: set limits of a running extraction; refused when a limit is below what is done. Answers the progress. */

@@ -86,6 +86,9 @@ export async function runTransfer<T>(
   };
   let view: RunView | undefined;
   let cancelReason: string | undefined;
+  // a cancellation request (`sapi-temporal cancel`, `temporal workflow cancel`, the UI) cancels the body as well and
+  // ends the run cancelled; the progress says so meanwhile
+  CancellationScope.current().cancelRequested.catch(() => void (progress.cancelling ??= 'cancellation requested'));
   const scope = new CancellationScope();
   const cancel = (reason: string) => {
     cancelReason = reason;

@@ -68,10 +68,10 @@ describe('control through validated updates', () => {
 
     const late = await cli('resume', workflowId);
     expect(late.code).toBe(1);
-    expect(late.stderr).toContain(`resume failed [SAPI_INVALID_INPUT] ${workflowId} is not running (completed)`);
+    expect(late.stderr).toContain(`resume failed [SAPI_CLI_UPDATE_REFUSED] ${workflowId} is not running (completed)`);
   });
 
-  it("extends the deadline of an import's Storage job, refuses one in the past, and cancels another import as cancelled", async () => {
+  it("extends the deadline of an import's Storage job, refuses one in the past, and cancels another import: it ends cancelled", async () => {
     const source = join(env.dataDir, 'u.csv');
     writeFileSync(source, 'id\n1\n2\n');
     env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 20_000, times: 1 });
@@ -103,6 +103,13 @@ describe('control through validated updates', () => {
     const cancelled = await cli('cancel', second.workflowId, '--reason', 'wrong file', '-o', 'json');
     expect(cancelled).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancelling: 'wrong file' });
-    await expect(second.result()).rejects.toMatchObject({ cause: { type: 'SAPI_CANCELLED', message: expect.stringContaining('cancelled: wrong file') } });
+    // the run ends *cancelled* (not failed), the reason recorded with the request in its history
+    await expect(second.result()).rejects.toMatchObject({ cause: { name: 'CancelledFailure' } });
+    expect((await second.describe()).status.name).toBe('CANCELLED');
+    const requested = ((await second.fetchHistory()).events ?? []).find((e) => e.workflowExecutionCancelRequestedEventAttributes);
+    expect(requested?.workflowExecutionCancelRequestedEventAttributes?.cause).toBe('wrong file');
+    const again = await cli('cancel', second.workflowId);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`cancel failed [SAPI_CLI_UPDATE_REFUSED] ${second.workflowId} is not running (cancelled)`);
   });
 });

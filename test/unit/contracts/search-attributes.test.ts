@@ -45,4 +45,12 @@ describe('search attributes and run summaries', () => {
       phase: 'extracting', bytes: 15, pages: 5, records: 50, page: 5, cursor: '6', tables: { users: 50 },
     });
   });
+
+  it('leave out a heartbeat its batch was already counted by (no progress running backwards)', () => {
+    // the batch ended at page 13 and the checkpoint counts it; the heartbeat read before still says page 13, 4 pages
+    const counted = { phase: 'extracting' as const, bytes: 130, pages: 13, records: 130, page: 13, cursor: '14' };
+    expect(withLive(counted, { kind: 'batch', page: 13, cursor: '14', pages: 4, records: 40, bytes: 40, rows: {} })).toEqual(counted);
+    // the next batch in flight is added
+    expect(withLive(counted, { kind: 'batch', page: 15, cursor: '16', pages: 2, records: 20, bytes: 20, rows: {} })).toMatchObject({ pages: 15, page: 15 });
+  });
 });
