@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker, type WorkerPlugin, type WorkflowBundle } from '@temporalio/worker';
+import { replayTracingPlugin } from './observability/tracing';
 
 /** A history to replay and the name it is reported under (its workflow id, or its file's name). */
 export interface NamedHistory {
@@ -33,17 +34,37 @@ export interface ReplayCheckOptions {
   dataConverter?: DataConverter;
   /** Plugins of the replay worker (the SDK's OpenTelemetryPlugin injects the sink its workflow interceptors call). */
   plugins?: WorkerPlugin[];
+  /**
+   * Replay as a traced worker runs (its bundle has the OpenTelemetry workflow interceptors, which add commands'
+   * headers and can order commands differently): what `SapiPlugin` bundles with tracing on. Default false. Ignored
+   * with a prebuilt `workflowBundle`.
+   */
+  tracing?: boolean;
+}
+
+/**
+ * The bundle a worker of the plugin runs: the workflow module with the plugin's workflow interceptor module (the
+ * transfer log) and, with `tracing`, the OpenTelemetry plugin's (which the replay worker then needs as a plugin too).
+ */
+export async function workerBundle(options: Pick<ReplayCheckOptions, 'workflowsPath' | 'tracing'> = {}): Promise<{ bundle: WorkflowBundle; plugins: WorkerPlugin[] }> {
+  const plugins: WorkerPlugin[] = options.tracing ? [replayTracingPlugin()] : [];
+  const bundle = await bundleWorkflowCode({ workflowsPath: options.workflowsPath ?? pluginWorkflowsPath, workflowInterceptorModules: [transferLogModule], plugins, logger: quiet });
+  return { bundle, plugins };
 }
 
 /** The plugin's workflow module (as `workflowsPath` of ./plugin, without loading the activities). */
 const pluginWorkflowsPath = require.resolve('./workflows');
+/** The plugin's workflow interceptor module (as `transferLogModule` of ./plugin, without loading the activities). */
+const transferLogModule = require.resolve('./observability/transfer-log');
 
 // webpack's bundle report is noise for a check that prints one line per history
 const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Replays every history against the workflow code, in order; one verdict each. */
 export async function replayCheck(histories: Iterable<NamedHistory> | AsyncIterable<NamedHistory>, options: ReplayCheckOptions = {}): Promise<ReplayVerdict[]> {
-  const workflowBundle = options.workflowBundle ?? (await bundleWorkflowCode({ workflowsPath: options.workflowsPath ?? pluginWorkflowsPath, logger: quiet }));
+  const built = options.workflowBundle ? undefined : await workerBundle(options);
+  const workflowBundle = options.workflowBundle ?? built!.bundle;
+  const plugins = [...(built?.plugins ?? []), ...(options.plugins ?? [])];
   // by run (a query may return several runs of one workflow id), in the order they were fed
   const seen = new Map<string, Array<Omit<ReplayVerdict, 'problem'>>>();
   async function* noted() {
@@ -55,7 +76,7 @@ export async function replayCheck(histories: Iterable<NamedHistory> | AsyncItera
     }
   }
   const verdicts: ReplayVerdict[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter: options.dataConverter, plugins: options.plugins }, noted())) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle, dataConverter: options.dataConverter, plugins }, noted())) {
     const known = seen.get(result.workflowId)?.shift() ?? { workflowId: result.workflowId, runId: result.runId, workflowType: 'unknown', events: 0 };
     verdicts.push(result.error ? { ...known, problem: `${result.error.name}: ${oneLine(result.error.message)}` } : known);
   }

@@ -198,11 +198,18 @@ async function versionedBundle(
   given: WorkerOptions['workflowBundle'] | undefined,
 ): Promise<{ bundle: { code: string }; deployment: WorkerDeploymentOptions }> {
   const bundle = given && 'code' in given ? given : await bundleWorkflowCode({ workflowsPath, plugins: [plugin] });
-  const buildId = deployment.buildId ?? defaultBuildId(bundle.code);
+  // a traced worker's bundle issues its commands in a different order around updates (see replay-check --tracing): a
+  // build id of one's own gets the switch too, so turning tracing on or off is always a new version
+  const buildId = deployment.buildId !== undefined ? tracedBuildId(deployment.buildId, plugin.tracing !== undefined) : defaultBuildId(bundle.code);
   return { bundle, deployment: { version: { deploymentName: deployment.name!, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
 }
 
-/** `<package version>+<12 hex digits of the bundle's SHA-256>`. */
+/** `SAPI_BUILD_ID` as the worker polls with it: `<id>+traced` when tracing is on. */
+export function tracedBuildId(buildId: string, tracing: boolean): string {
+  return tracing ? `${buildId}+traced` : buildId;
+}
+
+/** `<package version>+<12 hex digits of the bundle's SHA-256>` (the bundle holds the tracing interceptors when on). */
 export function defaultBuildId(bundleCode: string): string {
   return `${packageVersion()}+${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;
 }

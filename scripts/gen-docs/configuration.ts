@@ -104,7 +104,7 @@ const VARIABLES: Record<string, VariableDoc> = {
   OTEL_TRACES_EXPORTER: { group: 'Logs and metrics', readBy: 'package', default: '—', meaning: '`none`: no tracing' },
   SAPI_LOG_LEVEL: { group: 'Logs and metrics', default: 'INFO (WARN in the demo)', meaning: 'Temporal worker runtime log level: TRACE, DEBUG, INFO, WARN, ERROR' },
   SAPI_DEPLOYMENT_NAME: { group: 'Versioning', default: '(unset: unversioned)', meaning: 'Worker Deployment Versioning: the worker polls as version `<name>:<build id>`, runs stay on the version that started them, extractions move at a continue-as-new ([deploying.md](deploying.md#versioned-deploys))' },
-  SAPI_BUILD_ID: { group: 'Versioning', default: '`<package version>+<bundle hash>`', meaning: 'the build id of this worker\'s deployment version (needs `SAPI_DEPLOYMENT_NAME`)' },
+  SAPI_BUILD_ID: { group: 'Versioning', default: '`<package version>+<bundle hash>`', meaning: 'the build id of this worker\'s deployment version (needs `SAPI_DEPLOYMENT_NAME`); `+traced` is appended with tracing on' },
   SAPI_NEXUS_SERVICE: { group: 'Nexus', default: 'false', meaning: '`true`: the worker also serves the Nexus service `sapi-temporal` ([deploying.md](deploying.md#another-teams-namespace-the-nexus-service))' },
   SAPI_CLI_RECONNECT_TIMEOUT: { group: 'CLI', default: `${DEFAULT_RECONNECT_TIMEOUT_MS / 60_000}m`, meaning: 'default of `--reconnect-timeout` (`90s`, `10m`, `1h` or bare seconds)' },
   SAPI_EMULATOR_ADMIN_TOKEN: { group: 'Dev kit', default: 'generated and printed', meaning: 'the emulator\'s admin secret (`/_emulator/*` endpoints)' },

@@ -18,6 +18,7 @@ interface ReplayCheckFlags extends TemporalFlags {
   workflows?: string;
   limit: number;
   json?: boolean;
+  tracing?: 'on' | 'off';
 }
 
 /** The visibility query of the runs a deploy would take over: the plugin's workflows still running on the task queue. */
@@ -41,7 +42,15 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
     .option('--query <visibility query>', 'which runs to check (default: the plugin\'s workflows running on the task queue)')
     .option('--histories <path>', 'replay saved histories instead: a JSON file or a folder of them (`temporal workflow show --output json`)')
     .option('--workflows <module>', "the worker's workflow module, when it is your own module that re-exports the plugin's (default: the plugin's)")
-    .option('--limit <n>', 'most histories downloaded', integerParser(1), DEFAULT_REPLAY_LIMIT);
+    .option('--limit <n>', 'most histories downloaded', integerParser(1), DEFAULT_REPLAY_LIMIT)
+    .option(
+      '--tracing <on|off>',
+      "replay as a worker with tracing on or off runs (its bundle differs); default: as this environment's worker would (on when SAPI_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set)",
+      (value: string) => {
+        if (value !== 'on' && value !== 'off') throw new CliError(ErrorCode.INVALID_INPUT, `--tracing takes on or off, got ${JSON.stringify(value)}`);
+        return value;
+      },
+    );
   addOutputOptions(command, 'an array of {workflowId, runId, workflowType, events, problem?} on stdout; when any fails, the error object with it as `verdicts`')
     .action(async (flags: ReplayCheckFlags) => runReplayCheck(context, flags));
 }
@@ -51,7 +60,9 @@ async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Pro
   const { codecDataConverter } = await import('../codec');
   quietRuntime(await import('@temporalio/worker'));
   const settings = cliSettings(context.env, flags);
-  const options = { workflowsPath: flags.workflows, dataConverter: codecDataConverter(settings.codecKeys) };
+  const { tracingFromEnv } = await import('../observability/tracing');
+  const tracing = flags.tracing !== undefined ? flags.tracing === 'on' : tracingFromEnv(context.env) !== undefined;
+  const options = { workflowsPath: flags.workflows, dataConverter: codecDataConverter(settings.codecKeys), tracing };
   let source: string;
   let verdicts;
   if (flags.histories !== undefined) {
@@ -75,7 +86,7 @@ async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Pro
     if (failed.length === 0) process.stdout.write(`${JSON.stringify(verdicts)}\n`);
   } else {
     for (const v of verdicts) process.stdout.write(`${v.problem ? 'FAIL' : 'ok  '}  ${v.workflowId}  ${v.workflowType}  ${v.events} events${v.problem ? `\n      ${v.problem}` : ''}\n`);
-    process.stdout.write(`${verdicts.length - failed.length} of ${verdicts.length} replayed (${source})\n`);
+    process.stdout.write(`${verdicts.length - failed.length} of ${verdicts.length} replayed (${source}; tracing ${tracing ? 'on' : 'off'})\n`);
   }
   if (failed.length > 0) {
     const message = `${failed.length} of ${verdicts.length} histories do not replay on this version: ${failed.map((v) => v.workflowId).join(', ')}`;

@@ -149,6 +149,18 @@ export function startTracing(options: TracingOptions, defaultServiceName: string
   };
 }
 
+/**
+ * The SDK's `OpenTelemetryPlugin` for a replay worker: what a traced worker bundles (its workflow interceptor module)
+ * and the sink those interceptors call, with spans kept in memory and dropped (a replay records nothing). Starts
+ * nothing global. Throws, naming the packages to install, when the OpenTelemetry packages are missing.
+ */
+export function replayTracingPlugin(): TemporalOtel.OpenTelemetryPlugin {
+  const { Resource } = load<typeof OtelResources>('@opentelemetry/resources');
+  const { InMemorySpanExporter, SimpleSpanProcessor } = load<typeof OtelTraceBase>('@opentelemetry/sdk-trace-base');
+  const { OpenTelemetryPlugin } = load<typeof TemporalOtel>('@temporalio/interceptors-opentelemetry');
+  return new OpenTelemetryPlugin({ resource: Resource.empty(), spanProcessor: new SimpleSpanProcessor(new InMemorySpanExporter()) });
+}
+
 function quietPollingOf(current: Started): WorkflowClientInterceptor {
   const { api, suppress } = current;
   const quiet = <T>(next: () => Promise<T>): Promise<T> => api.context.with(suppress(api.context.active()), next);

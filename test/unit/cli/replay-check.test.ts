@@ -16,7 +16,7 @@ describe('sapi-temporal replay-check --histories', () => {
     const { code, stdout, stderr } = await runCli(['replay-check', '--histories', SAVED_HISTORIES_DIR]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     for (const name of names) expect(stdout).toMatch(new RegExp(`^ok +${name} +\\w+Workflow +\\d+ events$`, 'm'));
-    expect(stdout).toContain(`${names.length} of ${names.length} replayed (${SAVED_HISTORIES_DIR})`);
+    expect(stdout).toContain(`${names.length} of ${names.length} replayed (${SAVED_HISTORIES_DIR}; tracing off)`);
   });
 
   it('names the history a diverging version would fail, with the non-determinism, and exits 1 (-o json lists each verdict)', async () => {

@@ -3,6 +3,7 @@ import { cleanAttributes, dropWorkflowInfo, tracesUrlOf, tracingFromEnv } from '
 import { pathWithoutQuery, urlAttributes, withSpan } from '../../../src/observability/spans';
 import { storageRequestAttributes, storageResponseAttributes, storageSpanName } from '../../../src/storage-api/trace';
 import { loadSettings } from '../../../src/config';
+import { tracedBuildId } from '../../../src/worker';
 
 describe('tracing settings', () => {
   it('are off without a collector, and read SAPI_OTEL_ENDPOINT before the standard OTEL_EXPORTER_OTLP_* variables', () => {
@@ -81,5 +82,12 @@ describe('withSpan while tracing is off', () => {
     const attributes = jest.fn(() => ({}));
     await expect(withSpan('x', attributes, async () => 7)).resolves.toBe(7);
     expect(attributes).not.toHaveBeenCalled();
+  });
+});
+
+describe('the build id of a traced worker', () => {
+  it('carries the tracing switch even when SAPI_BUILD_ID names it (a traced bundle is another version)', () => {
+    expect(tracedBuildId('2026-11-27.1', false)).toBe('2026-11-27.1');
+    expect(tracedBuildId('2026-11-27.1', true)).toBe('2026-11-27.1+traced');
   });
 });

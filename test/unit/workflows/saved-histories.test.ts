@@ -3,10 +3,8 @@
  * against the current workflow code: a change that would break workflows already running fails here.
  */
 import { resolve } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, type WorkflowBundle } from '@temporalio/worker';
-import { Resource } from '@opentelemetry/resources';
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { workerBundle } from '../../../src/replay-check';
 import { loadSavedHistories, replayFailures } from '../../harness/replay';
 
 jest.setTimeout(180_000);
@@ -30,23 +28,24 @@ describe('saved workflow histories', () => {
     for (const { history } of histories) expect(history.events?.length).toBeGreaterThan(10);
   });
 
-  it('replay against the current workflow code without non-determinism', async () => {
-    const bundle: WorkflowBundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, '../../../src/workflows'), logger: quiet });
-    expect(await replayFailures({ workflowBundle: bundle }, histories)).toEqual([]);
+  it('replay against the bundle a worker runs (the plugin\'s workflow interceptor module included) without non-determinism', async () => {
+    const { bundle, plugins } = await workerBundle();
+    expect(bundle.code).toContain('transfer-log');
+    expect(await replayFailures({ workflowBundle: bundle, plugins }, histories)).toEqual([]);
   });
 
-  it('replay with the OpenTelemetry workflow interceptors, all but a run whose update completed beside its next command (why toggling tracing is a new deployment version)', async () => {
+  it('replay against a traced worker\'s bundle, all but the runs whose update completed beside its next command (why toggling tracing is a new deployment version)', async () => {
     // what a traced worker bundles (SapiPlugin with tracing: the SDK's OpenTelemetryPlugin's workflow module). The
     // interceptors add a trace header and a span to every command; their extra awaits can move a command behind an
     // update's completion within a workflow task, so a run started without tracing may not replay with it (and the
-    // other way round): docs/operating.md#traces says to turn tracing on or off as a new deployment version.
-    const otelModule = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
-    const bundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, '../../../src/workflows'), workflowInterceptorModules: [otelModule], logger: quiet });
+    // other way round): docs/operating.md#traces says to turn tracing on or off as a new deployment version, and
+    // replay-check replays as the worker's tracing switch says
+    const { bundle, plugins } = await workerBundle({ tracing: true });
     expect(bundle.code).toContain('OpenTelemetryInboundInterceptor');
-    const plugin = new OpenTelemetryPlugin({ resource: Resource.empty(), spanProcessor: new SimpleSpanProcessor(new InMemorySpanExporter()) });
-    const failures = await replayFailures({ workflowBundle: bundle, plugins: [plugin] }, histories);
-    expect(failures.map((f) => f.split(':')[0])).toEqual(['extract-updates-limit']);
-    expect(failures[0]).toMatch(/Nondeterminism error: UpsertWorkflowSearchAttributesMachine does not handle HistoryEvent\(id: \d+, WorkflowExecutionUpdateCompleted\)/);
+    const failures = await replayFailures({ workflowBundle: bundle, plugins }, histories);
+    // both extractions were started paused by a pause update sent with the start
+    expect(failures.map((f) => f.split(':')[0])).toEqual(['extract-run-view-paused', 'extract-updates-limit']);
+    for (const failure of failures) expect(failure).toMatch(/Nondeterminism error: UpsertWorkflowSearchAttributesMachine does not handle HistoryEvent\(id: \d+, WorkflowExecutionUpdateCompleted\)/);
   }, 300_000);
 
   it('fail to replay against workflow code that issues different commands (the check can fail)', async () => {
