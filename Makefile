@@ -10,7 +10,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-integration test-chaos test-matrix test-fuzz dev demo worker emulator bench clean
+.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-integration test-chaos test-matrix test-outages test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -89,6 +89,11 @@ test-matrix: install
 	rm -rf .data/fault-matrix
 	status=0; SAPI_FAULT_MATRIX=full $(JEST) --selectProjects chaos --maxWorkers=$${MATRIX_WORKERS:-2} test/chaos/matrix || status=$$?; \
 	node -r ./scripts/ts-register.js test/harness/matrix/print-summary.ts --na; exit $$status
+
+## test-outages: a Storage API outage longer than any count of retries (SAPI_LONG_OUTAGE_MINUTES, default 6; 30–60 for
+## the real thing) met by four runs in four phases side by side (test/chaos/long-outage.test.ts; skipped in `make test`)
+test-outages: install
+	SAPI_LONG_OUTAGE_MINUTES=$${SAPI_LONG_OUTAGE_MINUTES:-6} $(JEST) --selectProjects chaos --testPathPatterns test/chaos/long-outage
 
 ## test-fuzz: the emulator's fuzz tier with a long budget (SAPI_FUZZ_SECONDS, default 300; SAPI_FUZZ_SEED replays a run);
 ## `make test` runs it with 20 s as part of the integration tier
