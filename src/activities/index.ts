@@ -14,6 +14,7 @@ import { setTableMetadata } from './set-table-metadata';
 import { checkDestination, downloadFile, getFileDetails } from './download-file';
 import { createExtractActivities } from './extract-activities';
 import { registeredSearchAttributes } from './search-attributes';
+import { awaitJob } from './await-job';
 
 /**
  * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     setTableMetadata: setTableMetadata(deps),
     loadTableAsync: loadTableAsync(deps),
     getJob: getJob(deps),
+    awaitJob: awaitJob(deps),
     exportTableAsync: exportTableAsync(deps),
     getFileDetails: getFileDetails(deps),
     checkDestination: checkDestination(deps),

@@ -26,6 +26,12 @@ export interface PollingOptions {
   elapsedFraction?: number;
   /** Give up when the job has not finished this long after it started (ms). Default 6 h. */
   deadlineMs?: number;
+  /**
+   * After the job has been waited for this long (ms), the polling moves into one heartbeating activity that polls on
+   * the same schedule until the job ends (a few history events per hour instead of about ten per poll). Default
+   * 120 000; `-1` keeps every poll in the workflow.
+   */
+  inActivityAfterMs?: number;
 }
 
 /** The Storage job as the workflows see it: the fields they act on, nothing secret. */

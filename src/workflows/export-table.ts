@@ -27,7 +27,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     const budget = outageBudget(input.outageBudgetMs);
     const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
     const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download', budget), priority)));
-    const getJob = jobPoller(view, progress, priority, budget, connection);
+    const { getJob, awaitJob } = jobPoller(view, progress, priority, budget, connection);
     if (!input.tableId || !input.destination) {
       throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
     }
@@ -67,6 +67,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
         view.refresh();
       },
       pollingSince,
+      awaitJob,
     );
     delete progress.deadlineAt;
     const fileId = done.results?.fileId;

@@ -1,8 +1,8 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
-import { DEFAULT_JOB_DEADLINE_MS, waitForJob } from './polling';
+import { DEFAULT_JOB_DEADLINE_MS, waitForJob, type AwaitJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
-import { activityOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
+import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
 import { DEFAULT_METADATA_PROVIDER, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
@@ -54,7 +54,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     const budget = outageBudget(input.outageBudgetMs);
     const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
     const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'upload', budget), priority)), describeCall(progress));
-    const getJob = jobPoller(view, progress, priority, budget, connection);
+    const { getJob, awaitJob } = jobPoller(view, progress, priority, budget, connection);
     const onStatus = (current: JobSummary) => {
       progress.jobStatus = current.status;
       view.refresh();
@@ -115,7 +115,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             progress.jobId = definitionJob.id;
             const definedSince = Date.now();
             control.pollingFrom(definedSince);
-            await waitForJob(definitionJob, getJob, control.polling, onStatus, definedSince);
+            await waitForJob(definitionJob, getJob, control.polling, onStatus, definedSince, awaitJob);
             progress.phase = 'importing';
             job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
           } else {
@@ -144,6 +144,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         control.polling,
         onStatus,
         pollingSince,
+        awaitJob,
       );
       delete progress.deadlineAt;
       loaded = true;
@@ -202,14 +203,22 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
 }
 
 /**
- * `getJob` of a started job: retried through an outage for the run's budget or until the job's deadline
- * (`progress.deadlineAt`), whichever is later, so a job running on the service is never given up for an outage.
+ * How a started job is polled: `getJob` (one poll) and `awaitJob` (the polls of a long job in one activity), each
+ * retried through an outage for the run's budget or until the job's deadline (`progress.deadlineAt`), whichever is
+ * later, so a job running on the service is never given up for an outage.
  */
-export function jobPoller(view: RunView, progress: TransferProgress, priority: ReturnType<typeof runPriority>, budgetMs: number, connection: string | undefined): (jobId: number) => Promise<JobSummary> {
-  return (jobId) => {
-    const untilDeadline = (progress.deadlineAt ?? 0) - Date.now();
-    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(pollOptions(budgetMs, untilDeadline), priority)), describeCall(progress));
-    return acts.getJob({ connection, jobId });
+export function jobPoller(
+  view: RunView,
+  progress: TransferProgress,
+  priority: ReturnType<typeof runPriority>,
+  budgetMs: number,
+  connection: string | undefined,
+): { getJob: (jobId: number) => Promise<JobSummary>; awaitJob: AwaitJob } {
+  const untilDeadline = () => (progress.deadlineAt ?? 0) - Date.now();
+  const acts = (options: ActivityOptions) => view.activities(proxyActivities<SapiActivities>(prioritized(options, priority)), describeCall(progress));
+  return {
+    getJob: (jobId) => acts(pollOptions(budgetMs, untilDeadline())).getJob({ connection, jobId }),
+    awaitJob: (request) => acts(awaitJobOptions(budgetMs, request.deadlineAt - Date.now())).awaitJob({ connection, ...request }),
   };
 }
 

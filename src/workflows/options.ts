@@ -45,6 +45,16 @@ export function pollOptions(budgetMs: number, atLeastMs: number): ActivityOption
 }
 
 /**
+ * The activity that polls a long job until it ends or `deadlineAt` (ms since epoch, workflow time): its one attempt may
+ * last until the deadline; it heartbeats after every poll (at most `maxMs`, 20 s by default, apart), so a cancel or a
+ * dead worker is noticed within a minute; an outage is waited out for the run's budget beyond that.
+ */
+export function awaitJobOptions(budgetMs: number, untilDeadlineMs: number): ActivityOptions {
+  const attemptMs = Math.max(0, untilDeadlineMs) + SHORT_CALL_MS;
+  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: '1 minute', retry: outageRetry() };
+}
+
+/**
  * Uploads and downloads: long, heartbeating (a dead worker is noticed within the heartbeat timeout and the retry
  * resumes from the last heartbeat), retried through an outage for up to `budgetMs` beyond one attempt's time.
  * Expired upload credentials are not retried here: they belong to the prepared file, so the workflow prepares again.

@@ -1,10 +1,16 @@
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { JobSummary, PollingOptions } from '../contracts/transfer';
-import { nextPollDelay } from '../contracts/poll-schedule';
+import { nextPollDelay, type PollSchedule } from '../contracts/poll-schedule';
 import { describeJobFailure, ErrorCode } from '../contracts/error-codes';
 
 /** Default deadline for a Storage job (ms): 6 hours. */
 export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
+
+/** After how long (ms) the polling of a job moves into one heartbeating activity (`PollingOptions.inActivityAfterMs`). */
+export const DEFAULT_IN_ACTIVITY_AFTER_MS = 2 * 60 * 1000;
+
+/** Polls a job inside one activity until it ends or `deadlineAt` (see the `awaitJob` activity). */
+export type AwaitJob = (request: { jobId: number; attempt: number; startedAt: number; deadlineAt: number; schedule: Partial<PollSchedule> }) => Promise<JobSummary>;
 
 /**
  * Polls a job with durable timers until it ends. Waits grow 1 s ×2 up to 20 s by default, and never exceed 25 % of
@@ -12,7 +18,9 @@ export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
  * workflow with a non-retryable `SAPI_JOB_DEADLINE` failure. A job in `error` (also right in the first answer)
  * ends it with a non-retryable `SAPI_JOB_FAILED` carrying the job's message, code and exceptionId.
  * `startedAt` (workflow time, ms) is when the wait began: a run continued-as-new passes the first run's, so the
- * deadline and the 25 % bound count from there, not from the new run.
+ * deadline and the 25 % bound count from there, not from the new run. With `awaitJob`, a job still running after
+ * `inActivityAfterMs` is polled on the same schedule inside one heartbeating activity, which answers when the job ends
+ * or the deadline comes (an `extendDeadline` meanwhile: the next call waits for the new one).
  */
 export async function waitForJob(
   first: JobSummary,
@@ -20,7 +28,9 @@ export async function waitForJob(
   options: PollingOptions = {},
   onStatus: (job: JobSummary) => void = () => undefined,
   startedAt: number = Date.now(),
+  awaitJob?: AwaitJob,
 ): Promise<JobSummary> {
+  const inActivityAfter = options.inActivityAfterMs ?? DEFAULT_IN_ACTIVITY_AFTER_MS;
   // read again each turn: the `extendDeadline` update moves it while the job is polled
   const deadline = () => startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
   const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs, elapsedFraction: options.elapsedFraction };
@@ -41,6 +51,10 @@ export async function waitForJob(
         ErrorCode.JOB_DEADLINE,
         { jobId: job.id, status: job.status },
       );
+    }
+    if (awaitJob && inActivityAfter >= 0 && now - startedAt >= inActivityAfter) {
+      job = await awaitJob({ jobId: job.id, attempt, startedAt, deadlineAt, schedule });
+      continue;
     }
     await sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - startedAt, deadlineAtMs: deadlineAt, schedule })));
     job = await getJob(job.id);

@@ -143,6 +143,10 @@ describe('workflow histories replay deterministically', () => {
     await started('importTableWorkflow', 'import-short-path', importInput({ source: file('sp.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-short', createBucket: true, table: 'small' }));
     await started('importTableWorkflow', 'import-short-path-failed-cleanup', importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }));
 
+    // a long job polled in one heartbeating activity (awaitJob) once waited for longer than inActivityAfterMs
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    await started('importTableWorkflow', 'import-awaited-job', importInput({ source: file('aw.csv', 'id\n1\n'), bucketId: 'in.c-replay-short', table: 'awaited', polling: { ...polling, inActivityAfterMs: 500 } }));
+
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
     expect(statuses).toEqual({
@@ -170,6 +174,7 @@ describe('workflow histories replay deterministically', () => {
       'extract-cancel-request': 'CANCELLED',
       'import-short-path': 'COMPLETED',
       'import-short-path-failed-cleanup': 'FAILED',
+      'import-awaited-job': 'COMPLETED',
     });
     expect((await env.emulator.readTable('in.c-replay-cancel.large_items')).rows.length).toBeGreaterThan(0);
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
@@ -180,6 +185,7 @@ describe('workflow histories replay deterministically', () => {
     const types = async (name: string) => historyShape((await handles[name]!.fetchHistory()).events ?? []).activityTypes;
     expect(await types('import-short-path')).toEqual(['prepareImport', 'uploadAndStartJob']);
     expect(await types('import-short-path-failed-cleanup')).toEqual(['prepareImport', 'uploadAndStartJob', 'cleanUpImport']);
+    expect(await types('import-awaited-job')).toContain('awaitJob');
     expect(await bucketExists(env.emulator, 'in.c-replay-short-cleanup')).toBe(false);
 
     const histories = await fetchHistories(handles);

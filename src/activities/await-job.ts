@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import type { JobSummary } from '../contracts/transfer';
+import { nextPollDelay, type PollSchedule } from '../contracts/poll-schedule';
+import type { ActivityDeps } from './deps';
+import { asActivity, heartbeat } from './context';
+import { summarizeJob } from './job-summary';
+
+/** Input of {@link awaitJob}. */
+export interface AwaitJobInput {
+  connection?: string;
+  jobId: number;
+  /** When the wait for the job began (ms since epoch): the poll schedule's 25 % bound counts from there. */
+  startedAt: number;
+  /** Return the job as it is at this time (ms since epoch), ended or not: the workflow decides about the deadline. */
+  deadlineAt: number;
+  /** The workflow's poll count so far: the schedule carries on from it. */
+  attempt: number;
+  schedule?: Partial<PollSchedule>;
+}
+
+/**
+ * Polls a long job inside one activity, on the workflow's schedule (every `maxMs` at most, and within 25 % of the time
+ * waited), heartbeating its status after each poll, until the job ends or `deadlineAt` comes; answers the job as
+ * last seen. A job that runs for hours costs a few history events instead of about ten per poll. A cancel reaches it
+ * through its heartbeat and ends it within one poll interval; a worker that dies is noticed within the heartbeat
+ * timeout and the retry starts polling again (polls read, never change, so a retry is harmless).
+ */
+export function awaitJob(deps: ActivityDeps) {
+  return (input: AwaitJobInput): Promise<JobSummary> =>
+    asActivity(async () => {
+      const context = Context.current();
+      const storage = deps.storage(input.connection);
+      for (let attempt = input.attempt; ; attempt++) {
+        const job = summarizeJob(await storage.getJob({ jobId: input.jobId }));
+        heartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
+        const now = Date.now();
+        if ((job.status !== 'waiting' && job.status !== 'processing') || now >= input.deadlineAt) return job;
+        await context.sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - input.startedAt, deadlineAtMs: input.deadlineAt, schedule: input.schedule })));
+      }
+    });
+}
