@@ -219,6 +219,29 @@ describe('the sapi-temporal CLI', () => {
     expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_CLI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
   });
 
+  it('runs each action of a schedule under an id of its own: triggered twice after a run completed, it loads twice', async () => {
+    expect((await cli(onQueue('import', csvFile('sched-twice-first.csv', 'id\n0\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched_twice'))).code).toBe(0);
+    const id = `twice-${Date.now()}`;
+    const file = csvFile('sched-twice.csv', 'id\n1\n');
+    expect((await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched_twice', '--mode', 'load', '--incremental', '--cron', '0 3 1 1 *'))).code).toBe(0);
+    const handle = env.client.schedule.getHandle(id);
+    const actions = async () => (await handle.describe()).info.recentActions.map((a) => a.action.workflow.workflowId);
+    const ranOnce = async (count: number) => {
+      await eventually(async () => (await actions()).length === count, 30_000, `the schedule did not start run ${count}`);
+      const workflowId = (await actions())[count - 1]!;
+      return (await env.client.workflow.getHandle(workflowId).result()) as { importedRowsCount: number };
+    };
+    expect((await cli(['schedule', 'trigger', id])).code).toBe(0);
+    expect(await ranOnce(1)).toMatchObject({ importedRowsCount: 1 });
+    expect((await cli(['schedule', 'trigger', id])).code).toBe(0);
+    expect(await ranOnce(2)).toMatchObject({ importedRowsCount: 1 });
+    const ids = await actions();
+    expect(new Set(ids).size).toBe(2);
+    for (const workflowId of ids) expect(workflowId).toMatch(new RegExp(`^${id}-`));
+    expect((await env.emulator.readTable('in.c-cli.sched_twice')).rows).toEqual([['0'], ['1'], ['1']]);
+    expect((await cli(['schedule', 'delete', id])).code).toBe(0);
+  });
+
   it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {
     expect((await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code).toBe(0);
     env.emulator.faults.slowJob({ operationName: 'tableImport', ms: 8_000, times: 4 });
