@@ -194,10 +194,10 @@ type ImportClient = Pick<StorageClient, 'listJobs' | 'createTableAsync' | 'loadT
  */
 export async function startImportOnce(client: ImportClient, input: StartImportOnceInput): Promise<StartOnceResult> {
   const since = defaultSince(input);
-  const lookup = (): Promise<Job | undefined> =>
+  const lookup = (postedAt?: number): Promise<Job | undefined> =>
     input.operation === 'create'
-      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since, signal: input.signal })
-      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since, signal: input.signal });
+      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since: after(since, postedAt), signal: input.signal })
+      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since: after(since, postedAt), signal: input.signal });
   const post = (): Promise<Job> =>
     input.operation === 'create'
       ? client.createTableAsync({ ...input.create, signal: input.signal })
@@ -232,7 +232,7 @@ export async function startExportOnce(client: ExportClient, input: StartExportOn
   const since = defaultSince(input);
   const { tableId, runId, ...params } = input.export;
   return startOnce({
-    lookup: () => findJobForExport({ client, tableId, runId, params, since, signal: input.signal }),
+    lookup: (postedAt) => findJobForExport({ client, tableId, runId, params, since: after(since, postedAt), signal: input.signal }),
     post: () => client.exportTableAsync({ ...input.export, signal: input.signal }),
     beforeRepost: async () => undefined,
     options: input,
@@ -279,7 +279,7 @@ export async function startTableDefinitionOnce(client: DefinitionClient, input: 
   const { bucketId, name, runId } = input.definition;
   const tableId = `${bucketId}.${name}`;
   return startOnce({
-    lookup: () => findJobForTableDefinition({ client, bucketId, name, runId, since, signal: input.signal }),
+    lookup: (postedAt) => findJobForTableDefinition({ client, bucketId, name, runId, since: after(since, postedAt), signal: input.signal }),
     post: () => client.createTableDefinitionAsync({ ...input.definition, signal: input.signal }),
     beforeRepost: async (original) => {
       if (await tableExists(client, tableId, input.signal)) {
@@ -297,7 +297,11 @@ export async function startTableDefinitionOnce(client: DefinitionClient, input: 
 }
 
 async function startOnce(args: {
-  lookup: () => Promise<Job | undefined>;
+  /**
+   * Looks for the job; `postedAt`: after an ambiguous POST sent at that instant, whose job (if any) was created after
+   * it (less {@link CLOCK_SKEW_MS}), so the walk back stops there rather than at the operation's start.
+   */
+  lookup: (postedAt?: number) => Promise<Job | undefined>;
   post: () => Promise<Job>;
   beforeRepost: (original: SapiError) => Promise<void>;
   options: OnceOptions;
@@ -312,13 +316,16 @@ async function startOnce(args: {
   for (let round = 0; round < 2; round++) {
     if (round === 1 && lastError) await beforeRepost(lastError);
     posts++;
+    const postedAt = Date.now();
     try {
       return { job: await post(), via: 'posted', posts };
     } catch (err) {
       if (!(err instanceof SapiError) || !err.mayHaveReachedService) throw err;
       lastError = err;
     }
-    const found = await lookAgain(lookup, options.reconcileDelaysMs, options.signal);
+    // the job of a lost answer was created after the POST was sent: a long upload or outage before it does not
+    // lengthen the walk back (an earlier attempt's job was looked for before posting, with lookupFirst)
+    const found = await lookAgain(() => lookup(postedAt), options.reconcileDelaysMs, options.signal);
     if (found) return { job: found, via: 'found', posts };
   }
   // Two ambiguous failures and no job: give up with the last (retryable) error; the activity retries with lookupFirst.
@@ -352,6 +359,14 @@ export async function findFilesOfRun(
     return files.length > 0 ? files : undefined;
   };
   return (await lookAgain(lookup, options.delaysMs ?? [0], options.signal)) ?? [];
+}
+
+/** The later of `since` and `postedAt` (`since` when no POST was sent). */
+function after(since: Date | string | number | undefined, postedAt: number | undefined): Date | string | number | undefined {
+  if (postedAt === undefined) return since;
+  if (since === undefined) return postedAt;
+  const sinceMs = since instanceof Date ? since.getTime() : typeof since === 'number' ? since : Date.parse(since);
+  return Number.isNaN(sinceMs) || sinceMs < postedAt ? postedAt : since;
 }
 
 /** Without `since`: a first attempt only reconciles its own POSTs (now); a retry looks back the default window. */

@@ -158,6 +158,22 @@ describe('reconciling async POSTs', () => {
       expect(server.count('GET', '/v2/storage/jobs')).toBe(2);
     });
 
+    it('after a lost POST walks back to the POST, not to an operation start long before it (a long upload)', async () => {
+      const others = [
+        ...Array.from({ length: 150 }, (_, i) => importJob(5_000 - i, 1_000 + i, 'in.c-a.other', 'tableImport', 1_000)),
+        ...Array.from({ length: 1_000 }, (_, i) => importJob(4_000 - i, 2_000 + i, 'in.c-a.other', 'tableImport', 30 * 60_000)),
+      ];
+      server.on('GET', '/v2/storage/jobs', (req, res) => {
+        const q = new URL(req.url, 'http://x').searchParams;
+        const offset = Number(q.get('offset') ?? 0);
+        json(200, others.slice(offset, offset + Number(q.get('limit') ?? 100)))(req, res);
+      });
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', reset, json(202, importJob(13, 7, 'in.c-a.t')));
+      const r = await startImportOnce(client, { operation: 'load', load, since: now.getTime() - 3_600_000, reconcileDelaysMs: [0] });
+      expect(r).toMatchObject({ via: 'posted', posts: 2, job: { id: 13 } });
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(2); // the 150 jobs since the POST, then the first older one
+    });
+
     it('gives up after two ambiguous failures with a retryable error', async () => {
       server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', json(500, { error: 'boom' }));
       server.on('GET', '/v2/storage/jobs', json(200, []));
