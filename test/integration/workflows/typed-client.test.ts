@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { executeExport, executeImport, startImport } from '../../../src/client';
+import { executeExport, executeImport, startExport, startImport } from '../../../src/client';
 import type { TransferProgress } from '../../../src/contracts/transfer';
 import { eventually } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
@@ -85,6 +85,13 @@ describe('typed client helpers', () => {
     expect(await rerun.result()).toMatchObject({ importedRowsCount: 2 });
     expect(loads() - before).toBe(2);
     expect((await runs()).sort()).toEqual([again.firstExecutionRunId, rerun.firstExecutionRunId].sort());
+
+    // an export under the import's id is refused, starting nothing
+    await expect(startExport(env.client, { tableId, destination: join(env.dataDir, 'never.csv') }, options)).rejects.toMatchObject({
+      code: 'SAPI_INVALID_INPUT',
+      message: `workflow ${options.workflowId} ran (completed), but it is a importTableWorkflow, not a exportTableWorkflow: choose another workflow id`,
+    });
+    expect((await runs()).length).toBe(2);
   });
 
   it('a start under the id of a failed import runs it again without rerun', async () => {
