@@ -263,7 +263,11 @@ export function addWorkflowOptions(command: Command): Command {
     "the server's, 3",
   )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
-    .option('-w, --workflow-id <id>', 'workflow id; a run with this id still running is attached to (followed, nothing started twice) instead of failing (default: <verb>-<table>-<unique suffix>)')
+    .option(
+      '-w, --workflow-id <id>',
+      'workflow id; a run with this id still running is attached to (followed, nothing started twice) instead of failing; when the last run with this id completed, nothing runs again: the command says "already done" and prints its result (default: <verb>-<table>-<unique suffix>)',
+    )
+    .option('--rerun', 'run again even when the last run with this --workflow-id completed (default: a completed run is not run again)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
     .option('--detach', 'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`')
     .option('--cancel-on-interrupt', 'Ctrl-C cancels the workflow and waits for it to end (default: Ctrl-C stops waiting, the workflow runs on)')
@@ -276,6 +280,8 @@ export interface WorkflowFlags extends TemporalFlags, PriorityFlags {
   reconnectTimeout?: number;
   connection?: string;
   workflowId?: string;
+  /** `--rerun`: run again under a `--workflow-id` whose last run completed. */
+  rerun?: boolean;
   transferTaskQueue?: string;
   json?: boolean;
   detach?: boolean;
@@ -292,7 +298,7 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
   detach: boolean;
   onInterrupt: 'detach' | 'cancel';
   checkWorkers: boolean;
-  attach: boolean;
+  rerun: boolean;
   priority?: Priority;
 } {
   return {
@@ -302,8 +308,7 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
     detach: flags.detach ?? false,
     onInterrupt: flags.cancelOnInterrupt ? 'cancel' : 'detach',
     checkWorkers: flags.workerCheck !== false,
-    // an id of the user's own may be a run already going (a re-run after a lost connection): attach to it
-    attach: flags.workflowId !== undefined,
+    rerun: flags.rerun ?? false,
     priority: priorityOf(flags),
   };
 }

@@ -1,6 +1,6 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
-import { isGrpcServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, type Client } from '@temporalio/client';
 import { ErrorCode } from '../contracts/error-codes';
 import { CliError } from './failure';
 import { randomUUID } from 'node:crypto';
@@ -8,11 +8,12 @@ import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
-import { START_TOKEN_MEMO } from '../client';
+import { startOrAttach } from '../client';
+import { SapiInvalidInputError } from '../errors';
 import type { Priority } from '@temporalio/common';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
-import { isTemporalUnreachable, type RetryWhileUnreachableOptions } from './reconnect';
+import { type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
 
@@ -37,10 +38,11 @@ export interface TransferRun<W extends WorkflowName = WorkflowName> {
   /** First Ctrl-C while following: `detach` (default) stops waiting, `cancel` (`--cancel-on-interrupt`) cancels the workflow. */
   onInterrupt?: 'detach' | 'cancel';
   /**
-   * A run with `workflowId` still running is followed instead of failing (`--workflow-id` given): nothing is started
-   * twice; the start itself uses `USE_EXISTING`, so two commands racing to start it get one workflow. Default false.
+   * Run again when the last run under `workflowId` completed (`--rerun`). Default false: such a command runs nothing,
+   * says the run is already done and prints its result. A run still going under the id is always followed instead of
+   * starting a second one (two commands racing to start it get one workflow).
    */
-  attach?: boolean;
+  rerun?: boolean;
   /** Priority and fairness of the run (inherited by its activities and child workflows); the server's default when absent. */
   priority?: Priority;
   /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
@@ -73,7 +75,9 @@ export async function runTransfer<W extends WorkflowName>(run: TransferRun<W>): 
     const started = await startWorkflow(link, run);
     firstExecutionRunId = started.runId;
     process.stderr.write(
-      `${run.verb}: ${started.attached ? 'attached to running' : 'started'} workflow ${run.workflowId} (run ${firstExecutionRunId}); to re-attach: ${reattachHint(run.workflowId)}\n`,
+      started.alreadyDone
+        ? `${run.verb}: already done: workflow ${run.workflowId} (run ${firstExecutionRunId}) completed before; nothing was run again (run it again with --rerun)\n`
+        : `${run.verb}: ${started.attached ? 'attached to running' : 'started'} workflow ${run.workflowId} (run ${firstExecutionRunId}); to re-attach: ${reattachHint(run.workflowId)}\n`,
     );
     if (run.detach) {
       const started = { workflowId: run.workflowId, runId: firstExecutionRunId, taskQueue: run.settings.taskQueue };
@@ -143,68 +147,33 @@ async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: Tra
 }
 
 /**
- * Starts the workflow and resolves with its run id, through Temporal outages. A start that failed for want of an
- * answer may still have reached the server: if the next attempt finds the workflow already running, that is ours.
- * With `attach`, a run of the same type already going under the id is followed instead (`attached`), and the start
- * uses `USE_EXISTING`, so a command racing another to start it follows the one run.
+ * Starts the workflow (or attaches to it) through the typed client's {@link startOrAttach}, through Temporal outages:
+ * one token for every attempt, so a start that failed for want of an answer but reached the server is recognised as
+ * ours by the next attempt. A run going under the id is followed instead of starting a second one (two commands
+ * racing to start it follow the one run); a completed last run under it is not run again unless `--rerun`.
  */
-async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<{ runId: string; attached: boolean }> {
-  let inDoubt = false;
-  // with attach: the run's memo holds the token of the start that created it, so a command that lost a race to
-  // start it (USE_EXISTING gave it the other's run) says it attached
-  const token = run.attach ? randomUUID() : undefined;
-  const start = async (client: Client): Promise<{ runId: string; attached: boolean }> => {
-    if (run.attach) {
-      const running = await runningRun(client, run);
-      if (running) return { runId: running, attached: true };
-    }
-    try {
-      const handle = await client.workflow.start(run.workflowType, {
-        taskQueue: run.settings.taskQueue,
-        workflowId: run.workflowId,
-        args: [run.input],
-        ...(token ? { workflowIdConflictPolicy: 'USE_EXISTING' as const, memo: { [START_TOKEN_MEMO]: token } } : {}),
-        ...(run.priority ? { priority: run.priority } : {}),
-        ...startMetadata(run),
-      });
-      if (!token) return { runId: handle.firstExecutionRunId, attached: false };
-      const described = await handle.describe();
-      return { runId: described.raw.workflowExecutionInfo?.firstRunId || handle.firstExecutionRunId, attached: described.memo?.[START_TOKEN_MEMO] !== token };
-    } catch (err) {
-      if (inDoubt && err instanceof WorkflowExecutionAlreadyStartedError) {
-        const described = await client.workflow.getHandle(run.workflowId).describe();
-        return { runId: described.raw.workflowExecutionInfo?.firstRunId || described.runId, attached: false };
-      }
-      inDoubt ||= isTemporalUnreachable(err);
-      throw err;
-    }
+async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<{ runId: string; attached: boolean; alreadyDone: boolean }> {
+  const token = randomUUID();
+  const start = async (client: Client): Promise<{ runId: string; attached: boolean; alreadyDone: boolean }> => {
+    const outcome = await startOrAttach(client, run.workflowType, run.input, {
+      taskQueue: run.settings.taskQueue,
+      workflowId: run.workflowId,
+      token,
+      rerun: run.rerun ?? false,
+      ...(run.priority ? { priority: run.priority } : {}),
+      ...startMetadata(run),
+    });
+    return { runId: outcome.firstExecutionRunId, attached: outcome.attached, alreadyDone: outcome.alreadyDone };
   };
-  return link.retrying(start, {
-    timeoutMs: run.reconnectTimeoutMs,
-    onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
-  });
-}
-
-/**
- * The first run id of the run going under the workflow id, if one is running; a running workflow of another type
- * under that id is an error (attaching to it would follow something else).
- */
-async function runningRun<W extends WorkflowName>(client: Client, run: TransferRun<W>): Promise<string | undefined> {
-  let described;
   try {
-    described = await client.workflow.getHandle(run.workflowId).describe();
+    return await link.retrying(start, {
+      timeoutMs: run.reconnectTimeoutMs,
+      onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
+    });
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
+    if (err instanceof SapiInvalidInputError) throw new CliError(ErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
     throw err;
   }
-  if (described.status.name !== 'RUNNING') return undefined;
-  if (described.type !== run.workflowType) {
-    throw new CliError(
-      ErrorCode.INVALID_INPUT,
-      `workflow ${run.workflowId} is running, but it is a ${described.type}, not a ${run.workflowType}: choose another --workflow-id`,
-    );
-  }
-  return described.raw.workflowExecutionInfo?.firstRunId || described.runId;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Making non-idempotent async POSTs safe to retry. `tables-async`, `import-async` and `export-async` each create a
  * job; when the response is lost (network error after sending, 5xx, timeout) the job may exist anyway. These
- * helpers find it in `GET jobs` (newest first) and only POST again when the job provably does not exist.
+ * helpers find it in `GET jobs` (newest first, walking back page by page to the jobs created before the operation
+ * started, however many jobs the project ran meanwhile) and only POST again when the job provably does not exist.
  * A job is adopted only when it provably belongs to this request:
  * - the request carried a marker (`runId`, sent as `X-KBC-RunId`, recorded by the service on the job): a job with
  *   another non-empty `runId` is never ours;
@@ -11,14 +12,22 @@
  * Invariants: never two imports of the same file into the same table; never another export's file.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
+import { SapiError, SapiErrorCode, SapiInvalidResponseError, unlessNotFound } from '../errors';
 import { type CreateTableAsyncInput, type CreateTableDefinitionInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
 import { type Job, type StorageFile } from './schemas';
 
-/** Jobs fetched per `GET jobs` page while reconciling. Default 100. */
+/**
+ * Jobs fetched per `GET jobs` page while reconciling. Default 100. A scan walks back page by page until it reaches
+ * jobs created before the operation started (`since`), however many jobs the project ran since: the bound is time,
+ * never a count of jobs.
+ */
 export const DEFAULT_RECONCILE_PAGE_SIZE = 100;
-/** Pages scanned at most (newest first). Default 10 (1 000 jobs). */
-export const DEFAULT_RECONCILE_MAX_PAGES = 10;
+/**
+ * Full pages in a row that bring no job older than those already seen before a scan concludes the service ignores
+ * `offset` (it would otherwise walk forever) and fails with `SAPI_INVALID_RESPONSE`. Default 20. A page of only newer
+ * jobs is what a flood of new jobs between two requests looks like too, hence more than one.
+ */
+export const RECONCILE_STALLED_PAGES = 20;
 /** How far back an import lookup looks when no `since` is given. Default 24 h. */
 export const DEFAULT_IMPORT_LOOKBACK_MS = 24 * 60 * 60 * 1000;
 /** How far back an export lookup looks when no `since` is given. Default 10 min. */
@@ -40,7 +49,6 @@ interface ScanOptions {
   /** Only jobs created at or after this instant (minus {@link CLOCK_SKEW_MS}) are considered. */
   since?: Date | string | number;
   pageSize?: number;
-  maxPages?: number;
   signal?: AbortSignal;
 }
 
@@ -114,20 +122,38 @@ function hasValue(v: unknown): boolean {
   return v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 }
 
+/**
+ * Walks `GET jobs` newest first until `match` takes a job, a job older than `sinceMs` (minus {@link CLOCK_SKEW_MS})
+ * shows up, or the list ends. New jobs created while it walks only push the older ones to higher offsets, so a page
+ * may repeat a job but none is skipped.
+ */
 async function scanJobs(opts: ScanOptions, sinceMs: number, match: (job: Job) => boolean): Promise<Job | undefined> {
   const pageSize = opts.pageSize ?? DEFAULT_RECONCILE_PAGE_SIZE;
-  const maxPages = opts.maxPages ?? DEFAULT_RECONCILE_MAX_PAGES;
   const threshold = sinceMs - CLOCK_SKEW_MS;
-  for (let page = 0; page < maxPages; page++) {
-    const jobs = await opts.client.listJobs({ limit: pageSize, offset: page * pageSize, signal: opts.signal });
+  let oldestId = Infinity;
+  let stalled = 0;
+  for (let offset = 0; ; offset += pageSize) {
+    const jobs = await opts.client.listJobs({ limit: pageSize, offset, signal: opts.signal });
+    let older = false;
     for (const job of jobs) {
       const created = job.createdTime ? Date.parse(job.createdTime) : NaN;
       if (!Number.isNaN(created) && created < threshold) return undefined; // newest first: everything after is older
       if (match(job)) return job;
+      const id = Number(job.id);
+      if (id < oldestId) {
+        oldestId = id;
+        older = true;
+      }
     }
     if (jobs.length < pageSize) return undefined;
+    stalled = older ? 0 : stalled + 1;
+    if (stalled >= RECONCILE_STALLED_PAGES) {
+      throw new SapiInvalidResponseError({
+        request: { method: 'GET', path: '/v2/storage/jobs' },
+        problem: `${stalled} pages in a row (offset up to ${offset}) brought no older job: the service seems to ignore offset, so the job of a lost response cannot be looked for`,
+      });
+    }
   }
-  return undefined;
 }
 
 /** How a job was obtained by the *Once helpers. */
@@ -168,10 +194,10 @@ type ImportClient = Pick<StorageClient, 'listJobs' | 'createTableAsync' | 'loadT
  */
 export async function startImportOnce(client: ImportClient, input: StartImportOnceInput): Promise<StartOnceResult> {
   const since = defaultSince(input);
-  const lookup = (): Promise<Job | undefined> =>
+  const lookup = (postedAt?: number): Promise<Job | undefined> =>
     input.operation === 'create'
-      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since, signal: input.signal })
-      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since, signal: input.signal });
+      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since: after(since, postedAt), signal: input.signal })
+      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since: after(since, postedAt), signal: input.signal });
   const post = (): Promise<Job> =>
     input.operation === 'create'
       ? client.createTableAsync({ ...input.create, signal: input.signal })
@@ -206,7 +232,7 @@ export async function startExportOnce(client: ExportClient, input: StartExportOn
   const since = defaultSince(input);
   const { tableId, runId, ...params } = input.export;
   return startOnce({
-    lookup: () => findJobForExport({ client, tableId, runId, params, since, signal: input.signal }),
+    lookup: (postedAt) => findJobForExport({ client, tableId, runId, params, since: after(since, postedAt), signal: input.signal }),
     post: () => client.exportTableAsync({ ...input.export, signal: input.signal }),
     beforeRepost: async () => undefined,
     options: input,
@@ -253,7 +279,7 @@ export async function startTableDefinitionOnce(client: DefinitionClient, input: 
   const { bucketId, name, runId } = input.definition;
   const tableId = `${bucketId}.${name}`;
   return startOnce({
-    lookup: () => findJobForTableDefinition({ client, bucketId, name, runId, since, signal: input.signal }),
+    lookup: (postedAt) => findJobForTableDefinition({ client, bucketId, name, runId, since: after(since, postedAt), signal: input.signal }),
     post: () => client.createTableDefinitionAsync({ ...input.definition, signal: input.signal }),
     beforeRepost: async (original) => {
       if (await tableExists(client, tableId, input.signal)) {
@@ -271,7 +297,11 @@ export async function startTableDefinitionOnce(client: DefinitionClient, input: 
 }
 
 async function startOnce(args: {
-  lookup: () => Promise<Job | undefined>;
+  /**
+   * Looks for the job; `postedAt`: after an ambiguous POST sent at that instant, whose job (if any) was created after
+   * it (less {@link CLOCK_SKEW_MS}), so the walk back stops there rather than at the operation's start.
+   */
+  lookup: (postedAt?: number) => Promise<Job | undefined>;
   post: () => Promise<Job>;
   beforeRepost: (original: SapiError) => Promise<void>;
   options: OnceOptions;
@@ -286,13 +316,16 @@ async function startOnce(args: {
   for (let round = 0; round < 2; round++) {
     if (round === 1 && lastError) await beforeRepost(lastError);
     posts++;
+    const postedAt = Date.now();
     try {
       return { job: await post(), via: 'posted', posts };
     } catch (err) {
       if (!(err instanceof SapiError) || !err.mayHaveReachedService) throw err;
       lastError = err;
     }
-    const found = await lookAgain(lookup, options.reconcileDelaysMs, options.signal);
+    // the job of a lost answer was created after the POST was sent: a long upload or outage before it does not
+    // lengthen the walk back (an earlier attempt's job was looked for before posting, with lookupFirst)
+    const found = await lookAgain(() => lookup(postedAt), options.reconcileDelaysMs, options.signal);
     if (found) return { job: found, via: 'found', posts };
   }
   // Two ambiguous failures and no job: give up with the last (retryable) error; the activity retries with lookupFirst.
@@ -326,6 +359,14 @@ export async function findFilesOfRun(
     return files.length > 0 ? files : undefined;
   };
   return (await lookAgain(lookup, options.delaysMs ?? [0], options.signal)) ?? [];
+}
+
+/** The later of `since` and `postedAt` (`since` when no POST was sent). */
+function after(since: Date | string | number | undefined, postedAt: number | undefined): Date | string | number | undefined {
+  if (postedAt === undefined) return since;
+  if (since === undefined) return postedAt;
+  const sinceMs = since instanceof Date ? since.getTime() : typeof since === 'number' ? since : Date.parse(since);
+  return Number.isNaN(sinceMs) || sinceMs < postedAt ? postedAt : since;
 }
 
 /** Without `since`: a first attempt only reconciles its own POSTs (now); a retry looks back the default window. */

@@ -122,6 +122,34 @@ describe('the sapi-temporal CLI', () => {
     expect([...table.rows].sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2'], ['4', 'delta']]);
   });
 
+  it('runs an import under a --workflow-id whose run completed no second time: "already done", its result; --rerun loads again', async () => {
+    await cli(onQueue('import', csvFile('nightly-base.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'nightly'));
+    const file = csvFile('nightly.csv', 'id,v\n2,b\n3,c\n');
+    const args = onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'nightly', '--mode', 'load', '--incremental', '--workflow-id', 'nightly-1');
+    const loads = () => env.emulator.requests.filter((r) => r.method === 'POST' && r.path === '/v2/storage/tables/in.c-cli.nightly/import-async').length;
+    const before = loads();
+    const first = await cli(args);
+    expect(first.code).toBe(0);
+    expect(firstLine(first.stderr)).toMatch(startedLine('import', 'nightly-1'));
+
+    const again = await cli(args);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/^import: already done: workflow nightly-1 \(run [\w-]+\) completed before; nothing was run again \(run it again with --rerun\)$/m);
+    expect(again.stdout).toMatch(/^imported 2 rows into in\.c-cli\.nightly\n/);
+    expect(again.stdout).toMatch(/^ {2}workflow +nightly-1$/m);
+    expect(loads() - before).toBe(1);
+    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c']]);
+    const json = await cli([...args, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ workflowId: 'nightly-1', importedRowsCount: 2 });
+    expect(loads() - before).toBe(1);
+
+    const rerun = await cli([...args, '--rerun']);
+    expect(rerun.code).toBe(0);
+    expect(firstLine(rerun.stderr)).toMatch(startedLine('import', 'nightly-1'));
+    expect(loads() - before).toBe(2);
+    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['2', 'b'], ['3', 'c']]);
+  });
+
   it('exports the table to a relative path and reports the bytes and checksum of the file it wrote', async () => {
     const outcome = await cli(onQueue('export', 'in.c-cli.orders', 'out/orders.csv', '--where', 'id=ne:4', '--json'));
     expect(outcome.code).toBe(0);
@@ -189,6 +217,29 @@ describe('the sapi-temporal CLI', () => {
     const gone = await cli(['schedule', 'trigger', id]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toBe(`sapi-temporal: schedule trigger failed [SAPI_CLI_SCHEDULE_NOT_FOUND] no schedule ${id} in namespace default\n`);
+  });
+
+  it('runs each action of a schedule under an id of its own: triggered twice after a run completed, it loads twice', async () => {
+    expect((await cli(onQueue('import', csvFile('sched-twice-first.csv', 'id\n0\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched_twice'))).code).toBe(0);
+    const id = `twice-${Date.now()}`;
+    const file = csvFile('sched-twice.csv', 'id\n1\n');
+    expect((await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched_twice', '--mode', 'load', '--incremental', '--cron', '0 3 1 1 *'))).code).toBe(0);
+    const handle = env.client.schedule.getHandle(id);
+    const actions = async () => (await handle.describe()).info.recentActions.map((a) => a.action.workflow.workflowId);
+    const ranOnce = async (count: number) => {
+      await eventually(async () => (await actions()).length === count, 30_000, `the schedule did not start run ${count}`);
+      const workflowId = (await actions())[count - 1]!;
+      return (await env.client.workflow.getHandle(workflowId).result()) as { importedRowsCount: number };
+    };
+    expect((await cli(['schedule', 'trigger', id])).code).toBe(0);
+    expect(await ranOnce(1)).toMatchObject({ importedRowsCount: 1 });
+    expect((await cli(['schedule', 'trigger', id])).code).toBe(0);
+    expect(await ranOnce(2)).toMatchObject({ importedRowsCount: 1 });
+    const ids = await actions();
+    expect(new Set(ids).size).toBe(2);
+    for (const workflowId of ids) expect(workflowId).toMatch(new RegExp(`^${id}-`));
+    expect((await env.emulator.readTable('in.c-cli.sched_twice')).rows).toEqual([['0'], ['1'], ['1']]);
+    expect((await cli(['schedule', 'delete', id])).code).toBe(0);
   });
 
   it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {

@@ -111,8 +111,8 @@ describe('workflow histories replay deterministically', () => {
     await paused.result();
     handles['extract-run-view-paused'] = paused;
 
-    // start-or-attach through the typed helpers: the `progress` update sent with the start (Update-with-Start), and a
-    // second start under the same id attaching to the running import (the update again, on a later task)
+    // start-or-attach through the typed helpers: the `progress` update sent right after the start, and a second start
+    // under the same id attaching to the running import (the update again, on a later task)
     // longer than a small import's in-activity job wait (5 s, the short path), so the run still polls when the second start comes
     env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
     const attachInput = importInput({ source: file('sa.csv', 'id\n1\n'), bucketId: 'in.c-replay-view', table: 'attached' });

@@ -41,6 +41,38 @@ describe('reconciling async POSTs', () => {
       expect(job?.id).toBe(2);
     });
 
+    /** A project's job list, newest first, paged by `limit`/`offset` as the service pages it. */
+    function jobList(jobs: Record<string, unknown>[]) {
+      return (req: { url: string }, res: Parameters<ReturnType<typeof json>>[1]) => {
+        const q = new URL(req.url, 'http://x').searchParams;
+        const offset = Number(q.get('offset') ?? 0);
+        json(200, jobs.slice(offset, offset + Number(q.get('limit') ?? 100)))(req as never, res);
+      };
+    }
+
+    it('walks back past thousands of newer jobs of a busy project to the one it looks for', async () => {
+      // 2,500 jobs created after ours (another load's, the same table's other files): more than any fixed page budget
+      const newer = Array.from({ length: 2_500 }, (_, i) => importJob(10_000 - i, 1_000 + i, 'in.c-a.t', 'tableImport', 500));
+      server.on('GET', '/v2/storage/jobs', jobList([...newer, importJob(7_000, 7, 'in.c-a.t', 'tableImport', 60_000), importJob(6_999, 6, 'in.c-a.t', 'tableImport', 7_200_000)]));
+      const job = await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: now.getTime() - 120_000 });
+      expect(job?.id).toBe(7_000);
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(26); // 25 full pages of newer jobs, ours on the 26th
+    });
+
+    it('walks back as far as since reaches, and no further, when the job is not there', async () => {
+      const recent = Array.from({ length: 1_500 }, (_, i) => importJob(10_000 - i, 1_000 + i, 'in.c-a.t', 'tableImport', 500));
+      const old = Array.from({ length: 1_000 }, (_, i) => importJob(8_000 - i, 7, 'in.c-a.t', 'tableImport', 3_600_000));
+      server.on('GET', '/v2/storage/jobs', jobList([...recent, ...old]));
+      expect(await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: now.getTime() - 600_000 })).toBeUndefined();
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(16); // the 16th page starts with a job older than since
+    });
+
+    it('fails with SAPI_INVALID_RESPONSE rather than walking forever on a service that ignores offset', async () => {
+      server.on('GET', '/v2/storage/jobs', json(200, Array.from({ length: 100 }, (_, i) => importJob(100 - i, 1, 'in.c-a.t'))));
+      await expect(findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t' })).rejects.toMatchObject({ code: 'SAPI_INVALID_RESPONSE' });
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(21); // the first page, then 20 that brought nothing older
+    });
+
     it('stops at jobs older than since', async () => {
       server.on('GET', '/v2/storage/jobs', json(200, [importJob(3, 1, 'in.c-a.t', 'tableImport', 1000), importJob(2, 7, 'in.c-a.t', 'tableImport', 3_600_000)]));
       expect(await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: new Date(now.getTime() - 600_000) })).toBeUndefined();
@@ -124,6 +156,22 @@ describe('reconciling async POSTs', () => {
       const r = await startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0, 1] });
       expect(r).toMatchObject({ via: 'posted', posts: 2, job: { id: 13 } });
       expect(server.count('GET', '/v2/storage/jobs')).toBe(2);
+    });
+
+    it('after a lost POST walks back to the POST, not to an operation start long before it (a long upload)', async () => {
+      const others = [
+        ...Array.from({ length: 150 }, (_, i) => importJob(5_000 - i, 1_000 + i, 'in.c-a.other', 'tableImport', 1_000)),
+        ...Array.from({ length: 1_000 }, (_, i) => importJob(4_000 - i, 2_000 + i, 'in.c-a.other', 'tableImport', 30 * 60_000)),
+      ];
+      server.on('GET', '/v2/storage/jobs', (req, res) => {
+        const q = new URL(req.url, 'http://x').searchParams;
+        const offset = Number(q.get('offset') ?? 0);
+        json(200, others.slice(offset, offset + Number(q.get('limit') ?? 100)))(req, res);
+      });
+      server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', reset, json(202, importJob(13, 7, 'in.c-a.t')));
+      const r = await startImportOnce(client, { operation: 'load', load, since: now.getTime() - 3_600_000, reconcileDelaysMs: [0] });
+      expect(r).toMatchObject({ via: 'posted', posts: 2, job: { id: 13 } });
+      expect(server.count('GET', '/v2/storage/jobs')).toBe(2); // the 150 jobs since the POST, then the first older one
     });
 
     it('gives up after two ambiguous failures with a retryable error', async () => {
