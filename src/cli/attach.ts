@@ -9,7 +9,7 @@ import { summarizeExtract } from './extract';
 import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
-import { formatDuration, progressFields } from './progress';
+import { activityRetries, formatDuration, formatRetry, progressFields, type ActivityRetry } from './progress';
 import { heartbeatProgress, withLive } from './live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
@@ -75,6 +75,8 @@ export interface WorkflowStatus {
   progress?: TransferProgress;
   /** Why there is no progress while running (no worker answered, …). */
   progressError?: string;
+  /** The calls Temporal is retrying while running (an outage being waited out): attempt, last failure, next attempt. */
+  retrying?: ActivityRetry[];
   result?: object;
   failure?: RootFailure;
 }
@@ -100,6 +102,7 @@ export async function showStatus(request: AttachRequest): Promise<void> {
       ['first run', status.firstRunId],
       ['run id', status.runId === status.firstRunId ? undefined : status.runId],
       ['progress', status.progress ? progressLine(status.progress) : status.progressError && `no answer (${status.progressError})`],
+      ...(status.retrying ?? []).map((r): [string, string] => ['waiting', formatRetry(r)]),
       ['result', summary?.title],
       ...(summary?.fields ?? []),
       ['failure', failure && `[${failure.type}] ${failure.message}${failure.activity ? ` (activity ${failure.activity})` : ''}`],
@@ -181,6 +184,8 @@ async function workflowStatus(link: TemporalLink, described: WorkflowExecutionDe
     durationMs: described.closeTime ? described.closeTime.getTime() - described.startTime.getTime() : undefined,
   };
   if (described.status.name === 'RUNNING') {
+    const retrying = activityRetries(described.raw.pendingActivities);
+    if (retrying.length > 0) status.retrying = retrying;
     try {
       const progress = await link.client.withDeadline(Date.now() + PROGRESS_QUERY_TIMEOUT_MS, () =>
         link.client.workflow.getHandle(described.workflowId, described.runId).query(progressQuery),

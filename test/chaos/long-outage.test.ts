@@ -14,7 +14,8 @@ import type { ExportTableResult, ImportTableResult, TransferProgress } from '../
 import type { ExtractInput, ExtractResult } from '../../src/contracts/extract';
 import { createSampleApi, type SampleApi } from '../../src/sample-api';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
-import { eventually } from '../harness/processes';
+import { eventually, runCli } from '../harness/processes';
+import { testStack } from '../harness/stack-state';
 import { creatingRequests, listJobs } from '../harness/matrix/checks';
 import { FAST_FETCH, sampleConfig } from '../integration/extract/support';
 
@@ -64,6 +65,16 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
     const startedDuring = await start('importTableWorkflow', 'during', { source: during, bucketId: 'in.c-outage', table: 'during', polling });
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'outage');
     const extracting = await start('extractWorkflow', 'extract', { config, options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
+
+    // while it lasts, the run says where it waits: `status` lists the call being retried, its attempt and the 503
+    const stack = testStack();
+    const cliEnv = { TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue };
+    let waiting: { retrying?: Array<{ activity: string; attempt: number; lastFailure?: string }> } = {};
+    await eventually(async () => {
+      waiting = JSON.parse((await runCli(['status', startedDuring.workflowId, '--json'], cliEnv)).stdout);
+      return (waiting.retrying ?? []).some((r) => r.attempt >= 3);
+    }, outageMs, 'status never showed the call being retried');
+    expect(waiting.retrying?.[0]?.lastFailure).toMatch(/503/);
 
     const [imported, exported, importedDuring, extracted] = await Promise.all([importing.result(), exporting.result(), startedDuring.result(), extracting.result()]);
     // every run ended after the outage did, none failed
