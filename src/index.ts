@@ -76,7 +76,7 @@ export {
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';
-export { ErrorCode, ERROR_CODES, LEGACY_ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
+export { ErrorCode, ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
 export {
   EncryptionCodec,
   codecDataConverter,

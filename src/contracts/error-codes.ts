@@ -104,21 +104,12 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
 });
 
 /**
- * Codes of earlier versions, still recognised where runs started by them may send them (activity retry policies).
- * `SAPI_EXTRACTOR_CONFIG_INVALID` became `SAPI_EXTRACT_CONFIG_INVALID`.
+ * Codes never worth retrying whatever the instance says: an activity's `retry.nonRetryableErrorTypes`. Instance-level
+ * `retryable` covers the rest (e.g. a 501 server error, a 4xx of an extracted API).
  */
-export const LEGACY_ERROR_CODES: Readonly<Record<string, ErrorCode>> = Object.freeze({
-  SAPI_EXTRACTOR_CONFIG_INVALID: ErrorCode.EXTRACT_CONFIG_INVALID,
-});
-
-/**
- * Codes never worth retrying whatever the instance says: an activity's `retry.nonRetryableErrorTypes` (legacy
- * names included). Instance-level `retryable` covers the rest (e.g. a 501 server error, a 4xx of an extracted API).
- */
-export const NON_RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze([
-  ...(Object.entries(ERROR_CODES) as Array<[ErrorCode, ErrorCodeInfo]>).filter(([, info]) => !info.retryable).map(([code]) => code),
-  ...Object.keys(LEGACY_ERROR_CODES),
-]);
+export const NON_RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze(
+  (Object.entries(ERROR_CODES) as Array<[ErrorCode, ErrorCodeInfo]>).filter(([, info]) => !info.retryable).map(([code]) => code),
+);
 
 /** What a failed Storage job reported, for {@link describeJobFailure}. */
 export interface FailedJob {

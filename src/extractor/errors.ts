@@ -5,7 +5,7 @@
 import { ErrorCode } from '../contracts/error-codes';
 import { SapiError } from '../errors';
 
-/** The extractor's codes in the registry, by short name (kept for callers of earlier versions). */
+/** The extractor's codes in the registry, by short name. */
 export const ExtractorErrorCode = {
   ConfigInvalid: ErrorCode.EXTRACT_CONFIG_INVALID,
   DataInvalid: ErrorCode.EXTRACT_DATA_INVALID,
