@@ -76,7 +76,7 @@ export function throttledHeartbeat(intervalMs: number, context: Context = Contex
  * Heartbeats `state` on every call (the SDK throttles what reaches the server; our worker sends at least every
  * 3 s), with the byte count under `progress`: `{...state, progress: {bytes, …}}`. Whoever
  * wants live bytes reads the pending activity's heartbeat details (`sapi-temporal` follow/status, the Temporal UI's
- * pending activities); nothing reaches history per report (a signal per report used to). A resume reads the state's
+ * pending activities); nothing reaches history per report. A resume reads the state's
  * own fields and ignores `progress`.
  */
 export function progressReporter(): (state: unknown, report: ProgressReport, force?: boolean) => void {

@@ -5,7 +5,7 @@ import { DEFAULT_FILES_BUCKET } from '../dev/stack';
 import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorGcsOptions, type EmulatorS3Options } from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
-import { CliError } from './run-transfer';
+import { CliError } from './failure';
 import { ErrorCode } from '../contracts/error-codes';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */

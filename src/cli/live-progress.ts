@@ -1,6 +1,6 @@
-// Live progress of a running transfer or batch, from the heartbeat of its pending activity: the activities no longer
-// signal their workflow per report (a history event each), so the `progress` query knows the totals of finished
-// steps and this adds the step in flight.
+// Live progress of a running transfer or batch, from the heartbeat of its pending activity: the activities report
+// through their heartbeat (no history event per report), so the `progress` query knows the totals of finished steps
+// and this adds the step in flight.
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';

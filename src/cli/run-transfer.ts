@@ -17,8 +17,6 @@ import { type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
 
-/** Also importable from here, where it used to live (`emulator.ts` does). */
-export { CliError } from './failure';
 
 /** One workflow run as a command describes it: a registered workflow and its typed input. */
 export interface TransferRun<W extends WorkflowName = WorkflowName> {
