@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { registerCommand } from '../../../src/contracts/search-attributes';
 import { eventually, repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
@@ -84,5 +87,21 @@ describe('the CLI names what an operator got wrong', () => {
     const text = await cli(['schedule', 'describe', scheduleId]);
     expect(text.stdout).toMatch(new RegExp(`last run +${runId} at \\S+, failed: \\[SAPI_NOT_FOUND\\] `));
     expect((await cli(['schedule', 'delete', scheduleId])).code).toBe(0);
+  });
+
+  it('`list` on a namespace without the plugin\'s search attributes names the command that registers them', async () => {
+    const namespace = `bare-${Date.now().toString(36)}`;
+    const connection = await Connection.connect({ address: stack.temporalAddress });
+    try {
+      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    } finally {
+      await connection.close();
+    }
+    let outcome: CliOutcome | undefined;
+    // a new namespace is served within seconds (until then: not found)
+    await eventually(async () => !(outcome = await cli(['list', '--table', 'in.c-x.t', '--namespace', namespace])).stderr.includes('SAPI_TEMPORAL_NAMESPACE_NOT_FOUND'), 60_000, 'the namespace was never served');
+    expect(outcome!.code).toBe(1);
+    expect(outcome!.stderr).toContain(`register the search attributes: ${registerCommand(namespace)}`);
+    expect(outcome!.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
