@@ -90,8 +90,14 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
   };
   // the runtime (logger, metrics endpoint) before the first connection; a runtime installed earlier stays. With our
   // own signal handling the SDK's is off: it ignores a signal that comes while the worker is still starting.
-  configureWorkerLogging(undefined, settings, signals.length ? { shutdownSignals: [] } : {});
-  const plugin = new SapiPlugin({ settings, startChecks: options.checkConnections ?? true });
+  let plugin: SapiPlugin;
+  try {
+    configureWorkerLogging(undefined, settings, signals.length ? { shutdownSignals: [] } : {});
+    plugin = new SapiPlugin({ settings, startChecks: options.checkConnections ?? true });
+  } catch (err) {
+    release(); // a metrics address in use, …: nothing opened yet
+    throw err;
+  }
   let connection: NativeConnection | undefined;
   try {
     connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native).catch((err: unknown) => {
