@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { loadSettings, temporalConnectionOptions } from '../../src/config';
-import { SapiPlugin } from '../../src/plugin';
+import { SapiPlugin, workflowsPath } from '../../src/plugin';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -15,7 +15,8 @@ async function main(): Promise<void> {
       namespace: settings.temporal.namespace,
       taskQueue: settings.temporal.taskQueue,
       plugins: [plugin],
-      workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE!, 'utf8') },
+      // the run's bundle; without one, the plugin's workflows bundled at start as the README's worker does
+      ...(process.env.SAPI_TEST_WORKFLOW_BUNDLE ? { workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE, 'utf8') } } : { workflowsPath }),
     });
     process.stdout.write('READY\n');
     await worker.run();

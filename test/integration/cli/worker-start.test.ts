@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
 import { repoRoot } from '../../harness/processes';
@@ -106,6 +106,56 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)] });
       expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
     });
+
+    it('exits 1 when its metrics port is taken (a second worker on the host), naming SAPI_METRICS_ADDRESS and the port in use', async () => {
+      const taken = createServer();
+      await new Promise<void>((ok) => taken.listen(0, '127.0.0.1', ok));
+      try {
+        const address = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+        const exit = await runToExit(kind, { SAPI_METRICS_ADDRESS: address });
+        expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+          code: 1,
+          lines: [expect.stringContaining(`SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: the address is in use`)],
+        });
+        expect(exit.stderr).not.toContain('installed before');
+      } finally {
+        await new Promise<void>((ok) => taken.close(() => ok()));
+      }
+    });
+  });
+
+  it("a user's own worker from the README serves SAPI_METRICS_ADDRESS, logs SAPI_LOG_FORMAT=json, and prints neither webpack's stats nor the AWS SDK's Node notice", async () => {
+    const port = await new Promise<number>((ok) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => ok(free));
+      });
+    });
+    const worker = startWorkerProcess("the plugin in a user's own worker", {
+      SAPI_METRICS_ADDRESS: `127.0.0.1:${port}`,
+      SAPI_LOG_FORMAT: 'json',
+      // bundles the plugin's workflows at start (`workflowsPath`), as the README's worker does
+      SAPI_TEST_WORKFLOW_BUNDLE: undefined,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined,
+    });
+    try {
+      const deadline = Date.now() + 120_000;
+      while (!/READY/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      expect({ stdout: worker.output.stdout, stderr: worker.output.stderr }).toEqual({ stdout: 'READY\n', stderr: expect.any(String) });
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toMatch(/^temporal_/m);
+      worker.child.kill('SIGTERM');
+      const exit = await worker.exited;
+      expect(exit.code).toBe(0);
+      const lines = exit.stderr.split('\n').filter((line) => line !== '');
+      expect(lines.length).toBeGreaterThan(0);
+      const records = lines.map((line) => JSON.parse(line) as { message: string }); // every line JSON (throws otherwise)
+      expect(records.filter((record) => /webpack|asset workflow-bundle|NodeVersionSupportWarning|AWS SDK/.test(record.message))).toEqual([]);
+      expect(records.map((record) => record.message)).toContainEqual(expect.stringMatching(/^Workflow bundle created/));
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
   });
 
   it('the CLI names the failure code of each cause: SAPI_TEMPORAL_NAMESPACE_NOT_FOUND, SAPI_WORKER_CONFIG', async () => {
