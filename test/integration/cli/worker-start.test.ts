@@ -4,6 +4,8 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { resolve } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
 import { repoRoot } from '../../harness/processes';
+import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
+import { startTlsProxy, type TlsProxy } from '../../harness/tls-proxy';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 
@@ -27,10 +29,21 @@ const WORKERS = {
 describe('a worker that cannot work exits at start, naming the setting', () => {
   const stack = testStack();
   let env: SapiTestEnv;
+  let certs: TestCertificates;
+  let tls: TlsProxy;
+  let mtls: TlsProxy;
   beforeAll(async () => {
     env = await startSapiTestEnv('worker-start', { worker: false });
+    // Temporal behind TLS, and behind TLS that wants a client certificate (mTLS)
+    certs = makeTestCertificates(env.dataDir);
+    tls = await startTlsProxy({ target: stack.temporalAddress, cert: certs.serverCert, key: certs.serverKey });
+    mtls = await startTlsProxy({ target: stack.temporalAddress, cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert });
   });
-  afterAll(() => env?.stop());
+  afterAll(async () => {
+    await tls?.close();
+    await mtls?.close();
+    await env?.stop();
+  });
 
   /** Starts a worker process with the stack's Temporal, this env's Storage connection, and `overrides` on top. */
   function startWorkerProcess(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>) {
@@ -105,6 +118,28 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       const exit = await runToExit(kind, { SAPI_TOKEN: 'not-a-valid-token' });
       expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)] });
       expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
+    });
+
+    it('exits 1 on a TLS fault naming TEMPORAL_ADDRESS, the fault and the setting that fixes it, as the CLI does (a CA that did not sign, another name, no client certificate)', async () => {
+      const [wrongCa, wrongName, noClientCert] = await Promise.all([
+        runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCaCert }),
+        runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert, TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com' }),
+        runToExit(kind, { TEMPORAL_ADDRESS: mtls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert }),
+      ]);
+      expect({ code: wrongCa.code, lines: failureLine(wrongCa) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${tls.address}: TLS: the server's certificate is not signed by a trusted CA`)],
+      });
+      expect(wrongCa.stderr).toContain(`the CA given (${certs.otherCaCert}) did not sign it`);
+      expect({ code: wrongName.code, lines: failureLine(wrongName) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${tls.address}: TLS: the server's certificate is not for the name connected to`)],
+      });
+      expect({ code: noClientCert.code, lines: failureLine(noClientCert) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${mtls.address}: TLS: the server refused the handshake: it wants a client certificate (mTLS) and no client certificate was sent`)],
+      });
+      for (const exit of [wrongCa, wrongName, noClientCert]) expect(exit.stderr).not.toMatch(/tonic|transport::Error|InvalidCertificate/);
     });
 
     it('exits 1 when its metrics port is taken (a second worker on the host), naming SAPI_METRICS_ADDRESS and the port in use', async () => {
