@@ -1,7 +1,7 @@
 // The public surface of sapi-temporal. Workflows live in the `sapi-temporal/workflows` subpath (bundled by the
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
-export { startWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
+export { startWorker, connectWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
 export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';

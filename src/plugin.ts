@@ -1,11 +1,12 @@
 import { SimplePlugin } from '@temporalio/plugin';
-import { Runtime, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 import { createSapiNexusHandler } from './nexus/handler';
-import { metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { configurePluginRuntime, metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { withBundlerStatsAtDebug } from './observability/logging';
 import { startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
 import { checkConnections, checkNamespace } from './worker-checks';
 
@@ -63,6 +64,8 @@ export class SapiPlugin extends SimplePlugin {
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
+    // made before the worker's connection (the README's order): SAPI_METRICS_ADDRESS and SAPI_LOG_FORMAT take effect
+    configurePluginRuntime(deps.settings.observability);
     const codecKeys = deps.settings.codecKeys;
     const metrics = options.metrics ?? true;
     // one memory of counted jobs for the interceptor (rows) and the observed clients (job wait)
@@ -83,7 +86,9 @@ export class SapiPlugin extends SimplePlugin {
     this.tracing = tracing ? startTracing(tracing, 'sapi-temporal-worker') : undefined;
   }
 
-  override configureBundler(options: BundleOptions): BundleOptions {
+  override configureBundler(given: BundleOptions): BundleOptions {
+    // webpack's 20 lines of stats at DEBUG, not at every start (the bundler's default logger is the SDK's at INFO)
+    const options = { ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) };
     return super.configureBundler(this.tracing ? this.tracing.plugin.configureBundler(options) : options);
   }
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from './version';
-import { loadSettings, temporalConnectionOptions, type Settings } from './config';
+import { loadSettings, temporalConnectionOptions, type Settings, type TemporalConnectionSettings } from './config';
+import { probeConnection } from './config/connection-probe';
 import { configureWorkerRuntime, type WorkerRuntimeOptions } from './observability';
 import { SapiPlugin, workflowsPath } from './plugin';
 import { METRIC_SCHEDULE_RUNS_SKIPPED, watchScheduleSkips } from './observability/schedule-metrics';
@@ -90,13 +91,17 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
   };
   // the runtime (logger, metrics endpoint) before the first connection; a runtime installed earlier stays. With our
   // own signal handling the SDK's is off: it ignores a signal that comes while the worker is still starting.
-  configureWorkerLogging(undefined, settings, signals.length ? { shutdownSignals: [] } : {});
-  const plugin = new SapiPlugin({ settings, startChecks: options.checkConnections ?? true });
+  let plugin: SapiPlugin;
+  try {
+    configureWorkerLogging(undefined, settings, signals.length ? { shutdownSignals: [] } : {});
+    plugin = new SapiPlugin({ settings, startChecks: options.checkConnections ?? true });
+  } catch (err) {
+    release(); // a metrics address in use, …: nothing opened yet
+    throw err;
+  }
   let connection: NativeConnection | undefined;
   try {
-    connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native).catch((err: unknown) => {
-      throw new WorkerStartError(`TEMPORAL_ADDRESS ${settings.temporal.address}: ${transportCause(err) ?? temporalCause(err)}`, { cause: err });
-    });
+    connection = await connectWorker(settings.temporal);
     const versioned = settings.deployment.name ? await versionedBundle(settings.deployment, plugin, options.worker?.workflowBundle) : undefined;
     const queues = [settings.temporal.taskQueue];
     if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
@@ -165,6 +170,24 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     await connection?.close().catch(() => undefined);
     await plugin.close();
     throw err;
+  }
+}
+
+/**
+ * `NativeConnection.connect` with the worker's Temporal settings (address, namespace's API key, TLS, gRPC headers), a
+ * failure explained as the CLI explains it: a rejected {@link WorkerStartError} (`SAPI_WORKER_CONFIG`) naming
+ * `TEMPORAL_ADDRESS` and, for a TLS fault, what is wrong and the setting that fixes it (the server's certificate not
+ * signed by the CA given, not for the name connected to, or a client certificate the server wants), not the core's
+ * transport error. Use it in your own worker in place of `NativeConnection.connect` (the README does).
+ */
+export async function connectWorker(temporal: TemporalConnectionSettings): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(temporalConnectionOptions(temporal).native);
+  } catch (err) {
+    // the core says `tonic::transport::Error(Transport, …InvalidCertificate(UnknownIssuer)…)`: dial as it did to name the cause
+    const diagnosis = await probeConnection(temporal).catch(() => undefined);
+    const cause = diagnosis?.cause.startsWith('tls') ? diagnosis.message : (transportCause(err) ?? temporalCause(err));
+    throw new WorkerStartError(`TEMPORAL_ADDRESS ${temporal.address}: ${cause}`, { cause: err });
   }
 }
 

@@ -1,11 +1,11 @@
 // Your own worker: the plugin's activities and workflows plus your workflows (./workflows.ts), with the settings
 // from the environment (docs/configuration.md). The plugin checks the namespace and the Storage connection at start.
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { SapiPlugin, loadSettings, temporalConnectionOptions } from 'sapi-temporal';
+import { Worker } from '@temporalio/worker';
+import { SapiPlugin, connectWorker, loadSettings } from 'sapi-temporal';
 
 const settings = loadSettings();
 const plugin = new SapiPlugin({ settings });
-const connection = await NativeConnection.connect(temporalConnectionOptions(settings.temporal).native);
+const connection = await connectWorker(settings.temporal); // a failure names the setting (TLS, address)
 try {
   const worker = await Worker.create({
     connection,

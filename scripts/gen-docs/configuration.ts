@@ -91,6 +91,12 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_CODEC_SERVER_CORS_ORIGINS: { group: 'Secrets and payload encryption', default: '—', meaning: 'UI origins the codec server allows (comma-separated; `--cors-origin` adds more)' },
   SAPI_METRICS_ADDRESS: { group: 'Logs and metrics', default: '— (off)', meaning: '`host:port` of the worker\'s Prometheus endpoint ([operating.md](operating.md#metrics))' },
   SAPI_LOG_FORMAT: { group: 'Logs and metrics', default: 'text', meaning: '`json`: one JSON object a line' },
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: {
+    group: 'Logs and metrics',
+    readBy: 'package',
+    default: '`true` (set by the worker, the plugin and the CLI unless set)',
+    meaning: 'the AWS SDK\'s own: `true` keeps its notice that its releases after January 2027 need Node 22 off; any other value lets it print',
+  },
   SAPI_SCHEDULE_METRICS_INTERVAL: {
     group: 'Logs and metrics',
     default: `${DEFAULT_SCHEDULE_METRICS_INTERVAL_S} (seconds)`,

@@ -3,7 +3,7 @@
 import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
-import { registerCommand } from '../contracts/search-attributes';
+import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { CliError } from './failure';
 import { ErrorCode } from '../contracts/error-codes';
 
@@ -125,6 +125,44 @@ export function formatRuns(runs: ListedRun[]): string {
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
 }
 
+/** The message and its causes' (the SDK says only "Failed to list workflows"; the server's why is in its cause). */
+function messageChain(err: unknown): string {
+  const parts: string[] = [];
+  for (let current = err, depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message && !parts.some((part) => part.includes(message))) parts.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ');
+}
+
+/** The plugin's search attributes the namespace lacks; undefined when the server does not say. */
+async function missingSearchAttributes(client: Client, namespace: string): Promise<string[] | undefined> {
+  try {
+    const answer = await client.connection.operatorService.listSearchAttributes({ namespace });
+    const known = new Set(Object.keys(answer.customAttributes ?? {}));
+    return SAPI_SEARCH_ATTRIBUTES.map((k) => k.name).filter((name) => !known.has(name));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The line of a failed `list`: the query, the server's reason and, when the namespace lacks the plugin's search
+ * attributes (or the reason names one), the command that registers them.
+ */
+async function listFailure(client: Client, namespace: string, query: string, err: unknown): Promise<string> {
+  const message = messageChain(err);
+  const missing = await missingSearchAttributes(client, namespace);
+  let hint = '';
+  if (missing?.length) {
+    hint = `; namespace ${namespace} lacks the plugin's search attributes ${missing.join(', ')}: register the search attributes: ${registerCommand(namespace, missing)}`;
+  } else if (missing === undefined && /Sapi[A-Za-z]+/.test(message)) {
+    hint = `; register the search attributes: ${registerCommand(namespace)}`;
+  }
+  return `list failed [query: ${query}]: ${message}${hint}`;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError(`expected a whole number 1-1000, got ${JSON.stringify(value)}`);
@@ -158,9 +196,7 @@ export function registerListCommand(program: Command, context: CliContext): void
         try {
           runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
         } catch (err) {
-          const message = err instanceof Error ? err.message : String(err);
-          const hint = /Sapi[A-Za-z]+/.test(message) ? `; register the search attributes: ${registerCommand(settings.namespace)}` : '';
-          throw new CliError(ErrorCode.INVALID_INPUT, `list failed [query: ${query}]: ${message}${hint}`, undefined, { cause: err });
+          throw new CliError(ErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
         }
         process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
       } finally {

@@ -13,6 +13,11 @@ export const PROGRESS_POLL_MS = 500;
 export const RETRY_POLL_MS = 2_000;
 /** Plain progress (not a TTY): at most one line this often while the phase stays the same (ms). */
 export const PLAIN_PROGRESS_INTERVAL_MS = 10_000;
+/**
+ * Plain progress: at least one line this often, whatever the phase (ms). A phase where nothing the CLI sees changes
+ * (the Storage job importing, a worker not picking the run up yet) repeats its line with the time spent in it.
+ */
+export const PLAIN_STILL_INTERVAL_MS = 15_000;
 /** Longest last-failure message on the bar (characters); plain lines carry up to {@link PLAIN_FAILURE_CHARS}. */
 const BAR_FAILURE_CHARS = 80;
 const PLAIN_FAILURE_CHARS = 400;
@@ -241,33 +246,52 @@ export function activityRetries(pending: readonly PendingActivitySeen[] | null |
 /** How {@link plainProgress} writes and keeps time; tests pass fakes. */
 export interface PlainProgressOptions {
   intervalMs?: number;
+  /** Longest silence (ms): default {@link PLAIN_STILL_INTERVAL_MS}. */
+  stillMs?: number;
   now?(): number;
+  /** False: no timer of its own; the caller calls `tick()` (tests with a fake clock). Default true. */
+  timer?: boolean;
+}
+
+/** {@link plainProgress}'s view: `tick()` writes the line of a long silence when one is due (its own timer calls it every second). */
+export interface PlainProgressView extends ProgressView {
+  tick(): void;
 }
 
 /**
  * Progress as plain lines for a stream that is not a terminal (CI, cron, a log file): a line at each change of
  * phase or Storage job status, else at most one every {@link PLAIN_PROGRESS_INTERVAL_MS} while the numbers move,
- * and a line for each new retry attempt. No control characters, no redrawing.
+ * a line for each new retry attempt, and never a silence longer than {@link PLAIN_STILL_INTERVAL_MS}: the last line
+ * again with the time spent in its phase (`import: importing, job 12 processing (45.0 s in this phase)`). No control
+ * characters, no redrawing.
  */
-export function plainProgress(write: (line: string) => void, label: string, options: PlainProgressOptions = {}): ProgressView {
+export function plainProgress(write: (line: string) => void, label: string, options: PlainProgressOptions = {}): PlainProgressView {
   const now = options.now ?? Date.now;
   const intervalMs = options.intervalMs ?? PLAIN_PROGRESS_INTERVAL_MS;
+  const stillMs = options.stillMs ?? PLAIN_STILL_INTERVAL_MS;
   let lastStage: string | undefined;
-  let lastLine: string | undefined;
-  let lastAt = 0;
+  // before the first answer: the run is starting (no worker has picked it up yet, or it is not answering yet)
+  let lastLine = plainProgressLine(label, { phase: 'starting', bytes: 0 });
+  let lastAt = now();
+  let stageAt = lastAt;
   const seenAttempts = new Map<string, number>();
   let stopped = false;
-  return {
+  const say = (line: string) => {
+    write(`${line}\n`);
+    lastAt = now();
+  };
+  const view: PlainProgressView = {
     update(progress) {
       if (stopped) return;
       const line = plainProgressLine(label, progress);
       const stage = `${progress.phase}|${progress.jobStatus ?? ''}`;
-      const due = stage !== lastStage || (line !== lastLine && now() - lastAt >= intervalMs);
+      const changed = stage !== lastStage;
+      const due = changed || (line !== lastLine && now() - lastAt >= intervalMs);
       if (!due) return;
-      write(`${line}\n`);
+      if (changed) stageAt = now();
+      say(line);
       lastStage = stage;
       lastLine = line;
-      lastAt = now();
     },
     retries(retries) {
       if (stopped) return;
@@ -275,13 +299,21 @@ export function plainProgress(write: (line: string) => void, label: string, opti
         const key = retry.activityId ?? retry.activity;
         if ((seenAttempts.get(key) ?? 0) >= retry.attempt) continue;
         seenAttempts.set(key, retry.attempt);
-        write(`${plainRetryLine(label, retry, now())}\n`);
+        say(plainRetryLine(label, retry, now()));
       }
+    },
+    tick() {
+      if (stopped || now() - lastAt < stillMs) return;
+      say(`${lastLine} (${formatDuration(now() - stageAt)} in this phase)`);
     },
     stop() {
       stopped = true;
+      clearInterval(timer);
     },
   };
+  const timer = options.timer === false ? undefined : setInterval(() => view.tick(), 1_000);
+  timer?.unref();
+  return view;
 }
 
 function truncate(text: string, maxChars: number): string {

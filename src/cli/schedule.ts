@@ -8,7 +8,7 @@ import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, typ
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
-import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
+import { CliError, CommandFailedError, describeFailure, failureCode, rootFailure, type RootFailure } from './failure';
 import { printSummary } from './follow';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
@@ -194,8 +194,11 @@ export interface ScheduleListing {
   overlap?: string;
   nextActionTimes: string[];
   recentWorkflowIds: string[];
-  /** The last run started: its workflow id and when. */
-  lastRun?: { workflowId: string; startedAt: string };
+  /**
+   * The last run started: its workflow id, when, and (when Temporal still has it) its status (`running`,
+   * `completed`, `failed`, `cancelled`, `terminated`, `timed out`), when it closed and, unless it completed, why.
+   */
+  lastRun?: LastRun;
   /** Runs started so far. */
   taken: number;
   /** Runs not started because the previous one still ran (overlap `skip`, or a full buffer). */
@@ -206,6 +209,18 @@ export interface ScheduleListing {
   missed: number;
   /** Workflow ids of the runs going now. */
   running: string[];
+}
+
+/** The last run of a schedule, as {@link ScheduleListing} shows it. */
+export interface LastRun {
+  workflowId: string;
+  /** The run id the schedule started (the chain's first). */
+  runId?: string;
+  startedAt: string;
+  status?: string;
+  closedAt?: string;
+  /** The root failure of a run that did not complete: its code, message and activity. */
+  failure?: RootFailure;
 }
 
 const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
@@ -224,7 +239,7 @@ export function toListing(description: ScheduleDescription): ScheduleListing {
     overlap,
     nextActionTimes: description.info.nextActionTimes.map((t) => t.toISOString()),
     recentWorkflowIds: recent.map((a) => a.action.workflow.workflowId),
-    ...(last ? { lastRun: { workflowId: last.action.workflow.workflowId, startedAt: last.takenAt.toISOString() } } : {}),
+    ...(last ? { lastRun: { workflowId: last.action.workflow.workflowId, runId: last.action.workflow.firstExecutionRunId || undefined, startedAt: last.takenAt.toISOString() } } : {}),
     taken: description.info.numActionsTaken,
     skipped: description.info.numActionsSkippedOverlap + num(info?.bufferDropped),
     buffered: num(info?.bufferSize),
@@ -233,9 +248,55 @@ export function toListing(description: ScheduleDescription): ScheduleListing {
   };
 }
 
-/** The warning a listing deserves: runs skipped or missed are runs that never happened. */
+/** A workflow execution status as the CLI prints it: `RUNNING` → `running`, `TIMED_OUT` → `timed out`. */
+export function statusName(status: string): string {
+  return status.toLowerCase().replace(/_/g, ' ');
+}
+
+/**
+ * The listing with its last run's status and, when the run did not complete, its root failure: what Temporal says of
+ * the workflow the schedule started last. A run Temporal no longer has (retention) keeps only its id and start.
+ */
+export async function withLastRunStatus(client: Client, listing: ScheduleListing): Promise<ScheduleListing> {
+  const last = listing.lastRun;
+  if (!last) return listing;
+  // the chain's latest run (an extraction may continue as new), its result followed from the run the schedule started
+  const handle = client.workflow.getHandle(last.workflowId, undefined, last.runId ? { firstExecutionRunId: last.runId } : undefined);
+  let described;
+  try {
+    described = await handle.describe();
+  } catch {
+    return listing;
+  }
+  const status = described.status.name;
+  const lastRun: LastRun = { ...last, status: statusName(status), ...(described.closeTime ? { closedAt: described.closeTime.toISOString() } : {}) };
+  if (status !== 'RUNNING' && status !== 'COMPLETED') {
+    // the failure as `status <id>` shows it: the root cause (code, message, activity), not Temporal's wrappers
+    lastRun.failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => rootFailure(err),
+    );
+  }
+  return { ...listing, lastRun };
+}
+
+/** `last run` of `schedule describe`: the id, when, its status and why it failed. */
+export function lastRunLine(run: LastRun): string {
+  const failure = run.failure ? `: [${run.failure.type}] ${run.failure.message}${run.failure.activity ? ` (activity ${run.failure.activity})` : ''}` : '';
+  return `${run.workflowId} at ${run.startedAt}${run.status ? `, ${run.status}` : ''}${failure}`;
+}
+
+/**
+ * The warning a listing deserves: runs skipped or missed are runs that never happened, and a last run that failed
+ * (a target that does not exist fails every run; the schedule goes on starting them).
+ */
 export function scheduleWarning(s: ScheduleListing): string | undefined {
-  const lost = [s.skipped ? `${s.skipped} run(s) skipped because the previous one was still running (overlap ${s.overlap ?? '?'})` : '', s.missed ? `${s.missed} run(s) missed (catch-up window)` : '']
+  const failed = s.lastRun?.status && s.lastRun.status !== 'running' && s.lastRun.status !== 'completed';
+  const lost = [
+    s.skipped ? `${s.skipped} run(s) skipped because the previous one was still running (overlap ${s.overlap ?? '?'})` : '',
+    s.missed ? `${s.missed} run(s) missed (catch-up window)` : '',
+    failed ? `the last run ${lastRunLine(s.lastRun!)} (see \`sapi-temporal status ${s.lastRun!.workflowId}\`)` : '',
+  ]
     .filter(Boolean)
     .join('; ');
   return lost ? `warning: schedule ${s.scheduleId}: ${lost}` : undefined;
@@ -245,7 +306,7 @@ export function scheduleWarning(s: ScheduleListing): string | undefined {
 export function listingLine(s: ScheduleListing): string {
   const state = s.paused ? 'paused' : `next ${s.nextActionTimes[0] ?? '—'}`;
   const counts = `taken ${s.taken}, running ${s.running.length}, buffered ${s.buffered}, skipped ${s.skipped}, missed ${s.missed}`;
-  return `${s.scheduleId}  ${s.workflowType ?? '?'}  ${state}  overlap ${s.overlap ?? '?'}  ${counts}${s.lastRun ? `  last ${s.lastRun.workflowId} at ${s.lastRun.startedAt}` : ''}`;
+  return `${s.scheduleId}  ${s.workflowType ?? '?'}  ${state}  overlap ${s.overlap ?? '?'}  ${counts}${s.lastRun ? `  last ${s.lastRun.workflowId} at ${s.lastRun.startedAt}${s.lastRun.status ? ` ${s.lastRun.status}` : ''}` : ''}`;
 }
 
 /**
@@ -301,7 +362,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
         const ids: string[] = [];
         for await (const summary of client.schedule.list()) ids.push(summary.scheduleId);
         // the counts (skipped, buffered, missed) are in each schedule's description only
-        const found = await Promise.all(ids.map(async (id) => toListing(await client.schedule.getHandle(id).describe())));
+        const found = await Promise.all(ids.map(async (id) => withLastRunStatus(client, toListing(await client.schedule.getHandle(id).describe()))));
         return found.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
       });
       if (flags.json) {
@@ -321,7 +382,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
     'one object on stdout',
   )
     .action(async (scheduleId: string, flags: TemporalFlags & { json?: boolean }) => {
-      const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) => toListing(await client.schedule.getHandle(scheduleId).describe()));
+      const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) => withLastRunStatus(client, toListing(await client.schedule.getHandle(scheduleId).describe())));
       if (flags.json) process.stdout.write(`${JSON.stringify(s)}\n`);
       else {
         printSummary(`schedule ${s.scheduleId}: ${s.workflowType ?? '?'}${s.paused ? ' (paused)' : ''}`, [
@@ -331,7 +392,7 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
           ['buffered', s.buffered],
           ['skipped', s.skipped],
           ['missed', s.missed],
-          ['last run', s.lastRun ? `${s.lastRun.workflowId} at ${s.lastRun.startedAt}` : 'none'],
+          ['last run', s.lastRun ? lastRunLine(s.lastRun) : 'none'],
           ['next runs', s.nextActionTimes.slice(0, 3).join(', ') || undefined],
           ['note', s.note],
         ]);

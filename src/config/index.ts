@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
 import { loadCodecKeys } from '../codec/keys';
+import { SapiInvalidInputError } from '../errors';
 import { DEFAULT_LOG_FORMAT, LOG_FORMATS } from '../observability/log-format';
 import { DEFAULT_SCHEDULE_METRICS_INTERVAL_S } from '../observability/schedule-metrics';
 import { tracingFromEnv } from '../observability/tracing';
@@ -263,7 +264,12 @@ export function connectionFor(settings: Settings, name: string = DEFAULT_CONNECT
   if (!connection) {
     const known = Object.keys(settings.connections);
     const hint = name === DEFAULT_CONNECTION ? 'set SAPI_URL and SAPI_TOKEN' : `set SAPI_${name.toUpperCase()}_URL and SAPI_${name.toUpperCase()}_TOKEN`;
-    throw new Error(`unknown Storage connection "${name}" (configured: ${known.length ? known.join(', ') : 'none'}); ${hint} in the worker's environment`);
+    // never worth retrying: the worker's connections are fixed at its start (a typo in `--connection` would be
+    // retried forever as a bare Error)
+    throw new SapiInvalidInputError(`unknown Storage connection "${name}" (configured: ${known.length ? known.join(', ') : 'none'}); ${hint} in the worker's environment`, {
+      connection: name,
+      configured: known,
+    });
   }
   return connection;
 }

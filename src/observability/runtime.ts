@@ -1,6 +1,7 @@
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { createWorkerLogger, DEFAULT_LOG_FORMAT, type LogFormat } from './logging';
 import { JOB_WAIT_BUCKETS_SECONDS, METRIC_JOB_WAIT } from './metrics';
+import { SapiError, SapiErrorCode } from '../errors';
 
 export interface WorkerRuntimeOptions {
   /** `TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR` (`SAPI_LOG_LEVEL`). Default `INFO`. */
@@ -22,18 +23,25 @@ export interface WorkerRuntimeResult {
   installed: boolean;
 }
 
+/** What {@link configureWorkerRuntime} installed in this process; undefined while it installed none. */
+let installedHere: { logFormat: LogFormat; metricsAddress?: string } | undefined;
+
 /**
  * Installs the Temporal worker runtime once per process: its logger (level, text or JSON) and, with a metrics
  * address, the SDK's Prometheus exporter, which serves the SDK's metrics (`temporal_…`) and the plugin's
  * (`sapi_…`, recorded on the SDK's metric meter) on the same `/metrics`. Call before the first worker or native
- * connection. When a runtime is already installed, nothing changes; a metrics address then gets a warning on that
- * runtime's logger (the endpoint is not served).
+ * connection. When a runtime is already installed, nothing changes; a metrics address or the JSON format it does not
+ * have then gets a warning on that runtime's logger (not served, not used), naming the fix. A metrics address the
+ * exporter cannot bind (in use by another worker on this host, not an address of this host) fails with
+ * `SAPI_WORKER_CONFIG` naming `SAPI_METRICS_ADDRESS` and the cause: a worker asked to serve metrics does not start
+ * without them.
  */
 export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): WorkerRuntimeResult {
   const level = (options.logLevel ?? 'INFO').toUpperCase() as LogLevel;
+  const logFormat = options.logFormat ?? DEFAULT_LOG_FORMAT;
   try {
     Runtime.install({
-      logger: createWorkerLogger(level, options.logFormat ?? DEFAULT_LOG_FORMAT),
+      logger: createWorkerLogger(level, logFormat),
       shutdownSignals: options.shutdownSignals,
       telemetryOptions: {
         // the core's own log lines through the logger above (its format, one JSON object a line with json), not
@@ -52,15 +60,60 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
           : {}),
       },
     });
+    installedHere = { logFormat, metricsAddress: options.metricsAddress };
     return { installed: true };
-  } catch {
-    if (options.metricsAddress) {
+  } catch (err) {
+    if (!isAlreadyInstalled(err)) {
+      if (options.metricsAddress) throw metricsEndpointError(options.metricsAddress, err);
+      throw err;
+    }
+    const unmet = [
+      options.metricsAddress && installedHere?.metricsAddress !== options.metricsAddress ? `metrics endpoint ${options.metricsAddress} (SAPI_METRICS_ADDRESS) not served` : '',
+      logFormat === 'json' && installedHere?.logFormat !== 'json' ? 'log format json (SAPI_LOG_FORMAT) not used' : '',
+    ].filter(Boolean);
+    if (unmet.length) {
       Runtime.instance().logger.warn(
-        `metrics endpoint ${options.metricsAddress} not served: the Temporal runtime was installed before the worker started; ` +
-          'install it with telemetryOptions.metrics (or call configureWorkerRuntime first)',
+        `${unmet.join('; ')}: the Temporal runtime was installed before the worker's settings were read (a NativeConnection or Worker made before ` +
+          'the SapiPlugin, or a Runtime.install of your own); create the plugin before NativeConnection.connect, or install the runtime with ' +
+          'configureWorkerRuntime (or Runtime.install with telemetryOptions.metrics and your logger) first',
         { sdkComponent: 'worker' },
       );
     }
     return { installed: false };
   }
+}
+
+/** True for the SDK's refusal to install a second runtime (`IllegalStateError: Runtime singleton has already been …`). */
+function isAlreadyInstalled(err: unknown): boolean {
+  return err instanceof Error && err.name === 'IllegalStateError';
+}
+
+/**
+ * `SAPI_WORKER_CONFIG` for an exporter that could not bind: the core says `Failed to start prometheus metrics
+ * exporter: Address already in use (os error 98)`.
+ */
+export function metricsEndpointError(address: string, err: unknown): SapiError {
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = /address already in use|os error (48|98|10048)\b/i.test(message)
+    ? `the address is in use: another process on this host serves there (a second worker with the same SAPI_METRICS_ADDRESS?); give each worker its own port, or unset SAPI_METRICS_ADDRESS to run without metrics`
+    : /cannot assign requested address|address not available|os error (49|99|10049)\b/i.test(message)
+      ? 'not an address of this host; bind 0.0.0.0:<port> (all interfaces) or 127.0.0.1:<port>'
+      : /permission denied|os error 13\b/i.test(message)
+        ? 'permission denied (ports below 1024 need privileges); pick a port above 1024'
+        : message;
+  return new SapiError({ code: SapiErrorCode.WORKER_CONFIG, message: `SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: ${reason}`, retryable: false, cause: err });
+}
+
+/**
+ * What the plugin does when it is made (`new SapiPlugin`), before the worker's connection in the README's order: the
+ * runtime of the worker's settings when they ask for what the SDK's default runtime lacks (`SAPI_METRICS_ADDRESS`,
+ * `SAPI_LOG_FORMAT=json`; level `SAPI_LOG_LEVEL`), else nothing (a runtime installed already gets a warning, see
+ * {@link configureWorkerRuntime}); and the AWS SDK's notice that its releases after January 2027 need Node 22 off
+ * (8 lines at every start, nothing a worker's operator can act on; `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED`
+ * set to anything keeps it as set).
+ */
+export function configurePluginRuntime(observability: { logFormat: LogFormat; metricsAddress?: string }): void {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  if (observability.metricsAddress === undefined && observability.logFormat !== 'json') return;
+  configureWorkerRuntime({ logLevel: process.env.SAPI_LOG_LEVEL, logFormat: observability.logFormat, metricsAddress: observability.metricsAddress });
 }

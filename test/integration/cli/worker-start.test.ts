@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
 import { repoRoot } from '../../harness/processes';
+import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
+import { startTlsProxy, type TlsProxy } from '../../harness/tls-proxy';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 
@@ -27,10 +29,21 @@ const WORKERS = {
 describe('a worker that cannot work exits at start, naming the setting', () => {
   const stack = testStack();
   let env: SapiTestEnv;
+  let certs: TestCertificates;
+  let tls: TlsProxy;
+  let mtls: TlsProxy;
   beforeAll(async () => {
     env = await startSapiTestEnv('worker-start', { worker: false });
+    // Temporal behind TLS, and behind TLS that wants a client certificate (mTLS)
+    certs = makeTestCertificates(env.dataDir);
+    tls = await startTlsProxy({ target: stack.temporalAddress, cert: certs.serverCert, key: certs.serverKey });
+    mtls = await startTlsProxy({ target: stack.temporalAddress, cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert });
   });
-  afterAll(() => env?.stop());
+  afterAll(async () => {
+    await tls?.close();
+    await mtls?.close();
+    await env?.stop();
+  });
 
   /** Starts a worker process with the stack's Temporal, this env's Storage connection, and `overrides` on top. */
   function startWorkerProcess(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>) {
@@ -106,6 +119,78 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)] });
       expect(exit.elapsedMs).toBeLessThan(FAIL_FAST_MS);
     });
+
+    it('exits 1 on a TLS fault naming TEMPORAL_ADDRESS, the fault and the setting that fixes it, as the CLI does (a CA that did not sign, another name, no client certificate)', async () => {
+      const [wrongCa, wrongName, noClientCert] = await Promise.all([
+        runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCaCert }),
+        runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert, TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com' }),
+        runToExit(kind, { TEMPORAL_ADDRESS: mtls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert }),
+      ]);
+      expect({ code: wrongCa.code, lines: failureLine(wrongCa) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${tls.address}: TLS: the server's certificate is not signed by a trusted CA`)],
+      });
+      expect(wrongCa.stderr).toContain(`the CA given (${certs.otherCaCert}) did not sign it`);
+      expect({ code: wrongName.code, lines: failureLine(wrongName) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${tls.address}: TLS: the server's certificate is not for the name connected to`)],
+      });
+      expect({ code: noClientCert.code, lines: failureLine(noClientCert) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${mtls.address}: TLS: the server refused the handshake: it wants a client certificate (mTLS) and no client certificate was sent`)],
+      });
+      for (const exit of [wrongCa, wrongName, noClientCert]) expect(exit.stderr).not.toMatch(/tonic|transport::Error|InvalidCertificate/);
+    });
+
+    it('exits 1 when its metrics port is taken (a second worker on the host), naming SAPI_METRICS_ADDRESS and the port in use', async () => {
+      const taken = createServer();
+      await new Promise<void>((ok) => taken.listen(0, '127.0.0.1', ok));
+      try {
+        const address = `127.0.0.1:${(taken.address() as AddressInfo).port}`;
+        const exit = await runToExit(kind, { SAPI_METRICS_ADDRESS: address });
+        expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+          code: 1,
+          lines: [expect.stringContaining(`SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: the address is in use`)],
+        });
+        expect(exit.stderr).not.toContain('installed before');
+      } finally {
+        await new Promise<void>((ok) => taken.close(() => ok()));
+      }
+    });
+  });
+
+  it("a user's own worker from the README serves SAPI_METRICS_ADDRESS, logs SAPI_LOG_FORMAT=json, and prints neither webpack's stats nor the AWS SDK's Node notice", async () => {
+    const port = await new Promise<number>((ok) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => ok(free));
+      });
+    });
+    const worker = startWorkerProcess("the plugin in a user's own worker", {
+      SAPI_METRICS_ADDRESS: `127.0.0.1:${port}`,
+      SAPI_LOG_FORMAT: 'json',
+      // bundles the plugin's workflows at start (`workflowsPath`), as the README's worker does
+      SAPI_TEST_WORKFLOW_BUNDLE: undefined,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined,
+    });
+    try {
+      const deadline = Date.now() + 120_000;
+      while (!/READY/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      expect({ stdout: worker.output.stdout, stderr: worker.output.stderr }).toEqual({ stdout: 'READY\n', stderr: expect.any(String) });
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toMatch(/^temporal_/m);
+      worker.child.kill('SIGTERM');
+      const exit = await worker.exited;
+      expect(exit.code).toBe(0);
+      const lines = exit.stderr.split('\n').filter((line) => line !== '');
+      expect(lines.length).toBeGreaterThan(0);
+      const records = lines.map((line) => JSON.parse(line) as { message: string }); // every line JSON (throws otherwise)
+      expect(records.filter((record) => /webpack|asset workflow-bundle|NodeVersionSupportWarning|AWS SDK/.test(record.message))).toEqual([]);
+      expect(records.map((record) => record.message)).toContainEqual(expect.stringMatching(/^Workflow bundle created/));
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
   });
 
   it('the CLI names the failure code of each cause: SAPI_TEMPORAL_NAMESPACE_NOT_FOUND, SAPI_WORKER_CONFIG', async () => {

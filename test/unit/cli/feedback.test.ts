@@ -19,7 +19,7 @@ describe('plain progress (stderr not a terminal)', () => {
   function recorder(intervalMs = 10_000) {
     let clock = 0;
     const lines: string[] = [];
-    const view = plainProgress((line) => lines.push(line), 'import', { intervalMs, now: () => clock });
+    const view = plainProgress((line) => lines.push(line), 'import', { intervalMs, now: () => clock, timer: false });
     return { view, lines, tick: (ms: number) => (clock += ms) };
   }
 
@@ -43,6 +43,34 @@ describe('plain progress (stderr not a terminal)', () => {
       'import: importing, 4.0 kB / 4.0 kB (100%), job 12 success\n',
     ]);
     for (const line of lines) expect(line.slice(0, -1)).not.toMatch(CONTROL);
+  });
+
+  it('never stays silent longer than 15 s: a phase where nothing changes (the Storage job importing) repeats its line with the time spent in it', () => {
+    const { view, lines, tick } = recorder();
+    tick(15_000);
+    view.tick(); // no answer yet: the run is starting
+    view.update({ phase: 'uploading', bytes: 4000, totalBytes: 4000 });
+    tick(1_000);
+    view.update({ phase: 'importing', bytes: 4000, totalBytes: 4000, jobId: 12, jobStatus: 'processing' });
+    for (let second = 0; second < 37; second++) {
+      tick(1_000);
+      view.update({ phase: 'importing', bytes: 4000, totalBytes: 4000, jobId: 12, jobStatus: 'processing' });
+      view.tick();
+    }
+    view.update({ phase: 'importing', bytes: 4000, totalBytes: 4000, jobId: 12, jobStatus: 'success' });
+    tick(14_000);
+    view.tick(); // spoken 14 s ago: not yet
+    view.stop();
+    tick(60_000);
+    view.tick();
+    expect(lines).toEqual([
+      'import: starting (15.0 s in this phase)\n',
+      'import: uploading, 4.0 kB / 4.0 kB (100%)\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 processing\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 processing (15.0 s in this phase)\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 processing (30.0 s in this phase)\n',
+      'import: importing, 4.0 kB / 4.0 kB (100%), job 12 success\n',
+    ]);
   });
 
   it('shows an extraction by pages and records', () => {

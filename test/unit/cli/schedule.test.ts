@@ -1,6 +1,6 @@
 import { run } from '../../../src/cli';
 import type { ScheduleDescription } from '@temporalio/client';
-import { intervalMs, listingLine, parseCron, parseEvery, scheduleShape, scheduleWarning, toListing } from '../../../src/cli/schedule';
+import { intervalMs, lastRunLine, listingLine, parseCron, parseEvery, scheduleShape, scheduleWarning, toListing } from '../../../src/cli/schedule';
 
 describe('schedule command lines', () => {
   let stderr: jest.SpyInstance;
@@ -78,7 +78,7 @@ describe('schedule command lines', () => {
       overlap: 'skip',
       nextActionTimes: ['2026-11-24T03:00:00.000Z'],
       recentWorkflowIds: ['nightly-2026-11-23T03:00:00Z'],
-      lastRun: { workflowId: 'nightly-2026-11-23T03:00:00Z', startedAt: '2026-11-24T03:00:00.000Z' },
+      lastRun: { workflowId: 'nightly-2026-11-23T03:00:00Z', runId: 'r', startedAt: '2026-11-24T03:00:00.000Z' },
       taken: 4,
       skipped: 2,
       buffered: 1,
@@ -90,5 +90,19 @@ describe('schedule command lines', () => {
     );
     expect(scheduleWarning(listing)).toBe('warning: schedule nightly: 2 run(s) skipped because the previous one was still running (overlap skip); 1 run(s) missed (catch-up window)');
     expect(scheduleWarning({ ...listing, skipped: 0, missed: 0 })).toBeUndefined();
+
+    // a last run that failed: every run into a target that does not exist fails, and the schedule goes on
+    const failed = {
+      ...listing,
+      skipped: 0,
+      missed: 0,
+      lastRun: { ...listing.lastRun!, status: 'failed', failure: { type: 'SAPI_NOT_FOUND', message: 'bucket in.c-x does not exist', activity: 'checkImportTarget' } },
+    };
+    expect(lastRunLine(failed.lastRun)).toBe('nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z, failed: [SAPI_NOT_FOUND] bucket in.c-x does not exist (activity checkImportTarget)');
+    expect(listingLine(failed)).toMatch(/ {2}last nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00\.000Z failed$/);
+    expect(scheduleWarning(failed)).toBe(
+      'warning: schedule nightly: the last run nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z, failed: [SAPI_NOT_FOUND] bucket in.c-x does not exist (activity checkImportTarget) (see `sapi-temporal status nightly-2026-11-23T03:00:00Z`)',
+    );
+    expect(scheduleWarning({ ...failed, lastRun: { ...failed.lastRun, status: 'completed', failure: undefined } })).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { connectionFor, loadSettings } from '../../../src/config';
+import { toApplicationFailure } from '../../../src/errors';
 
 describe('worker settings from the environment', () => {
   it('reads the default connection, named connections and the staging URL without mistaking it for a connection', () => {
@@ -39,5 +40,17 @@ describe('worker settings from the environment', () => {
   it('says how to configure a connection a workflow names but the worker lacks', () => {
     const settings = loadSettings({ SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' });
     expect(() => connectionFor(settings, 'eu')).toThrow('unknown Storage connection "eu" (configured: default); set SAPI_EU_URL and SAPI_EU_TOKEN');
+  });
+
+  it('fails an unknown connection with SAPI_INVALID_INPUT, never retried (a typo in --connection is not retried forever)', () => {
+    const settings = loadSettings({ SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't', SAPI_EU_URL: 'https://eu.example.com', SAPI_EU_TOKEN: 'e' });
+    let thrown: unknown;
+    try {
+      connectionFor(settings, 'ue');
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ code: 'SAPI_INVALID_INPUT', retryable: false, details: { connection: 'ue', configured: ['default', 'eu'] } });
+    expect(toApplicationFailure(thrown)).toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true, message: expect.stringContaining('(configured: default, eu)') });
   });
 });

@@ -1,4 +1,4 @@
-import { formatJsonLogLine, createWorkerLogger } from '../../../src/observability';
+import { formatJsonLogLine, createWorkerLogger, metricsEndpointError } from '../../../src/observability';
 import { loadSettings } from '../../../src/config';
 
 describe('JSON worker logs', () => {
@@ -76,5 +76,17 @@ describe('JSON worker logs', () => {
     expect(() => loadSettings({ SAPI_SCHEDULE_METRICS_INTERVAL: '-5' })).toThrow(/SAPI_SCHEDULE_METRICS_INTERVAL must be 0 \(off\) or more seconds/);
     expect(() => loadSettings({ SAPI_LOG_FORMAT: 'yaml' })).toThrow(/SAPI_LOG_FORMAT must be text or json/);
     expect(() => loadSettings({ SAPI_METRICS_ADDRESS: 'http://x' })).toThrow(/SAPI_METRICS_ADDRESS must be host:port/);
+  });
+});
+
+describe('a metrics endpoint the worker cannot bind', () => {
+  it('fails with SAPI_WORKER_CONFIG naming SAPI_METRICS_ADDRESS and the cause the core gives', () => {
+    const inUse = metricsEndpointError('0.0.0.0:9464', new Error('Failed to start prometheus metrics exporter: Address already in use (os error 98)'));
+    expect(inUse).toMatchObject({ code: 'SAPI_WORKER_CONFIG', retryable: false });
+    expect(inUse.message).toBe(
+      'SAPI_METRICS_ADDRESS 0.0.0.0:9464: cannot serve metrics: the address is in use: another process on this host serves there (a second worker with the same SAPI_METRICS_ADDRESS?); give each worker its own port, or unset SAPI_METRICS_ADDRESS to run without metrics',
+    );
+    expect(metricsEndpointError('10.9.9.9:9464', new Error('Failed to start prometheus metrics exporter: Cannot assign requested address (os error 99)')).message).toMatch(/: not an address of this host; bind 0\.0\.0\.0:<port>/);
+    expect(metricsEndpointError('x:1', new Error('something else')).message).toBe('SAPI_METRICS_ADDRESS x:1: cannot serve metrics: something else');
   });
 });

@@ -20,3 +20,31 @@ describe('the plugin\'s metrics interceptor', () => {
     await plugin.close();
   });
 });
+
+describe('what the plugin does to a worker of one\'s own', () => {
+  it('logs webpack\'s bundle stats at DEBUG (its one INFO line stays) and turns the AWS SDK\'s Node notice off unless set', async () => {
+    const saved = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+    try {
+      const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+      expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('true');
+      const seen: Array<[string, string]> = [];
+      const log = (level: string) => (message: string) => void seen.push([level, message]);
+      const logger = { log: (level: string, message: string) => void seen.push([level, message]), trace: log('TRACE'), debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') };
+      const bundler = plugin.configureBundler({ workflowsPath: 'w', logger });
+      bundler.logger!.info('asset workflow-bundle-1.js 2.8 MiB [emitted]\nruntime modules 883 bytes\nwebpack 5.112.2 compiled successfully in 1854 ms');
+      bundler.logger!.info('Workflow bundle created');
+      expect(seen).toEqual([
+        ['DEBUG', expect.stringMatching(/^asset workflow-bundle-/)],
+        ['INFO', 'Workflow bundle created'],
+      ]);
+      await plugin.close();
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'false';
+      await new SapiPlugin({ settings: loadSettings({}), startChecks: false }).close();
+      expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('false');
+    } finally {
+      if (saved === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+      else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = saved;
+    }
+  });
+});
