@@ -16,6 +16,7 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
+import { runTableDrop } from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -202,6 +203,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   ctx.jobs.register('tableImport', (job) => runTableImport(ctx, job));
   ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
   ctx.jobs.register('tableDefinitionCreate', (job) => runTableDefinitionCreate(ctx, job));
+  ctx.jobs.register('tableDrop', (job) => runTableDrop(ctx, job));
   ctx.jobs.register('devBranchCreate', (job) => runBranchCreate(ctx, job));
   ctx.jobs.register('devBranchDelete', (job) => runBranchDelete(ctx, job));
   ctx.jobs.onFinish((job) => recordJobEvent(ctx, job));

@@ -25,6 +25,8 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
       return onTable('storage.tableImportDone', `Imported data into table ${job.tableId}`, 'storage.tableImportError', `Import into table ${job.tableId} failed`);
     case 'tableExport':
       return onTable('storage.tableExported', `Exported table ${job.tableId}`, 'storage.tableExportError', `Export of table ${job.tableId} failed`);
+    case 'tableDrop':
+      return onTable('storage.tableDeleted', `Deleted table ${job.tableId}`, 'storage.tableDeleteError', `Table ${job.tableId} was not deleted`);
     case 'bucketDelete': {
       const bucketId = String(p.bucketId);
       const base = { objectType: 'bucket' as const, objectId: bucketId, objectName: bucketId, bucketId: null };
