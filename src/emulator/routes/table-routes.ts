@@ -28,7 +28,7 @@ export function authorizedTable(ctx: EmulatorContext, token: TokenRecord, tableI
   return table;
 }
 
-function whereFilters(params: FormObject): WhereFilter[] {
+export function whereFilters(params: FormObject): WhereFilter[] {
   const filters: WhereFilter[] = [];
   listItems(params.whereFilters)?.forEach((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`whereFilters[${i}] must be an object {column, operator, values[]}`);
