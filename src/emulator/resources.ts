@@ -76,8 +76,11 @@ export function tableResource(ctx: EmulatorContext, table: TableRecord): Record<
     isAlias: false,
     isAliasable: true,
     isTyped: table.definition !== undefined,
-    // Each column of a typed table says it can be filtered on (`whereColumn`), as the service's do.
-    ...(table.definition ? { definition: { ...table.definition, columns: table.definition.columns.map((c) => ({ ...c, canBeFiltered: true })) } } : {}),
+    // Each column of a typed table says it can be filtered on (`whereColumn`), as the service's do. An untyped table
+    // has a definition too, as the service now sends it: its primary key and each column with an empty definition.
+    definition: table.definition
+      ? { ...table.definition, columns: table.definition.columns.map((c) => ({ ...c, canBeFiltered: true })) }
+      : { primaryKeysNames: table.primaryKey, columns: table.columns.map((name) => ({ name, definition: {} })) },
     tableType: 'table',
     columns: table.columns,
     attributes: [],

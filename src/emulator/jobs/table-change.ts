@@ -46,8 +46,8 @@ async function commitChange<T>(ctx: EmulatorContext, job: JobRecord, record: Tab
 }
 
 /** `KBC.datatype.*` entries (provider `storage`) of a typed column. */
-function storageEntries(ctx: EmulatorContext, tableId: string, column: string, definition: ColumnDefinition, timestamp: string): MetadataRecord[] {
-  return datatypeMetadata(definition).map((m) => ({
+function storageEntries(ctx: EmulatorContext, tableId: string, column: string, definition: ColumnDefinition, basetype: string, timestamp: string): MetadataRecord[] {
+  return datatypeMetadata(definition, basetype).map((m) => ({
     id: String(ctx.nextId('metadata')),
     objectType: 'column' as const,
     objectId: `${tableId}.${column}`,
@@ -94,8 +94,9 @@ export async function runColumnAdd(ctx: EmulatorContext, job: JobRecord): Promis
   const definition = table.definition ? p.definition : undefined;
   if (table.definition) {
     if (!definition) throw new JobError('storage.tables.validation', `table ${table.id} is typed: the column needs a definition {type, length, nullable, default} or a basetype`);
-    record.definition = { ...table.definition, columns: [...table.definition.columns, { name: p.name, definition, basetype: p.basetype ?? baseTypeOf(definition) }] };
-    record.storageMetadata = [...(table.storageMetadata ?? []), ...storageEntries(ctx, table.id, p.name, definition, now)];
+    const basetype = p.basetype ?? baseTypeOf(definition);
+    record.definition = { ...table.definition, columns: [...table.definition.columns, { name: p.name, definition, basetype }] };
+    record.storageMetadata = [...(table.storageMetadata ?? []), ...storageEntries(ctx, table.id, p.name, definition, basetype, now)];
   }
   const ref = tableRef(table.bucketId, table.name);
   await commitChange(ctx, job, record, async (conn) => {
@@ -248,7 +249,7 @@ export async function runTableCreateFromSnapshot(ctx: EmulatorContext, job: JobR
     ...(snapshot.table.definition
       ? {
           definition: snapshot.table.definition,
-          storageMetadata: snapshot.table.definition.columns.flatMap((c) => storageEntries(ctx, tableId, c.name, c.definition, now)),
+          storageMetadata: snapshot.table.definition.columns.flatMap((c) => storageEntries(ctx, tableId, c.name, c.definition, c.basetype, now)),
         }
       : {}),
   };
@@ -368,7 +369,7 @@ export async function runDefinitionUpdate(ctx: EmulatorContext, job: JobRecord):
       const changedIds = new Set([...changed.keys()].map((n) => `${table.id}.${n}`));
       record.storageMetadata = [
         ...(table.storageMetadata ?? []).filter((m) => !changedIds.has(m.objectId)),
-        ...[...changed].flatMap(([name, d]) => storageEntries(ctx, table.id, name, d, now)),
+        ...[...changed].flatMap(([name, d]) => storageEntries(ctx, table.id, name, d, table.definition!.columns.find((c) => c.name === name)!.basetype, now)),
       ];
     }
   }

@@ -375,7 +375,7 @@ export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRec
   const created = formatTimestamp(now);
   const typed = p.typed !== false;
   const storageMetadata: MetadataRecord[] = (typed ? p.definition.columns : []).flatMap((c) =>
-    datatypeMetadata(c.definition).map((m) => ({
+    datatypeMetadata(c.definition, c.basetype).map((m) => ({
       id: String(ctx.nextId('metadata')),
       objectType: 'column' as const,
       objectId: `${tableId}.${c.name}`,

@@ -8,7 +8,7 @@ import { bucketResource, jobResource, tableResource } from '../resources';
 import { formatTimestamp } from '../time';
 import { accessDenied } from '../tokens';
 import { loadParams } from './load-params';
-import { backendDefinition, definitionProblem, reportedBaseType } from '../column-types';
+import { backendDefinition, definitionProblem, givenBaseType } from '../column-types';
 import { type FormObject, parseList } from '../form';
 import { type ColumnDefinition, type TableDefinition } from '../model';
 import { type EmulatorTableBackend } from '../options';
@@ -57,7 +57,7 @@ export function parseColumnDefinition(c: FormObject, where: string, backend: Emu
   const problem = definitionProblem(column, given);
   if (problem) throw tableValidation(`${where}: ${problem}`);
   const definition = backendDefinition(given, backend, basetype === 'NUMERIC' && raw?.type === undefined ? 9 : 0);
-  return { name: column, definition, basetype: reportedBaseType(definition) };
+  return { name: column, definition, basetype: givenBaseType(given) };
 }
 
 /** True when a column of a definition names a type (`definition.type` or `basetype`). */
