@@ -118,8 +118,11 @@ export interface JobRecord {
   createdMs: number;
 }
 
-/** What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id. */
-export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column';
+/**
+ * What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id, a
+ * configuration's `<branchId>/<componentId>/<configId>`.
+ */
+export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column' | 'configuration';
 
 /** One metadata entry (`KBC.description`, `KBC.datatype.type`, …); unique per object, provider and key. */
 export interface MetadataRecord {
