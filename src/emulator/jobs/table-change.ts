@@ -172,7 +172,12 @@ export async function runRowsDelete(ctx: EmulatorContext, job: JobRecord): Promi
     async (conn) => {
       const where = whereSql(p.query);
       const [[before]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${ref}`)).getRowsJS() as [[bigint]];
-      await conn.run(`DELETE FROM ${ref}${where ? ` WHERE ${where}` : ''}`);
+      try {
+        await conn.run(`DELETE FROM ${ref}${where ? ` WHERE ${where}` : ''}`);
+      } catch (error) {
+        // a value that does not convert to a typed column's type
+        throw new JobError('storage.tables.validation', `rows of table ${table.id} cannot be filtered so: ${(error as Error).message}`);
+      }
       const [[after]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${ref}`)).getRowsJS() as [[bigint]];
       return Number(before) - Number(after);
     },
@@ -362,7 +367,8 @@ export async function runDefinitionUpdate(ctx: EmulatorContext, job: JobRecord):
       if (next.default === undefined && current.definition.default !== undefined) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} DROP DEFAULT`);
       else if (next.default !== undefined && next.default !== current.definition.default) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} SET DEFAULT CAST('${next.default.replace(/'/g, "''")}' AS ${duckdbType(next)})`);
       if (baseTypeOf(next) === 'NUMERIC' && next.length !== current.definition.length) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} TYPE ${duckdbType(next)}`);
-      changed.set(patch.name, next);
+      // only a definition that changes gets new KBC.datatype entries (a description alone leaves them as they are)
+      if (JSON.stringify(next) !== JSON.stringify(current.definition)) changed.set(patch.name, next);
     }
     if (changed.size) {
       record.definition = { ...table.definition, columns: table.definition.columns.map((c) => (changed.has(c.name) ? { ...c, definition: changed.get(c.name)! } : c)) };

@@ -246,6 +246,15 @@ describe('changing tables', () => {
       expect((await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'label', length: '3' }] })).error).toEqual(shrink);
       const unknown = await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'nope', description: 'x' }] });
       expect(unknown).toMatchObject({ status: 'error', error: { code: 'storage.tables.columnNotFound' } });
+      // a description alone leaves a typed column's KBC.datatype entries as they are (same ids)
+      const before = (await env.api('GET', '/tables/in.c-change.typed2')).body.columnMetadata.id;
+      expectSuccess(await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'id', description: 'the key' }] }));
+      const after = (await env.api('GET', '/tables/in.c-change.typed2')).body.columnMetadata.id;
+      expect(after).toEqual([...before, expect.objectContaining({ key: 'KBC.description', value: 'the key', provider: 'user' })]);
+      // a filter value that is no number, on a NUMBER column, fails the delete job and deletes nothing
+      const badValue = await runJob(env.api, 'DELETE', '/tables/in.c-change.typed2/rows', 'tableRowsDelete', { whereFilters: [{ column: 'id', values: ['abc'] }] });
+      expect(badValue).toMatchObject({ status: 'error', error: { code: 'storage.tables.validation' } });
+      expect((await env.api('GET', '/tables/in.c-change.typed2')).body.rowsCount).toBe(1);
     });
   });
 
