@@ -32,6 +32,7 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
     case 'tableRowsDelete':
       return onTable('storage.tableRowsDeleted', `Deleted rows from table ${job.tableId}`, 'storage.tableRowsDeleteError', `Rows of table ${job.tableId} were not deleted`);
     case 'tableDefinitionUpdate':
+    case 'tableColumnDefinitionUpdate':
       return onTable('storage.tableDefinitionUpdated', `Updated the definition of table ${job.tableId}`, 'storage.tableDefinitionUpdateError', `The definition of table ${job.tableId} was not updated`);
     case 'tableSnapshotCreate':
       return onTable('storage.tableSnapshotCreated', `Created a snapshot of table ${job.tableId}`, 'storage.tableSnapshotCreateError', `Snapshot of table ${job.tableId} was not created`);

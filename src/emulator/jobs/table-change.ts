@@ -349,8 +349,30 @@ function patchedDefinition(ctx: EmulatorContext, tableId: string, old: ColumnDef
  * of provider `user`, as the UI's), and on typed tables the columns' nullability, default and length.
  */
 export async function runDefinitionUpdate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  return applyDefinitionUpdate(ctx, job, job.operationParams as unknown as DefinitionUpdateParams);
+}
+
+/** `operationParams` of `tableColumnDefinitionUpdate` (`PUT tables/{id}/columns/{name}/definition`), as the service's. */
+export interface ColumnDefinitionUpdateParams {
+  columnName: string;
+  columnDefinition: { length?: string; nullable?: boolean; default?: string; removeDefault?: boolean };
+}
+
+/** `tableColumnDefinitionUpdate`: one typed column's nullability, length or default, by the rules of {@link runDefinitionUpdate}. */
+export async function runColumnDefinitionUpdate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const p = job.operationParams as unknown as ColumnDefinitionUpdateParams;
+  const d = p.columnDefinition;
+  const patch: ColumnPatch = {
+    name: p.columnName,
+    ...(d.length !== undefined ? { length: d.length } : {}),
+    ...(d.nullable !== undefined ? { nullable: d.nullable } : {}),
+    ...(d.removeDefault ? { default: null } : d.default !== undefined ? { default: d.default } : {}),
+  };
+  return applyDefinitionUpdate(ctx, job, { tableStringId: job.tableId ?? '', columns: [patch] });
+}
+
+async function applyDefinitionUpdate(ctx: EmulatorContext, job: JobRecord, p: DefinitionUpdateParams): Promise<unknown> {
   const table = jobTable(ctx, job);
-  const p = job.operationParams as unknown as DefinitionUpdateParams;
   const unknown = p.columns.map((c) => c.name).filter((n) => !table.columns.includes(n));
   if (unknown.length) throw new JobError('storage.tables.columnNotFound', `column(s) ${unknown.join(', ')} not found in table ${table.id} (columns: ${table.columns.join(', ')})`);
   const now = formatTimestamp();

@@ -142,6 +142,22 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tableDefinitionUpdate', operationParams, runIdOf(request))));
   });
 
+  app.put('/tables/:tableId/columns/:column/definition', async (request, reply) => {
+    const token = tokenOf(request);
+    const { tableId, column } = request.params as { tableId: string; column: string };
+    const table = authorizedTable(ctx, token, tableId, 'write', 'updating a column definition');
+    if (!table.definition) throw tableValidation(`table ${table.id} is not typed (its columns are strings): a column definition can only be updated on a typed table`);
+    if (!table.columns.includes(column)) throw notFound('storage.tables.columnNotFound', `Column "${column}" not found in table "${table.id}" (columns: ${table.columns.join(', ')})`);
+    const patch = columnPatch({ ...(await readParams(request)), name: column }, 0, true);
+    const columnDefinition = {
+      ...(patch.length !== undefined ? { length: patch.length } : {}),
+      ...(patch.nullable !== undefined ? { nullable: patch.nullable } : {}),
+      ...(patch.default === null ? { removeDefault: true } : patch.default !== undefined ? { default: patch.default } : {}),
+    };
+    const job = tableJob(ctx, token, table, 'tableColumnDefinitionUpdate', { columnName: column, columnDefinition }, runIdOf(request));
+    return reply.code(202).send(jobResource(ctx, job));
+  });
+
   app.post('/tables/:tableId/snapshots', async (request, reply) => {
     const token = tokenOf(request);
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'read', 'creating a snapshot');

@@ -258,6 +258,21 @@ describe('changing tables', () => {
     });
   });
 
+  describe('column definition', () => {
+    test('PUT tables/{id}/columns/{name}/definition answers 202 with a tableColumnDefinitionUpdate job as the service\'s; the typed column changes; untyped tables and unknown columns are refused', async () => {
+      const res = await env.api('PUT', '/tables/in.c-change.typed2/columns/label/definition', { json: { length: '30', nullable: false, default: null } });
+      expect(res.status).toBe(202);
+      expect(res.body).toMatchObject({ tableId: 'in.c-change.typed2', operationName: 'tableColumnDefinitionUpdate', operationParams: { columnName: 'label', columnDefinition: { length: '30', nullable: false, removeDefault: true } } });
+      expectSuccess(await waitForJob(env.api, res.body.id));
+      const label = (await env.api('GET', '/tables/in.c-change.typed2')).body.definition.columns.find((c: Json) => c.name === 'label');
+      expect(label.definition).toEqual({ type: 'VARCHAR', length: '30', nullable: false });
+      const untyped = await env.api('PUT', '/tables/in.c-change.people/columns/name/definition', { json: { nullable: false } });
+      expect(untyped.status).toBe(400);
+      const unknown = await env.api('PUT', '/tables/in.c-change.typed2/columns/nope/definition', { json: { nullable: false } });
+      expect([unknown.status, unknown.body.code]).toEqual([404, 'storage.tables.columnNotFound']);
+    });
+  });
+
   describe('snapshots', () => {
     test('POST tables/{id}/snapshots makes a tableSnapshotCreate job whose results are the snapshot; it is listed and shown; a table created from it has the rows, columns and key it had, exported row-identical', async () => {
       expectSuccess(await createTable(env.api, 'in.c-change', 'orders', 'id,amount\n1,10\n2,20\n3,30\n', { primaryKey: 'id' }));
@@ -301,7 +316,7 @@ describe('changing tables', () => {
       const snap = expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.typed2/snapshots', 'tableSnapshotCreate', {}));
       expect(snap.results.description).toBe('');
       const restored = expectSuccess(await runJob(env.api, 'POST', '/buckets/in.c-restored/tables-async', 'tableCreate', { snapshotId: snap.results.id }));
-      expect(restored.results).toMatchObject({ id: 'in.c-restored.typed2', isTyped: true, definition: { columns: [{ name: 'id', basetype: 'INTEGER' }, { name: 'label', definition: { type: 'VARCHAR', length: '20' } }] } });
+      expect(restored.results).toMatchObject({ id: 'in.c-restored.typed2', isTyped: true, definition: { columns: [{ name: 'id', basetype: 'INTEGER' }, { name: 'label', definition: { type: 'VARCHAR', length: '30', nullable: false } }] } });
       expect(await env.emulator.readTable('in.c-restored.typed2')).toEqual({ columns: ['id', 'label'], rows: [['1', 'twelve chars']] });
       const missing = await env.api('POST', '/buckets/in.c-restored/tables-async', { json: { snapshotId: 999999 } });
       expect(missing.status).toBe(404);
