@@ -16,7 +16,7 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
-import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runRowsDelete, runSnapshotCreate, runSnapshotDelete, runTableCreateFromSnapshot, runTableDrop, runTablePull } from './jobs/table-change';
+import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull } from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -210,7 +210,6 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   ctx.jobs.register('tableDefinitionUpdate', (job) => runDefinitionUpdate(ctx, job));
   ctx.jobs.register('tableColumnDefinitionUpdate', (job) => runColumnDefinitionUpdate(ctx, job));
   ctx.jobs.register('tableSnapshotCreate', (job) => runSnapshotCreate(ctx, job));
-  ctx.jobs.register('tableSnapshotDelete', (job) => runSnapshotDelete(ctx, job));
   ctx.jobs.register('devBranchTablePull', (job) => runTablePull(ctx, job));
   ctx.jobs.register('devBranchCreate', (job) => runBranchCreate(ctx, job));
   ctx.jobs.register('devBranchDelete', (job) => runBranchDelete(ctx, job));

@@ -1,7 +1,7 @@
 /**
  * Jobs that change an existing table, as the service's: drop (`tableDrop`), add or delete a column
  * (`tableColumnAdd`, `tableColumnDelete`), delete rows or truncate (`tableRowsDelete`), definition updates
- * (`tableDefinitionUpdate`), snapshots (`tableSnapshotCreate`, `tableSnapshotDelete`, a table created from one) and
+ * (`tableDefinitionUpdate`), snapshots (`tableSnapshotCreate`, a table created from one) and
  * the pull of a table into a development branch (`devBranchTablePull`). Data, table record and the job's commit marker
  * change in one DuckDB transaction, like the loads'.
  */
@@ -218,14 +218,6 @@ export async function runSnapshotCreate(ctx: EmulatorContext, job: JobRecord): P
   } finally {
     conn.closeSync();
   }
-}
-
-/** `tableSnapshotDelete` (`DELETE snapshots/{id}`). */
-export async function runSnapshotDelete(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
-  const id = Number(job.operationParams.snapshotId);
-  if (!ctx.tables.snapshot(id)) throw new JobError('storage.snapshots.notFound', `Snapshot ${id} not found`);
-  await ctx.tables.dropSnapshot(id);
-  return null;
 }
 
 /**

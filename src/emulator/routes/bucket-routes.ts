@@ -250,7 +250,9 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       const snapshot = snapshotId === undefined ? undefined : ctx.tables.snapshot(snapshotId);
       if (!snapshot) throw notFound('storage.snapshots.notFound', `Snapshot ${String(params.snapshotId as string)} not found`);
       ctx.tokens.authorize(token, snapshot.table.bucketId, 'read', 'creating a table from a snapshot');
-      const name = parseString(params.name)?.trim() || snapshot.table.name;
+      // the service needs the name, although its PHP client's docs say it defaults to the snapshot's table's
+      const name = parseString(params.name)?.trim() ?? '';
+      if (!name) throw validation('Table create option "name" is required and cannot be empty', 'storage.tables.validation');
       if (!TABLE_NAME.test(name)) throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(name)}`, 'storage.tables.validation');
       const tableId = `${bucket.id}.${name}`;
       const job = ctx.jobs.create({
