@@ -11,7 +11,7 @@ import { type EmulatorContext } from '../context';
 import { ApiError, notFound, validation } from '../errors';
 import { type FormObject, listItems, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { branchOf, readParams, tokenOf } from '../http';
-import { KNOWN_COMPONENTS, componentResource } from '../component-registry';
+import { KNOWN_COMPONENTS, componentInfo, componentResource } from '../component-registry';
 import { metadataResource } from '../metadata';
 import { type CreatorToken, type TokenRecord } from '../model';
 import { formatTimestamp } from '../time';
@@ -203,7 +203,9 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     for (const config of all(branchIdOf(request)).filter((c) => c.isDeleted === deleted)) {
       byComponent.set(config.componentId, [...(byComponent.get(config.componentId) ?? []), config]);
     }
+    const componentType = parseString(q.componentType);
     return [...byComponent.entries()]
+      .filter(([id]) => componentType === undefined || componentInfo(id).type === componentType)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([id, configs]) => ({
         ...componentResource(ctx, id),
@@ -305,6 +307,30 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     addVersion(config, token, 'Configuration deleted');
     save(config);
     return reply.code(204).send();
+  });
+
+  // The state alone: `PUT …/state {state}` (JSON) replaces it without a new version; the configuration answers.
+  const stateOf = (params: FormObject): unknown => {
+    const state = jsonParam(params.state, 'state');
+    if (state === undefined || state === null || typeof state !== 'object' || Array.isArray(state)) {
+      throw validation(`state is required: a JSON object, e.g. {"state": {"lastId": 123}}; got ${JSON.stringify(params.state ?? null)}`, 'storage.components.validation');
+    }
+    return state;
+  };
+
+  app.put('/components/:componentId/configs/:configId/state', async (request) => {
+    const { config } = find(request);
+    config.state = stateOf(await readParams(request));
+    save(config);
+    return configResource(config);
+  });
+
+  app.put('/components/:componentId/configs/:configId/rows/:rowId/state', async (request) => {
+    const { config } = find(request);
+    const row = findRow(config, (request.params as { rowId: string }).rowId);
+    row.state = stateOf(await readParams(request));
+    save(config);
+    return rowResource(row);
   });
 
   app.get('/components/:componentId/configs/:configId/versions', async (request) => {
@@ -428,6 +454,10 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
   // `search/component-configurations`: the branch's configurations (not deleted) the token may use, filtered by
   // component, configuration and metadata keys (any of them set); `include=filteredMetadata` adds those entries.
   app.get('/search/component-configurations', async (request) => {
+    // a branch-only route on the service: without `branch/{id}/` the path is unknown
+    if ((request.params as { branchId?: string }).branchId === undefined) {
+      throw notFound('storage.routeNotFound', 'route not found: GET /v2/storage/search/component-configurations (use /v2/storage/branch/{branchId}/search/component-configurations)');
+    }
     const token = tokenOf(request);
     const q = request.query as FormObject;
     const componentId = parseString(q.componentId);

@@ -174,6 +174,29 @@ describe('components and configurations', () => {
       expect(byKey).toEqual([{ idComponent: 'ex-generic-v2', configurationId: expect.any(String), metadata: [{ id: expect.any(String), key: 'KBC.configuration.folderName', value: 'Sales', timestamp: expect.stringMatching(TIMESTAMP) }] }]);
       const byId = (await env.api('GET', `/branch/default/search/component-configurations?configurationId=${byKey[0].configurationId}`)).body;
       expect(byId).toEqual([{ idComponent: 'ex-generic-v2', configurationId: byKey[0].configurationId }]);
+      // a branch-only route, as on the service
+      expect((await env.api('GET', '/search/component-configurations')).status).toBe(404);
+    });
+
+    test('GET components filters by componentType', async () => {
+      const extractors = (await env.api('GET', '/branch/default/components?componentType=extractor')).body.map((c: Json) => c.id);
+      expect(extractors).toEqual(['ex-generic-v2', 'keboola.ex-db-mysql']);
+      expect((await env.api('GET', '/branch/default/components?componentType=writer')).body).toEqual([]);
+    });
+
+    test('PUT …/configs/{id}/state and …/rows/{rowId}/state replace the state without a new version, answering the configuration and the row', async () => {
+      const cfg = (await env.api('POST', '/branch/default/components/ex-generic-v2/configs', { json: { name: 'Stateful' } })).body;
+      const path = `/branch/default/components/ex-generic-v2/configs/${cfg.id}`;
+      const res = await env.api('PUT', `${path}/state`, { json: { state: { lastId: 123 } } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: cfg.id, version: 1, state: { lastId: 123 }, rows: [] });
+      await env.api('POST', `${path}/rows`, { json: { rowId: 'r1', name: 'row' } });
+      const row = await env.api('PUT', `${path}/rows/r1/state`, { json: { state: { cursor: 'x' } } });
+      expect(row.status).toBe(200);
+      expect(row.body).toMatchObject({ id: 'r1', version: 1, state: { cursor: 'x' } });
+      expect((await env.api('GET', path)).body).toMatchObject({ version: 2, state: { lastId: 123 }, rows: [expect.objectContaining({ id: 'r1', state: { cursor: 'x' } })] });
+      const missing = await env.api('PUT', `${path}/state`, { json: {} });
+      expect([missing.status, missing.body.code]).toEqual([400, 'storage.components.validation']);
     });
   });
 });
