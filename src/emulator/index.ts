@@ -16,7 +16,7 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
-import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull } from './jobs/table-change';
+import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runPrimaryKeyAdd, runPrimaryKeyDelete, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull } from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -207,6 +207,8 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   ctx.jobs.register('tableColumnAdd', (job) => runColumnAdd(ctx, job));
   ctx.jobs.register('tableColumnDelete', (job) => runColumnDelete(ctx, job));
   ctx.jobs.register('tableRowsDelete', (job) => runRowsDelete(ctx, job));
+  ctx.jobs.register('tablePrimaryKeyAdd', (job) => runPrimaryKeyAdd(ctx, job));
+  ctx.jobs.register('tablePrimaryKeyDelete', (job) => runPrimaryKeyDelete(ctx, job));
   ctx.jobs.register('tableDefinitionUpdate', (job) => runDefinitionUpdate(ctx, job));
   ctx.jobs.register('tableColumnDefinitionUpdate', (job) => runColumnDefinitionUpdate(ctx, job));
   ctx.jobs.register('tableSnapshotCreate', (job) => runSnapshotCreate(ctx, job));

@@ -34,6 +34,10 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
     case 'tableDefinitionUpdate':
     case 'tableColumnDefinitionUpdate':
       return onTable('storage.tableDefinitionUpdated', `Updated the definition of table ${job.tableId}`, 'storage.tableDefinitionUpdateError', `The definition of table ${job.tableId} was not updated`);
+    case 'tablePrimaryKeyAdd':
+      return onTable('storage.tablePrimaryKeyAdded', `Added the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyAddError', `The primary key of table ${job.tableId} was not added`);
+    case 'tablePrimaryKeyDelete':
+      return onTable('storage.tablePrimaryKeyDeleted', `Removed the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyDeleteError', `The primary key of table ${job.tableId} was not removed`);
     case 'tableSnapshotCreate':
       return onTable('storage.tableSnapshotCreated', `Created a snapshot of table ${job.tableId}`, 'storage.tableSnapshotCreateError', `Snapshot of table ${job.tableId} was not created`);
     case 'devBranchTablePull':

@@ -420,3 +420,42 @@ async function applyDefinitionUpdate(ctx: EmulatorContext, job: JobRecord, p: De
 export async function runTablePull(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   return tableResource(ctx, jobTable(ctx, job));
 }
+
+/**
+ * `tablePrimaryKeyAdd` (`POST tables/{id}/primary-key {columns[]}`): the table's key, after checking that no two rows
+ * share it (unless `skipDuplicatesCheck`); a table that has a key already fails, as on the service.
+ */
+export async function runPrimaryKeyAdd(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const table = jobTable(ctx, job);
+  const columns = job.operationParams.columns as string[];
+  if (table.primaryKey.length) {
+    throw new JobError('storage.tables.primaryKeyAlreadyExists', `Table ${table.id} has a primary key already (${table.primaryKey.join(', ')}); remove it first`);
+  }
+  const missing = columns.filter((c) => !table.columns.includes(c));
+  if (missing.length) throw new JobError('storage.tables.columnNotFound', `primary key column(s) ${missing.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+  const ref = tableRef(table.bucketId, table.name);
+  const record: TableRecord = { ...table, primaryKey: columns, lastChangeDate: formatTimestamp(), ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: columns } } : {}) };
+  await commitChange(
+    ctx,
+    job,
+    record,
+    async (conn) => {
+      if (job.operationParams.skipDuplicatesCheck) return;
+      const key = columns.map(ident).join(', ');
+      const [[duplicates]] = (await conn.runAndReadAll(`SELECT count(*) FROM (SELECT ${key} FROM ${ref} GROUP BY ${key} HAVING count(*) > 1)`)).getRowsJS() as [[bigint]];
+      if (Number(duplicates) > 0) {
+        throw new JobError('storage.tables.primaryKeyDuplicates', `The primary key (${columns.join(', ')}) cannot be set on table ${table.id}: ${Number(duplicates)} value(s) of it occur in more than one row`);
+      }
+    },
+    () => null,
+  );
+  return tableResource(ctx, record);
+}
+
+/** `tablePrimaryKeyDelete` (`DELETE tables/{id}/primary-key`): the table has no key afterwards. */
+export async function runPrimaryKeyDelete(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const table = jobTable(ctx, job);
+  const record: TableRecord = { ...table, primaryKey: [], lastChangeDate: formatTimestamp(), ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: [] } } : {}) };
+  await commitChange(ctx, job, record, async () => undefined, () => null);
+  return tableResource(ctx, record);
+}

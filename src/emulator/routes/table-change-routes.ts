@@ -9,6 +9,7 @@ import { type ColumnPatch, columnDeleteProblem } from '../jobs/table-change';
 import { type TableRecord, type TokenRecord } from '../model';
 import { jobResource, snapshotResource } from '../resources';
 import { checkColumnName, columnHasType, parseColumnDefinition } from './bucket-routes';
+import { columnList } from './load-params';
 import { authorizedTable, flag, whereFilters } from './table-routes';
 
 function tableValidation(message: string): ApiError {
@@ -91,6 +92,24 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const problem = columnDeleteProblem(table, column);
     if (problem) throw new ApiError(problem.status, problem.code, problem.message);
     return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tableColumnDelete', { name: column, force }, runIdOf(request))));
+  });
+
+  app.post('/tables/:tableId/primary-key', async (request, reply) => {
+    const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'setting a primary key');
+    const params = await readParams(request);
+    const columns = columnList(params.columns) ?? [];
+    if (!columns.length) throw tableValidation('columns[] is required: the columns of the primary key');
+    const unknown = columns.filter((c) => !table.columns.includes(c));
+    if (unknown.length) throw new ApiError(400, 'storage.tables.columnNotFound', `primary key column(s) ${unknown.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+    const skipDuplicatesCheck = flag(params, 'skipDuplicatesCheck');
+    return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tablePrimaryKeyAdd', { columns, skipDuplicatesCheck }, runIdOf(request))));
+  });
+
+  app.delete('/tables/:tableId/primary-key', async (request, reply) => {
+    const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'removing a primary key');
+    return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tablePrimaryKeyDelete', {}, runIdOf(request))));
   });
 
   app.delete('/tables/:tableId/rows', async (request, reply) => {

@@ -164,6 +164,30 @@ describe('changing tables', () => {
     });
   });
 
+  describe('primary key', () => {
+    test('DELETE tables/{id}/primary-key (tablePrimaryKeyDelete) lets a key column go; POST primary-key (tablePrimaryKeyAdd) checks duplicates unless skipDuplicatesCheck', async () => {
+      expectSuccess(await createTable(env.api, 'in.c-change', 'keyed', 'id,v,w\n1,a,x\n2,a,y\n', { primaryKey: 'id' }));
+      const removed = await env.api('DELETE', '/tables/in.c-change.keyed/primary-key');
+      expect(removed.status).toBe(202);
+      expect(removed.body).toMatchObject({ tableId: 'in.c-change.keyed', operationName: 'tablePrimaryKeyDelete', operationParams: {} });
+      expectSuccess(await waitForJob(env.api, removed.body.id));
+      expect((await env.api('GET', '/tables/in.c-change.keyed')).body).toMatchObject({ primaryKey: [], definition: { primaryKeysNames: [] } });
+      expectSuccess(await runJob(env.api, 'DELETE', '/tables/in.c-change.keyed/columns/id', 'tableColumnDelete'));
+      const duplicated = await runJob(env.api, 'POST', '/tables/in.c-change.keyed/primary-key', 'tablePrimaryKeyAdd', { columns: ['v'] });
+      expect(duplicated).toMatchObject({ status: 'error', operationParams: { columns: ['v'], skipDuplicatesCheck: false }, error: { code: 'storage.tables.primaryKeyDuplicates' } });
+      expect((await env.api('GET', '/tables/in.c-change.keyed')).body.primaryKey).toEqual([]);
+      expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.keyed/primary-key', 'tablePrimaryKeyAdd', { columns: ['w'] }));
+      expect((await env.api('GET', '/tables/in.c-change.keyed')).body).toMatchObject({ primaryKey: ['w'], definition: { primaryKeysNames: ['w'] } });
+      const again = await runJob(env.api, 'POST', '/tables/in.c-change.keyed/primary-key', 'tablePrimaryKeyAdd', { columns: ['v'], skipDuplicatesCheck: true });
+      expect(again).toMatchObject({ status: 'error', error: { code: 'storage.tables.primaryKeyAlreadyExists' } });
+      const unknown = await env.api('POST', '/tables/in.c-change.keyed/primary-key', { json: { columns: ['nope'] } });
+      expect([unknown.status, unknown.body.code]).toEqual([400, 'storage.tables.columnNotFound']);
+      // an incremental load now upserts by the new key
+      expectSuccess(await importTable(env.api, 'in.c-change.keyed', 'v,w\nb,y\n', { incremental: 1 }));
+      expect((await env.emulator.readTable('in.c-change.keyed')).rows).toEqual([['a', 'x'], ['b', 'y']]);
+    });
+  });
+
   describe('delete rows and truncate', () => {
     test('DELETE tables/{id}/rows without a filter is refused unless allowTruncate=1; the truncate job empties the table, which then reloads', async () => {
       expectSuccess(await createTable(env.api, 'in.c-change', 'trunc', 'id,v\n1,a\n2,b\n3,c\n'));
