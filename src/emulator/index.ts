@@ -16,7 +16,7 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
-import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runPrimaryKeyAdd, runPrimaryKeyDelete, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull } from './jobs/table-change';
+import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runPrimaryKeyAdd, runPrimaryKeyDelete, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull, runTableUpdate } from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -204,6 +204,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
   ctx.jobs.register('tableDefinitionCreate', (job) => runTableDefinitionCreate(ctx, job));
   ctx.jobs.register('tableDrop', (job) => runTableDrop(ctx, job));
+  ctx.jobs.register('tableUpdate', (job) => runTableUpdate(ctx, job));
   ctx.jobs.register('tableColumnAdd', (job) => runColumnAdd(ctx, job));
   ctx.jobs.register('tableColumnDelete', (job) => runColumnDelete(ctx, job));
   ctx.jobs.register('tableRowsDelete', (job) => runRowsDelete(ctx, job));

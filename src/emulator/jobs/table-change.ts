@@ -459,3 +459,11 @@ export async function runPrimaryKeyDelete(ctx: EmulatorContext, job: JobRecord):
   await commitChange(ctx, job, record, async () => undefined, () => null);
   return tableResource(ctx, record);
 }
+
+/** `tableUpdate` (`PUT tables/{id}?async=1 {displayName}`): the display name. */
+export async function runTableUpdate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
+  const table = jobTable(ctx, job);
+  const record: TableRecord = { ...table, displayName: String(job.operationParams.displayName), lastChangeDate: formatTimestamp() };
+  await commitChange(ctx, job, record, async () => undefined, () => null);
+  return tableResource(ctx, record);
+}

@@ -7,7 +7,9 @@ import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { parseTimeParam, validateExport } from '../jobs/export-query';
 import { type ColumnPatch, columnDeleteProblem } from '../jobs/table-change';
 import { type TableRecord, type TokenRecord } from '../model';
-import { jobResource, snapshotResource } from '../resources';
+import { jobResource, snapshotResource, tableResource } from '../resources';
+import { formatTimestamp } from '../time';
+import { inTransaction } from '../jobs/table-load';
 import { checkColumnName, columnHasType, parseColumnDefinition } from './bucket-routes';
 import { columnList } from './load-params';
 import { authorizedTable, flag, whereFilters } from './table-routes';
@@ -92,6 +94,27 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const problem = columnDeleteProblem(table, column);
     if (problem) throw new ApiError(problem.status, problem.code, problem.message);
     return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tableColumnDelete', { name: column, force }, runIdOf(request))));
+  });
+
+  // The display name: synchronous (200, the table) or with `async` a `tableUpdate` job, as the service's.
+  app.put('/tables/:tableId', async (request, reply) => {
+    const token = tokenOf(request);
+    const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'updating a table');
+    const params = await readParams(request);
+    const displayName = parseString(params.displayName)?.trim() ?? '';
+    if (!/^[A-Za-z0-9_-]{1,96}$/.test(displayName)) throw tableValidation(`displayName is required: 1-96 letters, digits, underscores or dashes; got ${JSON.stringify(params.displayName ?? null)}`);
+    const taken = ctx.tables.list(table.bucketId).find((t) => t.id !== table.id && (t.displayName ?? t.name) === displayName);
+    if (taken) throw tableValidation(`The display name "${displayName}" is used by table ${taken.id} in bucket ${table.bucketId} already`);
+    if (flag(params, 'async')) return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tableUpdate', { displayName }, runIdOf(request))));
+    const record: TableRecord = { ...table, displayName, lastChangeDate: formatTimestamp() };
+    const conn = await ctx.tables.connect();
+    try {
+      await inTransaction(conn, () => ctx.tables.writeMeta(conn, record));
+    } finally {
+      conn.closeSync();
+    }
+    ctx.tables.remember(record);
+    return tableResource(ctx, record);
   });
 
   app.post('/tables/:tableId/primary-key', async (request, reply) => {

@@ -164,6 +164,21 @@ describe('changing tables', () => {
     });
   });
 
+  describe('table update', () => {
+    test('PUT tables/{id} {displayName} answers 200 with the table, or with async 202 and a tableUpdate job; a taken or bad display name is 400', async () => {
+      const res = await env.api('PUT', '/tables/in.c-change.people', { json: { displayName: 'people-renamed' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: 'in.c-change.people', name: 'people', displayName: 'people-renamed' });
+      const job = expectSuccess(await runJob(env.api, 'PUT', '/tables/in.c-change.people?async=1', 'tableUpdate', { displayName: 'people-again' }));
+      expect(job.operationParams).toEqual({ displayName: 'people-again' });
+      expect((await env.api('GET', '/tables/in.c-change.people')).body.displayName).toBe('people-again');
+      const taken = await env.api('PUT', '/tables/in.c-change.people', { json: { displayName: 'typed' } });
+      expect([taken.status, taken.body.code]).toEqual([400, 'storage.tables.validation']);
+      expect((await env.api('PUT', '/tables/in.c-change.people', { json: { displayName: 'no spaces' } })).status).toBe(400);
+      expect((await env.api('PUT', '/tables/in.c-change.people', { json: { displayName: 'people' } })).status).toBe(200);
+    });
+  });
+
   describe('primary key', () => {
     test('DELETE tables/{id}/primary-key (tablePrimaryKeyDelete) lets a key column go; POST primary-key (tablePrimaryKeyAdd) checks duplicates unless skipDuplicatesCheck', async () => {
       expectSuccess(await createTable(env.api, 'in.c-change', 'keyed', 'id,v,w\n1,a,x\n2,a,y\n', { primaryKey: 'id' }));
