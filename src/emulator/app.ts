@@ -19,6 +19,7 @@ import { registerBranchRoutes } from './routes/branch-routes';
 import { registerEventRoutes } from './routes/event-routes';
 import { registerBranchMetadataRoutes, registerMetadataRoutes } from './routes/metadata-routes';
 import { UNSERVED_SERVICES_PREFIX, registerServiceRoutes, registerUnservedServiceRoutes } from './routes/service-routes';
+import { registerTableChangeRoutes } from './routes/table-change-routes';
 import { registerTableRoutes } from './routes/table-routes';
 import { registerTokenRoutes } from './routes/token-routes';
 import { registerTriggerRoutes } from './routes/trigger-routes';
@@ -258,6 +259,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     registerFileRoutes(scope, ctx);
     registerBucketRoutes(scope, ctx);
     registerTableRoutes(scope, ctx);
+    registerTableChangeRoutes(scope, ctx);
     registerMetadataRoutes(scope, ctx);
     registerEventRoutes(scope, ctx);
     registerTokenRoutes(scope, ctx);

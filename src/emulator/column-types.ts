@@ -133,13 +133,13 @@ export function backendDefinition(d: ColumnDefinition, backend: 'snowflake' | 'b
 }
 
 /**
- * The base type of a stored definition: a NUMBER of scale 0 is an INTEGER (what a Snowflake stack reports for INT
- * columns), of another scale NUMERIC.
+ * The base type the service reports for a column given as `given` (before {@link backendDefinition}), Keboola's
+ * datatype rules: only the INT family (`INT`, `INTEGER`, `BIGINT`, `SMALLINT`, `TINYINT`, `BYTEINT`, `INT64`) is
+ * INTEGER; `NUMBER`/`NUMERIC`/`DECIMAL` of any precision and scale is NUMERIC, although a Snowflake stack stores both
+ * as a NUMBER.
  */
-export function reportedBaseType(d: ColumnDefinition): BaseType {
-  const base = baseTypeOf(d);
-  if (base === 'NUMERIC' && d.type.toUpperCase() === 'NUMBER' && /^\s*\d+\s*,\s*0\s*$/.test(d.length ?? '')) return 'INTEGER';
-  return base;
+export function givenBaseType(given: ColumnDefinition): BaseType {
+  return baseTypeOf(given);
 }
 
 /** Checks a column definition; returns what is wrong with it (naming the column), or undefined. */
@@ -214,12 +214,12 @@ export function misfitReason(value: string | null, d: ColumnDefinition): string 
   return `value ${JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value)} is not a valid ${type}`;
 }
 
-/** The `KBC.datatype.*` metadata the service writes (provider `storage`) for a typed column. */
-export function datatypeMetadata(d: ColumnDefinition): { key: string; value: string }[] {
+/** The `KBC.datatype.*` metadata the service writes (provider `storage`) for a typed column of base type `basetype`. */
+export function datatypeMetadata(d: ColumnDefinition, basetype: string = baseTypeOf(d)): { key: string; value: string }[] {
   const out = [
     { key: 'KBC.datatype.type', value: d.type.toUpperCase() },
     { key: 'KBC.datatype.nullable', value: d.nullable ? '1' : '' },
-    { key: 'KBC.datatype.basetype', value: reportedBaseType(d) },
+    { key: 'KBC.datatype.basetype', value: basetype },
   ];
   if (d.length) out.push({ key: 'KBC.datatype.length', value: d.length });
   if (d.default !== undefined && d.default !== '') out.push({ key: 'KBC.datatype.default', value: d.default });

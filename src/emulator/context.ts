@@ -36,4 +36,4 @@ export interface EmulatorContext {
 }
 
 /** Kinds of numbered records, each with its own sequence kept in the state log. */
-export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch' | 'config' | 'trigger';
+export type IdKind = 'file' | 'job' | 'metadata' | 'event' | 'branch' | 'config' | 'trigger' | 'snapshot';

@@ -16,6 +16,7 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
+import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runPrimaryKeyAdd, runPrimaryKeyDelete, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull, runTableUpdate } from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -198,10 +199,21 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     { waitingMs: options.jobDelays?.waitingMs ?? DEFAULT_JOB_WAITING_MS, processingMs: options.jobDelays?.processingMs ?? DEFAULT_JOB_PROCESSING_MS },
     () => nextId('job'),
   );
-  ctx.jobs.register('tableCreate', (job) => runTableCreate(ctx, job));
+  ctx.jobs.register('tableCreate', (job) => ((job.operationParams.source as { type?: string } | undefined)?.type === 'snapshot' ? runTableCreateFromSnapshot(ctx, job) : runTableCreate(ctx, job)));
   ctx.jobs.register('tableImport', (job) => runTableImport(ctx, job));
   ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
   ctx.jobs.register('tableDefinitionCreate', (job) => runTableDefinitionCreate(ctx, job));
+  ctx.jobs.register('tableDrop', (job) => runTableDrop(ctx, job));
+  ctx.jobs.register('tableUpdate', (job) => runTableUpdate(ctx, job));
+  ctx.jobs.register('tableColumnAdd', (job) => runColumnAdd(ctx, job));
+  ctx.jobs.register('tableColumnDelete', (job) => runColumnDelete(ctx, job));
+  ctx.jobs.register('tableRowsDelete', (job) => runRowsDelete(ctx, job));
+  ctx.jobs.register('tablePrimaryKeyAdd', (job) => runPrimaryKeyAdd(ctx, job));
+  ctx.jobs.register('tablePrimaryKeyDelete', (job) => runPrimaryKeyDelete(ctx, job));
+  ctx.jobs.register('tableDefinitionUpdate', (job) => runDefinitionUpdate(ctx, job));
+  ctx.jobs.register('tableColumnDefinitionUpdate', (job) => runColumnDefinitionUpdate(ctx, job));
+  ctx.jobs.register('tableSnapshotCreate', (job) => runSnapshotCreate(ctx, job));
+  ctx.jobs.register('devBranchTablePull', (job) => runTablePull(ctx, job));
   ctx.jobs.register('devBranchCreate', (job) => runBranchCreate(ctx, job));
   ctx.jobs.register('devBranchDelete', (job) => runBranchDelete(ctx, job));
   ctx.jobs.onFinish((job) => recordJobEvent(ctx, job));

@@ -25,6 +25,25 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
       return onTable('storage.tableImportDone', `Imported data into table ${job.tableId}`, 'storage.tableImportError', `Import into table ${job.tableId} failed`);
     case 'tableExport':
       return onTable('storage.tableExported', `Exported table ${job.tableId}`, 'storage.tableExportError', `Export of table ${job.tableId} failed`);
+    case 'tableColumnAdd':
+      return onTable('storage.tableColumnAdded', `Added column ${String(p.name)} to table ${job.tableId}`, 'storage.tableColumnAddError', `Column ${String(p.name)} was not added to table ${job.tableId}`);
+    case 'tableColumnDelete':
+      return onTable('storage.tableColumnDeleted', `Deleted column ${String(p.name)} from table ${job.tableId}`, 'storage.tableColumnDeleteError', `Column ${String(p.name)} was not deleted from table ${job.tableId}`);
+    case 'tableRowsDelete':
+      return onTable('storage.tableRowsDeleted', `Deleted rows from table ${job.tableId}`, 'storage.tableRowsDeleteError', `Rows of table ${job.tableId} were not deleted`);
+    case 'tableDefinitionUpdate':
+    case 'tableColumnDefinitionUpdate':
+      return onTable('storage.tableDefinitionUpdated', `Updated the definition of table ${job.tableId}`, 'storage.tableDefinitionUpdateError', `The definition of table ${job.tableId} was not updated`);
+    case 'tablePrimaryKeyAdd':
+      return onTable('storage.tablePrimaryKeyAdded', `Added the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyAddError', `The primary key of table ${job.tableId} was not added`);
+    case 'tablePrimaryKeyDelete':
+      return onTable('storage.tablePrimaryKeyDeleted', `Removed the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyDeleteError', `The primary key of table ${job.tableId} was not removed`);
+    case 'tableSnapshotCreate':
+      return onTable('storage.tableSnapshotCreated', `Created a snapshot of table ${job.tableId}`, 'storage.tableSnapshotCreateError', `Snapshot of table ${job.tableId} was not created`);
+    case 'devBranchTablePull':
+      return onTable('storage.devBranchTablePulled', `Pulled table ${job.tableId} into branch ${String(p.targetBranchId)}`, 'storage.devBranchTablePullError', `Table ${job.tableId} was not pulled`);
+    case 'tableDrop':
+      return onTable('storage.tableDeleted', `Deleted table ${job.tableId}`, 'storage.tableDeleteError', `Table ${job.tableId} was not deleted`);
     case 'bucketDelete': {
       const bucketId = String(p.bucketId);
       const base = { objectType: 'bucket' as const, objectId: bucketId, objectName: bucketId, bucketId: null };
@@ -66,6 +85,6 @@ export function recordJobEvent(ctx: EmulatorContext, job: JobRecord): void {
 
 /** The counts of a job's results (not the whole table resource). */
 function pickResults(results: Record<string, unknown>): Record<string, unknown> {
-  const keys = ['importedRowsCount', 'totalRowsCount', 'totalDataSizeBytes', 'exportedRowsCount', 'newColumns', 'file'];
+  const keys = ['deletedRows', 'importedRowsCount', 'totalRowsCount', 'totalDataSizeBytes', 'exportedRowsCount', 'newColumns', 'file'];
   return Object.fromEntries(keys.filter((k) => k in results).map((k) => [k, results[k]]));
 }

@@ -82,6 +82,18 @@ export interface TableRecord {
   definition?: TableDefinition;
   /** Typed tables only: the `KBC.datatype.*` column metadata of provider `storage`, written with the table. */
   storageMetadata?: MetadataRecord[];
+  /** Set by `PUT tables/{id}/definition`; absent: the name. */
+  displayName?: string;
+}
+
+/** A table snapshot (`POST tables/{id}/snapshots`); its rows are kept in DuckDB (`"_snapshots"."<id>"`). */
+export interface SnapshotRecord {
+  id: number;
+  description: string;
+  createdTime: string;
+  creatorToken: CreatorToken;
+  /** The table as it was: what a table created from the snapshot gets. */
+  table: Pick<TableRecord, 'id' | 'name' | 'bucketId' | 'columns' | 'primaryKey' | 'definition' | 'storageMetadata'>;
 }
 
 export type JobStatus = 'waiting' | 'processing' | 'success' | 'error';
@@ -106,8 +118,11 @@ export interface JobRecord {
   createdMs: number;
 }
 
-/** What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id. */
-export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column';
+/**
+ * What a metadata entry describes; a column's `objectId` is `<tableId>.<column>`, a branch's its numeric id, a
+ * configuration's `<branchId>/<componentId>/<configId>`.
+ */
+export type MetadataObjectType = 'branch' | 'bucket' | 'table' | 'column' | 'configuration';
 
 /** One metadata entry (`KBC.description`, `KBC.datatype.type`, …); unique per object, provider and key. */
 export interface MetadataRecord {

@@ -1,7 +1,7 @@
 /** Builds the JSON resources the service answers with, from the records it keeps. */
 import { type EmulatorContext } from './context';
 import { columnMetadataMap, metadataResource } from './metadata';
-import { type BucketRecord, type FileRecord, type JobRecord, type TableRecord } from './model';
+import { type BucketRecord, type FileRecord, type JobRecord, type SnapshotRecord, type TableRecord } from './model';
 
 /** Retention of non-permanent files, days. */
 export const FILE_MAX_AGE_DAYS = 15;
@@ -60,7 +60,7 @@ export function tableResource(ctx: EmulatorContext, table: TableRecord): Record<
     uri: `${ctx.baseUrl}/v2/storage/tables/${table.id}`,
     id: table.id,
     name: table.name,
-    displayName: table.name,
+    displayName: table.displayName ?? table.name,
     transactional: false,
     primaryKey: table.primaryKey,
     indexType: null,
@@ -76,8 +76,11 @@ export function tableResource(ctx: EmulatorContext, table: TableRecord): Record<
     isAlias: false,
     isAliasable: true,
     isTyped: table.definition !== undefined,
-    // Each column of a typed table says it can be filtered on (`whereColumn`), as the service's do.
-    ...(table.definition ? { definition: { ...table.definition, columns: table.definition.columns.map((c) => ({ ...c, canBeFiltered: true })) } } : {}),
+    // Each column of a typed table says it can be filtered on (`whereColumn`), as the service's do. An untyped table
+    // has a definition too, as the service now sends it: its primary key and each column with an empty definition.
+    definition: table.definition
+      ? { ...table.definition, columns: table.definition.columns.map((c) => ({ ...c, canBeFiltered: true })) }
+      : { primaryKeysNames: table.primaryKey, columns: table.columns.map((name) => ({ name, definition: {} })) },
     tableType: 'table',
     columns: table.columns,
     attributes: [],
@@ -103,5 +106,22 @@ export function jobResource(ctx: EmulatorContext, job: JobRecord): Record<string
     creatorToken: job.creatorToken,
     metrics: job.metrics,
     error: job.error,
+  };
+}
+
+/**
+ * A table snapshot as the service lists and shows it (`id` a string). The emulator keeps a snapshot's rows in its own
+ * database, not in a file: `dataFileId` is null.
+ */
+export function snapshotResource(ctx: EmulatorContext, s: SnapshotRecord): Record<string, unknown> {
+  return {
+    id: String(s.id),
+    description: s.description,
+    createdTime: s.createdTime,
+    type: 'table',
+    creatorToken: s.creatorToken,
+    uri: `${ctx.baseUrl}/v2/storage/snapshots/${s.id}`,
+    dataFileId: null,
+    table: { id: s.table.id, name: s.table.name, primaryKey: s.table.primaryKey, columns: s.table.columns },
   };
 }

@@ -1,5 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { type TableRecord } from './model';
+import { type SnapshotRecord, type TableRecord } from './model';
 
 /** Quotes an SQL identifier. */
 export function ident(name: string): string {
@@ -16,6 +16,8 @@ const STRING_COMPRESSION_METHODS = 'fsst,dictionary,dict_fsst';
 
 /** Internal per-row column with the time of the load that wrote the row (for `changedSince`). */
 export const TIMESTAMP_COLUMN = '_timestamp';
+/** Schema of the snapshots' data: `"_snapshots"."<snapshotId>"`, a copy of the table's (with `_timestamp`). */
+export const SNAPSHOT_SCHEMA = '_snapshots';
 /** Staging tables are `__staging_<jobId>` in the target bucket's schema; dropped at start-up. */
 export const STAGING_PREFIX = '__staging_';
 
@@ -26,6 +28,7 @@ export const STAGING_PREFIX = '__staging_';
  */
 export class TableStore {
   private readonly meta = new Map<string, TableRecord>();
+  private readonly snapshotMeta = new Map<number, SnapshotRecord>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -47,10 +50,16 @@ export class TableStore {
     await main.run('CREATE SCHEMA IF NOT EXISTS _emulator');
     await main.run('CREATE TABLE IF NOT EXISTS _emulator.tables (id VARCHAR, doc VARCHAR)');
     await main.run('CREATE TABLE IF NOT EXISTS _emulator.job_commits (job_id BIGINT, results VARCHAR)');
+    await main.run('CREATE TABLE IF NOT EXISTS _emulator.snapshots (id BIGINT, doc VARCHAR)');
+    await main.run(`CREATE SCHEMA IF NOT EXISTS ${ident(SNAPSHOT_SCHEMA)}`);
     const rows = (await main.runAndReadAll('SELECT doc FROM _emulator.tables')).getRowsJS();
     for (const [doc] of rows) {
       const record = JSON.parse(String(doc)) as TableRecord;
       store.meta.set(record.id, record);
+    }
+    for (const [doc] of (await main.runAndReadAll('SELECT doc FROM _emulator.snapshots')).getRowsJS()) {
+      const record = JSON.parse(String(doc)) as SnapshotRecord;
+      store.snapshotMeta.set(record.id, record);
     }
     await store.dropStagingTables();
     return store;
@@ -86,6 +95,45 @@ export class TableStore {
 
   remember(record: TableRecord): void {
     this.meta.set(record.id, record);
+  }
+
+  /** The table a snapshot's data is kept in. */
+  snapshotRef(id: number): string {
+    return tableRef(SNAPSHOT_SCHEMA, String(id));
+  }
+
+  snapshot(id: number): SnapshotRecord | undefined {
+    return this.snapshotMeta.get(id);
+  }
+
+  /** Snapshots of a table, newest first. */
+  snapshotsOf(tableId: string): SnapshotRecord[] {
+    return [...this.snapshotMeta.values()].filter((s) => s.table.id === tableId).sort((a, b) => b.id - a.id);
+  }
+
+  /** Writes a snapshot's record inside the caller's transaction; call {@link rememberSnapshot} after the commit. */
+  async writeSnapshot(conn: DuckDBConnection, record: SnapshotRecord): Promise<void> {
+    await conn.run('INSERT INTO _emulator.snapshots VALUES ($1, $2)', [record.id, JSON.stringify(record)]);
+  }
+
+  rememberSnapshot(record: SnapshotRecord): void {
+    this.snapshotMeta.set(record.id, record);
+  }
+
+  async dropSnapshot(id: number): Promise<void> {
+    const conn = await this.connect();
+    try {
+      await conn.run('BEGIN TRANSACTION');
+      await conn.run(`DROP TABLE IF EXISTS ${this.snapshotRef(id)}`);
+      await conn.run('DELETE FROM _emulator.snapshots WHERE id = $1', [id]);
+      await conn.run('COMMIT');
+      this.snapshotMeta.delete(id);
+    } catch (error) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      conn.closeSync();
+    }
   }
 
   /** Marks a job done inside the caller's transaction, with its results. */

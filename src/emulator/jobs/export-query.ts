@@ -71,12 +71,8 @@ export function balanced(terms: string[], op: 'AND' | 'OR'): string {
   return `(${balanced(terms.slice(0, half), op)} ${op} ${balanced(terms.slice(half), op)})`;
 }
 
-/**
- * The SELECT that produces the export, in table order unless `orderBy` says otherwise. `text`: every value as a
- * string, NULL as '' (what a CSV writer should print).
- */
-export function exportSql(table: TableRecord, p: ExportOperationParams, options: { text?: boolean } = {}): { sql: string; columns: string[] } {
-  const columns = p.columns?.length ? p.columns : table.columns;
+/** The condition of the rows the filters and time bounds select (all of them ANDed), or '' when there are none. */
+export function whereSql(p: Pick<ExportOperationParams, 'whereFilters' | 'changedSince' | 'changedUntil'>): string {
   const conditions: string[] = [];
   for (const f of p.whereFilters ?? []) {
     const column = typed(ident(f.column), f.dataType);
@@ -87,9 +83,19 @@ export function exportSql(table: TableRecord, p: ExportOperationParams, options:
   }
   if (p.changedSince !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} >= ${Math.floor(p.changedSince)}`);
   if (p.changedUntil !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} < ${Math.floor(p.changedUntil)}`);
+  return conditions.length ? balanced(conditions, 'AND') : '';
+}
+
+/**
+ * The SELECT that produces the export, in table order unless `orderBy` says otherwise. `text`: every value as a
+ * string, NULL as '' (what a CSV writer should print).
+ */
+export function exportSql(table: TableRecord, p: ExportOperationParams, options: { text?: boolean } = {}): { sql: string; columns: string[] } {
+  const columns = p.columns?.length ? p.columns : table.columns;
+  const condition = whereSql(p);
   const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
   const from = tableRef(table.bucketId, table.name);
-  const where = conditions.length ? `WHERE ${balanced(conditions, 'AND')}` : '';
+  const where = condition ? `WHERE ${condition}` : '';
   // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
   const select = `SELECT ${columns.map((c) => (options.text ? `coalesce(CAST(${ident(c)} AS VARCHAR), '') AS ${ident(c)}` : table.definition ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ')} FROM ${from}`;
   // A limit in table order is a plain LIMIT of the scan, which keeps the insertion (rowid) order: DuckDB's top-N of

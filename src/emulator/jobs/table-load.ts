@@ -42,7 +42,7 @@ function dialectOf(p: LoadOperationParams): CsvDialect {
  * narrow (key and rowid only): a `row_number()` window over every column of a 1,599-column load ran out of DuckDB's
  * memory limit. The kept rows stay in file order: DuckDB scans in insertion order (`preserve_insertion_order`).
  */
-async function keepLastRowPerKey(conn: DuckDBConnection, ref: string, primaryKey: string[]): Promise<void> {
+export async function keepLastRowPerKey(conn: DuckDBConnection, ref: string, primaryKey: string[]): Promise<void> {
   if (!primaryKey.length) return;
   await conn.run(`DELETE FROM ${ref} WHERE rowid NOT IN (SELECT max(rowid) FROM ${ref} GROUP BY ${primaryKey.map(ident).join(', ')})`);
 }
@@ -54,7 +54,7 @@ const STATS_COLUMNS_PER_QUERY = 256;
  * Rows and bytes of a table. A column's bytes are summed as a list (`list_sum([…])`), not as `a + b + …`, which
  * DuckDB parses as one expression per column deep (its depth limit is 1,000), a group of columns at a time.
  */
-async function tableStats(conn: DuckDBConnection, ref: string, columns: string[]): Promise<{ rows: number; bytes: number }> {
+export async function tableStats(conn: DuckDBConnection, ref: string, columns: string[]): Promise<{ rows: number; bytes: number }> {
   const [[rows]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${ref}`)).getRowsJS() as [[bigint]];
   let bytes = 0;
   for (let from = 0; from < columns.length; from += STATS_COLUMNS_PER_QUERY) {
@@ -126,7 +126,7 @@ export async function readWide(conn: DuckDBConnection, sql: string): Promise<unk
   }
 }
 
-async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
+export async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
   await conn.run('BEGIN TRANSACTION');
   try {
     const result = await body();
@@ -375,7 +375,7 @@ export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRec
   const created = formatTimestamp(now);
   const typed = p.typed !== false;
   const storageMetadata: MetadataRecord[] = (typed ? p.definition.columns : []).flatMap((c) =>
-    datatypeMetadata(c.definition).map((m) => ({
+    datatypeMetadata(c.definition, c.basetype).map((m) => ({
       id: String(ctx.nextId('metadata')),
       objectType: 'column' as const,
       objectId: `${tableId}.${c.name}`,

@@ -1,14 +1,14 @@
 import { type FastifyInstance } from 'fastify';
 import { type EmulatorContext } from '../context';
 import { ApiError, TOO_MANY_COLUMNS, notFound, tooManyColumnsMessage, validation } from '../errors';
-import { parseBool, parseString } from '../form';
+import { parseBool, parseIntParam, parseString } from '../form';
 import { branchOf, readParams, runIdOf, tokenOf } from '../http';
 import { type BucketPermission, type BucketRecord, type TokenRecord } from '../model';
 import { bucketResource, jobResource, tableResource } from '../resources';
 import { formatTimestamp } from '../time';
 import { accessDenied } from '../tokens';
 import { loadParams } from './load-params';
-import { backendDefinition, definitionProblem, reportedBaseType } from '../column-types';
+import { backendDefinition, definitionProblem, givenBaseType } from '../column-types';
 import { type FormObject, parseList } from '../form';
 import { type ColumnDefinition, type TableDefinition } from '../model';
 import { type EmulatorTableBackend } from '../options';
@@ -27,6 +27,46 @@ function loose(value: unknown): string | undefined {
   return typeof value === 'string' ? value : String(value as string | number | boolean);
 }
 
+/** A column name a table takes: 1-64 letters, digits or underscores, not the emulator's own `_timestamp`. */
+export function checkColumnName(value: unknown, where: string): string {
+  const column = parseString(value) ?? '';
+  if (!COLUMN_NAME.test(column) || column === '_timestamp') throw tableValidation(`${where} must be 1-64 letters, digits or underscores (not "_timestamp"); got ${JSON.stringify(value ?? null)}`);
+  return column;
+}
+
+/**
+ * One column of a definition `{name, definition: {type, length, nullable, default}, basetype}` (of `tables-definition`
+ * and `POST tables/{id}/columns`), checked and in the backend's own types; a column without a type is a string.
+ */
+export function parseColumnDefinition(c: FormObject, where: string, backend: EmulatorTableBackend): { name: string; definition: ColumnDefinition; basetype: string } {
+  const column = checkColumnName(c.name, `${where}.name`);
+  const raw = (c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? c.definition : undefined) as FormObject | undefined;
+  const basetype = parseString(c.basetype)?.toUpperCase();
+  let type = loose(raw?.type);
+  if (type === undefined && basetype !== undefined) {
+    type = TYPE_OF_BASETYPE[basetype];
+    if (!type) throw tableValidation(`${where}.basetype must be one of ${Object.keys(TYPE_OF_BASETYPE).join(', ')}; got "${basetype}"`);
+  }
+  // A column without a type: a string (and every column is one when no column names a type).
+  type ??= 'VARCHAR';
+  const nullable = raw?.nullable === undefined ? true : parseBool(raw.nullable);
+  if (nullable === undefined) throw tableValidation(`${where}.definition.nullable must be a boolean; got ${JSON.stringify(raw?.nullable)}`);
+  const length = loose(raw?.length);
+  const dflt = loose(raw?.default);
+  const given: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
+  const problem = definitionProblem(column, given);
+  if (problem) throw tableValidation(`${where}: ${problem}`);
+  const definition = backendDefinition(given, backend, basetype === 'NUMERIC' && raw?.type === undefined ? 9 : 0);
+  return { name: column, definition, basetype: givenBaseType(given) };
+}
+
+/** True when a column of a definition names a type (`definition.type` or `basetype`). */
+export function columnHasType(item: unknown): boolean {
+  const c = (item && typeof item === 'object' ? item : {}) as FormObject;
+  const d = c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? (c.definition as FormObject) : undefined;
+  return loose(d?.type) !== undefined || parseString(c.basetype) !== undefined;
+}
+
 /**
  * The body of `tables-definition` (JSON or form-encoded) as a checked definition, in the backend's own types (see
  * {@link backendDefinition}); 400 naming the bad field. Like the service, a definition whose columns name no type
@@ -41,37 +81,13 @@ export function parseTableDefinition(params: FormObject, maxColumns: number, bac
   if (!list.length) throw tableValidation('columns must list at least one column {name, definition: {type, length, nullable, default}}');
   if (list.length > maxColumns) throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(maxColumns, 'The definition', list.length));
   const seen = new Set<string>();
-  const hasType = (item: unknown): boolean => {
-    const c = (item && typeof item === 'object' ? item : {}) as FormObject;
-    const d = c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? (c.definition as FormObject) : undefined;
-    return loose(d?.type) !== undefined || parseString(c.basetype) !== undefined;
-  };
-  const typed = list.some(hasType);
+  const typed = list.some(columnHasType);
   const columns = list.map((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw tableValidation(`columns[${i}] must be an object {name, definition}`);
-    const c = item as FormObject;
-    const column = parseString(c.name) ?? '';
-    if (!COLUMN_NAME.test(column) || column === '_timestamp') throw tableValidation(`columns[${i}].name must be 1-64 letters, digits or underscores (not "_timestamp"); got ${JSON.stringify(c.name ?? null)}`);
-    if (seen.has(column.toLowerCase())) throw tableValidation(`columns[${i}].name: column "${column}" is defined twice`);
-    seen.add(column.toLowerCase());
-    const raw = (c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? c.definition : undefined) as FormObject | undefined;
-    const basetype = parseString(c.basetype)?.toUpperCase();
-    let type = loose(raw?.type);
-    if (type === undefined && basetype !== undefined) {
-      type = TYPE_OF_BASETYPE[basetype];
-      if (!type) throw tableValidation(`columns[${i}].basetype must be one of ${Object.keys(TYPE_OF_BASETYPE).join(', ')}; got "${basetype}"`);
-    }
-    // A column without a type: a string (and every column is one when no column names a type).
-    type ??= 'VARCHAR';
-    const nullable = raw?.nullable === undefined ? true : parseBool(raw.nullable);
-    if (nullable === undefined) throw tableValidation(`columns[${i}].definition.nullable must be a boolean; got ${JSON.stringify(raw?.nullable)}`);
-    const length = loose(raw?.length);
-    const dflt = loose(raw?.default);
-    const given: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
-    const problem = definitionProblem(column, given);
-    if (problem) throw tableValidation(`columns[${i}]: ${problem}`);
-    const definition = backendDefinition(given, backend, basetype === 'NUMERIC' && raw?.type === undefined ? 9 : 0);
-    return { name: column, definition, basetype: reportedBaseType(definition) };
+    const column = parseColumnDefinition(item as FormObject, `columns[${i}]`, backend);
+    if (seen.has(column.name.toLowerCase())) throw tableValidation(`columns[${i}].name: column "${column.name}" is defined twice`);
+    seen.add(column.name.toLowerCase());
+    return column;
   });
   const primaryKeysNames = parseList(params.primaryKeysNames) ?? [];
   const unknown = primaryKeysNames.filter((pk) => !columns.some((c) => c.name === pk));
@@ -227,6 +243,28 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
     const token = tokenOf(request);
     const bucket = authorizedBucket(ctx, token, (request.params as { bucketId: string }).bucketId, 'write', 'creating a table');
     const params = await readParams(request);
+    // from a snapshot (`snapshotId`): the snapshot's table, under its own name unless `name` says otherwise
+    if (params.snapshotId !== undefined && params.snapshotId !== '') {
+      if (params.dataFileId !== undefined && params.dataFileId !== '') throw validation('send one source: dataFileId or snapshotId, not both', 'storage.tables.validation');
+      const snapshotId = parseIntParam(params.snapshotId);
+      const snapshot = snapshotId === undefined ? undefined : ctx.tables.snapshot(snapshotId);
+      if (!snapshot) throw notFound('storage.snapshots.notFound', `Snapshot ${String(params.snapshotId as string)} not found`);
+      ctx.tokens.authorize(token, snapshot.table.bucketId, 'read', 'creating a table from a snapshot');
+      // the service needs the name, although its PHP client's docs say it defaults to the snapshot's table's
+      const name = parseString(params.name)?.trim() ?? '';
+      if (!name) throw validation('Table create option "name" is required and cannot be empty', 'storage.tables.validation');
+      if (!TABLE_NAME.test(name)) throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(name)}`, 'storage.tables.validation');
+      const tableId = `${bucket.id}.${name}`;
+      const job = ctx.jobs.create({
+        operationName: 'tableCreate',
+        operationParams: { bucketId: bucket.id, name, source: { type: 'snapshot', snapshotId: snapshot.id } },
+        tableId,
+        queueKey: `table:${tableId}`,
+        creatorToken: { id: token.id, description: token.description },
+        runId: runIdOf(request),
+      });
+      return reply.code(202).send(jobResource(ctx, job));
+    }
     const name = parseString(params.name)?.trim() ?? '';
     if (!/^[A-Za-z0-9_-]{1,96}$/.test(name)) {
       throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(name)}`, 'storage.tables.validation');

@@ -9,8 +9,10 @@ import { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_BRANCH_ID, findBranch } from '../branches';
 import { type EmulatorContext } from '../context';
 import { ApiError, notFound, validation } from '../errors';
-import { type FormObject, parseBool, parseIntParam, parseString } from '../form';
+import { type FormObject, listItems, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { branchOf, readParams, tokenOf } from '../http';
+import { KNOWN_COMPONENTS, componentInfo, componentResource } from '../component-registry';
+import { metadataResource } from '../metadata';
 import { type CreatorToken, type TokenRecord } from '../model';
 import { formatTimestamp } from '../time';
 import { accessDenied } from '../tokens';
@@ -201,12 +203,12 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     for (const config of all(branchIdOf(request)).filter((c) => c.isDeleted === deleted)) {
       byComponent.set(config.componentId, [...(byComponent.get(config.componentId) ?? []), config]);
     }
+    const componentType = parseString(q.componentType);
     return [...byComponent.entries()]
+      .filter(([id]) => componentType === undefined || componentInfo(id).type === componentType)
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([id, configs]) => ({
-        id,
-        type: 'other',
-        name: id,
+        ...componentResource(ctx, id),
         configurations: configs.map((c) => {
           const { configuration, state, rows, ...rest } = configResource(c);
           return { ...rest, ...(include.has('configuration') ? { configuration } : {}), ...(include.has('state') ? { state } : {}), ...(include.has('rows') ? { rows } : {}) };
@@ -214,9 +216,23 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
       }));
   });
 
+  // A component the service has: one the emulator knows, or one the project has (had) configurations of.
+  const requireComponent = (componentId: string): void => {
+    if (KNOWN_COMPONENTS[componentId] || ctx.state.all<ConfigRecord>(CONFIG).some((c) => c.componentId === componentId)) return;
+    throw notFound('storage.components.notFound', `Component "${componentId}" not found`);
+  };
+
+  app.get('/components/:componentId', async (request) => {
+    const { componentId } = request.params as { componentId: string };
+    tokenOf(request);
+    requireComponent(componentId);
+    return componentResource(ctx, componentId);
+  });
+
   app.get('/components/:componentId/configs', async (request) => {
     const { componentId } = request.params as { componentId: string };
     authorize(request, componentId);
+    requireComponent(componentId);
     const deleted = parseBool((request.query as FormObject).isDeleted) ?? false;
     return all(branchIdOf(request))
       .filter((c) => c.componentId === componentId && c.isDeleted === deleted)
@@ -284,12 +300,37 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     if (config.isDeleted) {
       if (config.branchId !== DEFAULT_BRANCH_ID) throw validation(`Configuration ${config.id} is deleted; a development branch's configuration cannot be purged`, 'storage.components.cannotPurge');
       ctx.state.delete(CONFIG, keyOf(config.branchId, config.componentId, config.id));
+      for (const m of ctx.metadata.list('configuration', keyOf(config.branchId, config.componentId, config.id))) ctx.metadata.delete(m.id);
       return reply.code(204).send();
     }
     config.isDeleted = true;
     addVersion(config, token, 'Configuration deleted');
     save(config);
     return reply.code(204).send();
+  });
+
+  // The state alone: `PUT …/state {state}` (JSON) replaces it without a new version; the configuration answers.
+  const stateOf = (params: FormObject): unknown => {
+    const state = jsonParam(params.state, 'state');
+    if (state === undefined || state === null || typeof state !== 'object' || Array.isArray(state)) {
+      throw validation(`state is required: a JSON object, e.g. {"state": {"lastId": 123}}; got ${JSON.stringify(params.state ?? null)}`, 'storage.components.validation');
+    }
+    return state;
+  };
+
+  app.put('/components/:componentId/configs/:configId/state', async (request) => {
+    const { config } = find(request);
+    config.state = stateOf(await readParams(request));
+    save(config);
+    return configResource(config);
+  });
+
+  app.put('/components/:componentId/configs/:configId/rows/:rowId/state', async (request) => {
+    const { config } = find(request);
+    const row = findRow(config, (request.params as { rowId: string }).rowId);
+    row.state = stateOf(await readParams(request));
+    save(config);
+    return rowResource(row);
   });
 
   app.get('/components/:componentId/configs/:configId/versions', async (request) => {
@@ -324,7 +365,8 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
       name: parseString(params.name) ?? '',
       description: parseString(params.description) ?? '',
       configuration: jsonParam(params.configuration, 'configuration') ?? {},
-      state: jsonParam(params.state, 'state') ?? {},
+      // a row created without a state has none (null), as on the service; a configuration's is `{}`
+      state: jsonParam(params.state, 'state') ?? null,
       isDisabled: parseBool(params.isDisabled) ?? false,
       version: 1,
       created: formatTimestamp(),
@@ -375,6 +417,73 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     save(config);
     return reply.code(204).send();
   });
+
+  // Configuration metadata: `{key, value}` entries (provider `user`) per configuration; all of them answered on a change.
+  const configMetadataId = (config: ConfigRecord): string => keyOf(config.branchId, config.componentId, config.id);
+  const configMetadata = (config: ConfigRecord) => ctx.metadata.list('configuration', configMetadataId(config)).map(configMetadataResource);
+
+  app.get('/components/:componentId/configs/:configId/metadata', async (request) => configMetadata(find(request).config));
+
+  app.post('/components/:componentId/configs/:configId/metadata', async (request, reply) => {
+    const { config } = find(request);
+    const params = await readParams(request);
+    const items = (listItems(params.metadata) ?? []).map((item, i) => {
+      if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`metadata[${i}] must be an object {key, value}`, 'storage.metadata.validation');
+      const f = item as FormObject;
+      const key = parseString(f.key) ?? '';
+      if (!METADATA_KEY.test(key)) throw validation(`metadata[${i}].key must be 1-255 letters, digits, "_", "-", ":" or "."; got ${JSON.stringify(f.key ?? null)}`, 'storage.metadata.validation');
+      if (f.value === undefined || f.value === null) throw validation(`metadata[${i}].value is required (key ${key})`, 'storage.metadata.validation');
+      return { key, value: typeof f.value === 'string' ? f.value : JSON.stringify(f.value) };
+    });
+    if (!items.length) throw validation('metadata must list at least one {key, value}', 'storage.metadata.validation');
+    ctx.metadata.upsert('configuration', configMetadataId(config), 'user', items);
+    return reply.code(201).send(configMetadata(config));
+  });
+
+  app.delete('/components/:componentId/configs/:configId/metadata/:metadataId', async (request, reply) => {
+    const { config } = find(request);
+    const { metadataId } = request.params as { metadataId: string };
+    const entry = ctx.metadata.get(metadataId);
+    if (!entry || entry.objectType !== 'configuration' || entry.objectId !== configMetadataId(config)) {
+      throw notFound('storage.metadata.notFound', `Metadata ${metadataId} not found on configuration ${config.id} of ${config.componentId}`);
+    }
+    ctx.metadata.delete(metadataId);
+    return reply.code(204).send();
+  });
+
+  // `search/component-configurations`: the branch's configurations (not deleted) the token may use, filtered by
+  // component, configuration and metadata keys (any of them set); `include=filteredMetadata` adds those entries.
+  app.get('/search/component-configurations', async (request) => {
+    // a branch-only route on the service: without `branch/{id}/` the path is unknown
+    if ((request.params as { branchId?: string }).branchId === undefined) {
+      throw notFound('storage.routeNotFound', 'route not found: GET /v2/storage/search/component-configurations (use /v2/storage/branch/{branchId}/search/component-configurations)');
+    }
+    const token = tokenOf(request);
+    const q = request.query as FormObject;
+    const componentId = parseString(q.componentId);
+    const configurationId = parseString(q.configurationId);
+    const keys = parseList(q.metadataKeys) ?? [];
+    const include = new Set(String(q.include ?? '').split(',').map((x) => x.trim()));
+    return all(branchIdOf(request))
+      .filter((c) => !c.isDeleted && (token.isMasterToken || (token.componentAccess ?? []).includes(c.componentId)))
+      .filter((c) => (componentId === undefined || c.componentId === componentId) && (configurationId === undefined || c.id === configurationId))
+      .map((c) => ({ config: c, metadata: ctx.metadata.list('configuration', configMetadataId(c)).filter((m) => keys.includes(m.key)) }))
+      .filter(({ metadata }) => !keys.length || metadata.length > 0)
+      .map(({ config, metadata }) => ({
+        idComponent: config.componentId,
+        configurationId: config.id,
+        ...(include.has('filteredMetadata') ? { metadata: metadata.map(configMetadataResource) } : {}),
+      }));
+  });
+}
+
+/** Keys of configuration metadata (as the other metadata's). */
+const METADATA_KEY = /^[A-Za-z0-9_.:-]{1,255}$/;
+
+/** A configuration's metadata entry as the service answers it: `{id, key, value, timestamp}`. */
+function configMetadataResource(m: Parameters<typeof metadataResource>[0]): Record<string, unknown> {
+  const { id, key, value, timestamp } = metadataResource(m) as { id: string; key: string; value: string; timestamp: string };
+  return { id, key, value, timestamp };
 }
 
 /** The ids of the components that have configurations (in any branch), for the index's `components`. */

@@ -24,6 +24,9 @@ export function readableFile(ctx: EmulatorContext, token: TokenRecord, fileId: u
   return file;
 }
 
+/** Longest tag a file takes. */
+const MAX_TAG_LENGTH = 255;
+
 function bool(params: FormObject, name: string, fallback: boolean): boolean {
   const raw = params[name];
   if (raw === undefined) return fallback;
@@ -91,6 +94,25 @@ export function registerFileRoutes(app: FastifyInstance, ctx: EmulatorContext): 
       return { ...resource, ...(await ctx.objects.readFields(file.key, file.isSliced, ctx.faults.takeCredentialsExpiry('read'))) };
     }
     return resource;
+  });
+
+  // Tags of a stored file: `POST files/{id}/tags {tag}` adds one (a tag it has already stays once), `DELETE
+  // files/{id}/tags/{tag}` removes one (one it does not have is no error); both answer 204 like the service.
+  app.post('/files/:fileId/tags', async (request, reply) => {
+    const file = readableFile(ctx, tokenOf(request), (request.params as { fileId: string }).fileId);
+    const params = await readParams(request);
+    const tag = parseString(params.tag)?.trim();
+    if (!tag) throw validation(`tag is required: the tag to add to file ${file.id}; got ${JSON.stringify(params.tag ?? null)}`);
+    if (tag.length > MAX_TAG_LENGTH) throw validation(`tag must be at most ${MAX_TAG_LENGTH} characters; got ${tag.length}`);
+    if (!file.tags.includes(tag)) ctx.state.put('file', file.id, { ...file, tags: [...file.tags, tag] });
+    return reply.code(204).send();
+  });
+
+  app.delete('/files/:fileId/tags/:tag', async (request, reply) => {
+    const { fileId, tag } = request.params as { fileId: string; tag: string };
+    const file = readableFile(ctx, tokenOf(request), fileId);
+    if (file.tags.includes(tag)) ctx.state.put('file', file.id, { ...file, tags: file.tags.filter((t) => t !== tag) });
+    return reply.code(204).send();
   });
 
   app.delete('/files/:fileId', async (request, reply) => {

@@ -28,7 +28,7 @@ export function authorizedTable(ctx: EmulatorContext, token: TokenRecord, tableI
   return table;
 }
 
-function whereFilters(params: FormObject): WhereFilter[] {
+export function whereFilters(params: FormObject): WhereFilter[] {
   const filters: WhereFilter[] = [];
   listItems(params.whereFilters)?.forEach((item, i) => {
     if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`whereFilters[${i}] must be an object {column, operator, values[]}`);
@@ -58,6 +58,15 @@ function orderBy(params: FormObject): OrderBy[] {
   });
 }
 
+/** A boolean parameter (query or body): absent is false, anything but a boolean a 400 naming it. */
+export function flag(params: FormObject, name: string): boolean {
+  const raw = params[name];
+  if (raw === undefined || raw === '') return false;
+  const value = parseBool(raw);
+  if (value === undefined) throw validation(`${name} must be a boolean (true, false, 1, 0); got ${JSON.stringify(raw)}`);
+  return value;
+}
+
 /** Tables: list, detail, delete, `import-async`, `export-async`. */
 export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
   app.get('/tables', async (request) => {
@@ -75,6 +84,20 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
   app.delete('/tables/:tableId', async (request, reply) => {
     const token = tokenOf(request);
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'deleting a table');
+    const params = await readParams(request);
+    const force = flag(params, 'force');
+    // `async` (what the official clients send; the synchronous delete is deprecated): a `tableDrop` job the client waits for
+    if (flag(params, 'async')) {
+      const job = ctx.jobs.create({
+        operationName: 'tableDrop',
+        operationParams: { force },
+        tableId: table.id,
+        queueKey: `table:${table.id}`,
+        creatorToken: { id: token.id, description: token.description },
+        runId: runIdOf(request),
+      });
+      return reply.code(202).send(jobResource(ctx, job));
+    }
     await ctx.tables.dropTable(table.id);
     ctx.metadata.deleteObject('table', table.id);
     ctx.events.add({

@@ -10,6 +10,14 @@ import { accessDenied, type NewToken } from '../tokens';
 const PROJECT_NAME = 'Storage API emulator';
 /** Id of the organization the project belongs to (`organization.id`, a string like the service's). */
 const ORGANIZATION_ID = 1;
+/**
+ * The project features `tokens/verify` reports (`owner.features`); a project on the service always has some. The
+ * emulator claims the ones that say what it serves as such a project has it: `storage-types` (typed tables:
+ * `tables-definition`, native types on loads) and `queuev2` (every current project runs its jobs on Queue v2; the
+ * emulator lists that service but does not serve it, as before). It claims none it does not serve (`oauth-v3`,
+ * `protected-default-branch`, …), so a client that checks a feature sees it missing rather than a failing call.
+ */
+export const PROJECT_FEATURES = ['queuev2', 'storage-types'] as const;
 /** Longest `expiresIn` accepted, seconds (the emulator's own bound: a year). */
 const MAX_EXPIRES_IN_SECONDS = 365 * 24 * 3600;
 
@@ -34,7 +42,7 @@ function ownerOf(ctx: EmulatorContext, full: boolean): Record<string, unknown> {
     hasExasol: false,
     hasTeradata: false,
     hasMysql: false,
-    features: [],
+    features: [...PROJECT_FEATURES],
   };
 }
 

@@ -135,4 +135,39 @@ describe('files', () => {
     const listed = (await env.api('GET', '/files?runId=run-7')).body.map((f: { id: number }) => f.id);
     expect(listed.sort()).toEqual([prepared.body.id, uploaded.body.id].sort());
   });
+
+  describe('tags (issue 39)', () => {
+    test('POST files/{id}/tags {tag} answers 204 and adds the tag once; DELETE files/{id}/tags/{tag} answers 204 and removes it; the list filters by the new tags', async () => {
+      const file = (await env.api('POST', '/files/prepare', { json: { name: 'tagged.csv', tags: ['first'] } })).body;
+      const added = await env.api('POST', `/files/${file.id}/tags`, { json: { tag: 'exported' } });
+      expect(added.status).toBe(204);
+      expect(added.body).toBeUndefined();
+      // form-encoded like the PHP client's older versions; a tag the file has already stays once
+      expect((await env.api('POST', `/files/${file.id}/tags`, { form: { tag: 'exported' } })).status).toBe(204);
+      expect((await env.api('POST', `/branch/default/files/${file.id}/tags`, { json: { tag: 'second' } })).status).toBe(204);
+      expect((await env.api('GET', `/files/${file.id}`)).body.tags).toEqual(['first', 'exported', 'second']);
+      expect((await env.api('GET', '/files?tags[]=exported&tags[]=second')).body.map((f: { id: number }) => f.id)).toEqual([file.id]);
+      const removed = await env.api('DELETE', `/files/${file.id}/tags/first`);
+      expect(removed.status).toBe(204);
+      expect((await env.api('DELETE', `/files/${file.id}/tags/never-there`)).status).toBe(204);
+      expect((await env.api('GET', `/files/${file.id}`)).body.tags).toEqual(['exported', 'second']);
+    });
+
+    test('a missing tag is 400; an unknown file 404; another token\'s file 403 and unchanged', async () => {
+      const file = (await env.api('POST', '/files/prepare', { json: { name: 'mine.csv' } })).body;
+      const missing = await env.api('POST', `/files/${file.id}/tags`, { json: {} });
+      expect(missing.status).toBe(400);
+      expect(missing.body).toMatchObject({ code: 'storage.validation', error: `tag is required: the tag to add to file ${file.id}; got null` });
+      const unknown = await env.api('POST', '/files/999999/tags', { json: { tag: 'x' } });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe('storage.files.notFound');
+      expect((await env.api('DELETE', '/files/999999/tags/x')).status).toBe(404);
+      const limited = (await env.api('POST', '/tokens', { json: { description: 'no file reads' } })).body.token;
+      const other = await env.api('POST', `/files/${file.id}/tags`, { json: { tag: 'x' }, token: limited });
+      expect(other.status).toBe(403);
+      expect(other.body.code).toBe('accessDenied');
+      expect((await env.api('DELETE', `/files/${file.id}/tags/x`, { token: limited })).status).toBe(403);
+      expect((await env.api('GET', `/files/${file.id}`)).body.tags).toEqual([]);
+    });
+  });
 });

@@ -81,4 +81,38 @@ describe('persistence across restarts', () => {
       rmSync(options.dataDir, { recursive: true, force: true });
     }
   });
+
+  test('snapshots survive a restart and restore; a table change left waiting by close() runs after it; snapshot ids are not reused (issue 39)', async () => {
+    const minio = await startTestMinio();
+    const options = emulatorOptions(minio);
+    try {
+      const first = await createEmulator(options);
+      const api = client(first);
+      expect((await api('POST', '/buckets', { json: { name: 'snap' } })).status).toBe(201);
+      const fileA = await uploadViaImporter(api, 'id,v\n1,a\n2,b\n');
+      expectSuccess(await waitForJob(api, (await api('POST', '/buckets/in.c-snap/tables-async', { json: { name: 't', dataFileId: fileA, primaryKey: 'id' } })).body.id));
+      const snapshot = expectSuccess(await waitForJob(api, (await api('POST', '/tables/in.c-snap.t/snapshots', { json: { description: 'kept' } })).body.id)).results;
+      first.faults.slowJob({ operationName: 'tableColumnAdd', ms: 60_000 });
+      const adding = (await api('POST', '/tables/in.c-snap.t/columns', { json: { name: 'extra' } })).body.id;
+      await first.close();
+
+      const second = await createEmulator(options);
+      try {
+        const api2 = client(second);
+        expect(expectSuccess(await waitForJob(api2, adding)).results.columns).toEqual(['id', 'v', 'extra']);
+        // the same snapshot, its uri on the restarted emulator's address
+        expect((await api2('GET', '/tables/in.c-snap.t/snapshots')).body).toEqual([{ ...snapshot, uri: `${second.url}/v2/storage/snapshots/${snapshot.id}` }]);
+        const restored = expectSuccess(await waitForJob(api2, (await api2('POST', '/buckets/in.c-snap/tables-async', { json: { snapshotId: snapshot.id, name: 'back' } })).body.id));
+        expect(restored.results).toMatchObject({ columns: ['id', 'v'], primaryKey: ['id'], rowsCount: 2 });
+        expect((await second.readTable('in.c-snap.back')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+        const next = expectSuccess(await waitForJob(api2, (await api2('POST', '/tables/in.c-snap.t/snapshots', { json: {} })).body.id)).results as Json;
+        expect(Number(next.id)).toBeGreaterThan(Number(snapshot.id));
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await minio.cleanup();
+      rmSync(options.dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -96,4 +96,34 @@ describe('official Python client against the emulator', () => {
       rmSync(work, { recursive: true, force: true });
     }
   });
+
+  test('passes its own table, file and component calls that round 3 made faithful: definition of an untyped table, a table from a snapshot, delete, file tags, components, configuration metadata (issue 39)', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'sapi-pyround3-'));
+    try {
+      const run = await runPython([pythonCheck('kbc_round3_check.py'), env.emulator.url, env.emulator.token, work], {
+        ...process.env,
+        PYTHONPATH,
+        AWS_ENDPOINT_URL_S3: env.minio.endpoint,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      if (run.status !== 0) throw new Error(`python round 3 check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
+      const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
+      expect(out.definition).toEqual({ primaryKeysNames: ['id'], columns: [{ name: 'id', definition: {} }, { name: 'amount', definition: {} }] });
+      expect(out.verifyFeatures).toEqual(['queuev2', 'storage-types']);
+      expect(out.snapshotJob).toEqual({ status: 'success', operationName: 'tableSnapshotCreate' });
+      expect(out.restored).toEqual({ id: 'in.c-round3.orders_restored', columns: ['id', 'amount'], primaryKey: ['id'], rowsCount: 2 });
+      expect(out.restoredPreview).toBe('"id","amount"\n"1","10"\n"2","20"\n');
+      expect(out.tablesAfterDelete).toEqual(['in.c-round3.orders']);
+      expect(out.fileTags).toEqual(['round3']);
+      expect(out.filesByTag).toEqual([true]);
+      expect(out.genericComponent).toEqual({ id: 'ex-generic-v2', type: 'extractor', name: 'Generic', uri: `${env.emulator.url}/v2/storage/components/ex-generic-v2` });
+      expect(out.rowState).toBeNull();
+      expect(out.unknownComponent).toEqual({ status: 404, code: 'storage.components.notFound' });
+      expect(out.metadataCreated).toEqual([['KBC.configuration.folderName', 'APIs']]);
+      expect(out.metadataListed).toEqual([['KBC.configuration.folderName', 'APIs']]);
+      expect(out.metadataAfterDelete).toEqual([]);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
 });

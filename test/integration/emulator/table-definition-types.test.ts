@@ -35,12 +35,12 @@ describe('tables-definition types as the stack answers them', () => {
     bucketId = await createBucket(env.api, 'deftypes');
   });
 
-  test('a Snowflake stack (the default) answers its own types: INT is NUMBER "38,0", STRING VARCHAR "16777216", NUMBER "37" is "37,0", TIMESTAMP TIMESTAMP_NTZ "9"', async () => {
+  test('a Snowflake stack (the default) answers its own types: INT is NUMBER "38,0", STRING VARCHAR "16777216", NUMBER "37" is "37,0", TIMESTAMP TIMESTAMP_NTZ "9"; only the INT family has basetype INTEGER, a NUMBER is NUMERIC (issue 39)', async () => {
     const detail = await define(env.api, bucketId, ALL_TYPES);
     expect(typesOf(detail)).toEqual([
       ['i', 'NUMBER', '38,0', 'INTEGER'],
       ['s', 'VARCHAR', '16777216', 'STRING'],
-      ['n37', 'NUMBER', '37,0', 'INTEGER'],
+      ['n37', 'NUMBER', '37,0', 'NUMERIC'],
       ['d', 'NUMBER', '4,3', 'NUMERIC'],
       ['f', 'FLOAT', undefined, 'FLOAT'],
       ['b', 'BOOLEAN', undefined, 'BOOLEAN'],
@@ -50,16 +50,44 @@ describe('tables-definition types as the stack answers them', () => {
     ]);
     expect(detail.definition.columns[0]).toEqual({ name: 'i', definition: { type: 'NUMBER', nullable: false, length: '38,0' }, basetype: 'INTEGER', canBeFiltered: true });
     const metadata = Object.fromEntries(detail.columnMetadata.n37.map((m: Json) => [m.key, m.value]));
-    expect(metadata).toEqual({ 'KBC.datatype.type': 'NUMBER', 'KBC.datatype.nullable': '1', 'KBC.datatype.basetype': 'INTEGER', 'KBC.datatype.length': '37,0' });
+    expect(metadata).toEqual({ 'KBC.datatype.type': 'NUMBER', 'KBC.datatype.nullable': '1', 'KBC.datatype.basetype': 'NUMERIC', 'KBC.datatype.length': '37,0' });
+    expect(Object.fromEntries(detail.columnMetadata.i.map((m: Json) => [m.key, m.value]))['KBC.datatype.basetype']).toBe('INTEGER');
     const job = expectSuccess(await importTable(env.api, `${bucketId}.all_types`, 'i,s,n37,d,f,b,dt,ts,c\n1,x,5,1.5,2.5,true,2024-01-02,2024-01-02 03:04:05,y\n'));
     expect(job.results.importedRowsCount).toBe(1);
     expect((await env.emulator.readTable(`${bucketId}.all_types`)).rows[0]!.slice(0, 4)).toEqual(['1', 'x', '5', '1.500']);
   });
 
+  test('NUMBER of any precision and scale is NUMERIC, also "38,0" and without a length; the INT family (and basetype INTEGER) is INTEGER', async () => {
+    const detail = await define(env.api, bucketId, {
+      name: 'numbers',
+      columns: [
+        { name: 'n', definition: { type: 'NUMBER' } },
+        { name: 'n380', definition: { type: 'NUMBER', length: '38,0' } },
+        { name: 'num', definition: { type: 'NUMERIC', length: '10' } },
+        { name: 'big', definition: { type: 'BIGINT' } },
+        { name: 'small', definition: { type: 'SMALLINT' } },
+        { name: 'byte', definition: { type: 'BYTEINT' } },
+        { name: 'viaBase', basetype: 'INTEGER' },
+        { name: 'numBase', basetype: 'NUMERIC' },
+      ],
+    });
+    expect(typesOf(detail)).toEqual([
+      ['n', 'NUMBER', '38,0', 'NUMERIC'],
+      ['n380', 'NUMBER', '38,0', 'NUMERIC'],
+      ['num', 'NUMBER', '10,0', 'NUMERIC'],
+      ['big', 'NUMBER', '38,0', 'INTEGER'],
+      ['small', 'NUMBER', '38,0', 'INTEGER'],
+      ['byte', 'NUMBER', '38,0', 'INTEGER'],
+      ['viaBase', 'NUMBER', '38,0', 'INTEGER'],
+      ['numBase', 'NUMBER', '38,9', 'NUMERIC'],
+    ]);
+  });
+
   test('columns without a type are accepted: with none typed the table is not typed, among typed ones such a column is a VARCHAR', async () => {
-    const untyped = await define(env.api, bucketId, { name: 'untyped', columns: [{ name: 'a' }, { name: 'b', definition: { nullable: true } }] });
+    const untyped = await define(env.api, bucketId, { name: 'untyped', columns: [{ name: 'a' }, { name: 'b', definition: { nullable: true } }], primaryKeysNames: ['a'] });
     expect(untyped).toMatchObject({ isTyped: false, columns: ['a', 'b'] });
-    expect(untyped.definition).toBeUndefined();
+    // the definition of an untyped table, as the service now sends it: the key, and each column with an empty definition
+    expect(untyped.definition).toEqual({ primaryKeysNames: ['a'], columns: [{ name: 'a', definition: {} }, { name: 'b', definition: {} }] });
     expectSuccess(await importTable(env.api, `${bucketId}.untyped`, 'a,b\nx,y\n'));
     expect((await env.emulator.readTable(`${bucketId}.untyped`)).rows).toEqual([['x', 'y']]);
     const mixed = await define(env.api, bucketId, { name: 'mixed', columns: [{ name: 'id', definition: { type: 'INT' } }, { name: 'note' }] });

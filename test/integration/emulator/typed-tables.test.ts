@@ -154,7 +154,8 @@ describe('typed tables (tables-definition)', () => {
     expect(res.body.code).toBe('accessDenied');
     const plain = expectSuccess(await createTable(env.api, bucketId, 'plain', 'a\n1\n'));
     expect(plain.results.isTyped).toBe(false);
-    expect(plain.results.definition).toBeUndefined();
+    expect(plain.results.definition).toEqual({ primaryKeysNames: [], columns: [{ name: 'a', definition: {} }] });
+    expect((await env.api('GET', `/tables/${bucketId}.plain`)).body.definition).toEqual(plain.results.definition);
     expect(plain.results.columnMetadata).toEqual({});
   });
 });

@@ -1,4 +1,4 @@
-import { baseTypeOf, castSql, columnSql, datatypeMetadata, definitionProblem, duckdbType, misfitReason } from '../../../src/emulator/column-types';
+import { backendDefinition, baseTypeOf, castSql, columnSql, datatypeMetadata, definitionProblem, duckdbType, givenBaseType, misfitReason } from '../../../src/emulator/column-types';
 
 describe('typed column definitions', () => {
   test('each accepted type maps to a DuckDB type and a Keboola base type', () => {
@@ -60,5 +60,17 @@ describe('typed column definitions', () => {
       { key: 'KBC.datatype.nullable', value: '' },
       { key: 'KBC.datatype.basetype', value: 'DATE' },
     ]);
+  });
+
+  test('only the INT family has basetype INTEGER; NUMBER/NUMERIC/DECIMAL of any scale is NUMERIC, though Snowflake stores both as NUMBER (issue 39)', () => {
+    for (const type of ['INT', 'INTEGER', 'BIGINT', 'SMALLINT', 'TINYINT', 'BYTEINT', 'INT64']) expect([type, givenBaseType({ type, nullable: true })]).toEqual([type, 'INTEGER']);
+    for (const [type, length] of [['NUMBER', '37'], ['NUMBER', '38,0'], ['NUMBER', undefined], ['DECIMAL', '4,3'], ['NUMERIC', '10']] as const) {
+      expect([type, length, givenBaseType({ type, nullable: true, ...(length ? { length } : {}) })]).toEqual([type, length, 'NUMERIC']);
+    }
+    const int = { type: 'INT', nullable: false };
+    const stored = backendDefinition(int, 'snowflake');
+    expect(stored).toEqual({ type: 'NUMBER', length: '38,0', nullable: false });
+    expect(datatypeMetadata(stored, givenBaseType(int))).toContainEqual({ key: 'KBC.datatype.basetype', value: 'INTEGER' });
+    expect(datatypeMetadata(backendDefinition({ type: 'NUMBER', length: '37', nullable: true }, 'snowflake'))).toContainEqual({ key: 'KBC.datatype.basetype', value: 'NUMERIC' });
   });
 });
