@@ -152,6 +152,8 @@ describe('forged run state in a public input', () => {
       await victim.signal('pause');
       await eventually(async () => (await victim.query<ExtractProgress>('progress')).phase === 'paused', 30_000, 'the victim never paused');
       runKey = stagingRunKey(victim.workflowId, victim.firstExecutionRunId);
+      // the activities check a continued run's chain by the first run id the server reports (else the workflow id only)
+      expect((await victim.describe()).raw.workflowExecutionInfo?.firstRunId).toBe(victim.firstExecutionRunId);
       staging = join(env.dataDir, 'work', 'staging', ...runKey.split('/'));
       staged = snapshot(staging);
       expect(Object.keys(staged).length).toBeGreaterThan(0);
@@ -228,6 +230,27 @@ describe('forged run state in a public input', () => {
       expect(result.staging).toEqual({ removed: expect.any(Number) });
       notes.push(`the victim, resumed: ${table.rows.length} rows of ${largeRecordCount(VICTIM_PAGES)} (${VICTIM_PAGES} pages), no EVIL rows, ids exactly its own`);
     });
+  });
+
+  it("refuses a run that reuses an ended extraction's workflow id to read its staging (load: false kept it)", async () => {
+    const ended = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: id('ended'), args: [{ config: evilConfig(), options: { ...FAST, load: false } }] });
+    const result = (await ended.result()) as ExtractResult;
+    expect(result.staging).toEqual({ kept: true });
+    const endedKey = stagingRunKey(ended.workflowId, ended.firstExecutionRunId);
+    const endedStaging = join(env.dataDir, 'work', 'staging', ...endedKey.split('/'));
+    const before = snapshot(endedStaging);
+    expect(Object.keys(before).length).toBeGreaterThan(0);
+    // the same workflow id (free again once the run ended): the staging key's workflow part matches, its run part does not
+    const reuser = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: ended.workflowId,
+      args: [{ config: victimConfig('reuse'), options: FAST, resume: forgedCheckpoint(endedKey, { rows: { large_items: 20 } }) }],
+    });
+    const refusal = await refusalOf(reuser);
+    expect(refusal.type).toBe(FORBIDDEN);
+    await expect(env.emulator.readTable('in.c-reuse.large_items')).rejects.toThrow();
+    expect(snapshot(endedStaging)).toEqual(before);
+    notes.push(`a run reusing an ended extraction's workflow id with its staging key: refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); in.c-reuse.large_items not created; the ended run's staging unchanged (${Object.keys(before).length} objects)`);
   });
 
   describe("against another run's import", () => {
