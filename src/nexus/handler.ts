@@ -3,6 +3,7 @@
 import { startWorkflow, WorkflowRunOperationHandler } from '@temporalio/nexus';
 import * as nexus from 'nexus-rpc';
 import { SapiInputForbiddenError, toApplicationFailure } from '../errors';
+import { INTERNAL_INPUT_FIELDS } from '../contracts/run-state';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { sapiNexusService } from './index';
 
@@ -12,16 +13,9 @@ export function nexusWorkflowId(operation: string, requestId: string): string {
 }
 
 /**
- * Fields of a workflow input that only the plugin itself sets: the state a run carries over a continue-as-new
- * (`resume`: an extraction's checkpoint with its staging key, an import's file, job and what it created) and the
- * worker's grant for a CSV an extraction staged. A caller never sends them.
- */
-export const INTERNAL_INPUT_FIELDS: readonly string[] = Object.freeze(['resume', 'sourceGrant']);
-
-/**
- * Refuses an operation input that carries internal run state ({@link INTERNAL_INPUT_FIELDS}): a `BAD_REQUEST` whose
- * cause is a `SAPI_INPUT_FORBIDDEN` failure naming the field, before any workflow starts. The input is never forwarded
- * with such a field (a forged `resume` would name another run's staging, file, table or bucket).
+ * Refuses an operation input that carries internal run state (`INTERNAL_INPUT_FIELDS`: `resume`, `sourceGrant`): a
+ * `BAD_REQUEST` whose cause is a `SAPI_INPUT_FORBIDDEN` failure naming the field, before any workflow starts. The input
+ * is never forwarded with such a field (a forged `resume` would name another run's staging, file, table or bucket).
  */
 export function refuseInternalState(operation: string, input: unknown): void {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return; // the workflow validates its input
