@@ -22,6 +22,7 @@ import { eventually } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { failureOf } from '../../harness/workflow-failure';
+import { continuedRuns } from '../../harness/continued-run';
 
 jest.setTimeout(300_000);
 
@@ -214,6 +215,22 @@ describe('forged run state in a public input', () => {
         notes.push(`the same through the Nexus service (extract and importTable with resume): refused by the handler (${failure.type}: ${failure.message.slice(0, 120)}); no workflow started`);
       } finally {
         await stop();
+      }
+    });
+
+    it("refuses the forgery from a genuine continue-as-new of the attacker's own workflow into extractWorkflow", async () => {
+      // continuedFromExecutionRunId is set on such a run: only the chain's first run id tells it from the victim's chain
+      const chain = await continuedRuns(env);
+      try {
+        const attackerId = id('chained');
+        const attackerFirstRun = await chain.begin(attackerId);
+        const handle = await chain.continueWith(attackerId, 'extractWorkflow', { config: victimConfig('chained'), options: FAST, resume: forgedCheckpoint(runKey, {}) });
+        const refusal = await refusalOf(handle);
+        expect(refusal.type).toBe(FORBIDDEN);
+        await expect(env.emulator.readTable('in.c-chained.large_items')).rejects.toThrow();
+        notes.push(`the read forgery from a continue-as-new of the attacker's own workflow (chain begun by run ${attackerFirstRun}) into extractWorkflow: refused by ${refusal.by} (${refusal.type}); victim staging unchanged`);
+      } finally {
+        await chain.stop();
       }
     });
 
