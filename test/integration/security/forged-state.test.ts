@@ -276,10 +276,26 @@ describe('forged run state in a public input', () => {
       return { status: res.statusCode, body: (await res.body.json()) as T };
     }
 
-    it("refuses the clean-up of a forged import that would delete the victim's table, file and bucket", async () => {
-      const source = join(env.dataDir, 'victim.csv');
+    let source: string;
+    let victim: ImportTableResult;
+    let failedJob: { id: number; status: string };
+    const victimState = async () => ({
+      rows: (await env.emulator.readTable('in.c-victim-import.t').catch(() => ({ rows: [] }))).rows,
+      file: (await api('GET', `files/${victim.fileId}`)).status,
+      bucket: (await api('GET', 'buckets/in.c-victim-import')).status,
+    });
+    const forgedImport = () => ({
+      source,
+      bucketId: 'in.c-victim-import',
+      table: 't',
+      polling: FAST.polling,
+      resume: { fileId: victim.fileId, bytes: 1, job: { id: failedJob.id, status: 'processing' }, createdBucket: true, createdTable: true, typed: false },
+    });
+
+    beforeAll(async () => {
+      source = join(env.dataDir, 'victim.csv');
       writeFileSync(source, 'id,name\n1,a\n2,b\n3,c\n');
-      const victim = (await env.client.workflow.execute('importTableWorkflow', {
+      victim = (await env.client.workflow.execute('importTableWorkflow', {
         taskQueue: env.taskQueue,
         workflowId: id('victim-import'),
         args: [{ source, bucketId: 'in.c-victim-import', createBucket: true, table: 't', polling: FAST.polling }],
@@ -288,31 +304,33 @@ describe('forged run state in a public input', () => {
       const ragged = join(env.dataDir, 'ragged.csv');
       writeFileSync(ragged, 'a,b\n1\n');
       await failureOf(env.client.workflow.execute('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: id('failing'), args: [{ source: ragged, bucketId: 'in.c-victim-import', table: 'other', polling: FAST.polling }] }));
-      const failedJob = (await api<Array<{ id: number; status: string }>>('GET', 'jobs')).body.find((j) => j.status === 'error');
+      failedJob = (await api<Array<{ id: number; status: string }>>('GET', 'jobs')).body.find((j) => j.status === 'error')!;
       expect(failedJob).toBeDefined();
-      const before = {
-        rows: (await env.emulator.readTable('in.c-victim-import.t')).rows,
-        file: (await api('GET', `files/${victim.fileId}`)).status,
-        bucket: (await api('GET', 'buckets/in.c-victim-import')).status,
-      };
-      expect(before).toEqual({ rows: [['1', 'a'], ['2', 'b'], ['3', 'c']], file: 200, bucket: 200 });
+    });
 
-      const forged = await startRaw('importTableWorkflow', 'delete', {
-        source,
-        bucketId: 'in.c-victim-import',
-        table: 't',
-        polling: FAST.polling,
-        resume: { fileId: victim.fileId, bytes: 1, job: { id: failedJob!.id, status: 'processing' }, createdBucket: true, createdTable: true, typed: false },
-      });
-      const refusal = await refusalOf(forged);
+    afterEach(async () => {
+      // whatever the forgery, the victim's table, file and bucket are as they were
+      expect(await victimState()).toEqual({ rows: [['1', 'a'], ['2', 'b'], ['3', 'c']], file: 200, bucket: 200 });
+    });
+
+    it("refuses the clean-up of a forged import that would delete the victim's table, file and bucket", async () => {
+      const refusal = await refusalOf(await startRaw('importTableWorkflow', 'delete', forgedImport()));
       expect(refusal.type).toBe(FORBIDDEN);
-      const after = {
-        rows: (await env.emulator.readTable('in.c-victim-import.t')).rows,
-        file: (await api('GET', `files/${victim.fileId}`)).status,
-        bucket: (await api('GET', 'buckets/in.c-victim-import')).status,
-      };
-      expect(after).toEqual(before);
+      const after = await victimState();
       notes.push(`import clean-up with a forged resume (victim's file ${victim.fileId}, createdBucket and createdTable): refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); victim table rows ${after.rows.length}, file ${after.file}, bucket ${after.bucket} (unchanged)`);
+    });
+
+    it("refuses it from a genuine continue-as-new of the attacker's own workflow into importTableWorkflow", async () => {
+      const chain = await continuedRuns(env);
+      try {
+        const attackerId = id('chained-import');
+        await chain.begin(attackerId);
+        const refusal = await refusalOf(await chain.continueWith(attackerId, 'importTableWorkflow', forgedImport()));
+        expect(refusal.type).toBe(FORBIDDEN);
+        notes.push(`the same import forgery from a continue-as-new of the attacker's own workflow into importTableWorkflow: refused by ${refusal.by} (${refusal.type}); victim table, file and bucket unchanged`);
+      } finally {
+        await chain.stop();
+      }
     });
   });
 
