@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { SapiErrorCode, SapiInvalidInputError, isSapiError, unlessNotFound, type SapiError } from '../errors';
 import type { Bucket } from '../storage-api';
 import type { ActivityDeps } from './deps';
-import { asActivity } from './context';
+import { activityMarker, asActivity } from './context';
 
 export interface EnsureBucketInput {
   connection?: string;
@@ -39,6 +39,7 @@ export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucket
   if (!match) throw new SapiInvalidInputError(`bucket id must look like in.c-name or out.c-name, got "${input.bucketId}"`);
   const storage = deps.storage(input.connection);
   const info = Context.current().info;
+  const marker = activityMarker();
   const existing = await findBucket(storage, input.bucketId);
   if (existing) {
     const created = info.attempt > 1 && createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS);
@@ -47,7 +48,8 @@ export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucket
   let ambiguous: SapiError | undefined;
   for (let create = 0; create < MAX_BUCKET_CREATES; create++) {
     try {
-      const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]! });
+      // the description records the run that created it: a failed import's clean-up removes only a bucket it proves its own
+      const bucket = await storage.createBucket({ stage: match[1] as 'in' | 'out', name: match[2]!, description: createdByDescription(marker), runId: marker });
       return { bucketId: bucket.id, created: true };
     } catch (err) {
       if (!isSapiError(err)) throw err;
@@ -59,6 +61,16 @@ export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucket
     if (await findBucket(storage, input.bucketId)) return { bucketId: input.bucketId, created: true };
   }
   throw ambiguous!;
+}
+
+/** The description of a bucket an import creates: names the marker of the activity that created it. */
+export function createdByDescription(marker: string): string {
+  return `Created by sapi-temporal (run ${marker})`;
+}
+
+/** The marker a bucket's description names ({@link createdByDescription}), if any. */
+export function creatorOf(bucket: Pick<Bucket, 'description'>): string | undefined {
+  return /\(run (sapi-temporal\.[^\s().]+\.[^\s().]+)\)/.exec(bucket.description ?? '')?.[1];
 }
 
 /**

@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { alignRow, csvLine } from '../extractor/table-schema';
 import type { ActivityDeps } from './deps';
 import { asActivity, heartbeat } from './context';
+import { assertOwnRunKey } from './ownership';
 import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf } from '../object-storage/stage-store';
 
 /** Staged pages read ahead while the CSV is written (memory ≈ this × one page's rows). */
@@ -38,6 +39,7 @@ export interface BuildTableCsvResult {
 export function buildTableCsv(deps: ActivityDeps) {
   return (input: BuildTableCsvInput): Promise<BuildTableCsvResult> =>
     asActivity(async () => {
+      await assertOwnRunKey(input.runKey, 'runKey');
       const context = Context.current();
       const store = stageStoreOf(deps);
       const keys = (await store.list(pagesPrefix(input.runKey))).filter((key) => parsePageKey(key)?.table === input.table);

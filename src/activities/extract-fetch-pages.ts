@@ -9,6 +9,7 @@ import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../object-s
 import { stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
+import { assertOwnRunKey } from './ownership';
 import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
 import { recordSpan, tracingOn } from '../observability/spans';
 
@@ -119,6 +120,8 @@ function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): voi
 export function fetchPages(deps: ActivityDeps) {
   return (input: FetchPagesInput): Promise<FetchPagesResult> =>
     asActivity(async () => {
+      // another run's staging key is refused before anything is read or staged (forged run state)
+      await assertOwnRunKey(input.runKey, 'runKey');
       const context = Context.current();
       const store = stageStoreOf(deps);
       const batch = `${input.runNo}:${input.state.pages}`;

@@ -81,7 +81,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_DOWNLOAD_FAILED: { retryable: true, meaning: 'an object-storage download or a source read failed' },
   SAPI_CHECKSUM_MISMATCH: { retryable: true, meaning: 'bytes stored or received differ from what was sent or expected (size, MD5, ETag)' },
   SAPI_INVALID_INPUT: { retryable: false, meaning: 'the input cannot work (bad ids, unreadable or empty source, invalid header names, bad options)' },
-  SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow (the field and the rule in the message; see Security)" },
+  SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow, or another run's state (its staging, file, table or bucket) (the field and the rule in the message; see Security)" },
   SAPI_CANCELLED: { retryable: false, meaning: 'the run was cancelled (`cancel` update or workflow cancellation)' },
   SAPI_WORKER_CONFIG: { retryable: false, meaning: 'the worker did not start: a setting it checks at start is missing or wrong (no Storage connection, a Storage URL it cannot reach, a rejected token); the setting is named' },
   SAPI_TEMPORAL_NAMESPACE_NOT_FOUND: { retryable: false, meaning: 'the Temporal namespace does not exist on that server (worker start and every CLI command): check `TEMPORAL_NAMESPACE` / `--namespace`' },

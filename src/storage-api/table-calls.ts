@@ -8,7 +8,7 @@ import { type JobCalls, waitBriefly } from './job-calls';
 import { bucketListSchema, bucketSchema, emptySchema, jobSchema, tableListSchema, tableSchema, type Bucket, type Job, type Table } from './schemas';
 import { metadataListSchema, tableMetadataAnswerSchema, type MetadataEntry, type TableMetadataAnswer } from './typed-schemas';
 
-export interface CreateBucketInput extends CallOptions {
+export interface CreateBucketInput extends MarkedCallOptions {
   name: string;
   stage: 'in' | 'out';
   description?: string;
@@ -148,6 +148,7 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
         json: compact({ name: input.name, stage: input.stage, description: input.description, backend: input.backend }),
         schema: bucketSchema,
         idempotent: false,
+        runId: input.runId,
         signal: input.signal,
       });
       return res.data;

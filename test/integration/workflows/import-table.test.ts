@@ -7,6 +7,7 @@ import { request } from 'undici';
 import type { ImportTableInput, ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { failureOf as workflowFailure } from '../../harness/workflow-failure';
+import { continuedRuns } from '../../harness/continued-run';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { loadSettings } from '../../../src/config';
 import { MAX_TABLE_COLUMNS } from '../../../src/storage-api/columns';
@@ -183,12 +184,21 @@ describe('importTableWorkflow against the emulator', () => {
 
   it('counts the deadline from when polling began in the first run, not from a continued-as-new run', async () => {
     // the input a continue-as-new hands to the next run: polling began 10 minutes ago, the deadline is 5 minutes
+    // (a genuine second run of a chain: a started run may not carry resume)
     const resume = { fileId: 1, bytes: 2, job: { id: 424242, status: 'processing', operationName: 'tableCreate' }, pollingSince: Date.now() - 600_000 };
-    const before = env.emulator.requests.length;
-    const failure = await failureOf({ source: 'unused.csv', bucketId: 'in.c-can', table: 't', polling: { deadlineMs: 300_000 }, resume } as ImportTableInput);
-    expect(failure.type).toBe('SAPI_JOB_DEADLINE');
-    expect(failure.message).toMatch(/^job 424242 \(tableCreate\) still processing after 60\d s; deadline 300 s/);
-    expect(env.emulator.requests.length).toBe(before); // not polled again
+    const chain = await continuedRuns(env);
+    try {
+      const workflowId = `import-continued-${Date.now()}-${++n}`;
+      await chain.begin(workflowId);
+      const before = env.emulator.requests.length;
+      const continued = await chain.continueWith(workflowId, 'importTableWorkflow', { source: 'unused.csv', bucketId: 'in.c-can', table: 't', polling: { deadlineMs: 300_000 }, resume });
+      const failure = await workflowFailure(continued.result());
+      expect(failure.type).toBe('SAPI_JOB_DEADLINE');
+      expect(failure.message).toMatch(/^job 424242 \(tableCreate\) still processing after 60\d s; deadline 300 s/);
+      expect(env.emulator.requests.length).toBe(before); // not polled again
+    } finally {
+      await chain.stop();
+    }
   });
 
   it('answers upload credentials that are about to expire with a fresh prepare, and loads the rows once', async () => {

@@ -11,6 +11,7 @@ import { repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack } from '../../harness/stack-state';
 import { failureOf } from '../../harness/workflow-failure';
+import { continuedRuns } from '../../harness/continued-run';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -62,11 +63,11 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
   }
 
-  /** A JSON POST to the emulator's API: status and JSON body. */
-  async function post(path: string, body: unknown): Promise<{ status: number; body: Json }> {
+  /** A JSON POST to the emulator's API (with `runId` as `X-KBC-RunId`): status and JSON body. */
+  async function post(path: string, body: unknown, runId?: string): Promise<{ status: number; body: Json }> {
     const res = await request(`${env.emulator.url}/v2/storage/${path}`, {
       method: 'POST',
-      headers: { 'x-storageapi-token': env.emulator.token, 'content-type': 'application/json' },
+      headers: { 'x-storageapi-token': env.emulator.token, 'content-type': 'application/json', ...(runId ? { 'x-kbc-runid': runId } : {}) },
       body: JSON.stringify(body),
     });
     return { status: res.statusCode, body: (await res.body.json()) as Json };
@@ -190,18 +191,27 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   });
 
   it('removes the typed table it created when the load fails in a run continued as new (the table travels in the resume state)', async () => {
-    // a typed table and a file of this run, and a load job that ended in error: what a continued run polls
-    const defined = await post('buckets/in.c-typed/tables-definition', { name: 'resumed', columns: [{ name: 'k', definition: { type: 'INTEGER' } }] });
-    expect(defined.status).toBe(202);
-    await eventuallyTable('in.c-typed.resumed');
-    const file = await post('files/prepare', { name: 'resumed.csv' });
-    const failedJob = ((await api('jobs?limit=100')).body as Json[]).find((j) => j.status === 'error' && j.operationName === 'tableImport');
-    expect(failedJob).toBeDefined();
-    const resume = { fileId: file.body.id, bytes: 1, job: { id: failedJob.id, status: 'processing', operationName: 'tableImport' }, pollingSince: Date.now(), createdTable: true, typed: true };
-    const failure = await failureOf(run({ source: 'unused.csv', bucketId: 'in.c-typed', table: 'resumed', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }], resume } as ImportTableInput));
-    expect(failure.type).toBe('SAPI_JOB_FAILED');
-    expect((await api('tables/in.c-typed.resumed')).status).toBe(404);
-    expect((await api(`files/${file.body.id}`)).status).toBe(404);
+    // a genuine chain: its first run "created" a typed table and a file (requests carrying the marker of one of its
+    // activities, as the service records it), and its second run, continued as new, polls a load job that ended in error
+    const chain = await continuedRuns(env);
+    try {
+      const workflowId = `typed-import-continued-${Date.now()}-${++n}`;
+      const marker = `sapi-temporal.${await chain.begin(workflowId)}.7`;
+      const defined = await post('buckets/in.c-typed/tables-definition', { name: 'resumed', columns: [{ name: 'k', definition: { type: 'INTEGER' } }] }, marker);
+      expect(defined.status).toBe(202);
+      await eventuallyTable('in.c-typed.resumed');
+      const file = await post('files/prepare', { name: 'resumed.csv' }, marker);
+      const failedJob = ((await api('jobs?limit=100')).body as Json[]).find((j) => j.status === 'error' && j.operationName === 'tableImport');
+      expect(failedJob).toBeDefined();
+      const resume = { fileId: file.body.id, bytes: 1, job: { id: failedJob.id, status: 'processing', operationName: 'tableImport' }, pollingSince: Date.now(), createdTable: true, typed: true };
+      const input = { polling: { initialMs: 200, maxMs: 1000 }, source: 'unused.csv', bucketId: 'in.c-typed', table: 'resumed', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }], resume };
+      const failure = await failureOf((await chain.continueWith(workflowId, 'importTableWorkflow', input)).result());
+      expect(failure.type).toBe('SAPI_JOB_FAILED');
+      expect((await api('tables/in.c-typed.resumed')).status).toBe(404);
+      expect((await api(`files/${file.body.id}`)).status).toBe(404);
+    } finally {
+      await chain.stop();
+    }
   });
 
   /** Waits until a table exists (a definition job is quick). */

@@ -45,7 +45,7 @@ async function runExampleActivity(example: string) {
     auth: requestAuthOf(parsed),
   };
   const deps = { settings: { stagingUrl: mkdtempSync(join(tmpdir(), 'fetch-auth-')) }, userS3: () => undefined, http } as unknown as ActivityDeps;
-  const activity = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+  const activity = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' } }, { logger: new DefaultLogger('ERROR') });
   const beats: unknown[] = [];
   activity.on('heartbeat', (d: unknown) => beats.push(d));
   const result = (await activity.run(fetchPages(deps), input)) as FetchPagesResult;

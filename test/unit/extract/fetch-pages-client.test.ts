@@ -37,7 +37,7 @@ function inputFor(raw: Record<string, unknown>, childEndpoint?: string): FetchPa
 }
 
 async function run(d: ActivityDeps, input: FetchPagesInput): Promise<FetchPagesResult> {
-  const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' } }, { logger: new DefaultLogger('ERROR') });
   return (await env.run(fetchPages(d), input)) as FetchPagesResult;
 }
 

@@ -72,7 +72,7 @@ function input(overrides: Partial<FetchPagesInput> = {}): FetchPagesInput {
 }
 
 async function run(deps: ActivityDeps, activityInput: FetchPagesInput) {
-  const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' } }, { logger: new DefaultLogger('ERROR') });
   const beats: FetchPagesCheckpoint[] = [];
   env.on('heartbeat', (d: FetchPagesCheckpoint) => beats.push(d));
   const outcome = env.run(fetchPages(deps), activityInput) as Promise<FetchPagesResult>;

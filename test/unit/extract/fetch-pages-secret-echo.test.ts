@@ -45,7 +45,7 @@ function setUp(pagination: unknown) {
 
 /** One activity call, as the workflow makes it (maxPages 1 = page mode). */
 async function call(deps: ActivityDeps, job: JobConfig, state: ScrollerState, maxPages: number) {
-  const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') });
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' } }, { logger: new DefaultLogger('ERROR') });
   const beats: FetchPagesCheckpoint[] = [];
   env.on('heartbeat', (d: FetchPagesCheckpoint) => beats.push(d));
   const input = { runKey: 'wf/run', runNo: 1, job, context: {}, state, maxPages, maxMs: 60_000 };

@@ -41,7 +41,7 @@ function input(overrides: Partial<FetchPagesInput> = {}, jobs: unknown[] = [{ en
 }
 
 async function run(deps: ActivityDeps, activityInput: FetchPagesInput, info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}) {
-  const env = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') }); // expected failures log at WARN
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' }, ...info }, { logger: new DefaultLogger('ERROR') }); // expected failures log at WARN
   const beats: FetchPagesCheckpoint[] = [];
   env.on('heartbeat', (d: FetchPagesCheckpoint) => beats.push(d));
   const result = (await env.run(fetchPages(deps), activityInput)) as FetchPagesResult;
