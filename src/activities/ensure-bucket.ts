@@ -26,8 +26,8 @@ const CLOCK_SKEW_MS = 2 * 60 * 1000;
  * Creates the bucket unless it exists. After a create whose answer was lost (5xx, reset, timeout) the bucket is
  * looked up: there, it is ours; absent, the create never happened and is sent again (at most
  * {@link MAX_BUCKET_CREATES} times, then the activity retries). A concurrent creator's bucket (`alreadyExists` on
- * our first create) counts as existing, not as created. On a retry of the activity, a bucket created after the
- * activity was scheduled is taken as created by an earlier attempt.
+ * our first create) counts as existing, not as created. On a retry of the activity, a bucket whose description names
+ * this activity's marker was created by an earlier attempt.
  */
 export function ensureBucket(deps: ActivityDeps) {
   return (input: EnsureBucketInput): Promise<EnsureBucketResult> => asActivity(() => ensureBucketExists(deps, input));
@@ -42,7 +42,10 @@ export async function ensureBucketExists(deps: ActivityDeps, input: EnsureBucket
   const marker = activityMarker();
   const existing = await findBucket(storage, input.bucketId);
   if (existing) {
-    const created = info.attempt > 1 && createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS);
+    // an earlier attempt of this activity created it: its description names this activity's marker (a service that
+    // keeps no description: created after this activity was scheduled)
+    const creator = creatorOf(existing);
+    const created = info.attempt > 1 && (creator !== undefined ? creator === marker : createdSince(existing, info.scheduledTimestampMs - CLOCK_SKEW_MS));
     return { bucketId: input.bucketId, created };
   }
   let ambiguous: SapiError | undefined;
