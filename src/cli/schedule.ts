@@ -4,12 +4,13 @@ import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connec
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
-import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
+import { addOutputOptions, addTemporalOptions, cliSettings, parseDuration, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
 import { CliError, CommandFailedError, describeFailure, failureCode, rootFailure, type RootFailure } from './failure';
 import { printSummary } from './follow';
+import { formatDuration } from './progress';
 import { connectTemporal } from './temporal-link';
 import { ErrorCode } from '../contracts/error-codes';
 import { runMetadata } from '../contracts/search-attributes';
@@ -52,6 +53,25 @@ export interface ScheduleFlags extends PriorityFlags {
   overlap?: string;
   paused?: boolean;
   note?: string;
+  /** ms, from `--catchup-window`. Default {@link DEFAULT_CATCHUP_WINDOW_MS}. */
+  catchupWindow?: number;
+  /** ms, from `--jitter`. Default {@link defaultJitterMs}. */
+  jitter?: number;
+}
+
+/**
+ * Default catch-up window: runs missed while Temporal was down are still taken when it comes back within an hour;
+ * older ones are dropped (and counted as missed), so an outage of a day does not start a day of runs at once.
+ */
+export const DEFAULT_CATCHUP_WINDOW_MS = 60 * 60 * 1000;
+
+/** Longest default jitter: schedules due at the same minute start spread over up to 30 s, not in one burst. */
+export const DEFAULT_JITTER_MS = 30_000;
+
+/** Default jitter: {@link DEFAULT_JITTER_MS}, but at most a tenth of the shortest `--every` interval. */
+export function defaultJitterMs(flags: Pick<ScheduleFlags, 'every'>): number {
+  const shortest = Math.min(...(flags.every ?? []).map(intervalMs));
+  return Math.min(DEFAULT_JITTER_MS, Number.isFinite(shortest) ? Math.floor(shortest / 10) : DEFAULT_JITTER_MS);
 }
 
 /** What a `schedule <verb>` command asks Temporal for: a schedule that starts `workflowType` with `input`. */
@@ -96,8 +116,12 @@ export function scheduleShape(flags: ScheduleFlags, workflowType = '') {
       cronExpressions: flags.cron,
       intervals: flags.every?.map((every) => ({ every: intervalMs(every) })),
       timezone: flags.timezone,
+      jitter: flags.jitter ?? defaultJitterMs(flags),
     },
-    policies: { overlap: OVERLAP_POLICIES[flags.overlap ?? defaultOverlap(workflowType)] ?? OVERLAP_POLICIES[DEFAULT_OVERLAP] },
+    policies: {
+      overlap: OVERLAP_POLICIES[flags.overlap ?? defaultOverlap(workflowType)] ?? OVERLAP_POLICIES[DEFAULT_OVERLAP],
+      catchupWindow: flags.catchupWindow ?? DEFAULT_CATCHUP_WINDOW_MS,
+    },
     state: { paused: flags.paused ?? false, note: flags.note },
   };
 }
@@ -109,6 +133,8 @@ function addScheduleOptions(command: Command): Command {
     .option('--every <interval>', 'run at this interval: 30s, 15m, 1h, 1d; repeatable', parseEvery)
     .option('--timezone <tz>', 'time zone of the cron expressions, e.g. Europe/Prague (default UTC)')
     .addOption(new Option('--overlap <policy>', `when a run is due while the previous one still runs (default: ${DEFAULT_IMPORT_OVERLAP} for imports, ${DEFAULT_OVERLAP} otherwise)`).choices(Object.keys(OVERLAP_POLICIES)))
+    .option('--catchup-window <duration>', 'runs missed while Temporal was down are still started when it is back within this long; older ones are dropped (default 1h)', parseDuration)
+    .option('--jitter <duration>', 'start each run up to this long after its time, at random, so schedules due together spread out (default 30s, at most a tenth of the shortest --every)', parseDuration)
     .option('--paused', 'create the schedule paused (start it with `schedule unpause`)')
     .option('--note <text>', 'a note shown with the schedule')
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
@@ -178,6 +204,8 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
     ['when', [...(request.flags.cron ?? []).map((c) => `cron "${c}"`), ...(request.flags.every ?? []).map((e) => `every ${e}`)].join(', ')],
     ['time zone', request.flags.timezone],
     ['overlap', request.flags.overlap ?? defaultOverlap(workflowType)],
+    ['catch-up window', formatDuration(shape.policies.catchupWindow)],
+    ['jitter', formatDuration(shape.spec.jitter)],
     ['task queue', settings.taskQueue],
     ['state', description.state.paused ? 'paused' : 'active'],
     ['next runs', next.slice(0, 3).join(', ') || undefined],
@@ -192,6 +220,10 @@ export interface ScheduleListing {
   note?: string;
   /** The overlap policy (`skip`, `buffer-one`, …). */
   overlap?: string;
+  /** Runs missed while Temporal was down are taken when it is back within this long (ms). */
+  catchupWindowMs?: number;
+  /** Each run starts up to this long after its time (ms). */
+  jitterMs?: number;
   nextActionTimes: string[];
   recentWorkflowIds: string[];
   /**
@@ -237,6 +269,8 @@ export function toListing(description: ScheduleDescription): ScheduleListing {
     paused: description.state.paused,
     note: description.state.note || undefined,
     overlap,
+    catchupWindowMs: description.policies.catchupWindow,
+    jitterMs: description.spec?.jitter,
     nextActionTimes: description.info.nextActionTimes.map((t) => t.toISOString()),
     recentWorkflowIds: recent.map((a) => a.action.workflow.workflowId),
     ...(last ? { lastRun: { workflowId: last.action.workflow.workflowId, runId: last.action.workflow.firstExecutionRunId || undefined, startedAt: last.takenAt.toISOString() } } : {}),
@@ -387,6 +421,8 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
       else {
         printSummary(`schedule ${s.scheduleId}: ${s.workflowType ?? '?'}${s.paused ? ' (paused)' : ''}`, [
           ['overlap', s.overlap],
+          ['catch-up window', s.catchupWindowMs === undefined ? undefined : formatDuration(s.catchupWindowMs)],
+          ['jitter', s.jitterMs === undefined ? undefined : formatDuration(s.jitterMs)],
           ['runs taken', s.taken],
           ['running', s.running.join(', ') || 'none'],
           ['buffered', s.buffered],

@@ -41,17 +41,23 @@ describe('schedule command lines', () => {
     expect(parseCron('@daily', parseCron(' 0 3 * * 1-5 '))).toEqual(['0 3 * * 1-5', '@daily']);
     expect(['30s', '15m', '1h', '1d'].map(intervalMs)).toEqual([30_000, 900_000, 3_600_000, 86_400_000]);
     expect(scheduleShape({ cron: ['0 3 * * *'], every: ['1h'], timezone: 'Europe/Prague', overlap: 'buffer-one', paused: true, note: 'n' })).toEqual({
-      spec: { cronExpressions: ['0 3 * * *'], intervals: [{ every: 3_600_000 }], timezone: 'Europe/Prague' },
-      policies: { overlap: 'BUFFER_ONE' },
+      spec: { cronExpressions: ['0 3 * * *'], intervals: [{ every: 3_600_000 }], timezone: 'Europe/Prague', jitter: 30_000 },
+      policies: { overlap: 'BUFFER_ONE', catchupWindow: 3_600_000 },
       state: { paused: true, note: 'n' },
     });
     expect(scheduleShape({ every: ['1d'], overlap: 'skip' })).toMatchObject({ policies: { overlap: 'SKIP' }, state: { paused: false } });
   });
 
   it('defaults to buffer-one for imports (a slow load delays the next one instead of dropping it) and skip otherwise', () => {
-    expect(scheduleShape({ every: ['1h'] }, 'importTableWorkflow').policies).toEqual({ overlap: 'BUFFER_ONE' });
-    expect(scheduleShape({ every: ['1h'] }, 'exportTableWorkflow').policies).toEqual({ overlap: 'SKIP' });
-    expect(scheduleShape({ every: ['1h'], overlap: 'allow-all' }, 'importTableWorkflow').policies).toEqual({ overlap: 'ALLOW_ALL' });
+    expect(scheduleShape({ every: ['1h'] }, 'importTableWorkflow').policies).toMatchObject({ overlap: 'BUFFER_ONE' });
+    expect(scheduleShape({ every: ['1h'] }, 'exportTableWorkflow').policies).toMatchObject({ overlap: 'SKIP' });
+    expect(scheduleShape({ every: ['1h'], overlap: 'allow-all' }, 'importTableWorkflow').policies).toMatchObject({ overlap: 'ALLOW_ALL' });
+  });
+
+  it('has a catch-up window (1 h) and a jitter (30 s, at most a tenth of the shortest interval) unless told otherwise', () => {
+    expect(scheduleShape({ cron: ['0 3 * * *'] })).toMatchObject({ spec: { jitter: 30_000 }, policies: { catchupWindow: 3_600_000 } });
+    expect(scheduleShape({ every: ['1m', '1h'] })).toMatchObject({ spec: { jitter: 6_000 } });
+    expect(scheduleShape({ every: ['1h'], jitter: 0, catchupWindow: 600_000 })).toMatchObject({ spec: { jitter: 0 }, policies: { catchupWindow: 600_000 } });
   });
 
   it('lists a schedule with its workflow type, counts of taken, buffered, skipped and missed runs, the last and next runs, and warns about lost runs', () => {
