@@ -18,24 +18,44 @@ export interface AwaitJobInput {
   schedule?: Partial<PollSchedule>;
 }
 
+/** The `awaitJob` calls waiting in this process, per set of dependencies (one per worker). */
+const waiting = new WeakMap<ActivityDeps, number>();
+
+/**
+ * How many `awaitJob` calls one worker keeps waiting at once: a quarter of its activity slots (`SAPI_MAX_CONCURRENT_ACTIVITIES`),
+ * so jobs that run for hours never take the slots the transfers need.
+ */
+export function awaitJobLimit(deps: Pick<ActivityDeps, 'settings'>): number {
+  return Math.max(1, Math.floor(deps.settings.worker.maxConcurrentActivities / 4));
+}
+
 /**
  * Polls a long job inside one activity, on the workflow's schedule (every `maxMs` at most, and within 25 % of the time
  * waited), heartbeating its status after each poll, until the job ends or `deadlineAt` comes; answers the job as
  * last seen. A job that runs for hours costs a few history events instead of about ten per poll. A cancel reaches it
  * through its heartbeat and ends it within one poll interval; a worker that dies is noticed within the heartbeat
- * timeout and the retry starts polling again (polls read, never change, so a retry is harmless).
+ * timeout and the retry starts polling again (polls read, never change, so a retry is harmless). When the worker
+ * already has {@link awaitJobLimit} of them waiting, it answers after one poll: the workflow then waits a poll interval
+ * on its own timer before it asks again.
  */
 export function awaitJob(deps: ActivityDeps) {
   return (input: AwaitJobInput): Promise<JobSummary> =>
     asActivity(async () => {
       const context = Context.current();
       const storage = deps.storage(input.connection);
-      for (let attempt = input.attempt; ; attempt++) {
-        const job = summarizeJob(await storage.getJob({ jobId: input.jobId }));
-        heartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
-        const now = Date.now();
-        if ((job.status !== 'waiting' && job.status !== 'processing') || now >= input.deadlineAt) return job;
-        await context.sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - input.startedAt, deadlineAtMs: input.deadlineAt, schedule: input.schedule })));
+      const busy = (waiting.get(deps) ?? 0) >= awaitJobLimit(deps);
+      if (busy) return summarizeJob(await storage.getJob({ jobId: input.jobId }));
+      waiting.set(deps, (waiting.get(deps) ?? 0) + 1);
+      try {
+        for (let attempt = input.attempt; ; attempt++) {
+          const job = summarizeJob(await storage.getJob({ jobId: input.jobId }));
+          heartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
+          const now = Date.now();
+          if ((job.status !== 'waiting' && job.status !== 'processing') || now >= input.deadlineAt) return job;
+          await context.sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - input.startedAt, deadlineAtMs: input.deadlineAt, schedule: input.schedule })));
+        }
+      } finally {
+        waiting.set(deps, (waiting.get(deps) ?? 1) - 1);
       }
     });
 }

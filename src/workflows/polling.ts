@@ -35,6 +35,7 @@ export async function waitForJob(
   const deadline = () => startedAt + (options.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
   const schedule = { initialMs: options.initialMs, factor: options.factor, maxMs: options.maxMs, elapsedFraction: options.elapsedFraction };
   let job = first;
+  let awaitedEarly = false;
   for (let attempt = 0; ; attempt++) {
     onStatus(job);
     if (job.status === 'success') return job;
@@ -52,11 +53,16 @@ export async function waitForJob(
         { jobId: job.id, status: job.status },
       );
     }
+    // the activity answers a running job only at the deadline, or at once when its worker has enough of them waiting:
+    // then a poll interval passes on a timer here before it is asked again
+    const delay = Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - startedAt, deadlineAtMs: deadlineAt, schedule }));
     if (awaitJob && inActivityAfter >= 0 && now - startedAt >= inActivityAfter) {
-      job = await awaitJob({ jobId: job.id, attempt, startedAt, deadlineAt, schedule });
+      if (awaitedEarly) await sleep(delay);
+      job = await awaitJob({ jobId: job.id, attempt, startedAt, deadlineAt: deadline(), schedule });
+      awaitedEarly = (job.status === 'waiting' || job.status === 'processing') && Date.now() < deadline();
       continue;
     }
-    await sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - startedAt, deadlineAtMs: deadlineAt, schedule })));
+    await sleep(delay);
     job = await getJob(job.id);
   }
 }

@@ -62,4 +62,32 @@ describe('long jobs polled in one activity', () => {
     await expect(handle.result()).rejects.toMatchObject({ cause: { name: 'CancelledFailure' } });
     expect((await handle.describe()).status.name).toBe('CANCELLED');
   });
+
+  it('keeps at most a quarter of a worker\'s activity slots waiting on jobs: the rest poll on timers', async () => {
+    // 4 activity slots: one awaitJob waits, the others answer after one poll and their runs wait on timers
+    const busy = await startSapiTestEnv('long-job-busy', { env: { SAPI_MAX_CONCURRENT_ACTIVITIES: '4' } });
+    try {
+      env.emulator.faults.clear();
+      busy.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 10_000, times: 3 });
+      const runs = await Promise.all(
+        [1, 2, 3].map((n) => {
+          const source = join(busy.dataDir, `busy-${n}.csv`);
+          writeFileSync(source, `id\n${n}\n`);
+          return busy.client.workflow.start('importTableWorkflow', {
+            taskQueue: busy.taskQueue,
+            workflowId: `long-busy-${n}-${Date.now()}`,
+            args: [{ source, bucketId: 'in.c-busy', createBucket: true, table: `t${n}`, polling }],
+          });
+        }),
+      );
+      const results = (await Promise.all(runs.map((r) => r.result()))) as ImportTableResult[];
+      expect(results.map((r) => r.importedRowsCount)).toEqual([1, 1, 1]);
+      const shapes = await Promise.all(runs.map(async (r) => historyShape((await r.fetchHistory()).events ?? [])));
+      // every run used the activity; at least one was answered early and waited on its own timers in between
+      for (const shape of shapes) expect(shape.activityTypes).toContain('awaitJob');
+      expect(shapes.some((shape) => shape.activityTypes.filter((t) => t === 'awaitJob').length > 1 && shape.timers > 0)).toBe(true);
+    } finally {
+      await busy.stop();
+    }
+  });
 });
