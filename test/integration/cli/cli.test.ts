@@ -183,7 +183,7 @@ describe('the sapi-temporal CLI', () => {
     expect((await cli(onQueue('import', csvFile('sched-first.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched', '--primary-key', 'id'))).code).toBe(0);
     const file = csvFile('sched.csv', 'id,v\n1,b\n2,c\n');
     const id = `nightly-${Date.now()}`;
-    const created = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--incremental', '--cron', '0 3 * * *', '--timezone', 'Europe/Prague', '--json'));
+    const created = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--incremental', '--cron', '0 3 * * *', '--timezone', 'Europe/Prague', '--jitter', '0', '--json'));
     expect(created).toMatchObject({ code: 0, stderr: '' });
     const schedule = JSON.parse(created.stdout) as { nextActionTimes: string[] };
     expect(schedule).toMatchObject({ scheduleId: id, workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, paused: false });

@@ -144,7 +144,8 @@ describe('workflow histories replay deterministically', () => {
     await started('importTableWorkflow', 'import-short-path-failed-cleanup', importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }));
 
     // a long job polled in one heartbeating activity (awaitJob) once waited for longer than inActivityAfterMs
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 4_000, times: 1 });
+    // (longer than the short path's own wait for its job, 5 s)
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 9_000, times: 1 });
     await started('importTableWorkflow', 'import-awaited-job', importInput({ source: file('aw.csv', 'id\n1\n'), bucketId: 'in.c-replay-short', table: 'awaited', polling: { ...polling, inActivityAfterMs: 500 } }));
 
     // the runs did what their names say (a replay of the wrong history would prove little)
