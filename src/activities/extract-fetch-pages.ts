@@ -12,6 +12,7 @@ import { userDataForRun } from '../extractor/user-data-functions';
 import type { ChildBatchOutcome } from '../extractor/traversal';
 import type { ChildrenRef, ExtractFetchTuning, PendingPage, StopReasonCounts } from '../contracts/extract';
 import { ErrorCode } from '../contracts/error-codes';
+import { MAX_WARNINGS } from '../contracts/extract-plan';
 import type { InputPolicy } from '../security/policy';
 import { ChildListReader, writeChildList } from '../object-storage/child-list';
 import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../object-storage/page-group-writer';
@@ -90,7 +91,10 @@ export interface FetchPagesTotals {
   schema: TableSchema;
   /** Rows staged per table. */
   rows: Record<string, number>;
+  /** At most `MAX_WARNINGS`, deduplicated… */
   warnings: string[];
+  /** …and how many more there were (absent: none). */
+  warningsDropped?: number;
   // --- ge-legacy ---
   /** The run's renamed parent columns after these pages (the input's plus new ones); absent: none so far. */
   parentAliases?: Record<string, string>;
@@ -138,8 +142,13 @@ function countPage(totals: FetchPagesTotals, page: LoopPage): void {
   for (const t of page.tables) if (t.rows > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows;
 }
 
+/** Adds warnings not there yet, at most `MAX_WARNINGS` (the rest counted: a batch of 5,000 child runs may warn for each). */
 function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): void {
-  for (const w of warnings) if (!totals.warnings.includes(w)) totals.warnings = [...totals.warnings, w];
+  for (const w of warnings) {
+    if (totals.warnings.includes(w)) continue;
+    if (totals.warnings.length < MAX_WARNINGS) totals.warnings = [...totals.warnings, w];
+    else totals.warningsDropped = (totals.warningsDropped ?? 0) + 1;
+  }
 }
 
 /** The parts of a `fetchPages` call that every job run it fetches shares. */

@@ -15,7 +15,7 @@
  *                `largePages` pages (default 100 000), nothing stored
  * - wide fan-out: `GET /wide/parents?rows=R&pages=P&page=N` → `{parents, next_page}`: P pages (default 1) of R parent
  *                rows (default 1000, at most 200 000) `{id, name}`, ids counting on across pages; `GET
- *                /wide/parents/{id}/items` → `{items}`: `id % 3` items (`wideItemsOf`), one page; generated, nothing stored
+ *                /wide/parents/{id}/items` → `{items, next_page: null}`: `id % 3` items (`wideItemsOf`), one page; generated, nothing stored
  * - the reference's other paging methods, over `pagingRecords` items (`pagingItems`, ids 1..n), `{items}` pages:
  *   `GET /paging/offset?limit=&offset=` (offset), `GET /paging/pages?page=&per_page=` (pagenum, page 1 first),
  *   `GET /paging/cursor?since=&limit=` (ids above `since`; cursor), `GET /paging/next-url?after=` → `links.next` a
@@ -277,7 +277,7 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
   app.get('/wide/parents/:id/items', async (request, reply) => {
     const id = positiveInt((request.params as { id: string }).id, 0);
     if (id === 0) return sendJson(request, reply, { error: 'Parent not found' }, 404);
-    return sendJson(request, reply, { items: wideItemsOf(id) });
+    return sendJson(request, reply, { items: wideItemsOf(id), next_page: null });
   });
 
   // --- the reference's other paging methods (see the header) ---

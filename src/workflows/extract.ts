@@ -252,6 +252,7 @@ function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult | FetchChildr
   cp.records += r.records;
   cp.bytes += r.bytes;
   cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
+  cp.warningsDropped += r.warningsDropped ?? 0; // (the batch's own warnings beyond its cap)
   if (r.parentAliases) cp.parentAliases = r.parentAliases; // ge-legacy: the input's aliases plus the batch's
   for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
 }
