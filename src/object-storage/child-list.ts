@@ -4,6 +4,7 @@
  * the call that fetched the page writes the same keys again. See `ChildrenRef` (what the workflow keeps of it).
  */
 import type { ChildrenRef, ChildSpec } from '../contracts/extract';
+import { SapiInvalidInputError } from '../errors';
 import { CHILD_CHUNK_SIZE, childChunkKey, childrenPrefix, childrenRootPrefix, readText, type StageStore } from './stage-store';
 
 /** Stages the child list of page `pageNo` of job run `runNo`; returns its reference (next: 0). */
@@ -29,12 +30,14 @@ export class ChildListReader {
     runKey: string,
     private readonly ref: Pick<ChildrenRef, 'key' | 'count'>,
   ) {
-    if (!ref.key.startsWith(childrenRootPrefix(runKey)) || ref.key.includes('..')) throw new Error(`child list ${ref.key} is not under ${childrenRootPrefix(runKey)}`);
+    if (!ref.key.startsWith(childrenRootPrefix(runKey)) || ref.key.includes('..')) {
+      throw new SapiInvalidInputError(`child list ${ref.key} is not under ${childrenRootPrefix(runKey)} (a run reads only its own staging)`);
+    }
   }
 
   /** The child run at `index` (0-based, below `count`). */
   async at(index: number): Promise<ChildSpec> {
-    if (!(index >= 0 && index < this.ref.count)) throw new Error(`child ${index} is outside the list of ${this.ref.count} (${this.ref.key})`);
+    if (!(Number.isSafeInteger(index) && index >= 0 && index < this.ref.count)) throw new SapiInvalidInputError(`child ${index} is outside the list of ${this.ref.count} (${this.ref.key})`);
     const chunk = Math.floor(index / CHILD_CHUNK_SIZE);
     if (this.chunk?.index !== chunk) {
       const text = await readText(this.store, childChunkKey(this.ref.key, chunk));

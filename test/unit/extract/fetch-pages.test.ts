@@ -237,6 +237,15 @@ describe('fetchPages', () => {
       expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
     });
 
+    it("refuses a list outside the extraction's own staging, before any request", async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      const foreign = batch(0, 2);
+      foreign.children.ref = { ...foreign.children.ref, key: 'other/run/children/r0000000001-p0000000001/' };
+      await expect(runBatch(deps, foreign)).rejects.toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true });
+      expect(api.requests).toEqual([]);
+    });
+
     it('a retry without a heartbeat starts the batch over, replacing what the dead attempt staged', async () => {
       const deps = depsWithFolder();
       const { batch } = await listed(deps);
