@@ -13,7 +13,19 @@ import type { RunProgress } from './progress';
 const TRANSFER_ACTIVITIES = new Set(['uploadFile', 'uploadAndStartJob', 'uploadSlices', 'uploadViaImporter', 'downloadFile']);
 
 /** What the step in flight adds to the `progress` answer. */
-export type LiveProgress = { kind: 'transfer'; report: ProgressReport } | { kind: 'batch'; page: number; cursor: string | null; pages: number; records: number; bytes: number; rows: Record<string, number> };
+export type LiveProgress =
+  | { kind: 'transfer'; report: ProgressReport }
+  | {
+      kind: 'batch';
+      page: number;
+      cursor: string | null;
+      pages: number;
+      records: number;
+      bytes: number;
+      rows: Record<string, number>;
+      /** A batch of child runs: its tag (`c<firstRunNo>:<from>`), matched against the progress's `childBatch`. */
+      childBatch?: string;
+    };
 
 /** The live progress in the heartbeat details of the pending transfer or `fetchPages` activity, if any (decoded with the client's codec). */
 export async function heartbeatProgress(client: Client, pending: readonly temporal.api.workflow.v1.IPendingActivityInfo[] | null | undefined): Promise<LiveProgress | undefined> {
@@ -30,7 +42,9 @@ export async function heartbeatProgress(client: Client, pending: readonly tempor
       const state = details.state as ScrollerState | undefined;
       const totals = details.totals as { pages?: number; records?: number; bytes?: number; rows?: Record<string, number> } | undefined;
       if (totals && typeof totals.pages === 'number') {
-        return { kind: 'batch', page: state?.pages ?? 0, cursor: state ? cursorOf(state) : null, pages: totals.pages, records: totals.records ?? 0, bytes: totals.bytes ?? 0, rows: totals.rows ?? {} };
+        // a batch of child runs heartbeats {tag, child, state, totals, stopReasons}: its state is a child run's
+        const childBatch = typeof details.child === 'number' ? { childBatch: String(details.tag ?? '') } : {};
+        return { kind: 'batch', page: state?.pages ?? 0, cursor: state ? cursorOf(state) : null, pages: totals.pages, records: totals.records ?? 0, bytes: totals.bytes ?? 0, rows: totals.rows ?? {}, ...childBatch };
       }
     }
   }
@@ -38,7 +52,7 @@ export async function heartbeatProgress(client: Client, pending: readonly tempor
 }
 
 /** `progress` with the step in flight added: a transfer's bytes (never fewer than known), a batch's pages, records and bytes on top of the checkpoint's. */
-export function withLive<P extends RunProgress & { tables?: Record<string, number>; page?: number; cursor?: string | null }>(progress: P, live: LiveProgress | undefined): P {
+export function withLive<P extends RunProgress & { tables?: Record<string, number>; page?: number; cursor?: string | null; childBatch?: string }>(progress: P, live: LiveProgress | undefined): P {
   if (!live) return progress;
   if (live.kind === 'transfer') {
     if (progress.phase !== 'uploading' && progress.phase !== 'downloading') return progress;
@@ -47,13 +61,14 @@ export function withLive<P extends RunProgress & { tables?: Record<string, numbe
   if (progress.phase !== 'extracting') return progress;
   // a heartbeat read before its batch ended, beside an answer that already counts the batch: its job run's page is
   // not past the checkpoint's, so adding it would count the batch twice (pages 13, then 9 once the next batch began)
-  if (live.page <= (progress.page ?? 0)) return progress;
+  // a batch of child runs counts only while the run still waits for exactly that batch (its tag names the batch)
+  if (live.childBatch !== undefined ? live.childBatch !== progress.childBatch : live.page <= (progress.page ?? 0)) return progress;
   const tables = { ...(progress.tables ?? {}) };
   for (const [table, rows] of Object.entries(live.rows)) tables[table] = (tables[table] ?? 0) + rows;
   return {
     ...progress,
-    page: live.page,
-    cursor: live.cursor,
+    // (a child batch's page is a child run's: the answer's page and cursor stay the parent's)
+    ...(live.childBatch === undefined ? { page: live.page, cursor: live.cursor } : {}),
     pages: (progress.pages ?? 0) + live.pages,
     records: (progress.records ?? 0) + live.records,
     bytes: (progress.bytes ?? 0) + live.bytes,

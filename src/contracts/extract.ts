@@ -170,6 +170,10 @@ export interface ExtractProgress {
   cancelling?: string;
   /** The page limit set with `setLimits`. */
   maxPages?: number;
+  /** Child runs of the page being waited for: started so far and in all (absent when no page waits for children). */
+  children?: { started: number; of: number };
+  /** The batch of child runs the run waits for next (`c<firstRunNo>:<from>`, a child batch's heartbeat tag). */
+  childBatch?: string;
   error?: string;
   /** This run's times (Unix seconds), once known. */
   runTimes?: ExtractRunTimes; // ge-state
@@ -183,13 +187,28 @@ export interface ChildSpec {
   parent: ParentContext;
 }
 
+/**
+ * Where the child runs of a page wait: their {@link ChildSpec}s, in order, staged as JSON lines in chunks of
+ * `CHILD_CHUNK_SIZE` under `key` in the run's staging (never in history: a page may have 100,000 parent rows), and how
+ * far the traversal got. Written by the `fetchPages` call that fetched the page (deterministic keys: a re-fetch
+ * replaces them); read by the `fetchPages` calls that run the child runs in batches.
+ */
+export interface ChildrenRef {
+  /** Stage-store key prefix of the chunks (`<runKey>/children/r<run>-p<page>/`). */
+  key: string;
+  /** Child runs in all. */
+  count: number;
+  /** Index of the next child run to start (`count`: every one started). */
+  next: number;
+}
+
 /** A fetched page whose `nextStep` waits for its children (or for the workflow's decision). */
 export interface PendingPage {
   pageNo: number;
   /** Body-free input of `nextStep`. */
   result: PageResult;
-  /** Child runs to execute before `nextStep`, in order. */
-  children: ChildSpec[];
+  /** Child runs to execute before `nextStep`, in order (absent: none). */
+  children?: ChildrenRef;
 }
 
 /** One job run in progress (a top-level job, or one child run per parent row). */

@@ -117,6 +117,24 @@ export function parsePageKey(key: string): { runNo: number; firstPage: number; l
   return m ? { runNo: Number(m[1]), firstPage: Number(m[2]), lastPage: Number(m[3]), table: m[4]! } : undefined;
 }
 
+/** Child runs per staged chunk of a page's child list (see `ChildrenRef`). */
+export const CHILD_CHUNK_SIZE = 1000;
+
+/** Prefix of every staged child list of an extraction. */
+export function childrenRootPrefix(runKey: string): string {
+  return `${runKey}/children/`;
+}
+
+/** Prefix of the staged child list of page `pageNo` of a job run (chunks of {@link CHILD_CHUNK_SIZE} JSON lines). */
+export function childrenPrefix(runKey: string, runNo: number, pageNo: number): string {
+  return `${childrenRootPrefix(runKey)}r${pad(runNo)}-p${pad(pageNo)}/`;
+}
+
+/** Key of chunk `chunk` (0-based) of a staged child list. */
+export function childChunkKey(prefix: string, chunk: number): string {
+  return `${prefix}c${pad(chunk)}.jsonl`;
+}
+
 /** Key of the CSV built for a table. */
 export function csvKey(runKey: string, table: string): string {
   return `${runKey}/csv/${table}.csv`;

@@ -79,3 +79,13 @@ export interface PagingItem {
 export function pagingItems(count: number): PagingItem[] {
   return Array.from({ length: count }, (_, i) => ({ id: i + 1, name: `Item ${i + 1}`, value: ((i + 1) * 31) % 997 }));
 }
+
+/** Parent row `id` of the wide fan-out routes (`GET /wide/parents`). */
+export function wideParent(id: number): { id: number; name: string } {
+  return { id, name: `Parent ${id}` };
+}
+
+/** Items of wide parent `id` (`GET /wide/parents/{id}/items`): `id % 3` of them (so a third have none). */
+export function wideItemsOf(id: number): Array<{ n: number; parentId: number; label: string }> {
+  return Array.from({ length: id % 3 }, (_, i) => ({ n: i + 1, parentId: id, label: `item ${id}-${i + 1}` }));
+}

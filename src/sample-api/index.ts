@@ -13,6 +13,9 @@
  * - children:    `GET /users?page=N` → `{users, next_page}`, `GET /users/{id}/orders?page=N` → `{orders, next_page}`
  * - large runs:  `GET /large/items?page=N` → `{items, next_page}` with 1–10 records per page generated on the fly,
  *                `largePages` pages (default 100 000), nothing stored
+ * - wide fan-out: `GET /wide/parents?rows=R&pages=P&page=N` → `{parents, next_page}`: P pages (default 1) of R parent
+ *                rows (default 1000, at most 200 000) `{id, name}`, ids counting on across pages; `GET
+ *                /wide/parents/{id}/items` → `{items, next_page: null}`: `id % 3` items (`wideItemsOf`), one page; generated, nothing stored
  * - the reference's other paging methods, over `pagingRecords` items (`pagingItems`, ids 1..n), `{items}` pages:
  *   `GET /paging/offset?limit=&offset=` (offset), `GET /paging/pages?page=&per_page=` (pagenum, page 1 first),
  *   `GET /paging/cursor?since=&limit=` (ids above `since`; cursor), `GET /paging/next-url?after=` → `links.next` a
@@ -20,10 +23,10 @@
  *   whose `start_time` is the current time on the last page (zendesk.response.url stops there)
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { largePage, makeUsers, ordersOf, pagingItems } from './dataset';
+import { largePage, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
 import { HTML_ERROR_PAGE, Misbehaviour, type MisbehaveRule } from './misbehave';
 
-export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf, pagingItems } from './dataset';
+export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
 export type { PagingItem, SampleOrder, SampleUser } from './dataset';
 export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
 
@@ -260,6 +263,21 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     const page = positiveInt((request.query as Record<string, unknown>).page, 1);
     if (page > largePages) return sendJson(request, reply, { items: [], next_page: null });
     return sendJson(request, reply, { items: largePage(page), next_page: page < largePages ? page + 1 : null });
+  });
+
+  app.get('/wide/parents', async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const rows = Math.min(positiveInt(query.rows, 1000), 200_000);
+    const pages = positiveInt(query.pages, 1);
+    const page = positiveInt(query.page, 1);
+    const parents = page > pages ? [] : Array.from({ length: rows }, (_, i) => wideParent((page - 1) * rows + i + 1));
+    return sendJson(request, reply, { parents, next_page: page < pages ? page + 1 : null });
+  });
+
+  app.get('/wide/parents/:id/items', async (request, reply) => {
+    const id = positiveInt((request.params as { id: string }).id, 0);
+    if (id === 0) return sendJson(request, reply, { error: 'Parent not found' }, 404);
+    return sendJson(request, reply, { items: wideItemsOf(id), next_page: null });
   });
 
   // --- the reference's other paging methods (see the header) ---

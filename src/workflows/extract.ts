@@ -16,9 +16,9 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
-import type { FetchPagesResult } from '../activities/extract-activities';
+import type { FetchChildrenResult, FetchPagesResult } from '../activities/extract-activities';
 import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
-import { MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew } from '../extractor/traversal';
+import { applyChildBatch, MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew, type ChildBatch } from '../extractor/traversal';
 import type { ExtractorConfig, ExtractRunTimes, JobConfig } from '../extractor/types';
 import { ExtractorError } from '../extractor/errors';
 import { functionScopeOf } from '../extractor/functions';
@@ -139,6 +139,7 @@ interface LiveState {
  */
 function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
   const frame = cp.frames[cp.frames.length - 1];
+  const ref = frame?.pending?.children;
   return {
     phase,
     job: frame?.jobId ?? null,
@@ -154,6 +155,7 @@ function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancell
     ...(cp.paused ? { paused: true } : {}),
     ...(cancelling !== undefined ? { cancelling } : {}),
     ...(cp.maxPages !== undefined ? { maxPages: cp.maxPages } : {}),
+    ...(ref ? { children: { started: ref.next, of: ref.count }, ...(ref.next < ref.count ? { childBatch: `c${cp.nextRunNo}:${ref.next}` } : {}) } : {}),
     ...(error !== undefined ? { error } : {}),
     ...(cp.runTimes !== undefined ? { runTimes: cp.runTimes } : {}),
   };
@@ -245,11 +247,12 @@ async function validateConfig(acts: Pick<SapiActivities, 'validateExtractConfig'
 }
 
 /** Adds a batch's totals, schema and rows to the checkpoint (its warnings go through `addWarnings`). */
-function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult): void {
+function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult | FetchChildrenResult): void {
   cp.pages += r.pages;
   cp.records += r.records;
   cp.bytes += r.bytes;
   cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
+  cp.warningsDropped += r.warningsDropped ?? 0; // (the batch's own warnings beyond its cap)
   if (r.parentAliases) cp.parentAliases = r.parentAliases; // ge-legacy: the input's aliases plus the batch's
   for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
 }
@@ -261,6 +264,18 @@ function batchFailure(failure: ApplicationFailure, frame: JobFrame, runKey: stri
     message: `extraction stopped in job '${frame.jobId}' at page ${frame.state.pages + 1}: ${failure.message} (pages staged so far are kept under ${runKey}, not loaded)`,
     nonRetryable: true,
     details: [{ jobId: frame.jobId, page: frame.state.pages + 1, runKey }, ...((failure.details as unknown[] | undefined) ?? [])],
+  });
+}
+
+/** A failure of a child batch, non-retryable, saying which page's children it was running and that the staged pages are kept. */
+function childBatchFailure(failure: ApplicationFailure, batch: ChildBatch, runKey: string): ApplicationFailure {
+  const { parent, ref } = batch;
+  const at = `child run ${ref.next + 1} of ${ref.count} of job '${parent.jobId}' page ${parent.pending?.pageNo ?? parent.state.pages + 1}`;
+  return ApplicationFailure.create({
+    type: failure.type ?? undefined,
+    message: `extraction stopped in ${at}: ${failure.message} (pages staged so far are kept under ${runKey}, not loaded)`,
+    nonRetryable: true,
+    details: [{ jobId: parent.jobId, children: ref.key, child: ref.next, runKey }, ...((failure.details as unknown[] | undefined) ?? [])],
   });
 }
 
@@ -373,7 +388,11 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     });
     const acts = view.activities(proxyActivities<SapiActivities>(short));
     const fetcher = view.activities(proxyActivities<SapiActivities>(fetch), (name, a) =>
-      name === 'fetchPages' ? `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}` : undefined,
+      name === 'fetchPages'
+        ? a.children
+          ? childrenTarget(a.children as { ref?: { count?: number; next?: number; key?: string } })
+          : `${fetchTarget(a.job as { id?: string; endpoint?: string } | undefined)} from page ${Number((a.state as { pages?: number } | undefined)?.pages ?? 0) + 1}`
+        : undefined,
     );
     const builder = view.activities(proxyActivities<SapiActivities>(build));
 
@@ -421,7 +440,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         const next = nextJobRunToFetch(cp, config, Date.now());
         addWarnings(next.warnings);
         const frame = next.frame;
-        if (!frame) {
+        if (!frame && !next.children) {
           // ge-iter: the next iteration starts its jobs from the first, into the same tables
           if ((cp.iteration ?? 0) + 1 < iterations.length) {
             cp.iteration = (cp.iteration ?? 0) + 1;
@@ -442,32 +461,54 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
         }
 
-        let r: FetchPagesResult;
+        const limits = {
+          ...capped(fetchLimits(o), cp),
+          fetch: input.options?.fetch,
+          client: config.api.client, // undefined for a config validated before client options existed
+          ...(config.api.authentication
+            ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
+            : {}),
+        };
+        let r: FetchPagesResult | FetchChildrenResult;
         try {
-          r = await fetcher.fetchPages({
-            runKey: cp.runKey,
-            runNo: frame.runNo,
-            // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
-            job: jobForRun(config, frame),
-            context: { parentColumns: frame.parentColumns, parent: frame.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
-            state: frame.state,
-            ...capped(fetchLimits(o), cp),
-            fetch: input.options?.fetch,
-            client: config.api.client, // undefined for a config validated before client options existed
-            ...(config.api.authentication
-              ? { auth: { authentication: config.api.authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } }
-              : {}),
-          });
+          if (next.children) {
+            // a batch of the child runs the page waits for: their list stays in the staging, the call gets its reference
+            const { parent, ref, firstRunNo } = next.children;
+            r = await fetcher.fetchPages({
+              runKey: cp.runKey,
+              children: { ref, firstRunNo },
+              jobs: Object.fromEntries(findJob(config, parent.jobId).children.map((child) => [child.id, child])),
+              api: config.api,
+              scope: functionScopeOf(config),
+              ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}),
+              ...limits,
+            });
+          } else {
+            const run = frame!;
+            r = await fetcher.fetchPages({
+              runKey: cp.runKey,
+              runNo: run.runNo,
+              // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
+              job: jobForRun(config, run),
+              context: { parentColumns: run.parentColumns, parent: run.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
+              state: run.state,
+              ...limits,
+            });
+          }
         } catch (err) {
           const failure = failureOf(err);
           if (!failure) throw err;
-          throw batchFailure(failure, frame, cp.runKey);
+          throw next.children ? childBatchFailure(failure, next.children, cp.runKey) : batchFailure(failure, frame!, cp.runKey);
         }
         addBatchTotals(cp, r);
         addWarnings(r.warnings);
         pagesThisRun += r.pages;
-        frame.state = r.state;
-        frame.pending = r.pending;
+        if ('batch' in r) applyChildBatch(cp, next.children!, r.batch);
+        else {
+          frame!.state = r.state;
+          frame!.pending = r.pending;
+        }
+        const jobId = frame?.jobId ?? `${next.children!.parent.jobId} children`;
 
         const limit = rateLimitAfterBatch(rateLimitWaits, r);
         rateLimitWaits = limit.waits;
@@ -475,11 +516,11 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
         }
         if (limit.waitMs !== null) {
-          log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: frame.jobId, message: r.rateLimitMessage });
+          log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: jobId, message: r.rateLimitMessage });
           waitingUntil = Date.now() + limit.waitMs;
           view.refresh();
           const waited = () => cancelReason !== undefined;
-          await condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${frame.jobId})` });
+          await condition(waited, limit.waitMs, { summary: `Retry-After ${Math.round(limit.waitMs / 1000)} s (${jobId})` });
           waitingUntil = undefined;
         }
       }
@@ -574,6 +615,12 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
 function fetchTarget(job: { id?: string; endpoint?: string } | undefined): string {
   const endpoint = job?.endpoint?.replace(/[?#].*$/, '');
   return `job ${job?.id ?? '?'}${endpoint ? ` (${endpoint})` : ''}`;
+}
+
+/** `child runs 1001… of 13000 (…/children/r0000000001-p0000000001/)`: where a child batch starts. */
+function childrenTarget(children: { ref?: { count?: number; next?: number; key?: string } }): string {
+  const ref = children.ref;
+  return `child runs ${Number(ref?.next ?? 0) + 1}… of ${ref?.count ?? '?'}${ref?.key ? ` (${ref.key})` : ''}`;
 }
 
 /** Current details of an extraction: phase, where it is, totals, the Retry-After being waited out, the error. */

@@ -161,28 +161,29 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
     }
   });
 
-  it('while child jobs run between parent pages, the takeover leaves every parent and child row exactly once', async () => {
+  it.each(['page', 'batch'] as const)('while child jobs run between parent pages (%s mode, child runs in batches), the takeover leaves every parent and child row exactly once', async (mode) => {
     const gate = await startGate(api.url, 15);
+    const bucket = `chaos-children-${mode}`;
     try {
       const config = {
         parameters: {
           api: { baseUrl: gate.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
           config: {
-            outputBucket: 'chaos-children',
+            outputBucket: bucket,
             jobs: [{ endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' } }] }],
           },
         },
       };
-      const first = await startWorkerProcess('children-first');
-      const handle = await start(config, { mode: 'page' });
+      const first = await startWorkerProcess(`children-${mode}-first`);
+      const handle = await start(config, { mode });
       await eventually(() => gate.seen.some((u) => u.startsWith('/users/15/orders')), 60_000, 'the children of page 2 never started');
       first.kill('SIGKILL');
-      await startWorkerProcess('children-second');
+      await startWorkerProcess(`children-${mode}-second`);
       const result = (await handle.result()) as ExtractResult;
       expect(result.records).toBe(40 + makeUsers(40).reduce((sum, u) => sum + ordersOf(u.id).length, 0));
-      const users = await env.emulator.readTable('in.c-chaos-children.users');
+      const users = await env.emulator.readTable(`in.c-${bucket}.users`);
       expect(users.rows.map((r) => Number(r[0]))).toEqual(range(1, 40));
-      const orders = await env.emulator.readTable('in.c-chaos-children.orders');
+      const orders = await env.emulator.readTable(`in.c-${bucket}.orders`);
       expect(orders.rows.map((r) => r[orders.columns.indexOf('orderId')])).toEqual(makeUsers(40).flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
       expect(orders.rows.every((r) => r[orders.columns.indexOf('parent_id')] === r[orders.columns.indexOf('userId')])).toBe(true);
     } finally {

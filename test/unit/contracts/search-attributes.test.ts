@@ -53,4 +53,16 @@ describe('search attributes and run summaries', () => {
     // the next batch in flight is added
     expect(withLive(counted, { kind: 'batch', page: 15, cursor: '16', pages: 2, records: 20, bytes: 20, rows: {} })).toMatchObject({ pages: 15, page: 15 });
   });
+
+  it("add a batch of child runs only while the run still waits for that very batch (the parent's page and cursor stay)", () => {
+    // the parent's page 1 waits for its children; a batch from child 0 runs as runs 2… (tag c2:0)
+    const waiting = { phase: 'extracting' as const, bytes: 10, pages: 1, records: 5, page: 0, cursor: null, childBatch: 'c2:0' };
+    const live = { kind: 'batch' as const, page: 1, cursor: null, pages: 300, records: 600, bytes: 900, rows: {}, childBatch: 'c2:0' };
+    expect(withLive(waiting, live)).toEqual({ ...waiting, pages: 301, records: 605, bytes: 910 });
+    // once the batch is counted, the run waits for the next one (c302:300): the old heartbeat is left out
+    const counted = { ...waiting, pages: 301, records: 605, bytes: 910, childBatch: 'c302:300' };
+    expect(withLive(counted, live)).toEqual(counted);
+    // (nor is it added once the children are done and the parent pages on)
+    expect(withLive({ ...counted, childBatch: undefined, page: 1 }, live)).toEqual({ ...counted, childBatch: undefined, page: 1 });
+  });
 });

@@ -9,12 +9,23 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { ActivityDeps } from '../../../src/activities/deps';
 import { createHttpPools } from '../../../src/http';
-import { fetchPages, type FetchPagesCheckpoint, type FetchPagesInput, type FetchPagesResult } from '../../../src/activities/extract-fetch-pages';
+import {
+  fetchPages,
+  type ChildBatchCheckpoint,
+  type FetchChildrenInput,
+  type FetchChildrenResult,
+  type FetchPagesCheckpoint,
+  type FetchPagesInput,
+  type FetchPagesResult,
+} from '../../../src/activities/extract-fetch-pages';
+import type { ChildrenRef, ChildSpec } from '../../../src/contracts/extract';
+import { ChildListReader } from '../../../src/object-storage/child-list';
+import { functionScopeOf } from '../../../src/extractor/functions';
 import { isPageLogKey, pageKey, pageLogKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
-import { createSampleApi, largePage, type SampleApi } from '../../../src/sample-api';
+import { createSampleApi, largePage, ordersOf, type SampleApi } from '../../../src/sample-api';
 
 const PAGES = 250;
 let api: SampleApi;
@@ -59,6 +70,36 @@ async function stagedIds(deps: ActivityDeps): Promise<string[]> {
   return ids;
 }
 
+/** Every staged row's `field` of the extraction, in key order (job run, page). */
+async function stagedField(deps: ActivityDeps, field: string): Promise<unknown[]> {
+  const store = stageStoreOf(deps);
+  const values: unknown[] = [];
+  for (const key of await store.list('wf/run/r')) {
+    if (!parsePageKey(key)) continue;
+    for (const line of (await readText(store, key)).split('\n')) if (line && JSON.parse(line)[field] !== undefined) values.push(JSON.parse(line)[field]);
+  }
+  return values;
+}
+
+/** The job runs with staged pages. */
+async function stagedRuns(deps: ActivityDeps): Promise<number[]> {
+  return [...new Set((await stageStoreOf(deps).list('wf/run/r')).map((k) => parsePageKey(k)?.runNo).filter((r): r is number => r !== undefined))];
+}
+
+/** A staged child list, read back. */
+async function stagedChildren(deps: ActivityDeps, ref: ChildrenRef): Promise<ChildSpec[]> {
+  const reader = new ChildListReader(stageStoreOf(deps), 'wf/run', ref);
+  return Promise.all(Array.from({ length: ref.count }, (_, i) => reader.at(i)));
+}
+
+async function runBatch(deps: ActivityDeps, activityInput: FetchChildrenInput, info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}) {
+  const env = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
+  const beats: ChildBatchCheckpoint[] = [];
+  env.on('heartbeat', (d: ChildBatchCheckpoint) => beats.push(d));
+  const result = (await env.run(fetchPages(deps), activityInput)) as FetchChildrenResult;
+  return { result, beats };
+}
+
 const idsOf = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => largePage(from + i).map((r) => r.id)).flat();
 
 describe('fetchPages', () => {
@@ -68,7 +109,7 @@ describe('fetchPages', () => {
     expect(api.requests).toHaveLength(120);
     expect(result).toMatchObject({ pages: 120, fetched: 120, resumed: false, records: idsOf(1, 120).length });
     expect(result.state.pages).toBe(119); // page 120 waits for the workflow's nextStep
-    expect(result.pending).toMatchObject({ pageNo: 120, children: [] });
+    expect(result.pending).toEqual({ pageNo: 120, result: expect.anything() }); // no children: no list
     expect(result.schema).toEqual({ large_items: ['id', 'page', 'value', 'even'] });
     expect(await stagedIds(deps)).toEqual(idsOf(1, 120));
     const keys = (await stageStoreOf(deps).list('wf/run/r')).map((k) => parsePageKey(k)!);
@@ -105,8 +146,134 @@ describe('fetchPages', () => {
       input({}, [{ endpoint: 'users', dataField: 'users', children: [{ endpoint: 'users/{uid}/orders', dataField: 'orders', placeholders: { uid: 'id' } }] }]),
     );
     expect(api.requests).toHaveLength(1);
-    expect(result.pending?.children.map((c) => c.endpoint)).toEqual(Array.from({ length: 10 }, (_, i) => `users/${i + 1}/orders`));
-    expect(result.pending?.children[2]).toMatchObject({ jobId: '0.0', parentColumns: { parent_id: '3' } });
+    // the child runs are staged, not returned: the result carries their list's reference
+    expect(result.pending?.children).toEqual({ key: 'wf/run/children/r0000000001-p0000000001/', count: 10, next: 0 });
+    const staged = await stagedChildren(deps, result.pending!.children!);
+    expect(staged.map((c) => c.endpoint)).toEqual(Array.from({ length: 10 }, (_, i) => `users/${i + 1}/orders`));
+    expect(staged[2]).toMatchObject({ jobId: '0.0', parentColumns: { parent_id: '3' } });
+  });
+
+  describe('a batch of child runs', () => {
+    const usersJobs = [{ endpoint: 'users', dataField: 'users', children: [{ endpoint: 'users/{uid}/orders', dataField: 'orders', placeholders: { uid: 'id' } }] }];
+    /** The users page's child list staged (run 1, page 1), and the input of a batch from child `from`. */
+    async function listed(deps: ActivityDeps) {
+      const parent = input({}, usersJobs);
+      const { result } = await run(deps, parent);
+      const ref = result.pending!.children!;
+      const config = parseExtractorConfig({
+        parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { jobs: usersJobs } },
+      });
+      api.clearRequests();
+      const batch = (from: number, firstRunNo: number, overrides: Partial<FetchChildrenInput> = {}): FetchChildrenInput => ({
+        runKey: 'wf/run',
+        children: { ref: { ...ref, next: from }, firstRunNo },
+        jobs: { '0.0': config.config.jobs[0]!.children[0]! },
+        api: config.api,
+        scope: functionScopeOf(config),
+        maxPages: 1000,
+        maxMs: 60_000,
+        fetch: { baseDelayMs: 1, maxDelayMs: 5 },
+        ...overrides,
+      });
+      return { ref, batch };
+    }
+    const orderIds = (users: number[]) => users.flatMap((id) => ordersOf(id).map((o) => o.orderId));
+    const userIds = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    /** The `users/{id}/orders?page=` requests, as `id:page`. */
+    const childRequests = () => api.requests.map((r) => `${r.path.split('/')[2]}:${(r.query.page as string | undefined) ?? 1}`);
+
+    it('runs consecutive child runs, each fully paginated, in the list order, numbered from firstRunNo', async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      const { result } = await runBatch(deps, batch(0, 2));
+      // users 1..10 have id % 4 orders, two per page: users 3 and 7 take two pages
+      expect(childRequests()).toEqual(['1:1', '2:1', '3:1', '3:2', '4:1', '5:1', '6:1', '7:1', '7:2', '8:1', '9:1', '10:1']);
+      expect(result.batch).toEqual({ done: 10, stopReasons: { '0.0': { 'empty-cursor': 10 } } });
+      expect(result).toMatchObject({ pages: 12, fetched: 12, records: orderIds(userIds(1, 10)).length, resumed: false });
+      expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
+      expect((await stagedRuns(deps)).filter((r) => r > 1)).toEqual([2, 3, 4, 6, 7, 8, 10, 11]); // users 4 and 8 (runs 5, 9) have no orders
+    });
+
+    it("stops at the call's page limit inside a run and hands that run back; the next batch goes on after it", async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      const first = await runBatch(deps, batch(0, 2, { maxPages: 3 }));
+      // users 1, 2 done (runs 2, 3); the limit came on user 3's first page (run 4): stepped, handed back to go on with
+      expect(childRequests()).toEqual(['1:1', '2:1', '3:1']);
+      expect(first.result.batch).toMatchObject({ done: 2, open: { spec: { endpoint: 'users/3/orders' }, state: { pages: 1 }, pending: null } });
+      expect(first.result.batch.open!.state.next?.url).toContain('users/3/orders?page=2');
+      api.clearRequests();
+      // a run that ends on the limit's page is done: users 4, 5, 6 (6's single page is the third)
+      const second = await runBatch(deps, batch(3, 5, { maxPages: 3 }));
+      expect(childRequests()).toEqual(['4:1', '5:1', '6:1']);
+      expect(second.result.batch).toEqual({ done: 3, stopReasons: { '0.0': { 'empty-cursor': 3 } } });
+    });
+
+    it('a retry resumes after the run its heartbeat names and stages every row once, replacing what the dead attempt staged after it', async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      // the first attempt ran every child (and staged them all), but its last heartbeat to reach the server was the
+      // one at the end of user 7's run (run 8, child 6)
+      const first = await runBatch(deps, batch(0, 2));
+      const beat = first.beats.find((b) => b?.child === 6 && b.state !== null && b.state.next === null);
+      expect(beat).toMatchObject({ tag: 'c2:0', child: 6, state: { pages: 2 }, stopReasons: { '0.0': { 'empty-cursor': 6 } } });
+      api.clearRequests();
+      const second = await runBatch(deps, batch(0, 2), { attempt: 2, heartbeatDetails: beat });
+      expect(second.result.resumed).toBe(true);
+      expect(childRequests()).toEqual(['8:1', '9:1', '10:1']);
+      expect(second.result).toMatchObject({ pages: 12, records: orderIds(userIds(1, 10)).length, batch: { done: 10, stopReasons: { '0.0': { 'empty-cursor': 10 } } } });
+      expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
+    });
+
+    it('a heartbeat of another batch is not resumed from', async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      const first = await runBatch(deps, batch(0, 2));
+      const beat = first.beats.find((b) => b?.child === 6);
+      api.clearRequests();
+      const other = await runBatch(deps, batch(3, 5), { attempt: 2, heartbeatDetails: beat });
+      expect(other.result.resumed).toBe(false);
+      expect(childRequests()[0]).toBe('4:1');
+      expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
+    });
+
+    it("refuses a list outside the extraction's own staging, before any request", async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      const foreign = batch(0, 2);
+      foreign.children.ref = { ...foreign.children.ref, key: 'other/run/children/r0000000001-p0000000001/' };
+      await expect(runBatch(deps, foreign)).rejects.toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true });
+      expect(api.requests).toEqual([]);
+    });
+
+    it('a retry without a heartbeat starts the batch over, replacing what the dead attempt staged', async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      api.misbehave({ kind: 'html', path: '/users/9/orders' });
+      await expect(runBatch(deps, batch(0, 2))).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
+      api.behave();
+      api.clearRequests();
+      const second = await runBatch(deps, batch(0, 2), { attempt: 2 });
+      expect(second.result.resumed).toBe(false);
+      expect(childRequests()[0]).toBe('1:1');
+      expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
+    });
+
+    it('with page checkpoints resumes from the newest marker of the run it was in', async () => {
+      const deps = depsWithFolder();
+      const { batch } = await listed(deps);
+      api.misbehave({ kind: 'html', path: '/users/7/orders', after: 1 }); // dies on user 7's second page
+      await expect(runBatch(deps, batch(0, 2, { pageCheckpoints: true }))).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
+      api.behave();
+      api.clearRequests();
+      const second = await runBatch(deps, batch(0, 2, { pageCheckpoints: true }), { attempt: 2, heartbeatDetails: undefined });
+      // no heartbeat reached the server: the markers of the batch's first run (user 1, run 2) say it is done; the
+      // runs after it start over, replacing what the dead attempt staged for them
+      expect(second.result.resumed).toBe(true);
+      expect(childRequests()[0]).toBe('2:1');
+      expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
+      expect(second.result.batch.done).toBe(10);
+    });
   });
 
   it('returns a long Retry-After instead of waiting, with the pages before it staged', async () => {
