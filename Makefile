@@ -10,7 +10,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-integration test-chaos test-matrix test-outages test-fuzz dev demo worker emulator bench clean
+.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-integration test-chaos test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -94,6 +94,10 @@ test-matrix: install
 ## the real thing) met by four runs in four phases side by side (test/chaos/long-outage.test.ts; skipped in `make test`)
 test-outages: install
 	SAPI_LONG_OUTAGE_MINUTES=$${SAPI_LONG_OUTAGE_MINUTES:-6} $(JEST) --selectProjects chaos --testPathPatterns test/chaos/long-outage
+
+## test-fanout: a child job under one parent page of 100,000 rows (SAPI_TEST_FANOUT_PARENTS; `make test` runs 20,000)
+test-fanout: install
+	SAPI_TEST_FANOUT_PARENTS=$${SAPI_TEST_FANOUT_PARENTS:-100000} $(JEST) --selectProjects integration --testPathPatterns test/integration/extract/wide-fan-out
 
 ## test-fuzz: the emulator's fuzz tier with a long budget (SAPI_FUZZ_SECONDS, default 300; SAPI_FUZZ_SEED replays a run);
 ## `make test` runs it with 20 s as part of the integration tier
