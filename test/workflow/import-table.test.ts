@@ -3,24 +3,26 @@
  * asserting what the project holds afterwards (tables and rows, files, buckets) and the calls the workflow made.
  * Hours of polling and retry backoff pass in skipped time.
  */
-import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import type { WorkflowFailedError, WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SMALL_IMPORT_MAX_BYTES } from '../../src/activities/prepare-import';
 import { ErrorCode } from '../../src/contracts/error-codes';
-import type { ImportTableInput } from '../../src/contracts/transfer';
+import type { ImportTableInput, ImportTableResult } from '../../src/contracts/transfer';
 import { extendDeadlineUpdate, importTableWorkflow, progressQuery, transferCancelUpdate } from '../../src/workflows';
 import { FakeProject, outage, type ActivityName } from './harness/fake-project';
 import { startTimeSkipping, withWorker } from './harness/env';
+import { codeOf, failureOf, refusalOf, settled, type Settled } from './harness/outcome';
 
 const HOUR = 60 * 60 * 1000;
 const BIG = '/data/big.csv';
 
+// a test server per test (up in well under a second): no test's time skipping or leftover work reaches another
 let env: TestWorkflowEnvironment;
-beforeAll(async () => {
+beforeEach(async () => {
   env = await startTimeSkipping();
 });
-afterAll(async () => {
+afterEach(async () => {
   await env?.teardown();
 });
 
@@ -43,36 +45,19 @@ function run(p: FakeProject, input: Partial<ImportTableInput>) {
 }
 
 /** Starts the import, then runs `during` with its handle while the worker is up; the result or failure after. */
-function runWith<T>(p: FakeProject, input: Partial<ImportTableInput>, during: (handle: WorkflowHandle<typeof importTableWorkflow>) => Promise<T>) {
+function runWith<T>(p: FakeProject, input: Partial<ImportTableInput>, during: (handle: WorkflowHandle<typeof importTableWorkflow>, ending: () => Promise<Settled<ImportTableResult>>) => Promise<T>) {
   return withWorker(env, p, async (taskQueue) => {
     const handle = await env.client.workflow.start(importTableWorkflow, {
       taskQueue,
       workflowId: `import-${++seq}`,
       args: [{ source: '/data/small.csv', bucketId: 'in.c-main', table: 't', ...input }],
     });
-    const seen = await during(handle);
-    const outcome = await handle.result().then(
-      (result) => ({ result, failure: undefined }),
-      (failure: unknown) => ({ result: undefined, failure }),
-    );
-    return { ...outcome, seen, handle };
+    // one wait for the result (it lets the test server skip time while it lasts): `during` may start it early
+    let result: Promise<Settled<ImportTableResult>> | undefined;
+    const ending = () => (result ??= settled(handle.result()));
+    const seen = await during(handle, ending);
+    return { ...(await ending()), seen, handle };
   });
-}
-
-/** The error code of a failed run (the workflow's failure, or the activity failure's cause). */
-function codeOf(err: unknown): string | undefined {
-  let cause = err instanceof WorkflowFailedError ? err.cause : err;
-  if (cause instanceof ActivityFailure) cause = cause.cause;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('the run completed; a failure was expected');
-    },
-    (err: unknown) => err,
-  );
 }
 
 const names = (p: FakeProject) => p.calls.filter((c) => c.name !== 'registeredSearchAttributes').map((c) => c.name);
@@ -317,7 +302,7 @@ describe('importTableWorkflow: job deadline and extendDeadline', () => {
       const { deadlineAt } = await handle.query(progressQuery);
       const refusals: string[] = [];
       for (const until of [deadlineAt! - 1000, 1000, 'tomorrow']) {
-        refusals.push(await handle.executeUpdate(extendDeadlineUpdate, { args: [{ until }] }).then(() => 'accepted', (err: unknown) => (err instanceof WorkflowUpdateFailedError ? String(err.cause?.message) : String(err))));
+        refusals.push(await refusalOf(handle.executeUpdate(extendDeadlineUpdate, { args: [{ until }] })));
       }
       return { refusals, deadlineAt, after: (await handle.query(progressQuery)).deadlineAt };
     });
@@ -332,7 +317,7 @@ describe('importTableWorkflow: job deadline and extendDeadline', () => {
     const p = project().hold('uploadFile');
     const { result, seen } = await runWith(p, { source: BIG }, async (handle) => {
       await p.waitFor('uploadFile');
-      const refusal = await handle.executeUpdate(extendDeadlineUpdate, { args: [{ until: Date.now() + 10 * HOUR }] }).then(() => 'accepted', (err: unknown) => String((err as WorkflowUpdateFailedError).cause?.message));
+      const refusal = await refusalOf(handle.executeUpdate(extendDeadlineUpdate, { args: [{ until: Date.now() + 10 * HOUR }] }));
       p.open('uploadFile');
       return refusal;
     });
@@ -383,18 +368,17 @@ describe('importTableWorkflow: cancel (update)', () => {
     expect(p.buckets.has('in.c-new')).toBe(false);
   });
 
-  it('refusals: a reason that is not a string; a second cancel; a cancel after the job ended', async () => {
+  it('refusals: a reason that is not a string; a cancel once the job ended (setting metadata)', async () => {
     const p = project();
     p.holdJobs = true;
-    const refusal = (err: unknown) => String((err as WorkflowUpdateFailedError).cause?.message);
     const { failure, seen } = await runWith(p, { source: BIG, metadata: { k: 'v' } }, async (handle) => {
       await p.waitFor('getJob');
-      const bad = await handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 5 as unknown as string }] }).then(() => 'accepted', refusal);
+      const bad = await refusalOf(handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 5 as unknown as string }] }));
       // the metadata step is past cancelling: hold it, let the job end, then ask
       p.hold('setTableMetadata');
       p.release();
       await p.waitFor('setTableMetadata');
-      const late = await handle.executeUpdate(transferCancelUpdate, { args: [{}] }).then(() => 'accepted', refusal);
+      const late = await refusalOf(handle.executeUpdate(transferCancelUpdate, { args: [{}] }));
       p.open('setTableMetadata');
       return { bad, late };
     });
@@ -406,14 +390,13 @@ describe('importTableWorkflow: cancel (update)', () => {
 
   it('a second cancel is refused while the first is acted on', async () => {
     const p = project().hold('uploadFile');
-    const refusal = (err: unknown) => String((err as WorkflowUpdateFailedError).cause?.message);
     const { failure, seen } = await runWith(p, { source: BIG }, async (handle) => {
       await p.waitFor('uploadFile');
       // the clean-up after the cancel is held: the run is still cancelling when the second cancel comes
       p.hold('cleanUpImport');
       await handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 'first' }] });
       await p.waitFor('cleanUpImport');
-      const second = await handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 'second' }] }).then(() => 'accepted', refusal);
+      const second = await refusalOf(handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 'second' }] }));
       p.open('cleanUpImport');
       p.open('uploadFile');
       return second;

@@ -73,12 +73,15 @@ export interface FakeSource {
 
 const HEADER = ['id', 'name'];
 
-/** Heartbeats (a held activity stays alive past its heartbeat timeout) until `done`. */
+/**
+ * Heartbeats (a held activity stays alive past its heartbeat timeout) until `done`; a cancel of the activity ends
+ * the wait with the SDK's cancellation, as a real activity ends on it.
+ */
 async function heartbeatUntil(done: Promise<void>): Promise<void> {
   const context = Context.current();
   const timer = setInterval(() => context.heartbeat(), 1000);
   try {
-    await done;
+    await Promise.race([done, context.cancelled]);
   } finally {
     clearInterval(timer);
   }
