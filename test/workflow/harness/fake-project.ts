@@ -9,6 +9,7 @@ import type { SapiActivities } from '../../../src/activities';
 import type { PreparedUpload } from '../../../src/activities/prepare-file';
 import { SMALL_IMPORT_MAX_BYTES } from '../../../src/activities/prepare-import';
 import { ErrorCode } from '../../../src/contracts/error-codes';
+import { toApplicationFailure } from '../../../src/errors';
 import type { JobSummary } from '../../../src/contracts/transfer';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import type { ExtractRunState } from '../../../src/extractor/run-state';
@@ -117,6 +118,8 @@ export class FakeProject {
   jobRunsMs = 0;
   /** New jobs stay `processing` until `release`. */
   holdJobs = false;
+  /** The next `fetchPages` is answered with this Retry-After (ms) and stages nothing. */
+  rateLimitOnce?: number;
   /** The next job that starts ends in `error` with this message. */
   nextJobFails?: string;
   private readonly faults = new Map<ActivityName, Fault[]>();
@@ -261,8 +264,20 @@ export class FakeProject {
         return { path: input.destination, bytes: file.bytes ?? 0, sha256: 'f'.repeat(64), sliced: false, slices: 1 };
       },
       // the extraction: the configuration is parsed for real (pure); the API is `api`, the staging `staged`
-      validateExtractConfig: async (input) => parseExtractorConfig(input.config),
+      validateExtractConfig: async (input) => {
+        try {
+          return parseExtractorConfig(input.config);
+        } catch (err) {
+          throw toApplicationFailure(err); // the activities' own mapping of our errors to coded failures
+        }
+      },
       fetchPages: async (input) => {
+        const limited = this.rateLimitOnce;
+        if (limited !== undefined) {
+          this.rateLimitOnce = undefined;
+          const totals = { pages: 0, fetched: 1, records: 0, bytes: 0, schema: {}, rows: {}, warnings: [] };
+          return { ...totals, state: input.state, pending: null, rateLimitedMs: limited, rateLimitMessage: '429 Too Many Requests', resumed: false };
+        }
         const endpoint = input.job.endpoint;
         const total = this.api.get(endpoint) ?? 1;
         const done = input.state.pages;
