@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { findTestServer } from '../../../src/dev/tools';
+import { findTemporal, findTestServer } from '../../../src/dev/tools';
 import type { FakeProject } from './fake-project';
 
 /** Where global-setup.ts put the workflow bundle. */
@@ -13,6 +13,19 @@ export const WORKFLOW_BUNDLE_ENV = 'SAPI_WORKFLOW_TIER_BUNDLE';
 /** The time-skipping test server (no download: the installed binary or an error saying how to install it). */
 export function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findTestServer().path } } });
+}
+
+/**
+ * The Temporal CLI's dev server (no time skipping) with a low `limit.historyCount.suggestContinueAsNew`: the only
+ * way to have a real server suggest continue-as-new to a run (the time-skipping test server never does).
+ */
+export function startDevServer(suggestContinueAsNewAfterEvents: number): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: findTemporal().path },
+      extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${suggestContinueAsNewAfterEvents}`],
+    },
+  });
 }
 
 /** Runs `body` while a worker with `project`'s activities polls a fresh task queue. */

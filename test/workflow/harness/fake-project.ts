@@ -24,6 +24,8 @@ export interface Call<N extends ActivityName = ActivityName> {
   attempt: number;
   /** Server time (ms) this attempt was scheduled at: skipped time counts. */
   at: number;
+  /** The run that called it (a continue-as-new starts a new one). */
+  runId: string;
   /** How it ended: undefined while running. */
   outcome?: 'ok' | 'failed';
 }
@@ -327,7 +329,7 @@ export class FakeProject {
     for (const [name, fn] of Object.entries(acts) as Array<[ActivityName, (input: unknown) => Promise<unknown>]>) {
       tracked[name] = async (input: unknown) => {
         const info = Context.current().info;
-        const call: Call = { name, input: input as never, attempt: info.attempt, at: info.currentAttemptScheduledTimestampMs };
+        const call: Call = { name, input: input as never, attempt: info.attempt, at: info.currentAttemptScheduledTimestampMs, runId: info.workflowExecution?.runId ?? '' };
         this.calls.push(call);
         for (const waiter of this.waiters.filter((w) => w.match(call))) {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
