@@ -207,13 +207,13 @@ export class FakeProject {
         const slices = input.sources.map((s) => this.source(s));
         const total = { rows: slices.reduce((n, s) => n + s.rows, 0), bytes: slices.reduce((n, s) => n + s.bytes, 0) };
         this.upload(input.target.fileId, total);
-        return { bytes: total.bytes, sourceBytes: total.bytes, parts: slices.length, partsUploaded: slices.length, resumed: false, slices: slices.length } as Awaited<ReturnType<SapiActivities['uploadSlices']>>;
+        return { bytes: total.bytes, sourceBytes: total.bytes, parts: slices.length, partsUploaded: slices.length, resumed: false };
       },
       uploadViaImporter: async (input) => {
         const source = this.source(input.source);
         const fileId = this.prepare(input.name ?? 'data.csv').fileId;
         this.upload(fileId, source);
-        return { fileId, bytes: source.bytes } as Awaited<ReturnType<SapiActivities['uploadViaImporter']>>;
+        return { fileId, bytes: source.bytes, sha256: 'f'.repeat(64) };
       },
       uploadAndStartJob: async (input) => {
         const source = this.source(input.source);
@@ -241,10 +241,10 @@ export class FakeProject {
         if (!table) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, ErrorCode.NOT_FOUND);
         const entries = { ...(input.metadata ?? {}), ...(input.description !== undefined ? { 'KBC.description': input.description } : {}) };
         Object.assign(table.metadata, entries);
-        return { entries: Object.keys(entries).length } as Awaited<ReturnType<SapiActivities['setTableMetadata']>>;
+        return { entries: Object.keys(entries).length };
       },
       cleanUpImport: async (input) => {
-        const result = { fileDeleted: false, bucketDeleted: false, kept: [] as string[] } as Awaited<ReturnType<SapiActivities['cleanUpImport']>>;
+        const result: Awaited<ReturnType<SapiActivities['cleanUpImport']>> = { fileDeleted: false, bucketDeleted: false, kept: [] };
         if (input.tableId) result.tableDeleted = this.tables.delete(input.tableId);
         if (input.fileId !== undefined) result.fileDeleted = this.files.delete(input.fileId);
         if (input.bucketId) {
