@@ -14,7 +14,7 @@ import { startDevServer, withWorker } from './harness/env';
 import { codeOf, settled } from './harness/outcome';
 import { SMALL_IMPORT_MAX_BYTES } from '../../src/activities/prepare-import';
 
-const FAST = { initialMs: 10, maxMs: 50, elapsedFraction: 0 };
+const FAST = { initialMs: 10, maxMs: 50, elapsedFraction: 0, inActivityAfterMs: -1 };
 const BIG = '/data/big.csv';
 
 let env: TestWorkflowEnvironment;
@@ -58,7 +58,7 @@ describe('continue-as-new while polling a long job', () => {
   it('import: the deadline counts from the first run (a continued run does not restart it)', async () => {
     const p = project();
     const { failure } = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-deadline-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 3000 } }] });
+      const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-deadline-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 10_000 } }] });
       return settled(handle.result());
     });
     expect(codeOf(failure)).toBe(ErrorCode.JOB_DEADLINE);

@@ -7,6 +7,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { SapiActivities } from '../../../src/activities';
 import type { PreparedUpload } from '../../../src/activities/prepare-file';
+import type { FetchChildrenInput, FetchPagesInput } from '../../../src/activities/extract-fetch-pages';
 import { SMALL_IMPORT_MAX_BYTES } from '../../../src/activities/prepare-import';
 import { ErrorCode } from '../../../src/contracts/error-codes';
 import { toApplicationFailure } from '../../../src/errors';
@@ -236,6 +237,13 @@ export class FakeProject {
         if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, ErrorCode.NOT_FOUND);
         return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
       },
+      // an activity runs in real time, not skipped time: it answers as a busy worker's does (one look), and the
+      // workflow waits a poll interval on its timer before asking again
+      awaitJob: async ({ jobId }) => {
+        const job = this.jobs.get(jobId);
+        if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, ErrorCode.NOT_FOUND);
+        return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
+      },
       setTableMetadata: async (input) => {
         const table = this.tables.get(input.tableId);
         if (!table) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, ErrorCode.NOT_FOUND);
@@ -273,7 +281,9 @@ export class FakeProject {
           throw toApplicationFailure(err); // the activities' own mapping of our errors to coded failures
         }
       },
-      fetchPages: async (input) => {
+      fetchPages: (async (input: FetchPagesInput | FetchChildrenInput) => {
+        // the fake API's jobs have no child jobs: no page hands back children, so no batch of child runs is asked for
+        if ('children' in input) throw new Error('the fake project serves no child jobs');
         const limited = this.rateLimitOnce;
         if (limited !== undefined) {
           this.rateLimitOnce = undefined;
@@ -302,7 +312,7 @@ export class FakeProject {
           pending: null,
           resumed: false,
         };
-      },
+      }) as unknown as SapiActivities['fetchPages'],
       buildTableCsv: async (input) => {
         const rows = this.staged.get(input.runKey)?.get(input.table) ?? 0;
         const uri = `s3://staging/${input.runKey}/${input.table}.csv`;
