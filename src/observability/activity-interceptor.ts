@@ -1,5 +1,7 @@
+import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { activityMeter, recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
+import { NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { activityMeter, failureType, recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
 
 /**
  * Activity interceptors that record the plugin's metrics from what every activity receives, returns and throws
@@ -16,6 +18,7 @@ export function metricsInterceptors(seen: SeenJobs = new SeenJobs()): ActivityIn
           result = await next(input);
         } catch (err) {
           safely(() => recordActivityFailure(activityMeter(ctx.info), err));
+          safely(() => logWaiting(ctx, err));
           throw err;
         }
         safely(() => recordActivityResult(activityMeter(ctx.info), ctx.info.activityType, result, seen));
@@ -23,6 +26,27 @@ export function metricsInterceptors(seen: SeenJobs = new SeenJobs()): ActivityIn
       },
     },
   });
+}
+
+/**
+ * One WARN line per failed attempt that Temporal retries (an outage being waited out; at most about one a minute
+ * with the retry backoff): the call, its attempt, the failure, since when it has been failing and how much of its
+ * outage budget is left (its schedule-to-close).
+ */
+export function waitingLine(info: Context['info'], err: unknown, now: number = Date.now()): string | undefined {
+  const type = failureType(err);
+  const nonRetryable = (err as { nonRetryable?: unknown } | null)?.nonRetryable === true || NON_RETRYABLE_ERROR_CODES.includes(type) || type === 'CANCELLED';
+  if (nonRetryable) return undefined;
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  const since = new Date(info.scheduledTimestampMs).toISOString();
+  const budgetEnd = info.scheduleToCloseTimeoutMs ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : undefined;
+  const left = budgetEnd === undefined ? 'no limit' : `${Math.max(0, Math.round((budgetEnd - now) / 60_000))} min of its outage budget left`;
+  return `${info.activityType} attempt ${info.attempt} failed [${type}] ${message}; retried by Temporal, waiting since ${since}, ${left}`;
+}
+
+function logWaiting(ctx: Context, err: unknown): void {
+  const line = waitingLine(ctx.info, err);
+  if (line) ctx.log.warn(line, { attempt: ctx.info.attempt, activityType: ctx.info.activityType });
 }
 
 function safely(record: () => void): void {

@@ -34,7 +34,7 @@ import { extractAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
-import { outageBudget, outageRetry } from './options';
+import { budgetSpent, outageBudget, outageRetry } from './options';
 import { ownContinuation } from './continued';
 import { bytesText, detailLine, RunView } from './run-view';
 import { checkCancelRequest, refuse } from './transfer-run';
@@ -600,9 +600,10 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     } catch (err) {
       if (err instanceof ContinueAsNew) throw err;
       phase = 'failed';
-      error = err instanceof Error ? err.message : String(err);
+      const failure = budgetSpent(err);
+      error = failure instanceof Error ? failure.message : String(failure);
       view.refresh();
-      throw err;
+      throw failure;
     }
   };
   const result = await CancellationScope.nonCancellable(run);

@@ -260,7 +260,11 @@ async function shortPath(
 ): Promise<ShortPathRun> {
   const connection = input.connection;
   const mode = input.mode ?? 'create';
-  const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, outageBudget(input.outageBudgetMs)), priority)));
+  const budget = outageBudget(input.outageBudgetMs);
+  const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority)));
+  // one small upload and a job's start: a short call (its outage budget counts from minutes, not from a transfer's
+  // 12-hour attempt), whose expired credentials come back to this workflow (a fresh file) instead of being retried
+  const smallUpload = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget, [ErrorCode.CREDENTIALS_EXPIRED]), priority)), describeCall(progress));
   progress.phase = 'checking';
   const begun = await CancellationScope.nonCancellable(() =>
     nearSources.prepareImport({
@@ -293,7 +297,7 @@ async function shortPath(
     try {
       // its wait for the job ends by the job's deadline (the polling that follows fails the run at it)
       const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
-      const started = await CancellationScope.nonCancellable(() => transfer.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }));
+      const started = await CancellationScope.nonCancellable(() => smallUpload.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }));
       progress.bytes = started.bytes;
       return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
     } catch (err) {

@@ -1,4 +1,4 @@
-import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 import { DEFAULT_OUTAGE_BUDGET_MS } from '../contracts/transfer';
 
@@ -71,7 +71,29 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
   };
 }
 
-/** Short calls that must run where the sources are (checks of a local file): {@link activityOptions} on that queue. */
-export function shortTransferOptions(taskQueue?: string, budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS): ActivityOptions {
-  return { ...activityOptions(budgetMs), taskQueue };
+/**
+ * Short calls that must run where the sources are (checks of a local file, a small upload): {@link activityOptions} on
+ * that queue, `alsoNonRetryable` codes coming back to the workflow at once.
+ */
+export function shortTransferOptions(taskQueue?: string, budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS, alsoNonRetryable: readonly string[] = []): ActivityOptions {
+  return { ...activityOptions(budgetMs), taskQueue, ...(alsoNonRetryable.length ? { retry: outageRetry([...NON_RETRYABLE_ERROR_CODES, ...alsoNonRetryable]) } : {}) };
+}
+
+/**
+ * A call whose outage budget ran out (its schedule-to-close passed while Temporal retried it) as the run's failure:
+ * the last failure's code and message, saying the budget was spent (Temporal reports the activity's retry state as
+ * TIMEOUT, its cause the last failure or a schedule-to-close timeout over it). Any other error is returned as it is.
+ */
+export function budgetSpent(err: unknown): unknown {
+  if (!(err instanceof ActivityFailure) || err.retryState !== 'TIMEOUT') return err;
+  const timedOut = err.cause instanceof TimeoutFailure ? err.cause : undefined;
+  if (timedOut && timedOut.timeoutType !== 'SCHEDULE_TO_CLOSE') return err;
+  const last = timedOut ? timedOut.cause : err.cause;
+  const type = last instanceof ApplicationFailure ? last.type : undefined;
+  return ApplicationFailure.create({
+    type: type ?? ErrorCode.SERVER_ERROR,
+    message: `${err.activityType} gave up: the service stayed unavailable for the run's whole outage budget (outageBudgetMs); last failure: ${last?.message ?? err.message}`,
+    nonRetryable: true,
+    cause: last,
+  });
 }

@@ -4,6 +4,7 @@ import { DEFAULT_JOB_DEADLINE_MS } from './polling';
 import { ErrorCode } from '../contracts/error-codes';
 import type { RunAttributeValues } from '../contracts/search-attributes';
 import { bytesText, detailLine, RunView } from './run-view';
+import { budgetSpent } from './options';
 
 /** Query: where an import or export is (phase, bytes, job status). */
 export const progressQuery = defineQuery<TransferProgress>('progress');
@@ -141,9 +142,10 @@ export async function runTransfer<T>(
       throw ApplicationFailure.nonRetryable(`${what} cancelled: ${cancelReason}`, ErrorCode.CANCELLED, { phase: progress.phase });
     }
     progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
-    progress.error = err instanceof Error ? err.message : String(err);
+    const failure = budgetSpent(err);
+    progress.error = failure instanceof Error ? failure.message : String(failure);
     view?.refresh();
-    throw err;
+    throw failure;
   }
 }
 

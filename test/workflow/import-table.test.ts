@@ -449,7 +449,24 @@ describe('importTableWorkflow: a one-hour Storage API outage in each phase ends 
     expect(p.callsOf(activity).at(-1)!.at).toBeGreaterThanOrEqual(started + HOUR);
   });
 
-  it('a 3-minute outage while polling is waited out today (the retries span ~4 min 45 s)', async () => {
+  it('an outage longer than a small budget ends the run with the outage\'s error, and what it created is removed', async () => {
+    const p = project();
+    const started = await env.currentTimeMs();
+    p.fail('uploadAndStartJob', outage(started, started + HOUR));
+    const { failure } = await runWith(p, { bucketId: 'in.c-new', createBucket: true, outageBudgetMs: 5 * 60_000 }, async () => undefined);
+    expect(codeOf(failure)).toBe(ErrorCode.MAINTENANCE);
+    expect(String((failure as Error & { cause?: Error }).cause?.message)).toMatch(/uploadAndStartJob gave up: the service stayed unavailable for the run's whole outage budget.*503/);
+    // retried for about the budget (plus the call's own time), not the hour
+    const last = p.callsOf('uploadAndStartJob').at(-1)!.at;
+    expect(last - started).toBeGreaterThanOrEqual(5 * 60_000);
+    expect(last - started).toBeLessThan(15 * 60_000);
+    // nothing half done: no job, the prepared file and the bucket this run created removed
+    expect(p.jobs.size).toBe(0);
+    expect(p.files.size).toBe(0);
+    expect(p.buckets.has('in.c-new')).toBe(false);
+  });
+
+  it('a 3-minute outage while polling is waited out (the poll is retried until the job\'s deadline)', async () => {
     const p = project();
     p.jobRunsMs = 60_000;
     const started = await env.currentTimeMs();

@@ -1,4 +1,6 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
+import { waitingLine } from '../../../src/observability/activity-interceptor';
 import { loadSettings } from '../../../src/config';
 import { SapiPlugin } from '../../../src/plugin';
 
@@ -46,5 +48,17 @@ describe('what the plugin does to a worker of one\'s own', () => {
       if (saved === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
       else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = saved;
     }
+  });
+});
+
+describe('the line of a call waiting out an outage', () => {
+  const info = { activityType: 'getJob', attempt: 4, scheduledTimestampMs: Date.parse('2026-11-29T10:00:00Z'), scheduleToCloseTimeoutMs: 65 * 60_000 } as Parameters<typeof waitingLine>[0];
+  it('says what failed, since when, and how much of the budget is left; nothing for a failure that is not retried', () => {
+    const unavailable = ApplicationFailure.retryable('GET /v2/storage/jobs/7 failed: 503 Service Unavailable', 'SAPI_SERVER_ERROR');
+    expect(waitingLine(info, unavailable, Date.parse('2026-11-29T10:13:00Z'))).toBe(
+      'getJob attempt 4 failed [SAPI_SERVER_ERROR] GET /v2/storage/jobs/7 failed: 503 Service Unavailable; retried by Temporal, waiting since 2026-11-29T10:00:00.000Z, 52 min of its outage budget left',
+    );
+    expect(waitingLine(info, ApplicationFailure.nonRetryable('bad input', 'SAPI_INVALID_INPUT'))).toBeUndefined();
+    expect(waitingLine(info, ApplicationFailure.create({ message: 'no such table', type: 'SAPI_NOT_FOUND' }))).toBeUndefined();
   });
 });
