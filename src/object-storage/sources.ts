@@ -4,7 +4,7 @@
  * credentials chain, GetObject with Range). `open(start)` lets a resumed upload restart mid-file.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Dispatcher } from 'undici';
@@ -27,6 +27,11 @@ export interface ByteSource {
    * stream, no copy), see `part-pipeline.ts`.
    */
   readonly path?: string;
+  /**
+   * Opens the local file at `path` checked on its descriptor (see `security/local-files.ts`): the parts are read
+   * from this, not from a second open by name. Absent: `path` is opened as it is.
+   */
+  openHandle?(): Promise<FileHandle>;
 }
 
 /** Stream buffer size of local file reads: 1 MiB (fewer syscalls than the 64 KiB default). */

@@ -19,6 +19,7 @@ import { SapiInputForbiddenError, SapiInvalidInputError } from '../errors';
 import { fileSource, httpSource, s3Source, type ByteSource } from '../object-storage/sources';
 import { checkObjectUri, type InputPolicy } from './policy';
 import { confineLocalDestination, confineLocalSource } from './local-paths';
+import { checkedFileSource } from './local-files';
 import { checkUrl } from './network';
 
 /** Options of {@link createConfinement}. */
@@ -99,7 +100,9 @@ export function createConfinement(options: ConfinementOptions): Confinement {
       const checked = await confineSource(uri, field, grant);
       if (isHttp(checked)) return httpSource(checked, { dispatcher: options.sources, signal });
       if (isS3(checked)) return s3Source(checked, { s3: options.s3(), signal });
-      return fileSource(checked);
+      // a local file is read from descriptors checked to be this very file, never reopened by name unchecked
+      if (granted(uri, grant)) return fileSource(checked); // the worker's own staged file
+      return checkedFileSource(checked, field);
     },
     async checkSource(uri, field, grant) {
       await confineSource(uri, field, grant);
