@@ -22,7 +22,7 @@ export interface InPlaceDownload {
   name: string;
   headerBytes: Buffer | undefined;
   concurrency: number;
-  /** The work folder of the other paths (in `folder`): removed when left over. */
+  /** The work folder of the other paths, as its opened parent reaches it: removed when left over. */
   workDir: string;
   resume: DownloadState | undefined;
   /** Identity of the stored file (see `identityOf`). */
@@ -65,7 +65,7 @@ async function downloadInPlaceWith(runner: InPlaceRunner, d: InPlaceDownload): P
     const kept = keptSlices(d.resume, d.source, objects.length, start, handle ? (await handle.stat()).size : undefined);
     const sizes = kept.sizes;
     const finished = new Set(kept.finished);
-    await rm(folder.path(d.workDir), { recursive: true, force: true });
+    await rm(d.workDir, { recursive: true, force: true });
     if (finished.size === 0 || !handle) {
       await handle?.close();
       handle = undefined;

@@ -194,7 +194,7 @@ async function downloadInto(
   const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
   if (file.isSliced && !toS3 && !decompress.some(Boolean)) {
     const expiration = store?.expiration;
-    return downloadInPlace({ objects, destination, folder: folder!, name, headerBytes, concurrency, workDir: workName, resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
+    return downloadInPlace({ objects, destination, folder: folder!, name, headerBytes, concurrency, workDir: workParent.path(workName), resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
   }
 
   // 3. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
