@@ -3,11 +3,13 @@
  * ${env:SAPI_SECRET_…}` (or the secret in a query parameter) bound to host A, and A answering 301/302/307/308 to host
  * B (allow-listed, so only the binding stands in the way). The worker refuses the redirect before following it, with
  * `SAPI_INPUT_FORBIDDEN` naming the reference and both hosts: B receives nothing, the run fails without retries. A
- * redirect on the bound host is still followed, and the allow-list is checked on every hop's whole URL.
+ * redirect on the bound host is still followed, and the allow-list is checked on every hop's whole URL (extraction
+ * requests and an import's HTTP source).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import type { ExtractInput } from '../../../src/contracts/extract';
+import type { ImportTableInput } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { failureOf } from '../../harness/workflow-failure';
 
@@ -165,6 +167,21 @@ describe('a secret bound to one host and that host redirecting elsewhere', () =>
     expect(failure.type).toBe('SAPI_INPUT_FORBIDDEN');
     expect(failure.message).toContain("not on the worker's allow-list");
     expect(failure.message).toContain(`${b.url}/private/items`);
+    expect(b.seen).toEqual([]);
+  });
+
+  it("checks each hop of an import's HTTP source the same way: a redirect outside the allowed prefix is not followed", async () => {
+    status = 302;
+    const failure = await failureOf(
+      env.client.workflow.execute('importTableWorkflow', {
+        taskQueue: env.taskQueue,
+        workflowId: `secret-redirect-import-${Date.now()}`,
+        args: [{ source: `${a.url}/private/data.csv`, bucketId: 'in.c-redirect', createBucket: true, table: 'hop', polling: { initialMs: 200, maxMs: 1000 } } as ImportTableInput],
+      }),
+    );
+    expect(failure.type).toBe('SAPI_INPUT_FORBIDDEN');
+    expect(failure.message).toContain(`${a.host} redirected the source to ${b.url}/private/items`);
+    expect(a.seen.length).toBeGreaterThan(0);
     expect(b.seen).toEqual([]);
   });
 });
