@@ -8,7 +8,7 @@ import { createSapiNexusHandler } from './nexus/handler';
 import { configurePluginRuntime, metricsInterceptors, SeenJobs, withJobTiming } from './observability';
 import { withBundlerStatsAtDebug } from './observability/logging';
 import { startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
-import { checkConnections, checkNamespace } from './worker-checks';
+import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -61,6 +61,7 @@ export class SapiPlugin extends SimplePlugin {
   /** Tracing of this plugin's worker, when on. */
   readonly tracing: SapiTracing | undefined;
   private readonly startChecks: boolean;
+  private readonly activities: object;
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
@@ -70,9 +71,10 @@ export class SapiPlugin extends SimplePlugin {
     const metrics = options.metrics ?? true;
     // one memory of counted jobs for the interceptor (rows) and the observed clients (job wait)
     const seen = new SeenJobs();
+    const activities = createActivities(metrics ? withJobTiming(deps, seen) : deps);
     super({
       name: PLUGIN_NAME,
-      activities: createActivities(metrics ? withJobTiming(deps, seen) : deps),
+      activities,
       // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
       // plus one INFO line per transfer start and end, from a workflow interceptor (bundled with the workflows)
       workerInterceptors: { activity: metrics ? [metricsInterceptors(seen)] : [], workflowModules: [transferLogModule] },
@@ -81,6 +83,7 @@ export class SapiPlugin extends SimplePlugin {
       nexusServices: (options.nexus ?? deps.settings.nexusService) ? [createSapiNexusHandler()] : undefined,
     });
     this.deps = deps;
+    this.activities = activities;
     this.startChecks = options.startChecks ?? true;
     const tracing = options.tracing === true ? (deps.settings.observability.tracing ?? {}) : options.tracing === false ? undefined : (options.tracing ?? deps.settings.observability.tracing);
     this.tracing = tracing ? startTracing(tracing, 'sapi-temporal-worker') : undefined;
@@ -97,10 +100,13 @@ export class SapiPlugin extends SimplePlugin {
   }
 
   /**
+   * Fails at once (`SAPI_WORKER_CONFIG`) when the worker's own activities have a name of one of the plugin's.
    * With the start checks, a promise: the SDK awaits this hook (`WorkerPlugin.configureWorker` may return one;
    * `SimplePlugin` declares a value), so they run before the worker bundles its workflows or polls.
    */
   override configureWorker(given: WorkerOptions): WorkerOptions {
+    // a user's activity named like one of the plugin's fails the start (SimplePlugin would replace it silently)
+    checkActivityNames(given.activities, this.activities, PLUGIN_NAME);
     const options = this.tracing ? this.tracing.plugin.configureWorker(given) : given;
     if (this.tracing && options.workflowBundle && !options.workflowsPath) {
       Runtime.instance().logger.warn(

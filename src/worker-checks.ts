@@ -21,6 +21,22 @@ export class WorkerStartError extends SapiError {
   }
 }
 
+/**
+ * Fails with a {@link WorkerStartError} (`SAPI_WORKER_CONFIG`) when the worker's own activities (`own`, the
+ * `activities` of its options) have a name of one of the plugin's (`plugin`): merged into one map, one would replace
+ * the other silently, and a workflow calling `getJob` would run code it did not mean to. The message lists every
+ * colliding name. The plugin's names stay as they are: they are recorded in its workflows' histories.
+ */
+export function checkActivityNames(own: object | undefined, plugin: object, pluginName: string): void {
+  if (!own) return;
+  const theirs = new Set(Object.keys(plugin));
+  const taken = Object.keys(own).filter((name) => theirs.has(name));
+  if (taken.length === 0) return;
+  throw new WorkerStartError(
+    `the worker's own activities ${taken.map((name) => JSON.stringify(name)).join(', ')} have the names of ${pluginName}'s activities: registered together, one would silently replace the other. Rename yours (the plugin's names are part of its workflows' histories), or run them on a worker of another task queue`,
+  );
+}
+
 /** What {@link checkConnections} tells about a connection that answered but not well (the worker starts anyway). */
 export interface StartCheckOptions {
   /** Called with a line about a service that answered with a server error (it may be in maintenance). */

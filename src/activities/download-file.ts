@@ -92,6 +92,7 @@ export function downloadFile(deps: ActivityDeps) {
       const result = await download({
         file: { ...file, region: file.region ?? deps.settings.s3.region },
         destination,
+        destinationChecked: true,
         endpoint: deps.settings.s3.endpoint,
         gcsEndpoint: deps.settings.gcs.endpoint,
         dispatcher: deps.http.transfers,

@@ -65,6 +65,26 @@ export function referencedNames(json: unknown): string[] {
   return [...names];
 }
 
+/**
+ * Names referenced anywhere in a JSON value as written or percent-encoded (a request's URL and form body carry
+ * `%24%7Benv%3ANAME%7D`): what a request will carry once filled. The host binding checks these.
+ */
+export function carriedNames(json: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (value: unknown) => {
+    if (typeof value === 'string') for (const m of value.matchAll(REFERENCE)) names.add(m[1]!);
+    else if (Array.isArray(value)) value.forEach(visit);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [k, v] of Object.entries(value)) {
+        visit(k);
+        visit(v);
+      }
+    }
+  };
+  visit(json);
+  return [...names];
+}
+
 /** Problems with the references of a configuration on this worker: names outside the prefix, variables not set. */
 export function referenceIssues(json: unknown, source: SecretSource): ConfigIssue[] {
   const prefix = source.prefix ?? DEFAULT_SECRET_ENV_PREFIX;

@@ -4,21 +4,25 @@
  * over plain GETs each {@link ObjectReader} signs for them (presigned S3 URLs, Azure SAS URLs, GCS media URLs with
  * the bearer token).
  */
-import { mkdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { type FileHandle } from 'node:fs/promises';
 import { SapiCredentialsExpiredError, SapiErrorCode, SapiTransferError } from '../errors';
+import { createFileExclusive, descriptorPath, openOwnFile, renameChecked, type OpenedFolder } from '../security/local-files';
 import { type DownloadFileResult, type DownloadState } from './download-state';
 import { type InPlaceJob, inPlaceRunner, type InPlaceRunner, SliceFailure } from './in-place-thread';
 import { type ObjectReader, type PlainGet } from './object-store';
-import { fileSize } from './work-folder';
 
 /** What {@link downloadInPlace} needs. */
 export interface InPlaceDownload {
   objects: readonly ObjectReader[];
+  /** The destination's real path (for the result). */
   destination: string;
+  /** Its folder, opened and checked (everything is written in it), and its name there. */
+  folder: OpenedFolder;
+  name: string;
   headerBytes: Buffer | undefined;
   concurrency: number;
-  /** The work folder of the other paths: removed when left over. */
+  /** The work folder of the other paths, as its opened parent reaches it: removed when left over. */
   workDir: string;
   resume: DownloadState | undefined;
   /** Identity of the stored file (see `identityOf`). */
@@ -51,50 +55,62 @@ export async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileR
 }
 
 async function downloadInPlaceWith(runner: InPlaceRunner, d: InPlaceDownload): Promise<DownloadFileResult> {
-  const { objects, destination, headerBytes, signal } = d;
-  const partial = `${destination}.partial`;
+  const { objects, destination, folder, headerBytes, signal } = d;
+  // `<name>.partial`: an earlier attempt's own file (a regular file, one name) is continued; anything else at the
+  // name (a planted link) is removed, never written through, and the file is created exclusively
+  const partialName = `${d.name}.partial`;
   const start = headerBytes?.length ?? 0;
-  const kept = keptSlices(d.resume, d.source, objects.length, start, await fileSize(partial));
-  const sizes = kept.sizes;
-  const finished = new Set(kept.finished);
-  await rm(d.workDir, { recursive: true, force: true });
-  await mkdir(dirname(destination), { recursive: true });
-  if (finished.size === 0) await writeFile(partial, headerBytes ?? Buffer.alloc(0));
-  const notAfterMs = d.expiration === undefined || Number.isNaN(Date.parse(d.expiration)) ? undefined : Date.parse(d.expiration);
-  const validSeconds = notAfterMs === undefined ? DEFAULT_PRESIGN_SECONDS : (notAfterMs - Date.now()) / 1000;
-  const gets = await Promise.all(objects.map((obj, index) => (finished.has(index) ? undefined : obj.plainGet(validSeconds))));
-
-  let slicesDownloaded = 0;
-  let bytesDownloaded = kept.finished.reduce((n, i) => n + sizes[i]!, 0);
-  const job: InPlaceJob = {
-    partial,
-    start,
-    slices: gets.map((get) => ({ url: get?.url ?? '', headers: get?.headers ?? {} })),
-    sizes,
-    finished: [...finished],
-    concurrency: d.concurrency,
-    notAfterMs,
-  };
-  let sha256: string;
+  let handle: FileHandle | undefined = await openOwnFile(folder, partialName);
   try {
-    sha256 = await runner.run(job, headerBytes, {
-      size: (index, size) => {
-        sizes[index] = size;
-      },
-      slice: (index, place) => {
-        finished.add(index);
-        slicesDownloaded++;
-        bytesDownloaded += place.size;
-        d.onProgress?.({ slices: objects.length, finishedSlices: [...finished].sort((a, b) => a - b), bytesDownloaded, inPlace: { source: d.source, sizes: [...sizes] } });
-      },
-    }, signal);
-  } catch (err) {
-    throw inPlaceError(err, d, gets, signal);
+    const kept = keptSlices(d.resume, d.source, objects.length, start, handle ? (await handle.stat()).size : undefined);
+    const sizes = kept.sizes;
+    const finished = new Set(kept.finished);
+    await rm(d.workDir, { recursive: true, force: true });
+    if (finished.size === 0 || !handle) {
+      await handle?.close();
+      handle = undefined;
+      handle = await createFileExclusive(folder, partialName);
+      await handle.write(headerBytes ?? Buffer.alloc(0), 0, headerBytes?.length ?? 0, 0);
+    }
+    const notAfterMs = d.expiration === undefined || Number.isNaN(Date.parse(d.expiration)) ? undefined : Date.parse(d.expiration);
+    const validSeconds = notAfterMs === undefined ? DEFAULT_PRESIGN_SECONDS : (notAfterMs - Date.now()) / 1000;
+    const gets = await Promise.all(objects.map((obj, index) => (finished.has(index) ? undefined : obj.plainGet(validSeconds))));
+
+    let slicesDownloaded = 0;
+    let bytesDownloaded = kept.finished.reduce((n, i) => n + sizes[i]!, 0);
+    const job: InPlaceJob = {
+      // the threads reopen this very file (Linux: its descriptor's path), not whatever has its name by then
+      partial: descriptorPath(handle.fd) ?? folder.path(partialName),
+      start,
+      slices: gets.map((get) => ({ url: get?.url ?? '', headers: get?.headers ?? {} })),
+      sizes,
+      finished: [...finished],
+      concurrency: d.concurrency,
+      notAfterMs,
+    };
+    let sha256: string;
+    try {
+      sha256 = await runner.run(job, headerBytes, {
+        size: (index, size) => {
+          sizes[index] = size;
+        },
+        slice: (index, place) => {
+          finished.add(index);
+          slicesDownloaded++;
+          bytesDownloaded += place.size;
+          d.onProgress?.({ slices: objects.length, finishedSlices: [...finished].sort((a, b) => a - b), bytesDownloaded, inPlace: { source: d.source, sizes: [...sizes] } });
+        },
+      }, signal);
+    } catch (err) {
+      throw inPlaceError(err, d, gets, signal);
+    }
+    const total = start + sizes.reduce<number>((n, size) => n + (size ?? 0), 0);
+    if ((await handle.stat()).size !== total) await handle.truncate(total); // an earlier attempt's file may be longer
+    await renameChecked(handle, folder, partialName, folder, d.name, 'destination');
+    return { path: destination, bytes: total, sha256, slices: objects.length, sliced: true, slicesDownloaded };
+  } finally {
+    await handle?.close().catch(() => undefined);
   }
-  const total = start + sizes.reduce<number>((n, size) => n + (size ?? 0), 0);
-  if ((await fileSize(partial)) !== total) await truncate(partial, total); // an earlier attempt's file may be longer
-  await rename(partial, destination);
-  return { path: destination, bytes: total, sha256, slices: objects.length, sliced: true, slicesDownloaded };
 }
 
 /**

@@ -18,9 +18,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, unlink } from 'node:fs/promises';
+import { mkdir, realpath, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { gzipSync } from 'node:zlib';
@@ -40,6 +40,7 @@ import { type ByteSource } from './sources';
 import { storeOfFile, type StoredFileLocation } from './stores';
 import { urlReader } from './url-reader';
 import { concatSlices, fetchToFile, hashFile, isGzipError, prepareWorkDir, WRITE_HIGH_WATER_MARK } from './work-folder';
+import { createFileExclusive, moveChecked, openFolder, realPathOrParent, renameChecked, type OpenedFolder } from '../security/local-files';
 
 export { keptSlices } from './download-in-place';
 export { type DownloadFileResult, type DownloadState } from './download-state';
@@ -62,6 +63,12 @@ export interface DownloadFileOptions {
   file: DownloadableFile;
   /** A local path (folders are created) or `s3://bucket/key` (uploaded with the default AWS credentials chain). */
   destination: string;
+  /**
+   * `destination` is a real path already checked (against the worker's roots: the plugin's activity): its folder must
+   * be that very folder when it is opened, or the download is refused (`SAPI_INPUT_FORBIDDEN`: a folder was swapped
+   * for a link since the check). Default false: the path is resolved here first.
+   */
+  destinationChecked?: boolean;
   /** Client for reading the file; default: made from `file.credentials`, `file.region` and `endpoint`. */
   s3?: S3Client;
   /** Default `AWS_ENDPOINT_URL_S3`. */
@@ -128,15 +135,48 @@ export function downloadFromStore(store: ObjectStore, key: string, options: Down
 
 /** The download itself: the file's objects read through `store` (under `key`), or its presigned URL without one. */
 async function downloadFrom(options: DownloadFileOptions, concurrency: number, store: ObjectStore | undefined, key: string | undefined): Promise<DownloadFileResult> {
+  const toS3 = /^s3:\/\//i.test(options.destination);
+  // a local destination: its folder is opened once and checked (created a folder at a time, never through a link),
+  // and every file of the download is written in it through the opened folder (see security/local-files)
+  const destination = toS3 || options.destinationChecked ? options.destination : await realPathOrParent(resolve(options.destination));
+  const folder = toS3 ? undefined : await openFolder(dirname(destination), 'destination');
+  // the work folder: `<destination>.parts` next to it, a folder of the OS temp dir for s3://, or the one asked for
+  const workPath = options.workDir && resolve(options.workDir);
+  const workParent = workPath ? await openWorkParent(dirname(workPath)) : toS3 ? await openWorkParent(tmpdir()) : folder!;
+  const workName = workPath
+    ? basename(workPath)
+    : toS3
+      ? `sapi-temporal-download-${createHash('sha1').update(`${destination}|${options.file.id ?? options.file.url ?? ''}`).digest('hex').slice(0, 16)}`
+      : `${basename(destination)}.parts`;
+  try {
+    return await downloadInto({ ...options, destination }, concurrency, store, key, folder, workParent, workName);
+  } finally {
+    if (workParent !== folder) await workParent.close();
+    await folder?.close();
+  }
+}
+
+/** The folder a work folder is made in (the worker's own: created when missing). */
+async function openWorkParent(path: string): Promise<OpenedFolder> {
+  await mkdir(path, { recursive: true });
+  return openFolder(await realpath(path), 'workDir');
+}
+
+async function downloadInto(
+  options: DownloadFileOptions,
+  concurrency: number,
+  store: ObjectStore | undefined,
+  key: string | undefined,
+  folder: OpenedFolder | undefined,
+  workParent: OpenedFolder,
+  workName: string,
+): Promise<DownloadFileResult> {
   const { file, destination, signal } = options;
   const where = `download [file=${file.id ?? file.name ?? '?'}]`;
   store?.assertFresh(where, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
   const dispatcher = options.dispatcher ?? defaultHttpPools().transfers;
-
-  const toS3 = /^s3:\/\//i.test(destination);
-  const workDir =
-    options.workDir ??
-    (toS3 ? join(tmpdir(), `sapi-temporal-download-${createHash('sha1').update(`${destination}|${file.id ?? file.url ?? ''}`).digest('hex').slice(0, 16)}`) : `${destination}.parts`);
+  const toS3 = folder === undefined;
+  const name = basename(destination);
 
   // 1. What to fetch: the file's objects, read through its store (or its presigned URL alone).
   let objects: ObjectReader[];
@@ -154,21 +194,43 @@ async function downloadFrom(options: DownloadFileOptions, concurrency: number, s
   const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
   if (file.isSliced && !toS3 && !decompress.some(Boolean)) {
     const expiration = store?.expiration;
-    return downloadInPlace({ objects, destination, headerBytes, concurrency, workDir, resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
+    return downloadInPlace({ objects, destination, folder: folder!, name, headerBytes, concurrency, workDir: workParent.path(workName), resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
   }
 
   // 3. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
-  await prepareWorkDir(workDir, identityOf(file));
+  const workDir = await prepareWorkDir(workParent, workName, identityOf(file));
+  let result: DownloadFileResult;
+  try {
+    result = await downloadSlices(options, concurrency, store, folder, workDir, objects, decompress, header, headerBytes, where);
+  } finally {
+    await workDir.close();
+  }
+  // kept after a failure: a retry continues from its slices
+  if (!options.keepWorkDir) await rm(workParent.path(workName), { recursive: true, force: true });
+  return result;
+}
 
+/** Steps 4 to 6 of {@link downloadInto}: the slices through the work folder. */
+async function downloadSlices(
+  options: DownloadFileOptions,
+  concurrency: number,
+  store: ObjectStore | undefined,
+  folder: OpenedFolder | undefined,
+  workDir: OpenedFolder,
+  objects: ObjectReader[],
+  decompress: boolean[],
+  header: string | undefined,
+  headerBytes: Buffer | undefined,
+  where: string,
+): Promise<DownloadFileResult> {
+  const { file, destination, signal } = options;
+  const name = basename(destination);
   // 4. Fast path: one object, no transformation, local destination → download, then move into place.
-  if (!file.isSliced && !decompress[0] && header === undefined && !toS3) {
-    const sliceFile = join(workDir, '0');
-    const downloaded = await fetchToFile(objects[0] as ObjectReader, sliceFile, signal);
+  if (!file.isSliced && !decompress[0] && header === undefined && folder) {
+    const downloaded = await fetchToFile(objects[0] as ObjectReader, workDir, '0', signal);
     options.onProgress?.({ slices: 1, finishedSlices: [0], bytesDownloaded: downloaded.bytes });
-    const { bytes, sha256 } = await hashFile(sliceFile);
-    await mkdir(dirname(destination), { recursive: true });
-    await rename(sliceFile, destination);
-    if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+    const { bytes, sha256 } = await hashFile(workDir, '0');
+    await moveChecked(undefined, workDir, '0', folder, name, 'destination');
     return { path: destination, bytes, sha256, slices: 1, sliced: false, slicesDownloaded: downloaded.fetched ? 1 : 0 };
   }
 
@@ -184,7 +246,7 @@ async function downloadFrom(options: DownloadFileOptions, concurrency: number, s
   await forEachBounded(objects, concurrency, async (obj, index) => {
     throwIfAborted(signal);
     store?.assertFresh(`${where.slice(0, -1)}, slice=${index}]`, 0);
-    const r = await fetchToFile(obj, join(workDir, String(index)), signal);
+    const r = await fetchToFile(obj, workDir, String(index), signal);
     sizes.set(index, r.bytes);
     if (r.fetched) slicesDownloaded++;
     report();
@@ -201,7 +263,7 @@ async function downloadFrom(options: DownloadFileOptions, concurrency: number, s
     },
   });
   const concatenated = (): Readable => Readable.from(concatSlices(workDir, objects.length, decompress, headerBytes));
-  if (toS3) {
+  if (!folder) {
     const { bucket, key } = parseS3Uri(destination);
     const source: ByteSource = {
       description: `${objects.length} slice(s) of file ${file.id ?? ''}`,
@@ -219,19 +281,23 @@ async function downloadFrom(options: DownloadFileOptions, concurrency: number, s
       if (!options.destinationS3) destS3.destroy();
     }
   } else {
-    await mkdir(dirname(destination), { recursive: true });
-    const partial = `${destination}.partial`;
+    // `<name>.partial` created exclusively (whatever had its name, a planted link included, is removed first)
+    const partialName = `${name}.partial`;
+    const partial = await createFileExclusive(folder, partialName);
     try {
-      await pipeline(concatenated(), tap, createWriteStream(partial, { highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
-    } catch (err) {
-      await unlink(partial).catch(() => undefined);
-      if (signal?.aborted) throw signal.reason ?? err;
-      if (err instanceof SapiError) throw err;
-      throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir }, cause: err, retryable: !isGzipError(err) });
+      try {
+        await pipeline(concatenated(), tap, createWriteStream(folder.path(partialName), { fd: partial.fd, autoClose: false, highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+      } catch (err) {
+        await unlink(folder.path(partialName)).catch(() => undefined);
+        if (signal?.aborted) throw signal.reason ?? err;
+        if (err instanceof SapiError) throw err;
+        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir: workDir.real }, cause: err, retryable: !isGzipError(err) });
+      }
+      await renameChecked(partial, folder, partialName, folder, name, 'destination');
+    } finally {
+      await partial.close().catch(() => undefined);
     }
-    await rename(partial, destination);
   }
-  if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
   return { path: destination, bytes, sha256: hash.digest('hex'), slices: objects.length, sliced: file.isSliced, slicesDownloaded };
 }
 

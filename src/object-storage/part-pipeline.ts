@@ -150,8 +150,9 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
 
 async function openFile(source: ByteSource): Promise<FileHandle> {
   try {
-    return await open(source.path!, 'r');
+    return await (source.openHandle ? source.openHandle() : open(source.path!, 'r'));
   } catch (cause) {
+    if (cause instanceof SapiError) throw cause;
     throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the source cannot be read', context: { source: source.description }, cause });
   }
 }

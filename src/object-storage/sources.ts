@@ -4,7 +4,7 @@
  * credentials chain, GetObject with Range). `open(start)` lets a resumed upload restart mid-file.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Dispatcher } from 'undici';
@@ -27,6 +27,11 @@ export interface ByteSource {
    * stream, no copy), see `part-pipeline.ts`.
    */
   readonly path?: string;
+  /**
+   * Opens the local file at `path` checked on its descriptor (see `security/local-files.ts`): the parts are read
+   * from this, not from a second open by name. Absent: `path` is opened as it is.
+   */
+  openHandle?(): Promise<FileHandle>;
 }
 
 /** Stream buffer size of local file reads: 1 MiB (fewer syscalls than the 64 KiB default). */
@@ -38,6 +43,48 @@ export interface OpenSourceOptions {
   /** undici dispatcher for HTTP(S) sources; default: `defaultHttpPools().transfers` (the plugin passes its own). */
   dispatcher?: Dispatcher;
   signal?: AbortSignal;
+  /**
+   * Called before an HTTP(S) source's redirect is followed, with where it leads; throwing refuses it (nothing is sent
+   * there). With it, redirects are followed here, hop by hop (at most 5); the confinement checks each hop's whole URL
+   * against the worker's allow-list. Default: the dispatcher's own redirects.
+   */
+  checkRedirect?: (to: URL, from: URL) => void;
+}
+
+/** Redirects an HTTP(S) source follows when it checks each hop. */
+const MAX_SOURCE_REDIRECTS = 5;
+const REDIRECT_STATUSES = [300, 301, 302, 303, 307, 308];
+
+/**
+ * {@link tracedRequest} of `url`, following redirects hop by hop when `check` is given (the dispatcher's own redirect
+ * interceptor switched off for it), `check` seeing each hop before it is sent.
+ */
+async function requestChecked(
+  dispatcher: Dispatcher,
+  url: string,
+  options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'>,
+  name: string,
+  attributes: Record<string, string | undefined>,
+  check: ((to: URL, from: URL) => void) | undefined,
+): Promise<Dispatcher.ResponseData> {
+  if (!check) return tracedRequest(dispatcher, { ...originAndPath(url), ...options }, name, attributes);
+  let current = new URL(url);
+  for (let hop = 0; ; hop++) {
+    // `maxRedirections: 0` switches off the pool's redirect interceptor for this request (its types omit the field)
+    const res = await tracedRequest(dispatcher, { ...originAndPath(current.href), ...options, maxRedirections: 0 } as Dispatcher.RequestOptions, name, attributes);
+    const header = res.headers.location;
+    const location = Array.isArray(header) ? header[0] : header;
+    if (!REDIRECT_STATUSES.includes(res.statusCode) || location === undefined || hop >= MAX_SOURCE_REDIRECTS) return res;
+    let to: URL;
+    try {
+      to = new URL(location, current);
+    } catch {
+      return res;
+    }
+    await res.body.dump();
+    check(to, current);
+    current = to;
+  }
 }
 
 /**
@@ -92,7 +139,7 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
   const description = redactUrl(url);
   let size: number | undefined;
   try {
-    const head = await tracedRequest(dispatcher, { ...originAndPath(url), method: 'HEAD', signal: options.signal, headersTimeout: 30_000 }, 'source HEAD');
+    const head = await requestChecked(dispatcher, url, { method: 'HEAD', signal: options.signal, headersTimeout: 30_000 }, 'source HEAD', {}, options.checkRedirect);
     await head.body.dump();
     const len = Number(head.headers['content-length']);
     if (head.statusCode >= 200 && head.statusCode < 300 && Number.isSafeInteger(len) && len >= 0 && !head.headers['content-encoding']) size = len;
@@ -109,7 +156,7 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
       const headers: Record<string, string> = start > 0 ? { range: `bytes=${start}-` } : {};
       let res: Dispatcher.ResponseData;
       try {
-        res = await tracedRequest(dispatcher, { ...originAndPath(url), method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 }, 'source GET', { 'http.request.header.range': headers.range });
+        res = await requestChecked(dispatcher, url, { method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 }, 'source GET', { 'http.request.header.range': headers.range }, options.checkRedirect);
       } catch (cause) {
         if (signal?.aborted) throw signal.reason ?? cause;
         const forbidden = forbiddenCause(cause);

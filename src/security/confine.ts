@@ -19,7 +19,9 @@ import { SapiInputForbiddenError, SapiInvalidInputError } from '../errors';
 import { fileSource, httpSource, s3Source, type ByteSource } from '../object-storage/sources';
 import { checkObjectUri, type InputPolicy } from './policy';
 import { confineLocalDestination, confineLocalSource } from './local-paths';
+import { checkedFileSource } from './local-files';
 import { checkUrl } from './network';
+import { redactUrl } from '../http/redact';
 
 /** Options of {@link createConfinement}. */
 export interface ConfinementOptions {
@@ -97,9 +99,22 @@ export function createConfinement(options: ConfinementOptions): Confinement {
   return {
     async openSource(uri, field, { signal, grant } = {}) {
       const checked = await confineSource(uri, field, grant);
-      if (isHttp(checked)) return httpSource(checked, { dispatcher: options.sources, signal });
+      if (isHttp(checked)) {
+        // every redirect hop is checked as the URL was (scheme, allow-list with its whole URL, the worker's own services)
+        const checkRedirect = (to: URL, from: URL) => {
+          try {
+            checkUrl(policy, field, to.href);
+          } catch (err) {
+            if (!(err instanceof SapiInputForbiddenError)) throw err;
+            throw new SapiInputForbiddenError(field, `${from.host} redirected the source to ${redactUrl(`${to.origin}${to.pathname}`)}, which is refused (${err.message.slice(field.length + 2)}); the redirect was not followed`);
+          }
+        };
+        return httpSource(checked, { dispatcher: options.sources, signal, checkRedirect });
+      }
       if (isS3(checked)) return s3Source(checked, { s3: options.s3(), signal });
-      return fileSource(checked);
+      // a local file is read from descriptors checked to be this very file, never reopened by name unchecked
+      if (granted(uri, grant)) return fileSource(checked); // the worker's own staged file
+      return checkedFileSource(checked, field);
     },
     async checkSource(uri, field, grant) {
       await confineSource(uri, field, grant);

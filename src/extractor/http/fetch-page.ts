@@ -14,6 +14,11 @@
  * retried `maxRetries` times, waiting what `retryHeader` says or 1 s × 2^(n-1); the last answer is then used as it
  * is, so a 202 still retried after `maxRetries` is data); `ignoreErrors` statuses give their body as data (`{"errorData":
  * body}` when it is not JSON) instead of failing; timeouts, TLS (CA, client certificate) and AWS SigV4 signing.
+ *
+ * Redirects (300, 301, 302, 303, 307, 308; at most `maxRedirections`) are followed here, one hop at a time, whatever
+ * the dispatcher: before a hop is sent, the worker's allow-list (`policy`) is checked on its whole URL and
+ * `checkRedirect` may refuse it (a bound secret must not follow a redirect to a host it is not bound to); a refusal
+ * throws before anything is sent to the new URL.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
@@ -21,13 +26,15 @@ import { request, type Dispatcher } from 'undici';
 import { ExtractHttpStatusError, ExtractNetworkError, ExtractNotJsonError, ExtractRateLimitedError } from '../errors';
 import type { HttpClientConfig, RequestDescriptor } from '../types';
 import { backoffDelayMs, defaultHttpPools, parseRetryAfterMs, redactUrl } from '../../http';
+import { MAX_REDIRECTIONS } from '../../http/pools';
+import { SapiInputForbiddenError } from '../../errors';
 import { resolveClientSecrets } from '../http-client';
 import { resolveRequestSecrets, scrubError, type SecretSource } from '../secrets';
 import { signAwsRequest } from './aws-sign';
 import { dispatcherFor } from './tls';
 import { forbiddenCause } from '../../security/network';
-import { assertSecretsBound } from '../secret-hosts';
-import type { InputPolicy } from '../../security/policy';
+import { assertRedirectKeepsSecrets, assertSecretsBound } from '../secret-hosts';
+import { urlAllowed, type InputPolicy } from '../../security/policy';
 
 /** Options of the page fetcher; every field has a documented default. */
 export interface FetchPageOptions {
@@ -53,6 +60,13 @@ export interface FetchPageOptions {
   policy?: InputPolicy;
   /** How this API is called (`api.retryConfig`, `api.http.*`, TLS, AWS signing), secrets resolved. Default: none. */
   client?: HttpClientConfig;
+  /** Redirects followed per request, each hop checked (see the module doc). Default {@link MAX_REDIRECTIONS} (5). */
+  maxRedirections?: number;
+  /**
+   * Called before a redirect is followed, with where it leads; throwing refuses it (nothing is sent to `to`). The
+   * secret binding uses it (`send-request.ts`). Default: every redirect the policy allows is followed.
+   */
+  checkRedirect?: (hop: RedirectHop) => void;
   /** `text`: the body is returned as a string, not decoded (login responses with `format: "text"`). Default `json`. */
   responseFormat?: 'json' | 'text';
   /** Called before each retry (for logs/heartbeats). */
@@ -73,6 +87,19 @@ export const DEFAULT_FETCH_PAGE_OPTIONS = Object.freeze({
   bodyTimeoutMs: 60_000,
   maxBodyBytes: 64 * 1024 * 1024,
 });
+
+/** A redirect about to be followed. */
+export interface RedirectHop {
+  /** The URL that answered with the redirect. */
+  from: URL;
+  /** Where the redirect leads (its `Location`, resolved against `from`). */
+  to: URL;
+  /** The redirect's status (301, 302, …). */
+  status: number;
+}
+
+/** Statuses followed as redirects (undici's set). */
+const REDIRECT_STATUSES = new Set([300, 301, 302, 303, 307, 308]);
 
 /** A fetched page. */
 export interface FetchPageResult {
@@ -197,21 +224,37 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
 
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= maxAttempts;
-    let response: Dispatcher.ResponseData;
+    let response: Dispatcher.ResponseData<unknown>;
     const signal = attemptSignal(options.signal, timeoutMs);
     try {
-      response = await request(descriptor.url, {
-        method: descriptor.method,
-        headers: client?.awsSignature ? await headersToSend(descriptor, payload, client, now()) : withDefaultHeaders(descriptor.headers),
-        body: payload,
-        dispatcher,
-        headersTimeout: timeoutMs ?? o.headersTimeoutMs,
-        bodyTimeout: timeoutMs ?? o.bodyTimeoutMs,
-        signal,
-      });
+      response = await requestFollowingRedirects(
+        descriptor.url,
+        {
+          method: descriptor.method,
+          headers: client?.awsSignature ? await headersToSend(descriptor, payload, client, now()) : withDefaultHeaders(descriptor.headers),
+          body: payload,
+          dispatcher,
+          headersTimeout: timeoutMs ?? o.headersTimeoutMs,
+          bodyTimeout: timeoutMs ?? o.bodyTimeoutMs,
+          signal,
+        },
+        options.maxRedirections ?? MAX_REDIRECTIONS,
+        (hop) => {
+          if (hop.to.protocol !== 'http:' && hop.to.protocol !== 'https:') {
+            throw new SapiInputForbiddenError('extraction request', `${hop.from.host} redirected the request (HTTP ${hop.status}) to a ${hop.to.protocol} URL; only http:// and https:// are followed`);
+          }
+          if (options.policy && !urlAllowed(options.policy, hop.to)) {
+            throw new SapiInputForbiddenError(
+              'extraction request',
+              `${hop.from.host} redirected the request (HTTP ${hop.status}) to ${redactUrl(hop.to.origin + hop.to.pathname)}, which is not on the worker's allow-list (SAPI_ALLOWED_URLS); the redirect was not followed`,
+            );
+          }
+          options.checkRedirect?.(hop);
+        },
+      );
     } catch (error) {
       if (isAbort(error, options.signal)) throw error;
-      // the worker's input policy refused the connection: nothing was sent, and a retry would be refused too
+      // the worker's input policy refused the connection or a redirect: nothing was sent, and a retry would be refused too
       const forbidden = forbiddenCause(error);
       if (forbidden) throw forbidden;
       const reason = `network error: ${(error as Error).message}`;
@@ -291,6 +334,46 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
   }
 }
 
+type RequestInit = Parameters<typeof request>[1] & { method: string; headers: Record<string, string>; body: string | undefined };
+
+/**
+ * `request`, following redirects itself one hop at a time (the dispatcher's own redirect interceptor is switched
+ * off for it): `check` sees each hop before it is sent and may throw to refuse it. As undici and browsers do, a 301/302
+ * after a POST and a 303 become a GET without a body, the `host` header is dropped, and `authorization`, `cookie`
+ * and `proxy-authorization` are not sent to another origin. Past `maxRedirections`, the last answer is returned.
+ */
+async function requestFollowingRedirects(url: string, init: RequestInit, maxRedirections: number, check: (hop: RedirectHop) => void): Promise<Dispatcher.ResponseData<unknown>> {
+  let current = new URL(url);
+  let { method, headers, body } = init;
+  for (let hop = 0; ; hop++) {
+    // `maxRedirections: 0` switches off the pool's redirect interceptor for this request (its types omit the field)
+    const response = await request(current, { ...init, method, headers, body, maxRedirections: 0 } as RequestInit);
+    const location = headerValue(response.headers, 'location');
+    if (!REDIRECT_STATUSES.has(response.statusCode) || location === undefined || hop >= maxRedirections) return response;
+    let to: URL;
+    try {
+      to = new URL(location, current);
+    } catch {
+      return response; // a Location that is no URL: the 3xx is the answer
+    }
+    await response.body.dump();
+    check({ from: current, to, status: response.statusCode });
+    if (((response.statusCode === 301 || response.statusCode === 302) && method === 'POST') || (response.statusCode === 303 && method !== 'HEAD')) {
+      method = 'GET';
+      body = undefined;
+      headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('content-')));
+    }
+    const crossOrigin = to.origin !== current.origin;
+    headers = Object.fromEntries(
+      Object.entries(headers).filter(([name]) => {
+        const lower = name.toLowerCase();
+        return lower !== 'host' && !(crossOrigin && (lower === 'authorization' || lower === 'cookie' || lower === 'proxy-authorization'));
+      }),
+    );
+    current = to;
+  }
+}
+
 function decode(raw: Buffer, status: number, attempts: number, where: string, url: string, lenient = false): FetchPageResult {
   const hash = createHash('sha256').update(raw).digest('hex');
   let text = raw.toString('utf8');
@@ -330,11 +413,19 @@ export async function fetchPageResolved(
   secrets: SecretSource,
   options: FetchPageOptions = {},
 ): Promise<FetchPageResult> {
-  assertSecretsBound([descriptor, client ?? null], descriptor.url, secrets);
+  const carried = [descriptor, client ?? null];
+  assertSecretsBound(carried, descriptor.url, secrets);
   const { request: resolved, secrets: requestValues } = resolveRequestSecrets(descriptor, secrets);
   const resolvedClient = client ? resolveClientSecrets(client, secrets) : undefined;
   try {
-    return await fetchPage(resolved, { ...options, client: resolvedClient?.client ?? options.client });
+    return await fetchPage(resolved, {
+      ...options,
+      client: resolvedClient?.client ?? options.client,
+      checkRedirect: (hop) => {
+        assertRedirectKeepsSecrets(carried, hop.from, hop.to, hop.status, secrets);
+        options.checkRedirect?.(hop);
+      },
+    });
   } catch (err) {
     throw scrubError(err, [...requestValues, ...(resolvedClient?.secrets ?? [])]);
   }

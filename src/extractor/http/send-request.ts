@@ -8,7 +8,7 @@
 import { applyAuthentication, type ApplyAuthOptions, type AuthSetup, type LoginSessions } from '../auth/apply-auth';
 import { resolveJsonSecrets, resolveRequestSecrets, scrubError, type SecretSource } from '../secrets';
 import { resolveClientSecrets } from '../http-client';
-import { assertSecretsBound } from '../secret-hosts';
+import { assertRedirectKeepsSecrets, assertSecretsBound } from '../secret-hosts';
 import type { AuthenticationConfig, HttpClientConfig, JsonObject, RequestDescriptor } from '../types';
 import { fetchPage, type FetchPageOptions, type FetchPageResult } from './fetch-page';
 import { finishDeferred } from './node-functions';
@@ -54,12 +54,20 @@ export async function sendRequest(request: RequestDescriptor, options: SendReque
     const resolved = resolveRequestSecrets(finished.request, options.secrets);
     scrub.push(...resolved.secrets);
     let toSend = resolved.request;
+    // a redirect is followed only where every secret the request carries may go (checked before each hop)
+    const checkRedirect = options.fetch?.checkRedirect;
+    let fetchOptions: FetchPageOptions = {
+      ...options.fetch,
+      checkRedirect: (hop) => {
+        assertRedirectKeepsSecrets(carried, hop.from, hop.to, hop.status, options.secrets);
+        checkRedirect?.(hop);
+      },
+    };
     // ge-state: the HTTP client options, their secrets (client certificate, AWS keys) filled in this copy only
-    let fetchOptions: FetchPageOptions | undefined = options.fetch;
     if (options.client) {
       const client = resolveClientSecrets(options.client, options.secrets);
       scrub.push(...client.secrets);
-      fetchOptions = { ...options.fetch, client: client.client };
+      fetchOptions = { ...fetchOptions, client: client.client };
     }
     if (options.auth) {
       const setup = fill(options.auth) as AuthSetup;

@@ -6,7 +6,7 @@ import { loadSettings } from '../../../src/config';
 import { checkObjectUri, CLOSED_POLICY, hostMatches, urlAllowed, type InputPolicy } from '../../../src/security/policy';
 import { addressProblem, checkUrl, normalizeAddress } from '../../../src/security/network';
 import { confineLocalDestination, confineLocalSource } from '../../../src/security/local-paths';
-import { assertSecretsBound, unboundSecrets } from '../../../src/extractor/secret-hosts';
+import { assertRedirectKeepsSecrets, assertSecretsBound, unboundSecrets } from '../../../src/extractor/secret-hosts';
 
 const policy = (over: Partial<InputPolicy> = {}): InputPolicy => ({ ...CLOSED_POLICY, ...over });
 
@@ -123,5 +123,20 @@ describe('secrets bound to their hosts', () => {
 
   it('are not checked for library callers that do not ask for it', () => {
     expect(() => assertSecretsBound(request('https://x/', 'SAPI_SECRET_FREE'), 'https://x/', { ...source, bindHosts: false })).not.toThrow();
+  });
+
+  it('are seen percent-encoded in a query parameter too (as the request URL carries them)', () => {
+    const inQuery = { method: 'GET', url: 'https://attacker.example/items?apiKey=%24%7Benv%3ASAPI_SECRET_CRM%7D', headers: {} };
+    expect(() => assertSecretsBound(inQuery, inQuery.url, source)).toThrow(/SAPI_SECRET_CRM_HOSTS/);
+  });
+
+  it('do not follow a redirect to a host they are not bound to; unbound (library use) they stay on their origin', () => {
+    const from = new URL('https://api.crm.example/items');
+    const hop = (to: string, s = source) => () => assertRedirectKeepsSecrets(request(from.href), from, new URL(to), 302, s);
+    expect(hop('https://api.crm.example/v2/items')).not.toThrow();
+    expect(hop('https://other.example/items')).toThrow(/api\.crm\.example answered HTTP 302 redirecting a request that carries this secret to other\.example; the secret may only be sent to the hosts of SAPI_SECRET_CRM_HOSTS \(api\.crm\.example\)/);
+    expect(hop('https://api.crm.example/x', { ...source, bindHosts: false })).not.toThrow();
+    expect(hop('https://cdn.crm.example/x', { ...source, bindHosts: false })).toThrow(/its own origin \(api\.crm\.example\)/);
+    expect(() => assertRedirectKeepsSecrets({ method: 'GET', url: from.href, headers: {} }, from, new URL('https://other.example/'), 307, source)).not.toThrow();
   });
 });
