@@ -17,6 +17,7 @@ import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
 import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { SimplePlugin } from '@temporalio/plugin';
+import type { WorkerPlugin } from '@temporalio/worker';
 import { packageVersion } from '../version';
 import { installSpanRecorder, type SpanAttributes, type SpanHandle, type SpanRecorder } from './spans';
 
@@ -154,7 +155,7 @@ export function startTracing(options: TracingOptions, defaultServiceName: string
  * and the sink those interceptors call, with spans kept in memory and dropped (a replay records nothing). Starts
  * nothing global. Throws, naming the packages to install, when the OpenTelemetry packages are missing.
  */
-export function replayTracingPlugin(): TemporalOtel.OpenTelemetryPlugin {
+export function replayTracingPlugin(): WorkerPlugin {
   const { Resource } = load<typeof OtelResources>('@opentelemetry/resources');
   const { InMemorySpanExporter, SimpleSpanProcessor } = load<typeof OtelTraceBase>('@opentelemetry/sdk-trace-base');
   const { OpenTelemetryPlugin } = load<typeof TemporalOtel>('@temporalio/interceptors-opentelemetry');

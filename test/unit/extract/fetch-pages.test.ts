@@ -93,7 +93,8 @@ async function stagedChildren(deps: ActivityDeps, ref: ChildrenRef): Promise<Chi
 }
 
 async function runBatch(deps: ActivityDeps, activityInput: FetchChildrenInput, info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}) {
-  const env = new MockActivityEnvironment(info, { logger: new DefaultLogger('ERROR') });
+  // the run that owns the staging key `wf/run` (a batch refuses another run's key, as fetchPages does)
+  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'wf', runId: 'run' }, ...info }, { logger: new DefaultLogger('ERROR') });
   const beats: ChildBatchCheckpoint[] = [];
   env.on('heartbeat', (d: ChildBatchCheckpoint) => beats.push(d));
   const result = (await env.run(fetchPages(deps), activityInput)) as FetchChildrenResult;
