@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ErrorCode } from '../contracts/error-codes';
+import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
 import { tracingFromEnv, type TracingOptions } from '../observability/tracing';
@@ -311,4 +312,16 @@ export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
     rerun: flags.rerun ?? false,
     priority: priorityOf(flags),
   };
+}
+
+/** A bucket id the service accepts, else a usage error (nothing is started). */
+export function bucketIdArg(value: string): string {
+  if (!BUCKET_ID_PATTERN.test(value)) throw new InvalidArgumentError(`expected a bucket id like in.c-main or out.c-main, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** A table name the service accepts, else a usage error (nothing is started). */
+export function tableNameArg(value: string): string {
+  if (!TABLE_NAME_PATTERN.test(value)) throw new InvalidArgumentError(`expected a table name of 1–96 letters, digits, "_" or "-", got ${JSON.stringify(value)}`);
+  return value;
 }

@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
 import { clearSecretsError, findClearSecrets } from '../extractor/secrets';
 import type { ExtractInput, ExtractResult } from '../contracts/extract';
-import { addWorkflowOptions, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
+import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
 import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
@@ -97,7 +97,7 @@ export function addExtractArguments(command: Command): Command {
     .addOption(new Option('--mode <mode>', 'batch: one activity fetches many pages; page: one activity per page').choices(['batch', 'page']))
     .option('--batch-pages <n>', 'pages per activity in batch mode', integerParser(1))
     .option('--no-load', 'extract and stage only; do not load the tables into Storage')
-    .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)')
+    .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)', bucketIdArg)
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows')
     .option('--keep-staging', 'keep the staged pages and CSVs after the tables were loaded (default: removed)')
     // --- ge-state (begin) ---

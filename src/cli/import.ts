@@ -2,6 +2,8 @@ import { type Command, Option } from 'commander';
 import { DEFAULT_METADATA_PROVIDER, type CsvDialect, type ImportTableInput, type ImportTableResult, type TypedColumn } from '../contracts/transfer';
 import {
   addWorkflowOptions,
+  bucketIdArg,
+  tableNameArg,
   runOptions,
   defaultWorkflowId,
   definedOnly,
@@ -73,8 +75,8 @@ export function addImportArguments(command: Command): Command {
       '<source>',
       'a file on the worker\'s host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
     )
-    .requiredOption('--bucket <id>', 'bucket id, e.g. in.c-main')
-    .requiredOption('--table <name>', 'table name within the bucket')
+    .requiredOption('--bucket <id>', 'bucket id, e.g. in.c-main', bucketIdArg)
+    .requiredOption('--table <name>', 'table name within the bucket', tableNameArg)
     .option('--create-bucket', 'create the bucket when it does not exist')
     .addOption(new Option('--mode <mode>', 'create a new table or load into an existing one').choices(['create', 'load']).default('create'))
     .option('--incremental', 'with --mode load: append (upsert by primary key) instead of replacing the rows')
@@ -163,3 +165,4 @@ export function registerImportCommand(program: Command, context: CliContext): vo
     });
   });
 }
+

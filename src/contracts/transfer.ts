@@ -9,6 +9,11 @@ export interface CsvDialect {
 }
 
 /** How a workflow polls a Storage job: durable timers with backoff, and a deadline. */
+/** A bucket id the service accepts: `in.c-name` or `out.c-name`. */
+export const BUCKET_ID_PATTERN = /^(in|out)\.c-[A-Za-z0-9_-]+$/;
+/** A table name the service accepts (within its bucket). */
+export const TABLE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,96}$/;
+
 /** How long a run waits out an outage of the services it calls, per call, unless told otherwise: 1 hour. */
 export const DEFAULT_OUTAGE_BUDGET_MS = 60 * 60 * 1000;
 

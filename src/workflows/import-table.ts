@@ -5,7 +5,7 @@ import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
-import { DEFAULT_METADATA_PROVIDER, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
+import { BUCKET_ID_PATTERN, DEFAULT_METADATA_PROVIDER, TABLE_NAME_PATTERN, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
 import { ErrorCode } from '../contracts/error-codes';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
@@ -424,8 +424,8 @@ function typedProblems(input: ImportTableInput): string[] {
 function validate(input: ImportTableInput): void {
   const problems: string[] = typedProblems(input);
   if (!input.source && !input.slices?.length) problems.push('source is required');
-  if (!/^(in|out)\.c-[A-Za-z0-9_-]+$/.test(input.bucketId ?? '')) problems.push(`bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(input.bucketId)}`);
-  if (!/^[A-Za-z0-9_-]{1,96}$/.test(input.table ?? '')) problems.push(`table must be 1–96 characters of [A-Za-z0-9_-], got ${JSON.stringify(input.table)}`);
+  if (!BUCKET_ID_PATTERN.test(input.bucketId ?? '')) problems.push(`bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(input.bucketId)}`);
+  if (!TABLE_NAME_PATTERN.test(input.table ?? '')) problems.push(`table must be 1–96 characters of [A-Za-z0-9_-], got ${JSON.stringify(input.table)}`);
   if (input.mode && input.mode !== 'create' && input.mode !== 'load') problems.push(`mode must be create or load, got ${JSON.stringify(input.mode)}`);
   if (input.via && input.via !== 'direct' && input.via !== 'importer') problems.push(`via must be direct or importer, got ${JSON.stringify(input.via)}`);
   if (input.slices && input.via === 'importer') problems.push('a sliced upload needs via=direct');

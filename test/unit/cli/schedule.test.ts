@@ -19,6 +19,15 @@ describe('schedule command lines', () => {
     expect(output).toMatch(/needs --mode load/);
   });
 
+  it('refuses a bucket id or table name the service would refuse, as a usage error before anything starts', async () => {
+    expect(await usage(['import', 'a.csv', '--bucket', 'bad', '--table', 't'])).toBe(2);
+    expect(output).toMatch(/expected a bucket id like in\.c-main or out\.c-main, got "bad"/);
+    expect(await usage(['import', 'a.csv', '--bucket', 'in.c-a', '--table', 'no spaces'])).toBe(2);
+    expect(output).toMatch(/expected a table name/);
+    expect(await usage(['schedule', 'import', 'nightly', 'a.csv', '--bucket', 'main', '--table', 't', '--mode', 'load', '--every', '1d'])).toBe(2);
+    expect(await usage(['extract', 'config.json', '--bucket', 'c-main'])).toBe(2);
+  });
+
   it('refuses a schedule that does not say when it runs', async () => {
     expect(await usage(['schedule', 'export', 'hourly', 'in.c-a.t', 'out.csv'])).toBe(2);
     expect(output).toMatch(/--cron "<expr>" or --every <interval>/);
