@@ -177,9 +177,9 @@ describe('--version, --detach, Ctrl-C and the worker check', () => {
       await buildProgram({ env: {}, runTransfer: record }).parseAsync(args, { from: 'user' });
       return runs[0]!;
     };
-    expect(await parse(['import', 'x.csv', '--bucket', 'b', '--table', 't'])).toMatchObject({ detach: false, onInterrupt: 'detach', checkWorkers: true });
+    expect(await parse(['import', 'x.csv', '--bucket', 'in.c-b', '--table', 't'])).toMatchObject({ detach: false, onInterrupt: 'detach', checkWorkers: true });
     expect(await parse(['export', 'in.c-a.t', 'o.csv', '--cancel-on-interrupt', '--no-worker-check'])).toMatchObject({ onInterrupt: 'cancel', checkWorkers: false });
-    const detached = await parse(['import', 'x.csv', '--bucket', 'b', '--table', 't', '--detach', '--transfer-task-queue', 'host-q']);
+    const detached = await parse(['import', 'x.csv', '--bucket', 'in.c-b', '--table', 't', '--detach', '--transfer-task-queue', 'host-q']);
     expect(detached).toMatchObject({ detach: true });
     expect(neededQueues(detached)).toEqual([
       { name: 'sapi-temporal', kind: 'workflow' },
