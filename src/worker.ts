@@ -186,7 +186,14 @@ export async function connectWorker(temporal: TemporalConnectionSettings): Promi
   } catch (err) {
     // the core says `tonic::transport::Error(Transport, …InvalidCertificate(UnknownIssuer)…)`: dial as it did to name the cause
     const diagnosis = await probeConnection(temporal).catch(() => undefined);
-    const cause = diagnosis?.cause.startsWith('tls') ? diagnosis.message : (transportCause(err) ?? temporalCause(err));
+    // a server that does not answer may be down for a while (an outage) or the address may be wrong: say both, and
+    // that a supervisor should start the worker again (deploy/: restart with backoff)
+    const unreachable = diagnosis !== undefined && ['refused', 'timeout', 'network'].includes(diagnosis.cause);
+    const cause = diagnosis?.cause.startsWith('tls')
+      ? diagnosis.message
+      : unreachable
+        ? `unreachable (a Temporal outage, or a wrong address): ${diagnosis.message}; run the worker under a supervisor that starts it again with a backoff`
+        : (transportCause(err) ?? temporalCause(err));
     throw new WorkerStartError(`TEMPORAL_ADDRESS ${temporal.address}: ${cause}`, { cause: err });
   }
 }

@@ -4,7 +4,7 @@ import { normalizeOutputFlags, type CliContext } from './common';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';
 import { registerExtractStateCommand } from './extract-state';
-import { errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
+import { CliError, errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
 import { registerImportCommand } from './import';
 import { registerListCommand } from './list';
 import { registerControlCommands } from './control';
@@ -21,6 +21,7 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
 import { packageVersion } from '../version';
+import { ErrorCode } from '../contracts/error-codes';
 
 export { packageVersion };
 
@@ -46,6 +47,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerCodecServerCommand(program, resolved);
   // the published package has no dev kit: its help names only what it has
   if (registerDevKitCommands(program, resolved)) program.description(`${program.description()}; plus a local dev stack (dev, demo, emulator)`);
+  else registerDevKitHints(program);
   shortUsageErrors(program);
   return program;
 }
@@ -66,6 +68,28 @@ function registerDevKitCommands(program: Command, context: CliContext): boolean 
   }
   devKit.registerDevKitCommands(program, context);
   return true;
+}
+
+/** The dev kit's commands, which the installed package does not have. */
+export const DEV_KIT_COMMANDS = ['dev', 'demo', 'emulator'] as const;
+
+/**
+ * In the installed package: `dev`, `demo` and `emulator` (hidden from the help) say where they live instead of
+ * commander's "unknown command".
+ */
+export function registerDevKitHints(program: Command): void {
+  for (const name of DEV_KIT_COMMANDS) {
+    program
+      .command(name, { hidden: true })
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .action(() => {
+        throw new CliError(
+          ErrorCode.INVALID_INPUT,
+          `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
+        );
+      });
+  }
 }
 
 /**

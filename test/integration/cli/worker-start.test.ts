@@ -97,6 +97,14 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       });
     });
 
+    it('exits 1 on its own when Temporal does not answer, saying it may be an outage or a wrong address', async () => {
+      const exit = await runToExit(kind, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+        code: 1,
+        lines: [expect.stringMatching(/TEMPORAL_ADDRESS 127\.0\.0\.1:1: unreachable \(a Temporal outage, or a wrong address\): connection refused at 127\.0\.0\.1:1/)],
+      });
+    });
+
     it('exits 1 on its own when the Storage host does not exist, naming SAPI_URL', async () => {
       const exit = await runToExit(kind, { SAPI_URL: 'https://sapi.invalid' });
       expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL https://sapi.invalid: host not found')] });

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
-import { buildProgram, run, wantsJson } from '../../../src/cli';
+import { Command } from 'commander';
+import { buildProgram, DEV_KIT_COMMANDS, registerDevKitHints, run, wantsJson } from '../../../src/cli';
 import { cliSettings } from '../../../src/cli/common';
 import { envPreset, parseEnvFile } from '../../../src/cli/env-preset';
 import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
@@ -138,5 +138,15 @@ describe('the Temporal CLI\'s connection and output flags', () => {
     for (const args of [['--json'], ['-o', 'json'], ['-ojson'], ['--output', 'json'], ['--output=json']]) expect(wantsJson(['node', 'x', 'status', 'id', ...args])).toBe(true);
     expect(wantsJson(['node', 'x', 'status', 'id', '-o', 'text'])).toBe(false);
     expect(wantsJson(['node', 'x', 'status', '--', '--json'])).toBe(false);
+  });
+});
+
+describe('the installed package without the dev kit', () => {
+  it('says where dev, demo and emulator live instead of "unknown command"', async () => {
+    for (const name of DEV_KIT_COMMANDS) {
+      const program = new Command('sapi-temporal').exitOverride();
+      registerDevKitHints(program);
+      await expect(program.parseAsync(['node', 'sapi-temporal', name, '--backend', 'aws'])).rejects.toThrow(new RegExp(`\`${name}\` is part of the repository's dev kit, not of the installed package: .*make ${name}`));
+    }
   });
 });
