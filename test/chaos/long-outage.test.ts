@@ -3,7 +3,8 @@
  * (or the connection is reset) for `SAPI_LONG_OUTAGE_MINUTES` minutes (`make test-outages`: 6, longer than the
  * whole retry budget of attempts the activities had before; 30–60 for the real thing). Four runs meet it side by
  * side, each in another phase: an import whose job is polled, an export whose job is polled, an import started during
- * it (its checks) and an extraction that loads during it. Each waits the outage out by time (the run's outage budget,
+ * it (its checks) and an extraction that loads during it; a fifth, an extraction, meets its own API down as long while
+ * it fetches. Each waits the outage out by time (the run's outage budget,
  * 1 hour by default) and ends COMPLETED with exact rows, one Storage job per operation, nothing left behind. Outside
  * `make test-outages` the suite is skipped (it takes the outage's length).
  */
@@ -27,8 +28,10 @@ const rowsCsv = (n: number, from = 0) => `id,v\n${Array.from({ length: n }, (_, 
 suite(`a ${minutes}-minute Storage API outage`, () => {
   let env: SapiTestEnv;
   let api: SampleApi;
+  /** The extracted API of the fifth run: down (503, no Retry-After) for the outage's length while it is fetched. */
+  let downApi: SampleApi;
   beforeAll(async () => {
-    [env, api] = await Promise.all([startSapiTestEnv('long-outage'), createSampleApi({ records: 120, pageSize: 10 })]);
+    [env, api, downApi] = await Promise.all([startSapiTestEnv('long-outage'), createSampleApi({ records: 120, pageSize: 10 }), createSampleApi({ records: 60, pageSize: 10 })]);
     // the export's table, loaded before the outage
     const source = join(env.dataDir, 'base.csv');
     writeFileSync(source, rowsCsv(300));
@@ -40,6 +43,7 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
   });
   afterAll(async () => {
     await api?.close();
+    await downApi?.close();
     await env?.stop();
   });
 
@@ -65,6 +69,12 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
     const startedDuring = await start('importTableWorkflow', 'during', { source: during, bucketId: 'in.c-outage', table: 'during', polling });
     const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'outage');
     const extracting = await start('extractWorkflow', 'extract', { config, options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
+    // and an extraction whose own API goes down after its second page, for as long (the fault ends on a timer: it is
+    // the outage, not a wait of the test)
+    downApi.misbehave({ kind: 'server-error', status: 503, path: '/cursor', after: 2, times: Infinity });
+    const apiBack = setTimeout(() => downApi.behave(), outageMs);
+    const downConfig = sampleConfig(downApi, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'people' }], 'outage');
+    const fetching = await start('extractWorkflow', 'fetching', { config: downConfig, options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
 
     // while it lasts, the run says where it waits: `status` lists the call being retried, its attempt and the 503
     const stack = testStack();
@@ -76,22 +86,26 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
     }, outageMs, 'status never showed the call being retried');
     expect(waiting.retrying?.[0]?.lastFailure).toMatch(/503/);
 
-    const [imported, exported, importedDuring, extracted] = await Promise.all([importing.result(), exporting.result(), startedDuring.result(), extracting.result()]);
+    const [imported, exported, importedDuring, extracted, fetched] = await Promise.all([importing.result(), exporting.result(), startedDuring.result(), extracting.result(), fetching.result()]);
+    clearTimeout(apiBack);
     // every run ended after the outage did, none failed
     expect(Date.now() - began).toBeGreaterThanOrEqual(outageMs);
     expect((imported as ImportTableResult).importedRowsCount).toBe(200);
     expect((exported as ExportTableResult).bytes).toBeGreaterThan(0);
     expect((importedDuring as ImportTableResult).importedRowsCount).toBe(150);
     expect((extracted as ExtractResult).records).toBe(120);
+    expect((fetched as ExtractResult).records).toBe(60);
+    expect(downApi.requests.filter((r) => r.misbehaved).length).toBeGreaterThan(10);
     // rows exact, one job per operation
     expect((await env.emulator.readTable('in.c-outage.polled')).rows).toHaveLength(200);
     expect((await env.emulator.readTable('in.c-outage.during')).rows).toHaveLength(150);
     expect((await env.emulator.readTable('in.c-outage.users')).rows).toHaveLength(120);
+    expect((await env.emulator.readTable('in.c-outage.people')).rows).toHaveLength(60);
     // the requests that created something (a refused one, 503 by the outage, created nothing), and the jobs
     const jobs = await listJobs(env.emulator);
     const created = (path: RegExp) => creatingRequests(env.emulator.requests, 0, 'POST', path);
     // base, polled, during, and the extraction's three tables (users and its nested arrays)
-    const tables = ['in.c-outage.base', 'in.c-outage.during', 'in.c-outage.polled', 'in.c-outage.users', 'in.c-outage.users_contacts', 'in.c-outage.users_tags'];
+    const tables = ['in.c-outage.base', 'in.c-outage.during', 'in.c-outage.people', 'in.c-outage.people_contacts', 'in.c-outage.people_tags', 'in.c-outage.polled', 'in.c-outage.users', 'in.c-outage.users_contacts', 'in.c-outage.users_tags'];
     expect(created(/\/buckets\/in\.c-outage\/tables-async$/)).toHaveLength(tables.length);
     expect(created(/\/tables\/in\.c-outage\.base\/export-async$/)).toHaveLength(1);
     expect(jobs.filter((j) => j.operationName === 'tableCreate').map((j) => j.tableId).sort()).toEqual(tables);
