@@ -4,8 +4,7 @@
 // under the id of a run that completed does not run it again (unless `rerun`), and says so.
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandleWithFirstExecutionRunId, type WorkflowStartOptions } from '@temporalio/client';
-import { heartbeatProgress, withLive } from './cli/live-progress';
-import type { RunProgress } from './cli/progress';
+import { heartbeatProgress, withLive, type RunProgress } from './live-progress';
 import { DEFAULT_TASK_QUEUE } from './config';
 import type { ExtractProgress } from './contracts/extract';
 import { runMetadata } from './contracts/search-attributes';

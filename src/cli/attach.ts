@@ -10,7 +10,7 @@ import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
 import { activityRetries, formatDuration, formatRetry, progressFields, type ActivityRetry } from './progress';
-import { heartbeatProgress, withLive } from './live-progress';
+import { heartbeatProgress, withLive } from '../live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';

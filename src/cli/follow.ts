@@ -3,7 +3,7 @@
 import { progressQuery } from '../workflows';
 import { INTERRUPTED_EXIT_CODE, onStopSignals } from './common';
 import { CliError, CommandFailedError, describeFailure, failureCode } from './failure';
-import { heartbeatProgress, withLive, type LiveProgress } from './live-progress';
+import { heartbeatProgress, withLive, type LiveProgress } from '../live-progress';
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';

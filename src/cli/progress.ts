@@ -4,6 +4,7 @@ import { SingleBar } from 'cli-progress';
 // one byte format for the CLI and the Temporal UI (decimal units: `643.2 MB`); the workflows use it too
 import { formatBytes } from '../contracts/search-attributes';
 import { oneLine, printable } from './failure';
+import type { RunProgress } from '../live-progress';
 
 export { formatBytes };
 
@@ -22,22 +23,7 @@ export const PLAIN_STILL_INTERVAL_MS = 15_000;
 const BAR_FAILURE_CHARS = 80;
 const PLAIN_FAILURE_CHARS = 400;
 
-/**
- * What the `progress` query answers: a transfer's `TransferProgress` or an extraction's progress (pages,
- * records; its `jobId` is absent). Only the fields the CLI shows.
- */
-export interface RunProgress {
-  phase: string;
-  bytes: number;
-  totalBytes?: number;
-  slicesDone?: number;
-  slices?: number;
-  fileId?: number;
-  jobId?: number;
-  jobStatus?: string;
-  pages?: number;
-  records?: number;
-}
+export type { RunProgress } from '../live-progress';
 
 /** An activity Temporal is retrying: the step, which attempt it is on, and why the last one failed. */
 export interface ActivityRetry {

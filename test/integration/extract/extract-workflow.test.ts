@@ -2,7 +2,7 @@
  * extractWorkflow end to end: the real sample API, the real Temporal dev server, the emulator (tables in DuckDB,
  * files on MinIO), pages staged in a local folder (the worker's default staging).
  */
-import { heartbeatProgress, withLive } from '../../../src/cli/live-progress';
+import { heartbeatProgress, withLive } from '../../../src/live-progress';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';

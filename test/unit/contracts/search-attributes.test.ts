@@ -1,7 +1,7 @@
 import { SearchAttributeType } from '@temporalio/common';
 import { attributeUpdates, exportAttributes, extractAttributes, hostOf, importAttributes, registerCommand, runMetadata, searchAttributeDefinitions } from '../../../src/contracts/search-attributes';
 import { listQuery } from '../../../src/cli/list';
-import { withLive } from '../../../src/cli/live-progress';
+import { withLive } from '../../../src/live-progress';
 
 describe('search attributes and run summaries', () => {
   it('describe every attribute for the dev server and for a real cluster', () => {

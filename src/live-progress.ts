@@ -4,10 +4,26 @@
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
-import { cursorOf } from '../contracts/extract-plan';
-import type { ProgressReport } from '../contracts/transfer';
-import type { ScrollerState } from '../extractor/scroller';
-import type { RunProgress } from './progress';
+import { cursorOf } from './contracts/extract-plan';
+import type { ProgressReport } from './contracts/transfer';
+import type { ScrollerState } from './extractor/scroller';
+
+/**
+ * What the `progress` query answers: a transfer's `TransferProgress` or an extraction's progress (pages,
+ * records; its `jobId` is absent). Only the fields the CLI and the typed client show.
+ */
+export interface RunProgress {
+  phase: string;
+  bytes: number;
+  totalBytes?: number;
+  slicesDone?: number;
+  slices?: number;
+  fileId?: number;
+  jobId?: number;
+  jobStatus?: string;
+  pages?: number;
+  records?: number;
+}
 
 /** Activities whose heartbeat carries `progress: {bytes, totalBytes?, slicesDone?, slices?}`. */
 const TRANSFER_ACTIVITIES = new Set(['uploadFile', 'uploadAndStartJob', 'uploadSlices', 'uploadViaImporter', 'downloadFile']);
