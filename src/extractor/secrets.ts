@@ -48,11 +48,11 @@ export function hasReference(value: string): boolean {
   return ANY_REFERENCE.test(value);
 }
 
-/** Names referenced anywhere in a JSON value (strings only), in order of appearance, without repeats. */
-export function referencedNames(json: unknown): string[] {
+/** Names `pattern` finds anywhere in a JSON value (strings and keys), in order of appearance, without repeats. */
+function namesMatching(json: unknown, pattern: RegExp): string[] {
   const names = new Set<string>();
   const visit = (value: unknown) => {
-    if (typeof value === 'string') for (const m of value.matchAll(RAW_REFERENCE)) names.add(m[1]!);
+    if (typeof value === 'string') for (const m of value.matchAll(pattern)) names.add(m[1]!);
     else if (Array.isArray(value)) value.forEach(visit);
     else if (typeof value === 'object' && value !== null) {
       for (const [k, v] of Object.entries(value)) {
@@ -65,24 +65,17 @@ export function referencedNames(json: unknown): string[] {
   return [...names];
 }
 
+/** Names referenced anywhere in a JSON value (strings only), in order of appearance, without repeats. */
+export function referencedNames(json: unknown): string[] {
+  return namesMatching(json, RAW_REFERENCE);
+}
+
 /**
  * Names referenced anywhere in a JSON value as written or percent-encoded (a request's URL and form body carry
  * `%24%7Benv%3ANAME%7D`): what a request will carry once filled. The host binding checks these.
  */
 export function carriedNames(json: unknown): string[] {
-  const names = new Set<string>();
-  const visit = (value: unknown) => {
-    if (typeof value === 'string') for (const m of value.matchAll(REFERENCE)) names.add(m[1]!);
-    else if (Array.isArray(value)) value.forEach(visit);
-    else if (typeof value === 'object' && value !== null) {
-      for (const [k, v] of Object.entries(value)) {
-        visit(k);
-        visit(v);
-      }
-    }
-  };
-  visit(json);
-  return [...names];
+  return namesMatching(json, REFERENCE);
 }
 
 /** Problems with the references of a configuration on this worker: names outside the prefix, variables not set. */
