@@ -7,6 +7,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { SapiInputForbiddenError, SapiInvalidInputError } from '../errors';
 import type { InputPolicy } from './policy';
+import { realPathOrParent } from './local-files';
 
 /** Pseudo file systems never read or written, whatever the roots say. */
 const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
@@ -79,17 +80,7 @@ async function resolved(policy: InputPolicy, field: string, path: string): Promi
   return { given, roots, real };
 }
 
-/** The real path of the nearest existing ancestor of `path`, with the rest of the path joined back on. */
-async function realParent(path: string): Promise<string> {
-  const rest: string[] = [];
-  let current = dirname(path);
-  for (;;) {
-    try {
-      return join(await realpath(current), ...rest.reverse());
-    } catch {
-      if (dirname(current) === current) return path;
-      rest.push(basename(current));
-      current = dirname(current);
-    }
-  }
+/** The real path of the nearest existing ancestor of `path`'s folder, with the rest of that folder joined back on. */
+function realParent(path: string): Promise<string> {
+  return realPathOrParent(dirname(path));
 }
