@@ -100,6 +100,9 @@ describe('the sapi-temporal Nexus service', () => {
   });
 
   it('cancelling the caller cancels the import it started through the service', async () => {
+    // the import's job outlasts the cancel however slow the machine (with the 4 s jobs alone it sometimes ended first
+    // and the caller completed with its result)
+    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 60_000, times: 1 });
     const handle = await caller.workflow.start('importThroughNexus', {
       taskQueue: callerQueue,
       workflowId: `nexus-cancel-${suffix}`,
