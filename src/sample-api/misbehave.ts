@@ -30,10 +30,14 @@ export interface MisbehaveRule {
   status?: number;
   /** `Retry-After` value for `rate-limit` (seconds or an HTTP date); `null` = no header. Default `"1"`. */
   retryAfter?: string | number | null;
+  /** Active for this many ms after it was added (an outage of that length); always when absent. */
+  untilMs?: number;
 }
 
 interface ActiveRule extends Required<Pick<MisbehaveRule, 'kind' | 'times' | 'after'>> {
   rule: MisbehaveRule;
+  /** Epoch ms after which the rule no longer applies. */
+  deadline: number;
 }
 
 /** The queue of active rules. */
@@ -42,7 +46,7 @@ export class Misbehaviour {
 
   /** Adds a rule (rules are checked in the order added). */
   add(rule: MisbehaveRule): void {
-    this.rules.push({ rule, kind: rule.kind, times: rule.times ?? 1, after: rule.after ?? 0 });
+    this.rules.push({ rule, kind: rule.kind, times: rule.times ?? 1, after: rule.after ?? 0, deadline: rule.untilMs === undefined ? Infinity : Date.now() + rule.untilMs });
   }
 
   /** Removes every rule. */
@@ -53,7 +57,7 @@ export class Misbehaviour {
   /** The rule a request to `path` triggers (consuming one of its `times`), or undefined. */
   take(path: string): MisbehaveRule | undefined {
     for (const active of this.rules) {
-      if (active.times <= 0) continue;
+      if (active.times <= 0 || Date.now() >= active.deadline) continue;
       if (active.rule.path !== undefined && !path.startsWith(active.rule.path)) continue;
       if (active.after > 0) {
         active.after--;

@@ -179,8 +179,18 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: undefined,
     });
     try {
-      const deadline = Date.now() + 120_000;
-      while (!/READY/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      // READY on stdout, or the worker gone (the assertion below says which)
+      await new Promise<void>((ok) => {
+        const done = () => {
+          worker.child.stdout?.off('data', check);
+          worker.child.off('exit', done);
+          ok();
+        };
+        const check = () => void (/READY/.test(worker.output.stdout) && done());
+        worker.child.stdout?.on('data', check);
+        worker.child.once('exit', done);
+        check();
+      });
       expect({ stdout: worker.output.stdout, stderr: worker.output.stderr }).toEqual({ stdout: 'READY\n', stderr: expect.any(String) });
       const metrics = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(metrics.status).toBe(200);
