@@ -60,9 +60,9 @@ export const extractProgressUpdate = defineUpdate<ExtractProgress>('progress');
 /** What `setLimits` may change. */
 export interface ExtractLimits {
   /**
-   * Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded.
-   * Every call started after the update fetches no more than the limit leaves; the call in flight when it came ends as
-   * it was started (page mode: within 0.5 s), so the total can pass the limit by what that call fetched.
+   * Stop fetching once this many pages are fetched in all; the tables are loaded. The limit is exact: it may not be
+   * below the pages already fetched plus the most the call in flight may still add (that call ends as it was started;
+   * page mode: within 0.5 s), so the total never passes it. A refusal names the least limit accepted at that moment.
    */
   maxPages: number;
 }
@@ -70,14 +70,23 @@ export interface ExtractLimits {
 export const setLimitsUpdate = defineUpdate<ExtractProgress, [limits: ExtractLimits]>('setLimits');
 
 
-/** Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone`. */
-function checkLimits(limits: unknown, pagesDone: number): void {
+/**
+ * Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone` plus `inFlight`, the most pages the
+ * call in flight may still add (the limit is exact: the total never passes it).
+ */
+function checkLimits(limits: unknown, pagesDone: number, inFlight: number): void {
   if (typeof limits !== 'object' || limits === null) refuse('setLimits takes {"maxPages": <pages>}');
   const unknown = Object.keys(limits).filter((k) => k !== 'maxPages');
   if (unknown.length > 0) refuse(`unsupported limit ${unknown.join(', ')}: setLimits takes maxPages`);
   const { maxPages } = limits as { maxPages?: unknown };
   if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1) refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
-  if (maxPages < pagesDone) refuse(`maxPages ${maxPages} is below the ${pagesDone} pages already fetched`);
+  if (maxPages < pagesDone + inFlight) {
+    refuse(
+      inFlight === 0
+        ? `maxPages ${maxPages} is below the ${pagesDone} pages already fetched`
+        : `maxPages ${maxPages} is below the ${pagesDone} pages already fetched and the up to ${inFlight} the call in flight may add: give ${pagesDone + inFlight} or more`,
+    );
+  }
 }
 
 export { MAX_RATE_LIMIT_WAITS };
@@ -356,13 +365,15 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
       },
     },
   );
+  /** The most pages the fetch call in flight may still add (0 between calls): the floor of an exact `setLimits`. */
+  let pagesInFlight = 0;
   setHandler(
     setLimitsUpdate,
     (limits) => {
       cp.maxPages = limits.maxPages;
       return current();
     },
-    { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
+    { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages, pagesInFlight)) },
   );
   // opened in `run` below
   let view: RunView | undefined;
@@ -470,6 +481,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
             : {}),
         };
         let r: FetchPagesResult | FetchChildrenResult;
+        pagesInFlight = limits.maxPages;
         try {
           if (next.children) {
             // a batch of the child runs the page waits for: their list stays in the staging, the call gets its reference
@@ -499,6 +511,8 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           const failure = failureOf(err);
           if (!failure) throw err;
           throw next.children ? childBatchFailure(failure, next.children, cp.runKey) : batchFailure(failure, frame!, cp.runKey);
+        } finally {
+          pagesInFlight = 0;
         }
         addBatchTotals(cp, r);
         addWarnings(r.warnings);

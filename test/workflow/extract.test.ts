@@ -241,13 +241,16 @@ describe('extractWorkflow: updates', () => {
       p.hold('fetchPages');
       await p.waitFor('fetchPages', (c) => (c.input as { state?: { pages: number } }).state?.pages === 2);
       const below = await refusalOf(handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 1 }] }));
+      // the limit is exact: the call in flight (up to 2 pages) would pass 3, so 3 is refused naming the least limit
+      const inFlight = await refusalOf(handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 3 }] }));
       const set = await handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 4 }] });
       p.open('fetchPages');
-      return { zero, unknown, below, set };
+      return { zero, unknown, below, inFlight, set };
     });
     expect(seen.zero).toBe('maxPages must be a whole number ≥ 1, got 0');
     expect(seen.unknown).toBe('unsupported limit maxRows: setLimits takes maxPages');
-    expect(seen.below).toBe('maxPages 1 is below the 2 pages already fetched');
+    expect(seen.below).toBe('maxPages 1 is below the 2 pages already fetched and the up to 2 the call in flight may add: give 4 or more');
+    expect(seen.inFlight).toBe('maxPages 3 is below the 2 pages already fetched and the up to 2 the call in flight may add: give 4 or more');
     expect(seen.set.maxPages).toBe(4);
     expect(result?.pages).toBe(4);
     expect(rowsOf(p)).toEqual({ [`${BUCKET}.users`]: 40 });
