@@ -1,4 +1,5 @@
 // Input, result, progress and checkpoint of `extractWorkflow`. Types only: safe for workflow code and for callers.
+import type { CallWaiting } from './call-waiting';
 import type { ParentContext, PageResult, ScrollerState, StopReason, TableSchema } from '../extractor/pure';
 import type { PollingOptions } from './transfer';
 import type { ExtractRunState } from '../extractor/run-state';
@@ -164,6 +165,8 @@ export interface ExtractProgress {
   warnings: number;
   /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
   waitingUntil?: number;
+  /** While a call waits an outage out (Temporal retries it): which, its last failure and since when. */
+  waitingFor?: CallWaiting;
   /** Paused, or asked to pause (it pauses once the batch in flight ends). */
   paused?: boolean;
   /** Asked to cancel (the reason): it stops once the batch in flight ends. */

@@ -31,6 +31,7 @@ import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 import { extractAttributes } from '../contracts/search-attributes';
+import type { CallWaiting } from '../contracts/call-waiting';
 import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
@@ -140,13 +141,15 @@ interface LiveState {
   error: string | undefined;
   /** The reason of a cancel asked for (update or cancellation request). */
   cancelling?: string;
+  /** The call waiting an outage out, while one does. */
+  waitingFor?: CallWaiting;
 }
 
 /**
  * Answer of the `progress` query: the checkpoint (what the batch in flight fetched so far is in its heartbeat
  * details, which the CLI adds).
  */
-function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
+function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling, waitingFor }: LiveState): ExtractProgress {
   const frame = cp.frames[cp.frames.length - 1];
   const ref = frame?.pending?.children;
   return {
@@ -161,6 +164,7 @@ function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancell
     runs: cp.runs,
     warnings: cp.warnings.length + cp.warningsDropped,
     ...(waitingUntil !== undefined ? { waitingUntil } : {}),
+    ...(waitingFor !== undefined ? { waitingFor } : {}),
     ...(cp.paused ? { paused: true } : {}),
     ...(cancelling !== undefined ? { cancelling } : {}),
     ...(cp.maxPages !== undefined ? { maxPages: cp.maxPages } : {}),
@@ -328,9 +332,9 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     cancelReason ??= 'cancellation requested';
   });
 
-  setHandler(extractProgressQuery, () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason }));
+  const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason, waitingFor: view?.waitingFor() });
+  setHandler(extractProgressQuery, current);
   // the same controls as validated updates: a refused one writes no history, an accepted one answers the new state
-  const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason });
   const fetching = (what: string) => {
     if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
     if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
