@@ -48,6 +48,12 @@ export interface ExtractOptions {
   bucketId?: string;
   /** Load into existing tables incrementally (append/upsert) instead of replacing their rows. Default false. */
   incremental?: boolean;
+  /**
+   * Tables loaded at once at the end (each a `findTable`, a `buildTableCsv` and an `importTableWorkflow` child); the
+   * others wait their turn, in schema order. Default 4 (1–100): an extraction of hundreds of tables starts no more
+   * Storage jobs and builds no more CSVs at a time than this.
+   */
+  loadConcurrency?: number;
   /** Heartbeat timeout of the page-fetching activity (ms): how fast a dead worker's batch is taken over. Default 15 000. */
   heartbeatTimeoutMs?: number;
   /** Continue-as-new after this many pages in one run (besides the server's suggestion). Default: none (tests use it). */

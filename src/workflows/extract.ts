@@ -332,6 +332,8 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     cancelReason ??= 'cancellation requested';
   });
 
+  // opened in `run` below (declared before the handlers: an update that came with the start runs as its handler is set)
+  let view: RunView | undefined;
   const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason, waitingFor: view?.waitingFor() });
   setHandler(extractProgressQuery, current);
   // the same controls as validated updates: a refused one writes no history, an accepted one answers the new state
@@ -379,8 +381,6 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     },
     { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages, pagesInFlight)) },
   );
-  // opened in `run` below
-  let view: RunView | undefined;
 
   const addWarnings = (warnings: readonly string[]) => {
     for (const warning of warnings) {
@@ -565,6 +565,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           outageBudgetMs: input.options?.outageBudgetMs,
           transferTaskQueue: input.options?.activityTaskQueue,
           priority,
+          concurrency: o.loadConcurrency,
           activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
         });
       }
