@@ -7,7 +7,7 @@ import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString, parseJsonBody } from './form';
 import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
-import { MEMORY_OBJECTS_PREFIX, MemoryObjectStore } from './memory-store';
+import { MEMORY_OBJECTS_PREFIX, MemoryObjectStore, registerMemoryObjectRoutes } from './memory-store';
 import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry, loggedBody } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
@@ -283,24 +283,4 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   const memory = ctx.objects;
   if (memory instanceof MemoryObjectStore) await app.register(async (scope) => registerMemoryObjectRoutes(scope, memory), { prefix: MEMORY_OBJECTS_PREFIX });
   return app;
-}
-
-/** S3's XML error body, as a client reading a presigned URL of an S3 stack gets it. */
-function s3Error(code: string, message: string): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
-}
-
-/** GET (and HEAD) of the memory store's objects at the presigned URLs of file resources. */
-function registerMemoryObjectRoutes(scope: FastifyInstance, store: MemoryObjectStore): void {
-  scope.get('/*', async (request, reply) => {
-    const key = (request.params as { '*': string })['*'];
-    const { expires, signature } = request.query as { expires?: string; signature?: string };
-    const found = store.open(key, expires, signature);
-    if ('refused' in found) {
-      const [status, code, message] =
-        found.refused === 'forbidden' ? [403, 'AccessDenied', 'Request has expired or its signature does not match'] : [404, 'NoSuchKey', 'The specified key does not exist.'];
-      return reply.code(status).header('content-type', 'application/xml').send(s3Error(code, message));
-    }
-    return reply.header('content-type', found.object.contentType).header('content-length', String(found.object.body.length)).send(found.object.body);
-  });
 }

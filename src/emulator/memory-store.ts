@@ -7,6 +7,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { type FastifyInstance } from 'fastify';
 import { ApiError } from './errors';
 import { type ObjectStore } from './object-store';
 
@@ -142,4 +143,24 @@ export class MemoryObjectStore implements ObjectStore {
   destroy(): void {
     this.objects.clear();
   }
+}
+
+/** S3's XML error body, as a client reading a presigned URL of an S3 stack gets it. */
+function s3Error(code: string, message: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+}
+
+/** GET (and HEAD) of the memory store's objects at the presigned URLs of file resources. */
+export function registerMemoryObjectRoutes(scope: FastifyInstance, store: MemoryObjectStore): void {
+  scope.get('/*', async (request, reply) => {
+    const key = (request.params as { '*': string })['*'];
+    const { expires, signature } = request.query as { expires?: string; signature?: string };
+    const found = store.open(key, expires, signature);
+    if ('refused' in found) {
+      const [status, code, message] =
+        found.refused === 'forbidden' ? [403, 'AccessDenied', 'Request has expired or its signature does not match'] : [404, 'NoSuchKey', 'The specified key does not exist.'];
+      return reply.code(status).header('content-type', 'application/xml').send(s3Error(code, message));
+    }
+    return reply.header('content-type', found.object.contentType).header('content-length', String(found.object.body.length)).send(found.object.body);
+  });
 }
