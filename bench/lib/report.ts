@@ -73,13 +73,24 @@ export function formatGoals(figures: readonly Figure[], goals: readonly Goal[]):
   const lines: string[] = [];
   for (const goal of goals) {
     const judged = figures.filter((f) => f.goal === goal.name);
-    const verdict = judged.length === 0 ? 'NOT MEASURED' : judged.some((f) => f.met === false) ? 'MISSED' : judged.every((f) => f.met === true) ? 'MET' : 'INCOMPLETE';
-    const why = judged.length === 0 ? ` (run ${goal.scenarios.join(', ')})` : verdict === 'INCOMPLETE' ? ' (a figure has no value)' : '';
+    // a pass of one of its scenarios that failed (e.g. the loaded upload) leaves the target unjudged there
+    const failed = figures.filter((f) => goal.scenarios.includes(f.scenario) && f.metric.startsWith('FAILED'));
+    const verdict =
+      judged.length === 0 && failed.length === 0
+        ? 'NOT MEASURED'
+        : judged.some((f) => f.met === false)
+          ? 'MISSED'
+          : judged.length > 0 && failed.length === 0 && judged.every((f) => f.met === true)
+            ? 'MET'
+            : 'INCOMPLETE';
+    const why =
+      judged.length === 0 && failed.length === 0 ? ` (run ${goal.scenarios.join(', ')})` : verdict === 'INCOMPLETE' ? (failed.length ? ' (a pass failed)' : ' (a figure has no value)') : '';
     lines.push(`${goal.name}: ${verdict}${why} — ${goal.asks}`);
     for (const f of judged) {
       const value = f.target?.on === 'ratio' ? `${f.ratio === undefined ? '?' : `${f.ratio.toFixed(2)}×`} (${show(f.ours)} vs ${show(f.baseline)} ${f.unit})` : `${show(f.ours) || '?'} ${f.unit}`.trim();
       lines.push(`  ${f.met === undefined ? 'n/a   ' : f.met ? 'MET   ' : 'MISSED'} ${f.scenario}: ${f.metric}: ${value}, target ${formatTarget(f.target, f.unit)}`);
     }
+    for (const f of failed) lines.push(`  FAILED ${f.scenario}: ${f.metric}: ${f.note ?? ''}`.trimEnd());
   }
   return lines.join('\n');
 }

@@ -74,4 +74,15 @@ describe('the summary of an issue’s targets', () => {
     expect(lines[5]).toBe('g3: NOT MEASURED (run long-job) — cheap');
     expect(text).not.toContain('unrelated');
   });
+
+  it('says INCOMPLETE when a pass of its scenarios failed and nothing judged missed, naming the failure', () => {
+    const text = formatGoals(
+      [
+        figure({ scenario: 'upload', metric: 'rate', unit: 'MB/s', ours: 100, baseline: 100, target: { on: 'ratio', op: '>=', value: 0.9 }, goal: 'g1' }),
+        { scenario: 'upload', metric: 'FAILED [1 busy core]', unit: '', note: 'table exists' },
+      ],
+      goals,
+    );
+    expect(text.split('\n').slice(0, 3)).toEqual(['g1: INCOMPLETE (a pass failed) — fast', '  MET    upload: rate: 1.00× (100 vs 100 MB/s), target ratio ≥ 0.9', '  FAILED upload: FAILED [1 busy core]: table exists']);
+  });
 });
