@@ -45,13 +45,23 @@ export function pollOptions(budgetMs: number, atLeastMs: number): ActivityOption
 }
 
 /**
+ * How long `awaitJob` may go without a heartbeat reaching Temporal: 10 minutes. The SDK sends at most one heartbeat
+ * per 80 % of it (every 8 minutes, about 7.5 an hour) whatever the poll rate: Temporal Cloud bills each heartbeat it
+ * receives as an action, so a job of hours costs a few actions an hour, not one per poll (a 1-minute timeout made it
+ * about 75). What it trades: a worker that dies while awaiting a job is noticed within 10 minutes (another worker then
+ * resumes the wait; the job itself runs on the service all along), and the activity learns of a cancel at its next
+ * heartbeat (the run does not wait for that: it is cancelled at once, the activity's last polls are read-only).
+ */
+export const AWAIT_JOB_HEARTBEAT_TIMEOUT_MS = 10 * 60_000;
+
+/**
  * The activity that polls a long job until it ends or `deadlineAt` (ms since epoch, workflow time): its one attempt may
- * last until the deadline; it heartbeats after every poll (at most `maxMs`, 20 s by default, apart), so a cancel or a
- * dead worker is noticed within a minute; an outage is waited out for the run's budget beyond that.
+ * last until the deadline; it records a heartbeat after every poll (sent to Temporal at most every 8 minutes, see
+ * {@link AWAIT_JOB_HEARTBEAT_TIMEOUT_MS}); an outage is waited out for the run's budget beyond that.
  */
 export function awaitJobOptions(budgetMs: number, untilDeadlineMs: number): ActivityOptions {
   const attemptMs = Math.max(0, untilDeadlineMs) + SHORT_CALL_MS;
-  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: '1 minute', retry: outageRetry() };
+  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: AWAIT_JOB_HEARTBEAT_TIMEOUT_MS, retry: outageRetry() };
 }
 
 /**
