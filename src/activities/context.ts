@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { activityAttemptDeadlineMs } from '../http';
 import { toApplicationFailure } from '../errors';
 import type { ProgressReport } from '../contracts/transfer';
 
@@ -43,6 +44,15 @@ export function activityMarker(): string {
   const info = Context.current().info;
   const run = info.workflowExecution?.runId ?? info.activityId;
   return `sapi-temporal.${run}.${info.activityId}`;
+}
+
+/**
+ * The end of the running activity attempt (ms since epoch; see `activityAttemptDeadlineMs`), what in-process retries
+ * must finish by; undefined outside an activity or without timeouts.
+ */
+export function activityDeadline(): number | undefined {
+  const info = activeContext()?.info;
+  return info ? activityAttemptDeadlineMs(info) : undefined;
 }
 
 function activeContext(): Context | undefined {
