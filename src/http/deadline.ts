@@ -27,18 +27,17 @@ export function retryFits(deadlineMs: number | undefined, nowMs: number, delayMs
 }
 
 /**
- * The deadline of an activity attempt from its info: the attempt's start-to-close counted from its scheduling (the
- * start comes at or after it, so this errs early), and the activity's schedule-to-close from its first scheduling;
- * the earlier of the two. A timeout of 0 is none.
+ * The deadline of an activity attempt that started (here) at `startedMs`: its start-to-close counted from then (the
+ * server counts from its dispatch, a moment earlier: the margin covers it; not from the scheduling, which may lie
+ * minutes before in a busy queue), and the activity's schedule-to-close from its first scheduling; the earlier of the
+ * two. A timeout of 0 is none.
  */
-export function activityAttemptDeadlineMs(info: {
-  currentAttemptScheduledTimestampMs: number;
-  startToCloseTimeoutMs: number;
-  scheduledTimestampMs: number;
-  scheduleToCloseTimeoutMs: number;
-}): number | undefined {
+export function activityAttemptDeadlineMs(
+  info: { startToCloseTimeoutMs: number; scheduledTimestampMs: number; scheduleToCloseTimeoutMs: number },
+  startedMs: number,
+): number | undefined {
   const ends = [
-    info.startToCloseTimeoutMs > 0 ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : undefined,
+    info.startToCloseTimeoutMs > 0 ? startedMs + info.startToCloseTimeoutMs : undefined,
     info.scheduleToCloseTimeoutMs > 0 ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : undefined,
   ].filter((end): end is number => end !== undefined);
   return ends.length ? Math.min(...ends) : undefined;

@@ -2,6 +2,9 @@
  * Retry budgets inside an activity end before the activity attempt does: the pure bound, the Storage API client's
  * retries against a real HTTP server, and the S3 SDK's retry strategy.
  */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { activityDeadline, asActivity } from '../../../src/activities/context';
 import { activityAttemptDeadlineMs, attemptBudgetMs, DEADLINE_MARGIN_MS, MIN_ATTEMPT_MS, retryFits } from '../../../src/http/deadline';
 import { deadlineRetryStrategy } from '../../../src/object-storage/s3-client';
 import { createStorageClient } from '../../../src/storage-api/client';
@@ -22,11 +25,20 @@ describe('retry budget bounded by a deadline', () => {
     expect(attemptBudgetMs(undefined, now)).toBeUndefined();
   });
 
-  it("takes an activity attempt's deadline from its start-to-close and the activity's schedule-to-close, the earlier", () => {
-    const info = { currentAttemptScheduledTimestampMs: now, startToCloseTimeoutMs: 60_000, scheduledTimestampMs: now - 100_000, scheduleToCloseTimeoutMs: 130_000 };
-    expect(activityAttemptDeadlineMs(info)).toBe(now + 30_000);
-    expect(activityAttemptDeadlineMs({ ...info, scheduleToCloseTimeoutMs: 0 })).toBe(now + 60_000);
-    expect(activityAttemptDeadlineMs({ ...info, startToCloseTimeoutMs: 0, scheduleToCloseTimeoutMs: 0 })).toBeUndefined();
+  it("takes an activity attempt's deadline from its start-to-close (from its start) and the activity's schedule-to-close, the earlier", () => {
+    const info = { startToCloseTimeoutMs: 60_000, scheduledTimestampMs: now - 100_000, scheduleToCloseTimeoutMs: 130_000 };
+    expect(activityAttemptDeadlineMs(info, now)).toBe(now + 30_000);
+    expect(activityAttemptDeadlineMs({ ...info, scheduleToCloseTimeoutMs: 0 }, now)).toBe(now + 60_000);
+    expect(activityAttemptDeadlineMs({ ...info, startToCloseTimeoutMs: 0, scheduleToCloseTimeoutMs: 0 }, now)).toBeUndefined();
+  });
+
+  it("gives an activity body run by asActivity the end of its attempt: its start plus its start-to-close", async () => {
+    const activity = new MockActivityEnvironment({ startToCloseTimeoutMs: 60_000, scheduleToCloseTimeoutMs: 0 }, { logger: new DefaultLogger('ERROR') });
+    const before = Date.now();
+    const seen = (await activity.run(() => asActivity(async () => activityDeadline()))) as number;
+    expect(seen).toBeGreaterThanOrEqual(before + 60_000);
+    expect(seen).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(activityDeadline()).toBeUndefined(); // outside an activity: no bound
   });
 
   describe('Storage API client', () => {
