@@ -16,7 +16,8 @@ import { MAX_WARNINGS } from '../contracts/extract-plan';
 import type { InputPolicy } from '../security/policy';
 import { ChildListReader, writeChildList } from '../object-storage/child-list';
 import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../object-storage/page-group-writer';
-import { jobRunPrefix, stageStoreOf, type StageStore } from '../object-storage/stage-store';
+import { type ObjectStore } from '../object-storage/object-store';
+import { jobRunPrefix, stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
 import { assertOwnRunKey } from './ownership';
@@ -155,7 +156,7 @@ function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): voi
 /** The parts of a `fetchPages` call that every job run it fetches shares. */
 interface Call<C> {
   context: Context;
-  store: StageStore;
+  store: ObjectStore;
   runKey: string;
   limits: FetchLimits;
   startedAt: number;
