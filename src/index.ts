@@ -53,8 +53,8 @@ export type {
   ExtractMode,
   ExtractPhase,
   ExtractFetchTuning,
-  StopReasonCounts,
 } from './contracts/extract';
+export type { StopReasonCounts } from './extractor/checkpoint';
 export type { ExtractRunTimes } from './extractor/types';
 export type { StopReason } from './extractor/scroller';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
@@ -76,7 +76,7 @@ export {
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';
-export { ErrorCode, ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
+export { ErrorCode, ERROR_CODES, type ErrorCodeInfo } from './errors/codes';
 export {
   EncryptionCodec,
   codecDataConverter,

@@ -14,7 +14,7 @@ import { heartbeatProgress, withLive } from '../live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
 export interface WorkflowKind {

@@ -1,5 +1,5 @@
 import { type Command } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { CODEC_KEYS_ENV, CODEC_KEY_FILE_ENV, loadCodecKeys } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, DEFAULT_CODEC_SERVER_HOST, DEFAULT_CODEC_SERVER_PORT } from '../codec/server';
 import { integerParser, onStopSignals, parseList, type CliContext } from './common';

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
 import { CliError, describeFailure } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import type { ExtractProgress } from '../contracts/extract';
 import type { TransferProgress } from '../contracts/transfer';
 

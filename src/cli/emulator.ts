@@ -6,7 +6,7 @@ import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOption
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
 export const DEFAULT_EMULATOR_REGION = 'us-east-1';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadSettings } from '../config';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { parseRunState } from '../extractor/run-state';
 import { deleteRunState, loadRunState, saveRunState } from '../object-storage/run-state-store';
 import { createS3Client } from '../object-storage/s3-client';

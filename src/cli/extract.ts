@@ -8,7 +8,7 @@ import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, intege
 import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** `sapi-temporal extract` flags as commander parses them. */
 export interface ExtractFlags extends WorkflowFlags {

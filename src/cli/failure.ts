@@ -11,7 +11,7 @@ import {
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/common';
-import { ErrorCode, namespaceNotFoundMessage } from '../contracts/error-codes';
+import { ErrorCode, namespaceNotFoundMessage } from '../errors/codes';
 import { isSapiError } from '../errors';
 
 /** Longest chain of causes followed (a guard against cycles). */

@@ -7,7 +7,7 @@ import { heartbeatProgress, withLive, type LiveProgress } from '../live-progress
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
 export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;

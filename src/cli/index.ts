@@ -21,7 +21,7 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
 import { packageVersion } from '../version';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 export { packageVersion };
 

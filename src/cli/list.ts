@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
 import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { CliError } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** `list` flags as commander parses them. */
 export interface ListFlags extends TemporalFlags {

@@ -6,7 +6,7 @@ import { TemporalFailure } from '@temporalio/common';
 import { pollBackoff, type PollSchedule } from '../contracts/poll-schedule';
 import { CliError, LOST_CONTACT_EXIT_CODE } from './failure';
 import { formatDuration } from './progress';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /** Default of `--reconnect-timeout` / `SAPI_CLI_RECONNECT_TIMEOUT`: 10 minutes (ms). */
 export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;

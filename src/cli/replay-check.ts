@@ -1,7 +1,7 @@
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import type { NamedHistory } from '../replay-check';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
 import { CliError } from './failure';

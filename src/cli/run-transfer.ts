@@ -1,7 +1,7 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
 import { isGrpcServiceError, type Client } from '@temporalio/client';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { CliError } from './failure';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';

@@ -12,7 +12,7 @@ import { CliError, CommandFailedError, describeFailure, failureCode, rootFailure
 import { printSummary } from './follow';
 import { formatDuration } from './progress';
 import { connectTemporal } from './temporal-link';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { runMetadata } from '../contracts/search-attributes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 import { clientOf } from './temporal-link';

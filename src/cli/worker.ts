@@ -1,7 +1,7 @@
 import { type Command } from 'commander';
 import { loadSettings } from '../config';
 import { addTemporalOptions, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { CliError, describeFailure } from './failure';
 
 /** `sapi-temporal worker`: a worker for the plugin, configured from the environment, until SIGINT/SIGTERM. */

@@ -2,7 +2,7 @@
  * Errors of the extractor: {@link SapiError}s with the registry's `SAPI_EXTRACT_…` codes (one registry, one
  * converter to `ApplicationFailure`). Workflow-safe: the registry and `SapiError` use no Node built-ins.
  */
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { SapiError } from '../errors';
 
 /** The extractor's codes in the registry, by short name. */

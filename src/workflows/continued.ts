@@ -1,5 +1,5 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 
 /**
  * The internal state a run hands to the run it continues as (`resume`), checked before anything runs: only a run of

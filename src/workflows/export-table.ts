@@ -4,7 +4,7 @@ import { runTransfer } from './transfer-run';
 import { activityOptions, outageBudget, shortTransferOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { exportAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';

@@ -6,7 +6,7 @@ import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTrans
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
 import { BUCKET_ID_PATTERN, DEFAULT_METADATA_PROVIDER, TABLE_NAME_PATTERN, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
-import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors/codes';
 import { DEFAULT_OUTAGE_BUDGET_MS } from '../contracts/transfer';
 
 /** Start-to-close of a short Storage API call (prepare, start a job, poll, checks). */

@@ -1,7 +1,7 @@
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { JobSummary, PollingOptions } from '../contracts/transfer';
 import { nextPollDelay, type PollSchedule } from '../contracts/poll-schedule';
-import { describeJobFailure, ErrorCode } from '../contracts/error-codes';
+import { describeJobFailure, ErrorCode } from '../errors/codes';
 
 /** Default deadline for a Storage job (ms): 6 hours. */
 export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;

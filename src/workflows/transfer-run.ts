@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancellationScope, defineQuery, defineUpdate, isCancellation, setHandler } from '@temporalio/workflow';
 import type { PollingOptions, TransferProgress } from '../contracts/transfer';
 import { DEFAULT_JOB_DEADLINE_MS } from './polling';
-import { ErrorCode } from '../contracts/error-codes';
+import { ErrorCode } from '../errors/codes';
 import type { RunAttributeValues } from '../contracts/search-attributes';
 import { bytesText, detailLine, RunView } from './run-view';
 import { budgetSpent } from './options';

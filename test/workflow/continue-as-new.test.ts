@@ -6,7 +6,7 @@
  * lets the job end.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { ErrorCode } from '../../src/errors/codes';
 import type { ExtractResult } from '../../src/contracts/extract';
 import { exportTableWorkflow, extendDeadlineUpdate, extractWorkflow, importTableWorkflow, progressQuery } from '../../src/workflows';
 import { FakeProject } from './harness/fake-project';

@@ -6,7 +6,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { ErrorCode } from '../../src/errors/codes';
 import type { ExportTableInput, ExportTableResult } from '../../src/contracts/transfer';
 import { exportTableWorkflow, extendDeadlineUpdate, progressQuery, transferCancelUpdate } from '../../src/workflows';
 import { FakeProject, outage, type ActivityName } from './harness/fake-project';

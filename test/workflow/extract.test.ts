@@ -7,7 +7,7 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { ErrorCode } from '../../src/errors/codes';
 import type { ExtractInput, ExtractOptions, ExtractProgress, ExtractResult } from '../../src/contracts/extract';
 import { extractCancelUpdate, extractProgressQuery, extractWorkflow, pauseUpdate, resumeUpdate, setLimitsUpdate } from '../../src/workflows';
 import { FakeProject, outage, unavailable, type ActivityName } from './harness/fake-project';

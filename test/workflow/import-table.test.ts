@@ -7,7 +7,7 @@ import type { WorkflowFailedError, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SMALL_IMPORT_MAX_BYTES } from '../../src/activities/prepare-import';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { ErrorCode } from '../../src/errors/codes';
 import type { ImportTableInput, ImportTableResult } from '../../src/contracts/transfer';
 import { extendDeadlineUpdate, importTableWorkflow, progressQuery, transferCancelUpdate } from '../../src/workflows';
 import { FakeProject, outage, type ActivityName } from './harness/fake-project';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ERROR_CODES, ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../../../src/contracts/error-codes';
+import { ERROR_CODES, ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../../../src/errors/codes';
 import { SAPI_ERROR_CODES, SapiErrorCode } from '../../../src/errors';
 import { ExtractorErrorCode } from '../../../src/extractor/errors';
 import { renderErrorTable } from '../../../scripts/gen-docs/errors';

@@ -12,7 +12,7 @@ import {
   SapiTransferError,
   toApplicationFailure,
 } from '../../../src/errors';
-import { describeJobFailure } from '../../../src/contracts/error-codes';
+import { describeJobFailure } from '../../../src/errors/codes';
 import { ExtractNotJsonError } from '../../../src/extractor/errors';
 
 const req = { method: 'POST', path: '/v2/storage/buckets/in.c-x/tables-async' };

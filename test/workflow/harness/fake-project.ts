@@ -9,7 +9,7 @@ import type { SapiActivities } from '../../../src/activities';
 import type { PreparedUpload } from '../../../src/activities/prepare-file';
 import type { FetchChildrenInput, FetchPagesInput } from '../../../src/activities/extract-fetch-pages';
 import { SMALL_IMPORT_MAX_BYTES } from '../../../src/activities/prepare-import';
-import { ErrorCode } from '../../../src/contracts/error-codes';
+import { ErrorCode } from '../../../src/errors/codes';
 import { toApplicationFailure } from '../../../src/errors';
 import type { JobSummary } from '../../../src/contracts/transfer';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';

@@ -6,9 +6,9 @@
  * Messages say where the failure happened, what was received and, when we know, how to fix it.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { describeJobFailure, ErrorCode, ERROR_CODES, NON_RETRYABLE_ERROR_CODES } from './contracts/error-codes';
+import { describeJobFailure, ErrorCode, ERROR_CODES, NON_RETRYABLE_ERROR_CODES } from './codes';
 
-/** Every code this package raises (the registry, `src/contracts/error-codes.ts`). */
+/** Every code this package raises (the registry, `src/errors/codes.ts`). */
 export const SapiErrorCode = ErrorCode;
 export type SapiErrorCode = ErrorCode;
 
