@@ -8,9 +8,6 @@ import { CliError, LOST_CONTACT_EXIT_CODE } from './failure';
 import { formatDuration } from './progress';
 import { ErrorCode } from '../errors/codes';
 
-/** Default of `--reconnect-timeout` / `SAPI_CLI_RECONNECT_TIMEOUT`: 10 minutes (ms). */
-export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
-
 /** Waits between reconnection attempts: 1 s, ×2, at most 10 s. */
 export const RECONNECT_SCHEDULE: Readonly<Pick<PollSchedule, 'initialMs' | 'factor' | 'maxMs'>> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 10_000 });
 
