@@ -1,6 +1,6 @@
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { NON_RETRYABLE_ERROR_CODES } from '../errors/codes';
+import { NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { activityMeter, failureType, recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
 
 /**

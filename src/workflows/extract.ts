@@ -31,7 +31,7 @@ import type { ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, Extrac
 import type { ExtractCheckpoint, JobFrame } from '../extractor/checkpoint';
 import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
-import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors/codes';
+import { SapiErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { extractAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
@@ -305,7 +305,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
   // the staging a checkpoint names is always this chain's own (its workflow id and first run id)
   const runKey = stagingRunKey(info.workflowId, info.firstExecutionRunId);
   if (resumed !== undefined && resumed.runKey !== runKey) {
-    throw ApplicationFailure.create({ type: ErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
+    throw ApplicationFailure.create({ type: SapiErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
   }
   const cp: ExtractCheckpoint = resumed ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
   let phase: ExtractPhase = cp.paused ? 'paused' : 'extracting';
@@ -399,13 +399,13 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     const builder = view.activities(proxyActivities<SapiActivities>(build));
 
     try {
-      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
       const stateProblems = runStateInputProblems(input); // ge-state
-      if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
       const validated = await validateConfig(acts, input.config);
       const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
       if (!isBucketId(bucketId)) {
-        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
+        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, SapiErrorCode.INVALID_INPUT);
       }
       view.set({ SapiBucket: bucketId });
       // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
@@ -515,7 +515,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         const limit = rateLimitAfterBatch(rateLimitWaits, r);
         rateLimitWaits = limit.waits;
         if (limit.giveUp) {
-          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
+          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, SapiErrorCode.EXTRACT_RATE_LIMITED);
         }
         if (limit.waitMs !== null) {
           log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: jobId, message: r.rateLimitMessage });

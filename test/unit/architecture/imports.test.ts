@@ -23,7 +23,7 @@ describe('the layout of src/', () => {
 
   it('reads the import graph (a check on the checks)', () => {
     expect(graph.get('activities/index')).toContain('activities/ensure-bucket');
-    expect(graph.get('workflows/import-table')).toContain('errors/codes');
+    expect(graph.get('workflows/import-table')).toContain('errors');
     expect(graph.get('storage-api/index')).toContain('storage-api/client');
   });
 
