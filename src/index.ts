@@ -71,6 +71,7 @@ export type {
   TypedColumn,
 } from './contracts/transfer';
 export { DEFAULT_METADATA_PROVIDER, DESCRIPTION_METADATA_KEY } from './contracts/transfer';
+export type { CallWaiting } from './contracts/call-waiting';
 export type {
   ExtractInput,
   ExtractOptions,
