@@ -32,7 +32,33 @@ export {
   type ListJobsInput,
 } from './storage-api';
 export type { InputPolicy } from './security/policy';
-export * from './errors';
+export {
+  SapiErrorCode,
+  ERROR_CODES,
+  NON_RETRYABLE_ERROR_CODES,
+  SapiError,
+  SapiHttpError,
+  SapiNetworkError,
+  SapiTimeoutError,
+  SapiInvalidResponseError,
+  SapiCredentialsExpiredError,
+  SapiTransferError,
+  SapiInvalidInputError,
+  SapiInputForbiddenError,
+  BODY_EXCERPT_CHARS,
+  httpErrorCode,
+  isRetryableStatus,
+  isSapiError,
+  toApplicationFailure,
+  unlessNotFound,
+  errorCode,
+  errorMessage,
+  excerptOf,
+  type ErrorCodeInfo,
+  type SapiErrorDetails,
+  type SapiErrorOptions,
+  type RequestDescription,
+} from './errors';
 export type {
   ImportTableInput,
   ImportTableResult,
@@ -54,8 +80,8 @@ export type {
   ExtractMode,
   ExtractPhase,
   ExtractFetchTuning,
-  StopReasonCounts,
 } from './contracts/extract';
+export type { StopReasonCounts } from './extractor/checkpoint';
 export type { ExtractRunTimes } from './extractor/types';
 export type { StopReason } from './extractor/scroller';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
@@ -77,7 +103,6 @@ export {
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';
-export { ErrorCode, ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
 export {
   EncryptionCodec,
   codecDataConverter,

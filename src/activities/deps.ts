@@ -5,7 +5,7 @@ import { createS3Client } from '../object-storage/s3-client';
 import { createHttpPools, type HttpPools } from '../http';
 import { activityDeadline } from './context';
 import { createSealer, type Sealer } from './sealing';
-import { createConfinement, type Confinement } from '../security/confine';
+import { createConfinement, type Confinement } from './confine';
 
 /** What the activities need from the outside world; built once per worker by {@link createActivityDeps}. */
 export interface ActivityDeps {

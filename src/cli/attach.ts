@@ -14,7 +14,7 @@ import { heartbeatProgress, withLive } from '../live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
 export interface WorkflowKind {
@@ -164,7 +164,7 @@ async function find(what: string, request: AttachRequest): Promise<{ link: Tempo
     await link?.close();
     const notFound = err instanceof WorkflowNotFoundError;
     const failure = notFound
-        ? new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
+        ? new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
         : err;
     throw commandFailure(failure, what, request.settings.address, notFound ? undefined : request.workflowId);
   }

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
@@ -122,7 +122,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     ));
   } catch (err) {
     // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
-    throw new CliError(ErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+    throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
   }
   return { ...temporal, codecKeys: loadCodecKeys(env), tracing: tracingFromEnv(env) };
 }

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
 import { CliError, describeFailure } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import type { ExtractProgress } from '../contracts/extract';
 import type { TransferProgress } from '../contracts/transfer';
 
@@ -52,7 +52,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)',
     arg: (flags) => {
-      if (flags.maxPages === undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'give --max-pages <n>');
+      if (flags.maxPages === undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];
     },
     options: (command) => command.option('--max-pages <n>', 'stop after this many pages in all', integerParser(1)),
@@ -63,7 +63,7 @@ export const CONTROLS: readonly Control[] = [
     types: TRANSFERS,
     description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
     arg: (flags) => {
-      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(ErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
       return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
     },
     options: (command) =>
@@ -78,13 +78,13 @@ export async function sendControl(client: Client, control: Control, workflowId: 
   try {
     const described = await handle.describe();
     workflowType = described.type;
-    if (described.status.name !== 'RUNNING') throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
+    if (described.status.name !== 'RUNNING') throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
+    if (err instanceof WorkflowNotFoundError) throw new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
     throw err;
   }
   if (!control.types.includes(workflowType)) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
   if (control.verb === 'cancel') return { workflowType, state: await requestCancel(client, workflowId, workflowType, flags.reason) };
   const args = control.arg(flags);
@@ -98,7 +98,7 @@ export async function sendControl(client: Client, control: Control, workflowId: 
       return { workflowType, state };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
+        throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
       }
       if (attempt >= UPDATE_ATTEMPTS || !lostWithItsTask(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
@@ -125,7 +125,7 @@ async function requestCancel(client: Client, workflowId: string, workflowType: s
   const handle = client.workflow.getHandle(workflowId);
   const state = await handle.query<TransferProgress | ExtractProgress>('progress');
   const refusal = cancelRefusal(workflowType, state);
-  if (refusal !== undefined) throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${refusal}`);
+  if (refusal !== undefined) throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${refusal}`);
   const why = reason ?? 'sapi-temporal cancel';
   await client.workflowService.requestCancelWorkflowExecution({
     namespace: client.options.namespace,

@@ -21,7 +21,7 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
 import { packageVersion } from '../version';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 export { packageVersion };
 
@@ -85,7 +85,7 @@ export function registerDevKitHints(program: Command): void {
       .allowExcessArguments()
       .action(() => {
         throw new CliError(
-          ErrorCode.INVALID_INPUT,
+          SapiErrorCode.INVALID_INPUT,
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
         );
       });

@@ -3,7 +3,7 @@
  * lines under `childrenPrefix(runKey, runNo, pageNo)`. Keys are deterministic per job run and page, so the retry of
  * the call that fetched the page writes the same keys again. See `ChildrenRef` (what the workflow keeps of it).
  */
-import type { ChildrenRef, ChildSpec } from '../contracts/extract';
+import type { ChildrenRef, ChildSpec } from '../extractor/checkpoint';
 import { SapiInvalidInputError } from '../errors';
 import { type ObjectStore } from './object-store';
 import { CHILD_CHUNK_SIZE, childChunkKey, childrenPrefix, childrenRootPrefix, readText } from './stage-store';

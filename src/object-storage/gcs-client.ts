@@ -9,7 +9,7 @@ import { type Dispatcher } from 'undici';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
-import { tracedRequest } from '../http/traced-request';
+import { tracedRequest } from '../observability/traced-request';
 
 /** The real service's JSON API root. */
 export const DEFAULT_GCS_ENDPOINT = 'https://storage.googleapis.com';

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
-import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { SapiErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { DEFAULT_OUTAGE_BUDGET_MS } from '../contracts/transfer';
 
 /** Start-to-close of a short Storage API call (prepare, start a job, poll, checks). */
@@ -77,7 +77,7 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
     startToCloseTimeout: TRANSFER_ATTEMPT_MS,
     scheduleToCloseTimeout: TRANSFER_ATTEMPT_MS + budgetMs,
     heartbeatTimeout: '20 seconds',
-    retry: outageRetry(kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, ErrorCode.CREDENTIALS_EXPIRED] : NON_RETRYABLE_ERROR_CODES),
+    retry: outageRetry(kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, SapiErrorCode.CREDENTIALS_EXPIRED] : NON_RETRYABLE_ERROR_CODES),
   };
 }
 
@@ -101,7 +101,7 @@ export function budgetSpent(err: unknown): unknown {
   const last = timedOut ? timedOut.cause : err.cause;
   const type = last instanceof ApplicationFailure ? last.type : undefined;
   return ApplicationFailure.create({
-    type: type ?? ErrorCode.SERVER_ERROR,
+    type: type ?? SapiErrorCode.SERVER_ERROR,
     message: `${err.activityType} gave up: the service stayed unavailable for the run's whole outage budget (outageBudgetMs); last failure: ${last?.message ?? err.message}`,
     nonRetryable: true,
     cause: last,

@@ -18,7 +18,7 @@ import {
   type FetchPagesInput,
   type FetchPagesResult,
 } from '../../../src/activities/extract-fetch-pages';
-import type { ChildrenRef, ChildSpec } from '../../../src/contracts/extract';
+import type { ChildrenRef, ChildSpec } from '../../../src/extractor/checkpoint';
 import { ChildListReader } from '../../../src/object-storage/child-list';
 import { functionScopeOf } from '../../../src/extractor/functions';
 import { isPageLogKey, pageKey, pageLogKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
