@@ -23,7 +23,7 @@ export interface ListFlags extends TemporalFlags {
 }
 
 /** The plugin's workflow types: every `list` is limited to them. */
-export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow'];
+export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'];
 
 /** `--status` values and the `ExecutionStatus` each stands for. */
 export const STATUS_FILTERS: Readonly<Record<string, string>> = {

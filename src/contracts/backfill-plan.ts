@@ -139,6 +139,9 @@ function extractProblems(input: BackfillExtractInput): string[] {
   const params = typeof config === 'object' && config !== null ? config.parameters : undefined;
   if (typeof params !== 'object' || params === null || typeof params.config !== 'object' || params.config === null) {
     problems.push('extract.config must be a Generic-Extractor configuration ({"parameters": {"api": …, "config": …}})');
+  } else if (extract.options?.incremental !== true && (params.config as { incrementalOutput?: unknown }).incrementalOutput !== true) {
+    // every window loads into the same tables: a replacing load would keep only the last window's rows
+    problems.push('a backfill loads every window into the same tables: set extract.options.incremental (CLI --incremental) or incrementalOutput: true in the configuration');
   }
   return problems;
 }

@@ -111,7 +111,8 @@ function failureMessage(err: unknown): string {
  *    child (`extractWorkflow` / `importTableWorkflow`) under a deterministic id `<backfill id>-w0001`, with its own
  *    checkpoints, the priority key {@link BACKFILL_PRIORITY} (unless the backfill has one) and the fairness key the
  *    live runs use, so the API's and Storage's limits hold for both.
- * 2. At most `parallel` children run at once; the next window starts when one ends. A child id whose run completed
+ * 2. At most `parallel` children run at once; the next window starts when one ends (an extraction's first window runs
+ *    alone: it creates the tables the others load into). A child id whose run completed
  *    before (a rerun of the backfill under the same id) is not started again: the window counts as done.
  * 3. An extraction's window gets its bounds in `parameters.config.backfill` and neither reads nor writes the live run
  *    state; with `advanceState`, once every window is done, the state is stored once (`previousStart` = `to`).
@@ -249,7 +250,9 @@ export async function backfillWorkflow(input: BackfillInput & { resume?: Backfil
         const stopping = cancelReason !== undefined || failedAny();
         const draining = !stopping && continueNow();
         if (!stopping && !draining && !cp.paused) {
-          for (let w = nextPending(); w !== undefined && running.size < parallel; w = nextPending()) startWindow(w);
+          // an extraction's first window runs alone: it creates the tables the others load into (no two creating one)
+          const limit = input.kind === 'extract' && !cp.states.includes('d') ? 1 : parallel;
+          for (let w = nextPending(); w !== undefined && running.size < limit; w = nextPending()) startWindow(w);
         }
         if (running.size === 0) {
           if (stopping || nextPending() === undefined) break;
