@@ -100,7 +100,10 @@ export function summarizeBackfill(result: BackfillResult): Summary {
 }
 
 function addBackfillOptions(command: Command): Command {
-  return addWorkflowOptions(command.option('--parallel <n>', `windows going at once, 1 to ${MAX_BACKFILL_PARALLEL} (default ${DEFAULT_BACKFILL_PARALLEL})`, integerParser(1)));
+  return addWorkflowOptions(
+    command.option('--parallel <n>', `windows going at once, 1 to ${MAX_BACKFILL_PARALLEL} (default ${DEFAULT_BACKFILL_PARALLEL})`, integerParser(1)),
+    `${BACKFILL_PRIORITY}, behind scheduled (2) and ad-hoc (3) runs; the windows take the backfill's`,
+  );
 }
 
 /** `sapi-temporal backfill extract <config>` and `sapi-temporal backfill import <sources...>`. */
