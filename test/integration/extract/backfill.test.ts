@@ -1,14 +1,17 @@
 /**
  * A backfill on the real stack: `sapi-temporal backfill extract` starts backfillWorkflow over 12 daily windows of the
- * sample API's dated events (`GET /events?from&to`), its worker process is SIGKILLed while windows run, a new one
- * takes over, and every window's rows are in the table exactly once, row by row; the live run state of the
- * configuration (stored by a live run before) is untouched. Real Temporal dev server, the emulator, worker processes
- * sharing one staging folder.
+ * sample API's dated events (`GET /events?from&to`); while windows run its worker process is SIGKILLed and the
+ * Temporal server killed and restarted on its data, a new worker takes over, and every window's rows are in the table
+ * exactly once, row by row; the live run state of the configuration (stored by a live run before) is untouched. A
+ * Temporal dev server of this file's own (the restart must not reach other test files), the emulator, worker
+ * processes sharing one staging folder.
  */
 import { type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { startTemporal, type TemporalHandle } from '../../../src/dev/temporal';
+import { restartTemporal } from '../../harness/temporal-restart';
 import { createSampleApi, datedEvents, type SampleApi } from '../../../src/sample-api';
 import type { BackfillProgress, BackfillResult } from '../../../src/contracts/backfill';
 import type { ExtractResult } from '../../../src/contracts/extract';
@@ -23,15 +26,24 @@ const PAGINATION = { method: 'response.param', responseParam: 'next_page', query
 describe('backfill of an extraction on the real stack', () => {
   let env: SapiTestEnv;
   let api: SampleApi;
+  let temporal: TemporalHandle;
+  let connection: Connection;
+  let client: Client;
   const workers: ChildProcess[] = [];
+  const temporalDir = () => join(env.dataDir, 'own-temporal');
 
   beforeAll(async () => {
     [env, api] = await Promise.all([startSapiTestEnv('backfill', { worker: false }), createSampleApi({ pageSize: 10, eventsPerDay: 25, logRequests: false })]);
+    temporal = await startTemporal({ dataDir: temporalDir(), headless: true });
+    connection = await Connection.connect({ address: temporal.address });
+    client = new Client({ connection, namespace: temporal.namespace });
   });
   afterEach(() => {
     for (const worker of workers.splice(0)) worker.kill('SIGKILL');
   });
   afterAll(async () => {
+    await connection?.close();
+    await temporal?.stop();
     await api?.close();
     await env?.stop();
   });
@@ -41,6 +53,8 @@ describe('backfill of an extraction on the real stack', () => {
     const stack = testStack();
     const child = spawnTs('test/harness/worker-child.ts', [], {
       ...stack.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
       TEMPORAL_TASK_QUEUE: env.taskQueue,
       SAPI_URL: env.emulator.url,
       SAPI_TOKEN: env.emulator.token,
@@ -55,19 +69,21 @@ describe('backfill of an extraction on the real stack', () => {
 
   const statePath = (key: string) => join(env.dataDir, 'work', 'staging', 'run-state', `${key}.json`);
 
-  it('loads each of 12 windows exactly once through a worker kill, and leaves the live run state as the live run stored it', async () => {
+  it('loads each of 12 windows exactly once through a worker kill and a Temporal restart while a live run goes on, and leaves the live run state to the live runs', async () => {
     const gate = await startGate(api.url, 40); // a window takes a few pages of 40 ms: the kill comes while windows run
     try {
       let worker = await startWorkerProcess('backfill-first');
       const events = (from: string, to: string) => ({ endpoint: 'events', dataField: 'events', params: { from, to } });
-      // the live run: the same API and state key, its own day, stores the live state
-      const live = await env.client.workflow.execute('extractWorkflow', {
-        taskQueue: env.taskQueue,
-        workflowId: `backfill-live-${Date.now()}`,
-        args: [{ config: { parameters: { api: { baseUrl: gate.url, pagination: PAGINATION }, config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] } } }, stateKey: 'events-cfg' }],
-      });
+      // the live runs: the same API and state key, today's day; the first stores the live state before the backfill
+      const liveRun = (n: number) =>
+        client.workflow.start('extractWorkflow', {
+          taskQueue: env.taskQueue,
+          workflowId: `backfill-live-${n}-${Date.now()}`,
+          args: [{ config: { parameters: { api: { baseUrl: gate.url, pagination: PAGINATION }, config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] } } }, stateKey: 'events-cfg' }],
+        });
+      const live = (await (await liveRun(1)).result()) as ExtractResult;
       const liveState = readFileSync(statePath('events-cfg'), 'utf8');
-      expect((live as ExtractResult).runState?.stored).toEqual(JSON.parse(liveState));
+      expect(live.runState?.stored).toEqual(JSON.parse(liveState));
 
       // the backfill's configuration reads each window's bounds as {"attr": "backfill.from"} / {"attr": "backfill.to"}
       const config = {
@@ -79,14 +95,15 @@ describe('backfill of an extraction on the real stack', () => {
       const configPath = join(env.dataDir, 'backfill-config.json');
       writeFileSync(configPath, JSON.stringify(config));
       const workflowId = `backfill-events-${Date.now()}`;
-      const stack = testStack();
       const started = await runCli(
         ['backfill', 'extract', configPath, '--from', '2025-01-01', '--to', '2025-01-13', '--window', 'P1D', '--parallel', '3', '--state-key', 'events-cfg', '-w', workflowId, '--detach'],
-        { TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue },
+        { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue },
       );
       expect(started.stderr).not.toMatch(/error/i);
       expect(started.code).toBe(0);
-      const handle: WorkflowHandle = env.client.workflow.getHandle(workflowId);
+      const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
+      // a live run goes on beside the backfill (through the kill and the restart too)
+      const liveBeside = await liveRun(2);
 
       // killed while windows run: some done, some going
       let atKill: BackfillProgress | undefined;
@@ -101,6 +118,9 @@ describe('backfill of an extraction on the real stack', () => {
       );
       worker.kill('SIGKILL');
       expect(atKill!.counts.done).toBeLessThan(12);
+      // then Temporal too, while the windows' children are mid-run with no worker: started again on its data
+      await temporal.process.kill();
+      temporal = await restartTemporal(temporal, { dataDir: temporalDir(), headless: true });
       worker = await startWorkerProcess('backfill-second');
 
       const result = (await handle.result()) as BackfillResult;
@@ -115,8 +135,12 @@ describe('backfill of an extraction on the real stack', () => {
       const expected = datedEvents('2025-01-01', '2025-01-13', 25).map((e) => `${e.id}|${e.day}|${e.n}|${e.value}`).sort();
       expect(rows).toEqual(expected);
       expect(result.rows).toBe(expected.length);
-      // the windows neither read nor wrote the live state: byte for byte what the live run stored
-      expect(readFileSync(statePath('events-cfg'), 'utf8')).toBe(liveState);
+      // the windows neither read nor wrote the live state: the live run beside them started from what the first one
+      // stored, and the state is byte for byte what the live run beside stored
+      const beside = (await liveBeside.result()) as ExtractResult;
+      expect(beside.runTimes?.previousStart).toBe(JSON.parse(liveState).time.previousStart);
+      expect(JSON.parse(readFileSync(statePath('events-cfg'), 'utf8'))).toEqual(beside.runState?.stored);
+      expect(beside.runState?.stored?.time.previousStart).toBe(beside.runTimes?.currentStart);
       // each window's child asked the API for its own day only
       const asked = new Set(gate.seen.map((url) => new URL(url, 'http://x').searchParams.get('from')).filter((from) => from?.startsWith('2025-01')));
       expect(asked.size).toBe(12);
