@@ -43,29 +43,52 @@ export function parseBound(text: string): number | null {
   if (!m) return null;
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
   const ms = Date.UTC(y, mo - 1, d, h, mi, s);
-  const back = new Date(ms);
+  const back = partsOf(ms);
   // 2025-02-30 is not a date (Date.UTC would roll it over into March)
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return null;
+  if (back.year !== y || back.month !== mo || back.day !== d) return null;
   return ms;
+}
+
+/** Calendar parts (UTC) of ms since epoch, by arithmetic (workflow code constructs no `Date`: days-from-civil inverted). */
+function partsOf(ms: number): { year: number; month: number; day: number; hours: number; minutes: number; seconds: number } {
+  const days = Math.floor(ms / 86_400_000);
+  const inDay = Math.floor((ms - days * 86_400_000) / 1000);
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return {
+    year: yoe + era * 400 + (month <= 2 ? 1 : 0),
+    month,
+    day: doy - Math.floor((153 * mp + 2) / 5) + 1,
+    hours: Math.floor(inDay / 3600),
+    minutes: Math.floor((inDay % 3600) / 60),
+    seconds: inDay % 60,
+  };
 }
 
 /** `start` moved by `times` × `length` in calendar terms (UTC). */
 function shifted(start: number, length: WindowLength, times: number): number {
-  const d = new Date(start);
+  const d = partsOf(start);
   return Date.UTC(
-    d.getUTCFullYear() + length.years * times,
-    d.getUTCMonth() + length.months * times,
-    d.getUTCDate() + length.days * times,
-    d.getUTCHours() + length.hours * times,
-    d.getUTCMinutes() + length.minutes * times,
-    d.getUTCSeconds() + length.seconds * times,
+    d.year + length.years * times,
+    d.month - 1 + length.months * times,
+    d.day + length.days * times,
+    d.hours + length.hours * times,
+    d.minutes + length.minutes * times,
+    d.seconds + length.seconds * times,
   );
 }
 
 /** A bound as the configuration gets it: `2025-01-01` when every bound of the backfill is a midnight, else `2025-01-01T06:00:00Z`. */
 function boundText(ms: number, dateOnly: boolean): string {
-  const iso = new Date(ms).toISOString();
-  return dateOnly ? iso.slice(0, 10) : `${iso.slice(0, 19)}Z`;
+  const p = partsOf(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const date = `${String(p.year).padStart(4, '0')}-${two(p.month)}-${two(p.day)}`;
+  return dateOnly ? date : `${date}T${two(p.hours)}:${two(p.minutes)}:${two(p.seconds)}Z`;
 }
 
 /** `w0001` for window 0. */

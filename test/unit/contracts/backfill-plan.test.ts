@@ -23,6 +23,15 @@ describe('backfill windows', () => {
     ]);
   });
 
+  it('computes the calendar by itself (workflow code makes no Date): leap days, 80 years of months as Date says', () => {
+    expect(bounds({ from: '2024-02-28', to: '2024-03-02', window: 'P1D' })).toEqual(['2024-02-28..2024-02-29', '2024-02-29..2024-03-01', '2024-03-01..2024-03-02']);
+    const months = dateWindows({ from: '1970-01-01T00:00:00Z', to: '2050-01-01T00:00:00Z', window: 'P1MT1H1M1S' }).windows;
+    const starts: string[] = [];
+    for (let i = 0; Date.UTC(1970, i, 1, i, i, i) < Date.UTC(2050, 0, 1); i++) starts.push(new Date(Date.UTC(1970, i, 1, i, i, i)).toISOString().replace(/\.000Z$/, 'Z'));
+    expect(starts.length).toBeGreaterThan(900);
+    expect(months.map((w) => w.from)).toEqual(starts);
+  });
+
   it('reads ISO 8601 durations and refuses zero or other text', () => {
     expect(parseWindowLength('P1W')).toMatchObject({ days: 7 });
     expect(parseWindowLength('P1Y2M3DT4H5M6S')).toEqual({ years: 1, months: 2, days: 3, hours: 4, minutes: 5, seconds: 6 });
