@@ -44,6 +44,8 @@ export const SapiErrorCode = {
   EXTRACT_NOT_JSON: 'SAPI_EXTRACT_NOT_JSON',
   EXTRACT_RATE_LIMITED: 'SAPI_EXTRACT_RATE_LIMITED',
   EXTRACT_NETWORK: 'SAPI_EXTRACT_NETWORK',
+  // backfills
+  BACKFILL_WINDOW_FAILED: 'SAPI_BACKFILL_WINDOW_FAILED',
   // the command line
   CLI_SCHEDULE_EXISTS: 'SAPI_CLI_SCHEDULE_EXISTS',
   CLI_SCHEDULE_NOT_FOUND: 'SAPI_CLI_SCHEDULE_NOT_FOUND',
@@ -97,6 +99,7 @@ export const ERROR_CODES: Readonly<Record<SapiErrorCode, ErrorCodeInfo>> = Objec
   SAPI_EXTRACT_NOT_JSON: { retryable: false, meaning: 'the extracted API answered something that is not JSON' },
   SAPI_EXTRACT_RATE_LIMITED: { retryable: true, meaning: 'the extracted API asked to wait (429/503 + `Retry-After`): waited on a durable timer' },
   SAPI_EXTRACT_NETWORK: { retryable: true, meaning: 'the extracted API could not be reached (after the fetcher\'s retries)' },
+  SAPI_BACKFILL_WINDOW_FAILED: { retryable: false, meaning: 'a window of a backfill failed (each named with its cause); the done windows are kept and not redone by a rerun under the same id' },
   SAPI_CLI_SCHEDULE_EXISTS: { retryable: false, meaning: 'CLI: a schedule with that id exists' },
   SAPI_CLI_SCHEDULE_NOT_FOUND: { retryable: false, meaning: 'CLI: no schedule with that id' },
   SAPI_CLI_WORKFLOW_NOT_FOUND: { retryable: false, meaning: 'CLI `status`/`wait`: no workflow with that id' },

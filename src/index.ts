@@ -2,7 +2,7 @@
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
 export { startWorker, connectWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
-export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
+export { startSapiWorkflow, startImport, startExport, startExtract, startBackfill, executeImport, executeExport, executeExtract, executeBackfill, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
@@ -82,6 +82,20 @@ export type {
   ExtractFetchTuning,
 } from './contracts/extract';
 export type { StopReasonCounts } from './extractor/checkpoint';
+export type {
+  BackfillInput,
+  BackfillExtractInput,
+  BackfillImportInput,
+  BackfillCommonInput,
+  BackfillResult,
+  BackfillProgress,
+  BackfillPhase,
+  BackfillWindow,
+  BackfillWindowState,
+  BackfillWindowOutcome,
+} from './contracts/backfill';
+export { BACKFILL_PRIORITY, BACKFILL_CONFIG_KEY, DEFAULT_BACKFILL_PARALLEL, MAX_BACKFILL_PARALLEL, MAX_BACKFILL_WINDOWS } from './contracts/backfill';
+export { backfillWindows, dateWindows } from './contracts/backfill-plan';
 export type { ExtractRunTimes } from './extractor/types';
 export type { StopReason } from './extractor/scroller';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';

@@ -6,6 +6,7 @@ import type { TransferProgress } from '../contracts/transfer';
 import type { CliSettings } from './common';
 import { summarizeExport } from './export';
 import { summarizeExtract } from './extract';
+import { summarizeBackfill } from './backfill';
 import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
@@ -27,6 +28,7 @@ export const WORKFLOW_KINDS: Readonly<Record<string, WorkflowKind>> = Object.fre
   importTableWorkflow: { verb: 'import', summarize: (result, input) => summarizeImport(result as never, input) },
   exportTableWorkflow: { verb: 'export', summarize: (result, input) => summarizeExport(result as never, input) },
   extractWorkflow: { verb: 'extract', summarize: (result) => summarizeExtract(result as never) },
+  backfillWorkflow: { verb: 'backfill', summarize: (result) => summarizeBackfill(result as never) },
 });
 
 /** The kind of `workflowType`: one of {@link WORKFLOW_KINDS}, else a generic one. */

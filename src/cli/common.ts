@@ -256,12 +256,13 @@ export function definedOnly<T extends object>(value: T): T {
 
 /**
  * Adds the flags every workflow command takes: Temporal connection, `--reconnect-timeout`, `--connection`,
- * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
+ * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`;
+ * `defaultPriority` says what applies without `--priority-key`.
  */
-export function addWorkflowOptions(command: Command): Command {
+export function addWorkflowOptions(command: Command, defaultPriority = "the server's, 3"): Command {
   return addPriorityOptions(
     addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}'),
-    "the server's, 3",
+    defaultPriority,
   )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option(

@@ -31,17 +31,19 @@ interface Control {
 }
 
 const EXTRACT = ['extractWorkflow'];
+/** A backfill takes pause, resume and cancel as an extraction does (they act on the starting of its windows). */
+const PAUSABLE = [...EXTRACT, 'backfillWorkflow'];
 const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
 
 export const CONTROLS: readonly Control[] = [
-  { verb: 'pause', update: 'pause', types: EXTRACT, description: 'pause an extraction after the batch in flight (refused when it is paused, cancelling or loading)', arg: () => [] },
-  { verb: 'resume', update: 'resume', types: EXTRACT, description: 'resume a paused extraction (refused when it is not paused)', arg: () => [] },
+  { verb: 'pause', update: 'pause', types: PAUSABLE, description: 'pause an extraction after the batch in flight, or a backfill (no further window starts; the running ones end) (refused when it is paused, cancelling or loading)', arg: () => [] },
+  { verb: 'resume', update: 'resume', types: PAUSABLE, description: 'resume a paused extraction or backfill (refused when it is not paused)', arg: () => [] },
   {
     verb: 'cancel',
     update: 'cancel',
-    types: [...TRANSFERS, ...EXTRACT],
+    types: [...TRANSFERS, ...PAUSABLE],
     description:
-      'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)',
+      'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false), a backfill once its running windows end (no further window starts)',
     arg: (flags) => [flags.reason !== undefined ? { reason: flags.reason } : {}],
     options: (command) => command.option('--reason <text>', 'why (recorded with the cancellation request in the run\'s history)'),
   },
@@ -112,6 +114,7 @@ const TRANSFER_ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'faile
 /** Why `state` can no longer be cancelled (the `cancel` update's refusals), or undefined. */
 export function cancelRefusal(workflowType: string, state: TransferProgress | ExtractProgress): string | undefined {
   if (state.cancelling !== undefined) return `already being cancelled (${state.cancelling})`;
+  if (workflowType === 'backfillWorkflow') return ['running', 'paused'].includes(state.phase) ? undefined : `cannot cancel: the backfill is ${state.phase}`;
   if (workflowType === 'extractWorkflow') return state.phase === 'extracting' || state.phase === 'paused' ? undefined : `cannot cancel: the extraction is ${state.phase}`;
   return TRANSFER_ENDING.has(state.phase) ? `too late to cancel: the run is ${state.phase === 'metadata' ? 'past its Storage job' : state.phase}` : undefined;
 }

@@ -33,6 +33,13 @@ export interface ExtractFlags extends WorkflowFlags {
  * a credential header or param without a `${env:SAPI_SECRET_…}` reference): it would be stored in the history.
  */
 export function readExtractConfig(path: string): unknown {
+  const json = readJsonFile(path);
+  checkExtractConfig(path, json);
+  return json;
+}
+
+/** The JSON of file `path` (`SAPI_INVALID_INPUT` naming the file when it cannot be read or is not JSON). */
+export function readJsonFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(resolve(path), 'utf8');
@@ -45,6 +52,11 @@ export function readExtractConfig(path: string): unknown {
   } catch (err) {
     throw new CliError(SapiErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
+  return json;
+}
+
+/** Validates a configuration read from `path` as `readExtractConfig` does (every issue with its path; no secret in clear). */
+export function checkExtractConfig(path: string, json: unknown): void {
   try {
     parseExtractorConfig(json);
     const clear = findClearSecrets(json);
@@ -52,7 +64,6 @@ export function readExtractConfig(path: string): unknown {
   } catch (err) {
     throw new CliError(SapiErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return json;
 }
 
 // --- ge-state (begin) ---

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerBackfillCommand } from './backfill';
 import { registerCodecServerCommand } from './codec-server';
 import { normalizeOutputFlags, type CliContext } from './common';
 import { registerExportCommand } from './export';
@@ -38,6 +39,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
   registerExtractStateCommand(program, resolved);
+  registerBackfillCommand(program, resolved);
   registerStatusCommands(program, resolved);
   registerListCommand(program, resolved);
   registerControlCommands(program, resolved);

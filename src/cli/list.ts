@@ -11,7 +11,7 @@ import { SapiErrorCode } from '../errors';
 export interface ListFlags extends TemporalFlags {
   table?: string;
   bucket?: string;
-  operation?: 'import' | 'export' | 'extract';
+  operation?: 'import' | 'export' | 'extract' | 'backfill';
   status?: string;
   apiHost?: string;
   connection?: string;
@@ -23,7 +23,7 @@ export interface ListFlags extends TemporalFlags {
 }
 
 /** The plugin's workflow types: every `list` is limited to them. */
-export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow'];
+export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'];
 
 /** `--status` values and the `ExecutionStatus` each stands for. */
 export const STATUS_FILTERS: Readonly<Record<string, string>> = {
@@ -178,7 +178,7 @@ export function registerListCommand(program: Command, context: CliContext): void
   )
     .option('--table <tableId>', 'runs that loaded or read this table (SapiTableId)')
     .option('--bucket <bucketId>', 'runs of this bucket (SapiBucket)')
-    .addOption(new Option('--operation <operation>', 'import, export or extract (SapiOperation)').choices(['import', 'export', 'extract']))
+    .addOption(new Option('--operation <operation>', 'import, export, extract or backfill (SapiOperation)').choices(['import', 'export', 'extract', 'backfill']))
     .addOption(new Option('--status <status>', 'the run\'s status').choices(Object.keys(STATUS_FILTERS)))
     .option('--api-host <host>', 'extractions of this API host (SapiApiHost)')
     .option('--connection <name>', 'runs on this Storage connection (SapiConnection)')

@@ -7,7 +7,7 @@ import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type 
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */
-export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow'] as const;
+export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
 
 /** Most histories downloaded by default: a check before a deploy, not an archive scan. */
 export const DEFAULT_REPLAY_LIMIT = 200;
