@@ -10,7 +10,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-workflow test-integration test-chaos test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
+.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-workflow test-integration test-chaos test-backends test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -88,6 +88,13 @@ test-integration: install
 
 test-chaos: install
 	$(JEST) --selectProjects chaos --passWithNoTests --maxWorkers=$(TEST_WORKERS)
+
+## test-backends: the three-backend sweep (not in `make test`, which runs each behaviour end to end on one backend):
+## the repeats on Azure (Azurite) and GCS (fake-gcs-server) of what S3 covers, and the demo on MinIO and fake-gcs-server
+## besides its default Azurite (test/harness/backend-sweep.ts; what moved: docs/development.md#the-backend-sweep)
+BACKEND_SWEEP := test/integration/dev/dev-azure test/integration/dev/dev-gcs test/integration/dev/demo-backends test/integration/cli/cli-backends test/chaos/azure-transfer-resume test/chaos/gcs-transfer-resume
+test-backends: install
+	SAPI_TEST_BACKENDS=all $(JEST) --selectProjects integration chaos --maxWorkers=$(TEST_WORKERS) --testPathPatterns $(BACKEND_SWEEP)
 
 ## test-matrix: the whole fault matrix (test/chaos/matrix/cells.ts), then its summary table (.data/fault-matrix/summary.json)
 test-matrix: install
