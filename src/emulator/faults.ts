@@ -52,7 +52,7 @@ export interface JobHoldRule {
 
 /** A job the emulator holds: its id and operation. */
 export interface HeldJob {
-  id: string;
+  id: number;
   operationName: string;
 }
 

@@ -13,14 +13,14 @@ describe('job holds', () => {
     const faults = new Faults();
     faults.holdJob({ operationName: 'tableCreate' });
     const signal = new AbortController().signal;
-    const create = faults.holdFor({ id: '1', operationName: 'tableCreate' }, signal);
-    expect(await settled(faults.holdFor({ id: '2', operationName: 'tableExport' }, signal))).toBe(true);
+    const create = faults.holdFor({ id: 1, operationName: 'tableCreate' }, signal);
+    expect(await settled(faults.holdFor({ id: 2, operationName: 'tableExport' }, signal))).toBe(true);
     expect(await settled(create)).toBe(false);
-    expect(await faults.jobHeld('tableCreate')).toEqual({ id: '1', operationName: 'tableCreate' });
-    expect(faults.releaseJobs('tableCreate')).toEqual([{ id: '1', operationName: 'tableCreate' }]);
+    expect(await faults.jobHeld('tableCreate')).toEqual({ id: 1, operationName: 'tableCreate' });
+    expect(faults.releaseJobs('tableCreate')).toEqual([{ id: 1, operationName: 'tableCreate' }]);
     expect(await settled(create)).toBe(true);
     // the rule went with the release: the next job runs through
-    expect(await settled(faults.holdFor({ id: '3', operationName: 'tableCreate' }, signal))).toBe(true);
+    expect(await settled(faults.holdFor({ id: 3, operationName: 'tableCreate' }, signal))).toBe(true);
   });
 
   it('tells a test waiting for a held job which one the emulator holds, once it holds it', async () => {
@@ -28,19 +28,19 @@ describe('job holds', () => {
     faults.holdJob({ times: 1 });
     const held = faults.jobHeld('tableImport');
     const other = faults.jobHeld('tableCreate');
-    void faults.holdFor({ id: '7', operationName: 'tableImport' }, new AbortController().signal);
-    expect(await held).toEqual({ id: '7', operationName: 'tableImport' });
+    void faults.holdFor({ id: 7, operationName: 'tableImport' }, new AbortController().signal);
+    expect(await held).toEqual({ id: 7, operationName: 'tableImport' });
     expect(await settled(other)).toBe(false);
     // times: 1: the next job of any operation is not held
-    expect(await settled(faults.holdFor({ id: '8', operationName: 'tableCreate' }, new AbortController().signal))).toBe(true);
+    expect(await settled(faults.holdFor({ id: 8, operationName: 'tableCreate' }, new AbortController().signal))).toBe(true);
   });
 
   it('lets held jobs end when the emulator closes (abort) or the rules are cleared', async () => {
     const faults = new Faults();
     faults.holdJob({});
     const closing = new AbortController();
-    const first = faults.holdFor({ id: '1', operationName: 'tableCreate' }, closing.signal);
-    const second = faults.holdFor({ id: '2', operationName: 'tableCreate' }, new AbortController().signal);
+    const first = faults.holdFor({ id: 1, operationName: 'tableCreate' }, closing.signal);
+    const second = faults.holdFor({ id: 2, operationName: 'tableCreate' }, new AbortController().signal);
     closing.abort();
     expect(await settled(first)).toBe(true);
     expect(await settled(second)).toBe(false);
