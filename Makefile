@@ -116,7 +116,8 @@ test-fanout: install
 test-fuzz: install
 	SAPI_FUZZ_SECONDS=$${SAPI_FUZZ_SECONDS:-300} $(JEST) --selectProjects integration --testPathPatterns test/integration/emulator/fuzz
 
-## test: install what is missing, then lint, type-check and run the unit, workflow, integration and chaos tiers
+## test: install what is missing, then lint, type-check and run the unit, workflow, integration and chaos tiers (each
+## behaviour on one object-storage backend; the other backends' repeats: make test-backends)
 test: install lint typecheck build test-unit test-workflow test-integration test-chaos
 
 ## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev.
