@@ -10,7 +10,7 @@ SHELL := bash
 NPM ?= npm
 JEST := node_modules/.bin/jest
 
-.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-workflow test-integration test-chaos test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
+.PHONY: all install tools stack-tools build build-js lint typecheck test test-unit test-workflow test-integration test-chaos test-backends test-matrix test-outages test-fanout test-fuzz dev demo worker emulator bench clean
 
 all: build
 
@@ -89,6 +89,13 @@ test-integration: install
 test-chaos: install
 	$(JEST) --selectProjects chaos --passWithNoTests --maxWorkers=$(TEST_WORKERS)
 
+## test-backends: the three-backend sweep (not in `make test`, which runs each behaviour end to end on one backend):
+## the repeats on Azure (Azurite) and GCS (fake-gcs-server) of what S3 covers, and the demo on MinIO and fake-gcs-server
+## besides its default Azurite (test/harness/backend-sweep.ts; what moved: docs/development.md#the-backend-sweep)
+BACKEND_SWEEP := test/integration/dev/dev-azure test/integration/dev/dev-gcs test/integration/dev/demo-backends test/integration/cli/cli-backends test/chaos/azure-transfer-resume test/chaos/gcs-transfer-resume
+test-backends: install
+	SAPI_TEST_BACKENDS=all $(JEST) --selectProjects integration chaos --maxWorkers=$(TEST_WORKERS) --testPathPatterns $(BACKEND_SWEEP)
+
 ## test-matrix: the whole fault matrix (test/chaos/matrix/cells.ts), then its summary table (.data/fault-matrix/summary.json)
 test-matrix: install
 	rm -rf .data/fault-matrix
@@ -113,7 +120,8 @@ test-fanout: install
 test-fuzz: install
 	SAPI_FUZZ_SECONDS=$${SAPI_FUZZ_SECONDS:-300} $(JEST) --selectProjects integration --testPathPatterns test/integration/emulator/fuzz
 
-## test: install what is missing, then lint, type-check and run the unit, workflow, integration and chaos tiers
+## test: install what is missing, then lint, type-check and run the unit, workflow, integration and chaos tiers (each
+## behaviour on one object-storage backend; the other backends' repeats: make test-backends)
 test: install lint typecheck build test-unit test-workflow test-integration test-chaos
 
 ## dev: the dev stack in the foreground (Temporal, MinIO, emulator, worker); addresses in .env.dev.

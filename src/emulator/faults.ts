@@ -41,6 +41,22 @@ export interface JobSlowdownRule {
 }
 
 /**
+ * Holds the next `times` (default unlimited) jobs of an operation (any when absent) in `processing` after their
+ * processing time, until `releaseJobs` lets them end: a test acts while a job runs, then releases it, instead of
+ * stretching the job for a fixed time (`slowJob`).
+ */
+export interface JobHoldRule {
+  operationName?: string;
+  times?: number;
+}
+
+/** A job the emulator holds: its id and operation. */
+export interface HeldJob {
+  id: number;
+  operationName: string;
+}
+
+/**
  * Makes the next `times` (default 1) temporary credentials of `access` (any when absent) claim to expire
  * `expiresInSeconds` from now: their `Expiration` says so, while the STS credentials underneath stay valid (MinIO
  * issues nothing shorter than 15 minutes). A client sees credentials about to expire, as after a long queue.
@@ -58,9 +74,18 @@ export interface FaultsController {
   failJob(rule: JobFailureRule): void;
   /** Adds a job slow-down rule. */
   slowJob(rule: JobSlowdownRule): void;
+  /** Adds a job hold rule. */
+  holdJob(rule: JobHoldRule): void;
+  /**
+   * Lets the held jobs of an operation (any when absent) end and removes its hold rules, so later jobs run through;
+   * returns the jobs released.
+   */
+  releaseJobs(operationName?: string): HeldJob[];
+  /** Resolves with the first job of an operation (any when absent) held now or later. */
+  jobHeld(operationName?: string): Promise<HeldJob>;
   /** Adds a credentials expiry rule. */
   expireCredentials(rule: CredentialsExpiryRule): void;
-  /** Removes every rule (requests, jobs and credentials). */
+  /** Removes every rule (requests, jobs and credentials) and lets every held job end. */
   clear(): void;
   /** Active request rules (for inspection). */
   list(): FaultRule[];
@@ -92,6 +117,8 @@ export const faultRuleSchema = z.object({
 });
 export const jobFailureSchema = z.object({ operationName: z.string().optional(), message: z.string(), code: z.string().optional(), times: z.number().int().positive().optional() });
 export const jobSlowdownSchema = z.object({ operationName: z.string().optional(), ms: z.number().nonnegative(), times: z.number().int().positive().optional() });
+export const jobHoldSchema = z.object({ operationName: z.string().optional(), times: z.number().int().positive().optional() });
+export const jobReleaseSchema = z.object({ operationName: z.string().optional() });
 export const credentialsExpirySchema = z.object({ access: z.enum(['upload', 'read']).optional(), expiresInSeconds: z.number().nonnegative(), times: z.number().int().positive().optional() });
 
 export class Faults implements FaultsController {
@@ -99,6 +126,9 @@ export class Faults implements FaultsController {
   private jobFailures: (JobFailureRule & { remaining: number })[] = [];
   private jobSlowdowns: (JobSlowdownRule & { remaining: number })[] = [];
   private credentialExpiries: (CredentialsExpiryRule & { remaining: number })[] = [];
+  private jobHolds: (JobHoldRule & { remaining: number })[] = [];
+  private held: (HeldJob & { release: () => void })[] = [];
+  private heldWaiters: { operationName?: string; resolve: (job: HeldJob) => void }[] = [];
   private nextId = 1;
 
   add(rule: FaultRule): number {
@@ -118,6 +148,23 @@ export class Faults implements FaultsController {
     this.jobSlowdowns.push({ ...rule, remaining: rule.times ?? Infinity });
   }
 
+  holdJob(rule: JobHoldRule): void {
+    this.jobHolds.push({ ...rule, remaining: rule.times ?? Infinity });
+  }
+
+  releaseJobs(operationName?: string): HeldJob[] {
+    this.jobHolds = this.jobHolds.filter((rule) => operationName !== undefined && rule.operationName !== operationName);
+    const released = this.held.filter((job) => operationName === undefined || job.operationName === operationName);
+    for (const job of released) job.release();
+    return released.map(({ id, operationName: name }) => ({ id, operationName: name }));
+  }
+
+  jobHeld(operationName?: string): Promise<HeldJob> {
+    const job = this.held.find((held) => operationName === undefined || held.operationName === operationName);
+    if (job) return Promise.resolve({ id: job.id, operationName: job.operationName });
+    return new Promise((resolve) => this.heldWaiters.push({ operationName, resolve }));
+  }
+
   expireCredentials(rule: CredentialsExpiryRule): void {
     this.credentialExpiries.push({ ...rule, remaining: rule.times ?? 1 });
   }
@@ -127,6 +174,7 @@ export class Faults implements FaultsController {
     this.jobFailures = [];
     this.jobSlowdowns = [];
     this.credentialExpiries = [];
+    this.releaseJobs();
   }
 
   list(): FaultRule[] {
@@ -155,6 +203,30 @@ export class Faults implements FaultsController {
   /** Extra processing time for the job now starting, consuming one use. */
   takeJobSlowdown(operationName: string): number {
     return consume(this.jobSlowdowns, (r) => !r.operationName || r.operationName === operationName)?.ms ?? 0;
+  }
+
+  /**
+   * Resolves when the job now ending may end: at once, or, when a hold rule takes it (consuming one use), once
+   * `releaseJobs` (or `clear`) lets it go or `signal` aborts (the emulator closing).
+   */
+  holdFor(job: HeldJob, signal: AbortSignal): Promise<void> {
+    if (!consume(this.jobHolds, (r) => !r.operationName || r.operationName === job.operationName)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const entry = {
+        ...job,
+        release: () => {
+          signal.removeEventListener('abort', entry.release);
+          this.held = this.held.filter((held) => held !== entry);
+          resolve();
+        },
+      };
+      if (signal.aborted) return resolve();
+      signal.addEventListener('abort', entry.release, { once: true });
+      this.held.push(entry);
+      const waiting = this.heldWaiters.filter((w) => w.operationName === undefined || w.operationName === job.operationName);
+      this.heldWaiters = this.heldWaiters.filter((w) => !waiting.includes(w));
+      for (const waiter of waiting) waiter.resolve({ ...job });
+    });
   }
 
   /** The lifetime (seconds) the credentials now being issued should claim, consuming one use; undefined: their own. */

@@ -48,7 +48,7 @@ import { TableStore } from './table-store';
 import { TokenStore } from './tokens';
 
 export * from './options';
-export type { CredentialsExpiryRule, FaultAction, FaultRule, FaultsController, JobFailureRule, JobSlowdownRule } from './faults';
+export type { CredentialsExpiryRule, FaultAction, FaultRule, FaultsController, HeldJob, JobFailureRule, JobHoldRule, JobSlowdownRule } from './faults';
 export type { RequestLogEntry } from './request-log';
 export { TABLE_EXPORT_TAG } from './jobs/table-export';
 

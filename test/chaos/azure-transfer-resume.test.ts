@@ -12,6 +12,7 @@ import { testStack } from '../harness/stack-state';
 import { eventually } from '../harness/processes';
 import { startThrottleProxy } from '../harness/throttle-proxy';
 import { activityResults, pendingHeartbeat } from '../harness/history';
+import { describeInSweep } from '../harness/backend-sweep';
 
 const MiB = 1024 * 1024;
 
@@ -32,7 +33,9 @@ async function writeCsv(path: string, sizeBytes: number): Promise<number> {
   return rows;
 }
 
-describe('Azure transfers resume after the worker is killed mid-way', () => {
+/** In `make test-backends` only: `make test` covers the resume of a killed upload and download on S3 (transfer-resume.test.ts) and the
+ * Azure block-blob resume logic in test/unit/object-storage. */
+describeInSweep('Azure transfers resume after the worker is killed mid-way', () => {
   let azurite: AzuriteHandle;
   let proxy: Awaited<ReturnType<typeof startThrottleProxy>>;
   let env: SapiTestEnv;

@@ -27,7 +27,8 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
     const worker = await startWorker({ settings, worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
     let restarted = temporal;
     try {
-      env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 8_000, times: 1 });
+      // the job runs until Temporal is back
+      env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
       const source = join(env.dataDir, 'restart.csv');
       writeFileSync(source, rowsCsv(100));
       const connection = await Connection.connect({ address: temporal.address });
@@ -41,6 +42,7 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
       await temporal.process.kill();
       await new Promise((r) => setTimeout(r, 2_000));
       restarted = await restartTemporal(temporal, { dataDir: join(env.dataDir, 'own-temporal'), headless: true });
+      env.emulator.faults.releaseJobs('tableCreate');
       const result = (await handle.result()) as ImportTableResult;
       expect(result.importedRowsCount).toBe(100);
       expect((await env.emulator.readTable('in.c-restart.t')).rows).toHaveLength(100);

@@ -2,13 +2,15 @@ import { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type EmulatorContext } from '../context';
 import { validation } from '../errors';
-import { credentialsExpirySchema, type FaultRule, faultRuleSchema, jobFailureSchema, jobSlowdownSchema } from '../faults';
+import { credentialsExpirySchema, type FaultRule, faultRuleSchema, jobFailureSchema, jobHoldSchema, jobReleaseSchema, jobSlowdownSchema } from '../faults';
 import { type RequestLog } from '../request-log';
 
 const adminFaultSchema = z.union([
   z.object({ rules: z.array(faultRuleSchema) }),
   z.object({ failJob: jobFailureSchema }),
   z.object({ slowJob: jobSlowdownSchema }),
+  z.object({ holdJob: jobHoldSchema }),
+  z.object({ releaseJobs: jobReleaseSchema }),
   z.object({ expireCredentials: credentialsExpirySchema }),
   faultRuleSchema,
 ]);
@@ -31,6 +33,11 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext, 
       ctx.faults.slowJob(body.slowJob);
       return reply.code(201).send({ ok: true });
     }
+    if ('holdJob' in body) {
+      ctx.faults.holdJob(body.holdJob);
+      return reply.code(201).send({ ok: true });
+    }
+    if ('releaseJobs' in body) return reply.code(200).send({ released: ctx.faults.releaseJobs(body.releaseJobs.operationName) });
     if ('expireCredentials' in body) {
       ctx.faults.expireCredentials(body.expireCredentials);
       return reply.code(201).send({ ok: true });

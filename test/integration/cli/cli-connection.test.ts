@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { repoRoot } from '../../harness/processes';
+import { eventually, repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
 import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
@@ -14,19 +14,17 @@ interface Outcome {
   code: number | null;
   stdout: string;
   stderr: string;
-  ms: number;
 }
 
 /** Runs `node <script> …args` with only `env` (and PATH, HOME) set: no Temporal variable leaks in from the test's. */
 function runNode(script: string[], env: Record<string, string>, cwd: string): Promise<Outcome> {
-  const began = Date.now();
   const child = spawn(process.execPath, script, { cwd, env: { PATH: process.env.PATH, HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = { stdout: '', stderr: '' };
   child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
   return new Promise((ok, fail) => {
     child.once('error', fail);
-    child.once('close', (code) => ok({ code, ...output, ms: Date.now() - began }));
+    child.once('close', (code) => ok({ code, ...output }));
   });
 }
 
@@ -107,8 +105,8 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     const plain = await cli(['status', 'x', '--address', tls.address, '-n', stack.namespace]);
     expect(plain.code).toBe(1);
     expect(plain.stderr).toContain(`cannot reach Temporal at ${tls.address} (plain text): the server at ${tls.address} hangs up at once on plain text, as a TLS endpoint does`);
-    // the CLI's start (compiling from sources on a busy machine) included: well under the 10 s gRPC waits
-    expect(Math.max(dns.ms, refused.ms, plain.ms)).toBeLessThan(9_000);
+    // the cause named by the CLI's own probe, not gRPC's deadline ending the call (how fast is the bench's business)
+    for (const outcome of [dns, refused, plain]) expect(outcome.stderr).not.toMatch(/deadline/i);
   });
 
   it('gives a wrong namespace the same code from import and status', async () => {
@@ -141,7 +139,8 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     const workflowId = await finishedImport('duration');
     const described = await env.client.workflow.getHandle(workflowId).describe();
     const tookMs = described.closeTime!.getTime() - described.startTime.getTime();
-    await new Promise((r) => setTimeout(r, 5_000));
+    // a while after its end: a duration counted up to now would be a second longer than the run's own
+    await eventually(() => Date.now() >= described.closeTime!.getTime() + 1_000, 30_000, 'the clock never passed the run\'s end');
     const flags = ['--address', stack.temporalAddress, '-n', stack.namespace];
     for (const verb of ['wait', 'status']) {
       const outcome = await cli([verb, workflowId, ...flags]);

@@ -75,12 +75,14 @@ describe('the CLI never hangs silently', () => {
 
   it('returns at once with --detach, printing the workflow id, and the run completes on its own (seen with `status`)', async () => {
     const workflowId = `cli-detach-${Date.now()}`;
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 3_000, times: 1 });
+    // the job runs until `status` has shown the run running
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const outcome = await cli(['import', csvFile('detached.csv', 'id,v\n1,a\n2,b\n'), '--bucket', 'in.c-feedback', '--create-bucket', '--table', 'detached', '--task-queue', env.taskQueue, '--workflow-id', workflowId, '--detach']);
     expect(outcome).toMatchObject({ code: 0, stdout: `${workflowId}\n` });
     expect(outcome.stderr).toMatch(new RegExp(`^import: started workflow ${workflowId} \\(run [\\w-]+\\); to re-attach: sapi-temporal wait ${workflowId}\n$`));
     const running = await cli(['status', workflowId, '--json']);
     expect(JSON.parse(running.stdout)).toMatchObject({ workflowId, status: 'running' });
+    env.emulator.faults.releaseJobs('tableCreate');
     await eventually(async () => (JSON.parse((await cli(['status', workflowId, '--json'])).stdout) as { status: string }).status === 'completed', 60_000, 'the detached import never completed');
     expect((await env.emulator.readTable('in.c-feedback.detached')).rows).toEqual([['1', 'a'], ['2', 'b']]);
 

@@ -244,12 +244,13 @@ describe('the sapi-temporal CLI', () => {
 
   it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {
     expect((await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code).toBe(0);
-    env.emulator.faults.slowJob({ operationName: 'tableImport', ms: 8_000, times: 4 });
+    // every load's job runs until the test releases it
+    env.emulator.faults.holdJob({ operationName: 'tableImport' });
     const file = csvFile('slow-sched.csv', 'id\n2\n');
     const load = ['--bucket', 'in.c-cli', '--table', 'slow_sched', '--mode', 'load', '--incremental'];
     const describe = async (id: string) => {
       const outcome = await cli(['schedule', 'describe', id, '--json']);
-      return { listing: JSON.parse(outcome.stdout) as { overlap: string; skipped: number }, stderr: outcome.stderr };
+      return { listing: JSON.parse(outcome.stdout) as { overlap: string; skipped: number; buffered: number }, stderr: outcome.stderr };
     };
 
     // default (imports): buffer-one; a trigger while a run is going starts after it, --allow-overlap starts at once
@@ -260,6 +261,12 @@ describe('the sapi-temporal CLI', () => {
     expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
     await eventually(async () => (await runs()).length === 1, 30_000, 'the first trigger started no run');
     expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
+    // the second trigger waits in the buffer while the first run's job is held; released, the first run ends
+    await eventually(async () => (await describe(buffered)).listing.buffered === 1, 30_000, 'the second trigger was not buffered');
+    await env.emulator.faults.jobHeld('tableImport');
+    expect(await runs()).toHaveLength(1);
+    env.emulator.faults.releaseJobs('tableImport');
+    env.emulator.faults.holdJob({ operationName: 'tableImport' }); // the buffered run's job is held again
     await eventually(async () => (await runs()).length === 2, 60_000, 'the buffered trigger never ran');
     const [first, second] = await Promise.all((await runs()).map((run) => run.describe()));
     expect(second!.startTime.getTime()).toBeGreaterThanOrEqual(first!.closeTime!.getTime()); // after, never beside it
@@ -281,10 +288,12 @@ describe('the sapi-temporal CLI', () => {
     expect(listed.stdout).toMatch(new RegExp(`^${skipping}  importTableWorkflow  next \\S+  overlap skip  taken \\d+, running \\d, buffered \\d, skipped \\d+, missed 0  last ${skipping}-`, 'm'));
     expect(listed.stderr).toContain(`warning: schedule ${skipping}:`);
     expect((await cli(['schedule', 'delete', skipping])).code).toBe(0);
+    env.emulator.faults.releaseJobs('tableImport');
   });
 
   it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 8_000, times: 1 });
+    // the job runs until `wait` has attached and printed the running import's progress
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-wait-${Date.now()}`;
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
@@ -295,7 +304,11 @@ describe('the sapi-temporal CLI', () => {
     expect(running).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(running.stdout)).toMatchObject({ workflowId, firstRunId: handle.firstExecutionRunId, type: 'importTableWorkflow', status: 'running', taskQueue: env.taskQueue });
 
-    const waited = await cli(['wait', workflowId]);
+    const waiting = startCli(['wait', workflowId]);
+    await eventually(() => /^import: /m.test(waiting.output.stderr), 60_000, `wait printed no progress; stderr: ${waiting.output.stderr}`);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    env.emulator.faults.releaseJobs('tableCreate');
+    const waited = await waiting.done;
     expect(waited.code).toBe(0);
     plainProgressOnly(waited.stderr, 'import');
     expect(waited.stdout).toMatch(/^imported 2 rows into in\.c-cli\.waited\n/);
@@ -347,7 +360,8 @@ describe('the sapi-temporal CLI', () => {
   });
 
   it('stops waiting on Ctrl-C, exits 130 saying how to re-attach, and the workflow runs on to its end', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 20_000, times: 1 });
+    // the job runs until the test has seen the CLI exit and the workflow still running
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-detach-${Date.now()}`;
     const running = startCli(onQueue('import', csvFile('detach.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'ctrl_c_detach', '--workflow-id', workflowId));
     const handle = env.client.workflow.getHandle(workflowId);
@@ -359,15 +373,17 @@ describe('the sapi-temporal CLI', () => {
     running.child.kill('SIGINT');
     const outcome = await running.done;
     expect(`exit ${outcome.code}\n${outcome.stderr}`).toMatch(/^exit 130\n/); // stderr shown on failure
-    // the terminal comes back at once, not after the long poll: the job (20 s) and so the workflow still run
+    // the terminal comes back while the job (held) and so the workflow still run
     expect(outcome.stderr).toMatch(new RegExp(`^sapi-temporal: import: stopped waiting; workflow ${workflowId} keeps running \\(re-attach with \`sapi-temporal wait ${workflowId}\`\\)$`, 'm'));
     expect((await handle.describe()).status.name).toBe('RUNNING');
+    env.emulator.faults.releaseJobs('tableCreate');
     const waited = await cli(['wait', workflowId, '--json']);
     expect(JSON.parse(waited.stdout)).toMatchObject({ workflowId, importedRowsCount: 1 });
   });
 
   it('cancels the workflow on Ctrl-C with --cancel-on-interrupt and ends with its cancellation', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 30_000, times: 1 });
+    // the job runs until the run was cancelled
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-cancel-${Date.now()}`;
     const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId, '--cancel-on-interrupt'));
     const handle = env.client.workflow.getHandle(workflowId);
@@ -383,10 +399,12 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.stderr).toMatch(/^sapi-temporal: import failed .*cancel/im);
     // as `temporal workflow cancel` ends it: cancelled, not failed
     expect((await handle.describe()).status.name).toBe('CANCELLED');
+    env.emulator.faults.releaseJobs('tableCreate');
   });
 
   it('cancels an export on Ctrl-C with --cancel-on-interrupt: it ends cancelled, as `temporal workflow cancel` ends it', async () => {
-    env.emulator.faults.slowJob({ operationName: 'tableExport', ms: 30_000, times: 1 });
+    // the job runs until the run was cancelled
+    env.emulator.faults.holdJob({ operationName: 'tableExport', times: 1 });
     const workflowId = `cli-cancel-export-${Date.now()}`;
     const running = startCli(onQueue('export', 'in.c-cli.orders', 'out/cancelled.csv', '--workflow-id', workflowId, '--cancel-on-interrupt'));
     const handle = env.client.workflow.getHandle(workflowId);
@@ -400,6 +418,7 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(/cancelling workflow cli-cancel-export-/);
     expect((await handle.describe()).status.name).toBe('CANCELLED');
+    env.emulator.faults.releaseJobs('tableExport');
   });
 
   it('cancels an extraction on Ctrl-C with --cancel-on-interrupt: it stops after the page in flight, loads what it staged, and ends cancelled', async () => {
@@ -433,16 +452,18 @@ describe('the sapi-temporal CLI', () => {
   });
 
   it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
-    // the job outlasts the second command's start (a CLI process takes 20 s and more to boot on a loaded machine)
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
+    // the job runs until the second command has attached (a CLI process takes 20 s and more to boot on a loaded machine)
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-attach-${Date.now()}`;
     const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
     const first = startCli(args);
     const handle = env.client.workflow.getHandle(workflowId);
     await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing', 60_000, `never importing; CLI stderr: ${first.output.stderr}`);
-    const second = await cli(args);
-    const firstOutcome = await first.done;
+    const attaching = startCli(args);
+    await eventually(() => /^import: attached to running workflow /m.test(attaching.output.stderr), 60_000, `the second import did not attach; stderr: ${attaching.output.stderr}`);
+    env.emulator.faults.releaseJobs('tableCreate');
+    const [second, firstOutcome] = await Promise.all([attaching.done, first.done]);
     expect(second.stderr).toMatch(new RegExp(`^import: attached to running workflow ${workflowId} \\(run `, 'm'));
     expect(firstOutcome.stderr).toMatch(new RegExp(`^import: started workflow ${workflowId} `, 'm'));
     expect([firstOutcome.code, second.code]).toEqual([0, 0]);

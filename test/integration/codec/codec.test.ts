@@ -178,7 +178,8 @@ describe('payload encryption and the codec server', () => {
   it('rotates the key under a running import: the new key encrypts what follows, the old one still decrypts, a client without it says which key is missing', async () => {
     const rotated = `k2:${randomBytes(32).toString('base64')}`;
     noteSecret('the rotated codec key', rotated.slice('k2:'.length));
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 6_000, times: 1 });
+    // the job runs until the workers run with the rotated key
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const running = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `codec-rotation-${Date.now()}`,
@@ -189,6 +190,7 @@ describe('payload encryption and the codec server', () => {
     await env.worker.stop();
     const settings = { ...env.settings, codecKeys: parseCodecKeys([rotated, key], 'test') };
     env.worker = await startWorker({ settings, checkConnections: false });
+    env.emulator.faults.releaseJobs('tableCreate');
     const rotatedClient = new Client({ connection: rawConnection, namespace: stack.namespace, dataConverter: codecDataConverter(settings.codecKeys) });
     const result = await rotatedClient.workflow.getHandle(running.workflowId).result();
     expect(result).toMatchObject({ tableId: `${bucketId}.rotated`, importedRowsCount: 2 });

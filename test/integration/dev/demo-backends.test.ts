@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { runDemo, type DemoResult } from '../../../src/demo';
 import type { DevBackend } from '../../../src/dev/stack';
 import { testStack } from '../../harness/stack-state';
+import { describeInSweep } from '../../harness/backend-sweep';
 
 /** Per backend besides the default: what the demo's first line names, the file provider, the exported file's path field. */
 const backends: Array<[DevBackend, string, string, 's3Path' | 'gcsPath']> = [
@@ -65,7 +66,8 @@ describe('the demo as `make demo` runs it (its default backend, Azurite)', () =>
   });
 });
 
-describe.each(backends)('the demo on the %s backend (make demo BACKEND=…)', (backend, store, provider, pathField) => {
+// `make test` runs the default (Azurite) demo; MinIO and fake-gcs-server under it are `make test-backends`' repeats.
+describeInSweep.each(backends)('the demo on the %s backend (make demo BACKEND=…)', (backend, store, provider, pathField) => {
   it(`runs end to end with the emulator's files in ${store}, the only object store started: rows match, and the exported file is a ${provider} one`, async () => {
     const dataDir = mkdtempSync(join(testStack().dataDir, `demo-${backend}-`));
     const lines: string[] = [];

@@ -8,9 +8,12 @@ import { startDevStack } from '../../../src/dev/stack';
 import { startAzurite } from '../../../src/dev/azurite';
 import { eventually, isAlive } from '../../harness/processes';
 import { PYTHONPATH, pythonCheck, runPython } from '../../harness/python-client';
+import { describeInSweep } from '../../harness/backend-sweep';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-describe('dev stack with --backend azure', () => {
+/** In `make test-backends` only: `make test` runs the dev stack and the Python client on MinIO (dev-stack.test.ts, emulator/python-client.test.ts),
+ * the azure backend's file storage end to end in workflows/azure-backend.test.ts. */
+describeInSweep('dev stack with --backend azure', () => {
   let dataDir: string;
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sapi-devstack-azure-'))));
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));

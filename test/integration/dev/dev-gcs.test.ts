@@ -8,9 +8,12 @@ import { startDevStack } from '../../../src/dev/stack';
 import { startFakeGcs } from '../../../src/dev/gcs';
 import { eventually, isAlive } from '../../harness/processes';
 import { PYTHONPATH, pythonCheck, runPython } from '../../harness/python-client';
+import { describeInSweep } from '../../harness/backend-sweep';
 
 const ROOT = resolve(__dirname, '..', '..', '..');
-describe('dev stack with --backend gcp', () => {
+/** In `make test-backends` only: `make test` runs the dev stack and the Python client on MinIO (dev-stack.test.ts, emulator/python-client.test.ts),
+ * the gcp backend's file storage end to end in workflows/gcs-backend.test.ts. */
+describeInSweep('dev stack with --backend gcp', () => {
   let dataDir: string;
   beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), 'sapi-devstack-gcp-'))));
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -100,9 +100,9 @@ describe('the sapi-temporal Nexus service', () => {
   });
 
   it('cancelling the caller cancels the import it started through the service', async () => {
-    // the import's job outlasts the cancel however slow the machine (with the 4 s jobs alone it sometimes ended first
-    // and the caller completed with its result)
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 60_000, times: 1 });
+    // the import's job runs until the import was cancelled, however slow the machine (with the 4 s jobs alone it
+    // sometimes ended first and the caller completed with its result)
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const handle = await caller.workflow.start('importThroughNexus', {
       taskQueue: callerQueue,
       workflowId: `nexus-cancel-${suffix}`,
@@ -124,6 +124,7 @@ describe('the sapi-temporal Nexus service', () => {
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     expect((failure as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     await eventually(async () => (await env.client.workflow.getHandle(importId).describe()).status.name === 'CANCELLED', 60_000, 'the import is cancelled');
+    env.emulator.faults.releaseJobs('tableCreate');
   });
 
   it('derives the workflow id from the Nexus request id (a retried start attaches to the same run)', () => {

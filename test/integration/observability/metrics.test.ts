@@ -101,8 +101,9 @@ describe('the worker\'s Prometheus endpoint', () => {
       workflowId: `metrics-sched-table-${Date.now()}`,
       args: [{ source, bucketId: 'in.c-metrics', createBucket: true, table: 'scheduled', polling }],
     });
-    // each scheduled load waits 6 s for its Storage job; due every second with overlap skip: most runs are skipped
-    env.emulator.faults.slowJob({ operationName: 'tableImport', ms: 6_000, times: 2 });
+    // each scheduled load's Storage job runs until the test has compared the counts; due every second with overlap
+    // skip: the runs due meanwhile are skipped
+    env.emulator.faults.holdJob({ operationName: 'tableImport' });
     const scheduleId = `metrics-skip-${Date.now()}`;
     const schedule = await env.client.schedule.create({
       scheduleId,
@@ -130,6 +131,7 @@ describe('the worker\'s Prometheus endpoint', () => {
       expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'missed_catchup_window' })).toBe(Number(described.info.missedCatchupWindow ?? 0));
     } finally {
       await schedule.delete();
+      env.emulator.faults.releaseJobs('tableImport');
     }
   });
 });

@@ -63,8 +63,8 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     const client = new Client({ connection, namespace: temporal.namespace });
     const input: ImportTableInput = { source: join(env.dataDir, 'orders.csv'), bucketId: 'in.c-ui', table: 'orders', createBucket: true, polling: { initialMs: 200, maxMs: 1000 } };
     writeFileSync(input.source, 'id,amount\n1,10\n2,20\n');
-    // the Storage job runs long enough to look at the run while it waits for it
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 20_000, times: 1 });
+    // the Storage job runs until the test has looked at the run while it waits for it
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const metadata = runMetadata({ workflowType: 'importTableWorkflow', input }, 'operator-ui test');
     const handle = await client.workflow.start('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: `ui-view-${Date.now()}`, args: [input], ...metadata });
     await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.jobId !== undefined, 60_000, 'the import never started its Storage job');
@@ -87,6 +87,7 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     expect(running['user-metadata-current-details']).toMatch(/phase importing/);
     expect(running['user-metadata-current-details']).toMatch(new RegExp(`job ${jobId}( \\w+)?`));
 
+    env.emulator.faults.releaseJobs('tableCreate');
     await handle.result();
     // after the end, the same tab (opened anew) shows the final current details; the metadata tab the search attributes
     await chromium.page.open(`${runPage}/user-metadata`);

@@ -13,7 +13,7 @@ import { createSampleApi, type SampleApi } from '../../../src/sample-api';
 import type { ExtractInput, ExtractResult } from '../../../src/contracts/extract';
 import { registerCommand } from '../../../src/contracts/search-attributes';
 import { startTemporal, type TemporalHandle } from '../../../src/dev/temporal';
-import { decodeFirst } from '../../harness/history';
+import { decodeFirst, historyShape } from '../../harness/history';
 import { eventually, runCli, spawnTs, waitForLine } from '../../harness/processes';
 import { startPaused } from '../../harness/start-paused';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
@@ -84,9 +84,16 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
     const csv = 'id,amount\n1,10\n2,20\n3,30\n';
     writeFileSync(source, csv);
     const workflowId = `ops-import-${tag}`;
-    // a job that outlasts the short path's wait in its activity, so the workflow polls it too
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 7_000, times: 1 });
-    const run = await cli(['import', source, '--bucket', bucketId, '--table', 'orders', '--create-bucket', '--workflow-id', workflowId, '--json'], temporalEnv);
+    // a job that outlasts the short path's wait in its activity, so the workflow polls it too: held until it does
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
+    const running = cli(['import', source, '--bucket', bucketId, '--table', 'orders', '--create-bucket', '--workflow-id', workflowId, '--json'], temporalEnv);
+    const workflowPolls = async () => {
+      const history = await env.client.workflow.getHandle(workflowId).fetchHistory().catch(() => undefined);
+      return historyShape(history?.events ?? []).activityTypes.some((type) => type === 'getJob' || type === 'awaitJob');
+    };
+    await eventually(workflowPolls, 120_000, 'the workflow never polled the job itself');
+    env.emulator.faults.releaseJobs('tableCreate');
+    const run = await running;
     expect(run).toMatchObject({ code: 0 });
     const tableId = `${bucketId}.orders`;
 

@@ -107,8 +107,8 @@ describe('typed client helpers', () => {
   });
 
   it('a start under the id of a running import attaches to it and answers where it is: its phase and Storage job', async () => {
-    // longer than a small import's in-activity job wait (5 s, the short path), so the run still polls when the second start comes
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 15_000, times: 1 });
+    // the job runs until the second start has attached, so the run still polls when it comes
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const source = join(env.dataDir, 'slow.csv');
     writeFileSync(source, 'id\n1\n2\n');
     const input = { source, bucketId: 'in.c-typed-client', table: 'slow', polling: { initialMs: 200, maxMs: 500 } };
@@ -121,6 +121,7 @@ describe('typed client helpers', () => {
     expect(again.attached).toBe(true);
     expect(again.firstExecutionRunId).toBe(first.firstExecutionRunId);
     expect(again.progress).toMatchObject({ phase: 'importing', jobId, tableId: 'in.c-typed-client.slow' });
+    env.emulator.faults.releaseJobs('tableCreate');
     expect(await again.result()).toMatchObject({ importedRowsCount: 2 });
     // a start without an id starts a run of its own
     const fresh = await startImport(env.client, { ...input, table: 'fresh' }, { taskQueue: env.taskQueue });

@@ -74,7 +74,8 @@ describe('control through validated updates', () => {
   it("extends the deadline of an import's Storage job, refuses one in the past, and cancels another import: it ends cancelled", async () => {
     const source = join(env.dataDir, 'u.csv');
     writeFileSync(source, 'id\n1\n2\n');
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 20_000, times: 1 });
+    // the job runs until the run has polled it past its first deadline
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const workflowId = 'import-updates-deadline';
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
@@ -82,18 +83,25 @@ describe('control through validated updates', () => {
       args: [{ source, bucketId: 'in.c-updates', createBucket: true, table: 'deadline', polling: { initialMs: 200, maxMs: 500, deadlineMs: 10_000 } } satisfies ImportTableInput],
     });
     await eventually(async () => (await handle.query<TransferProgress>('progress')).deadlineAt !== undefined, 30_000, 'import never polled its job');
+    const firstDeadline = (await handle.query<TransferProgress>('progress')).deadlineAt!;
     const past = await cli('extend-deadline', workflowId, '--until', '2020-01-01T00:00:00Z');
     expect(past.code).toBe(1);
     expect(past.stderr).toContain(`extend-deadline failed [SAPI_CLI_UPDATE_REFUSED] refused by ${workflowId}: until 2020-01-01T00:00:00.000Z is in the past`);
     const extended = await cli('extend-deadline', workflowId, '--by', '2m', '--json');
     expect(extended.code).toBe(0);
     expect(JSON.parse(extended.stdout).deadlineAt).toBeGreaterThan(Date.now() + 60_000);
-    // the job takes 20 s; without the extension the import would end at its 10 s deadline
+    // the run still polls its job after the 10 s deadline (without the extension it would have ended there); then the
+    // job ends and so does the import
+    const job = await env.emulator.faults.jobHeld('tableCreate');
+    const polledAfter = () => env.emulator.requests.some((r) => r.method === 'GET' && r.path.endsWith(`/jobs/${job.id}`) && r.time > firstDeadline + 1000);
+    await eventually(polledAfter, 60_000, 'the import did not poll its job after its first deadline');
+    env.emulator.faults.releaseJobs('tableCreate');
     expect(await handle.result()).toMatchObject({ importedRowsCount: 2 });
     expect(await updateEvents(handle)).toBe(1);
     if (process.env[RECORD_HISTORIES_ENV]) saveHistories(await fetchHistories({ [workflowId]: handle }));
 
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 30_000, times: 1 });
+    // the job runs until the run was cancelled
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const second = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `${workflowId}-cancel`,
@@ -111,5 +119,6 @@ describe('control through validated updates', () => {
     const again = await cli('cancel', second.workflowId);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`cancel failed [SAPI_CLI_UPDATE_REFUSED] ${second.workflowId} is not running (cancelled)`);
+    env.emulator.faults.releaseJobs('tableCreate');
   });
 });

@@ -73,7 +73,8 @@ describe('worker deployment versioning', () => {
 
     const source = join(env.dataDir, 'v.csv');
     writeFileSync(source, 'id\n1\n2\n3\n');
-    env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 12_000, times: 1 });
+    // the import's job runs until build B is current (the import stays on A)
+    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const importing = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `versioned-import-${Date.now()}`,
@@ -88,6 +89,7 @@ describe('worker deployment versioning', () => {
     await versionedWorker('build-b');
     await setCurrent('build-b');
     await extracting.executeUpdate('resume');
+    env.emulator.faults.releaseJobs('tableCreate');
 
     const imported = await importing.result();
     expect(imported).toMatchObject({ importedRowsCount: 3 });
