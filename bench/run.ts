@@ -16,6 +16,7 @@ import { loadLabel, startCpuLoad } from './lib/load';
 import { describeError, fileTimestamp, formatGoals, formatTable, ISSUE_41_GOALS, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
+import { cliStartScenario } from './scenarios/cli-start';
 import { concurrencyScenario } from './scenarios/concurrency';
 import { downloadScenario } from './scenarios/download';
 import { emulatorScenario } from './scenarios/emulator';
@@ -46,6 +47,7 @@ const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   concurrency: concurrencyScenario,
   emulator: emulatorScenario,
   idle: idleScenario,
+  'cli-start': cliStartScenario,
 };
 
 function log(message: string): void {

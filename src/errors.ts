@@ -356,6 +356,22 @@ export class SapiInputForbiddenError extends SapiError {
   }
 }
 
+/**
+ * A feature needs an optional peer dependency that is not installed (`SAPI_MISSING_DEPENDENCY`). Never retried: the
+ * package is missing until the worker is redeployed with it. The message names the feature and the install command.
+ */
+export class SapiMissingDependencyError extends SapiError {
+  constructor(feature: string, packages: readonly string[], cause: unknown) {
+    super({
+      code: SapiErrorCode.MISSING_DEPENDENCY,
+      message: `${feature} needs ${packages.map((p) => p.replace(/@[^@/]+$/, '')).join(', ')}, not installed: npm install ${packages.join(' ')}`,
+      retryable: false,
+      details: { packages: [...packages] },
+      cause,
+    });
+  }
+}
+
 /** True for any error raised by this package. */
 export function isSapiError(err: unknown): err is SapiError {
   return err instanceof SapiError;

@@ -28,6 +28,7 @@ export const ErrorCode = {
   INVALID_INPUT: 'SAPI_INVALID_INPUT',
   INPUT_FORBIDDEN: 'SAPI_INPUT_FORBIDDEN',
   CANCELLED: 'SAPI_CANCELLED',
+  MISSING_DEPENDENCY: 'SAPI_MISSING_DEPENDENCY',
   // starting a worker, reaching Temporal
   WORKER_CONFIG: 'SAPI_WORKER_CONFIG',
   TEMPORAL_NAMESPACE_NOT_FOUND: 'SAPI_TEMPORAL_NAMESPACE_NOT_FOUND',
@@ -83,6 +84,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, ErrorCodeInfo>> = Object.fr
   SAPI_INVALID_INPUT: { retryable: false, meaning: 'the input cannot work (bad ids, unreadable or empty source, invalid header names, bad options)' },
   SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow, or another run's state (its staging, file, table or bucket) (the field and the rule in the message; see Security)" },
   SAPI_CANCELLED: { retryable: false, meaning: 'the run was cancelled (`cancel` update or workflow cancellation)' },
+  SAPI_MISSING_DEPENDENCY: { retryable: false, meaning: 'a feature needs an optional package that is not installed (the Azure Blob client for an Azure stack, the OpenTelemetry packages for tracing): the message names the feature and the `npm install` command; install it and restart the worker' },
   SAPI_WORKER_CONFIG: { retryable: false, meaning: 'the worker did not start: a setting it checks at start is missing or wrong (no Storage connection, a Storage URL it cannot reach, a rejected token), or its own activities have names of the plugin\'s; the setting or the names are in the message' },
   SAPI_TEMPORAL_NAMESPACE_NOT_FOUND: { retryable: false, meaning: 'the Temporal namespace does not exist on that server (worker start and every CLI command): check `TEMPORAL_NAMESPACE` / `--namespace`' },
   SAPI_EXTRACT_CONFIG_INVALID: { retryable: false, meaning: 'the extractor configuration is invalid; every issue listed with its path, before any request' },

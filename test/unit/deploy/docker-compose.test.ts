@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { parse } from 'yaml';
-import { buildProgram } from '../../../src/cli';
+import { buildProgram } from '../../../src/cli/program';
 import { loadSettings } from '../../../src/config';
 
 const root = join(__dirname, '..', '..', '..');
