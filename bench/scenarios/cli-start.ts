@@ -5,6 +5,7 @@
  * Target (issue 37): `--help` and `--version` each ≤ {@link CLI_START_TARGET_MS} ms.
  */
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { transpileTree } from '../lib/compile';
 import type { Scenario } from '../lib/context';
@@ -63,17 +64,23 @@ export const cliStartScenario: Scenario = async (ctx) => {
   }
   const medians = Object.fromEntries([...times].map(([key, values]) => [key, median(values)!]));
   ctx.log(`cli-start medians (ms): ${Object.entries(medians).map(([key, ms]) => `${key} ${ms.toFixed(0)}`).join(', ')}`);
-  const figures: Figure[] = commands.map((command) => {
+  // on a loaded machine a bare Node start alone can pass the target: the time over it says what the CLI adds
+  const load = loadavg()[0]!.toFixed(1);
+  const figures: Figure[] = commands.flatMap((command) => {
     const [label, flag] = command.key.split(' ') as [string, string];
-    return figure({
-      scenario: 'cli-start',
-      metric: `${label === 'ours' ? '' : `${label} tree: `}sapi-temporal ${flag} vs node -e ''`,
-      unit: 'ms',
-      ours: medians[command.key],
-      baseline: medians[bare.key],
-      target: label === 'ours' ? { on: 'ours', op: '<=', value: CLI_START_TARGET_MS } : undefined,
-      note: `median of ${CLI_START_RUNS}`,
-    });
+    const tree = label === 'ours' ? '' : `${label} tree: `;
+    return [
+      figure({
+        scenario: 'cli-start',
+        metric: `${tree}sapi-temporal ${flag} vs node -e ''`,
+        unit: 'ms',
+        ours: medians[command.key],
+        baseline: medians[bare.key],
+        target: label === 'ours' ? { on: 'ours', op: '<=', value: CLI_START_TARGET_MS } : undefined,
+        note: `median of ${CLI_START_RUNS}, load ${load}`,
+      }),
+      figure({ scenario: 'cli-start', metric: `${tree}sapi-temporal ${flag}: time over node -e ''`, unit: 'ms', ours: medians[command.key]! - medians[bare.key]!, note: 'what the CLI adds to a bare Node start' }),
+    ];
   });
   return { figures, details: { runs: Object.fromEntries(times), medians } };
 };

@@ -12,7 +12,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerPlugin } from '@temporalio/worker';
+import type { BundlerPlugin, WorkerPlugin } from '@temporalio/worker';
 import { OPTIONAL_FEATURES, loadOptional } from '../optional-deps';
 import { packageVersion } from '../version';
 import { installSpanRecorder, type SpanAttributes, type SpanHandle, type SpanRecorder } from './spans';
@@ -144,7 +144,7 @@ export function startTracing(options: TracingOptions, defaultServiceName: string
  * nothing global. Throws `SAPI_MISSING_DEPENDENCY`, naming the packages to install, when the OpenTelemetry packages are
  * missing.
  */
-export function replayTracingPlugin(): WorkerPlugin {
+export function replayTracingPlugin(): WorkerPlugin & BundlerPlugin {
   const { Resource } = loadOptional('@opentelemetry/resources', 'tracing');
   const { InMemorySpanExporter, SimpleSpanProcessor } = loadOptional('@opentelemetry/sdk-trace-base', 'tracing');
   const { OpenTelemetryPlugin } = loadOptional('@temporalio/interceptors-opentelemetry', 'tracing');
