@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [idle] [--size-mib 1024] …`
+ * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [idle] [cli-start] [--size-mib 1024] …`
  *
  * Starts one stack (Temporal dev server, MinIO, the emulator and a worker in their own processes) in a temp folder,
  * runs the chosen scenarios one after another, each against a baseline measured in the same run, prints a table
