@@ -2,7 +2,8 @@
  * The CLI's commands as the entry point (index.ts) knows them before it loads any: each group's names, the line the
  * top-level help shows for each, and how to load the module that registers them. `sapi-temporal --help` and
  * `--version` load none (the Temporal client, gRPC, zod and the extractor stay unloaded); a command loads its own
- * module only. The lines are checked against the registered commands by test/unit/cli/lazy-commands.test.ts.
+ * module only. The lines repeat what each command module registers (change both: test/unit/cli/lazy-commands.test.ts
+ * compares them).
  */
 import type { Command } from 'commander';
 import type { CliContext } from './common';
@@ -68,7 +69,7 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
       { name: 'pause', term: 'pause [options] <workflowId>', description: 'pause an extraction after the batch in flight (refused when it is paused, cancelling or loading)' },
       { name: 'resume', term: 'resume [options] <workflowId>', description: 'resume a paused extraction (refused when it is not paused)' },
       { name: 'cancel', term: 'cancel [options] <workflowId>', description: 'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)' },
-      { name: 'limit', term: 'limit [options] <workflowId>', description: 'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (refused below the pages already fetched; the batch in flight ends as it was started, so the total can pass the limit by its pages)' },
+      { name: 'limit', term: 'limit [options] <workflowId>', description: 'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)' },
       { name: 'extend-deadline', term: 'extend-deadline [options] <workflowId>', description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)' },
     ],
     load: async () => (await import('./control')).registerControlCommands,
