@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [idle] [--size-mib 1024] …`
+ * `npm run bench -- [upload] [download] [extract] [poll-latency] [concurrency] [emulator] [idle] [cli-start] [--size-mib 1024] …`
  *
  * Starts one stack (Temporal dev server, MinIO, the emulator and a worker in their own processes) in a temp folder,
  * runs the chosen scenarios one after another, each against a baseline measured in the same run, prints a table
@@ -16,6 +16,7 @@ import { loadLabel, startCpuLoad } from './lib/load';
 import { describeError, fileTimestamp, formatGoals, formatTable, ISSUE_41_GOALS, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
+import { cliStartScenario } from './scenarios/cli-start';
 import { concurrencyScenario } from './scenarios/concurrency';
 import { downloadScenario } from './scenarios/download';
 import { emulatorScenario } from './scenarios/emulator';
@@ -46,6 +47,7 @@ const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   concurrency: concurrencyScenario,
   emulator: emulatorScenario,
   idle: idleScenario,
+  'cli-start': cliStartScenario,
 };
 
 function log(message: string): void {

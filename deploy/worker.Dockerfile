@@ -22,15 +22,15 @@ FROM node:20.19.5-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=pack /pack /pack
-# The peers at the version the package was built and tested with (the optional OpenTelemetry ones too, so the image can
-# trace with SAPI_OTEL_ENDPOINT); the core bridge keeps only this platform's library.
+# The peers at the version the package was built and tested with (the optional ones too, so the image serves Azure
+# stacks and can trace with SAPI_OTEL_ENDPOINT); the core bridge keeps only this platform's library.
 RUN echo '{"name":"sapi-temporal-worker","private":true}' > package.json \
  && npm install --omit=dev --ignore-scripts --no-audit --no-fund /pack/sapi-temporal-*.tgz \
       @temporalio/activity@1.24.0 @temporalio/client@1.24.0 @temporalio/common@1.24.0 @temporalio/envconfig@1.24.0 @temporalio/nexus@1.24.0 \
       @temporalio/plugin@1.24.0 @temporalio/proto@1.24.0 @temporalio/worker@1.24.0 @temporalio/workflow@1.24.0 \
       @temporalio/interceptors-opentelemetry@1.24.0 @opentelemetry/api@1.9.0 @opentelemetry/context-async-hooks@1.30.1 \
       @opentelemetry/core@1.30.1 @opentelemetry/exporter-trace-otlp-http@0.57.2 @opentelemetry/resources@1.30.1 \
-      @opentelemetry/sdk-trace-base@1.30.1 \
+      @opentelemetry/sdk-trace-base@1.30.1 @azure/storage-blob@12.29.1 \
  && rm -rf /pack \
  && npm cache clean --force \
  && find node_modules/@temporalio/core-bridge/releases -mindepth 1 -maxdepth 1 ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} + \

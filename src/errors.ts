@@ -46,6 +46,8 @@ export const SapiErrorCode = {
   EXTRACT_NETWORK: 'SAPI_EXTRACT_NETWORK',
   // backfills
   BACKFILL_WINDOW_FAILED: 'SAPI_BACKFILL_WINDOW_FAILED',
+  // the worker's optional packages
+  MISSING_DEPENDENCY: 'SAPI_MISSING_DEPENDENCY',
   // the command line
   CLI_SCHEDULE_EXISTS: 'SAPI_CLI_SCHEDULE_EXISTS',
   CLI_SCHEDULE_NOT_FOUND: 'SAPI_CLI_SCHEDULE_NOT_FOUND',
@@ -99,6 +101,7 @@ export const ERROR_CODES: Readonly<Record<SapiErrorCode, ErrorCodeInfo>> = Objec
   SAPI_EXTRACT_NOT_JSON: { retryable: false, meaning: 'the extracted API answered something that is not JSON' },
   SAPI_EXTRACT_RATE_LIMITED: { retryable: true, meaning: 'the extracted API asked to wait (429/503 + `Retry-After`): waited on a durable timer' },
   SAPI_EXTRACT_NETWORK: { retryable: true, meaning: 'the extracted API could not be reached (after the fetcher\'s retries)' },
+  SAPI_MISSING_DEPENDENCY: { retryable: false, meaning: 'a feature needs an optional package that is not installed (the Azure Blob client for an Azure stack, the OpenTelemetry packages for tracing): the message names the feature and the `npm install` command; install it and restart the worker' },
   SAPI_BACKFILL_WINDOW_FAILED: { retryable: false, meaning: 'a window of a backfill failed (each named with its cause); the done windows are kept and not redone by a rerun under the same id' },
   SAPI_CLI_SCHEDULE_EXISTS: { retryable: false, meaning: 'CLI: a schedule with that id exists' },
   SAPI_CLI_SCHEDULE_NOT_FOUND: { retryable: false, meaning: 'CLI: no schedule with that id' },
@@ -442,6 +445,22 @@ export class SapiInvalidInputError extends SapiError {
 export class SapiInputForbiddenError extends SapiError {
   constructor(field: string, rule: string, details?: SapiErrorDetails) {
     super({ code: SapiErrorCode.INPUT_FORBIDDEN, message: `${field}: ${rule}`, retryable: false, details: { field, ...details } });
+  }
+}
+
+/**
+ * A feature needs an optional peer dependency that is not installed (`SAPI_MISSING_DEPENDENCY`). Never retried: the
+ * package is missing until the worker is redeployed with it. The message names the feature and the install command.
+ */
+export class SapiMissingDependencyError extends SapiError {
+  constructor(feature: string, packages: readonly string[], cause: unknown) {
+    super({
+      code: SapiErrorCode.MISSING_DEPENDENCY,
+      message: `${feature} needs ${packages.map((p) => p.replace(/@[^@/]+$/, '')).join(', ')}, not installed: npm install ${packages.join(' ')}`,
+      retryable: false,
+      details: { packages: [...packages] },
+      cause,
+    });
   }
 }
 

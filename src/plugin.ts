@@ -1,5 +1,15 @@
 import { SimplePlugin } from '@temporalio/plugin';
-import { DefaultLogger, Runtime, type BundleOptions, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  Runtime,
+  type BundleOptions,
+  type BundlerPlugin,
+  type NativeConnectionOptions,
+  type NativeConnectionPlugin,
+  type ReplayWorkerOptions,
+  type WorkerOptions,
+  type WorkerPlugin,
+} from '@temporalio/worker';
 import { createActivities } from './activities';
 import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
@@ -8,7 +18,8 @@ import { createSapiNexusHandler } from './nexus/handler';
 import { withJobTiming } from './activities/job-timing';
 import { configurePluginRuntime, metricsInterceptors, outageInterceptors, SeenJobs } from './observability';
 import { withBundlerStatsAtDebug } from './observability/logging';
-import { startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
+import { replayTracingPlugin, startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
+import { SapiError, SapiErrorCode } from './errors';
 import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
@@ -53,27 +64,39 @@ export interface SapiPluginOptions {
 
 /**
  * The plugin: registers the activities on a worker and, when the settings have codec keys (`SAPI_CODEC_KEYS`), the
- * encrypting data converter (payload codec + encoded failure attributes). It only wires.
- * Register it on the worker only (not also on the client connection, or it runs twice). The workflows come from
- * the `sapi-temporal/workflows` module, which you re-export from your workflow module (or point `workflowsPath` at).
+ * encrypting data converter (payload codec + encoded failure attributes). It only wires: its constructor builds the
+ * activities and starts nothing; what touches the process or the network runs in the SDK's hooks, where the SDK
+ * calls it:
+ * - `configureNativeConnection` (when the plugin is given to the worker's `NativeConnection.connect`, before the
+ *   connection makes the Temporal runtime): the runtime of the settings (`SAPI_METRICS_ADDRESS`, `SAPI_LOG_FORMAT`);
+ * - `configureWorker` (awaited by `Worker.create`, before it bundles the workflows or polls): tracing started, the
+ *   start checks (`startChecks`), the activity names checked, the activities, interceptors, codec and Nexus service;
+ * - `configureBundler` / `configureReplayWorker`: the tracing interceptor module when tracing is on.
+ * Register it once per worker: on the worker's `NativeConnection` (the worker takes the connection's plugins; see
+ * `connectWorker`) or on `Worker.create`, not both (that fails `SAPI_WORKER_CONFIG`), and not on a client.
+ * The workflows come from the `sapi-temporal/workflows` module, which you re-export from your workflow module (or
+ * point `workflowsPath` at).
  */
-export class SapiPlugin extends SimplePlugin {
+export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnectionPlugin {
+  readonly name = PLUGIN_NAME;
   readonly deps: ActivityDeps;
-  /** Tracing of this plugin's worker, when on. */
-  readonly tracing: SapiTracing | undefined;
+  /** The tracing this plugin's worker runs with (options), or undefined: off. Started by `configureWorker`. */
+  readonly tracingOptions: TracingOptions | undefined;
   private readonly startChecks: boolean;
   private readonly activities: object;
+  /** What the plugin adds to the options (the SDK's merge rules: activities appended, interceptors appended). */
+  private readonly wiring: SimplePlugin;
+  private startedTracing: SapiTracing | undefined;
+  private bundlingTracing: (WorkerPlugin & BundlerPlugin) | undefined;
 
   constructor(options: SapiPluginOptions = {}) {
     const deps = options.deps ?? createActivityDeps(options.settings ?? loadSettings());
-    // made before the worker's connection (the README's order): SAPI_METRICS_ADDRESS and SAPI_LOG_FORMAT take effect
-    configurePluginRuntime(deps.settings.observability);
     const codecKeys = deps.settings.codecKeys;
     const metrics = options.metrics ?? true;
     // one memory of counted jobs for the interceptor (rows) and the observed clients (job wait)
     const seen = new SeenJobs();
     const activities = createActivities(metrics ? withJobTiming(deps, seen) : deps);
-    super({
+    this.wiring = new SimplePlugin({
       name: PLUGIN_NAME,
       activities,
       // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
@@ -86,47 +109,74 @@ export class SapiPlugin extends SimplePlugin {
     this.deps = deps;
     this.activities = activities;
     this.startChecks = options.startChecks ?? true;
-    const tracing = options.tracing === true ? (deps.settings.observability.tracing ?? {}) : options.tracing === false ? undefined : (options.tracing ?? deps.settings.observability.tracing);
-    this.tracing = tracing ? startTracing(tracing, 'sapi-temporal-worker') : undefined;
+    this.tracingOptions = options.tracing === true ? (deps.settings.observability.tracing ?? {}) : options.tracing === false ? undefined : (options.tracing ?? deps.settings.observability.tracing);
   }
 
-  override configureBundler(given: BundleOptions): BundleOptions {
-    // webpack's 20 lines of stats at DEBUG, not at every start (the bundler's default logger is the SDK's at INFO)
-    const options = { ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) };
-    return super.configureBundler(this.tracing ? this.tracing.plugin.configureBundler(options) : options);
-  }
-
-  override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
-    return super.configureReplayWorker(this.tracing ? this.tracing.plugin.configureReplayWorker(options) : options);
+  /** Tracing of this plugin's worker: started by `configureWorker` when on, else undefined. */
+  get tracing(): SapiTracing | undefined {
+    return this.startedTracing;
   }
 
   /**
-   * Fails at once (`SAPI_WORKER_CONFIG`) when the worker's own activities have a name of one of the plugin's.
-   * With the start checks, a promise: the SDK awaits this hook (`WorkerPlugin.configureWorker` may return one;
-   * `SimplePlugin` declares a value), so they run before the worker bundles its workflows or polls.
+   * Called by `NativeConnection.connect({ plugins: [plugin] })` before the connection makes the Temporal runtime:
+   * installs the runtime of the worker's settings when they ask for what the SDK's default lacks
+   * (`SAPI_METRICS_ADDRESS`, `SAPI_LOG_FORMAT=json`). Throws `SAPI_WORKER_CONFIG` when the metrics address cannot
+   * be served.
    */
-  override configureWorker(given: WorkerOptions): WorkerOptions {
+  configureNativeConnection(options: NativeConnectionOptions): NativeConnectionOptions {
+    configurePluginRuntime(this.deps.settings.observability);
+    return options;
+  }
+
+  configureBundler(given: BundleOptions): BundleOptions {
+    // webpack's 20 lines of stats at DEBUG, not at every start (the bundler's default logger is the SDK's at INFO)
+    const options = { ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) };
+    const traced = this.tracingForBundles();
+    return this.wiring.configureBundler(traced?.configureBundler?.(options) ?? options);
+  }
+
+  async configureReplayWorker(given: ReplayWorkerOptions): Promise<ReplayWorkerOptions> {
+    const traced = this.tracingForBundles();
+    return this.wiring.configureReplayWorker(traced?.configureReplayWorker ? await traced.configureReplayWorker(given) : given);
+  }
+
+  /**
+   * Called and awaited by `Worker.create` before it bundles the workflows or polls. Fails (`SAPI_WORKER_CONFIG`) when
+   * the plugin is registered twice on the worker or the worker's own activities have a name of one of the plugin's;
+   * starts tracing when on; with the start checks, checks the Storage connections and the namespace (a failed one
+   * fails `Worker.create` with one line naming the setting); then adds the activities, interceptors, codec and Nexus
+   * service.
+   */
+  async configureWorker(given: WorkerOptions): Promise<WorkerOptions> {
+    if ((given.plugins ?? []).filter((plugin) => plugin === this).length > 1) {
+      throw new SapiError({
+        code: SapiErrorCode.WORKER_CONFIG,
+        message: `the ${PLUGIN_NAME} plugin is registered twice on this worker (on Worker.create and on its NativeConnection, whose plugins the worker takes): register it on one of them`,
+        retryable: false,
+      });
+    }
     // a user's activity named like one of the plugin's fails the start (SimplePlugin would replace it silently)
     checkActivityNames(given.activities, this.activities, PLUGIN_NAME);
-    const options = this.tracing ? this.tracing.plugin.configureWorker(given) : given;
-    if (this.tracing && options.workflowBundle && !options.workflowsPath) {
+    // the AWS SDK's Node-version notice off; the runtime installed by configureNativeConnection already, or by the
+    // worker's own code: one that lacks what the settings ask for gets a warning naming the fix
+    configurePluginRuntime(this.deps.settings.observability);
+    if (this.tracingOptions) this.startedTracing ??= startTracing(this.tracingOptions, 'sapi-temporal-worker');
+    const options = this.startedTracing ? await this.startedTracing.plugin.configureWorker(given) : given;
+    if (this.startedTracing && options.workflowBundle && !options.workflowsPath) {
       Runtime.instance().logger.warn(
         'tracing is on, but the worker runs a prebuilt workflow bundle: its workflows have no spans unless the bundle was built with the plugin (bundleWorkflowCode({ workflowsPath, plugins: [plugin] }))',
         { sdkComponent: 'worker' },
       );
     }
-    if (!this.startChecks) return super.configureWorker(options);
-    return this.checkedWorkerOptions(options) as unknown as WorkerOptions;
-  }
-
-  private async checkedWorkerOptions(options: WorkerOptions): Promise<WorkerOptions> {
-    const { settings } = this.deps;
-    const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
-    await Promise.all([
-      checkConnections(settings, { warn }),
-      options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
-    ]);
-    return super.configureWorker(options);
+    if (this.startChecks) {
+      const { settings } = this.deps;
+      const warn = (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'worker' });
+      await Promise.all([
+        checkConnections(settings, { warn }),
+        options.connection && checkNamespace(options.connection, options.namespace ?? 'default', settings.temporal.address),
+      ]);
+    }
+    return this.wiring.configureWorker(options);
   }
 
   /** Closes the Storage and S3 clients and sends the spans not sent yet; call after the worker stops. */
@@ -134,8 +184,17 @@ export class SapiPlugin extends SimplePlugin {
     try {
       await this.deps.close();
     } finally {
-      await this.tracing?.shutdown().catch(() => undefined);
+      await this.startedTracing?.shutdown().catch(() => undefined);
     }
+  }
+
+  /**
+   * The SDK's OpenTelemetry plugin for bundling and replay when tracing is on: its workflow interceptor module (what a
+   * traced worker bundles), with spans kept in memory and dropped; it starts no tracer provider.
+   */
+  private tracingForBundles(): (WorkerPlugin & BundlerPlugin) | undefined {
+    if (!this.tracingOptions) return undefined;
+    return (this.bundlingTracing ??= replayTracingPlugin());
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type NativeConnectionPlugin, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings, type TemporalConnectionSettings } from './config';
 import { probeConnection } from './config/connection-probe';
@@ -8,6 +8,7 @@ import { SapiPlugin, workflowsPath } from './plugin';
 import { METRIC_SCHEDULE_RUNS_SKIPPED, watchScheduleSkips } from './observability/schedule-metrics';
 import { transportCause } from './storage-api/retry-policy';
 import { WorkerStartError } from './worker-checks';
+import { isSapiError } from './errors';
 
 export { checkConnections, checkNamespace, WorkerStartError, START_CHECK_TIMEOUT_MS } from './worker-checks';
 
@@ -178,12 +179,17 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
  * failure explained as the CLI explains it: a rejected {@link WorkerStartError} (`SAPI_WORKER_CONFIG`) naming
  * `TEMPORAL_ADDRESS` and, for a TLS fault, what is wrong and the setting that fixes it (the server's certificate not
  * signed by the CA given, not for the name connected to, or a client certificate the server wants), not the core's
- * transport error. Use it in your own worker in place of `NativeConnection.connect` (the README does).
+ * transport error. Use it in your own worker in place of `NativeConnection.connect` (the README does). `plugins`: the
+ * connection's (`NativeConnectionOptions.plugins`; a worker on the connection takes them too): the {@link SapiPlugin}
+ * there installs the Temporal runtime of the worker's settings (`SAPI_METRICS_ADDRESS`, `SAPI_LOG_FORMAT`) before the
+ * connection makes the default one.
  */
-export async function connectWorker(temporal: TemporalConnectionSettings): Promise<NativeConnection> {
+export async function connectWorker(temporal: TemporalConnectionSettings, options: { plugins?: NativeConnectionPlugin[] } = {}): Promise<NativeConnection> {
   try {
-    return await NativeConnection.connect(temporalConnectionOptions(temporal).native);
+    return await NativeConnection.connect({ ...temporalConnectionOptions(temporal).native, plugins: options.plugins });
   } catch (err) {
+    // a plugin's own refusal (the SapiPlugin's metrics address in use): not the connection's
+    if (isSapiError(err)) throw err;
     // the core says `tonic::transport::Error(Transport, …InvalidCertificate(UnknownIssuer)…)`: dial as it did to name the cause
     const diagnosis = await probeConnection(temporal).catch(() => undefined);
     // a server that does not answer may be down for a while (an outage) or the address may be wrong: say both, and
@@ -230,7 +236,7 @@ async function versionedBundle(
   const bundle = given && 'code' in given ? given : await bundleWorkflowCode({ workflowsPath, plugins: [plugin] });
   // a traced worker's bundle issues its commands in a different order around updates (see replay-check --tracing): a
   // build id of one's own gets the switch too, so turning tracing on or off is always a new version
-  const buildId = deployment.buildId !== undefined ? tracedBuildId(deployment.buildId, plugin.tracing !== undefined) : defaultBuildId(bundle.code);
+  const buildId = deployment.buildId !== undefined ? tracedBuildId(deployment.buildId, plugin.tracingOptions !== undefined) : defaultBuildId(bundle.code);
   return { bundle, deployment: { version: { deploymentName: deployment.name!, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
 }
 

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** Every scenario, in the order they run. */
-export const SCENARIOS = ['idle', 'upload', 'download', 'extract', 'poll-latency', 'long-job', 'concurrency', 'emulator'] as const;
+export const SCENARIOS = ['idle', 'upload', 'download', 'extract', 'poll-latency', 'long-job', 'concurrency', 'emulator', 'cli-start'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Default size of the generated CSV for upload, download and emulator (MiB). */

@@ -5,13 +5,13 @@ import { SapiPlugin, connectWorker, loadSettings } from 'sapi-temporal';
 
 const settings = loadSettings();
 const plugin = new SapiPlugin({ settings });
-const connection = await connectWorker(settings.temporal); // a failure names the setting (TLS, address)
+// a failure names the setting (TLS, address); the worker takes the connection's plugins
+const connection = await connectWorker(settings.temporal, { plugins: [plugin] });
 try {
   const worker = await Worker.create({
     connection,
     namespace: settings.temporal.namespace,
     taskQueue: settings.temporal.taskQueue,
-    plugins: [plugin],
     // the compiled workflows module next to this file (tsc writes dist/own-worker/workflows.js)
     workflowsPath: new URL('./workflows.js', import.meta.url).pathname,
   });

@@ -1,7 +1,7 @@
 // docs/cli.md from the CLI's own command definitions (src/cli: commander's commands, arguments and options with
 // their help texts), so the reference says what `sapi-temporal <command> --help` says and cannot drift from it.
 import { Command, type Help, type Option } from 'commander';
-import { buildProgram } from '../../src/cli';
+import { buildProgram } from '../../src/cli/program';
 
 /** The names of the commands the dev kit adds (src/cli/dev-kit.ts: this repository only, not the published package). */
 function devKitCommandNames(): Set<string> {

@@ -16,15 +16,9 @@ import { SapiErrorCode, namespaceNotFoundMessage, isSapiError } from '../errors'
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;
 
-/** Exit code of a command whose workflow (or the command itself) failed. */
-export const FAILURE_EXIT_CODE = 1;
-/** Exit code of a usage error (unknown option, missing argument, invalid option value). */
-export const USAGE_EXIT_CODE = 2;
-/**
- * Exit code when the CLI gave up following a workflow because Temporal stayed unreachable for the whole
- * `--reconnect-timeout`: the workflow may still be running (or have finished); `sapi-temporal wait <id>` re-attaches.
- */
-export const LOST_CONTACT_EXIT_CODE = 3;
+import { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE } from './exit-codes';
+
+export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 
 /** `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. */
 export const NO_WORKER = SapiErrorCode.CLI_NO_WORKER;

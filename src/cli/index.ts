@@ -1,75 +1,111 @@
-import { Command, CommanderError } from 'commander';
-import { registerBackfillCommand } from './backfill';
-import { registerCodecServerCommand } from './codec-server';
-import { normalizeOutputFlags, type CliContext } from './common';
-import { registerExportCommand } from './export';
-import { registerExtractCommand } from './extract';
-import { registerExtractStateCommand } from './extract-state';
-import { CliError, errorJson, exitCodeOf, FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, oneLine, printable, USAGE_EXIT_CODE } from './failure';
-import { registerImportCommand } from './import';
-import { registerListCommand } from './list';
-import { registerControlCommands } from './control';
-import { registerReplayCheckCommand } from './replay-check';
-import { registerScheduleCommand } from './schedule';
-import { registerStatusCommands } from './status';
+import { Command, CommanderError, Help } from 'commander';
+import { COMMAND_GROUPS, DEV_KIT_SUMMARIES, type CommandSummary, type RegisterCommands } from './commands';
+import type { CliContext } from './common';
+import { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE } from './exit-codes';
 import type { TransferRunner } from './run-transfer';
-import { registerWorkerCommand } from './worker';
+import { packageVersion } from '../version';
+import { SapiErrorCode } from '../errors';
+
+// The CLI's entry point. It loads commander and the command table only: a command's module (and with it the
+// Temporal client, gRPC, zod, the extractor) is loaded when that command runs, so `--help` and `--version` start in
+// about the time of a bare Node start (bench: `npm run bench -- cli-start`).
 
 export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
+export { packageVersion };
 
 // loaded on first use, so `--help` and `dev` do not load the Temporal client
 // with tracing configured, the run is one trace under a root span of the command (see tracing.ts)
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
-import { packageVersion } from '../version';
-import { SapiErrorCode } from '../errors';
+/** The context of a run: the caller's, with the environment and the transfer runner defaulted. */
+export function cliContext(context: Partial<CliContext> = {}): CliContext {
+  return { env: context.env ?? process.env, runTransfer: context.runTransfer ?? lazyRunTransfer };
+}
 
-export { packageVersion };
-
-/** Builds the `sapi-temporal` command tree; each command lives in its own file and registers itself. */
-export function buildProgram(context: Partial<CliContext> = {}): Command {
-  const resolved: CliContext = { env: context.env ?? process.env, runTransfer: context.runTransfer ?? lazyRunTransfer };
-  const program = new Command('sapi-temporal')
+/** The `sapi-temporal` command without its commands: description, `--version`, errors thrown (not exits). */
+export function rootProgram(): Command {
+  return new Command('sapi-temporal')
     .description('Durable Temporal workflows for the Storage API: import, export, extract')
     .version(packageVersion(), '-V, --version', 'print the version of sapi-temporal')
-    .exitOverride()
-    // -o json is --json for the commands' code
-    .hook('preAction', (_program, command) => normalizeOutputFlags(command));
-  registerImportCommand(program, resolved);
-  registerExportCommand(program, resolved);
-  registerExtractCommand(program, resolved);
-  registerExtractStateCommand(program, resolved);
-  registerBackfillCommand(program, resolved);
-  registerStatusCommands(program, resolved);
-  registerListCommand(program, resolved);
-  registerControlCommands(program, resolved);
-  registerScheduleCommand(program, resolved);
-  registerWorkerCommand(program, resolved);
-  registerReplayCheckCommand(program, resolved);
-  registerCodecServerCommand(program, resolved);
+    .exitOverride();
+}
+
+/**
+ * Finishes a program whose commands are registered: the dev kit's note in the description (or, in the installed
+ * package, the hints of {@link registerDevKitHints}) and the short usage errors.
+ */
+export function finishProgram(program: Command, devKit: boolean): Command {
   // the published package has no dev kit: its help names only what it has
-  if (registerDevKitCommands(program, resolved)) program.description(`${program.description()}; plus a local dev stack (dev, demo, emulator)`);
+  if (devKit) program.description(`${program.description()}; plus a local dev stack (dev, demo, emulator)`);
   else registerDevKitHints(program);
   shortUsageErrors(program);
   return program;
 }
 
+/** The name of the command `argv` runs (`help <command>` counts as the command), or undefined (`--help`, `--version`, none). */
+export function commandNameOf(argv: readonly string[]): string | undefined {
+  const args = argv.slice(2);
+  const first = args.findIndex((arg) => !arg.startsWith('-'));
+  if (first === -1) return undefined;
+  return args[first] === 'help' ? args.slice(first + 1).find((arg) => !arg.startsWith('-')) : args[first];
+}
+
 /**
- * Registers the dev kit's commands (emulator, dev, demo: ./dev-kit) where that module exists: in this workspace,
- * not in the published plugin package, whose build leaves it out (it would pull in the emulator's DuckDB and
- * fastify). A `require`, not an `import`, so that the package's build does not follow it.
+ * Whether this installation has the dev kit's module (./dev-kit: the workspace, not the published package, whose
+ * build leaves it out since it would pull in the emulator's DuckDB and fastify). Resolved, not loaded.
  */
-function registerDevKitCommands(program: Command, context: CliContext): boolean {
-  let devKit: { registerDevKitCommands(program: Command, context: CliContext): void };
+export function hasDevKit(): boolean {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    devKit = require('./dev-kit');
+    require.resolve('./dev-kit');
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && String((err as Error).message).includes("'./dev-kit'")) return false;
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return false;
     throw err;
   }
-  devKit.registerDevKitCommands(program, context);
-  return true;
+}
+
+/** The dev kit's registration. A `require`, not an `import`, so that the package's build does not follow it. */
+export function loadDevKit(): RegisterCommands {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./dev-kit') as { registerDevKitCommands: RegisterCommands }).registerDevKitCommands;
+}
+
+/**
+ * The program `argv` needs: the module of the command it names, registered for real; every other command as a line
+ * of the help (its name, arguments and description from {@link COMMAND_GROUPS}), not loaded. The same help and the
+ * same behaviour as the whole program (`buildProgram` in ./program), for a fraction of the start time.
+ */
+export async function programFor(argv: readonly string[], context: Partial<CliContext> = {}): Promise<Command> {
+  const name = commandNameOf(argv);
+  const resolved = cliContext(context);
+  const devKit = hasDevKit();
+  const program = rootProgram();
+  const terms = new Map<string, string>();
+  const summarize = (summary: CommandSummary) => {
+    program.command(summary.name).description(summary.description);
+    terms.set(summary.name, summary.term);
+  };
+  let loaded = false;
+  for (const group of COMMAND_GROUPS) {
+    if (name !== undefined && group.commands.some((command) => command.name === name)) {
+      (await group.load())(program, resolved);
+      loaded = true;
+    } else group.commands.forEach(summarize);
+  }
+  if (devKit) {
+    if (name !== undefined && DEV_KIT_SUMMARIES.some((command) => command.name === name)) {
+      loadDevKit()(program, resolved);
+      loaded = true;
+    } else DEV_KIT_SUMMARIES.forEach(summarize);
+  }
+  if (loaded) {
+    // -o json is --json for the commands' code
+    const { normalizeOutputFlags } = await import('./common');
+    program.hook('preAction', (_program, command) => normalizeOutputFlags(command));
+  }
+  const help = new Help();
+  program.configureHelp({ subcommandTerm: (command) => terms.get(command.name()) ?? help.subcommandTerm(command) });
+  return finishProgram(program, devKit);
 }
 
 /** The dev kit's commands, which the installed package does not have. */
@@ -85,7 +121,8 @@ export function registerDevKitHints(program: Command): void {
       .command(name, { hidden: true })
       .allowUnknownOption()
       .allowExcessArguments()
-      .action(() => {
+      .action(async () => {
+        const { CliError } = await import('./failure');
         throw new CliError(
           SapiErrorCode.INVALID_INPUT,
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
@@ -121,15 +158,19 @@ export function wantsJson(argv: readonly string[]): boolean {
 export async function run(argv: string[], context: Partial<CliContext> = {}): Promise<number> {
   const json = wantsJson(argv);
   try {
-    await buildProgram(context).parseAsync(argv);
+    await (await programFor(argv, context)).parseAsync(argv);
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.exitCode === 0) return 0;
       // commander has printed its message on stderr
-      if (json) process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: printable(oneLine(err.message)), exitCode: USAGE_EXIT_CODE } })}\n`);
+      if (json) {
+        const { oneLine, printable } = await import('./failure');
+        process.stdout.write(`${JSON.stringify({ error: { code: err.code, message: printable(oneLine(err.message)), exitCode: USAGE_EXIT_CODE } })}\n`);
+      }
       return USAGE_EXIT_CODE;
     }
+    const { errorJson, exitCodeOf, oneLine } = await import('./failure');
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`sapi-temporal: ${oneLine(message)}\n`);
     const exitCode = exitCodeOf(err);

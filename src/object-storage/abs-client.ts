@@ -3,8 +3,8 @@
  * of Azure errors to the error registry. The connection string names the blob endpoint, so no endpoint setting is
  * needed (Azurite's path-style `http://host:port/<account>` works as the real `https://<account>.blob.core.windows.net`).
  */
-import type * as AzureBlob from '@azure/storage-blob';
 import type { ContainerClient, StoragePipelineOptions } from '@azure/storage-blob';
+import { loadOptional } from '../optional-deps';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
@@ -25,9 +25,9 @@ export function createContainerClient(credentials: AbsCredentials, container: st
   if (!/SharedAccessSignature=/i.test(credentials.SASConnectionString)) {
     throw new SapiInvalidInputError(`absCredentials.SASConnectionString has no SharedAccessSignature [container=${container}]`);
   }
-  // loaded on first use: a worker that never meets an Azure stack does not hold the SDK (~250 modules, ~20 MB RSS)
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { BlobServiceClient } = require('@azure/storage-blob') as typeof AzureBlob;
+  // loaded on first use (an optional peer dependency): a worker that never meets an Azure stack needs no SDK installed
+  // and holds none (~250 modules, ~20 MB RSS); without it, SAPI_MISSING_DEPENDENCY names the install command
+  const { BlobServiceClient } = loadOptional('@azure/storage-blob', 'azure');
   return BlobServiceClient.fromConnectionString(credentials.SASConnectionString, {
     retryOptions: { maxTries: DEFAULT_ABS_MAX_TRIES },
     ...options,

@@ -74,7 +74,7 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
     if (unmet.length) {
       Runtime.instance().logger.warn(
         `${unmet.join('; ')}: the Temporal runtime was installed before the worker's settings were read (a NativeConnection or Worker made before ` +
-          'the SapiPlugin, or a Runtime.install of your own); create the plugin before NativeConnection.connect, or install the runtime with ' +
+          'the SapiPlugin, or a Runtime.install of your own); give the plugin to the worker\'s connection (connectWorker(settings.temporal, { plugins: [plugin] })), or install the runtime with ' +
           'configureWorkerRuntime (or Runtime.install with telemetryOptions.metrics and your logger) first',
         { sdkComponent: 'worker' },
       );
@@ -105,7 +105,8 @@ export function metricsEndpointError(address: string, err: unknown): SapiError {
 }
 
 /**
- * What the plugin does when it is made (`new SapiPlugin`), before the worker's connection in the README's order: the
+ * What the plugin does to the process, from its `configureNativeConnection` (before the worker's connection makes the
+ * runtime, in the README's order) and again from its `configureWorker` (a warning when the runtime came first): the
  * runtime of the worker's settings when they ask for what the SDK's default runtime lacks (`SAPI_METRICS_ADDRESS`,
  * `SAPI_LOG_FORMAT=json`; level `SAPI_LOG_LEVEL`), else nothing (a runtime installed already gets a warning, see
  * {@link configureWorkerRuntime}); and the AWS SDK's notice that its releases after January 2027 need Node 22 off

@@ -5,19 +5,15 @@
  * (`@temporalio/interceptors-opentelemetry`) carries the trace from the client's start through the workflow to each
  * activity; the plugin's own spans (`spans.ts`) hang under the activity's. NOT workflow-safe.
  *
- * The OpenTelemetry packages are optional peer dependencies of the published package: they are loaded here, on the
- * first start of tracing, and a worker or CLI without tracing never loads them.
+ * The OpenTelemetry packages are optional peer dependencies of the published package: they are loaded here (through
+ * `optional-deps.ts`), on the first start of tracing, and a worker or CLI without tracing never loads them.
  */
 import type * as OtelApi from '@opentelemetry/api';
-import type * as OtelContext from '@opentelemetry/context-async-hooks';
-import type * as OtelCore from '@opentelemetry/core';
-import type * as OtelExporter from '@opentelemetry/exporter-trace-otlp-http';
-import type * as OtelResources from '@opentelemetry/resources';
 import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
-import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { SimplePlugin } from '@temporalio/plugin';
-import type { WorkerPlugin } from '@temporalio/worker';
+import type { BundlerPlugin, WorkerPlugin } from '@temporalio/worker';
+import { OPTIONAL_FEATURES, loadOptional } from '../optional-deps';
 import { packageVersion } from '../version';
 import { installSpanRecorder, type SpanAttributes, type SpanHandle, type SpanRecorder } from './spans';
 
@@ -36,15 +32,7 @@ export interface TracingOptions {
 }
 
 /** The packages tracing loads, at the versions this package is tested with (all optional peer dependencies). */
-export const TRACING_PACKAGES: readonly string[] = [
-  '@temporalio/interceptors-opentelemetry@1.24.0',
-  '@opentelemetry/api@1.9.0',
-  '@opentelemetry/core@1.30.1',
-  '@opentelemetry/context-async-hooks@1.30.1',
-  '@opentelemetry/resources@1.30.1',
-  '@opentelemetry/sdk-trace-base@1.30.1',
-  '@opentelemetry/exporter-trace-otlp-http@0.57.2',
-];
+export const TRACING_PACKAGES: readonly string[] = OPTIONAL_FEATURES.tracing.packages;
 
 /**
  * The tracing the environment asks for, or undefined (off): `SAPI_OTEL_ENDPOINT`, else
@@ -113,8 +101,8 @@ let started: Started | undefined;
 /**
  * Starts tracing in this process (once: a second start with the same options shares it, with other options it
  * throws), installs the span recorder of the plugin's HTTP layers, and registers the W3C trace-context propagator
- * and an AsyncLocalStorage context manager globally (unless the process already has its own). Throws, naming the
- * packages to install, when the OpenTelemetry packages are missing.
+ * and an AsyncLocalStorage context manager globally (unless the process already has its own). Throws
+ * `SAPI_MISSING_DEPENDENCY`, naming the packages to install, when the OpenTelemetry packages are missing.
  */
 export function startTracing(options: TracingOptions, defaultServiceName: string): SapiTracing {
   const tracesUrl = tracesUrlOf(options);
@@ -153,12 +141,13 @@ export function startTracing(options: TracingOptions, defaultServiceName: string
 /**
  * The SDK's `OpenTelemetryPlugin` for a replay worker: what a traced worker bundles (its workflow interceptor module)
  * and the sink those interceptors call, with spans kept in memory and dropped (a replay records nothing). Starts
- * nothing global. Throws, naming the packages to install, when the OpenTelemetry packages are missing.
+ * nothing global. Throws `SAPI_MISSING_DEPENDENCY`, naming the packages to install, when the OpenTelemetry packages are
+ * missing.
  */
-export function replayTracingPlugin(): WorkerPlugin {
-  const { Resource } = load<typeof OtelResources>('@opentelemetry/resources');
-  const { InMemorySpanExporter, SimpleSpanProcessor } = load<typeof OtelTraceBase>('@opentelemetry/sdk-trace-base');
-  const { OpenTelemetryPlugin } = load<typeof TemporalOtel>('@temporalio/interceptors-opentelemetry');
+export function replayTracingPlugin(): WorkerPlugin & BundlerPlugin {
+  const { Resource } = loadOptional('@opentelemetry/resources', 'tracing');
+  const { InMemorySpanExporter, SimpleSpanProcessor } = loadOptional('@opentelemetry/sdk-trace-base', 'tracing');
+  const { OpenTelemetryPlugin } = loadOptional('@temporalio/interceptors-opentelemetry', 'tracing');
   return new OpenTelemetryPlugin({ resource: Resource.empty(), spanProcessor: new SimpleSpanProcessor(new InMemorySpanExporter()) });
 }
 
@@ -169,13 +158,13 @@ function quietPollingOf(current: Started): WorkflowClientInterceptor {
 }
 
 function create(tracesUrl: string | undefined, serviceName: string, key: string): Started {
-  const api = load<typeof OtelApi>('@opentelemetry/api');
-  const { AsyncLocalStorageContextManager } = load<typeof OtelContext>('@opentelemetry/context-async-hooks');
-  const { W3CTraceContextPropagator, suppressTracing } = load<typeof OtelCore>('@opentelemetry/core');
-  const { OTLPTraceExporter } = load<typeof OtelExporter>('@opentelemetry/exporter-trace-otlp-http');
-  const { Resource } = load<typeof OtelResources>('@opentelemetry/resources');
-  const { BasicTracerProvider, BatchSpanProcessor } = load<typeof OtelTraceBase>('@opentelemetry/sdk-trace-base');
-  const { OpenTelemetryPlugin } = load<typeof TemporalOtel>('@temporalio/interceptors-opentelemetry');
+  const api = loadOptional('@opentelemetry/api', 'tracing');
+  const { AsyncLocalStorageContextManager } = loadOptional('@opentelemetry/context-async-hooks', 'tracing');
+  const { W3CTraceContextPropagator, suppressTracing } = loadOptional('@opentelemetry/core', 'tracing');
+  const { OTLPTraceExporter } = loadOptional('@opentelemetry/exporter-trace-otlp-http', 'tracing');
+  const { Resource } = loadOptional('@opentelemetry/resources', 'tracing');
+  const { BasicTracerProvider, BatchSpanProcessor } = loadOptional('@opentelemetry/sdk-trace-base', 'tracing');
+  const { OpenTelemetryPlugin } = loadOptional('@temporalio/interceptors-opentelemetry', 'tracing');
 
   const resource = Resource.default().merge(new Resource({ 'service.name': serviceName, 'service.version': packageVersion() }));
   // batches (OTEL_BSP_* tune them): a span costs a push onto a queue on the hot path, the export runs on a timer
@@ -301,14 +290,4 @@ export function cleanAttributes(attributes: SpanAttributes): Record<string, stri
     clean[key] = typeof value === 'string' && SIGNED_QUERY.test(value) ? value.slice(0, value.indexOf('?')) : value;
   }
   return clean;
-}
-
-function load<T>(name: string): T {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(name) as T;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw new Error(`tracing is on (SAPI_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_*), but ${name} is not installed: npm install ${TRACING_PACKAGES.join(' ')}`, { cause: err });
-  }
 }

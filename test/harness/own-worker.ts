@@ -9,13 +9,14 @@ import { connectWorker } from '../../src/worker';
 async function main(): Promise<void> {
   const settings = loadSettings();
   const plugin = new SapiPlugin({ settings });
-  const connection = await connectWorker(settings.temporal);
+  // on the connection: the plugin installs the runtime of the settings (SAPI_METRICS_ADDRESS, SAPI_LOG_FORMAT) before
+  // the connection makes it, and the worker takes the connection's plugins
+  const connection = await connectWorker(settings.temporal, { plugins: [plugin] });
   try {
     const worker = await Worker.create({
       connection,
       namespace: settings.temporal.namespace,
       taskQueue: settings.temporal.taskQueue,
-      plugins: [plugin],
       // the run's bundle; without one, the plugin's workflows bundled at start as the README's worker does
       ...(process.env.SAPI_TEST_WORKFLOW_BUNDLE ? { workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE, 'utf8') } } : { workflowsPath }),
     });

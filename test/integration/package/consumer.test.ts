@@ -1,11 +1,15 @@
 /**
  * The plugin package as a user gets it: `npm pack` of packages/sapi-temporal (its prepack builds lib/), installed
  * with the Temporal SDK peers into a fresh project, the README's "use the plugin in your own worker" snippets
- * compiled there by strict tsc as CommonJS and as ESM, and the compiled worker run against the test stack.
+ * compiled there by strict tsc as CommonJS and as ESM, and the compiled worker run against the test stack. The install
+ * has the AWS S3 client and none of the optional peers (the Azure client, OpenTelemetry): an import on S3 runs, and
+ * one on an Azure stack fails with SAPI_MISSING_DEPENDENCY naming the install command.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { startAzurite, type AzuriteHandle } from '../../../src/dev/azurite';
 import { repoRoot } from '../../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { testStack, uniqueTaskQueue } from '../../harness/stack-state';
@@ -35,6 +39,12 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
       else fail(new Error(`${command} ${args.join(' ')} (in ${cwd}) exited with ${code}:\n${output.stdout}\n${output.stderr}`));
     });
   });
+}
+
+/** The first failure of type `type` down a failure's causes (a workflow's failure → its activity's → the activity's error). */
+function causeOfType(err: unknown, type: string): unknown {
+  for (let current = err; current instanceof Error; current = current.cause) if ((current as { type?: unknown }).type === type) return current;
+  return undefined;
 }
 
 /** The README's snippets marked `<!-- consumer-test: <file> -->`, by file name. */
@@ -100,6 +110,9 @@ describe('the packed plugin package in a fresh project', () => {
     }
     expect(existsSync(join(modules, 'sapi-temporal', 'node_modules', '@temporalio'))).toBe(false);
     for (const name of ['@duckdb', 'fastify', '@fastify']) expect(existsSync(join(modules, name))).toBe(false);
+    // the S3 client is the one cloud SDK a worker needs by default; the others are optional peers, not installed
+    expect(existsSync(join(modules, '@aws-sdk', 'client-s3', 'package.json'))).toBe(true);
+    for (const name of ['@azure', '@google-cloud', '@opentelemetry', '@temporalio/interceptors-opentelemetry']) expect(existsSync(join(modules, name))).toBe(false);
     expect(readdirSync(join(modules, 'sapi-temporal')).sort()).toEqual(['README.md', 'bin', 'lib', 'package.json']);
     expect(existsSync(join(modules, 'sapi-temporal', 'lib', 'workflows', 'index.d.ts'))).toBe(true);
   });
@@ -140,12 +153,12 @@ describe('the packed plugin package in a fresh project', () => {
 
   // one flavour runs: start.ts as written creates in.c-main.orders, and a second run into that table is refused
   // (SAPI_ALREADY_EXISTS, mode create); `init` is the project getting-started.md has the reader make
-  it.each(['init'] as Flavour[])('runs the README worker and start snippets (%s): the import lands its rows, and SIGTERM stops the worker cleanly', async (flavour) => {
-    const taskQueue = uniqueTaskQueue(`consumer-${flavour}`);
-    const connection = env.settings.connections[Object.keys(env.settings.connections)[0]!]!;
+  /** The README's worker (compiled as `flavour`) in its own process, on `taskQueue`, against `target`'s emulator. */
+  function startConsumerWorker(flavour: Flavour, target: SapiTestEnv, taskQueue: string) {
+    const connection = target.settings.connections[Object.keys(target.settings.connections)[0]!]!;
     const compiled = join(project, flavour, outDir(flavour));
     // what .env.dev gives a reader of getting-started.md: the stack's Temporal and Storage settings
-    const settings = cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${flavour}`) });
+    const settings = cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${taskQueue}`) });
     const worker: ChildProcess = spawn(process.execPath, [join(compiled, 'worker.js')], {
       cwd: project,
       env: settings,
@@ -155,6 +168,15 @@ describe('the packed plugin package in a fresh project', () => {
     worker.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
     worker.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
     const exited = new Promise<number | null>((ok) => worker.once('exit', (code) => ok(code)));
+    return { compiled, settings, output, exited, stop: () => worker.kill('SIGTERM') };
+  }
+
+  // one flavour runs: start.ts as written creates in.c-main.orders, and a second run into that table is refused
+  // (SAPI_ALREADY_EXISTS, mode create); `init` is the project getting-started.md has the reader make
+  it.each(['init'] as Flavour[])('runs the README worker and start snippets (%s): the import lands its rows through S3, and SIGTERM stops the worker cleanly', async (flavour) => {
+    // this env's emulator keeps its files on S3 (the stack's MinIO): the worker uploads with the S3 client it installed
+    const worker = startConsumerWorker(flavour, env, uniqueTaskQueue(`consumer-${flavour}`));
+    const { compiled, settings, output, exited } = worker;
     try {
       const source = join(project, `orders-${flavour}.csv`);
       writeFileSync(source, 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n');
@@ -174,9 +196,48 @@ describe('the packed plugin package in a fresh project', () => {
         ['3', 'gamma'],
       ]);
     } finally {
-      worker.kill('SIGTERM');
+      worker.stop();
     }
     expect(await exited).toBe(0);
     expect(output.stderr).not.toMatch(/Error|ERR_/);
+  }, 180_000);
+
+  it('fails an import on an Azure stack with SAPI_MISSING_DEPENDENCY naming the install command, and the worker runs on', async () => {
+    let azurite: AzuriteHandle | undefined;
+    let azure: SapiTestEnv | undefined;
+    try {
+      azurite = await startAzurite({ dataDir: join(env.dataDir, 'azurite') });
+      azure = await startSapiTestEnv('consumer-azure', {
+        worker: false,
+        emulator: { backend: 'azure', abs: { blobEndpoint: azurite.blobEndpoint, accountName: azurite.accountName, accountKey: azurite.accountKey, container: 'sapi-files' } },
+      });
+      const taskQueue = uniqueTaskQueue('consumer-azure');
+      const worker = startConsumerWorker('init', azure, taskQueue);
+      try {
+        const source = join(project, 'orders-azure.csv');
+        writeFileSync(source, 'id,name\n1,alpha\n');
+        const failure = await Promise.race([
+          azure.client.workflow
+            .execute('importTableWorkflow', { taskQueue, workflowId: `consumer-azure-${Date.now()}`, args: [{ source, bucketId: 'in.c-main', createBucket: true, table: 'azure_orders' }] })
+            .then(
+              () => undefined,
+              (err: unknown) => err,
+            ),
+          worker.exited.then((code) => Promise.reject(new Error(`the consumer's worker exited with ${code}: ${worker.output.stderr}`))),
+        ]);
+        expect(failure).toBeInstanceOf(WorkflowFailedError);
+        const missing = causeOfType(failure, 'SAPI_MISSING_DEPENDENCY');
+        expect(missing).toMatchObject({ nonRetryable: true, message: expect.stringContaining('Azure Blob Storage') });
+        expect((missing as Error).message).toContain('npm install @azure/storage-blob@12.29.1');
+        // the file never reached Azure, so no table was loaded
+        await expect(azure.emulator.readTable('in.c-main.azure_orders')).rejects.toThrow();
+      } finally {
+        worker.stop();
+      }
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await azure?.stop();
+      await azurite?.stop();
+    }
   }, 180_000);
 });

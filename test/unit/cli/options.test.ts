@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { buildProgram, run } from '../../../src/cli';
+import { run } from '../../../src/cli';
+import { buildProgram } from '../../../src/cli/program';
 import { cliSettings, parseCsvCharacter, parseList, workerLocation } from '../../../src/cli/common';
 import { parseWhere } from '../../../src/cli/export';
 import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';

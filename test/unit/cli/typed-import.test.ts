@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildProgram, run } from '../../../src/cli';
+import { run } from '../../../src/cli';
+import { buildProgram } from '../../../src/cli/program';
 import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
 import { summarizeImport } from '../../../src/cli/import';
 import { parseColumnFlag } from '../../../src/cli/typed-columns';

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
 import { parse } from 'yaml';
-import { buildProgram } from '../../../src/cli';
+import { buildProgram } from '../../../src/cli/program';
 import { loadSettings } from '../../../src/config';
 
 const root = join(__dirname, '..', '..', '..');
@@ -301,9 +301,9 @@ describe('deploy/worker.Dockerfile (the lean worker image)', () => {
     for (const stage of stages) expect(stage).toMatch(/^node:20\.\d+\.\d+-bookworm-slim\b/);
     expect(stages[0]).toMatch(/^RUN npm pack -w sapi-temporal --pack-destination \/pack$/m);
     expect(runtime).toMatch(/npm install --omit=dev\b.* \/pack\/sapi-temporal-\*\.tgz/);
-    // every peer (the optional OpenTelemetry ones too: the image can trace), at the version the workspace pins (and the
-    // package was tested with), and nothing else
-    const installed = [...runtime.matchAll(/(@(?:temporalio|opentelemetry)\/[a-z-]+)@(\S+)/g)].map(([, name, version]) => `${name}@${version}`);
+    // every peer (the optional ones too: the image serves Azure stacks and can trace), at the version the workspace pins
+    // (and the package was tested with), and nothing else
+    const installed = [...runtime.matchAll(/(@(?:temporalio|opentelemetry|azure)\/[a-z-]+)@(\S+)/g)].map(([, name, version]) => `${name}@${version}`);
     const pinned = Object.entries(plugin.peerDependencies).map(([name, range]) => `${name}@${name.startsWith('@temporalio/') ? sdkVersion : range}`);
     expect(installed.sort()).toEqual(pinned.sort());
     // nothing of the workspace reaches the runtime stage but the health check script

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { generatedDocs, docsRoot } from '../../../scripts/gen-docs';
 import { renderCliReference } from '../../../scripts/gen-docs/cli';
 import { variablesInCode } from '../../../scripts/gen-docs/configuration';
-import { buildProgram } from '../../../src/cli';
+import { buildProgram } from '../../../src/cli/program';
 import type { Command } from 'commander';
 
 function allCommands(command: Command): Command[] {

@@ -8,13 +8,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import { refuseInternalState } from '../../../src/nexus/handler';
 
 describe('the plugin and its Nexus service', () => {
-  const served = (plugin: SapiPlugin) => (plugin.configureWorker({ taskQueue: 'q' }).nexusServices ?? []).map((s) => s.definition.name);
+  const served = async (plugin: SapiPlugin) => ((await plugin.configureWorker({ taskQueue: 'q' })).nexusServices ?? []).map((s) => s.definition.name);
 
-  it('serves nothing by default, the service with SAPI_NEXUS_SERVICE=true or nexus: true, and nothing with nexus: false', () => {
-    expect(served(new SapiPlugin({ settings: loadSettings({}), startChecks: false }))).toEqual([]);
-    expect(served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'true' }), startChecks: false }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
-    expect(served(new SapiPlugin({ settings: loadSettings({}), nexus: true, startChecks: false }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
-    expect(served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'on' }), nexus: false, startChecks: false }))).toEqual([]);
+  it('serves nothing by default, the service with SAPI_NEXUS_SERVICE=true or nexus: true, and nothing with nexus: false', async () => {
+    expect(await served(new SapiPlugin({ settings: loadSettings({}), startChecks: false }))).toEqual([]);
+    expect(await served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'true' }), startChecks: false }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
+    expect(await served(new SapiPlugin({ settings: loadSettings({}), nexus: true, startChecks: false }))).toEqual([SAPI_NEXUS_SERVICE_NAME]);
+    expect(await served(new SapiPlugin({ settings: loadSettings({ SAPI_NEXUS_SERVICE: 'on' }), nexus: false, startChecks: false }))).toEqual([]);
   });
 
   it('refuses a value of SAPI_NEXUS_SERVICE that is neither true nor false, by name', () => {

@@ -4,13 +4,14 @@ import { callWaiting, waitingLine } from '../../../src/observability/activity-in
 import { asCallWaiting, reportsAttempt } from '../../../src/contracts/call-waiting';
 import { loadSettings } from '../../../src/config';
 import { SapiPlugin } from '../../../src/plugin';
+import { activeTracing } from '../../../src/observability/tracing';
 
 describe('the plugin\'s metrics interceptor', () => {
   const userFactory: ActivityInterceptorsFactory = () => ({}); // e.g. OpenTelemetry's activity interceptors
 
   it('is appended after the worker\'s own activity interceptors, which stay (an OpenTelemetry hook keeps working)', async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
-    const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
+    const options = await plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
     // the user's, the outage interceptor's, the metrics one's
     expect(options.interceptors?.activity).toHaveLength(3);
     expect(options.interceptors?.activity?.[0]).toBe(userFactory);
@@ -19,7 +20,7 @@ describe('the plugin\'s metrics interceptor', () => {
 
   it('is left out with metrics: false (the outage interceptor stays)', async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), metrics: false, startChecks: false });
-    const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
+    const options = await plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
     expect(options.interceptors?.activity).toHaveLength(2);
     expect(options.interceptors?.activity?.[0]).toBe(userFactory);
     await plugin.close();
@@ -27,30 +28,55 @@ describe('the plugin\'s metrics interceptor', () => {
 });
 
 describe('what the plugin does to a worker of one\'s own', () => {
-  it('logs webpack\'s bundle stats at DEBUG (its one INFO line stays) and turns the AWS SDK\'s Node notice off unless set', async () => {
+  it('logs webpack\'s bundle stats at DEBUG (its one INFO line stays)', async () => {
+    const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+    const seen: Array<[string, string]> = [];
+    const log = (level: string) => (message: string) => void seen.push([level, message]);
+    const logger = { log: (level: string, message: string) => void seen.push([level, message]), trace: log('TRACE'), debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') };
+    const bundler = plugin.configureBundler({ workflowsPath: 'w', logger });
+    bundler.logger!.info('asset workflow-bundle-1.js 2.8 MiB [emitted]\nruntime modules 883 bytes\nwebpack 5.112.2 compiled successfully in 1854 ms');
+    bundler.logger!.info('Workflow bundle created');
+    expect(seen).toEqual([
+      ['DEBUG', expect.stringMatching(/^asset workflow-bundle-/)],
+      ['INFO', 'Workflow bundle created'],
+    ]);
+    await plugin.close();
+  });
+
+  it('changes nothing in the process when made; configuring the worker turns the AWS SDK\'s Node notice off unless set', async () => {
     const saved = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
     delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
     try {
-      const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+      // tracing asked for: made, the plugin starts no tracer provider (nothing loaded, nothing global)
+      const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false, tracing: { endpoint: 'http://127.0.0.1:1' } });
+      expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBeUndefined();
+      expect(plugin.tracingOptions).toEqual({ endpoint: 'http://127.0.0.1:1' });
+      expect(plugin.tracing).toBeUndefined();
+      expect(activeTracing()).toBeUndefined();
+      const configured = await plugin.configureWorker({ taskQueue: 'q' });
       expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('true');
-      const seen: Array<[string, string]> = [];
-      const log = (level: string) => (message: string) => void seen.push([level, message]);
-      const logger = { log: (level: string, message: string) => void seen.push([level, message]), trace: log('TRACE'), debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') };
-      const bundler = plugin.configureBundler({ workflowsPath: 'w', logger });
-      bundler.logger!.info('asset workflow-bundle-1.js 2.8 MiB [emitted]\nruntime modules 883 bytes\nwebpack 5.112.2 compiled successfully in 1854 ms');
-      bundler.logger!.info('Workflow bundle created');
-      expect(seen).toEqual([
-        ['DEBUG', expect.stringMatching(/^asset workflow-bundle-/)],
-        ['INFO', 'Workflow bundle created'],
-      ]);
+      // started by the worker's configuration: the SDK's OpenTelemetry activity interceptor is on the worker (with the
+      // plugin's outage and metrics ones)
+      expect(plugin.tracing).toBeDefined();
+      expect(activeTracing()).toBeDefined();
+      expect(configured.interceptors?.activity).toHaveLength(3);
       await plugin.close();
+      expect(activeTracing()).toBeUndefined();
       process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'false';
-      await new SapiPlugin({ settings: loadSettings({}), startChecks: false }).close();
+      const other = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+      await other.configureWorker({ taskQueue: 'q' });
+      await other.close();
       expect(process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('false');
     } finally {
       if (saved === undefined) delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
       else process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = saved;
     }
+  });
+
+  it('refuses to be registered twice on one worker (on Worker.create and on its connection)', async () => {
+    const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+    await expect(plugin.configureWorker({ taskQueue: 'q', plugins: [plugin, plugin] })).rejects.toMatchObject({ code: 'SAPI_WORKER_CONFIG', message: expect.stringMatching(/registered twice/) });
+    await plugin.close();
   });
 });
 
