@@ -4,6 +4,7 @@ import { getPath, type ScrollerState } from '../extractor/pure';
 import { redactUrl } from '../http/redact';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import type { ExtractMode, ExtractOptions } from './extract';
+import { receiptsOptionProblems } from './receipts';
 
 /**
  * Default pages per batch activity: 5000, so that on fast APIs `batchSeconds` (10 s) usually ends a batch. Every page
@@ -51,6 +52,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
   check('heartbeatTimeoutMs', options.heartbeatTimeoutMs, positiveInt(options.heartbeatTimeoutMs) && (options.heartbeatTimeoutMs ?? 0) >= 1000, 'an integer ≥ 1000');
   check('continueAsNewAfterPages', options.continueAsNewAfterPages, positiveInt(options.continueAsNewAfterPages), 'a positive integer');
   for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
+  problems.push(...receiptsOptionProblems(options.receipts, 'options.receipts'));
   if (options.bucketId !== undefined && !isBucketId(options.bucketId)) {
     problems.push(`options.bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(options.bucketId)}`);
   }

@@ -6,6 +6,7 @@ import { columnsOf, mergeTableSchema } from '../extractor/pure';
 import { storageColumnNames } from '../contracts/extract-plan';
 import type { ExtractCheckpoint, ExtractTableResult } from '../contracts/extract';
 import type { PollingOptions } from '../contracts/transfer';
+import type { ReceiptOrigin, ReceiptsOption } from '../contracts/receipts';
 import type { Priority } from '@temporalio/common';
 import { importTableWorkflow } from './import-table';
 
@@ -32,6 +33,10 @@ export interface LoadTablesOptions {
   // --- end ge-features ---
   /** The fairness key the import children get when the extraction was started without one (they inherit the rest). */
   priority?: Priority;
+  /** Where the loads' receipts go (`ExtractOptions.receipts`). */
+  receipts?: ReceiptsOption;
+  /** The extraction and what it read, named by every load's receipt. */
+  receiptOrigin?: ReceiptOrigin;
   /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
   activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
 }
@@ -93,6 +98,8 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
             polling: o.polling,
             ...(o.outageBudgetMs !== undefined ? { outageBudgetMs: o.outageBudgetMs } : {}),
             transferTaskQueue: o.transferTaskQueue,
+            ...(o.receipts !== undefined ? { receipts: o.receipts } : {}),
+            ...(o.receiptOrigin ? { receiptOrigin: o.receiptOrigin } : {}),
           },
         ],
       });
@@ -104,6 +111,7 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
         columns,
         ...(primaryKey.length > 0 ? { primaryKey } : {}),
         csv: csv.uri,
+        ...(imported.receipt ? { receipt: imported.receipt } : {}),
       };
     }),
   );
