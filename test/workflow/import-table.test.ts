@@ -74,7 +74,7 @@ describe('importTableWorkflow: paths', () => {
     const result = await run(p, {});
     expect(result).toMatchObject({ tableId: 'in.c-main.t', importedRowsCount: 2, bytes: 20 });
     expect(p.tables.get('in.c-main.t')?.rows).toBe(2);
-    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob', 'writeReceipt']);
   });
 
   it('short path, job still running after the first wait: polled with durable timers until it ends', async () => {
@@ -132,7 +132,7 @@ describe('importTableWorkflow: paths', () => {
     const p = project();
     const result = await run(p, { via: 'importer' });
     expect(result.importedRowsCount).toBe(2);
-    expect(names(p)).toEqual(['checkImportTarget', 'inspectSource', 'uploadViaImporter', 'createTableAsync', 'getJob']);
+    expect(names(p)).toEqual(['checkImportTarget', 'inspectSource', 'uploadViaImporter', 'createTableAsync', 'getJob', 'writeReceipt']);
   });
 
   it('sliced: the slices are uploaded as one file and loaded', async () => {
@@ -183,7 +183,7 @@ describe('importTableWorkflow: credential refresh', () => {
     p.failTimes('uploadAndStartJob', 1, expired);
     const result = await run(p, {});
     expect(result.importedRowsCount).toBe(2);
-    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob', 'cleanUpImport', 'prepareFile', 'uploadFile', 'createTableAsync', 'getJob']);
+    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob', 'cleanUpImport', 'prepareFile', 'uploadFile', 'createTableAsync', 'getJob', 'writeReceipt']);
     // the expired file resource is gone, the table's file is the fresh one
     expect([...p.files.keys()]).toEqual([result.fileId]);
     expect(p.tables.get('in.c-main.t')?.rows).toBe(2);
