@@ -9,6 +9,7 @@ import { registerImportCommand } from './import';
 import { registerListCommand } from './list';
 import { registerControlCommands } from './control';
 import { registerReplayCheckCommand } from './replay-check';
+import { registerReceiptsCommands } from './receipts';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
 import type { TransferRunner } from './run-transfer';
@@ -42,6 +43,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerListCommand(program, resolved);
   registerControlCommands(program, resolved);
   registerScheduleCommand(program, resolved);
+  registerReceiptsCommands(program, resolved);
   registerWorkerCommand(program, resolved);
   registerReplayCheckCommand(program, resolved);
   registerCodecServerCommand(program, resolved);
