@@ -88,6 +88,7 @@ export {
   SapiPhase,
   SapiRows,
   SapiBytes,
+  SapiReceipt,
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';

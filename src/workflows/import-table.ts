@@ -47,7 +47,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
-  const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
+  const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes, SapiReceipt: r.receipt?.status });
   // the first activity does the checks: a fresh run opens in that phase (no upsert for 'starting')
   if (!input.resume) progress.phase = 'checking';
   // a run started without a fairness key shares the queue fairly by its Storage connection
