@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Context } from '@temporalio/activity';
-import { SapiInvalidInputError, SapiJobFailedError, unlessNotFound } from '../errors';
+import { SapiError, SapiInvalidInputError, SapiJobFailedError, unlessNotFound } from '../errors';
 import { RECEIPT_COLUMNS, RECEIPTS_TABLE_PATTERN, receiptRow, type LoadReceipt } from '../contracts/receipts';
 import type { Job, StorageClient } from '../storage-api';
 import type { ActivityDeps } from './deps';
@@ -39,42 +39,64 @@ export function writeReceipt(deps: ActivityDeps) {
       const table = input.table ?? deps.settings.receiptsTable;
       if (table === null) return { status: 'off' };
       if (!RECEIPTS_TABLE_PATTERN.test(table)) throw new SapiInvalidInputError(`receipts table must be a table id like in.c-sapi-temporal.receipts, got ${JSON.stringify(table)}`);
-      const cut = table.lastIndexOf('.');
-      const bucketId = table.slice(0, cut);
-      const name = table.slice(cut + 1);
-      const storage = deps.storage(input.connection);
-      const existing = await unlessNotFound(() => storage.getTable({ tableId: table }));
-      if (existing && !existing.primaryKey.some((c) => c.toLowerCase() === RECEIPT_KEY)) {
-        throw new SapiInvalidInputError(
-          `receipts table ${table} has primary key [${existing.primaryKey.join(', ')}]; it needs ${RECEIPT_KEY} (a receipt written twice would be two rows): name another table or drop it`,
-          { tableId: table },
-        );
-      }
-      if (!existing) await ensureBucketExists(deps, { connection: input.connection, bucketId });
-      const row = receiptRow(input.receipt);
-      const csv = `${RECEIPT_COLUMNS.map(csvValue).join(',')}\n${RECEIPT_COLUMNS.map((c) => csvValue(row[c])).join(',')}\n`;
-      const file = await storage.uploadViaImporter({
-        name: 'sapi-temporal-receipt.csv',
-        stream: Readable.from([Buffer.from(csv)]),
-        sizeBytes: Buffer.byteLength(csv),
-        tags: ['sapi-temporal-receipt'],
-      });
       try {
-        let job: Job | undefined;
-        if (!existing) {
-          job = await ended(storage, await storage.createTableAsync({ bucketId, name, dataFileId: file.id, primaryKey: [RECEIPT_KEY] }));
-          // another run's receipt created the table meanwhile: load into it
-          if (job.status !== 'success' && !(await unlessNotFound(() => storage.getTable({ tableId: table })))) throw failure(job, table);
-        }
-        if (job?.status !== 'success') {
-          job = await ended(storage, await storage.loadTableAsync({ tableId: table, dataFileId: file.id, incremental: true }));
-          if (job.status !== 'success') throw failure(job, table);
-        }
-      } finally {
-        await storage.deleteFile({ fileId: file.id }).catch(() => undefined); // a leftover file is only clutter
+        await upsertReceipt(deps, input, table);
+      } catch (err) {
+        if (!(err instanceof SapiError) || err instanceof SapiInvalidInputError) throw err;
+        // where it failed: the receipts table (the load it receipts stands)
+        throw new SapiError({
+          code: err.code,
+          message: `writing the receipt ${input.receipt.receiptId} into ${table} failed: ${err.message}`,
+          retryable: err.retryable,
+          status: err.status,
+          serviceCode: err.serviceCode,
+          exceptionId: err.exceptionId,
+          retryAfterMs: err.retryAfterMs,
+          mayHaveReachedService: err.mayHaveReachedService,
+          cause: err,
+          details: { receiptsTable: table },
+        });
       }
       return { status: 'written', table };
     });
+}
+
+/** Creates the receipts table (and bucket) when missing, then upserts the receipt's row. */
+async function upsertReceipt(deps: ActivityDeps, input: WriteReceiptInput, table: string): Promise<void> {
+  const cut = table.lastIndexOf('.');
+  const bucketId = table.slice(0, cut);
+  const name = table.slice(cut + 1);
+  const storage = deps.storage(input.connection);
+  const existing = await unlessNotFound(() => storage.getTable({ tableId: table }));
+  if (existing && !existing.primaryKey.some((c) => c.toLowerCase() === RECEIPT_KEY)) {
+    throw new SapiInvalidInputError(
+      `receipts table ${table} has primary key [${existing.primaryKey.join(', ')}]; it needs ${RECEIPT_KEY} (a receipt written twice would be two rows): name another table or drop it`,
+      { tableId: table },
+    );
+  }
+  if (!existing) await ensureBucketExists(deps, { connection: input.connection, bucketId });
+  const row = receiptRow(input.receipt);
+  const csv = `${RECEIPT_COLUMNS.map(csvValue).join(',')}\n${RECEIPT_COLUMNS.map((c) => csvValue(row[c])).join(',')}\n`;
+  const file = await storage.uploadViaImporter({
+    name: 'sapi-temporal-receipt.csv',
+    stream: Readable.from([Buffer.from(csv)]),
+    sizeBytes: Buffer.byteLength(csv),
+    tags: ['sapi-temporal-receipt'],
+  });
+  try {
+    let job: Job | undefined;
+    if (!existing) {
+      job = await ended(storage, await storage.createTableAsync({ bucketId, name, dataFileId: file.id, primaryKey: [RECEIPT_KEY] }));
+      // another run's receipt created the table meanwhile: load into it
+      if (job.status !== 'success' && !(await unlessNotFound(() => storage.getTable({ tableId: table })))) throw failure(job, table);
+    }
+    if (job?.status !== 'success') {
+      job = await ended(storage, await storage.loadTableAsync({ tableId: table, dataFileId: file.id, incremental: true }));
+      if (job.status !== 'success') throw failure(job, table);
+    }
+  } finally {
+    await storage.deleteFile({ fileId: file.id }).catch(() => undefined); // a leftover file is only clutter
+  }
 }
 
 /** The job once ended (polled every 0.2–2 s; the activity's heartbeat tells a dead worker). */
@@ -92,7 +114,7 @@ function failure(job: Job, table: string): SapiJobFailedError {
   const error = summarizeJob(job).error;
   return new SapiJobFailedError({
     job: { id: job.id, operationName: job.operationName, tableId: table },
-    message: `writing the receipt into ${table} failed: ${error?.message ?? job.status}`,
+    message: `the receipt's load job ended ${job.status}: ${error?.message ?? 'no message'}`,
     serviceCode: error?.code,
     exceptionId: error?.exceptionId,
   });
