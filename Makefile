@@ -97,8 +97,12 @@ test-matrix: install
 
 ## test-outages: a Storage API outage longer than any count of retries (SAPI_LONG_OUTAGE_MINUTES, default 6; 30–60 for
 ## the real thing) met by four runs in four phases side by side (test/chaos/long-outage.test.ts; skipped in `make test`)
+## and object storage down as long while an import uploads and while a sliced export downloads (the fault matrix's
+## s3-outage cells, SAPI_S3_OUTAGE_MS), side by side
 test-outages: install
-	SAPI_LONG_OUTAGE_MINUTES=$${SAPI_LONG_OUTAGE_MINUTES:-6} $(JEST) --selectProjects chaos --testPathPatterns test/chaos/long-outage
+	minutes=$${SAPI_LONG_OUTAGE_MINUTES:-6}; SAPI_LONG_OUTAGE_MINUTES=$$minutes SAPI_S3_OUTAGE_MS=$$((minutes * 60000)) \
+	  SAPI_FAULT_MATRIX='/^(import-direct\/upload|export-sliced\/download)\/mid\/s3-outage$$/' \
+	  $(JEST) --selectProjects chaos --maxWorkers=3 --testPathPatterns 'test/chaos/long-outage' 'test/chaos/matrix/(import-direct|export-sliced)'
 
 ## test-fanout: a child job under one parent page of 100,000 rows (SAPI_TEST_FANOUT_PARENTS; `make test` runs 20,000)
 test-fanout: install

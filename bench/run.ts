@@ -12,7 +12,8 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseBenchArgs, type BenchOptions, type ScenarioName } from './lib/args';
 import { Fixtures, scenarioContext, untilAborted, type Scenario, type ScenarioResult } from './lib/context';
-import { describeError, fileTimestamp, formatTable, type Figure } from './lib/report';
+import { loadLabel, startCpuLoad } from './lib/load';
+import { describeError, fileTimestamp, formatGoals, formatTable, ISSUE_41_GOALS, type Figure } from './lib/report';
 import { startBenchStack, type BenchStack } from './lib/stack';
 import { MIB } from './lib/stats';
 import { concurrencyScenario } from './scenarios/concurrency';
@@ -20,6 +21,7 @@ import { downloadScenario } from './scenarios/download';
 import { emulatorScenario } from './scenarios/emulator';
 import { extractScenario } from './scenarios/extract';
 import { idleScenario } from './scenarios/idle';
+import { longJobScenario } from './scenarios/long-job';
 import { pollLatencyScenario } from './scenarios/poll-latency';
 import { uploadScenario } from './scenarios/upload';
 
@@ -32,11 +34,15 @@ const repoRoot = resolve(__dirname, '..');
 /** Slices of the download scenario's export: at least 16 are required, aim for 20 (the export differs in size a bit). */
 export const TARGET_EXPORT_SLICES = 20;
 
+/** Scenarios run once per `--load-cores` value. */
+const LOADED_SCENARIOS = new Set<ScenarioName>(['upload', 'download']);
+
 const scenarios: Partial<Record<ScenarioName, Scenario>> = {
   upload: uploadScenario,
   download: downloadScenario,
   extract: extractScenario,
   'poll-latency': pollLatencyScenario,
+  'long-job': longJobScenario,
   concurrency: concurrencyScenario,
   emulator: emulatorScenario,
   idle: idleScenario,
@@ -110,30 +116,35 @@ async function main(options: BenchOptions): Promise<number> {
   try {
     stack = await startBenchStack({ dataDir, sliceSizeBytes, runtime: options.tsHook ? 'ts-hook' : 'compiled', profileDir: options.profileDir, linkBytesPerSecond: options.linkMBps === undefined ? undefined : options.linkMBps * 1e6, localRoots: [options.fixturesDir], compareTree: options.compareTree, log });
     const fixtures = new Fixtures(stack, options.fixturesDir, log);
-    for (const name of selected) {
+    // upload and download run once per --load-cores value (unloaded, then beside busy cores); the others once, unloaded
+    const passes = selected.flatMap((name) => (LOADED_SCENARIOS.has(name) ? options.loadCores : [0]).map((cores) => ({ name, cores })));
+    for (const { name, cores } of passes) {
       if (interrupted.signal.aborted) break;
+      const key = `${name}${loadLabel(cores)}`;
       const limit = AbortSignal.timeout(options.timeoutMin * 60_000);
       const signal = AbortSignal.any([limit, interrupted.signal]);
       setMaxListeners(0, signal); // one listener per awaited workflow (200 concurrent imports)
       const { ctx, close } = scenarioContext({ stack, options, fixtures, log }, name, signal);
       const began = Date.now();
       const loadavgBefore = loadavg().map((l) => Math.round(l * 100) / 100);
-      log(`=== ${name} (time limit ${options.timeoutMin} min, load ${loadavgBefore.join(' ')})`);
+      const load = startCpuLoad(cores);
+      log(`=== ${key} (time limit ${options.timeoutMin} min, load ${loadavgBefore.join(' ')}${cores ? `; busy processes ${load.pids.join(', ')}` : ''})`);
       try {
         // a step that does not watch the signal (a baseline transfer) must not hold the run past the limit
         const result = await untilAborted(scenarios[name]!(ctx), signal);
-        results[name] = result;
-        figures.push(...result.figures);
+        results[key] = result;
+        figures.push(...result.figures.map((f) => (cores ? { ...f, metric: `${f.metric}${loadLabel(cores)}` } : f)));
       } catch (err) {
         const message = signal.aborted && limit.aborted ? `time limit of ${options.timeoutMin} min reached` : describeError(err);
-        log(`${name} FAILED: ${message}`);
-        results[name] = { error: message };
-        figures.push({ scenario: name, metric: 'FAILED', unit: '', note: message.split('\n').filter((l) => !l.startsWith('    at ')).at(-1)!.slice(0, 160) });
+        log(`${key} FAILED: ${message}`);
+        results[key] = { error: message };
+        figures.push({ scenario: name, metric: `FAILED${loadLabel(cores)}`, unit: '', note: message.split('\n').filter((l) => !l.startsWith('    at ')).at(-1)!.slice(0, 160) });
       } finally {
+        await load.stop();
         await close();
       }
-      timings[name] = { startedAt: new Date(began).toISOString(), seconds: Math.round((Date.now() - began) / 1000), loadavgBefore, loadavgAfter: loadavg().map((l) => Math.round(l * 100) / 100) };
-      log(`=== ${name} done in ${timings[name].seconds} s`);
+      timings[key] = { startedAt: new Date(began).toISOString(), seconds: Math.round((Date.now() - began) / 1000), loadavgBefore, loadavgAfter: loadavg().map((l) => Math.round(l * 100) / 100) };
+      log(`=== ${key} done in ${timings[key].seconds} s`);
     }
   } finally {
     process.removeListener('SIGINT', onSignal);
@@ -144,7 +155,7 @@ async function main(options: BenchOptions): Promise<number> {
   }
 
   const table = formatTable(figures);
-  process.stdout.write(`\n${table}\n\n`);
+  process.stdout.write(`\n${table}\n\nTargets of issue 41 (load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}):\n${formatGoals(figures, ISSUE_41_GOALS)}\n\n`);
   const resultsDir = resolve(repoRoot, options.resultsDir);
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${fileTimestamp(startedAt)}.json`);

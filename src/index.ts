@@ -60,6 +60,7 @@ export {
   type ReceiptSource,
   type ReceiptsOption,
 } from './contracts/receipts';
+export type { CallWaiting } from './contracts/call-waiting';
 export type {
   ExtractInput,
   ExtractOptions,

@@ -5,7 +5,7 @@ import { createActivityDeps, type ActivityDeps } from './activities/deps';
 import { codecDataConverter } from './codec';
 import { loadSettings, type Settings } from './config';
 import { createSapiNexusHandler } from './nexus/handler';
-import { configurePluginRuntime, metricsInterceptors, SeenJobs, withJobTiming } from './observability';
+import { configurePluginRuntime, metricsInterceptors, outageInterceptors, SeenJobs, withJobTiming } from './observability';
 import { withBundlerStatsAtDebug } from './observability/logging';
 import { startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
 import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
@@ -77,7 +77,7 @@ export class SapiPlugin extends SimplePlugin {
       activities,
       // appended to the worker's own interceptors (an OpenTelemetry factory of the user's keeps working)
       // plus one INFO line per transfer start and end, from a workflow interceptor (bundled with the workflows)
-      workerInterceptors: { activity: metrics ? [metricsInterceptors(seen)] : [], workflowModules: [transferLogModule] },
+      workerInterceptors: { activity: [outageInterceptors(), ...(metrics ? [metricsInterceptors(seen)] : [])], workflowModules: [transferLogModule] },
       // the codec runs in the worker process (activations decoded, completions encoded); the sandbox gets the path
       dataConverter: codecKeys ? (existing) => codecDataConverter(codecKeys, existing)! : undefined,
       nexusServices: (options.nexus ?? deps.settings.nexusService) ? [createSapiNexusHandler()] : undefined,

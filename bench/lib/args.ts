@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** Every scenario, in the order they run. */
-export const SCENARIOS = ['idle', 'upload', 'download', 'extract', 'poll-latency', 'concurrency', 'emulator'] as const;
+export const SCENARIOS = ['idle', 'upload', 'download', 'extract', 'poll-latency', 'long-job', 'concurrency', 'emulator'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Default size of the generated CSV for upload, download and emulator (MiB). */
@@ -15,6 +15,8 @@ export const DEFAULT_PAGES = 5_000;
 export const LONG_RUN_PAGES = 20_000;
 /** Default job durations of the poll-latency scenario (s). */
 export const DEFAULT_DURATIONS_S = [2, 10, 30];
+/** Default time compression of the long-job scenario: its 1-hour job is held 3600 / 30 = 120 s. */
+export const DEFAULT_LONG_JOB_COMPRESSION = 30;
 /** Default number of concurrent imports. */
 export const DEFAULT_CONCURRENCY = 200;
 /** Default time limit of one scenario (min). */
@@ -32,6 +34,16 @@ export interface BenchOptions {
   /** Alternations: baseline, then (ours, baseline) × repeat. */
   repeat: number;
   durationsS: number[];
+  /**
+   * Time compression of the long-job scenario: its 1-hour job is held `3600 / n` s and every wait of the poll schedule
+   * is divided by `n` (default {@link DEFAULT_LONG_JOB_COMPRESSION}).
+   */
+  longJobCompression: number;
+  /**
+   * Busy cores beside upload and download, one pass per value (`--load-cores 0,1`: unloaded, then with one busy core):
+   * a child process each that spins on the CPU while that pass runs, baselines and ours alike. Default [0].
+   */
+  loadCores: number[];
   concurrency: number;
   /** Worker processes of the concurrency scenario, one batch per count (scale-out); default [1]. */
   workers: number[];
@@ -71,6 +83,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       modes: { type: 'string' },
       repeat: { type: 'string' },
       durations: { type: 'string' },
+      'long-job-compression': { type: 'string' },
+      'load-cores': { type: 'string' },
       concurrency: { type: 'string' },
       workers: { type: 'string' },
       'timeout-min': { type: 'string' },
@@ -101,6 +115,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     extractModes: modes as Array<'batch' | 'page'>,
     repeat: positiveInteger(values.repeat, '--repeat', 1),
     durationsS: durations,
+    longJobCompression: positiveNumber(values['long-job-compression'], '--long-job-compression', DEFAULT_LONG_JOB_COMPRESSION),
+    loadCores: values['load-cores'] === undefined ? [0] : values['load-cores'].split(',').map((c) => nonNegativeInteger(c.trim(), '--load-cores')),
     concurrency: positiveInteger(values.concurrency, '--concurrency', DEFAULT_CONCURRENCY),
     workers: values.workers === undefined ? [1] : values.workers.split(',').map((w) => positiveInteger(w.trim(), '--workers', 1)),
     timeoutMin: positiveNumber(values['timeout-min'], '--timeout-min', DEFAULT_TIMEOUT_MIN),
@@ -119,6 +135,12 @@ function positiveNumber(raw: string | undefined, name: string, fallback: number)
   if (raw === undefined) return fallback;
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function nonNegativeInteger(raw: string, name: string): number {
+  const n = Number(raw);
+  if (raw === '' || !Number.isInteger(n) || n < 0) throw new Error(`${name} takes whole numbers ≥ 0 (comma-separated), got ${JSON.stringify(raw)}`);
   return n;
 }
 

@@ -14,6 +14,8 @@ export interface Figure {
   target?: Target & { on: 'ratio' | 'ours' };
   met?: boolean;
   note?: string;
+  /** The issue target this figure is judged for (`issue 41 target 2`): listed again in the summary of targets. */
+  goal?: string;
 }
 
 /** Builds a figure: computes the ratio (unless given) and whether the target is met. */
@@ -46,6 +48,51 @@ export function formatTable(figures: readonly Figure[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
+}
+
+/** An issue's target as the summary lists it: its name (the figures' `goal`), what it asks, the scenarios measuring it. */
+export interface Goal {
+  name: string;
+  asks: string;
+  scenarios: readonly string[];
+}
+
+/** The targets of issue 41, each measured by the figures whose `goal` names it. */
+export const ISSUE_41_GOALS: readonly Goal[] = [
+  { name: 'issue 41 target 1', asks: 'small imports: worker CPU ≤ 1.3× the SDK floor, rate ≥ 0.9× the floor, ≤ 2 activity tasks, 0 timers, ≤ 30 events', scenarios: ['concurrency'] },
+  { name: 'issue 41 target 2', asks: 'transfers: CPU per GB ≤ 1.2× mc, throughput ≥ 0.9× mc, upload and download, unloaded and loaded (--load-cores 0,1)', scenarios: ['upload', 'download'] },
+  { name: 'issue 41 target 3', asks: 'long jobs: ≤ 30 history events and ≤ 10 billed actions per hour after the first minutes, end noticed within max(1 s, 25 %)', scenarios: ['long-job'] },
+  { name: 'issue 41 target 4', asks: 'idle worker ≤ the SDK floor + 15 MB', scenarios: ['idle'] },
+];
+
+/**
+ * The summary of `goals`: per goal a verdict line (MET when every figure judged for it met its target, MISSED when
+ * one missed, NOT MEASURED when this run had none: its scenarios were not run, or failed), then its figures.
+ */
+export function formatGoals(figures: readonly Figure[], goals: readonly Goal[]): string {
+  const lines: string[] = [];
+  for (const goal of goals) {
+    const judged = figures.filter((f) => f.goal === goal.name);
+    // a pass of one of its scenarios that failed (e.g. the loaded upload) leaves the target unjudged there
+    const failed = figures.filter((f) => goal.scenarios.includes(f.scenario) && f.metric.startsWith('FAILED'));
+    const verdict =
+      judged.length === 0 && failed.length === 0
+        ? 'NOT MEASURED'
+        : judged.some((f) => f.met === false)
+          ? 'MISSED'
+          : judged.length > 0 && failed.length === 0 && judged.every((f) => f.met === true)
+            ? 'MET'
+            : 'INCOMPLETE';
+    const why =
+      judged.length === 0 && failed.length === 0 ? ` (run ${goal.scenarios.join(', ')})` : verdict === 'INCOMPLETE' ? (failed.length ? ' (a pass failed)' : ' (a figure has no value)') : '';
+    lines.push(`${goal.name}: ${verdict}${why} — ${goal.asks}`);
+    for (const f of judged) {
+      const value = f.target?.on === 'ratio' ? `${f.ratio === undefined ? '?' : `${f.ratio.toFixed(2)}×`} (${show(f.ours)} vs ${show(f.baseline)} ${f.unit})` : `${show(f.ours) || '?'} ${f.unit}`.trim();
+      lines.push(`  ${f.met === undefined ? 'n/a   ' : f.met ? 'MET   ' : 'MISSED'} ${f.scenario}: ${f.metric}: ${value}, target ${formatTarget(f.target, f.unit)}`);
+    }
+    for (const f of failed) lines.push(`  FAILED ${f.scenario}: ${f.metric}: ${f.note ?? ''}`.trimEnd());
+  }
+  return lines.join('\n');
 }
 
 function show(value: number | undefined): string {

@@ -9,6 +9,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { PollingOptions } from '../../src/contracts/transfer';
 import type { ImportTableResult, JobSummary } from '../../src/contracts/transfer';
 import type { Scenario } from '../lib/context';
+import type { ActivitySpan, HistoryTimings } from '../lib/history';
 import { figure, type Figure } from '../lib/report';
 import type { BenchStack } from '../lib/stack';
 
@@ -49,8 +50,7 @@ export const pollLatencyScenario: Scenario = async (ctx) => {
       } finally {
         await watcher.stop();
       }
-      const created = run.timings.activities.find((a) => a.type === 'createTableAsync' && a.outcome === 'completed');
-      const jobId = created ? decode<JobSummary>(created.result)?.id : undefined;
+      const jobId = jobStart(run.timings)?.jobId;
       const seen = jobId === undefined ? undefined : watcher.jobs.get(jobId);
       const polls = run.timings.activities.filter((a) => a.type === 'getJob');
       const noticing = polls.find((a) => a.outcome === 'completed' && decode<JobSummary>(a.result)?.status === 'success');
@@ -76,7 +76,26 @@ export const pollLatencyScenario: Scenario = async (ctx) => {
   return { figures, details: { watchIntervalMs: WATCH_INTERVAL_MS, runs } };
 };
 
-function decode<T>(payloads: unknown): T | undefined {
+/**
+ * The activity that started the import's job and the job's id: `createTableAsync` (the job is its result), or on the
+ * short path of a small file `uploadAndStartJob` (the job is its result's `job`).
+ */
+export function jobStart(timings: HistoryTimings): { span: ActivitySpan; jobId: number } | undefined {
+  for (const span of timings.activities) {
+    if (span.outcome !== 'completed') continue;
+    if (span.type === 'createTableAsync') {
+      const id = decode<JobSummary>(span.result)?.id;
+      if (id !== undefined) return { span, jobId: id };
+    } else if (span.type === 'uploadAndStartJob') {
+      const id = decode<{ job?: JobSummary }>(span.result)?.job?.id;
+      if (id !== undefined) return { span, jobId: id };
+    }
+  }
+  return undefined;
+}
+
+/** The first payload of an activity's result, decoded. */
+export function decode<T>(payloads: unknown): T | undefined {
   const payload = (payloads as { payloads?: unknown[] } | undefined)?.payloads?.[0];
   return payload ? defaultPayloadConverter.fromPayload<T>(payload as never) : undefined;
 }
@@ -88,7 +107,7 @@ interface SeenJob {
 }
 
 /** Reads the newest jobs every {@link WATCH_INTERVAL_MS} and records when each was first seen and first seen ended. */
-function watchNewJobs(stack: BenchStack): { jobs: Map<number, SeenJob>; stop(): Promise<void> } {
+export function watchNewJobs(stack: BenchStack): { jobs: Map<number, SeenJob>; stop(): Promise<void> } {
   const jobs = new Map<number, SeenJob>();
   let stopped = false;
   const loop = (async () => {

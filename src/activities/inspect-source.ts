@@ -86,12 +86,14 @@ export async function inspect(deps: ActivityDeps, input: InspectSourceInput): Pr
 
 /** The first record of a CSV stream (gzip detected by its magic bytes), or undefined for an empty one. */
 async function readHeader(stream: Readable, csv: CsvDialect): Promise<string[] | undefined> {
-  const head = await readPrefix(stream, HEADER_PROBE_BYTES);
-  const text = (head[0] === 0x1f && head[1] === 0x8b ? await gunzipPrefix(head) : head).toString('utf8');
+  const quote = csv.escapedBy !== undefined ? false : csv.enclosure === '' ? false : (csv.enclosure ?? '"');
+  // a plain file is read until its first record is complete (a gzipped one: the probe, inflated)
+  const head = await readPrefix(stream, HEADER_PROBE_BYTES, (bytes) => bytes[0] !== 0x1f && firstRecordBytes(bytes, quote) !== bytes);
+  const text = firstRecordBytes(head[0] === 0x1f && head[1] === 0x8b ? await gunzipPrefix(head) : head, quote).toString('utf8');
   if (text.trim() === '') return undefined;
   const parser = parse({
     delimiter: csv.delimiter ?? ',',
-    quote: csv.escapedBy !== undefined ? false : csv.enclosure === '' ? false : (csv.enclosure ?? '"'),
+    quote,
     escape: csv.escapedBy ?? csv.enclosure ?? '"',
     to_line: 1,
     relax_column_count: true,
@@ -114,13 +116,35 @@ async function readHeader(stream: Readable, csv: CsvDialect): Promise<string[] |
   return records[0];
 }
 
-async function readPrefix(stream: Readable, max: number): Promise<Buffer> {
+/**
+ * The bytes of a CSV that hold its first record: up to the first line feed outside an enclosed field, unless that
+ * line is blank; all of `head` when there is none (or the enclosure is not one ASCII character). The header is then
+ * decoded and parsed from these bytes only, not from the whole probe (of a small file: all of it).
+ */
+export function firstRecordBytes(head: Buffer, quote: string | false): Buffer {
+  const q = quote === false || quote === '' ? -1 : quote.length === 1 && quote.charCodeAt(0) < 0x80 ? quote.charCodeAt(0) : undefined;
+  if (q === undefined) return head;
+  let enclosed = false;
+  for (let i = 0; i < head.length; i++) {
+    const byte = head[i];
+    if (byte === q) enclosed = !enclosed; // a doubled enclosure inside a field toggles twice
+    else if (byte === 0x0a && !enclosed) {
+      const line = head.subarray(0, i + 1);
+      return line.toString('utf8').trim() === '' ? head : line;
+    }
+  }
+  return head;
+}
+
+/** The first `max` bytes of `stream`, or only its first chunk when `enough` says that one suffices. */
+async function readPrefix(stream: Readable, max: number, enough: (bytes: Buffer) => boolean = () => false): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     chunks.push(chunk as Buffer);
     size += (chunk as Buffer).length;
-    if (size >= max) break;
+    // judged on the first chunk only (a header longer than a chunk is rare: the probe is read as before)
+    if (size >= max || (chunks.length === 1 && enough(chunks[0]!))) break;
   }
   stream.destroy();
   return Buffer.concat(chunks).subarray(0, max);

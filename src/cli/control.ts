@@ -50,7 +50,7 @@ export const CONTROLS: readonly Control[] = [
     update: 'setLimits',
     types: EXTRACT,
     description:
-      'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (refused below the pages already fetched; the batch in flight ends as it was started, so the total can pass the limit by its pages)',
+      'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)',
     arg: (flags) => {
       if (flags.maxPages === undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];

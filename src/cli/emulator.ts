@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { DEFAULT_FILES_BUCKET } from '../dev/stack';
-import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorGcsOptions, type EmulatorS3Options } from '../emulator/options';
+import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorGcsOptions, type EmulatorS3Options, type EmulatorStore } from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './failure';
@@ -21,6 +21,7 @@ export interface EmulatorFlags {
   sliceSizeMb?: number;
   publicUrl?: string;
   backend: EmulatorBackend;
+  store: EmulatorStore;
   tableBackend: 'snowflake' | 'bigquery';
   /** False with `--no-sliced-exports`. */
   slicedExports: boolean;
@@ -122,6 +123,15 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
         .default('aws'),
     )
     .addOption(
+      new Option(
+        '--store <store>',
+        'where files, tables and records are kept: server (the object store of --backend; tables and records under --data-dir, kept across restarts) or ' +
+          'memory (all in the emulator\'s memory, gone when it stops; answers as aws, files only through the importer, no other process needed)',
+      )
+        .choices(['server', 'memory'])
+        .default('server'),
+    )
+    .addOption(
       new Option('--table-backend <backend>', 'the stack\'s table backend the emulator answers as (types of typed tables, `backend` fields; docs/emulator.md)')
         .choices(['snowflake', 'bigquery'])
         .default('snowflake'),
@@ -131,12 +141,17 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .action(async (flags: EmulatorFlags) => {
       try {
         if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
+        if (flags.store === 'memory' && flags.backend !== 'aws') {
+          throw new CliError(ErrorCode.INVALID_INPUT, `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`);
+        }
         const storage =
-          flags.backend === 'azure'
-            ? { backend: 'azure' as const, abs: emulatorAbs(context.env) }
-            : flags.backend === 'gcp'
-              ? { backend: 'gcp' as const, gcs: emulatorGcs(context.env) }
-              : { backend: 'aws' as const, s3: emulatorS3(context.env) };
+          flags.store === 'memory'
+            ? { store: 'memory' as const }
+            : flags.backend === 'azure'
+              ? { backend: 'azure' as const, abs: emulatorAbs(context.env) }
+              : flags.backend === 'gcp'
+                ? { backend: 'gcp' as const, gcs: emulatorGcs(context.env) }
+                : { backend: 'aws' as const, s3: emulatorS3(context.env) };
         const { createEmulator } = await import('../emulator');
         const token = flags.token ?? `emu-${randomBytes(16).toString('hex')}`;
         const adminToken = flags.adminToken ?? (context.env[EMULATOR_ADMIN_TOKEN_ENV] || `emu-admin-${randomBytes(16).toString('hex')}`);
@@ -156,7 +171,7 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
         });
         const env = { SAPI_URL: emulator.url, SAPI_IMPORT_URL: emulator.importUrl, SAPI_TOKEN: token, [EMULATOR_ADMIN_TOKEN_ENV]: adminToken };
         const width = Math.max(...Object.keys(env).map((key) => key.length));
-        process.stdout.write(`Storage API emulator is up (data in ${dataDir}):\n`);
+        process.stdout.write(`Storage API emulator is up (${flags.store === 'memory' ? `data in memory, temp files in ${dataDir}` : `data in ${dataDir}`}):\n`);
         for (const [key, value] of Object.entries(env)) process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);
         process.stdout.write('press Ctrl-C to stop\n');
         let release = () => undefined as void;

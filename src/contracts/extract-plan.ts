@@ -36,7 +36,11 @@ export interface ResolvedExtractOptions {
   incremental: boolean;
   heartbeatTimeoutMs: number;
   continueAsNewAfterPages: number | null;
+  loadConcurrency: number;
 }
+
+/** Tables an extraction loads at once by default (`options.loadConcurrency`). */
+export const DEFAULT_LOAD_CONCURRENCY = 4;
 
 const positiveInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v > 0;
 
@@ -51,6 +55,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
   check('batchSeconds', options.batchSeconds, typeof options.batchSeconds === 'number' && options.batchSeconds > 0, 'a positive number');
   check('heartbeatTimeoutMs', options.heartbeatTimeoutMs, positiveInt(options.heartbeatTimeoutMs) && (options.heartbeatTimeoutMs ?? 0) >= 1000, 'an integer ≥ 1000');
   check('continueAsNewAfterPages', options.continueAsNewAfterPages, positiveInt(options.continueAsNewAfterPages), 'a positive integer');
+  check('loadConcurrency', options.loadConcurrency, positiveInt(options.loadConcurrency) && (options.loadConcurrency ?? 0) <= 100, 'an integer from 1 to 100');
   for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
   problems.push(...receiptsOptionProblems(options.receipts, 'options.receipts'));
   if (options.bucketId !== undefined && !isBucketId(options.bucketId)) {
@@ -68,6 +73,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
       incremental: options.incremental ?? false,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? DEFAULT_FETCH_HEARTBEAT_TIMEOUT_MS,
       continueAsNewAfterPages: options.continueAsNewAfterPages ?? null,
+      loadConcurrency: options.loadConcurrency ?? DEFAULT_LOAD_CONCURRENCY,
     },
   };
 }

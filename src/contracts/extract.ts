@@ -1,4 +1,5 @@
 // Input, result, progress and checkpoint of `extractWorkflow`. Types only: safe for workflow code and for callers.
+import type { CallWaiting } from './call-waiting';
 import type { ParentContext, PageResult, ScrollerState, StopReason, TableSchema } from '../extractor/pure';
 import type { PollingOptions } from './transfer';
 import type { ExtractRunState } from '../extractor/run-state';
@@ -48,6 +49,12 @@ export interface ExtractOptions {
   bucketId?: string;
   /** Load into existing tables incrementally (append/upsert) instead of replacing their rows. Default false. */
   incremental?: boolean;
+  /**
+   * Tables loaded at once at the end (each a `findTable`, a `buildTableCsv` and an `importTableWorkflow` child); the
+   * others wait their turn, in schema order. Default 4 (1–100): an extraction of hundreds of tables starts no more
+   * Storage jobs and builds no more CSVs at a time than this.
+   */
+  loadConcurrency?: number;
   /** Heartbeat timeout of the page-fetching activity (ms): how fast a dead worker's batch is taken over. Default 15 000. */
   heartbeatTimeoutMs?: number;
   /** Continue-as-new after this many pages in one run (besides the server's suggestion). Default: none (tests use it). */
@@ -172,6 +179,8 @@ export interface ExtractProgress {
   warnings: number;
   /** Set while waiting for a rate limit (ms since epoch when fetching resumes). */
   waitingUntil?: number;
+  /** While a call waits an outage out (Temporal retries it): which, its last failure and since when. */
+  waitingFor?: CallWaiting;
   /** Paused, or asked to pause (it pauses once the batch in flight ends). */
   paused?: boolean;
   /** Asked to cancel (the reason): it stops once the batch in flight ends. */

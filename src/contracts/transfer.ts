@@ -1,5 +1,6 @@
 // Inputs, results and progress of the plugin's workflows. Types only: safe for workflow code and for callers.
 import type { ReceiptOrigin, ReceiptOutcome, ReceiptsOption } from './receipts';
+import type { CallWaiting } from './call-waiting';
 
 /** CSV dialect of a source file (the service's defaults: `,` and `"`). */
 export interface CsvDialect {
@@ -171,6 +172,8 @@ export interface TransferProgress {
   deadlineAt?: number;
   /** Asked to cancel (the reason), until the run has ended. */
   cancelling?: string;
+  /** While a call waits an outage out (Temporal retries it): which, its last failure and since when. */
+  waitingFor?: CallWaiting;
   error?: string;
 }
 

@@ -7,6 +7,7 @@ import { type EmulatorContext } from './context';
 import { ApiError, newExceptionId } from './errors';
 import { decodeQueryString, parseJsonBody } from './form';
 import { MAX_BODY_BYTES, sendError, serviceErrorBody } from './http';
+import { MEMORY_OBJECTS_PREFIX, MemoryObjectStore, registerMemoryObjectRoutes } from './memory-store';
 import { IMPORTER_PREFIX } from './options';
 import { type RequestLog, type RequestLogEntry, loggedBody } from './request-log';
 import { registerAdminRoutes } from './routes/admin-routes';
@@ -148,6 +149,8 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     if (refused) return sendError(request, reply, refused, isImporter(request));
     const { path, query } = pathOf(request.url);
     if (path.startsWith(ADMIN_PREFIX)) return authenticateAdmin(request, reply);
+    // the memory store's objects stand for an object-storage server: signed, not logged, no faults, no token
+    if (path.startsWith(`${MEMORY_OBJECTS_PREFIX}/`) && ctx.objects instanceof MemoryObjectStore) return undefined;
     const entry: RequestLogEntry = { method: request.method, path, query, status: 0, time: Date.now(), durationMs: 0 };
     request.logEntry = entry;
     options.requestLog.add(entry);
@@ -277,5 +280,7 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   await app.register(async (scope) => registerUnservedServiceRoutes(scope), { prefix: UNSERVED_SERVICES_PREFIX });
   await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });
   if (options.adminEnabled) await app.register(async (scope) => registerAdminRoutes(scope, ctx, options.requestLog), { prefix: ADMIN_PREFIX });
+  const memory = ctx.objects;
+  if (memory instanceof MemoryObjectStore) await app.register(async (scope) => registerMemoryObjectRoutes(scope, memory), { prefix: MEMORY_OBJECTS_PREFIX });
   return app;
 }

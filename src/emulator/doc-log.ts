@@ -3,13 +3,15 @@ import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSyn
 /**
  * A tiny persistent document store: every change is one appended JSON line, replayed (and compacted) at open.
  * Synchronous appends keep the order of changes equal to the order of calls; documents are small (files, buckets,
- * jobs), so the log stays cheap.
+ * jobs), so the log stays cheap. Without a path the documents live in memory only (the emulator's memory store).
  */
 export class DocLog {
   private readonly docs = new Map<string, Map<string, unknown>>();
   private fd: number | undefined;
+  private closed = false;
 
-  constructor(private readonly path: string) {
+  constructor(private readonly path: string | undefined) {
+    if (path === undefined) return;
     if (existsSync(path)) {
       for (const line of readFileSync(path, 'utf8').split('\n')) {
         if (!line.trim()) continue;
@@ -58,12 +60,13 @@ export class DocLog {
   }
 
   private append(entry: object): void {
-    if (this.fd === undefined) throw new Error(`state log is closed [path=${this.path}]`);
-    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    if (this.closed) throw new Error(`state log is closed [path=${this.path ?? '(memory)'}]`);
+    if (this.fd !== undefined) writeSync(this.fd, `${JSON.stringify(entry)}\n`);
   }
 
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    this.closed = true;
   }
 }

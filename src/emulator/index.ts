@@ -1,7 +1,8 @@
 /**
  * The Storage API emulator: one function, {@link createEmulator}, used by tests, the CLI and the dev stack.
- * Files live in MinIO (temporary credentials from MinIO STS), tables in DuckDB, jobs and file/bucket records in a
- * state log under `dataDir`, so a restart on the same `dataDir` keeps everything and resumes unfinished jobs.
+ * Files live in MinIO (temporary credentials from MinIO STS), Azurite or fake-gcs-server, tables in DuckDB, jobs and
+ * file/bucket records in a state log under `dataDir`, so a restart on the same `dataDir` keeps everything and resumes
+ * unfinished jobs; or, with store `memory`, all of it in the process's memory.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,12 +21,14 @@ import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinition
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
+import { MemoryObjectStore } from './memory-store';
 import { S3ObjectStore, type ObjectStore } from './object-store';
 import {
   DEFAULT_CREDENTIALS_TTL_SECONDS,
   DEFAULT_DUCKDB_COMPRESS_STRINGS,
   DEFAULT_DUCKDB_MEMORY_LIMIT,
   DEFAULT_EMULATOR_HOST,
+  DEFAULT_EMULATOR_STORE,
   DEFAULT_JOB_PROCESSING_MS,
   DEFAULT_JOB_WAITING_MS,
   DEFAULT_MAX_TABLE_COLUMNS,
@@ -54,6 +57,7 @@ const optionsSchema = z.object({
   host: z.string().min(1).optional(),
   dataDir: z.string().min(1),
   backend: z.enum(['aws', 'azure', 'gcp']).optional(),
+  store: z.enum(['server', 'memory']).optional(),
   tableBackend: z.enum(['snowflake', 'bigquery']).optional(),
   s3: z
     .object({
@@ -108,8 +112,19 @@ const optionsSchema = z.object({
   duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
 });
 
-/** The backend's object store: `backend`, else `azure` when only `abs` is configured, `gcp` when only `gcs`, else `aws`. */
-function createObjectStore(options: EmulatorOptions): ObjectStore {
+/**
+ * The object store: the emulator's memory with store `memory`; else the backend's server: `backend`, else `azure`
+ * when only `abs` is configured, `gcp` when only `gcs`, else `aws`.
+ */
+function createObjectStore(options: EmulatorOptions, baseUrl: () => string): ObjectStore {
+  if ((options.store ?? DEFAULT_EMULATOR_STORE) === 'memory') {
+    const given = (['s3', 'abs', 'gcs'] as const).filter((name) => options[name] !== undefined);
+    if (given.length > 0) throw new Error(`invalid emulator options: store "memory" keeps files in the emulator's memory; drop ${given.join(', ')} or use store "server"`);
+    if (options.backend !== undefined && options.backend !== 'aws') {
+      throw new Error(`invalid emulator options: store "memory" answers as an aws stack; backend "${options.backend}" needs store "server" and its object-storage server`);
+    }
+    return new MemoryObjectStore(baseUrl, DEFAULT_PRESIGN_TTL_SECONDS);
+  }
   const backend = options.backend ?? (options.abs && !options.s3 ? 'azure' : options.gcs && !options.s3 ? 'gcp' : 'aws');
   const ttl = options.credentialsTtlSeconds ?? DEFAULT_CREDENTIALS_TTL_SECONDS;
   if (backend === 'gcp') {
@@ -139,12 +154,14 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   rmSync(tmpDir, { recursive: true, force: true });
   mkdirSync(tmpDir, { recursive: true });
 
-  const objects = createObjectStore(options);
+  const inMemory = (options.store ?? DEFAULT_EMULATOR_STORE) === 'memory';
+  let baseUrl = '';
+  const objects = createObjectStore(options, () => baseUrl);
   await objects.ensureBucket();
-  const state = new DocLog(join(options.dataDir, 'state.jsonl'));
+  const state = new DocLog(inMemory ? undefined : join(options.dataDir, 'state.jsonl'));
   let tables: TableStore;
   try {
-    tables = await TableStore.open(join(options.dataDir, 'tables.duckdb'), {
+    tables = await TableStore.open(inMemory ? ':memory:' : join(options.dataDir, 'tables.duckdb'), {
       memoryLimit: options.duckdbMemoryLimit ?? DEFAULT_DUCKDB_MEMORY_LIMIT,
       tempDirectory: join(tmpDir, 'duckdb'),
       compressStrings: options.duckdbCompressStrings ?? DEFAULT_DUCKDB_COMPRESS_STRINGS,
@@ -240,6 +257,7 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
   const urlHost = host.includes(':') ? `[${host}]` : host;
   const listenUrl = `http://${urlHost}:${port}`;
   ctx.baseUrl = (options.publicUrl ?? listenUrl).replace(/\/$/, '');
+  baseUrl = ctx.baseUrl;
   ctx.importUrl = `${ctx.baseUrl}${IMPORTER_PREFIX}`;
   ctx.jobs.resume();
 

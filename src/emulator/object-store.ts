@@ -36,7 +36,8 @@ export type ObjectStoreProvider = 'aws' | 'azure' | 'gcp';
  * The emulator's narrow view of one object-storage backend: the Storage API's own (root) access for its jobs, plus
  * the backend-specific fields of its answers (prepare's upload parameters, a file detail's read credentials,
  * manifest entry URLs). One implementation per backend: {@link S3ObjectStore} (MinIO), `AbsObjectStore` (Azurite),
- * `GcsObjectStore` (fake-gcs-server).
+ * `GcsObjectStore` (fake-gcs-server), and `MemoryObjectStore` (the emulator's own memory, `store: 'memory'`). Every one
+ * passes the contract of `test/harness/object-store-contract.ts`.
  */
 export interface ObjectStore {
   readonly provider: ObjectStoreProvider;

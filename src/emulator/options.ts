@@ -107,6 +107,18 @@ export const DEFAULT_TABLE_BACKEND: EmulatorTableBackend = 'snowflake';
 export type EmulatorBackend = 'aws' | 'azure' | 'gcp';
 
 /**
+ * Where the emulator keeps its files, tables and records. `server`: files in the object-storage server of
+ * {@link EmulatorOptions.backend} (MinIO, Azurite, fake-gcs-server), tables in DuckDB and records in a state log
+ * under `dataDir`, kept across restarts. `memory`: everything in the emulator's own memory (files served by the
+ * emulator at presigned URLs, DuckDB in memory), gone at close; it answers as an `aws` stack and takes files through
+ * the importer only (`files/prepare` and `federationToken=1` are answered 501). For tests and trials that need no
+ * other process.
+ */
+export type EmulatorStore = 'server' | 'memory';
+/** Default of {@link EmulatorOptions.store}: `server`. */
+export const DEFAULT_EMULATOR_STORE: EmulatorStore = 'server';
+
+/**
  * A Storage API token the emulator accepts in `X-StorageApi-Token`, with the service's permission model. A master
  * token manages every bucket and sees every file and job; any other token sees only the buckets in its
  * `bucketPermissions` (every bucket with `canManageBuckets`), only the files it created (every file with
@@ -143,8 +155,16 @@ export interface EmulatorOptions {
   port?: number;
   /** Default {@link DEFAULT_EMULATOR_HOST}. */
   host?: string;
-  /** Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files. */
+  /**
+   * Folder for the DuckDB database (`tables.duckdb`), the state log (`state.jsonl`) and temp files (only temp files
+   * with store `memory`).
+   */
   dataDir: string;
+  /**
+   * Where files, tables and records are kept: `server` or `memory` (see {@link EmulatorStore}). With `memory`, no
+   * `s3`, `abs` or `gcs` and no `backend` other than `aws`. Default {@link DEFAULT_EMULATOR_STORE}.
+   */
+  store?: EmulatorStore;
   /**
    * Table backend the emulator answers as (its name in the index, `tokens/verify` and buckets; the types of typed
    * tables). Default {@link DEFAULT_TABLE_BACKEND}.

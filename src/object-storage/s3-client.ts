@@ -78,6 +78,7 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
       // No `expiration` here: the SDK would try to refresh a static identity; we check expiry ourselves.
     };
   }
+  Object.assign(config, sharedEnvironmentSettings());
   const client = new S3Client(config);
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -106,6 +107,34 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
     { step: 'initialize', name: 'sapiTracing' },
   );
   return client;
+}
+
+/** The client settings the SDK reads from the environment and `~/.aws/config` when a client does not set them. */
+const ENVIRONMENT_SETTINGS = [
+  'defaultsMode',
+  'authSchemePreference',
+  'disableS3ExpressSessionAuth',
+  'retryMode',
+  'sigv4aSigningRegionSet',
+  'useArnRegion',
+  'useDualstackEndpoint',
+  'useFipsEndpoint',
+  'userAgentAppId',
+] as const;
+
+let environmentClient: S3Client | undefined;
+
+/**
+ * The settings of {@link ENVIRONMENT_SETTINGS} as providers of one client made for reading them, which the SDK
+ * memoizes: each new client would otherwise look every one up again (environment variable, then the shared config
+ * file, then its default), building an error with a stack trace at each step that finds nothing — about half of the
+ * CPU and the allocations of a client used for one PutObject, as every small import's is (its credentials are its
+ * own). They are read once per process, at the first call that needs them, as the SDK reads them once per client.
+ */
+function sharedEnvironmentSettings(): Partial<S3ClientConfig> {
+  environmentClient ??= new S3Client({ region: DEFAULT_REGION });
+  const resolved = environmentClient.config as unknown as Record<(typeof ENVIRONMENT_SETTINGS)[number], () => Promise<unknown>>;
+  return Object.fromEntries(ENVIRONMENT_SETTINGS.map((name) => [name, () => resolved[name]()])) as Partial<S3ClientConfig>;
 }
 
 /** The signed-payload header of SigV4, and its value for a body that is not hashed into the signature. */

@@ -7,7 +7,7 @@ export {
   JOB_WAIT_BUCKETS_SECONDS,
   SeenJobs,
 } from './metrics';
-export { metricsInterceptors } from './activity-interceptor';
+export { metricsInterceptors, outageInterceptors } from './activity-interceptor';
 export { watchScheduleSkips, readScheduleSkips, METRIC_SCHEDULE_RUNS_SKIPPED, DEFAULT_SCHEDULE_METRICS_INTERVAL_S, type ScheduleSkipWatch, type ScheduleSkipWatchOptions, type ScheduleSkips, type SkipReason } from './schedule-metrics';
 export { withJobTiming } from './job-timing';
 export { formatJsonLogLine, createWorkerLogger, LOG_FORMATS, DEFAULT_LOG_FORMAT, type LogFormat } from './logging';

@@ -31,6 +31,7 @@ import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
 import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
 import { extractAttributes } from '../contracts/search-attributes';
+import type { CallWaiting } from '../contracts/call-waiting';
 import { defaultFairnessKey } from '../contracts/priority';
 import type { Priority } from '@temporalio/common';
 import { prioritized, runPriority } from './priority';
@@ -60,9 +61,9 @@ export const extractProgressUpdate = defineUpdate<ExtractProgress>('progress');
 /** What `setLimits` may change. */
 export interface ExtractLimits {
   /**
-   * Stop fetching once this many pages are fetched in all (no fewer than already fetched); the tables are loaded.
-   * Every call started after the update fetches no more than the limit leaves; the call in flight when it came ends as
-   * it was started (page mode: within 0.5 s), so the total can pass the limit by what that call fetched.
+   * Stop fetching once this many pages are fetched in all; the tables are loaded. The limit is exact: it may not be
+   * below the pages already fetched plus the most the call in flight may still add (that call ends as it was started;
+   * page mode: within 0.5 s), so the total never passes it. A refusal names the least limit accepted at that moment.
    */
   maxPages: number;
 }
@@ -70,14 +71,23 @@ export interface ExtractLimits {
 export const setLimitsUpdate = defineUpdate<ExtractProgress, [limits: ExtractLimits]>('setLimits');
 
 
-/** Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone`. */
-function checkLimits(limits: unknown, pagesDone: number): void {
+/**
+ * Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone` plus `inFlight`, the most pages the
+ * call in flight may still add (the limit is exact: the total never passes it).
+ */
+function checkLimits(limits: unknown, pagesDone: number, inFlight: number): void {
   if (typeof limits !== 'object' || limits === null) refuse('setLimits takes {"maxPages": <pages>}');
   const unknown = Object.keys(limits).filter((k) => k !== 'maxPages');
   if (unknown.length > 0) refuse(`unsupported limit ${unknown.join(', ')}: setLimits takes maxPages`);
   const { maxPages } = limits as { maxPages?: unknown };
   if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1) refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
-  if (maxPages < pagesDone) refuse(`maxPages ${maxPages} is below the ${pagesDone} pages already fetched`);
+  if (maxPages < pagesDone + inFlight) {
+    refuse(
+      inFlight === 0
+        ? `maxPages ${maxPages} is below the ${pagesDone} pages already fetched`
+        : `maxPages ${maxPages} is below the ${pagesDone} pages already fetched and the up to ${inFlight} the call in flight may add: give ${pagesDone + inFlight} or more`,
+    );
+  }
 }
 
 export { MAX_RATE_LIMIT_WAITS };
@@ -131,13 +141,15 @@ interface LiveState {
   error: string | undefined;
   /** The reason of a cancel asked for (update or cancellation request). */
   cancelling?: string;
+  /** The call waiting an outage out, while one does. */
+  waitingFor?: CallWaiting;
 }
 
 /**
  * Answer of the `progress` query: the checkpoint (what the batch in flight fetched so far is in its heartbeat
  * details, which the CLI adds).
  */
-function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling }: LiveState): ExtractProgress {
+function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancelling, waitingFor }: LiveState): ExtractProgress {
   const frame = cp.frames[cp.frames.length - 1];
   const ref = frame?.pending?.children;
   return {
@@ -152,6 +164,7 @@ function progressOf(cp: ExtractCheckpoint, { phase, waitingUntil, error, cancell
     runs: cp.runs,
     warnings: cp.warnings.length + cp.warningsDropped,
     ...(waitingUntil !== undefined ? { waitingUntil } : {}),
+    ...(waitingFor !== undefined ? { waitingFor } : {}),
     ...(cp.paused ? { paused: true } : {}),
     ...(cancelling !== undefined ? { cancelling } : {}),
     ...(cp.maxPages !== undefined ? { maxPages: cp.maxPages } : {}),
@@ -331,9 +344,11 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     cancelReason ??= 'cancellation requested';
   });
 
-  setHandler(extractProgressQuery, () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason }));
+  // opened in `run` below (declared before the handlers: an update that came with the start runs as its handler is set)
+  let view: RunView | undefined;
+  const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason, waitingFor: view?.waitingFor() });
+  setHandler(extractProgressQuery, current);
   // the same controls as validated updates: a refused one writes no history, an accepted one answers the new state
-  const current = () => progressOf(cp, { phase, waitingUntil, error, cancelling: cancelReason });
   const fetching = (what: string) => {
     if (cancelReason !== undefined) throw new Error(`cannot ${what}: the extraction is being cancelled (${cancelReason})`);
     if (phase !== 'extracting' && phase !== 'paused') throw new Error(`cannot ${what}: the extraction is ${phase}`);
@@ -368,16 +383,16 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
       },
     },
   );
+  /** The most pages the fetch call in flight may still add (0 between calls): the floor of an exact `setLimits`. */
+  let pagesInFlight = 0;
   setHandler(
     setLimitsUpdate,
     (limits) => {
       cp.maxPages = limits.maxPages;
       return current();
     },
-    { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages)) },
+    { validator: (limits) => (fetching('set limits'), checkLimits(limits, current().pages, pagesInFlight)) },
   );
-  // opened in `run` below
-  let view: RunView | undefined;
 
   const addWarnings = (warnings: readonly string[]) => {
     for (const warning of warnings) {
@@ -482,6 +497,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
             : {}),
         };
         let r: FetchPagesResult | FetchChildrenResult;
+        pagesInFlight = limits.maxPages;
         try {
           if (next.children) {
             // a batch of the child runs the page waits for: their list stays in the staging, the call gets its reference
@@ -511,6 +527,8 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           const failure = failureOf(err);
           if (!failure) throw err;
           throw next.children ? childBatchFailure(failure, next.children, cp.runKey) : batchFailure(failure, frame!, cp.runKey);
+        } finally {
+          pagesInFlight = 0;
         }
         addBatchTotals(cp, r);
         addWarnings(r.warnings);
@@ -559,6 +577,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           outageBudgetMs: input.options?.outageBudgetMs,
           transferTaskQueue: input.options?.activityTaskQueue,
           priority,
+          concurrency: o.loadConcurrency,
           ...(input.options?.receipts !== undefined ? { receipts: input.options.receipts } : {}),
           receiptOrigin: {
             workflowId: info.workflowId,

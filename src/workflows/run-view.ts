@@ -1,5 +1,6 @@
-import { ActivityFailure, log, proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, defineSignal, log, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
+import { asCallWaiting, CALL_WAITING_SIGNAL, type CallWaiting } from '../contracts/call-waiting';
 import { attributeUpdates, baseNameOf, formatBytes, type RunAttributeValues } from '../contracts/search-attributes';
 
 const lookUp = proxyLocalActivities<Pick<SapiActivities, 'registeredSearchAttributes'>>({
@@ -7,16 +8,23 @@ const lookUp = proxyLocalActivities<Pick<SapiActivities, 'registeredSearchAttrib
   retry: { maximumAttempts: 3, initialInterval: '500 milliseconds' },
 });
 
+/** Sent by the plugin's activity interceptor when an attempt of a call failed and will be retried. */
+const callWaitingSignal = defineSignal<[CallWaiting]>(CALL_WAITING_SIGNAL);
+
 /**
  * What Temporal's UI and visibility show of one run. `open` asks which search attributes the namespace has
  * registered (a local activity: one marker event), then upserts `initial`; `set` upserts what changed (one history
  * event per change: keep it to phases and end totals); `refresh` rewrites the current details from `details()`;
  * `activities` wraps an activity proxy so every call carries a summary (`getJob #7 job 123 processing`) and brings
- * attributes and details up to date first.
+ * attributes and details up to date first. While a call waits an outage out (its worker signals each failed attempt
+ * it reports), {@link waitingFor} says which and since when, until the call ends.
  */
 export class RunView {
   private readonly sent: RunAttributeValues = {};
   private readonly calls = new Map<string, number>();
+  /** Calls in flight per activity name (a waiting call is shown only while one of its name is in flight). */
+  private readonly inFlight = new Map<string, number>();
+  private waiting: CallWaiting | undefined;
 
   private constructor(
     private readonly registered: ReadonlySet<string>,
@@ -38,6 +46,7 @@ export class RunView {
       log.warn(`search attributes not set: could not tell which are registered (${err.cause?.message ?? err.message})`);
     }
     const run = new RunView(new Set(registered), view.details, view.phase);
+    setHandler(callWaitingSignal, (value) => run.noteWaiting(value));
     run.set({ ...initial, SapiPhase: view.phase() });
     run.refresh();
     return run;
@@ -46,6 +55,19 @@ export class RunView {
   /** Calls of activity `name` made through {@link activities} so far. */
   callCount(name: string): number {
     return this.calls.get(name) ?? 0;
+  }
+
+  /** The call waiting an outage out (its last failed attempt), while it is in flight. */
+  waitingFor(): CallWaiting | undefined {
+    return this.waiting;
+  }
+
+  private noteWaiting(value: unknown): void {
+    const waiting = asCallWaiting(value);
+    // a report that comes after its call ended (or names none in flight) is old news
+    if (!waiting || !this.inFlight.get(waiting.call)) return;
+    this.waiting = waiting;
+    this.refresh();
   }
 
   /** Upserts the values that differ from what was sent (and are registered). */
@@ -63,7 +85,8 @@ export class RunView {
   /** The current details (markdown) from the run's state, and its phase as a search attribute. */
   refresh(): void {
     this.set({ SapiPhase: this.phase() });
-    setCurrentDetails(this.details());
+    const w = this.waiting;
+    setCurrentDetails(w ? `${this.details()}  \n**waiting** ${w.call} attempt ${w.attempt} (scheduled ${w.lastAttemptAt}) failed: ${w.lastFailure} (since ${w.since}${w.budgetEndsAt ? `, budget until ${w.budgetEndsAt}` : ''})` : this.details());
   }
 
   /** `proxy` with a summary on every call and the view brought up to date before it. */
@@ -77,7 +100,16 @@ export class RunView {
           this.refresh();
           const input = (args[0] ?? {}) as Record<string, unknown>;
           const summary = [`${name}${n > 1 ? ` #${n}` : ''}`, describe(name, input) ?? describeInput(input)].filter(Boolean).join(' ');
-          return fn.executeWithOptions({ summary: summary.slice(0, 200) }, args);
+          this.inFlight.set(name, (this.inFlight.get(name) ?? 0) + 1);
+          const ended = () => {
+            const left = (this.inFlight.get(name) ?? 1) - 1;
+            this.inFlight.set(name, left);
+            if (left === 0 && this.waiting?.call === name) {
+              this.waiting = undefined;
+              this.refresh();
+            }
+          };
+          return fn.executeWithOptions({ summary: summary.slice(0, 200) }, args).finally(ended);
         };
       },
     });

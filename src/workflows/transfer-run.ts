@@ -79,13 +79,18 @@ export async function runTransfer<T>(
     polling?: PollingOptions;
   } = {},
 ): Promise<T> {
-  setHandler(progressQuery, () => progress);
-  setHandler(transferProgressUpdate, () => ({ ...progress }));
+  let view: RunView | undefined;
+  /** The progress as answered: with the call waiting an outage out, while one does. */
+  const answer = (): TransferProgress => {
+    const waitingFor = view?.waitingFor();
+    return waitingFor ? { ...progress, waitingFor } : { ...progress };
+  };
+  setHandler(progressQuery, answer);
+  setHandler(transferProgressUpdate, answer);
   const control: TransferControl = {
     polling: { ...polling },
     pollingFrom: (since) => void (progress.deadlineAt = since + (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS)),
   };
-  let view: RunView | undefined;
   let cancelReason: string | undefined;
   // a cancellation request (`sapi-temporal cancel`, `temporal workflow cancel`, the UI) cancels the body as well and
   // ends the run cancelled; the progress says so meanwhile
@@ -101,7 +106,7 @@ export async function runTransfer<T>(
     transferCancelUpdate,
     (request) => {
       cancel(request?.reason ?? 'cancelled by update');
-      return { ...progress };
+      return answer();
     },
     {
       validator: (request) => {
@@ -117,7 +122,7 @@ export async function runTransfer<T>(
       const at = timeOf(request.until);
       control.polling.deadlineMs = (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS) + (at - progress.deadlineAt!);
       progress.deadlineAt = at;
-      return { ...progress };
+      return answer();
     },
     {
       validator: (request) => {

@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ExportTableResult, ImportTableResult, TransferProgress } from '../../src/contracts/transfer';
-import type { ExtractInput, ExtractResult } from '../../src/contracts/extract';
+import type { ExtractInput, ExtractProgress, ExtractResult } from '../../src/contracts/extract';
 import { createSampleApi, type SampleApi } from '../../src/sample-api';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
 import { eventually, runCli } from '../harness/processes';
@@ -83,6 +83,15 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
       return (waiting.retrying ?? []).some((r) => r.attempt >= 3);
     }, outageMs, 'status never showed the call being retried');
     expect(waiting.retrying?.[0]?.lastFailure).toMatch(/503/);
+    // and the runs' own progress says it: the call waiting, its last failure and since when
+    for (const handle of [importing, exporting, startedDuring]) {
+      let progress: TransferProgress | undefined;
+      await eventually(async () => (progress = await handle.query<TransferProgress>('progress')).waitingFor !== undefined, outageMs, `${handle.workflowId} never said what it waits for`);
+      expect(progress!.waitingFor!.lastFailure).toMatch(/503/);
+    }
+    let extractProgress: ExtractProgress | undefined;
+    await eventually(async () => (extractProgress = await fetching.query<ExtractProgress>('progress')).waitingFor !== undefined, outageMs, 'the extraction never said what it waits for');
+    expect(extractProgress!.waitingFor).toMatchObject({ call: 'fetchPages', lastFailure: expect.stringMatching(/503/) as unknown });
 
     const [imported, exported, importedDuring, extracted, fetched] = await Promise.all([importing.result(), exporting.result(), startedDuring.result(), extracting.result(), fetching.result()]);
     // every run ended after the outage did, none failed

@@ -163,6 +163,35 @@ describe('extractWorkflow', () => {
   });
 });
 
+describe('extractWorkflow: loading many tables', () => {
+  it('loads at most loadConcurrency tables at once (children in flight read from history), every table loaded once', async () => {
+    const p = new FakeProject();
+    const endpoints = ['t1', 't2', 't3', 't4', 't5', 't6', 't7'];
+    for (const e of endpoints) p.api.set(e, 1);
+    const { result, seen } = await runWith(p, input(config(endpoints), { loadConcurrency: 2 }), async (handle, ending) => {
+      await ending();
+      return (await handle.fetchHistory()).events ?? [];
+    });
+    expect(result?.tables.map((t) => t.rows)).toEqual(endpoints.map(() => 10));
+    expect(rowsOf(p)).toEqual(Object.fromEntries(endpoints.map((e) => [`${BUCKET}.${e}`, 10])));
+    let inFlight = 0;
+    let most = 0;
+    for (const e of seen) {
+      if (e.startChildWorkflowExecutionInitiatedEventAttributes) most = Math.max(most, ++inFlight);
+      if (e.childWorkflowExecutionCompletedEventAttributes || e.childWorkflowExecutionFailedEventAttributes) inFlight--;
+    }
+    expect(most).toBe(2);
+  });
+
+  it('refuses a loadConcurrency that is not an integer from 1 to 100, before anything runs', async () => {
+    const p = project();
+    const { failure } = await runWith(p, input(config(['users']), { loadConcurrency: 0 }), async () => undefined);
+    expect(codeOf(failure)).toBe(ErrorCode.INVALID_INPUT);
+    expect(String((failure as WorkflowFailedError).cause?.message)).toContain('options.loadConcurrency must be an integer from 1 to 100, got 0');
+    expect(p.tables.size).toBe(0);
+  });
+});
+
 describe('extractWorkflow: updates', () => {
   it('pause stops after the batch in flight; resume carries on; refusals while paused / not paused', async () => {
     const p = project().hold('fetchPages');
@@ -241,13 +270,16 @@ describe('extractWorkflow: updates', () => {
       p.hold('fetchPages');
       await p.waitFor('fetchPages', (c) => (c.input as { state?: { pages: number } }).state?.pages === 2);
       const below = await refusalOf(handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 1 }] }));
+      // the limit is exact: the call in flight (up to 2 pages) would pass 3, so 3 is refused naming the least limit
+      const inFlight = await refusalOf(handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 3 }] }));
       const set = await handle.executeUpdate(setLimitsUpdate, { args: [{ maxPages: 4 }] });
       p.open('fetchPages');
-      return { zero, unknown, below, set };
+      return { zero, unknown, below, inFlight, set };
     });
     expect(seen.zero).toBe('maxPages must be a whole number ≥ 1, got 0');
     expect(seen.unknown).toBe('unsupported limit maxRows: setLimits takes maxPages');
-    expect(seen.below).toBe('maxPages 1 is below the 2 pages already fetched');
+    expect(seen.below).toBe('maxPages 1 is below the 2 pages already fetched and the up to 2 the call in flight may add: give 4 or more');
+    expect(seen.inFlight).toBe('maxPages 3 is below the 2 pages already fetched and the up to 2 the call in flight may add: give 4 or more');
     expect(seen.set.maxPages).toBe(4);
     expect(result?.pages).toBe(4);
     expect(rowsOf(p)).toEqual({ [`${BUCKET}.users`]: 40 });

@@ -467,6 +467,28 @@ describe('importTableWorkflow: a one-hour Storage API outage in each phase ends 
     expect(p.buckets.has('in.c-new')).toBe(false);
   });
 
+  it('while it lasts, the progress query says which call waits, its attempt, its last failure and since when; cleared once the call succeeds', async () => {
+    const p = project();
+    p.jobRunsMs = 60_000;
+    const started = await env.currentTimeMs();
+    p.fail('getJob', outage(started, started + HOUR));
+    const { result, seen } = await runWith(p, { source: BIG }, async (handle, ending) => {
+      // (time is not skipped until the test waits for the result: the first retries pass in real seconds)
+      await p.waitFor('getJob', (c) => c.attempt >= 3);
+      const waiting = (await handle.query(progressQuery)).waitingFor;
+      await ending();
+      // asked while the worker is still up (a query of an ended run is answered by replaying it)
+      return { waiting, after: (await handle.query(progressQuery)).waitingFor };
+    });
+    expect(result?.importedRowsCount).toBe(1000);
+    // the worker told the run of each failed attempt before Temporal retried it
+    expect(seen.waiting).toMatchObject({ call: 'getJob', lastFailure: expect.stringMatching(/^SAPI_MAINTENANCE getJob failed: 503/) as unknown });
+    expect(seen.waiting!.attempt).toBeGreaterThanOrEqual(2);
+    expect(Date.parse(seen.waiting!.lastAttemptAt)).toBeGreaterThan(Date.parse(seen.waiting!.since));
+    expect(Date.parse(seen.waiting!.budgetEndsAt!)).toBeGreaterThan(started + HOUR);
+    expect(seen.after).toBeUndefined();
+  });
+
   it('a 3-minute outage while polling is waited out (the poll is retried until the job\'s deadline)', async () => {
     const p = project();
     p.jobRunsMs = 60_000;

@@ -156,8 +156,11 @@ export const STEPS: Step[] = [
   { operation: 'extract', name: 'load', activity: 'createTableAsync (child importTable)', sapi: { method: 'POST', path: TABLES_ASYNC, commits: true } },
 ];
 
-/** How long object storage stays unreachable in an outage cell (ms). */
-export const S3_OUTAGE_MS = 6_000;
+/**
+ * How long object storage stays unreachable in an outage cell (ms): 6 s, or `SAPI_S3_OUTAGE_MS` (`make test-outages`
+ * runs the upload and download outage cells with the long outage's length).
+ */
+export const S3_OUTAGE_MS = Number(process.env.SAPI_S3_OUTAGE_MS ?? '') > 0 ? Number(process.env.SAPI_S3_OUTAGE_MS) : 6_000;
 /** How long the emulator works on an in-flight request before performing it (ms). */
 export const IN_FLIGHT_DELAY_MS = 2_000;
 

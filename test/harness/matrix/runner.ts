@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { CELLS, IN_FLIGHT_DELAY_MS, STEPS, cellsFor, isBaseline, type Cell, type Injection, type Operation, type RequestMatch, type Step, type Trigger } from '../../chaos/matrix/cells';
+import { CELLS, IN_FLIGHT_DELAY_MS, S3_OUTAGE_MS, STEPS, cellsFor, isBaseline, type Cell, type Injection, type Operation, type RequestMatch, type Step, type Trigger } from '../../chaos/matrix/cells';
 import type { ExportTableResult, ImportTableResult } from '../../../src/contracts/transfer';
 import type { ExtractResult } from '../../../src/contracts/extract';
 import { testStack } from '../stack-state';
@@ -13,7 +13,8 @@ import type { Gate, GateMatch, Held } from './gate';
 import { formatSummary, readAllResults, writeOperationResults, type CellResult } from './summary';
 
 /** Longest a cell's workflow may take after the fault (the product aims at ~30 s after a worker SIGKILL). */
-export const CELL_RESULT_TIMEOUT_MS = 150_000;
+/** How long a cell's run may take after its fault struck: 150 s beyond an object-storage outage's length. */
+export const CELL_RESULT_TIMEOUT_MS = 150_000 + S3_OUTAGE_MS;
 const POLLING = { initialMs: 300, maxMs: 1000 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -165,7 +166,7 @@ async function runCell(fx: MatrixFixture, cell: Cell, state: OperationState, n: 
       taskQueue: fx.taskQueue,
       workflowId: `matrix-${cell.id.replace(/[^A-Za-z0-9-]+/g, '-')}-${n}-${Date.now().toString(36)}`,
       args: run.args,
-      workflowExecutionTimeout: '10 minutes',
+      workflowExecutionTimeout: 10 * 60_000 + S3_OUTAGE_MS,
     });
     const outcome = handle.result().then(
       (result: unknown) => ({ result, error: undefined as unknown }),
@@ -461,7 +462,7 @@ export function describeMatrix(operation: Operation): void {
         } finally {
           result.seconds = (Date.now() - started) / 1000;
         }
-      }, 280_000);
+      }, 280_000 + S3_OUTAGE_MS);
     }
   });
 }

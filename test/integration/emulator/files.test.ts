@@ -1,5 +1,5 @@
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { FormData } from 'undici';
+import { FormData, request } from 'undici';
 import { readObject, s3With, useEmulator } from './support';
 
 describe('files', () => {
@@ -168,6 +168,35 @@ describe('files', () => {
       expect(other.body.code).toBe('accessDenied');
       expect((await env.api('DELETE', `/files/${file.id}/tags/x`, { token: limited })).status).toBe(403);
       expect((await env.api('GET', `/files/${file.id}`)).body.tags).toEqual([]);
+    });
+  });
+
+  // on a real store: prepare hands out credentials of the object-storage server (the memory store refuses it)
+  describe('prepare on branch paths and credential faults', () => {
+    afterEach(() => env.emulator.faults.clear());
+
+    test('branch-scoped paths reach the same files, buckets and tables', async () => {
+      const created = await env.api('POST', '/branch/default/buckets', { json: { name: 'branched' } });
+      expect(created.status).toBe(201);
+      expect((await env.api('GET', '/buckets/in.c-branched')).status).toBe(200);
+      expect((await env.api('GET', '/branch/1/buckets/in.c-branched')).status).toBe(200);
+      const prepared = await env.api('POST', '/branch/default/files/prepare', { json: { name: 'b.csv' } });
+      expect(prepared.status).toBe(201);
+      expect((await env.api('GET', `/branch/default/files/${prepared.body.id}`)).body.id).toBe(prepared.body.id);
+    });
+
+    test('expireCredentials makes the next upload credentials claim a short life, through the handle or the admin endpoint', async () => {
+      const expiresIn = async () => {
+        const res = await env.api('POST', '/files/prepare', { json: { name: 'short.csv' } });
+        return Date.parse(res.body.uploadParams.credentials.Expiration) - Date.now();
+      };
+      env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60 });
+      expect(await expiresIn()).toBeLessThanOrEqual(60_000);
+      expect(await expiresIn()).toBeGreaterThan(10 * 60_000); // one use only: then the STS lifetime again
+      const admin = await request(`${env.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ expireCredentials: { expiresInSeconds: 0, times: 1 } }) });
+      await admin.body.dump();
+      expect(admin.statusCode).toBe(201);
+      expect(await expiresIn()).toBeLessThanOrEqual(0);
     });
   });
 });

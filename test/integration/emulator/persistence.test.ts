@@ -116,3 +116,28 @@ describe('persistence across restarts', () => {
     }
   });
 });
+
+describe('token permissions across a restart', () => {
+  test('created tokens and the buckets they manage survive a restart, and token ids keep growing', async () => {
+    const minio = await startTestMinio();
+    const options = emulatorOptions(minio);
+    let emulator = await createEmulator(options);
+    try {
+      const master = client(emulator);
+      const created = (await master('POST', '/tokens', { json: { canManageBuckets: true } })).body;
+      expect((await client(emulator)('POST', '/buckets', { json: { name: 'kept' }, token: created.token })).status).toBe(201);
+      await emulator.close();
+      emulator = await createEmulator(options);
+      const api = client(emulator);
+      const verified = (await api('GET', '/tokens/verify', { token: created.token })).body;
+      expect(verified).toMatchObject({ id: created.id, canManageBuckets: true, bucketPermissions: { 'in.c-kept': 'manage' } });
+      expect((await api('DELETE', '/buckets/in.c-kept', { token: created.token })).status).toBe(204);
+      const next = (await api('POST', '/tokens', { json: {} })).body;
+      expect(Number(next.id)).toBeGreaterThan(Number(created.id));
+    } finally {
+      await emulator.close();
+      await minio.cleanup();
+      rmSync(options.dataDir, { recursive: true, force: true });
+    }
+  });
+});

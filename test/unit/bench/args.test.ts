@@ -29,6 +29,14 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['--workers', '1,0'])).toThrow('--workers must be a positive number, got "0"');
   });
 
+  it('takes the busy cores of the loaded transfer passes (unloaded by default) and the long job\'s time compression', () => {
+    expect(parseBenchArgs(['upload']).loadCores).toEqual([0]);
+    expect(parseBenchArgs(['upload', '--load-cores', '0, 1']).loadCores).toEqual([0, 1]);
+    expect(() => parseBenchArgs(['--load-cores', '1,x'])).toThrow('--load-cores takes whole numbers ≥ 0 (comma-separated), got "x"');
+    expect(parseBenchArgs(['long-job']).longJobCompression).toBe(30);
+    expect(parseBenchArgs(['long-job', '--long-job-compression', '60']).longJobCompression).toBe(60);
+  });
+
   it('measures only batch mode on a long extraction unless modes are given', () => {
     expect(parseBenchArgs(['extract', '--pages', '100000']).extractModes).toEqual(['batch']);
     expect(parseBenchArgs(['extract', '--pages', '100000', '--modes', 'page']).extractModes).toEqual(['page']);

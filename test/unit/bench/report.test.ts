@@ -1,4 +1,4 @@
-import { describeError, figure, fileTimestamp, formatTable, formatTarget } from '../../../bench/lib/report';
+import { describeError, figure, fileTimestamp, formatGoals, formatTable, formatTarget } from '../../../bench/lib/report';
 
 describe('bench report', () => {
   it('computes the ratio against the baseline and judges a ratio target', () => {
@@ -45,5 +45,44 @@ describe('describing a failure', () => {
     ]);
     expect(lines[3]).toMatch(/^ {4}at /);
     expect(describeError('plain')).toBe('plain');
+  });
+});
+
+describe('the summary of an issue’s targets', () => {
+  const goals = [
+    { name: 'g1', asks: 'fast', scenarios: ['upload'] },
+    { name: 'g2', asks: 'small', scenarios: ['idle'] },
+    { name: 'g3', asks: 'cheap', scenarios: ['long-job'] },
+  ];
+
+  it('says MET when every figure of a target met it, MISSED when one missed, NOT MEASURED when the run had none', () => {
+    const text = formatGoals(
+      [
+        figure({ scenario: 'upload', metric: 'CPU per GB', unit: 's/GB', ours: 3, baseline: 2, target: { on: 'ratio', op: '<=', value: 1.2 }, goal: 'g1' }),
+        figure({ scenario: 'upload', metric: 'rate', unit: 'MB/s', ours: 100, baseline: 100, target: { on: 'ratio', op: '>=', value: 0.9 }, goal: 'g1' }),
+        figure({ scenario: 'idle', metric: 'above the floor', unit: 'MB', ours: 12, target: { on: 'ours', op: '<=', value: 15 }, goal: 'g2' }),
+        figure({ scenario: 'idle', metric: 'unrelated', unit: 'MB', ours: 999, target: { on: 'ours', op: '<=', value: 15 } }),
+      ],
+      goals,
+    );
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('g1: MISSED — fast');
+    expect(lines[1]).toBe('  MISSED upload: CPU per GB: 1.50× (3.00 vs 2.00 s/GB), target ratio ≤ 1.2');
+    expect(lines[2]).toContain('MET    upload: rate: 1.00×');
+    expect(lines[3]).toBe('g2: MET — small');
+    expect(lines[4]).toBe('  MET    idle: above the floor: 12.0 MB, target ≤ 15 MB');
+    expect(lines[5]).toBe('g3: NOT MEASURED (run long-job) — cheap');
+    expect(text).not.toContain('unrelated');
+  });
+
+  it('says INCOMPLETE when a pass of its scenarios failed and nothing judged missed, naming the failure', () => {
+    const text = formatGoals(
+      [
+        figure({ scenario: 'upload', metric: 'rate', unit: 'MB/s', ours: 100, baseline: 100, target: { on: 'ratio', op: '>=', value: 0.9 }, goal: 'g1' }),
+        { scenario: 'upload', metric: 'FAILED [1 busy core]', unit: '', note: 'table exists' },
+      ],
+      goals,
+    );
+    expect(text.split('\n').slice(0, 3)).toEqual(['g1: INCOMPLETE (a pass failed) — fast', '  MET    upload: rate: 1.00× (100 vs 100 MB/s), target ratio ≥ 0.9', '  FAILED upload: FAILED [1 busy core]: table exists']);
   });
 });

@@ -1,6 +1,7 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
-import { waitingLine } from '../../../src/observability/activity-interceptor';
+import { callWaiting, waitingLine } from '../../../src/observability/activity-interceptor';
+import { asCallWaiting, reportsAttempt } from '../../../src/contracts/call-waiting';
 import { loadSettings } from '../../../src/config';
 import { SapiPlugin } from '../../../src/plugin';
 
@@ -10,15 +11,17 @@ describe('the plugin\'s metrics interceptor', () => {
   it('is appended after the worker\'s own activity interceptors, which stay (an OpenTelemetry hook keeps working)', async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
     const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
-    expect(options.interceptors?.activity).toHaveLength(2);
+    // the user's, the outage interceptor's, the metrics one's
+    expect(options.interceptors?.activity).toHaveLength(3);
     expect(options.interceptors?.activity?.[0]).toBe(userFactory);
     await plugin.close();
   });
 
-  it('is left out with metrics: false', async () => {
+  it('is left out with metrics: false (the outage interceptor stays)', async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), metrics: false, startChecks: false });
     const options = plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
-    expect(options.interceptors?.activity).toEqual([userFactory]);
+    expect(options.interceptors?.activity).toHaveLength(2);
+    expect(options.interceptors?.activity?.[0]).toBe(userFactory);
     await plugin.close();
   });
 });
@@ -51,14 +54,36 @@ describe('what the plugin does to a worker of one\'s own', () => {
   });
 });
 
-describe('the line of a call waiting out an outage', () => {
-  const info = { activityType: 'getJob', attempt: 4, scheduledTimestampMs: Date.parse('2026-11-29T10:00:00Z'), scheduleToCloseTimeoutMs: 65 * 60_000 } as Parameters<typeof waitingLine>[0];
+describe('the line of a call waiting out an outage, and what the run is told', () => {
+  const info = { activityType: 'getJob', attempt: 4, scheduledTimestampMs: Date.parse('2026-11-29T10:00:00Z'), scheduleToCloseTimeoutMs: 65 * 60_000, currentAttemptScheduledTimestampMs: Date.parse('2026-11-29T10:12:00Z') } as Parameters<typeof callWaiting>[0];
   it('says what failed, since when, and how much of the budget is left; nothing for a failure that is not retried', () => {
     const unavailable = ApplicationFailure.retryable('GET /v2/storage/jobs/7 failed: 503 Service Unavailable', 'SAPI_SERVER_ERROR');
-    expect(waitingLine(info, unavailable, Date.parse('2026-11-29T10:13:00Z'))).toBe(
+    const now = Date.parse('2026-11-29T10:13:00Z');
+    const waiting = callWaiting(info, unavailable);
+    expect(waiting).toEqual({
+      call: 'getJob',
+      attempt: 4,
+      since: '2026-11-29T10:00:00.000Z',
+      lastAttemptAt: '2026-11-29T10:12:00.000Z',
+      lastFailure: 'SAPI_SERVER_ERROR GET /v2/storage/jobs/7 failed: 503 Service Unavailable',
+      budgetEndsAt: '2026-11-29T11:05:00.000Z',
+    });
+    expect(waitingLine(waiting!, now)).toBe(
       'getJob attempt 4 failed [SAPI_SERVER_ERROR] GET /v2/storage/jobs/7 failed: 503 Service Unavailable; retried by Temporal, waiting since 2026-11-29T10:00:00.000Z, 52 min of its outage budget left',
     );
-    expect(waitingLine(info, ApplicationFailure.nonRetryable('bad input', 'SAPI_INVALID_INPUT'))).toBeUndefined();
-    expect(waitingLine(info, ApplicationFailure.create({ message: 'no such table', type: 'SAPI_NOT_FOUND' }))).toBeUndefined();
+    expect(callWaiting(info, ApplicationFailure.nonRetryable('bad input', 'SAPI_INVALID_INPUT'))).toBeUndefined();
+    expect(callWaiting(info, ApplicationFailure.create({ message: 'no such table', type: 'SAPI_NOT_FOUND' }))).toBeUndefined();
+  });
+  it('the run is told on the first five attempts and then every fifth (about 17 times in an hour of 1-minute retries)', () => {
+    const told = Array.from({ length: 67 }, (_, i) => i + 1).filter(reportsAttempt);
+    expect(told).toEqual([1, 2, 3, 4, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65]);
+  });
+  it('a signal anyone can send is shown only when well formed', () => {
+    const good = { call: 'getJob', attempt: 2, since: 'a', lastAttemptAt: 'b', lastFailure: 'c' };
+    expect(asCallWaiting(good)).toEqual(good);
+    expect(asCallWaiting({ ...good, attempt: 0 })).toBeUndefined();
+    expect(asCallWaiting({ ...good, lastFailure: 'x'.repeat(3000) })).toBeUndefined();
+    expect(asCallWaiting({ ...good, extra: 'dropped' })).toEqual(good);
+    expect(asCallWaiting('getJob')).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as fsPromises from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SapiInputForbiddenError, SapiInvalidInputError } from '../../../src/errors';
@@ -7,6 +8,12 @@ import { checkObjectUri, CLOSED_POLICY, hostMatches, urlAllowed, type InputPolic
 import { addressProblem, checkUrl, normalizeAddress } from '../../../src/security/network';
 import { confineLocalDestination, confineLocalSource } from '../../../src/security/local-paths';
 import { assertRedirectKeepsSecrets, assertSecretsBound, unboundSecrets } from '../../../src/extractor/secret-hosts';
+
+// the real realpath, counted (the roots' real paths are kept between checks)
+jest.mock('node:fs/promises', () => {
+  const actual = jest.requireActual<typeof fsPromises>('node:fs/promises');
+  return { ...actual, realpath: jest.fn(actual.realpath) };
+});
 
 const policy = (over: Partial<InputPolicy> = {}): InputPolicy => ({ ...CLOSED_POLICY, ...over });
 
@@ -104,6 +111,33 @@ describe('local paths', () => {
     await expect(confineLocalDestination(rooted, 'destination', join(root, 'in.csv'), true)).resolves.toMatch(/in\.csv$/);
     await expect(confineLocalDestination(rooted, 'destination', join(base, 'out.csv'), true)).rejects.toThrow(SapiInputForbiddenError);
     await expect(confineLocalDestination(rooted, 'destination', join(root, 'link.csv'), true)).rejects.toThrow(SapiInputForbiddenError);
+  });
+});
+
+describe('the real paths of the local roots', () => {
+  const base = mkdtempSync(join(tmpdir(), 'confine-roots-'));
+  for (const dir of ['a', 'b', 'other1', 'other2']) mkdirSync(join(base, dir));
+  writeFileSync(join(base, 'a', 'in.csv'), 'a\n');
+  writeFileSync(join(base, 'b', 'in.csv'), 'b\n');
+  const link = join(base, 'root');
+  symlinkSync(join(base, 'a'), link);
+  const rooted = policy({ localRoots: [join(base, 'other1'), join(base, 'other2'), link] });
+
+  it('are resolved once, not on every check (one realpath per checked file)', async () => {
+    const calls = fsPromises.realpath as unknown as jest.Mock;
+    calls.mockClear();
+    for (let i = 0; i < 10; i++) await expect(confineLocalSource(rooted, 'source', join(link, 'in.csv'))).resolves.toBe(join(base, 'a', 'in.csv'));
+    // 10 files + at most the 3 roots once (before: 10 × (1 + 3) = 40)
+    expect(calls.mock.calls.length).toBeLessThanOrEqual(10 + 3);
+  });
+
+  it('are resolved again before a path is refused: a root that moved is followed at once', async () => {
+    await expect(confineLocalSource(rooted, 'source', join(link, 'in.csv'))).resolves.toBe(join(base, 'a', 'in.csv'));
+    rmSync(link);
+    symlinkSync(join(base, 'b'), link);
+    await expect(confineLocalSource(rooted, 'source', join(link, 'in.csv'))).resolves.toBe(join(base, 'b', 'in.csv'));
+    await expect(confineLocalDestination(rooted, 'destination', join(link, 'out.csv'), false)).resolves.toBe(join(base, 'b', 'out.csv'));
+    await expect(confineLocalSource(rooted, 'source', join(base, 'a', 'in.csv'))).rejects.toThrow(SapiInputForbiddenError);
   });
 });
 

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { findTemporal, findTestServer } from '../../../src/dev/tools';
+import { outageInterceptors } from '../../../src/observability/activity-interceptor';
 import type { FakeProject } from './fake-project';
 
 /** Where global-setup.ts put the workflow bundle. */
@@ -28,11 +29,14 @@ export function startDevServer(suggestContinueAsNewAfterEvents: number): Promise
   });
 }
 
-/** Runs `body` while a worker with `project`'s activities polls a fresh task queue. */
+/**
+ * Runs `body` while a worker with `project`'s activities polls a fresh task queue, with the plugin's outage
+ * interceptors (a failed attempt tells the run where it waits: `waitingFor` in its progress).
+ */
 export async function withWorker<T>(env: TestWorkflowEnvironment, project: FakeProject, body: (taskQueue: string) => Promise<T>): Promise<T> {
   const codePath = process.env[WORKFLOW_BUNDLE_ENV];
   if (!codePath) throw new Error(`${WORKFLOW_BUNDLE_ENV} is not set: run the workflow tier through jest's "workflow" project (its global setup bundles the workflows)`);
   const taskQueue = `wf-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: { codePath }, activities: project.activities() });
+  const worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: { codePath }, activities: project.activities(), interceptors: { activity: [outageInterceptors()] } });
   return worker.runUntil(body(taskQueue));
 }

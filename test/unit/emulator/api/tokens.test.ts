@@ -1,4 +1,5 @@
-import { type Client, type Json, TOKEN, client, createBucket, useEmulator } from './support';
+import { DEFAULT_STACK_REGION } from '../../../../src/emulator';
+import { type Client, type Json, TOKEN, client, createBucket, useMemoryEmulator } from '../../../harness/emulator-api';
 
 /**
  * Tokens as the service answers them (its API documentation `apiary.apib`, its Go SDK's `Token`, its PHP client's
@@ -9,7 +10,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/;
 const LIMITED = 'test-token-limited';
 
 describe('tokens as the service answers them', () => {
-  const env = useEmulator({
+  const env = useMemoryEmulator({
     tokens: [
       { token: TOKEN, id: 101, description: 'test token' },
       { token: LIMITED, id: 102, description: 'limited', isMasterToken: false },
@@ -60,7 +61,7 @@ describe('tokens as the service answers them', () => {
       admin: { id: 101, name: 'test token', features: [], isOrganizationMember: false, role: 'admin', isActivated: false },
       organization: { id: '1' },
       // a project on the service always has features: the emulator claims the ones it serves as such (issue 39)
-      owner: expect.objectContaining({ id: 1, name: 'Storage API emulator', fileStorageProvider: 'aws', region: env.minio.region, features: ['queuev2', 'storage-types'] }),
+      owner: expect.objectContaining({ id: 1, name: 'Storage API emulator', fileStorageProvider: 'aws', region: DEFAULT_STACK_REGION, features: ['queuev2', 'storage-types'] }),
     });
   });
 

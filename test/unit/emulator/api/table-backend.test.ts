@@ -1,5 +1,5 @@
-import { createEmulator } from '../../../src/emulator';
-import { client, createBucket, emulatorOptions, useEmulator } from './support';
+import { createEmulator, DEFAULT_STACK_REGION } from '../../../../src/emulator';
+import { client, createBucket, memoryEmulatorOptions, useMemoryEmulator } from '../../../harness/emulator-api';
 
 /**
  * The table backend the emulator answers as: Snowflake by default (the backend of most stacks), BigQuery on request;
@@ -7,7 +7,7 @@ import { client, createBucket, emulatorOptions, useEmulator } from './support';
  * and in the index's `emulator` section.
  */
 describe('table backend', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
 
   test('by default the emulator answers as a Snowflake stack: owner, buckets and the index say snowflake', async () => {
     const owner = (await env.api('GET', '/tokens/verify')).body.owner;
@@ -16,7 +16,7 @@ describe('table backend', () => {
     expect((await env.api('GET', `/buckets/${bucketId}`)).body.backend).toBe('snowflake');
     expect((await env.api('GET', '/buckets')).body.find((b: { id: string }) => b.id === bucketId).backend).toBe('snowflake');
     const index = (await env.api('GET', '', { token: null })).body;
-    expect(index.emulator).toEqual({ tableBackend: 'snowflake', fileStorageProvider: 'aws', region: env.minio.region, slicedExports: true, exportSliceSizeBytes: 64 * 1024 * 1024 });
+    expect(index.emulator).toEqual({ tableBackend: 'snowflake', fileStorageProvider: 'aws', region: DEFAULT_STACK_REGION, slicedExports: true, exportSliceSizeBytes: 64 * 1024 * 1024 });
   });
 
   test('an unknown bucket answers 404 with the service\'s text', async () => {
@@ -26,7 +26,7 @@ describe('table backend', () => {
   });
 
   test('with tableBackend bigquery the emulator answers as a BigQuery stack', async () => {
-    const emulator = await createEmulator(emulatorOptions(env.minio, { tableBackend: 'bigquery' }));
+    const emulator = await createEmulator(memoryEmulatorOptions({ tableBackend: 'bigquery' }));
     try {
       const api = client(emulator);
       expect((await api('GET', '/tokens/verify')).body.owner).toMatchObject({ defaultBackend: 'bigquery', assignedBackends: ['bigquery'], hasSnowflake: false, hasBigquery: true });
@@ -38,6 +38,6 @@ describe('table backend', () => {
   });
 
   test('an unknown tableBackend is refused when the emulator starts', async () => {
-    await expect(createEmulator(emulatorOptions(env.minio, { tableBackend: 'duckdb' as never }))).rejects.toThrow(/tableBackend/);
+    await expect(createEmulator(memoryEmulatorOptions({ tableBackend: 'duckdb' as never }))).rejects.toThrow(/tableBackend/);
   });
 });

@@ -1,7 +1,7 @@
-import { createBucket, createTable, expectSuccess, importTable, useEmulator, waitForJob } from './support';
+import { createBucket, createTable, expectSuccess, importTable, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 describe('table data preview', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
   const tableId = 'in.c-preview.cities';
 
   beforeAll(async () => {

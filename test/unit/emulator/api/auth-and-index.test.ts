@@ -1,9 +1,9 @@
 import { FormData } from 'undici';
-import { createEmulator } from '../../../src/emulator';
-import { client, emulatorOptions, useEmulator } from './support';
+import { createEmulator } from '../../../../src/emulator';
+import { client, memoryEmulatorOptions, useMemoryEmulator } from '../../../harness/emulator-api';
 
 describe('authentication, index and routing', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
 
   test('a request without a token is rejected with 401 "Access token must be set" and no code, like the service', async () => {
     const res = await env.api('GET', '/buckets', { token: null });
@@ -65,16 +65,6 @@ describe('authentication, index and routing', () => {
     expect(other.body).toMatchObject({ id: '102', description: 'token-102' });
   });
 
-  test('branch-scoped paths reach the same files, buckets and tables', async () => {
-    const created = await env.api('POST', '/branch/default/buckets', { json: { name: 'branched' } });
-    expect(created.status).toBe(201);
-    expect((await env.api('GET', '/buckets/in.c-branched')).status).toBe(200);
-    expect((await env.api('GET', '/branch/1/buckets/in.c-branched')).status).toBe(200);
-    const prepared = await env.api('POST', '/branch/default/files/prepare', { json: { name: 'b.csv' } });
-    expect(prepared.status).toBe(201);
-    expect((await env.api('GET', `/branch/default/files/${prepared.body.id}`)).body.id).toBe(prepared.body.id);
-  });
-
   test('a branch-scoped path of a branch that does not exist answers 404 storage.devBranches.notFound', async () => {
     const res = await env.api('GET', '/branch/123/buckets');
     expect(res.status).toBe(404);
@@ -94,10 +84,8 @@ describe('authentication, index and routing', () => {
 });
 
 describe('index behind a public URL', () => {
-  const env = useEmulator();
-
   test('with publicUrl the index, reached where the emulator listens, names the importer and the services at the public address', async () => {
-    const behind = await createEmulator(emulatorOptions(env.minio, { publicUrl: 'http://emulator.example:8080/' }));
+    const behind = await createEmulator(memoryEmulatorOptions({ publicUrl: 'http://emulator.example:8080/' }));
     try {
       expect(behind.url).toBe('http://emulator.example:8080');
       expect(behind.importUrl).toBe('http://emulator.example:8080/import');

@@ -1,7 +1,7 @@
-import { createBucket, createTable, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { createBucket, createTable, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 describe('jobs', () => {
-  const env = useEmulator({ jobDelays: { waitingMs: 300, processingMs: 300 } });
+  const env = useMemoryEmulator({ jobDelays: { waitingMs: 300, processingMs: 300 } });
 
   beforeAll(async () => {
     await createBucket(env.api, 'jobs');

@@ -1,5 +1,5 @@
-import { createEmulator } from '../../../src/emulator';
-import { type Client, type Json, client, createBucket, emulatorOptions, expectSuccess, importTable, useEmulator, waitForJob } from './support';
+import { createEmulator } from '../../../../src/emulator';
+import { type Client, type Json, client, createBucket, memoryEmulatorOptions, expectSuccess, importTable, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 /** Creates a table with `tables-definition` and returns its detail. */
 async function define(api: Client, bucketId: string, body: Record<string, unknown>): Promise<Json> {
@@ -29,7 +29,7 @@ const ALL_TYPES = {
 const typesOf = (detail: Json): unknown[][] => detail.definition.columns.map((c: Json) => [c.name, c.definition.type, c.definition.length, c.basetype]);
 
 describe('tables-definition types as the stack answers them', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
   let bucketId: string;
   beforeAll(async () => {
     bucketId = await createBucket(env.api, 'deftypes');
@@ -95,7 +95,7 @@ describe('tables-definition types as the stack answers them', () => {
   });
 
   test('a BigQuery stack answers BigQuery\'s types: INT64 is INTEGER, BOOLEAN BOOL, FLOAT FLOAT64, no lengths unless given', async () => {
-    const emulator = await createEmulator(emulatorOptions(env.minio, { tableBackend: 'bigquery' }));
+    const emulator = await createEmulator(memoryEmulatorOptions({ tableBackend: 'bigquery' }));
     try {
       const api = client(emulator);
       const bucket = await createBucket(api, 'bq');

@@ -1,7 +1,7 @@
-import { createBucket, createTable, expectSuccess, OTHER_TOKEN, useEmulator, waitForJob, type Json } from './support';
+import { createBucket, createTable, expectSuccess, OTHER_TOKEN, useMemoryEmulator, waitForJob, type Json } from '../../../harness/emulator-api';
 
 describe('development branches', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
 
   test('dev-branches lists the default branch, and its detail is the same', async () => {
     const main = { id: 1, name: 'Main', description: '', created: '2020-01-01T00:00:00+0000', isDefault: true };

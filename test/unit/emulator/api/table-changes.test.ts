@@ -1,4 +1,4 @@
-import { type Client, type Json, createBucket, createTable, expectSuccess, importTable, useEmulator, waitForJob } from './support';
+import { type Client, type Json, createBucket, createTable, expectSuccess, importTable, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 /** Starts a job with `method path`, checks the 202 and its operation, and returns the finished job. */
 async function runJob(api: Client, method: string, path: string, operationName: string, json?: unknown): Promise<Json> {
@@ -17,7 +17,7 @@ async function exportCsv(api: Client, tableId: string): Promise<string> {
 
 /** Issue 39: the operations clients use to change an existing table, with the service's jobs and end states. */
 describe('changing tables', () => {
-  const env = useEmulator({ slicedExports: false });
+  const env = useMemoryEmulator({ slicedExports: false });
 
   beforeAll(async () => {
     await createBucket(env.api, 'change');

@@ -1,8 +1,8 @@
 import { FormData } from 'undici';
-import { createBucket, createTable, expectSuccess, importTable, OTHER_TOKEN, useEmulator, waitForJob, type Json } from './support';
+import { createBucket, createTable, expectSuccess, importTable, OTHER_TOKEN, useMemoryEmulator, waitForJob, type Json } from '../../../harness/emulator-api';
 
 describe('events', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
 
   test('the operations the emulator runs leave events, newest first, with the service\'s fields', async () => {
     await createBucket(env.api, 'ev');

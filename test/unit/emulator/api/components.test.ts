@@ -1,4 +1,4 @@
-import { type Json, TOKEN, client, createBucket, createTable, useEmulator } from './support';
+import { type Json, TOKEN, client, createBucket, createTable, useMemoryEmulator } from '../../../harness/emulator-api';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/;
 const VERSION_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -6,7 +6,7 @@ const CREATOR = { id: 101, description: 'test token' };
 
 /** Components and configurations as the service's API documentation shows them (`apiary.apib`). */
 describe('components and configurations', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
   const base = '/branch/default/components/keboola.ex-db-mysql/configs';
 
   test('POST configs answers 201 with the configuration as sent, version 1 and its change description; detail, list and the index show it', async () => {

@@ -1,8 +1,8 @@
-import { createBucket, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { createBucket, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 describe('concurrent jobs', () => {
   // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
-  const env = useEmulator({ slicedExports: false });
+  const env = useMemoryEmulator({ slicedExports: false });
 
   test('loads into different tables run in parallel without conflicts', async () => {
     await createBucket(env.api, 'par');

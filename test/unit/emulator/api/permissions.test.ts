@@ -1,7 +1,4 @@
-import { rmSync } from 'node:fs';
-import { createEmulator } from '../../../src/emulator';
-import { startTestMinio } from './minio-helper';
-import { type Client, type Json, TOKEN, client, createBucket, createTable, emulatorOptions, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { type Client, type Json, TOKEN, client, createBucket, createTable, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 /** A token from the options that is not a master token: read on `in.c-shared` only. */
 const READER = 'test-token-reader';
@@ -14,7 +11,7 @@ function expectDenied(res: { status: number; body: Json }): void {
 }
 
 describe('token permissions', () => {
-  const env = useEmulator({
+  const env = useMemoryEmulator({
     tokens: [
       { token: TOKEN, id: 101, description: 'test token' },
       { token: READER, id: 103, description: 'reader', isMasterToken: false, bucketPermissions: { 'in.c-shared': 'read' } },
@@ -114,7 +111,7 @@ describe('token permissions', () => {
     const masterFile = await uploadViaImporter(env.api, 'id\n1\n');
     const own = await newToken({ description: 'own files', bucketPermissions: { 'in.c-shared': 'write' } });
     const api = as(own.token);
-    const ownFile = (await api('POST', '/files/prepare', { json: { name: 'own.csv' } })).body.id;
+    const ownFile = await uploadViaImporter(api, 'id\n2\n', 'own.csv');
     expect((await api('GET', '/files')).body.map((f: Json) => f.id)).toEqual([ownFile]);
     expect((await api('GET', `/files/${ownFile}`)).status).toBe(200);
     expectDenied(await api('GET', `/files/${masterFile}?federationToken=1`));
@@ -176,30 +173,5 @@ describe('token permissions', () => {
     expect((await as(created.token)('GET', '/tokens/verify')).body).toMatchObject({ isExpired: false });
     await new Promise((r) => setTimeout(r, 1100));
     expect((await as(created.token)('GET', '/tokens/verify')).status).toBe(401);
-  });
-});
-
-describe('token permissions across a restart', () => {
-  test('created tokens and the buckets they manage survive a restart, and token ids keep growing', async () => {
-    const minio = await startTestMinio();
-    const options = emulatorOptions(minio);
-    let emulator = await createEmulator(options);
-    try {
-      const master = client(emulator);
-      const created = (await master('POST', '/tokens', { json: { canManageBuckets: true } })).body;
-      expect((await client(emulator)('POST', '/buckets', { json: { name: 'kept' }, token: created.token })).status).toBe(201);
-      await emulator.close();
-      emulator = await createEmulator(options);
-      const api = client(emulator);
-      const verified = (await api('GET', '/tokens/verify', { token: created.token })).body;
-      expect(verified).toMatchObject({ id: created.id, canManageBuckets: true, bucketPermissions: { 'in.c-kept': 'manage' } });
-      expect((await api('DELETE', '/buckets/in.c-kept', { token: created.token })).status).toBe(204);
-      const next = (await api('POST', '/tokens', { json: {} })).body;
-      expect(Number(next.id)).toBeGreaterThan(Number(created.id));
-    } finally {
-      await emulator.close();
-      await minio.cleanup();
-      rmSync(options.dataDir, { recursive: true, force: true });
-    }
   });
 });

@@ -1,7 +1,7 @@
-import { createBucket, createTable, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { createBucket, createTable, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 describe('buckets and tables', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
 
   test('a bucket is created as <stage>.c-<name> and a second create fails with alreadyExists', async () => {
     const res = await env.api('POST', '/buckets', { form: { name: 'sales', stage: 'out', description: 'd' } });

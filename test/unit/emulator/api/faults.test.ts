@@ -1,13 +1,12 @@
 import { rmSync } from 'node:fs';
 import { request } from 'undici';
-import { createEmulator } from '../../../src/emulator';
-import { startTestMinio } from './minio-helper';
-import { type Json, TOKEN, client, createBucket, emulatorOptions, expectSuccess, uploadViaImporter, useEmulator, waitForJob } from './support';
+import { createEmulator } from '../../../../src/emulator';
+import { type Json, TOKEN, client, createBucket, memoryEmulatorOptions, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 const ADMIN_TOKEN = 'test-admin-secret';
 
 describe('fault injection', () => {
-  const env = useEmulator({ adminToken: ADMIN_TOKEN });
+  const env = useMemoryEmulator({ adminToken: ADMIN_TOKEN });
 
   afterEach(() => env.emulator.faults.clear());
 
@@ -139,18 +138,6 @@ describe('fault injection', () => {
     expect(job.error.message).toBe('via admin');
   });
 
-  test('expireCredentials makes the next upload credentials claim a short life, through the handle or the admin endpoint', async () => {
-    const expiresIn = async () => {
-      const res = await env.api('POST', '/files/prepare', { json: { name: 'short.csv' } });
-      return Date.parse(res.body.uploadParams.credentials.Expiration) - Date.now();
-    };
-    env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60 });
-    expect(await expiresIn()).toBeLessThanOrEqual(60_000);
-    expect(await expiresIn()).toBeGreaterThan(10 * 60_000); // one use only: then the STS lifetime again
-    expect((await admin('POST', '/faults', { expireCredentials: { expiresInSeconds: 0, times: 1 } })).status).toBe(201);
-    expect(await expiresIn()).toBeLessThanOrEqual(0);
-  });
-
   test('the request log counts what the emulator saw, on the handle and over HTTP', async () => {
     expect((await admin('DELETE', '/requests')).status).toBe(204);
     await env.api('GET', '/tokens/verify');
@@ -185,8 +172,7 @@ describe('fault injection', () => {
 
 describe('admin endpoints switched off', () => {
   test('answer 404 when adminEnabled is false', async () => {
-    const minio = await startTestMinio();
-    const options = emulatorOptions(minio, { adminEnabled: false });
+    const options = memoryEmulatorOptions({ adminEnabled: false });
     const emulator = await createEmulator(options);
     try {
       const res = await request(`${emulator.url}/_emulator/faults`, { method: 'DELETE' });
@@ -195,7 +181,6 @@ describe('admin endpoints switched off', () => {
       expect((await client(emulator)('GET', '/tokens/verify', { token: TOKEN })).status).toBe(200);
     } finally {
       await emulator.close();
-      await minio.cleanup();
       rmSync(options.dataDir, { recursive: true, force: true });
     }
   });

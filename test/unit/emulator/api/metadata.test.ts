@@ -1,9 +1,9 @@
-import { createBucket, createTable, expectSuccess, useEmulator, type Json } from './support';
+import { createBucket, createTable, expectSuccess, useMemoryEmulator, type Json } from '../../../harness/emulator-api';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/;
 
 describe('bucket, table and column metadata', () => {
-  const env = useEmulator();
+  const env = useMemoryEmulator();
   const tableId = 'in.c-meta.people';
 
   beforeAll(async () => {

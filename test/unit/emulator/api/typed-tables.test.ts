@@ -1,4 +1,4 @@
-import { createBucket, createTable, expectSuccess, importTable, useEmulator, waitForJob, type Client, type Json } from './support';
+import { createBucket, createTable, expectSuccess, importTable, useMemoryEmulator, waitForJob, type Client, type Json } from '../../../harness/emulator-api';
 
 /** Exports a table through export-async and returns the CSV text of its (unsliced) file. */
 async function exportCsv(api: Client, tableId: string): Promise<string> {
@@ -23,7 +23,7 @@ const PEOPLE = {
 
 describe('typed tables (tables-definition)', () => {
   // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
-  const env = useEmulator({ slicedExports: false });
+  const env = useMemoryEmulator({ slicedExports: false });
   let bucketId: string;
   let created: Json;
 

@@ -1,8 +1,8 @@
-import { createBucket, createTable, importTable, useEmulator, waitForJob } from './support';
+import { createBucket, createTable, importTable, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
 
 describe('emulator core flow', () => {
   // Exports read back as one file with a header (slicedExports: false); slicing is tested in sliced-exports.test.ts.
-  const env = useEmulator({ slicedExports: false });
+  const env = useMemoryEmulator({ slicedExports: false });
 
   test('a table created from an importer upload holds the CSV rows', async () => {
     const bucketId = await createBucket(env.api, 'core');
