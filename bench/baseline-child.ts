@@ -12,7 +12,7 @@ import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client
 import { Upload } from '@aws-sdk/lib-storage';
 import { parseExtractorConfig } from '../src/extractor/config-schema';
 import { createPageFetcher } from '../src/extractor/http/fetch-page';
-import { runExtraction } from '../src/extractor/run-loop';
+import { runExtraction } from '../test/harness/run-extraction';
 
 export interface S3Target {
   endpoint: string;

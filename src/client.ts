@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandleWithFirstExecutionRunId, type WorkflowStartOptions } from '@temporalio/client';
 import { heartbeatProgress, withLive, type RunProgress } from './live-progress';
 import { DEFAULT_TASK_QUEUE } from './config';
+import type { BackfillProgress } from './contracts/backfill';
 import type { ExtractProgress } from './contracts/extract';
 import { runMetadata } from './contracts/search-attributes';
 import type { TransferProgress } from './contracts/transfer';
@@ -29,7 +30,7 @@ export type SapiStartOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & {
 export type SapiWorkflowHandle<W extends WorkflowName> = WorkflowHandleWithFirstExecutionRunId<(input: WorkflowInput<W>) => Promise<WorkflowResult<W>>>;
 
 /** What the `progress` query and update of workflow `W` answer. */
-export type WorkflowProgress<W extends WorkflowName> = W extends 'extractWorkflow' ? ExtractProgress : TransferProgress;
+export type WorkflowProgress<W extends WorkflowName> = W extends 'extractWorkflow' ? ExtractProgress : W extends 'backfillWorkflow' ? BackfillProgress : TransferProgress;
 
 /** A started (or attached) run: its typed handle, whether a run was already going under the id, and where it is. */
 export type SapiStartedWorkflow<W extends WorkflowName> = SapiWorkflowHandle<W> & {
@@ -181,10 +182,24 @@ export const executeImport = async (client: Client, input: WorkflowInput<'import
 export const executeExport = async (client: Client, input: WorkflowInput<'exportTableWorkflow'>, options?: SapiStartOptions) => (await startExport(client, input, options)).result();
 /** Runs `extractWorkflow` to its end and resolves with its result. */
 export const executeExtract = async (client: Client, input: WorkflowInput<'extractWorkflow'>, options?: SapiStartOptions) => (await startExtract(client, input, options)).result();
+/**
+ * Starts (or, with the `workflowId` of a running backfill, attaches to) `backfillWorkflow`: an extraction over date
+ * windows or imports over a list of sources, as a sliding window of child runs. Give a `workflowId`: run again under
+ * the same id after a failure, the windows already done are not redone. Its `progress` has every window's state.
+ */
+export const startBackfill = (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) => startSapiWorkflow(client, 'backfillWorkflow', input, options);
+/** Runs `backfillWorkflow` to its end and resolves with its result (every window's outcome). */
+export const executeBackfill = async (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) => (await startBackfill(client, input, options)).result();
 
 function generatedId<W extends WorkflowName>(workflowType: W, input: WorkflowInput<W>): string {
   const i = input as Partial<WorkflowInput<'importTableWorkflow'> & WorkflowInput<'exportTableWorkflow'>>;
   const [verb, target] =
-    workflowType === 'importTableWorkflow' ? ['import', `${i.bucketId}.${i.table}`] : workflowType === 'exportTableWorkflow' ? ['export', i.tableId] : ['extract', 'config'];
+    workflowType === 'importTableWorkflow'
+      ? ['import', `${i.bucketId}.${i.table}`]
+      : workflowType === 'exportTableWorkflow'
+        ? ['export', i.tableId]
+        : workflowType === 'backfillWorkflow'
+          ? ['backfill', (input as WorkflowInput<'backfillWorkflow'>).kind]
+          : ['extract', 'config'];
   return `${verb}-${target}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 }

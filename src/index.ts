@@ -2,7 +2,7 @@
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
 export { startWorker, connectWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
-export { startSapiWorkflow, startImport, startExport, startExtract, executeImport, executeExport, executeExtract, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
+export { startSapiWorkflow, startImport, startExport, startExtract, startBackfill, executeImport, executeExport, executeExtract, executeBackfill, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
@@ -35,7 +35,33 @@ export {
   type ListJobsInput,
 } from './storage-api';
 export type { InputPolicy } from './security/policy';
-export * from './errors';
+export {
+  SapiErrorCode,
+  ERROR_CODES,
+  NON_RETRYABLE_ERROR_CODES,
+  SapiError,
+  SapiHttpError,
+  SapiNetworkError,
+  SapiTimeoutError,
+  SapiInvalidResponseError,
+  SapiCredentialsExpiredError,
+  SapiTransferError,
+  SapiInvalidInputError,
+  SapiInputForbiddenError,
+  BODY_EXCERPT_CHARS,
+  httpErrorCode,
+  isRetryableStatus,
+  isSapiError,
+  toApplicationFailure,
+  unlessNotFound,
+  errorCode,
+  errorMessage,
+  excerptOf,
+  type ErrorCodeInfo,
+  type SapiErrorDetails,
+  type SapiErrorOptions,
+  type RequestDescription,
+} from './errors';
 export type {
   ImportTableInput,
   ImportTableResult,
@@ -69,8 +95,22 @@ export type {
   ExtractMode,
   ExtractPhase,
   ExtractFetchTuning,
-  StopReasonCounts,
 } from './contracts/extract';
+export type { StopReasonCounts } from './extractor/checkpoint';
+export type {
+  BackfillInput,
+  BackfillExtractInput,
+  BackfillImportInput,
+  BackfillCommonInput,
+  BackfillResult,
+  BackfillProgress,
+  BackfillPhase,
+  BackfillWindow,
+  BackfillWindowState,
+  BackfillWindowOutcome,
+} from './contracts/backfill';
+export { BACKFILL_PRIORITY, BACKFILL_CONFIG_KEY, DEFAULT_BACKFILL_PARALLEL, MAX_BACKFILL_PARALLEL, MAX_BACKFILL_WINDOWS } from './contracts/backfill';
+export { backfillWindows, dateWindows } from './contracts/backfill-plan';
 export type { ExtractRunTimes } from './extractor/types';
 export type { StopReason } from './extractor/scroller';
 export type { WorkflowContracts, WorkflowName, WorkflowInput, WorkflowResult } from './contracts/workflows';
@@ -93,7 +133,6 @@ export {
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';
-export { ErrorCode, ERROR_CODES, type ErrorCodeInfo } from './contracts/error-codes';
 export {
   EncryptionCodec,
   codecDataConverter,

@@ -3,8 +3,7 @@
 // from its worker hook (a user's own worker gets them too); `startWorker` adds the Temporal connection's.
 import type { NativeConnection } from '@temporalio/worker';
 import { connectionVariable, type Settings } from './config';
-import { namespaceNotFoundMessage } from './contracts/error-codes';
-import { SapiError, SapiErrorCode, isSapiError } from './errors';
+import { namespaceNotFoundMessage, SapiError, SapiErrorCode, isSapiError } from './errors';
 import { createStorageClient } from './storage-api';
 import { transportCause } from './storage-api/retry-policy';
 

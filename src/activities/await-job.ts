@@ -32,8 +32,9 @@ export function awaitJobLimit(deps: Pick<ActivityDeps, 'settings'>): number {
 /**
  * Polls a long job inside one activity, on the workflow's schedule (every `maxMs` at most, and within 25 % of the time
  * waited), heartbeating its status after each poll, until the job ends or `deadlineAt` comes; answers the job as
- * last seen. A job that runs for hours costs a few history events instead of about ten per poll. A cancel reaches it
- * through its heartbeat and ends it within one poll interval; a worker that dies is noticed within the heartbeat
+ * last seen. A job that runs for hours costs a few history events instead of about ten per poll, and a few heartbeats
+ * an hour (the SDK sends one per 8 minutes: `AWAIT_JOB_HEARTBEAT_TIMEOUT_MS`). The run is cancelled at once; this
+ * activity learns of it at its next heartbeat sent; a worker that dies is noticed within the heartbeat
  * timeout and the retry starts polling again (polls read, never change, so a retry is harmless). When the worker
  * already has {@link awaitJobLimit} of them waiting, it answers after one poll: the workflow then waits a poll interval
  * on its own timer before it asks again.

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { activityAttemptDeadlineMs } from '../http';
 import { toApplicationFailure } from '../errors';
 import type { ProgressReport } from '../contracts/transfer';
 
@@ -11,6 +12,8 @@ export const KEEPALIVE_INTERVAL_MS = 2_000;
 
 /** The last details each running activity heartbeated (what the keep-alive re-sends). */
 const lastDetails = new WeakMap<Context, { details: unknown }>();
+/** When each running attempt's body started (this process's clock): its start-to-close counts from about then. */
+const startedAt = new WeakMap<Context, number>();
 
 /**
  * Runs an activity body and turns whatever it throws into an `ApplicationFailure` typed by our error code. While
@@ -19,6 +22,7 @@ const lastDetails = new WeakMap<Context, { details: unknown }>();
  */
 export async function asActivity<T>(body: () => Promise<T>): Promise<T> {
   const context = activeContext();
+  if (context) startedAt.set(context, Date.now());
   const timer = context ? setInterval(() => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails), KEEPALIVE_INTERVAL_MS) : undefined;
   try {
     return await body();
@@ -43,6 +47,16 @@ export function activityMarker(): string {
   const info = Context.current().info;
   const run = info.workflowExecution?.runId ?? info.activityId;
   return `sapi-temporal.${run}.${info.activityId}`;
+}
+
+/**
+ * The end of the running activity attempt (ms since epoch; see `activityAttemptDeadlineMs`), what in-process retries
+ * must finish by; undefined outside an activity body run by {@link asActivity}, or without timeouts.
+ */
+export function activityDeadline(): number | undefined {
+  const context = activeContext();
+  const started = context && startedAt.get(context);
+  return context && started !== undefined ? activityAttemptDeadlineMs(context.info, started) : undefined;
 }
 
 function activeContext(): Context | undefined {

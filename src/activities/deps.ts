@@ -3,8 +3,9 @@ import { connectionFor, type Settings } from '../config';
 import { createStorageClient, type StorageClient } from '../storage-api';
 import { createS3Client } from '../object-storage/s3-client';
 import { createHttpPools, type HttpPools } from '../http';
+import { activityDeadline } from './context';
 import { createSealer, type Sealer } from './sealing';
-import { createConfinement, type Confinement } from '../security/confine';
+import { createConfinement, type Confinement } from './confine';
 
 /** What the activities need from the outside world; built once per worker by {@link createActivityDeps}. */
 export interface ActivityDeps {
@@ -33,7 +34,7 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
   const userS3 = (): S3Client => {
     const { endpoint, region, accessKeyId, secretAccessKey } = settings.s3;
     if (!s3) {
-      s3 = createS3Client({ endpoint, region });
+      s3 = createS3Client({ endpoint, region, deadline: activityDeadline });
       // explicit keys from the settings win over the default chain (tests and the dev stack pass MinIO's)
       if (accessKeyId && secretAccessKey) s3.config.credentials = async () => ({ accessKeyId, secretAccessKey });
     }
@@ -58,7 +59,7 @@ export function createActivityDeps(settings: Settings): ActivityDeps {
       let client = clients.get(name);
       if (!client) {
         const { url, token, importUrl, branchId } = connectionFor(settings, name);
-        client = createStorageClient({ url, token, importUrl, branchId, dispatcher: http.storage });
+        client = createStorageClient({ url, token, importUrl, branchId, dispatcher: http.storage, deadline: activityDeadline });
         clients.set(name, client);
       }
       return client;

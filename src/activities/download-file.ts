@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { downloadFile as download, type DownloadState } from '../object-storage/download';
 import type { ActivityDeps } from './deps';
-import { asActivity, lastHeartbeat, progressReporter } from './context';
+import { activityDeadline, asActivity, lastHeartbeat, progressReporter } from './context';
 
 export interface FileDetails {
   fileId: number;
@@ -96,6 +96,7 @@ export function downloadFile(deps: ActivityDeps) {
         endpoint: deps.settings.s3.endpoint,
         gcsEndpoint: deps.settings.gcs.endpoint,
         dispatcher: deps.http.transfers,
+        deadline: activityDeadline,
         destinationS3: /^s3:/i.test(destination) ? deps.userS3() : undefined,
         concurrency: deps.settings.transfer.concurrency,
         headerColumns,

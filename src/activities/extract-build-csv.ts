@@ -3,7 +3,7 @@ import { alignRow, csvLine } from '../extractor/table-schema';
 import type { ActivityDeps } from './deps';
 import { asActivity, heartbeat } from './context';
 import { assertOwnRunKey } from './ownership';
-import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf } from '../object-storage/stage-store';
+import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf, writeStream } from '../object-storage/stage-store';
 
 /** Staged pages read ahead while the CSV is written (memory ≈ this × one page's rows). */
 export const CSV_READ_AHEAD = 16;
@@ -84,8 +84,8 @@ export function buildTableCsv(deps: ActivityDeps) {
 
       try {
         const key = csvKey(input.runKey, input.table);
-        await store.putStream(key, readableOf(csv()));
-        const uri = store.uriOf(key);
+        await writeStream(store, key, readableOf(csv()));
+        const uri = store.urlOf(key);
         return { uri, grant: deps.confinement.grant(uri), rows, bytes, pages: keys.length };
       } finally {
         clearInterval(timer);

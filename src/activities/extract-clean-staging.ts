@@ -30,6 +30,6 @@ export function cleanStaging(deps: ActivityDeps) {
       const prefix = `${input.runKey}/`;
       const keys = await store.list(prefix);
       await store.delete(keys);
-      return { removed: keys.length, prefix: store.uriOf(prefix) };
+      return { removed: keys.length, prefix: store.urlOf(prefix) };
     });
 }

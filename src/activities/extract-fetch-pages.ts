@@ -10,13 +10,15 @@ import type { FunctionScope } from '../extractor/functions';
 import type { SecretSource } from '../extractor/secrets';
 import { userDataForRun } from '../extractor/user-data-functions';
 import type { ChildBatchOutcome } from '../extractor/traversal';
-import type { ChildrenRef, ExtractFetchTuning, PendingPage, StopReasonCounts } from '../contracts/extract';
-import { ErrorCode } from '../contracts/error-codes';
+import type { ExtractFetchTuning } from '../contracts/extract';
+import type { ChildrenRef, PendingPage, StopReasonCounts } from '../extractor/checkpoint';
+import { SapiErrorCode } from '../errors';
 import { MAX_WARNINGS } from '../contracts/extract-plan';
 import type { InputPolicy } from '../security/policy';
 import { ChildListReader, writeChildList } from '../object-storage/child-list';
 import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../object-storage/page-group-writer';
-import { jobRunPrefix, stageStoreOf, type StageStore } from '../object-storage/stage-store';
+import { type ObjectStore } from '../object-storage/object-store';
+import { jobRunPrefix, stageStoreOf } from '../object-storage/stage-store';
 import type { ActivityDeps } from './deps';
 import { asActivity, lastHeartbeat, throttledHeartbeat } from './context';
 import { assertOwnRunKey } from './ownership';
@@ -155,7 +157,7 @@ function addWarnings(totals: FetchPagesTotals, warnings: readonly string[]): voi
 /** The parts of a `fetchPages` call that every job run it fetches shares. */
 interface Call<C> {
   context: Context;
-  store: StageStore;
+  store: ObjectStore;
   runKey: string;
   limits: FetchLimits;
   startedAt: number;
@@ -444,7 +446,7 @@ async function fetchChildBatch(deps: ActivityDeps, input: FetchChildrenInput): P
       // (at least one run per call; a run resumed mid-way goes on as a run of its own)
       if (index > from && limitReached()) return outcome(resumeState ? { spec, state: resumeState, pending: null } : undefined);
       const template = input.jobs[spec.jobId];
-      if (!template) throw ApplicationFailure.nonRetryable(`child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`, ErrorCode.INVALID_INPUT);
+      if (!template) throw ApplicationFailure.nonRetryable(`child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`, SapiErrorCode.INVALID_INPUT);
       const runNo = runNoOf(index);
       const fresh = resumeState === null;
       let state = resumeState ?? createScrollerState({ ...template, endpoint: spec.endpoint }, input.api, Date.now(), input.scope);

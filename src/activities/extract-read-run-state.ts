@@ -21,6 +21,6 @@ export function readRunState(deps: ActivityDeps) {
   return (input: ReadRunStateInput): Promise<ReadRunStateResult> =>
     asActivity(async () => {
       const store = stageStoreOf(deps);
-      return { state: await loadRunState(store, input.stateKey), uri: store.uriOf(runStateKeyOf(input.stateKey)) };
+      return { state: await loadRunState(store, input.stateKey), uri: store.urlOf(runStateKeyOf(input.stateKey)) };
     });
 }

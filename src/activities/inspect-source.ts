@@ -16,7 +16,7 @@ export interface InspectSourceInput {
   columns?: string[];
   /** The columns of the typed table the run creates: the header (or `columns`) must name exactly these, in any order. */
   expectColumns?: string[];
-  /** The worker's grant for a staged file it built (an extraction's load): see `security/confine.ts`. */
+  /** The worker's grant for a staged file it built (an extraction's load): see `activities/confine.ts`. */
   sourceGrant?: string;
 }
 

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { storeOfTarget } from '../object-storage/stores';
 import type { ObjectStore } from '../object-storage/object-store';
 import type { ActivityDeps } from './deps';
-import { asActivity, lastHeartbeat, progressReporter } from './context';
+import { activityDeadline, asActivity, lastHeartbeat, progressReporter } from './context';
 import type { PreparedUpload } from './prepare-file';
 
 export interface UploadFileInput {
@@ -75,6 +75,7 @@ export function targetStore(deps: ActivityDeps, input: { connection?: string; ta
     gcsEndpoint: deps.settings.gcs.endpoint,
     dispatcher: deps.http.transfers,
     sealer,
+    deadline: activityDeadline,
   });
 }
 

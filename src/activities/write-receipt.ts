@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Context } from '@temporalio/activity';
-import { SapiError, SapiInvalidInputError, SapiJobFailedError, unlessNotFound } from '../errors';
+import { describeJobFailure, SapiError, SapiErrorCode, SapiInvalidInputError, unlessNotFound } from '../errors';
 import { RECEIPT_COLUMNS, RECEIPTS_TABLE_PATTERN, receiptRow, type LoadReceipt } from '../contracts/receipts';
 import type { Job, StorageClient } from '../storage-api';
 import type { ActivityDeps } from './deps';
@@ -110,13 +110,15 @@ async function ended(storage: StorageClient, job: Job): Promise<Job> {
   return job;
 }
 
-function failure(job: Job, table: string): SapiJobFailedError {
+function failure(job: Job, table: string): SapiError {
   const error = summarizeJob(job).error;
-  return new SapiJobFailedError({
-    job: { id: job.id, operationName: job.operationName, tableId: table },
-    message: `the receipt's load job ended ${job.status}: ${error?.message ?? 'no message'}`,
+  return new SapiError({
+    code: SapiErrorCode.JOB_FAILED,
+    message: describeJobFailure({ id: job.id, operationName: job.operationName, tableId: table, message: `the receipt's load job ended ${job.status}: ${error?.message ?? 'no message'}`, code: error?.code, exceptionId: error?.exceptionId }),
+    retryable: false,
     serviceCode: error?.code,
     exceptionId: error?.exceptionId,
+    details: { jobId: job.id },
   });
 }
 

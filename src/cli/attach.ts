@@ -6,6 +6,7 @@ import type { TransferProgress } from '../contracts/transfer';
 import type { CliSettings } from './common';
 import { summarizeExport } from './export';
 import { summarizeExtract } from './extract';
+import { summarizeBackfill } from './backfill';
 import { CliError, rootFailure, type RootFailure } from './failure';
 import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
 import { summarizeImport } from './import';
@@ -14,7 +15,7 @@ import { heartbeatProgress, withLive } from '../live-progress';
 import type { RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
 export interface WorkflowKind {
@@ -27,6 +28,7 @@ export const WORKFLOW_KINDS: Readonly<Record<string, WorkflowKind>> = Object.fre
   importTableWorkflow: { verb: 'import', summarize: (result, input) => summarizeImport(result as never, input) },
   exportTableWorkflow: { verb: 'export', summarize: (result, input) => summarizeExport(result as never, input) },
   extractWorkflow: { verb: 'extract', summarize: (result) => summarizeExtract(result as never) },
+  backfillWorkflow: { verb: 'backfill', summarize: (result) => summarizeBackfill(result as never) },
 });
 
 /** The kind of `workflowType`: one of {@link WORKFLOW_KINDS}, else a generic one. */
@@ -164,7 +166,7 @@ async function find(what: string, request: AttachRequest): Promise<{ link: Tempo
     await link?.close();
     const notFound = err instanceof WorkflowNotFoundError;
     const failure = notFound
-        ? new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
+        ? new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
         : err;
     throw commandFailure(failure, what, request.settings.address, notFound ? undefined : request.workflowId);
   }

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
@@ -122,7 +122,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     ));
   } catch (err) {
     // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
-    throw new CliError(ErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+    throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
   }
   return { ...temporal, codecKeys: loadCodecKeys(env), tracing: tracingFromEnv(env) };
 }
@@ -256,12 +256,13 @@ export function definedOnly<T extends object>(value: T): T {
 
 /**
  * Adds the flags every workflow command takes: Temporal connection, `--reconnect-timeout`, `--connection`,
- * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`.
+ * `--workflow-id`, `--transfer-task-queue`, `-o`/`--json`, `--detach`, `--cancel-on-interrupt`, `--no-worker-check`;
+ * `defaultPriority` says what applies without `--priority-key`.
  */
-export function addWorkflowOptions(command: Command): Command {
+export function addWorkflowOptions(command: Command, defaultPriority = "the server's, 3"): Command {
   return addPriorityOptions(
     addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}'),
-    "the server's, 3",
+    defaultPriority,
   )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
     .option(

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
 import { CliError, describeFailure } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import type { ExtractProgress } from '../contracts/extract';
 import type { TransferProgress } from '../contracts/transfer';
 
@@ -31,17 +31,19 @@ interface Control {
 }
 
 const EXTRACT = ['extractWorkflow'];
+/** A backfill takes pause, resume and cancel as an extraction does (they act on the starting of its windows). */
+const PAUSABLE = [...EXTRACT, 'backfillWorkflow'];
 const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
 
 export const CONTROLS: readonly Control[] = [
-  { verb: 'pause', update: 'pause', types: EXTRACT, description: 'pause an extraction after the batch in flight (refused when it is paused, cancelling or loading)', arg: () => [] },
-  { verb: 'resume', update: 'resume', types: EXTRACT, description: 'resume a paused extraction (refused when it is not paused)', arg: () => [] },
+  { verb: 'pause', update: 'pause', types: PAUSABLE, description: 'pause an extraction after the batch in flight, or a backfill (no further window starts; the running ones end) (refused when it is paused, cancelling or loading)', arg: () => [] },
+  { verb: 'resume', update: 'resume', types: PAUSABLE, description: 'resume a paused extraction or backfill (refused when it is not paused)', arg: () => [] },
   {
     verb: 'cancel',
     update: 'cancel',
-    types: [...TRANSFERS, ...EXTRACT],
+    types: [...TRANSFERS, ...PAUSABLE],
     description:
-      'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)',
+      'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false), a backfill once its running windows end (no further window starts)',
     arg: (flags) => [flags.reason !== undefined ? { reason: flags.reason } : {}],
     options: (command) => command.option('--reason <text>', 'why (recorded with the cancellation request in the run\'s history)'),
   },
@@ -52,7 +54,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)',
     arg: (flags) => {
-      if (flags.maxPages === undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'give --max-pages <n>');
+      if (flags.maxPages === undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];
     },
     options: (command) => command.option('--max-pages <n>', 'stop after this many pages in all', integerParser(1)),
@@ -63,7 +65,7 @@ export const CONTROLS: readonly Control[] = [
     types: TRANSFERS,
     description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
     arg: (flags) => {
-      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(ErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
       return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
     },
     options: (command) =>
@@ -78,13 +80,13 @@ export async function sendControl(client: Client, control: Control, workflowId: 
   try {
     const described = await handle.describe();
     workflowType = described.type;
-    if (described.status.name !== 'RUNNING') throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
+    if (described.status.name !== 'RUNNING') throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(ErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
+    if (err instanceof WorkflowNotFoundError) throw new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
     throw err;
   }
   if (!control.types.includes(workflowType)) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
   if (control.verb === 'cancel') return { workflowType, state: await requestCancel(client, workflowId, workflowType, flags.reason) };
   const args = control.arg(flags);
@@ -98,7 +100,7 @@ export async function sendControl(client: Client, control: Control, workflowId: 
       return { workflowType, state };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
-        throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
+        throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${err.cause?.message ?? err.message}`, undefined, { cause: err });
       }
       if (attempt >= UPDATE_ATTEMPTS || !lostWithItsTask(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
@@ -112,6 +114,7 @@ const TRANSFER_ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'faile
 /** Why `state` can no longer be cancelled (the `cancel` update's refusals), or undefined. */
 export function cancelRefusal(workflowType: string, state: TransferProgress | ExtractProgress): string | undefined {
   if (state.cancelling !== undefined) return `already being cancelled (${state.cancelling})`;
+  if (workflowType === 'backfillWorkflow') return ['running', 'paused'].includes(state.phase) ? undefined : `cannot cancel: the backfill is ${state.phase}`;
   if (workflowType === 'extractWorkflow') return state.phase === 'extracting' || state.phase === 'paused' ? undefined : `cannot cancel: the extraction is ${state.phase}`;
   return TRANSFER_ENDING.has(state.phase) ? `too late to cancel: the run is ${state.phase === 'metadata' ? 'past its Storage job' : state.phase}` : undefined;
 }
@@ -125,7 +128,7 @@ async function requestCancel(client: Client, workflowId: string, workflowType: s
   const handle = client.workflow.getHandle(workflowId);
   const state = await handle.query<TransferProgress | ExtractProgress>('progress');
   const refusal = cancelRefusal(workflowType, state);
-  if (refusal !== undefined) throw new CliError(ErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${refusal}`);
+  if (refusal !== undefined) throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `refused by ${workflowId}: ${refusal}`);
   const why = reason ?? 'sapi-temporal cancel';
   await client.workflowService.requestCancelWorkflowExecution({
     namespace: client.options.namespace,

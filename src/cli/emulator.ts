@@ -6,7 +6,7 @@ import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOption
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
 export const DEFAULT_EMULATOR_REGION = 'us-east-1';
@@ -41,7 +41,7 @@ export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
     throw new CliError(
-      ErrorCode.INVALID_INPUT,
+      SapiErrorCode.INVALID_INPUT,
       `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: the emulator keeps files in a MinIO server and needs its endpoint and root keys ` +
         '(`sapi-temporal dev` runs the whole stack instead)',
     );
@@ -72,7 +72,7 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
   const missing = ['AccountName', 'AccountKey', 'BlobEndpoint'].filter((name) => !parts.get(name.toLowerCase()));
   if (!connection || missing.length > 0) {
     throw new CliError(
-      ErrorCode.INVALID_INPUT,
+      SapiErrorCode.INVALID_INPUT,
       `AZURE_STORAGE_CONNECTION_STRING ${connection ? `lacks ${missing.join(', ')}` : 'is not set'}: --backend azure keeps files in an Azure Blob Storage account ` +
         '(Azurite) and needs "AccountName=…;AccountKey=…;BlobEndpoint=http://127.0.0.1:10000/<account>" (`sapi-temporal dev --backend azure` runs the whole stack instead)',
     );
@@ -94,7 +94,7 @@ export function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
   const host = env.STORAGE_EMULATOR_HOST;
   if (!host || !/^https?:\/\//.test(host)) {
     throw new CliError(
-      ErrorCode.INVALID_INPUT,
+      SapiErrorCode.INVALID_INPUT,
       `STORAGE_EMULATOR_HOST ${host ? `is ${JSON.stringify(host)}, not an http(s) URL` : 'is not set'}: --backend gcp keeps files in a fake-gcs-server ` +
         'and needs its address, e.g. STORAGE_EMULATOR_HOST=http://127.0.0.1:4443 (`sapi-temporal dev --backend gcp` runs the whole stack instead)',
     );
@@ -140,9 +140,9 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--region <region>', 'the stack\'s region on file resources (default: AWS_REGION on aws, else us-east-1)')
     .action(async (flags: EmulatorFlags) => {
       try {
-        if (flags.port > 65535) throw new CliError(ErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
+        if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
         if (flags.store === 'memory' && flags.backend !== 'aws') {
-          throw new CliError(ErrorCode.INVALID_INPUT, `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`);
+          throw new CliError(SapiErrorCode.INVALID_INPUT, `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`);
         }
         const storage =
           flags.store === 'memory'

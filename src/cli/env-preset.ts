@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { CliError } from './failure';
 import type { TemporalFlags } from './common';
 
@@ -41,21 +41,21 @@ export function envPreset(env: NodeJS.ProcessEnv, flags: Pick<TemporalFlags, 'en
   const named = flags.env ?? (env.TEMPORAL_ENV?.trim() || undefined);
   const file = flags.envFile ?? defaultEnvFile(env);
   if (!existsSync(file)) {
-    if (flags.envFile !== undefined) throw new CliError(ErrorCode.INVALID_INPUT, `env file ${file} not found (--env-file)`);
-    if (named !== undefined) throw new CliError(ErrorCode.INVALID_INPUT, `env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
+    if (flags.envFile !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, `env file ${file} not found (--env-file)`);
+    if (named !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
     return {};
   }
   let presets: Record<string, Record<string, string>>;
   try {
     presets = parseEnvFile(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
   }
   const preset = presets[named ?? DEFAULT_ENV_NAME];
   if (preset === undefined) {
     if (named === undefined) return {};
     const known = Object.keys(presets);
-    throw new CliError(ErrorCode.INVALID_INPUT, `env ${named} not found in ${file} (${known.length ? `it has ${known.join(', ')}` : 'it has none'})`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found in ${file} (${known.length ? `it has ${known.join(', ')}` : 'it has none'})`);
   }
   const flagsOfPreset: TemporalFlags = {};
   for (const [key, value] of Object.entries(preset)) {

@@ -8,7 +8,7 @@ import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, intege
 import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { addReceiptsOptions, receiptsOf } from './import';
 
 /** `sapi-temporal extract` flags as commander parses them. */
@@ -37,48 +37,59 @@ export interface ExtractFlags extends WorkflowFlags {
  * a credential header or param without a `${env:SAPI_SECRET_…}` reference): it would be stored in the history.
  */
 export function readExtractConfig(path: string): unknown {
+  const json = readJsonFile(path);
+  checkExtractConfig(path, json);
+  return json;
+}
+
+/** The JSON of file `path` (`SAPI_INVALID_INPUT` naming the file when it cannot be read or is not JSON). */
+export function readJsonFile(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(resolve(path), 'utf8');
   } catch (err) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
+  return json;
+}
+
+/** Validates a configuration read from `path` as `readExtractConfig` does (every issue with its path; no secret in clear). */
+export function checkExtractConfig(path: string, json: unknown): void {
   try {
     parseExtractorConfig(json);
     const clear = findClearSecrets(json);
     if (clear.length > 0) throw clearSecretsError(clear);
   } catch (err) {
-    throw new CliError(ErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(SapiErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return json;
 }
 
 // --- ge-state (begin) ---
 /** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
 export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
-  if (flags.resetState && flags.importState !== undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
+  if (flags.resetState && flags.importState !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
   if ((flags.resetState || flags.importState !== undefined) && flags.stateKey === undefined) {
-    throw new CliError(ErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
+    throw new CliError(SapiErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
   }
   if (flags.resetState) return {};
   if (flags.importState === undefined) return undefined;
   try {
     return JSON.parse(readFileSync(resolve(flags.importState), 'utf8')) as unknown;
   } catch (err) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 // --- ge-state (end) ---
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
-  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new CliError(ErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
+  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,

@@ -11,8 +11,7 @@ import {
   TerminatedFailure,
   TimeoutFailure,
 } from '@temporalio/common';
-import { ErrorCode, namespaceNotFoundMessage } from '../contracts/error-codes';
-import { isSapiError } from '../errors';
+import { SapiErrorCode, namespaceNotFoundMessage, isSapiError } from '../errors';
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;
@@ -28,10 +27,10 @@ export const USAGE_EXIT_CODE = 2;
 export const LOST_CONTACT_EXIT_CODE = 3;
 
 /** `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. */
-export const NO_WORKER = ErrorCode.CLI_NO_WORKER;
+export const NO_WORKER = SapiErrorCode.CLI_NO_WORKER;
 
 /** The codes a {@link CliError} carries: the registry's. */
-export type CliErrorCode = ErrorCode;
+export type CliErrorCode = SapiErrorCode;
 
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {
@@ -133,7 +132,7 @@ export function rootFailure(err: unknown): RootFailure {
     current = current.cause;
   }
   const namespace = missingNamespace(current);
-  if (namespace !== undefined) return { type: ErrorCode.TEMPORAL_NAMESPACE_NOT_FOUND, message: namespaceNotFoundMessage(namespace), activity };
+  if (namespace !== undefined) return { type: SapiErrorCode.TEMPORAL_NAMESPACE_NOT_FOUND, message: namespaceNotFoundMessage(namespace), activity };
   return { type: failureType(current), message: failureMessage(current), activity };
 }
 

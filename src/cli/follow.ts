@@ -7,7 +7,7 @@ import { heartbeatProgress, withLive, type LiveProgress } from '../live-progress
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
 import type { TemporalLink } from './temporal-link';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
 export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
@@ -141,7 +141,7 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
     view?.stop();
     view = undefined;
     if (request.onInterrupt === 'detach') {
-      detach(new CliError(ErrorCode.CLI_INTERRUPTED, `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
+      detach(new CliError(SapiErrorCode.CLI_INTERRUPTED, `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
       return;
     }
     process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);

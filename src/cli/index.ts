@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { registerBackfillCommand } from './backfill';
 import { registerCodecServerCommand } from './codec-server';
 import { normalizeOutputFlags, type CliContext } from './common';
 import { registerExportCommand } from './export';
@@ -22,7 +23,7 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 const lazyRunTransfer: TransferRunner = async (run) => (await import('./tracing')).tracedTransfer(run, (await import('./run-transfer')).runTransfer);
 
 import { packageVersion } from '../version';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 export { packageVersion };
 
@@ -39,6 +40,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerExportCommand(program, resolved);
   registerExtractCommand(program, resolved);
   registerExtractStateCommand(program, resolved);
+  registerBackfillCommand(program, resolved);
   registerStatusCommands(program, resolved);
   registerListCommand(program, resolved);
   registerControlCommands(program, resolved);
@@ -87,7 +89,7 @@ export function registerDevKitHints(program: Command): void {
       .allowExcessArguments()
       .action(() => {
         throw new CliError(
-          ErrorCode.INVALID_INPUT,
+          SapiErrorCode.INVALID_INPUT,
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
         );
       });

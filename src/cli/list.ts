@@ -5,13 +5,13 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
 import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { CliError } from './failure';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /** `list` flags as commander parses them. */
 export interface ListFlags extends TemporalFlags {
   table?: string;
   bucket?: string;
-  operation?: 'import' | 'export' | 'extract';
+  operation?: 'import' | 'export' | 'extract' | 'backfill';
   status?: string;
   apiHost?: string;
   connection?: string;
@@ -23,7 +23,7 @@ export interface ListFlags extends TemporalFlags {
 }
 
 /** The plugin's workflow types: every `list` is limited to them. */
-export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow'];
+export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'];
 
 /** `--status` values and the `ExecutionStatus` each stands for. */
 export const STATUS_FILTERS: Readonly<Record<string, string>> = {
@@ -181,7 +181,7 @@ export function registerListCommand(program: Command, context: CliContext): void
   )
     .option('--table <tableId>', 'runs that loaded or read this table (SapiTableId)')
     .option('--bucket <bucketId>', 'runs of this bucket (SapiBucket)')
-    .addOption(new Option('--operation <operation>', 'import, export or extract (SapiOperation)').choices(['import', 'export', 'extract']))
+    .addOption(new Option('--operation <operation>', 'import, export, extract or backfill (SapiOperation)').choices(['import', 'export', 'extract', 'backfill']))
     .addOption(new Option('--status <status>', 'the run\'s status').choices(Object.keys(STATUS_FILTERS)))
     .option('--api-host <host>', 'extractions of this API host (SapiApiHost)')
     .option('--connection <name>', 'runs on this Storage connection (SapiConnection)')
@@ -199,7 +199,7 @@ export function registerListCommand(program: Command, context: CliContext): void
         try {
           runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
         } catch (err) {
-          throw new CliError(ErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
+          throw new CliError(SapiErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
         }
         process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
       } finally {

@@ -1,6 +1,5 @@
 // What `receipts` and `verify` do (loaded on first use: the Storage client).
 import { connectionFor, loadSettings } from '../config';
-import { ErrorCode } from '../contracts/error-codes';
 import { DEFAULT_RECEIPTS_TABLE, RECEIPTS_TABLE_PATTERN, receiptFromRow, type LoadReceipt } from '../contracts/receipts';
 import { formatBytes } from '../contracts/search-attributes';
 import { isSapiError, SapiErrorCode } from '../errors';
@@ -22,9 +21,9 @@ export function receiptsReader(env: NodeJS.ProcessEnv, flags: ReceiptsFlags): Re
   const settings = loadSettings(env);
   const receiptsTable = flags.receiptsTable ?? settings.receiptsTable;
   if (receiptsTable === null) {
-    throw new CliError(ErrorCode.INVALID_INPUT, `receipts are off here (SAPI_RECEIPTS_TABLE=off): name the receipts table with --receipts-table (e.g. ${DEFAULT_RECEIPTS_TABLE})`);
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `receipts are off here (SAPI_RECEIPTS_TABLE=off): name the receipts table with --receipts-table (e.g. ${DEFAULT_RECEIPTS_TABLE})`);
   }
-  if (!RECEIPTS_TABLE_PATTERN.test(receiptsTable)) throw new CliError(ErrorCode.INVALID_INPUT, `--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
+  if (!RECEIPTS_TABLE_PATTERN.test(receiptsTable)) throw new CliError(SapiErrorCode.INVALID_INPUT, `--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
   const { url, token, branchId } = connectionFor(settings, flags.connection);
   return storageReader(createStorageClient({ url, token, branchId }), receiptsTable);
 }
@@ -44,7 +43,7 @@ export function storageReader(storage: StorageClient, receiptsTable: string): Re
         return preview.rows.map(receiptFromRow);
       } catch (err) {
         if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) {
-          throw new CliError(ErrorCode.NOT_FOUND, `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`, undefined, { cause: err });
+          throw new CliError(SapiErrorCode.NOT_FOUND, `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`, undefined, { cause: err });
         }
         throw err;
       }
@@ -125,13 +124,13 @@ export async function verifyRun(reader: ReceiptsReader, run: string, flags: { js
   const own = await reader.where('workflow_id', run);
   const children = await reader.where('origin_workflow_id', run);
   const receipts = [...new Map([...own, ...children].map((r) => [r.receiptId, r])).values()];
-  if (!receipts.length) throw new CliError(ErrorCode.CLI_VERIFY_FAILED, `no receipts of run ${run} in ${reader.receiptsTable} (a run writes one per table load that ended well)`);
+  if (!receipts.length) throw new CliError(SapiErrorCode.CLI_VERIFY_FAILED, `no receipts of run ${run} in ${reader.receiptsTable} (a run writes one per table load that ended well)`);
   const checks: VerifyCheck[] = [];
   for (const r of receipts) checks.push(checkReceipt(r, await reader.rowsOf(r.tableId), await reader.where('table_id', r.tableId)));
   const failed = checks.filter((c) => c.status === 'mismatch' || c.status === 'missing');
   const report = { run, receiptsTable: reader.receiptsTable, ok: failed.length === 0, checks };
   if (failed.length) {
-    throw new CliError(ErrorCode.CLI_VERIFY_FAILED, `verify ${run}: ${failed.map((c) => `${c.status} ${c.detail}`).join('; ')}`, undefined, { details: { checks } });
+    throw new CliError(SapiErrorCode.CLI_VERIFY_FAILED, `verify ${run}: ${failed.map((c) => `${c.status} ${c.detail}`).join('; ')}`, undefined, { details: { checks } });
   }
   if (flags.json) return JSON.stringify(report);
   return [`verify ${run}: ${checks.length} load${checks.length === 1 ? '' : 's'} checked, none failed`, ...checks.map((c) => `${c.status.padEnd(12)} ${c.detail}`)].join('\n');

@@ -6,10 +6,7 @@ import { TemporalFailure } from '@temporalio/common';
 import { pollBackoff, type PollSchedule } from '../contracts/poll-schedule';
 import { CliError, LOST_CONTACT_EXIT_CODE } from './failure';
 import { formatDuration } from './progress';
-import { ErrorCode } from '../contracts/error-codes';
-
-/** Default of `--reconnect-timeout` / `SAPI_CLI_RECONNECT_TIMEOUT`: 10 minutes (ms). */
-export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
+import { SapiErrorCode } from '../errors';
 
 /** Waits between reconnection attempts: 1 s, ×2, at most 10 s. */
 export const RECONNECT_SCHEDULE: Readonly<Pick<PollSchedule, 'initialMs' | 'factor' | 'maxMs'>> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 10_000 });
@@ -23,9 +20,9 @@ const UNREACHABLE_GRPC_CODES: ReadonlySet<number> = new Set([GRPC_UNAVAILABLE, G
 const UNREACHABLE_ERRNO_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 /** Code of the {@link CliError} a failed (re)connection raises. */
-export const TEMPORAL_UNREACHABLE = ErrorCode.CLI_TEMPORAL_UNREACHABLE;
+export const TEMPORAL_UNREACHABLE = SapiErrorCode.CLI_TEMPORAL_UNREACHABLE;
 /** Code of the {@link CliError} raised after giving up. */
-export const TEMPORAL_LOST_CONTACT = ErrorCode.CLI_TEMPORAL_LOST_CONTACT;
+export const TEMPORAL_LOST_CONTACT = SapiErrorCode.CLI_TEMPORAL_LOST_CONTACT;
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;

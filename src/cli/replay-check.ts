@@ -1,13 +1,13 @@
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import type { NamedHistory } from '../replay-check';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */
-export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow'] as const;
+export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
 
 /** Most histories downloaded by default: a check before a deploy, not an archive scan. */
 export const DEFAULT_REPLAY_LIMIT = 200;
@@ -47,7 +47,7 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
       '--tracing <on|off>',
       "replay as a worker with tracing on or off runs (its bundle differs); default: as this environment's worker would (on when SAPI_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set)",
       (value: string) => {
-        if (value !== 'on' && value !== 'off') throw new CliError(ErrorCode.INVALID_INPUT, `--tracing takes on or off, got ${JSON.stringify(value)}`);
+        if (value !== 'on' && value !== 'off') throw new CliError(SapiErrorCode.INVALID_INPUT, `--tracing takes on or off, got ${JSON.stringify(value)}`);
         return value;
       },
     );
@@ -90,7 +90,7 @@ async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Pro
   }
   if (failed.length > 0) {
     const message = `${failed.length} of ${verdicts.length} histories do not replay on this version: ${failed.map((v) => v.workflowId).join(', ')}`;
-    throw new CliError(ErrorCode.CLI_REPLAY_FAILED, message, undefined, { details: { verdicts } });
+    throw new CliError(SapiErrorCode.CLI_REPLAY_FAILED, message, undefined, { details: { verdicts } });
   }
 }
 

@@ -1,7 +1,7 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
 import { isGrpcServiceError, type Client } from '@temporalio/client';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import { CliError } from './failure';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -9,7 +9,6 @@ import { hostname, userInfo } from 'node:os';
 import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
 import { startOrAttach } from '../client';
-import { SapiInvalidInputError } from '../errors';
 import type { Priority } from '@temporalio/common';
 import type { CliSettings } from './common';
 import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
@@ -169,7 +168,7 @@ async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: Tr
       onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
     });
   } catch (err) {
-    if (err instanceof SapiInvalidInputError) throw new CliError(ErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
+    if (err instanceof SapiInvalidInputError) throw new CliError(SapiErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
     throw err;
   }
 }

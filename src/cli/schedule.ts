@@ -12,7 +12,7 @@ import { CliError, CommandFailedError, describeFailure, failureCode, rootFailure
 import { printSummary } from './follow';
 import { formatDuration } from './progress';
 import { connectTemporal } from './temporal-link';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { runMetadata } from '../contracts/search-attributes';
 import type { WorkflowInput, WorkflowName } from '../contracts/workflows';
 import { clientOf } from './temporal-link';
@@ -161,9 +161,9 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
   } catch (err) {
     let failure = err;
     if (err instanceof ScheduleAlreadyRunning) {
-      failure = new CliError(ErrorCode.CLI_SCHEDULE_EXISTS, `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`);
+      failure = new CliError(SapiErrorCode.CLI_SCHEDULE_EXISTS, `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`);
     } else if (err instanceof ScheduleNotFoundError) {
-      failure = new CliError(ErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
+      failure = new CliError(SapiErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
     }
     // the code of the failure as the command names it (`-o json` prints it): SAPI_CLI_SCHEDULE_NOT_FOUND, not `Error`
     throw new CommandFailedError(describeFailure(failure, what), failureCode(failure), undefined, { cause: failure });

@@ -1,6 +1,7 @@
 // Small pure helpers of the extract workflow (sandbox-safe: no I/O, no clock): option defaults and checks, bucket
 // and column names for Storage, job lookup, the progress cursor.
-import { getPath, type ScrollerState } from '../extractor/pure';
+import { getPath } from '../extractor/path';
+import type { ScrollerState } from '../extractor/scroller';
 import { redactUrl } from '../http/redact';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import type { ExtractMode, ExtractOptions } from './extract';
@@ -20,8 +21,6 @@ export const DEFAULT_BATCH_SECONDS = 10;
 export const DEFAULT_FETCH_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Bucket used when neither `bucketId` nor `outputBucket` is given. */
 export const DEFAULT_EXTRACT_BUCKET = 'in.c-extractor';
-/** Continue-as-new after this many history events even before the server suggests it. */
-export const MAX_HISTORY_EVENTS = 2_000;
 /** Warnings kept in the result (the rest are counted). */
 export const MAX_WARNINGS = 100;
 

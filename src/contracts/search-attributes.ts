@@ -1,10 +1,11 @@
 // The search attributes the workflows set, and what a run shows in the Temporal UI (summary, details). Pure: safe
 // for workflow code, activities, the CLI and the dev stack.
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributeUpdatePair } from '@temporalio/common';
+import type { BackfillInput } from './backfill';
 import type { ExtractInput } from './extract';
 import type { ExportTableInput, ImportTableInput } from './transfer';
 
-/** `import`, `export` or `extract`. */
+/** `import`, `export`, `extract` or `backfill`. */
 export const SapiOperation = defineSearchAttributeKey('SapiOperation', SearchAttributeType.KEYWORD);
 /** The table an import loads or an export reads (`in.c-main.orders`). */
 export const SapiTableId = defineSearchAttributeKey('SapiTableId', SearchAttributeType.KEYWORD);
@@ -117,6 +118,21 @@ export function extractAttributes(input: ExtractInput): RunAttributeValues {
     SapiConnection: input.connection ?? 'default',
     SapiApiHost: hostOf(config?.parameters?.api?.baseUrl),
     SapiStateKey: typeof input.stateKey === 'string' ? input.stateKey : undefined,
+  };
+}
+
+/**
+ * What a backfill is searchable by from its start: operation `backfill`, and what its windows move (an extraction's
+ * API host and state key, an import's table), so it is found next to the live runs of the same configuration or table.
+ */
+export function backfillAttributes(input: BackfillInput): RunAttributeValues {
+  if (input?.kind === 'extract') return { ...extractAttributes(input.extract ?? { config: undefined }), SapiOperation: 'backfill' };
+  const template = (input as { import?: Partial<ImportTableInput> } | undefined)?.import;
+  return {
+    SapiOperation: 'backfill',
+    SapiConnection: template?.connection ?? 'default',
+    SapiTableId: template?.bucketId !== undefined && template.table !== undefined ? `${template.bucketId}.${template.table}` : undefined,
+    SapiBucket: template?.bucketId,
   };
 }
 

@@ -2,6 +2,7 @@
  * The workflows this package registers, by name, with their input and result: what a client (the CLI, a user's
  * code, a schedule) needs to start one with a typed input. Types only.
  */
+import type { BackfillInput, BackfillResult } from './backfill';
 import type { ExtractInput, ExtractResult } from './extract';
 import type { ExportTableInput, ExportTableResult, ImportTableInput, ImportTableResult } from './transfer';
 
@@ -9,6 +10,7 @@ export interface WorkflowContracts {
   importTableWorkflow: { input: ImportTableInput; result: ImportTableResult };
   exportTableWorkflow: { input: ExportTableInput; result: ExportTableResult };
   extractWorkflow: { input: ExtractInput; result: ExtractResult };
+  backfillWorkflow: { input: BackfillInput; result: BackfillResult };
 }
 
 /** A registered workflow type. */

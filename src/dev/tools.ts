@@ -6,9 +6,6 @@ export function toolsDir(): string {
   return process.env.SAPI_TOOLS_DIR ?? resolve(__dirname, '..', '..', '.tools');
 }
 
-/** The package root (where `scripts/` and `package.json` live), for both `src/` (ts) and `lib/` (compiled) runs. */
-export const packageRoot = resolve(__dirname, '..', '..');
-
 export interface ToolLocation {
   path: string;
   /** How it was found: an explicit environment variable, PATH, or the project's tools folder. */

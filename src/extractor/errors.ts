@@ -2,22 +2,17 @@
  * Errors of the extractor: {@link SapiError}s with the registry's `SAPI_EXTRACT_…` codes (one registry, one
  * converter to `ApplicationFailure`). Workflow-safe: the registry and `SapiError` use no Node built-ins.
  */
-import { ErrorCode } from '../contracts/error-codes';
-import { SapiError } from '../errors';
+import { SapiError, SapiErrorCode } from '../errors';
 
-/** The extractor's codes in the registry, by short name. */
-export const ExtractorErrorCode = {
-  ConfigInvalid: ErrorCode.EXTRACT_CONFIG_INVALID,
-  DataInvalid: ErrorCode.EXTRACT_DATA_INVALID,
-  PlaceholderMissing: ErrorCode.EXTRACT_PLACEHOLDER_MISSING,
-  HttpStatus: ErrorCode.EXTRACT_HTTP_STATUS,
-  NotJson: ErrorCode.EXTRACT_NOT_JSON,
-  RateLimited: ErrorCode.EXTRACT_RATE_LIMITED,
-  Network: ErrorCode.EXTRACT_NETWORK,
-} as const;
-
-/** One of `ExtractorErrorCode`'s values. */
-export type ExtractorErrorCodeValue = (typeof ExtractorErrorCode)[keyof typeof ExtractorErrorCode];
+/** The registry's extractor codes (`SAPI_EXTRACT_…`). */
+export type ExtractorErrorCode =
+  | typeof SapiErrorCode.EXTRACT_CONFIG_INVALID
+  | typeof SapiErrorCode.EXTRACT_DATA_INVALID
+  | typeof SapiErrorCode.EXTRACT_PLACEHOLDER_MISSING
+  | typeof SapiErrorCode.EXTRACT_HTTP_STATUS
+  | typeof SapiErrorCode.EXTRACT_NOT_JSON
+  | typeof SapiErrorCode.EXTRACT_RATE_LIMITED
+  | typeof SapiErrorCode.EXTRACT_NETWORK;
 
 /** Options of `ExtractorError`. */
 export interface ExtractorErrorOptions {
@@ -33,10 +28,10 @@ export interface ExtractorErrorOptions {
 
 /** Base class of the extractor's errors: a `SapiError` with the request `url` (redacted) when there was one. */
 export class ExtractorError extends SapiError {
-  declare readonly code: ExtractorErrorCodeValue;
+  declare readonly code: ExtractorErrorCode;
   readonly url?: string;
 
-  constructor(code: ExtractorErrorCodeValue, message: string, options: ExtractorErrorOptions = {}) {
+  constructor(code: ExtractorErrorCode, message: string, options: ExtractorErrorOptions = {}) {
     super({
       code,
       message,
@@ -63,7 +58,7 @@ export class ExtractorConfigError extends ExtractorError {
   constructor(issues: ConfigIssue[]) {
     const lines = issues.map((i) => `- ${i.path || '(root)'}: ${i.message}`);
     super(
-      ExtractorErrorCode.ConfigInvalid,
+      SapiErrorCode.EXTRACT_CONFIG_INVALID,
       `Invalid extractor configuration (${issues.length} issue${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`,
     );
     this.issues = issues;
@@ -74,28 +69,28 @@ export class ExtractorConfigError extends ExtractorError {
 /** A response cannot be turned into records. */
 export class ExtractorDataError extends ExtractorError {
   constructor(message: string) {
-    super(ExtractorErrorCode.DataInvalid, message);
+    super(SapiErrorCode.EXTRACT_DATA_INVALID, message);
   }
 }
 
 /** A child job placeholder has no value in its parent row. */
 export class PlaceholderMissingError extends ExtractorError {
   constructor(message: string) {
-    super(ExtractorErrorCode.PlaceholderMissing, message);
+    super(SapiErrorCode.EXTRACT_PLACEHOLDER_MISSING, message);
   }
 }
 
 /** The API answered a non-success status: retryable for 5xx and 408 (after the fetcher's own retries). */
 export class ExtractHttpStatusError extends ExtractorError {
   constructor(message: string, options: { status: number; url: string; retryable: boolean; cause?: unknown }) {
-    super(ExtractorErrorCode.HttpStatus, message, options);
+    super(SapiErrorCode.EXTRACT_HTTP_STATUS, message, options);
   }
 }
 
 /** The API answered a body that is not JSON (HTML error page, invalid or empty JSON). Not retryable. */
 export class ExtractNotJsonError extends ExtractorError {
   constructor(message: string, options: { status: number; url: string; cause?: unknown }) {
-    super(ExtractorErrorCode.NotJson, message, { ...options, retryable: false });
+    super(SapiErrorCode.EXTRACT_NOT_JSON, message, { ...options, retryable: false });
   }
 }
 
@@ -107,13 +102,13 @@ export class ExtractRateLimitedError extends ExtractorError {
   declare readonly retryAfterMs: number;
 
   constructor(message: string, options: { status: number; url: string; retryAfterMs: number }) {
-    super(ExtractorErrorCode.RateLimited, message, { ...options, retryable: true });
+    super(SapiErrorCode.EXTRACT_RATE_LIMITED, message, { ...options, retryable: true });
   }
 }
 
 /** Connection refused/reset, DNS failure or timeout, after the fetcher's retries. Retryable. */
 export class ExtractNetworkError extends ExtractorError {
   constructor(message: string, options: { url: string; cause?: unknown }) {
-    super(ExtractorErrorCode.Network, message, { ...options, retryable: true });
+    super(SapiErrorCode.EXTRACT_NETWORK, message, { ...options, retryable: true });
   }
 }

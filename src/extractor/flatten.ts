@@ -12,7 +12,7 @@
  * Rows are keyed by *header keys* (`address.street`); `columnNamesFor` (table-names.ts) turns the union of keys
  * into safe, unique column names at the end, so every page can be flattened on its own.
  */
-import { PARENT_ID_KEY, DATA_KEY, parseRecords, phpCell } from './json-parser';
+import { parseRecords, phpCell } from './json-parser';
 import { parseRecordsLegacy } from './json-parser-legacy';
 
 /** Rows of one table from one page: keys in column order, rows keyed by header key. */
@@ -42,11 +42,6 @@ export interface FlattenOptions {
   /** The run's renamed parent columns (`ParseRecordsOptions.parentAliases`): read and extended in place. */
   parentAliases?: Record<string, string>;
 }
-
-/** Link column of child-table rows. */
-export const PARENT_ID_COLUMN = PARENT_ID_KEY;
-/** Column of scalar (or JSON-encoded array) records. */
-export const DATA_COLUMN = DATA_KEY;
 
 /** The cell text of a scalar: `true` → "1", `false`/`null`/`undefined` → "", numbers as PHP prints them, others JSON. */
 export function cellValue(value: unknown): string {

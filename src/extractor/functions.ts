@@ -23,7 +23,7 @@
 import { ExtractorConfigError } from './errors';
 import { phpDate, phpStrtotime } from './php-time';
 import { hasReference } from './secrets';
-import type { ExtractRunTimes } from './types';
+import type { DeferredValue, ExtractRunTimes } from './types';
 
 /** The reference's function set. */
 export const USER_FUNCTIONS = ['md5', 'sha1', 'time', 'date', 'strtotime', 'base64_encode', 'hash_hmac', 'sprintf', 'concat', 'ifempty', 'implode'] as const;
@@ -295,14 +295,6 @@ function build(value: unknown, ctx: Record<string, Record<string, unknown>>, opt
 
 // ---------------------------------------------------------------------------------------------------------------
 // Deferred calls in requests: `${fn:N}` tokens.
-
-/** A deferred call of a request, finished by the activity right before sending. */
-export interface DeferredValue {
-  /** The call (plain JSON: `{function, args}`; arguments may hold `${env:NAME}` references). */
-  call: unknown;
-  /** "Now" of the place it came from (ms), so a retry computes the same value. */
-  nowMs: number;
-}
 
 /** The token that stands for deferred value `index` in a request (`${fn:0}`). */
 export const deferredToken = (index: number): string => `\${fn:${index}}`;

@@ -6,17 +6,6 @@
 import { resolveSecretString, type SecretSource } from './secrets';
 import type { HttpClientConfig } from './types';
 
-/** A client config with no option set: the fetcher's defaults. */
-export const DEFAULT_HTTP_CLIENT: HttpClientConfig = Object.freeze({
-  retry: null,
-  ignoreErrors: [],
-  connectTimeoutMs: null,
-  requestTimeoutMs: null,
-  caCertificate: null,
-  clientCertificate: null,
-  awsSignature: null,
-});
-
 /** A copy with the client certificate and the AWS secret key filled, and the values filled (to scrub errors). */
 export function resolveClientSecrets(client: HttpClientConfig, source: SecretSource): { client: HttpClientConfig; secrets: string[] } {
   const secrets = new Set<string>();

@@ -8,6 +8,7 @@
  */
 import type {
   ApiConfig,
+  DeferredValue,
   JobConfig,
   JobMethod,
   JsonObject,
@@ -19,7 +20,7 @@ import type {
 import { encodePairs, resolveEndpoint, setQueryParams, toQueryPairs } from './url';
 // --- user functions (ge-functions) ---
 import { ExtractorConfigError } from './errors';
-import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type DeferredValue, type FunctionScope } from './functions';
+import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type FunctionScope } from './functions';
 
 /** Where and when request building evaluates user functions: the scope (attributes, run times) and "now" (ms). */
 export interface RequestFunctions {

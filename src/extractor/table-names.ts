@@ -28,11 +28,6 @@ function shorten(name: string): string {
   return next <= 0 ? short : short + name.slice(next);
 }
 
-/** Table name of a job: `safeName(dataType)`; `dataType` defaults to the endpoint as configured. */
-export function tableNameFor(dataType: string): string {
-  return safeName(dataType);
-}
-
 // --- ge-legacy: keys that already are column names ---
 /**
  * Marks a header key that already is its final column name (the legacy JSON parser names its columns itself):

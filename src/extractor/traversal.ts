@@ -9,8 +9,7 @@
  * on the workflow's checkpoint (job-run stack, next job, run numbers, stop reasons), which is what carries over a
  * continue-as-new. Not in `./pure` (it uses the contract's `findJob`, and `src/contracts` imports `./pure`).
  */
-import type { ChildrenRef, ChildSpec, ExtractCheckpoint, JobFrame, PendingPage, StopReasonCounts } from '../contracts/extract';
-import { MAX_HISTORY_EVENTS } from '../contracts/extract-plan';
+import type { ChildrenRef, ChildSpec, ExtractCheckpoint, JobFrame, PendingPage, StopReasonCounts } from './checkpoint';
 import type { ParentContext } from './children';
 import { functionScopeOf } from './functions';
 import { createScrollerState, nextStep, type ScrollerState, type StopReason } from './scroller';
@@ -18,6 +17,9 @@ import type { ExtractorConfig, JobConfig } from './types';
 
 /** Consecutive rate-limit waits without a page in between before the extraction gives up. */
 export const MAX_RATE_LIMIT_WAITS = 50;
+
+/** Continue-as-new after this many history events even before the server suggests it. */
+export const MAX_HISTORY_EVENTS = 2_000;
 
 /** The part of the checkpoint the traversal reads and moves. */
 export type Traversal = Pick<ExtractCheckpoint, 'nextJob' | 'nextRunNo' | 'frames' | 'stopReasons'>;

@@ -4,12 +4,6 @@
  * `ExtractorConfig` is the *normalized* configuration produced by `parseExtractorConfig` (config-schema.ts):
  * defaults applied, methods upper-cased, durations in milliseconds. It is plain JSON, so it can be a workflow input.
  */
-import type { z } from 'zod';
-import type { extractorConfigInputSchema } from './config-schema';
-import type { DeferredValue } from './functions';
-
-/** The raw JSON a user writes (`{parameters: {api, config}}`), as accepted by the zod schema. */
-export type ExtractorConfigInput = z.input<typeof extractorConfigInputSchema>;
 
 /** Job methods as configured: `FORM` is a POST with an urlencoded body. */
 export type JobMethod = 'GET' | 'POST' | 'FORM';
@@ -391,4 +385,12 @@ export interface RequestDescriptor {
   /** Calls the activity finishes before sending (hashing, or secrets involved); `${fn:N}` marks where each goes. */
   deferred?: DeferredValue[];
   // --- end user functions ---
+}
+
+/** A deferred call of a request, finished by the activity right before sending. */
+export interface DeferredValue {
+  /** The call (plain JSON: `{function, args}`; arguments may hold `${env:NAME}` references). */
+  call: unknown;
+  /** "Now" of the place it came from (ms), so a retry computes the same value. */
+  nowMs: number;
 }

@@ -8,3 +8,4 @@ export { parseRetryAfterMs } from './retry-after';
 export { backoffDelayMs } from './backoff';
 export { redactUrl } from './redact';
 export { closeDefaultHttpPools, createHttpPools, defaultHttpPools, type HttpPools } from './pools';
+export { activityAttemptDeadlineMs, attemptBudgetMs, DEADLINE_MARGIN_MS, type Deadline, MIN_ATTEMPT_MS, retryFits } from './deadline';

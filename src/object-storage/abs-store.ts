@@ -1,7 +1,8 @@
 /**
  * The Azure Blob Storage adapter of {@link ObjectStore}: the service's SAS (`absUploadParams.absCredentials`, or a
  * file detail's read `absCredentials`), block blobs ({@link uploadBlockBlob}: deterministic block ids, a retry
- * finds staged blocks in the block list and the heartbeat), ranged downloads, SAS URLs for the download threads.
+ * finds staged blocks in the block list and the heartbeat), ranged downloads, SAS URLs for the download threads,
+ * flat listing and deletes.
  */
 import { Readable } from 'node:stream';
 import { type ContainerClient } from '@azure/storage-blob';
@@ -40,7 +41,8 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
       return keyInside({ container: parsed.container, key: parsed.blobName }, containerName, url, 'container');
     },
     reader: (key) => absReader(container, key),
-    async put(key, body, contentType, signal) {
+    async put(key, content, contentType = 'application/octet-stream', signal) {
+      const body = typeof content === 'string' ? Buffer.from(content) : content;
       try {
         await container.getBlockBlobClient(key).upload(body, body.length, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: signal });
       } catch (err) {
@@ -63,6 +65,24 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
         credentialsMarginMs: options.credentialsMarginMs,
         signal: o.signal,
       }),
+    async list(prefix, signal) {
+      const keys: string[] = [];
+      try {
+        for await (const blob of container.listBlobsFlat({ prefix, abortSignal: signal })) keys.push(blob.name);
+      } catch (err) {
+        throw mapAbsError(err, 'download', { container: containerName, prefix, step: 'list' }, signal);
+      }
+      return keys.sort();
+    },
+    async delete(keys, signal) {
+      for (const key of keys) {
+        try {
+          await container.getBlobClient(key).deleteIfExists({ abortSignal: signal });
+        } catch (err) {
+          throw mapAbsError(err, 'upload', { container: containerName, blob: key, step: 'delete' }, signal);
+        }
+      }
+    },
     assertFresh: (where, marginMs) => assertAbsCredentialsFresh(credentials, where, marginMs),
     close: () => undefined, // the SDK's clients hold no sockets of their own
   };

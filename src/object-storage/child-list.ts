@@ -3,12 +3,13 @@
  * lines under `childrenPrefix(runKey, runNo, pageNo)`. Keys are deterministic per job run and page, so the retry of
  * the call that fetched the page writes the same keys again. See `ChildrenRef` (what the workflow keeps of it).
  */
-import type { ChildrenRef, ChildSpec } from '../contracts/extract';
+import type { ChildrenRef, ChildSpec } from '../extractor/checkpoint';
 import { SapiInvalidInputError } from '../errors';
-import { CHILD_CHUNK_SIZE, childChunkKey, childrenPrefix, childrenRootPrefix, readText, type StageStore } from './stage-store';
+import { type ObjectStore } from './object-store';
+import { CHILD_CHUNK_SIZE, childChunkKey, childrenPrefix, childrenRootPrefix, readText } from './stage-store';
 
 /** Stages the child list of page `pageNo` of job run `runNo`; returns its reference (next: 0). */
-export async function writeChildList(store: StageStore, runKey: string, runNo: number, pageNo: number, children: readonly ChildSpec[]): Promise<ChildrenRef> {
+export async function writeChildList(store: ObjectStore, runKey: string, runNo: number, pageNo: number, children: readonly ChildSpec[]): Promise<ChildrenRef> {
   const key = childrenPrefix(runKey, runNo, pageNo);
   const puts: Array<Promise<void>> = [];
   for (let at = 0, chunk = 0; at < children.length; at += CHILD_CHUNK_SIZE, chunk++) {
@@ -26,7 +27,7 @@ export class ChildListReader {
 
   /** `key` must be a child list of the extraction `runKey` (never another run's staging). */
   constructor(
-    private readonly store: StageStore,
+    private readonly store: ObjectStore,
     runKey: string,
     private readonly ref: Pick<ChildrenRef, 'key' | 'count'>,
   ) {

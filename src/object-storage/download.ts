@@ -38,6 +38,7 @@ import { createS3Client, DEFAULT_CREDENTIALS_MARGIN_MS, parseS3Uri, throwIfAbort
 import { s3Store } from './s3-store';
 import { type ByteSource } from './sources';
 import { storeOfFile, type StoredFileLocation } from './stores';
+import { type Deadline } from '../http/deadline';
 import { urlReader } from './url-reader';
 import { concatSlices, fetchToFile, hashFile, isGzipError, prepareWorkDir, WRITE_HIGH_WATER_MARK } from './work-folder';
 import { createFileExclusive, moveChecked, openFolder, realPathOrParent, renameChecked, type OpenedFolder } from '../security/local-files';
@@ -75,6 +76,8 @@ export interface DownloadFileOptions {
   endpoint?: string;
   /** GCS JSON API root (an emulator's); default `https://storage.googleapis.com`. */
   gcsEndpoint?: string;
+  /** The end of the time each store call has, the SDK's retries included (the activity attempt's); default: none. */
+  deadline?: Deadline;
   /** Client for an `s3://` destination; default: the default credentials chain and `AWS_ENDPOINT_URL_S3`. */
   destinationS3?: S3Client;
   /** Slices in flight. Default {@link DEFAULT_DOWNLOAD_CONCURRENCY}. */
@@ -109,7 +112,7 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
   const located =
     options.s3 && file.s3Path
       ? { store: s3Store({ s3: options.s3, bucket: file.s3Path.bucket, credentials: file.credentials }), key: file.s3Path.key }
-      : storeOfFile(file, { s3Endpoint: options.endpoint, gcsEndpoint: options.gcsEndpoint, dispatcher: options.dispatcher });
+      : storeOfFile(file, { s3Endpoint: options.endpoint, gcsEndpoint: options.gcsEndpoint, dispatcher: options.dispatcher, deadline: options.deadline });
   if (!located && !file.url) {
     throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials, gcsPath+gcsCredentials nor url: request its detail with federationToken=1`);
   }

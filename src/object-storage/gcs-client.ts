@@ -9,7 +9,7 @@ import { type Dispatcher } from 'undici';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, excerptOf } from '../errors';
 import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
-import { tracedRequest } from '../http/traced-request';
+import { tracedRequest } from '../observability/traced-request';
 
 /** The real service's JSON API root. */
 export const DEFAULT_GCS_ENDPOINT = 'https://storage.googleapis.com';
@@ -197,6 +197,31 @@ export class GcsClient {
   /** The GET of the whole object's bytes as a plain request (the download thread sends it). */
   mediaRequest(key: string): { url: string; headers: Record<string, string> } {
     return { url: `${this.origin}${this.objectPath(key)}?alt=media`, headers: this.auth() };
+  }
+
+  /** Names of the objects that start with `prefix` (every page of `objects.list`). */
+  async list(prefix: string, signal?: AbortSignal): Promise<string[]> {
+    const context = { bucket: this.options.bucket, prefix, step: 'list' };
+    const names: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const query = `prefix=${encodeURIComponent(prefix)}&fields=${encodeURIComponent('items(name),nextPageToken')}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`;
+      const path = `${this.basePath}/storage/v1/b/${encodeURIComponent(this.options.bucket)}/o?${query}`;
+      const res = await this.send('download', context, { origin: this.origin, path, method: 'GET', headers: this.auth() }, signal);
+      if (res.statusCode !== 200) return failed(res, 'download', context);
+      const page = (await res.body.json()) as { items?: Array<{ name: string }>; nextPageToken?: string };
+      for (const item of page.items ?? []) names.push(item.name);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    return names;
+  }
+
+  /** Deletes an object; a missing one (404) is not an error. */
+  async deleteObject(key: string, signal?: AbortSignal): Promise<void> {
+    const context = { bucket: this.options.bucket, key, step: 'delete' };
+    const res = await this.send('upload', context, { origin: this.origin, path: this.objectPath(key), method: 'DELETE', headers: this.auth() }, signal);
+    if (res.statusCode !== 204 && res.statusCode !== 200 && res.statusCode !== 404) return failed(res, 'upload', context);
+    await res.body.dump();
   }
 
   /** The object's size in bytes. */

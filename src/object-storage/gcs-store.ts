@@ -54,9 +54,9 @@ export function gcsStore(options: GcsStoreOptions): ObjectStore {
       return keyInside({ container: parsed.bucket, key: parsed.key }, bucket, url);
     },
     reader: (key) => gcsReader(client, key),
-    async put(key, body, contentType, signal) {
+    async put(key, content, contentType = 'application/octet-stream', signal) {
       try {
-        await client.putObject(key, body, contentType, signal);
+        await client.putObject(key, typeof content === 'string' ? Buffer.from(content) : content, contentType, signal);
       } catch (err) {
         throw err instanceof SapiError ? err : asGcsTransferError(err, 'upload', { bucket, key }, signal);
       }
@@ -76,6 +76,10 @@ export function gcsStore(options: GcsStoreOptions): ObjectStore {
         credentialsMarginMs: options.credentialsMarginMs,
         signal: o.signal,
       }),
+    list: async (prefix, signal) => (await client.list(prefix, signal)).sort(),
+    async delete(keys, signal) {
+      for (const key of keys) await client.deleteObject(key, signal);
+    },
     assertFresh: (where, marginMs) => assertGcsCredentialsFresh(credentials, where, marginMs),
     close: () => undefined, // the dispatcher is the caller's
   };

@@ -7,10 +7,8 @@
  * Why threads: in the worker's main thread every chunk of a transfer pays for the Temporal worker's context (its
  * async-context hooks on every callback and promise, GCs over a heap of ~100 MB holding the workflow bundle and
  * the SDK), which made a localhost download several times slower than the same code in a bare process. This module
- * loads only Node's built-ins, so a thread starts in a few tens of milliseconds. The GETs are read off the socket
- * into one reused buffer (`raw-get.ts`): node:http's stream of ~64 KiB chunks cost several times the CPU on a fast
- * link, and undici's (WebAssembly) parser copies every chunk out of its memory; node:http remains for a chunked
- * 200 on a retry that knows the slice's size.
+ * loads only Node's built-ins and undici, so a thread starts in a few tens of milliseconds. The GETs go through
+ * undici, like every other HTTP request of the worker (the proxy of `HTTP_PROXY`/`HTTPS_PROXY` included).
  *
  * Protocol: `workerData` is `{ role: 'fetch' | 'hash' }`; a thread runs one `{ type: 'job' }` after another. The
  * parent may post `{ type: 'abort' }` to the fetching thread, which posts {@link InPlaceMessage}s (`size` when an
@@ -22,11 +20,10 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as Undici from 'undici';
+import { type Dispatcher } from 'undici';
 import { threadStarter } from '../threads';
 import { forEachBounded } from './concurrency';
-import { dechunk, type RawBodySink, rawGet, type RawGetResult } from './raw-get';
 import { createSliceHasher, type HashJob, SliceLayout, type SlicePlace } from './slice-layout';
 
 export { SliceLayout, type SlicePlace } from './slice-layout';
@@ -267,7 +264,11 @@ function threadEntry(): ((role: ThreadRole) => Worker) | undefined {
  * size comes from its answer (or an earlier attempt) and its offset from the sizes before it ({@link SliceLayout}).
  */
 export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, signal: AbortSignal): Promise<void> {
-  const agents = { http: new http.Agent({ keepAlive: true, maxSockets: job.concurrency }), https: new https.Agent({ keepAlive: true, maxSockets: job.concurrency }) };
+  // loaded here, by the fetching thread only (~3.5 MB of RSS a thread; the hashing thread has no use for it)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { EnvHttpProxyAgent } = require('undici') as typeof Undici;
+  // the proxy of HTTP_PROXY / HTTPS_PROXY (NO_PROXY excepted) when set, else direct connections
+  const dispatcher = new EnvHttpProxyAgent({ connections: job.concurrency });
   // one descriptor for every slice: each chunk is written at its place as it arrives (see fetchAt)
   const fd = openSync(job.partial, 'r+');
   const finished = new Set(job.finished);
@@ -280,7 +281,7 @@ export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, sign
       try {
         if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
         if (job.notAfterMs !== undefined && Date.now() >= job.notAfterMs) throw new SliceFailure({ kind: 'expired', index });
-        const place = await fetchAt({ agents, fd, layout, events, signal }, slice, index);
+        const place = await fetchAt({ dispatcher, fd, layout, events, signal }, slice, index);
         events.slice(index, place);
       } catch (err) {
         layout.abandon(err); // the slices after it would wait for its size forever
@@ -289,15 +290,14 @@ export async function runInPlaceJob(job: InPlaceJob, events: InPlaceEvents, sign
     });
   } finally {
     signal.removeEventListener('abort', onAbort);
-    agents.http.destroy();
-    agents.https.destroy();
+    await dispatcher.destroy();
     closeSync(fd); // every write was synchronous: none lands after this
   }
 }
 
-/** What every slice of one job is fetched with: the fallback's agents, the file, the layout, the events, the abort. */
+/** What every slice of one job is fetched with: the connection pool, the file, the layout, the events, the abort. */
 interface SliceFetch {
-  agents: { http: http.Agent; https: https.Agent };
+  dispatcher: Dispatcher;
   fd: number;
   layout: SliceLayout;
   events: InPlaceEvents;
@@ -310,176 +310,114 @@ const MAX_REDIRECTS = 5;
 const HEADERS_TIMEOUT_MS = 60_000;
 /** No body bytes for this long: the request fails. */
 const IDLE_TIMEOUT_MS = 300_000;
-
-/**
- * GETs one slice into the file (`fd`) at its offset, read off the socket by {@link rawGet} (one reused 1 MiB buffer,
- * each read written at its place with a synchronous positional write). Its size is the answer's `Content-Length`
- * (which must match what an earlier attempt saw) and the body must have exactly that many bytes. Redirects are
- * followed; any other answer than 200 is a failure with its status and body excerpt; a 200 without `Content-Length`
- * fails unless an earlier attempt learned the slice's size, and is then asked again through node:http
- * ({@link fetchWithHttp}), which reads a chunked body.
- */
-async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
-  const { fd, layout, events, signal } = job;
-  let url = new URL(slice.url);
-  for (let redirects = 0; ; redirects++) {
-    let place: SlicePlace | undefined;
-    let redirect: string | undefined;
-    let failure: SliceFailure | undefined;
-    let written = 0;
-    let size = 0;
-    const errorBody: Buffer[] = [];
-    let result: RawGetResult;
-    try {
-      result = await rawGet(url, slice.headers, {
-        signal,
-        headersTimeoutMs: HEADERS_TIMEOUT_MS,
-        idleTimeoutMs: IDLE_TIMEOUT_MS,
-        onHead: async (head): Promise<RawBodySink | undefined> => {
-          const location = head.headers.location;
-          if (REDIRECTS.includes(head.status) && location && redirects < MAX_REDIRECTS) {
-            redirect = location;
-            return undefined;
-          }
-          if (head.status !== 200) {
-            let kept = 0;
-            return (chunk) => {
-              if (kept < ERROR_BODY_BYTES) errorBody.push(Buffer.from(chunk.subarray(0, ERROR_BODY_BYTES - kept)));
-              kept += chunk.length;
-            };
-          }
-          if (head.contentLength === undefined) {
-            // a size an earlier attempt learned lets node:http read such a body (chunked framing); none: a failure
-            if (layout.size(index) !== undefined) return undefined;
-            throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
-          }
-          size = checkedSize(head.contentLength, index, layout.size(index));
-          if (layout.size(index) === undefined) {
-            layout.setSize(index, size);
-            events.size(index, size);
-          }
-          const offset = await layout.offsetOf(index);
-          place = { offset, size };
-          return (chunk) => {
-            if (written + chunk.length > size) {
-              failure = new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written: written + chunk.length });
-              throw failure;
-            }
-            for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
-            written += chunk.length;
-          };
-        },
-      });
-    } catch (err) {
-      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-      if (failure) throw failure;
-      if (err instanceof SliceFailure) throw err;
-      throw new SliceFailure({ kind: 'network', index, message: place ? `download interrupted: ${messageOf(err)}` : messageOf(err), written });
-    }
-    if (redirect !== undefined) {
-      url = new URL(redirect, url);
-      continue;
-    }
-    const { head } = result;
-    if (!result.bodyRead) return fetchWithHttp(job, { url: url.href, headers: slice.headers }, index);
-    if (head.status !== 200) {
-      const errorCode = head.headers['x-ms-error-code'];
-      const bytes = Buffer.concat(errorBody);
-      const text = (/chunked/i.test(head.headers['transfer-encoding'] ?? '') ? dechunk(bytes) : bytes).toString('utf8');
-      throw new SliceFailure({ kind: 'http', index, status: head.status, body: text.slice(0, ERROR_BODY_CHARS), errorCode });
-    }
-    if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
-    return place!;
-  }
-}
-
 /** Statuses of a redirect. */
 const REDIRECTS = [301, 302, 303, 307, 308];
 /** Bytes of an error answer's body kept (its message is cut to {@link ERROR_BODY_CHARS} characters). */
 const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS;
 
 /**
- * {@link fetchAt} through node:http, for the answers {@link rawGet} does not read: each chunk of the answer is
- * written at its place with a synchronous positional write as it arrives. This thread does nothing else, so a write
- * (to the page cache) blocks nothing that waits; a write stream would hand every chunk to libuv's thread pool and
- * back, two thread switches a chunk, which on a busy machine cost more than the write. Size, redirects and failures
- * as in {@link fetchAt}.
+ * GETs one slice into the file (`fd`) at its offset through undici (the proxy of `HTTP_PROXY` / `HTTPS_PROXY` /
+ * `NO_PROXY` when set), each chunk written at its place with a synchronous positional write as it arrives: this
+ * thread does nothing else, so a write (to the page cache) blocks nothing that waits. Its size is the answer's
+ * `Content-Length` (which must match what an earlier attempt saw; without one, chunked, the size an earlier attempt
+ * learned) and the body must have exactly that many bytes. Redirects are followed; any other answer than 200 is a
+ * failure with its status and body excerpt.
  */
-async function fetchWithHttp(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
-  const { agents, fd, layout, events, signal } = job;
-  let res: http.IncomingMessage;
-  try {
-    res = await get(agents, new URL(slice.url), slice.headers, signal);
-  } catch (err) {
-    if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-    throw err instanceof SliceFailure ? err : new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 });
-  }
-  if (res.statusCode !== 200) {
-    const body = await textOf(res).catch(() => '');
-    const errorCode = res.headers['x-ms-error-code'];
-    throw new SliceFailure({ kind: 'http', index, status: res.statusCode ?? 0, body: body.slice(0, ERROR_BODY_CHARS), errorCode: typeof errorCode === 'string' ? errorCode : undefined });
-  }
-  let size: number;
-  let offset: number;
-  try {
-    size = sizeOf(res, index, layout.size(index));
-    if (layout.size(index) === undefined) {
-      layout.setSize(index, size);
-      events.size(index, size);
-    }
-    offset = await layout.offsetOf(index);
-  } catch (err) {
-    res.destroy();
-    throw err;
-  }
-  let written = 0;
-  let onAbort: (() => void) | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const fail = (err: unknown) => {
-        res.destroy();
-        reject(err);
-      };
-      res.on('data', (chunk: Buffer) => {
-        if (written + chunk.length > size) {
-          fail(new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written: written + chunk.length }));
-          return;
-        }
-        try {
-          for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
-        } catch (err) {
-          fail(err);
-          return;
-        }
-        written += chunk.length;
+async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
+  const { dispatcher, fd, layout, events, signal } = job;
+  let url = new URL(slice.url);
+  for (let redirects = 0; ; redirects++) {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'GET',
+        headers: slice.headers,
+        signal,
+        headersTimeout: HEADERS_TIMEOUT_MS,
+        bodyTimeout: IDLE_TIMEOUT_MS,
       });
-      res.once('end', resolve);
-      res.once('error', fail);
-      res.once('close', () => reject(new Error(res.complete ? 'closed' : 'the connection closed before the end of the answer')));
-      onAbort = () => fail(signal.reason);
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-  } catch (err) {
-    if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-    if (err instanceof SliceFailure) throw err;
-    throw new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written });
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    } catch (err) {
+      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
+      throw new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 });
+    }
+    const location = headerOf(res.headers, 'location');
+    if (REDIRECTS.includes(res.statusCode) && location && redirects < MAX_REDIRECTS) {
+      await res.body.dump();
+      url = new URL(location, url);
+      continue;
+    }
+    if (res.statusCode !== 200) {
+      const body = await excerptOfBody(res.body);
+      throw new SliceFailure({ kind: 'http', index, status: res.statusCode, body: body.slice(0, ERROR_BODY_CHARS), errorCode: headerOf(res.headers, 'x-ms-error-code') });
+    }
+    let size: number;
+    let offset: number;
+    try {
+      const header = headerOf(res.headers, 'content-length');
+      const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
+      if (declared === undefined && layout.size(index) === undefined) {
+        throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
+      }
+      size = declared === undefined ? layout.size(index)! : checkedSize(declared, index, layout.size(index));
+      if (layout.size(index) === undefined) {
+        layout.setSize(index, size);
+        events.size(index, size);
+      }
+      offset = await layout.offsetOf(index);
+    } catch (err) {
+      discard(res.body);
+      throw err;
+    }
+    let written = 0;
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        if (written + chunk.length > size) {
+          throw new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written: written + chunk.length });
+        }
+        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
+        written += chunk.length;
+      }
+    } catch (err) {
+      discard(res.body);
+      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
+      if (err instanceof SliceFailure) throw err;
+      throw new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written });
+    }
+    if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
+    return { offset, size };
   }
-  if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
-  return { offset, size };
 }
 
-/** A slice's size: its answer's `Content-Length`, which must agree with the size an earlier attempt saw. */
-function sizeOf(res: http.IncomingMessage, index: number, known: number | undefined): number {
-  const header = res.headers['content-length'];
-  const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
-  if (declared === undefined) {
-    if (known !== undefined) return known;
-    throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
+/** A header's value (repeated ones joined), undefined when absent. */
+function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The first {@link ERROR_BODY_BYTES} of an error answer's body, as text (the rest is dumped). */
+async function excerptOfBody(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const kept: Buffer[] = [];
+  let length = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (length < ERROR_BODY_BYTES) kept.push(chunk.subarray(0, ERROR_BODY_BYTES - length));
+      length += chunk.length;
+      if (length >= ERROR_BODY_BYTES) break;
+    }
+  } catch {
+    // the excerpt is what arrived
+  } finally {
+    discard(body);
   }
-  return checkedSize(declared, index, known);
+  return Buffer.concat(kept).toString('utf8');
+}
+
+/** Closes a body left unread (undici reports the abort as an error of the stream: ignored, we chose it). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** The size an answer declares, checked against the size an earlier attempt saw. */
@@ -489,31 +427,6 @@ function checkedSize(declared: number, index: number, known: number | undefined)
     throw new SliceFailure({ kind: 'size', index, message: `slice has ${declared} bytes where an earlier attempt saw ${known}: the stored file changed`, written: 0, retryable: false });
   }
   return declared;
-}
-
-/** The answer of a GET (redirects followed), its body not read yet. */
-function get(agents: { http: http.Agent; https: https.Agent }, url: URL, headers: Record<string, string>, signal: AbortSignal, redirects = 0): Promise<http.IncomingMessage> {
-  return new Promise<http.IncomingMessage>((resolve, reject) => {
-    const client = url.protocol === 'https:' ? https : http;
-    const req = client.get(url, { headers, agent: url.protocol === 'https:' ? agents.https : agents.http, signal, timeout: HEADERS_TIMEOUT_MS }, (res) => {
-      const location = res.headers.location;
-      if (res.statusCode !== undefined && REDIRECTS.includes(res.statusCode) && location && redirects < MAX_REDIRECTS) {
-        res.resume();
-        get(agents, new URL(location, url), headers, signal, redirects + 1).then(resolve, reject);
-        return;
-      }
-      req.setTimeout(IDLE_TIMEOUT_MS);
-      resolve(res);
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${HEADERS_TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-  });
-}
-
-async function textOf(res: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of res) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function messageOf(err: unknown): string {

@@ -1,11 +1,12 @@
 /**
- * The one interface every object-storage backend implements (S3 with temporary credentials, Azure Blob Storage with
- * a SAS, Google Cloud Storage with an access token), and the only place the transfer code meets a backend.
+ * The one interface of object storage: every backend implements it (S3 with temporary credentials or the worker's
+ * own keys, Azure Blob Storage with a SAS, Google Cloud Storage with an access token, a local folder, memory), and
+ * transfers, extraction staging and run-state storage meet a backend only through it.
  *
  * An adapter maps these operations onto its store's API and its errors onto our registry (`SapiError` codes); the
  * generic parts — sliced upload and its manifest (`sliced-upload.ts`), whole and sliced download, in place or through
- * a work folder, with hashing (`download.ts`) — are written once over it. What adapters share: `store-helpers.ts`.
- * How to add a backend: docs/architecture.md.
+ * a work folder, with hashing (`download.ts`), the staging layout (`stage-store.ts`) — are written once over it.
+ * What adapters share: `store-helpers.ts`. How to add a backend: docs/architecture.md.
  */
 import { type Readable } from 'node:stream';
 import { type SapiError } from '../errors';
@@ -13,6 +14,9 @@ import { type ByteSource } from './sources';
 
 /** The service's name of a backend (`provider` of a file resource). */
 export type StoreProvider = 'aws' | 'azure' | 'gcp';
+
+/** What serves an {@link ObjectStore}: a backend of the service, or a store of the worker's own (staging, tests). */
+export type StoreKind = StoreProvider | 'local' | 'memory';
 
 /** One answer of a ranged read. */
 export interface RangedRead {
@@ -93,25 +97,44 @@ export interface StoredObject {
  * `SAPI_CHECKSUM_MISMATCH`, `SAPI_INVALID_INPUT`.
  */
 export interface ObjectStore {
-  readonly provider: StoreProvider;
-  /** Bucket or container name. */
+  readonly provider: StoreKind;
+  /** Bucket or container name; a local store's absolute folder. */
   readonly container: string;
   /** When the credentials expire (ISO 8601), if they say. */
   readonly expiration?: string;
-  /** The object's URL as a sliced file's manifest names it (`s3://`, `azure://`, `gs://`). */
+  /**
+   * The object's URL as a sliced file's manifest names it (`s3://`, `azure://`, `gs://`), what other components read
+   * it by (a local store: the file's absolute path).
+   */
   urlOf(key: string): string;
   /** The key of a manifest entry; throws (not retryable) for an entry outside this bucket. */
   keyOf(url: string): string;
-  /** Reads one object. */
+  /** Reads one object: ranged GET, head (its size), a plain GET for the download threads. */
   reader(key: string): ObjectReader;
-  /** Stores a small object in one request (a manifest). */
-  put(key: string, body: Buffer, contentType: string, signal?: AbortSignal): Promise<void>;
-  /** Stores one object in bounded parts, resumably (see {@link StoreUploadOptions.resume}). */
+  /** Stores (or replaces) a small object in one request (a manifest, a staged page). Default content type: `application/octet-stream`. */
+  put(key: string, body: Buffer | string, contentType?: string, signal?: AbortSignal): Promise<void>;
+  /** Stores (or replaces) one object in bounded parts (multipart, blocks, a session), resumably (see {@link StoreUploadOptions.resume}). */
   upload(options: StoreUploadOptions): Promise<StoredObject>;
+  /** Keys that start with `prefix`, sorted. */
+  list(prefix: string, signal?: AbortSignal): Promise<string[]>;
+  /** Deletes the objects (missing ones are ignored). */
+  delete(keys: readonly string[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Opens a new append-only log (replacing any object of that key): one write per `append`, read back as an object.
+   * Only on stores that can append (a local folder); absent elsewhere.
+   */
+  openLog?(key: string): Promise<AppendLog>;
   /** Throws `SAPI_CREDENTIALS_EXPIRED` when the credentials expire within `marginMs`. */
   assertFresh(where: string, marginMs: number): void;
   /** Releases what the adapter opened itself (clients it made). */
   close(): void;
+}
+
+/** An append-only object (see {@link ObjectStore.openLog}). */
+export interface AppendLog {
+  /** Writes `text` at the end of the log, whole, before it resolves. */
+  append(text: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** Seals the secrets of a resume point before it goes to history, opens them on a retry (see activities/sealing). */

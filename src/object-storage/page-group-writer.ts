@@ -20,7 +20,8 @@
  * and so does {@link recoverPageLogs} for the log of an attempt that died (a torn last line is dropped: that group
  * was never taken as the resume point), so every reader of groups sees the same layout whichever way they were made.
  */
-import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, parsePageLogKey, readText, type StageLog, type StageStore } from './stage-store';
+import { type AppendLog, type ObjectStore } from './object-store';
+import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, parsePageLogKey, readText } from './stage-store';
 
 /** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
 export const GROUP_MAX_PAGES = 100;
@@ -39,7 +40,7 @@ export interface PageTableLines {
 
 /** Options of {@link PageGroupWriter}; the limits default to the `GROUP_*` constants. */
 export interface PageGroupWriterOptions<C> {
-  store: StageStore;
+  store: ObjectStore;
   /** Staging key of the extraction. */
   runKey: string;
   /** Job run number (staging key part). */
@@ -117,7 +118,7 @@ export class PageGroupWriter<C> {
   private readonly writesInFlight: number;
   private readonly now: () => number;
   /** The call's page log (markers on a store that can append), opened by the first flush. */
-  private log: { key: string; writer: Promise<StageLog> } | undefined;
+  private log: { key: string; writer: Promise<AppendLog> } | undefined;
 
   constructor(private readonly options: PageGroupWriterOptions<C>) {
     this.current = options.checkpoint;
@@ -256,7 +257,7 @@ export class PageGroupWriter<C> {
  * The resume point of the newest group of job run `runNo` that starts after page `page` and whose checkpoint marker
  * (tagged `tag`) and tables are all stored; `undefined` when there is none.
  */
-export async function markedResumePoint<C>(store: StageStore, runKey: string, runNo: number, tag: string, page: number): Promise<C | undefined> {
+export async function markedResumePoint<C>(store: ObjectStore, runKey: string, runNo: number, tag: string, page: number): Promise<C | undefined> {
   const keys = await store.list(jobRunPrefix(runKey, runNo));
   const stored = new Set(keys);
   const candidates = keys
@@ -274,7 +275,7 @@ export async function markedResumePoint<C>(store: StageStore, runKey: string, ru
  * Turns every page log of job run `runNo` (of attempts that died before their {@link PageGroupWriter.settle}) into
  * groups with their markers, and deletes it; call it before {@link markedResumePoint} on a retry.
  */
-export async function recoverPageLogs(store: StageStore, runKey: string, runNo: number): Promise<void> {
+export async function recoverPageLogs(store: ObjectStore, runKey: string, runNo: number): Promise<void> {
   if (!store.openLog) return;
   for (const key of (await store.list(jobRunPrefix(runKey, runNo))).filter(isPageLogKey)) await convertPageLog(store, key);
 }
@@ -284,7 +285,7 @@ export async function recoverPageLogs(store: StageStore, runKey: string, runNo: 
  * marker with the last line's resume point), a line flushed `alone` one of its own. Only whole lines count: a last
  * line the writer did not finish was never the resume point. Running it again on the same log stages the same keys.
  */
-async function convertPageLog(store: StageStore, key: string): Promise<void> {
+async function convertPageLog(store: ObjectStore, key: string): Promise<void> {
   const parsed = parsePageLogKey(key);
   if (!parsed) throw new Error(`not a page log key: ${key}`);
   const records: PageLogRecord<unknown>[] = [];

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { type Deadline, retryFits } from '../http/deadline';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { tracingOn, withSpan } from '../observability/spans';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, errorMessage } from '../errors';
@@ -45,6 +46,31 @@ export interface S3ClientOptions {
   maxSockets?: number;
   /** Per-request socket idle timeout. Default 120 000 ms. */
   requestTimeoutMs?: number;
+  /** The end of the time each call has, its retries included (the activity attempt's); default: none. */
+  deadline?: Deadline;
+}
+
+/** The SDK's retry strategy (its token-based interface; an older one has `retry()` only). */
+type SdkRetryStrategy = Awaited<ReturnType<S3Client['config']['retryStrategy']>>;
+type SdkRetryStrategyV2 = Extract<SdkRetryStrategy, { refreshRetryTokenForRetry: unknown }>;
+
+/**
+ * The SDK's retry strategy, its retries bounded by `deadline`: a retry whose wait would not leave its attempt a
+ * second before the deadline (see `retryFits`) is not made, and the call fails with its last error (the SDK throws
+ * that when the strategy refuses). An older strategy without tokens is returned as it is.
+ */
+export function deadlineRetryStrategy(inner: SdkRetryStrategy, deadline: Deadline, now: () => number = Date.now): SdkRetryStrategy {
+  if (!('refreshRetryTokenForRetry' in inner)) return inner;
+  const v2 = inner as SdkRetryStrategyV2;
+  return {
+    acquireInitialRetryToken: (scope) => v2.acquireInitialRetryToken(scope),
+    async refreshRetryTokenForRetry(token, errorInfo) {
+      const next = await v2.refreshRetryTokenForRetry(token, errorInfo);
+      if (!retryFits(deadline(), now(), next.getRetryDelay())) throw errorInfo.error;
+      return next;
+    },
+    recordSuccess: (token) => v2.recordSuccess(token),
+  } satisfies SdkRetryStrategyV2;
 }
 
 /** Creates an S3 client. Checksums: we send Content-MD5 ourselves, so the SDK computes them only when required. */
@@ -80,6 +106,13 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
   }
   Object.assign(config, sharedEnvironmentSettings());
   const client = new S3Client(config);
+  if (options.deadline) {
+    // the retry middleware asks the resolved config for its strategy at each call
+    const resolved = client.config as { retryStrategy: () => Promise<SdkRetryStrategy> };
+    const base = resolved.retryStrategy;
+    const deadline = options.deadline;
+    resolved.retryStrategy = async () => deadlineRetryStrategy(await base(), deadline);
+  }
   client.middlewareStack.add(
     (next) => async (args) => {
       unsignedChecksummedPayload(args.request as { headers?: Record<string, string>; body?: unknown });

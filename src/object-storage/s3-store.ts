@@ -1,12 +1,24 @@
 /**
  * The S3 adapter of {@link ObjectStore}: the service's temporary credentials (`uploadParams.credentials`, or a
- * file detail's read `credentials`), multipart uploads ({@link uploadMultipart}: parts with CRC32, resumed from the
- * heartbeated `{uploadId, parts}`), ranged GetObject, presigned GETs for the download threads.
+ * file detail's read `credentials`) or the worker's own client (staging), multipart uploads ({@link uploadMultipart}:
+ * parts with CRC32, resumed from the heartbeated `{uploadId, parts}`), ranged GetObject, presigned GETs for the
+ * download threads, ListObjectsV2 and DeleteObjects.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client, type ServerSideEncryption } from '@aws-sdk/client-s3';
-import { excerptOf, type SapiError } from '../errors';
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+  type ServerSideEncryption,
+} from '@aws-sdk/client-s3';
+import { excerptOf, SapiCredentialsExpiredError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, type SapiError } from '../errors';
+import { type Deadline } from '../http/deadline';
 import { uploadMultipart, type MultipartUploadState } from './multipart-upload';
 import { type ObjectReader, type ObjectStore } from './object-store';
 import { keyInside, totalFromContentRange } from './store-helpers';
@@ -27,28 +39,79 @@ export interface S3StoreOptions {
   acl?: string;
   /** Credentials expiring within this margin count as expired (uploads). */
   credentialsMarginMs?: number;
+  /** The end of the time each call has, the SDK's retries included (a client made here); default: none. */
+  deadline?: Deadline;
+  /** Every key lives under this prefix (no leading or trailing `/`): `urlOf`, `keyOf` and `list` speak of the rest. */
+  prefix?: string;
+  /** Create the bucket when it is missing, before the first write or list (a staging bucket of the worker's own). */
+  createBucket?: boolean;
 }
 
-/** An S3 bucket behind the {@link ObjectStore} interface. */
+/** An S3 bucket (or a prefix of it) behind the {@link ObjectStore} interface. */
 export function s3Store(options: S3StoreOptions): ObjectStore {
   const { bucket, credentials } = options;
-  const s3 = options.s3 ?? createS3Client({ credentials, region: options.region, endpoint: options.endpoint });
+  const s3 = options.s3 ?? createS3Client({ credentials, region: options.region, endpoint: options.endpoint, deadline: options.deadline });
+  const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
+  const full = (key: string): string => (prefix === '' ? key : `${prefix}/${key}`);
+  // the worker's own keys refused are a configuration to fix, not credentials of the service to prepare again
+  const fail = (err: unknown, op: 'upload' | 'download', context: Record<string, string | number | undefined>, signal?: AbortSignal): unknown => {
+    const mapped = mapS3Error(err, op, context, signal);
+    if (credentials || !(mapped instanceof SapiCredentialsExpiredError)) return mapped;
+    const { name, status } = s3ErrorInfo(err);
+    return new SapiTransferError({
+      code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
+      message: `${op} refused (${name ?? mapped.serviceCode}${status ? ` ${status}` : ''}): check the worker's S3 keys`,
+      context,
+      retryable: false,
+      serviceCode: name,
+      status,
+      cause: err,
+    });
+  };
+  let ready: Promise<void> | undefined;
+  const ensureBucket = (): Promise<void> | undefined => {
+    if (!options.createBucket) return undefined;
+    ready ??= (async () => {
+      try {
+        await s3.send(new HeadBucketCommand({ Bucket: bucket }));
+        return;
+      } catch (err) {
+        const { name, status } = s3ErrorInfo(err);
+        if (status !== 404 && name !== 'NotFound' && name !== 'NoSuchBucket') throw fail(err, 'download', { bucket, step: 'head bucket' });
+      }
+      try {
+        await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+      } catch (err) {
+        const { name } = s3ErrorInfo(err);
+        if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw fail(err, 'upload', { bucket, step: 'create bucket' });
+      }
+    })().catch((err: unknown) => {
+      ready = undefined; // try again on the next call
+      throw err;
+    });
+    return ready;
+  };
   return {
     provider: 'aws',
     container: bucket,
     expiration: credentials?.Expiration,
-    urlOf: (key) => `s3://${bucket}/${key}`,
+    urlOf: (key) => `s3://${bucket}/${full(key)}`,
     keyOf(url) {
       const parsed = parseS3Uri(url);
-      return keyInside({ container: parsed.bucket, key: parsed.key }, bucket, url);
+      const key = keyInside({ container: parsed.bucket, key: parsed.key }, bucket, url);
+      if (prefix === '') return key;
+      if (!key.startsWith(`${prefix}/`)) throw new SapiInvalidInputError(`${url} is outside s3://${bucket}/${prefix}/`);
+      return key.slice(prefix.length + 1);
     },
-    reader: (key) => s3Reader(s3, bucket, key),
-    async put(key, body, contentType, signal) {
+    reader: (key) => s3Reader(s3, bucket, full(key)),
+    async put(key, content, contentType = 'application/octet-stream', signal) {
+      await ensureBucket();
+      const body = typeof content === 'string' ? Buffer.from(content) : content;
       try {
         await s3.send(
           new PutObjectCommand({
             Bucket: bucket,
-            Key: key,
+            Key: full(key),
             Body: body,
             ContentLength: body.length,
             ContentType: contentType,
@@ -58,32 +121,65 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
           { abortSignal: signal },
         );
       } catch (err) {
-        throw mapS3Error(err, 'upload', { bucket, key }, signal);
+        throw fail(err, 'upload', { bucket, key: full(key) }, signal);
       }
     },
     async upload(o) {
+      await ensureBucket();
+      const key = full(o.key);
       const previous = o.resume as MultipartUploadState | undefined;
-      const result = await uploadMultipart({
-        s3,
-        credentials,
-        bucket,
-        key: o.key,
-        source: o.source,
-        partSizeBytes: o.partSizeBytes,
-        concurrency: o.concurrency,
-        contentType: o.contentType,
-        gzip: o.gzip,
-        serverSideEncryption: options.serverSideEncryption,
-        acl: options.acl,
-        credentialsMarginMs: options.credentialsMarginMs,
-        resume:
-          previous?.key === o.key && previous.uploadId
-            ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes, checksum: previous.checksum }
-            : undefined,
-        onProgress: (state) => o.onProgress?.(state, state.bytesSent),
-        signal: o.signal,
-      });
-      return result;
+      try {
+        return await uploadMultipart({
+          s3,
+          credentials,
+          bucket,
+          key,
+          source: o.source,
+          partSizeBytes: o.partSizeBytes,
+          concurrency: o.concurrency,
+          contentType: o.contentType,
+          gzip: o.gzip,
+          serverSideEncryption: options.serverSideEncryption,
+          acl: options.acl,
+          credentialsMarginMs: options.credentialsMarginMs,
+          resume:
+            previous?.key === key && previous.uploadId
+              ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes, checksum: previous.checksum }
+              : undefined,
+          onProgress: (state) => o.onProgress?.(state, state.bytesSent),
+          signal: o.signal,
+        });
+      } catch (err) {
+        throw fail(err, 'upload', { bucket, key }, o.signal);
+      }
+    },
+    async list(listPrefix, signal) {
+      await ensureBucket();
+      const strip = prefix === '' ? 0 : prefix.length + 1;
+      const keys: string[] = [];
+      let token: string | undefined;
+      try {
+        do {
+          const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: full(listPrefix), ContinuationToken: token }), { abortSignal: signal });
+          for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(strip));
+          token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        } while (token);
+      } catch (err) {
+        throw fail(err, 'download', { bucket, prefix: full(listPrefix), step: 'list' }, signal);
+      }
+      return keys.sort();
+    },
+    async delete(keys, signal) {
+      if (keys.length === 0) return;
+      await ensureBucket();
+      for (let i = 0; i < keys.length; i += 1000) {
+        const objects = keys.slice(i, i + 1000).map((k) => ({ Key: full(k) }));
+        try {
+          await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }), { abortSignal: signal });
+        } catch (err) {
+          throw fail(err, 'upload', { bucket, key: `${objects[0]!.Key}…`, step: 'delete' }, signal);
+        }
+      }
     },
     assertFresh: (where, marginMs) => assertCredentialsFresh(credentials, where, marginMs),
     close() {

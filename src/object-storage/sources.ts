@@ -9,7 +9,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { type Dispatcher } from 'undici';
 import { defaultHttpPools, redactUrl } from '../http';
-import { tracedRequest } from '../http/traced-request';
+import { tracedRequest } from '../observability/traced-request';
 import { SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
 import { forbiddenCause } from '../security/network';
 import { createS3Client, mapS3Error, parseS3Uri } from './s3-client';

@@ -5,6 +5,7 @@
  * once, here; nothing else branches on the provider.
  */
 import { type Dispatcher } from 'undici';
+import { type Deadline } from '../http/deadline';
 import { type AbsUploadParams, type GcsUploadParams, type UploadParams } from '../storage-api/schemas';
 import { absStore } from './abs-store';
 import { type AbsCredentials } from './abs-client';
@@ -72,6 +73,8 @@ export interface StoreEnvironment {
   /** Seals the secrets of resume points (GCS session URIs) before they are heartbeated. */
   sealer?: StateSealer;
   credentialsMarginMs?: number;
+  /** The end of the time each call has, retries included (the activity attempt's, see `retryFits`). */
+  deadline?: Deadline;
 }
 
 /** The store of a prepared upload target (`provider` absent in old histories: `aws`), with its opened credentials. */
@@ -94,6 +97,7 @@ export function storeOfTarget(
         endpoint: env.s3Endpoint,
         serverSideEncryption: target.serverSideEncryption,
         credentialsMarginMs: margin,
+        deadline: env.deadline,
       });
   }
 }
@@ -123,7 +127,7 @@ export function storeOfFile(file: StoredFileLocation, env: StoreEnvironment): { 
     return { store: gcsStore({ bucket: file.gcsPath.bucket, credentials, endpoint: env.gcsEndpoint, dispatcher: env.dispatcher }), key: file.gcsPath.key };
   }
   if (file.s3Path && file.credentials) {
-    return { store: s3Store({ bucket: file.s3Path.bucket, credentials: file.credentials, region: file.region, endpoint: env.s3Endpoint }), key: file.s3Path.key };
+    return { store: s3Store({ bucket: file.s3Path.bucket, credentials: file.credentials, region: file.region, endpoint: env.s3Endpoint, deadline: env.deadline }), key: file.s3Path.key };
   }
   return undefined;
 }

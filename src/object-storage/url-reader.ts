@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { type Dispatcher } from 'undici';
 import { excerptOf, SapiCredentialsExpiredError, SapiErrorCode, SapiTransferError, type SapiError } from '../errors';
 import { redactUrl } from '../http';
-import { tracedRequest } from '../http/traced-request';
+import { tracedRequest } from '../observability/traced-request';
 import { type ObjectReader } from './object-store';
 import { totalFromContentRange } from './store-helpers';
 

@@ -1,6 +1,6 @@
 import type { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { CALL_WAITING_SIGNAL, CALL_WAITING_WORKFLOW_TYPES, reportsAttempt, type CallWaiting } from '../contracts/call-waiting';
 import { activityMeter, failureType, recordActivityFailure, recordActivityResult, SeenJobs } from './metrics';
 

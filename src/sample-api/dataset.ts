@@ -89,3 +89,21 @@ export function wideParent(id: number): { id: number; name: string } {
 export function wideItemsOf(id: number): Array<{ n: number; parentId: number; label: string }> {
   return Array.from({ length: id % 3 }, (_, i) => ({ n: i + 1, parentId: id, label: `item ${id}-${i + 1}` }));
 }
+
+/** An event of `GET /events` (dated data for backfills): `perDay` of them each UTC day, ids `<day>-<n>`. */
+export interface DatedEvent {
+  id: string;
+  day: string;
+  n: number;
+  value: number;
+}
+
+/** The events of the days from `from` (inclusive) to `to` (exclusive), `YYYY-MM-DD`, `perDay` a day, in order. */
+export function datedEvents(from: string, to: string, perDay: number): DatedEvent[] {
+  const events: DatedEvent[] = [];
+  for (let ms = Date.parse(`${from}T00:00:00Z`); ms < Date.parse(`${to}T00:00:00Z`); ms += 86_400_000) {
+    const day = new Date(ms).toISOString().slice(0, 10);
+    for (let n = 1; n <= perDay; n++) events.push({ id: `${day}-${n}`, day, n, value: (ms / 86_400_000 + n * 7) % 101 });
+  }
+  return events;
+}

@@ -21,13 +21,16 @@
  *   `GET /paging/cursor?since=&limit=` (ids above `since`; cursor), `GET /paging/next-url?after=` → `links.next` a
  *   relative URL repeating the other query params, or null (response.url), `GET /paging/incremental?start_time=` → `next_page` a root-relative URL
  *   whose `start_time` is the current time on the last page (zendesk.response.url stops there)
+ * - dated events: `GET /events?from=YYYY-MM-DD&to=YYYY-MM-DD&page=N` → `{events, next_page}`: `eventsPerDay` events
+ *                each day from `from` (inclusive) to `to` (exclusive), ids `<day>-<n>` (`datedEvents`), what a
+ *                backfill's windows ask for; a missing or malformed bound is a 400 `{error}`
  */
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { largePage, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
+import { datedEvents, largePage, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
 import { HTML_ERROR_PAGE, Misbehaviour, type MisbehaveRule } from './misbehave';
 
-export { largePage, largeRecordCount, makeUser, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
-export type { PagingItem, SampleOrder, SampleUser } from './dataset';
+export { datedEvents, largePage, largeRecordCount, makeUser, makeUsers, ordersOf, pagingItems, wideItemsOf, wideParent } from './dataset';
+export type { DatedEvent, PagingItem, SampleOrder, SampleUser } from './dataset';
 export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
 
 /** Options of `createSampleApi`. */
@@ -46,6 +49,8 @@ export interface SampleApiOptions {
   largePages?: number;
   /** Items of the `/paging/*` routes (default 100). */
   pagingRecords?: number;
+  /** Events a day of `GET /events` (default 5). */
+  eventsPerDay?: number;
   /** Keep a log of requests in `requests` (default true; turn off for big benchmark runs). */
   logRequests?: boolean;
   /**
@@ -184,6 +189,18 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
   const nextOffset = (offset: number, size: number) => (offset + size < records.length ? offset + size : null);
 
   app.get('/health', async (request, reply) => sendJson(request, reply, { ok: true }));
+
+  app.get('/events', async (request, reply) => {
+    const q = request.query as Record<string, unknown>;
+    const day = /^\d{4}-\d{2}-\d{2}$/;
+    if (typeof q.from !== 'string' || !day.test(q.from) || typeof q.to !== 'string' || !day.test(q.to)) {
+      return sendJson(request, reply, { error: `from and to must be dates (YYYY-MM-DD), got from=${String(q.from)} to=${String(q.to)}` }, 400);
+    }
+    const page = positiveInt(q.page, 1);
+    const events = datedEvents(q.from, q.to, options.eventsPerDay ?? 5);
+    const offset = (page - 1) * pageSize;
+    return sendJson(request, reply, { events: events.slice(offset, offset + pageSize), next_page: offset + pageSize < events.length ? page + 1 : null });
+  });
 
   app.get('/cursor/items', async (request, reply) => {
     const q = request.query as Record<string, unknown>;

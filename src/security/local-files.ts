@@ -21,7 +21,6 @@ import { constants, existsSync } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { SapiInputForbiddenError } from '../errors';
-import type { ByteSource } from '../object-storage/sources';
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_DIRECTORY, O_NONBLOCK } = constants;
 
@@ -151,16 +150,20 @@ export async function openFileChecked(real: string, field: string): Promise<File
   }
 }
 
-/** Stream buffer of local reads: 1 MiB (as `FILE_READ_HIGH_WATER_MARK`). */
-const READ_HIGH_WATER_MARK = 1024 * 1024;
+/** A local file checked once and opened again, checked, on every read (see {@link checkedFile}). */
+export interface CheckedFile {
+  /** Its size when it was checked. */
+  size: number;
+  /** Opens it again: checked as the first time, and refused unless it is the same file (device and inode). */
+  reopen(): Promise<FileHandle>;
+}
 
 /**
- * A byte source over the local file at `real` (checked against the roots by its caller): opened with
- * {@link openFileChecked} now, and every later open (a stream from an offset, the parts' positional reads) checked
- * the same way and to be the same file (device and inode) — a path swapped for a link, or another file put at the
- * name, is refused with `SAPI_INPUT_FORBIDDEN` instead of read.
+ * The local file at `real` (checked against the roots by its caller): opened with {@link openFileChecked} now, and
+ * every later open checked the same way and to be the same file (device and inode) — a path swapped for a link, or
+ * another file put at the name, is refused with `SAPI_INPUT_FORBIDDEN` instead of read.
  */
-export async function checkedFileSource(real: string, field: string): Promise<ByteSource> {
+export async function checkedFile(real: string, field: string): Promise<CheckedFile> {
   const first = await openFileChecked(real, field);
   const identity = await first.stat().finally(() => first.close());
   const reopen = async (): Promise<FileHandle> => {
@@ -172,16 +175,7 @@ export async function checkedFileSource(real: string, field: string): Promise<By
     }
     return handle;
   };
-  return {
-    description: real,
-    size: identity.size,
-    path: real,
-    openHandle: reopen,
-    async open(start) {
-      const handle = await reopen();
-      return handle.createReadStream({ start, highWaterMark: READ_HIGH_WATER_MARK });
-    },
-  };
+  return { size: identity.size, reopen };
 }
 
 /**

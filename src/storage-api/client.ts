@@ -53,6 +53,8 @@ export interface StorageClientOptions {
   connections?: number;
   /** Called before each retry (logs, metrics, tests). */
   onRetry?: HttpTransportOptions['onRetry'];
+  /** The end of the time each request has, retries included (the activity attempt's); default: none. */
+  deadline?: () => number | undefined;
 }
 
 export interface StorageClient extends FileCalls, TableCalls, JobCalls {
@@ -87,6 +89,7 @@ export function createStorageClient(options: StorageClientOptions): StorageClien
     retry,
     dispatcher,
     onRetry: options.onRetry,
+    deadline: options.deadline,
   });
   const branchId = options.branchId === undefined ? undefined : String(options.branchId);
   const ctx: CallContext = {

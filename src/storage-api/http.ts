@@ -15,7 +15,7 @@ import {
   SapiTimeoutError,
   type RequestDescription,
 } from '../errors';
-import { parseRetryAfterMs } from '../http';
+import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
 import { serviceErrorSchema } from './schemas';
@@ -97,6 +97,12 @@ export interface HttpTransportOptions {
   dispatcher: Dispatcher;
   /** Called before each retry; for logs and tests. */
   onRetry?: (info: { request: RequestDescription; attempt: number; delayMs: number; reason: string }) => void;
+  /**
+   * The end of the time a request has, its retries included (the activity attempt's, see `activityDeadline()` of
+   * the activities): no attempt outlasts it, and no retry starts that would not leave its attempt a second before it.
+   * Asked at each request; undefined: only the retry policy bounds it.
+   */
+  deadline?: Deadline;
 }
 
 export interface HttpTransport {
@@ -151,9 +157,14 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
     const desc: RequestDescription = { method: req.method, path: target.path };
     const idempotent = req.idempotent ?? req.method !== 'POST';
     const maxAttempts = req.retries === false ? 1 : policy.maxAttempts;
+    const deadlineMs = options.deadline?.();
 
     for (let attempt = 1; ; attempt++) {
       req.signal?.throwIfAborted();
+      // the attempt ends by the deadline: its wait for headers and for each body chunk are clipped to what is left
+      const budgetMs = attemptBudgetMs(deadlineMs, Date.now());
+      const headersMs = budgetMs === undefined ? options.timeouts.headersMs : Math.max(1, Math.min(options.timeouts.headersMs, budgetMs));
+      const bodyMs = budgetMs === undefined ? options.timeouts.bodyMs : Math.max(1, Math.min(options.timeouts.bodyMs, budgetMs));
       const headers: Record<string, string> = {
         'x-storageapi-token': options.token,
         'user-agent': USER_AGENT,
@@ -180,8 +191,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
           method: req.method,
           headers,
           body,
-          headersTimeout: options.timeouts.headersMs,
-          bodyTimeout: options.timeouts.bodyMs,
+          headersTimeout: headersMs,
+          bodyTimeout: bodyMs,
           signal: req.signal,
         });
         const text = req.method === 'HEAD' ? '' : await res.body.text();
@@ -209,7 +220,7 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
             ? new SapiTimeoutError({
                 request: desc,
                 phase: cls.phase ?? 'headers',
-                timeoutMs: cls.phase === 'connect' ? options.timeouts.connectMs : cls.phase === 'body' ? options.timeouts.bodyMs : options.timeouts.headersMs,
+                timeoutMs: cls.phase === 'connect' ? options.timeouts.connectMs : cls.phase === 'body' ? bodyMs : headersMs,
                 cause: err,
                 mayHaveReachedService,
               })
@@ -218,6 +229,9 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
 
       const decision = decideRetry({ outcome, attempt, idempotent, policy: { ...policy, maxAttempts } });
       if (!decision.retry) throw failure(decision.mayHaveReachedService && !idempotent);
+      // a retry that cannot finish before the deadline is left to the activity's retry (a fresh attempt, a fresh
+      // budget); a retry the policy allows was safe to replay, so the request did not take effect
+      if (!retryFits(deadlineMs, Date.now(), decision.delayMs)) throw failure(false);
       options.onRetry?.({ request: desc, attempt, delayMs: decision.delayMs, reason: decision.reason });
       await sleep(decision.delayMs, undefined, req.signal ? { signal: req.signal } : undefined);
     }

@@ -1,5 +1,5 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 
 /**
  * The internal state a run hands to the run it continues as (`resume`), checked before anything runs: only a run of
@@ -11,7 +11,7 @@ export function ownContinuation<R>(resume: R | undefined, what: string): R | und
   if (resume === undefined) return undefined;
   if (workflowInfo().continuedFromExecutionRunId === undefined) {
     throw ApplicationFailure.create({
-      type: ErrorCode.INPUT_FORBIDDEN,
+      type: SapiErrorCode.INPUT_FORBIDDEN,
       message: `${what}: input field resume is the internal state of a continued run; a started run may not carry it`,
       nonRetryable: true,
       details: [{ field: 'resume' }],

@@ -4,7 +4,7 @@ import { runTransfer } from './transfer-run';
 import { activityOptions, outageBudget, shortTransferOptions, transferOptions } from './options';
 import { waitForJob } from './polling';
 import type { ExportTableInput, ExportTableResult, JobSummary, TransferProgress } from '../contracts/transfer';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { exportAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
@@ -29,7 +29,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'download', budget), priority)));
     const { getJob, awaitJob } = jobPoller(view, progress, priority, budget, connection);
     if (!input.tableId || !input.destination) {
-      throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', ErrorCode.INVALID_INPUT);
+      throw ApplicationFailure.nonRetryable('invalid export input: tableId and destination are required', SapiErrorCode.INVALID_INPUT);
     }
     if (!input.resume) {
       progress.phase = 'checking';
@@ -72,7 +72,7 @@ export async function exportTableWorkflow(input: ExportTableInput & { resume?: {
     delete progress.deadlineAt;
     const fileId = done.results?.fileId;
     if (fileId === undefined) {
-      throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, ErrorCode.INVALID_RESPONSE, { jobId: done.id });
+      throw ApplicationFailure.nonRetryable(`export job ${done.id} succeeded without results.file.id`, SapiErrorCode.INVALID_RESPONSE, { jobId: done.id });
     }
     progress.fileId = fileId;
     progress.phase = 'downloading';

@@ -2,9 +2,10 @@
 // pages, then load it with an `importTableWorkflow` child. Workflow code (sandbox-safe).
 import { executeChild } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
-import { columnsOf, mergeTableSchema } from '../extractor/pure';
+import { columnsOf, mergeTableSchema } from '../extractor/table-schema';
 import { storageColumnNames } from '../contracts/extract-plan';
-import type { ExtractCheckpoint, ExtractTableResult } from '../contracts/extract';
+import type { ExtractTableResult } from '../contracts/extract';
+import type { ExtractCheckpoint } from '../extractor/checkpoint';
 import type { PollingOptions } from '../contracts/transfer';
 import type { ReceiptOrigin, ReceiptsOption } from '../contracts/receipts';
 import type { Priority } from '@temporalio/common';

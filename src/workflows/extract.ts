@@ -17,7 +17,8 @@ import {
 } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
 import type { FetchChildrenResult, FetchPagesResult } from '../activities/extract-activities';
-import { configMappedTables, mappedPrimaryKeys, mergeTableSchema } from '../extractor/pure';
+import { configMappedTables, mappedPrimaryKeys } from '../extractor/mapping';
+import { mergeTableSchema } from '../extractor/table-schema';
 import { applyChildBatch, MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew, type ChildBatch } from '../extractor/traversal';
 import type { ExtractorConfig, ExtractRunTimes, JobConfig } from '../extractor/types';
 import { ExtractorError } from '../extractor/errors';
@@ -26,10 +27,11 @@ import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
 import { parentAliasesOf, parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
 import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
-import type { ExtractCheckpoint, ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult, JobFrame } from '../contracts/extract';
+import type { ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult } from '../contracts/extract';
+import type { ExtractCheckpoint, JobFrame } from '../extractor/checkpoint';
 import { loadTables, notLoaded } from './extract-load';
 import { isStateKey, nextRunState, parseRunState, runTimesOf, withRunTimes, type ExtractRunState } from '../extractor/run-state';
-import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { SapiErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { extractAttributes } from '../contracts/search-attributes';
 import type { CallWaiting } from '../contracts/call-waiting';
 import { defaultFairnessKey } from '../contracts/priority';
@@ -328,7 +330,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
   // the staging a checkpoint names is always this chain's own (its workflow id and first run id)
   const runKey = stagingRunKey(info.workflowId, info.firstExecutionRunId);
   if (resumed !== undefined && resumed.runKey !== runKey) {
-    throw ApplicationFailure.create({ type: ErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
+    throw ApplicationFailure.create({ type: SapiErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
   }
   const cp: ExtractCheckpoint = resumed ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
   let phase: ExtractPhase = cp.paused ? 'paused' : 'extracting';
@@ -424,13 +426,13 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
     const builder = view.activities(proxyActivities<SapiActivities>(build));
 
     try {
-      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
       const stateProblems = runStateInputProblems(input); // ge-state
-      if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, ErrorCode.INVALID_INPUT);
+      if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
       const validated = await validateConfig(acts, input.config);
       const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
       if (!isBucketId(bucketId)) {
-        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, ErrorCode.INVALID_INPUT);
+        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, SapiErrorCode.INVALID_INPUT);
       }
       view.set({ SapiBucket: bucketId });
       // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
@@ -543,7 +545,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         const limit = rateLimitAfterBatch(rateLimitWaits, r);
         rateLimitWaits = limit.waits;
         if (limit.giveUp) {
-          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, ErrorCode.EXTRACT_RATE_LIMITED);
+          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, SapiErrorCode.EXTRACT_RATE_LIMITED);
         }
         if (limit.waitMs !== null) {
           log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: jobId, message: r.rateLimitMessage });

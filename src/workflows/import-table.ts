@@ -6,7 +6,7 @@ import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTrans
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
 import { BUCKET_ID_PATTERN, DEFAULT_METADATA_PROVIDER, TABLE_NAME_PATTERN, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
@@ -185,7 +185,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       // metadata refused after the load: a table this run created goes again (no half-made table)
       // a step that failed after creating the bucket says so in its failure
       if (createdBucketIn(err)) created.bucket = true;
-      const undo = !jobStarted || failureType(err) === ErrorCode.JOB_FAILED || (loaded && created.table === true);
+      const undo = !jobStarted || failureType(err) === SapiErrorCode.JOB_FAILED || (loaded && created.table === true);
       if (undo && (created.fileId !== undefined || created.bucket || created.table)) {
         await CancellationScope.nonCancellable(() =>
           acts.cleanUpImport({
@@ -202,7 +202,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         const cause = err instanceof ActivityFailure ? err.cause : err;
         throw ApplicationFailure.create({
           message: `the rows were loaded into ${tableId}, but its metadata was not set: ${cause instanceof Error ? cause.message : String(cause)}`,
-          type: failureType(err) ?? ErrorCode.INVALID_INPUT,
+          type: failureType(err) ?? SapiErrorCode.INVALID_INPUT,
           nonRetryable: true,
           cause: cause instanceof Error ? cause : undefined,
         });
@@ -274,7 +274,7 @@ async function shortPath(
   const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority)));
   // one small upload and a job's start: a short call (its outage budget counts from minutes, not from a transfer's
   // 12-hour attempt), whose expired credentials come back to this workflow (a fresh file) instead of being retried
-  const smallUpload = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget, [ErrorCode.CREDENTIALS_EXPIRED]), priority)), describeCall(progress));
+  const smallUpload = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget, [SapiErrorCode.CREDENTIALS_EXPIRED]), priority)), describeCall(progress));
   progress.phase = 'checking';
   const begun = await CancellationScope.nonCancellable(() =>
     nearSources.prepareImport({
@@ -311,7 +311,7 @@ async function shortPath(
       progress.bytes = started.bytes;
       return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
     } catch (err) {
-      if (failureType(err) !== ErrorCode.CREDENTIALS_EXPIRED) throw err;
+      if (failureType(err) !== SapiErrorCode.CREDENTIALS_EXPIRED) throw err;
       // the prepared file's credentials expired before its upload: remove it, then the long way with a fresh one
       await acts.cleanUpImport({ connection, fileId: begun.target.fileId });
       created.fileId = undefined;
@@ -382,7 +382,7 @@ async function upload(
       progress.bytes = uploaded.bytes;
       return { fileId: prepared.fileId, bytes: uploaded.bytes, sha256: uploaded.sha256 };
     } catch (err) {
-      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === ErrorCode.CREDENTIALS_EXPIRED) {
+      if (refresh + 1 < MAX_CREDENTIAL_REFRESHES && failureType(err) === SapiErrorCode.CREDENTIALS_EXPIRED) {
         // the expired file resource is never used: remove it before preparing a fresh one
         await acts.cleanUpImport({ connection, fileId: prepared.fileId });
         continue;
@@ -440,7 +440,7 @@ function validate(input: ImportTableInput): void {
   if (input.via && input.via !== 'direct' && input.via !== 'importer') problems.push(`via must be direct or importer, got ${JSON.stringify(input.via)}`);
   if (input.slices && input.via === 'importer') problems.push('a sliced upload needs via=direct');
   problems.push(...receiptsOptionProblems(input.receipts, 'receipts'));
-  if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, ErrorCode.INVALID_INPUT);
+  if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
 }
 
 /** The failure type of an activity failure (our error code), if any. */

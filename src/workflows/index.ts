@@ -16,3 +16,11 @@ export {
   extractProgressUpdate,
   type ExtractLimits,
   type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';
+export {
+  backfillWorkflow,
+  backfillProgressQuery,
+  backfillPauseUpdate,
+  backfillResumeUpdate,
+  backfillCancelUpdate,
+  backfillProgressUpdate,
+  type BackfillInput, type BackfillExtractInput, type BackfillImportInput, type BackfillResult, type BackfillProgress, type BackfillWindow } from './backfill';

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
-import { ErrorCode, NON_RETRYABLE_ERROR_CODES } from '../contracts/error-codes';
+import { SapiErrorCode, NON_RETRYABLE_ERROR_CODES } from '../errors';
 import { DEFAULT_OUTAGE_BUDGET_MS } from '../contracts/transfer';
 
 /** Start-to-close of a short Storage API call (prepare, start a job, poll, checks). */
@@ -45,13 +45,23 @@ export function pollOptions(budgetMs: number, atLeastMs: number): ActivityOption
 }
 
 /**
+ * How long `awaitJob` may go without a heartbeat reaching Temporal: 10 minutes. The SDK sends at most one heartbeat
+ * per 80 % of it (every 8 minutes, about 7.5 an hour) whatever the poll rate: Temporal Cloud bills each heartbeat it
+ * receives as an action, so a job of hours costs a few actions an hour, not one per poll (a 1-minute timeout made it
+ * about 75). What it trades: a worker that dies while awaiting a job is noticed within 10 minutes (another worker then
+ * resumes the wait; the job itself runs on the service all along), and the activity learns of a cancel at its next
+ * heartbeat (the run does not wait for that: it is cancelled at once, the activity's last polls are read-only).
+ */
+export const AWAIT_JOB_HEARTBEAT_TIMEOUT_MS = 10 * 60_000;
+
+/**
  * The activity that polls a long job until it ends or `deadlineAt` (ms since epoch, workflow time): its one attempt may
- * last until the deadline; it heartbeats after every poll (at most `maxMs`, 20 s by default, apart), so a cancel or a
- * dead worker is noticed within a minute; an outage is waited out for the run's budget beyond that.
+ * last until the deadline; it records a heartbeat after every poll (sent to Temporal at most every 8 minutes, see
+ * {@link AWAIT_JOB_HEARTBEAT_TIMEOUT_MS}); an outage is waited out for the run's budget beyond that.
  */
 export function awaitJobOptions(budgetMs: number, untilDeadlineMs: number): ActivityOptions {
   const attemptMs = Math.max(0, untilDeadlineMs) + SHORT_CALL_MS;
-  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: '1 minute', retry: outageRetry() };
+  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: AWAIT_JOB_HEARTBEAT_TIMEOUT_MS, retry: outageRetry() };
 }
 
 /**
@@ -67,7 +77,7 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
     startToCloseTimeout: TRANSFER_ATTEMPT_MS,
     scheduleToCloseTimeout: TRANSFER_ATTEMPT_MS + budgetMs,
     heartbeatTimeout: '20 seconds',
-    retry: outageRetry(kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, ErrorCode.CREDENTIALS_EXPIRED] : NON_RETRYABLE_ERROR_CODES),
+    retry: outageRetry(kind === 'upload' ? [...NON_RETRYABLE_ERROR_CODES, SapiErrorCode.CREDENTIALS_EXPIRED] : NON_RETRYABLE_ERROR_CODES),
   };
 }
 
@@ -91,7 +101,7 @@ export function budgetSpent(err: unknown): unknown {
   const last = timedOut ? timedOut.cause : err.cause;
   const type = last instanceof ApplicationFailure ? last.type : undefined;
   return ApplicationFailure.create({
-    type: type ?? ErrorCode.SERVER_ERROR,
+    type: type ?? SapiErrorCode.SERVER_ERROR,
     message: `${err.activityType} gave up: the service stayed unavailable for the run's whole outage budget (outageBudgetMs); last failure: ${last?.message ?? err.message}`,
     nonRetryable: true,
     cause: last,

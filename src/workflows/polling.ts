@@ -1,7 +1,7 @@
 import { ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { JobSummary, PollingOptions } from '../contracts/transfer';
 import { nextPollDelay, type PollSchedule } from '../contracts/poll-schedule';
-import { describeJobFailure, ErrorCode } from '../contracts/error-codes';
+import { describeJobFailure, SapiErrorCode } from '../errors';
 
 /** Default deadline for a Storage job (ms): 6 hours. */
 export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
@@ -41,7 +41,7 @@ export async function waitForJob(
     if (job.status === 'success') return job;
     if (job.status === 'error') throw jobFailure(job);
     if (job.status !== 'waiting' && job.status !== 'processing') {
-      throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, ErrorCode.INVALID_RESPONSE, { jobId: job.id });
+      throw ApplicationFailure.nonRetryable(`job ${job.id} reports an unknown status "${job.status}"`, SapiErrorCode.INVALID_RESPONSE, { jobId: job.id });
     }
     const now = Date.now();
     const deadlineAt = deadline();
@@ -49,7 +49,7 @@ export async function waitForJob(
       throw ApplicationFailure.nonRetryable(
         `job ${job.id} (${job.operationName ?? 'job'}) still ${job.status} after ${Math.round((now - startedAt) / 1000)} s; ` +
           `deadline ${Math.round((deadlineAt - startedAt) / 1000)} s (polling.deadlineMs). The job may still finish on the service.`,
-        ErrorCode.JOB_DEADLINE,
+        SapiErrorCode.JOB_DEADLINE,
         { jobId: job.id, status: job.status },
       );
     }
@@ -70,7 +70,7 @@ export async function waitForJob(
 function jobFailure(job: JobSummary): ApplicationFailure {
   const error = job.error ?? { message: 'job failed without a message' };
   return ApplicationFailure.create({
-    type: ErrorCode.JOB_FAILED,
+    type: SapiErrorCode.JOB_FAILED,
     message: describeJobFailure({ ...job, ...error }),
     nonRetryable: true,
     details: [{ jobId: job.id, code: error.code, exceptionId: error.exceptionId, message: error.message }],

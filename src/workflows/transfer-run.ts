@@ -1,7 +1,7 @@
 import { ApplicationFailure, CancellationScope, defineQuery, defineUpdate, isCancellation, setHandler } from '@temporalio/workflow';
 import type { PollingOptions, TransferProgress } from '../contracts/transfer';
 import { DEFAULT_JOB_DEADLINE_MS } from './polling';
-import { ErrorCode } from '../contracts/error-codes';
+import { SapiErrorCode } from '../errors';
 import type { RunAttributeValues } from '../contracts/search-attributes';
 import { bytesText, detailLine, RunView } from './run-view';
 import { budgetSpent } from './options';
@@ -144,7 +144,7 @@ export async function runTransfer<T>(
     if (cancelReason !== undefined && isCancellation(err)) {
       progress.phase = 'cancelled';
       view?.refresh();
-      throw ApplicationFailure.nonRetryable(`${what} cancelled: ${cancelReason}`, ErrorCode.CANCELLED, { phase: progress.phase });
+      throw ApplicationFailure.nonRetryable(`${what} cancelled: ${cancelReason}`, SapiErrorCode.CANCELLED, { phase: progress.phase });
     }
     progress.phase = isCancellation(err) ? 'cancelled' : 'failed';
     const failure = budgetSpent(err);

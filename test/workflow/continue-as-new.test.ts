@@ -6,7 +6,7 @@
  * lets the job end.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { SapiErrorCode } from '../../src/errors';
 import type { ExtractResult } from '../../src/contracts/extract';
 import { exportTableWorkflow, extendDeadlineUpdate, extractWorkflow, importTableWorkflow, progressQuery } from '../../src/workflows';
 import { FakeProject } from './harness/fake-project';
@@ -64,7 +64,7 @@ describe('continue-as-new while polling a long job', () => {
       const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-deadline-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 10_000 } }] });
       return settled(handle.result());
     });
-    expect(codeOf(failure)).toBe(ErrorCode.JOB_DEADLINE);
+    expect(codeOf(failure)).toBe(SapiErrorCode.JOB_DEADLINE);
     expect(pollingRuns(p).length).toBeGreaterThanOrEqual(2);
     expect(p.files.size).toBe(1);
   });

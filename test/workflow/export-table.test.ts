@@ -6,7 +6,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { SapiErrorCode } from '../../src/errors';
 import type { ExportTableInput, ExportTableResult } from '../../src/contracts/transfer';
 import { exportTableWorkflow, extendDeadlineUpdate, progressQuery, transferCancelUpdate } from '../../src/workflows';
 import { FakeProject, outage, type ActivityName } from './harness/fake-project';
@@ -65,7 +65,7 @@ describe('exportTableWorkflow', () => {
     const p = project();
     p.downloads.set('/out/orders.csv', { fileId: 1, rows: 1 });
     const err = await failureOf(run(p));
-    expect(codeOf(err)).toBe(ErrorCode.ALREADY_EXISTS);
+    expect(codeOf(err)).toBe(SapiErrorCode.ALREADY_EXISTS);
     expect(p.jobs.size).toBe(0);
     expect(p.downloads.get('/out/orders.csv')).toEqual({ fileId: 1, rows: 1 });
   });
@@ -81,14 +81,14 @@ describe('exportTableWorkflow', () => {
     const p = project();
     p.nextJobFails = 'export failed: warehouse error';
     const err = await failureOf(run(p));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_FAILED);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_FAILED);
     expect(p.downloads.size).toBe(0);
   });
 
   it('invalid input (no destination) fails with SAPI_INVALID_INPUT before any call', async () => {
     const p = project();
     const err = await failureOf(run(p, { destination: '' }));
-    expect(codeOf(err)).toBe(ErrorCode.INVALID_INPUT);
+    expect(codeOf(err)).toBe(SapiErrorCode.INVALID_INPUT);
     expect(p.calls.filter((c) => c.name !== 'registeredSearchAttributes')).toEqual([]);
   });
 
@@ -96,7 +96,7 @@ describe('exportTableWorkflow', () => {
     const p = project();
     p.holdJobs = true;
     const err = await failureOf(run(p, { polling: { deadlineMs: 2 * HOUR } }));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_DEADLINE);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_DEADLINE);
     expect(p.downloads.size).toBe(0);
   });
 
@@ -130,12 +130,12 @@ describe('exportTableWorkflow', () => {
       return answered;
     });
     expect(seen).toMatchObject({ phase: 'downloading', cancelling: 'not needed' });
-    expect(codeOf(failure)).toBe(ErrorCode.CANCELLED);
+    expect(codeOf(failure)).toBe(SapiErrorCode.CANCELLED);
   });
 
   it('a retryable download failure is retried (fresh read credentials each attempt)', async () => {
     const p = project();
-    p.failTimes('downloadFile', 2, () => ApplicationFailure.retryable('the read credentials expired', ErrorCode.CREDENTIALS_EXPIRED));
+    p.failTimes('downloadFile', 2, () => ApplicationFailure.retryable('the read credentials expired', SapiErrorCode.CREDENTIALS_EXPIRED));
     const result = await run(p);
     expect(p.callsOf('downloadFile').map((c) => c.attempt)).toEqual([1, 2, 3]);
     expect(p.downloads.get('/out/orders.csv')).toEqual({ fileId: result.fileId, rows: 42 });

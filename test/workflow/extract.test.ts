@@ -7,7 +7,7 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { SapiErrorCode } from '../../src/errors';
 import type { ExtractInput, ExtractOptions, ExtractProgress, ExtractResult } from '../../src/contracts/extract';
 import { extractCancelUpdate, extractProgressQuery, extractWorkflow, pauseUpdate, resumeUpdate, setLimitsUpdate } from '../../src/workflows';
 import { FakeProject, outage, unavailable, type ActivityName } from './harness/fake-project';
@@ -150,7 +150,7 @@ describe('extractWorkflow', () => {
     const p = project();
     p.nextJobFails = 'Load error';
     const err = await failureOf(run(p, input(config(['orders']))));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_FAILED);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_FAILED);
     expect(p.tables.size).toBe(0);
     expect(p.staged.size).toBe(1);
   });
@@ -158,7 +158,7 @@ describe('extractWorkflow', () => {
   it('an invalid configuration fails before any request, with SAPI_EXTRACT_CONFIG_INVALID', async () => {
     const p = project();
     const err = await failureOf(run(p, input({ parameters: { api: {}, config: { jobs: 'none' } } })));
-    expect(codeOf(err)).toBe(ErrorCode.EXTRACT_CONFIG_INVALID);
+    expect(codeOf(err)).toBe(SapiErrorCode.EXTRACT_CONFIG_INVALID);
     expect(p.callsOf('fetchPages')).toHaveLength(0);
   });
 });
@@ -186,7 +186,7 @@ describe('extractWorkflow: loading many tables', () => {
   it('refuses a loadConcurrency that is not an integer from 1 to 100, before anything runs', async () => {
     const p = project();
     const { failure } = await runWith(p, input(config(['users']), { loadConcurrency: 0 }), async () => undefined);
-    expect(codeOf(failure)).toBe(ErrorCode.INVALID_INPUT);
+    expect(codeOf(failure)).toBe(SapiErrorCode.INVALID_INPUT);
     expect(String((failure as WorkflowFailedError).cause?.message)).toContain('options.loadConcurrency must be an integer from 1 to 100, got 0');
     expect(p.tables.size).toBe(0);
   });
@@ -335,7 +335,7 @@ describe('extractWorkflow: outages and failure after commit (issue 36)', () => {
     // the rows are committed: a failed run would invite a rerun that loads them again
     const p = project();
     p.fail('writeRunState', () => {
-      throw ApplicationFailure.retryable('state store down', ErrorCode.SERVER_ERROR);
+      throw ApplicationFailure.retryable('state store down', SapiErrorCode.SERVER_ERROR);
     });
     const result = await run(p, input(config(['users']), { outageBudgetMs: 10 * 60_000 }, { stateKey: 'k' }));
     expect(rowsOf(p)).toEqual({ [`${BUCKET}.users`]: 30 });

@@ -7,7 +7,7 @@ import type { WorkflowFailedError, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SMALL_IMPORT_MAX_BYTES } from '../../src/activities/prepare-import';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { SapiErrorCode } from '../../src/errors';
 import type { ImportTableInput, ImportTableResult } from '../../src/contracts/transfer';
 import { extendDeadlineUpdate, importTableWorkflow, progressQuery, transferCancelUpdate } from '../../src/workflows';
 import { FakeProject, outage, type ActivityName } from './harness/fake-project';
@@ -171,13 +171,13 @@ describe('importTableWorkflow: paths', () => {
   it('invalid input fails before any activity, with SAPI_INVALID_INPUT', async () => {
     const p = project();
     const err = await failureOf(run(p, { bucketId: 'nope', table: 'bad name' }));
-    expect(codeOf(err)).toBe(ErrorCode.INVALID_INPUT);
+    expect(codeOf(err)).toBe(SapiErrorCode.INVALID_INPUT);
     expect(names(p)).toEqual([]);
   });
 });
 
 describe('importTableWorkflow: credential refresh', () => {
-  const expired = () => ApplicationFailure.retryable('the upload credentials expired', ErrorCode.CREDENTIALS_EXPIRED);
+  const expired = () => ApplicationFailure.retryable('the upload credentials expired', SapiErrorCode.CREDENTIALS_EXPIRED);
 
   it('short path: credentials expired before the upload → the file is removed and a fresh one prepared', async () => {
     const p = project();
@@ -206,7 +206,7 @@ describe('importTableWorkflow: credential refresh', () => {
       throw expired();
     });
     const err = await failureOf(run(p, { source: BIG, bucketId: 'in.c-new', createBucket: true }));
-    expect(codeOf(err)).toBe(ErrorCode.CREDENTIALS_EXPIRED);
+    expect(codeOf(err)).toBe(SapiErrorCode.CREDENTIALS_EXPIRED);
     expect(p.callsOf('uploadFile')).toHaveLength(3);
     expect(p.files.size).toBe(0);
     expect(p.buckets.has('in.c-new')).toBe(false);
@@ -219,7 +219,7 @@ describe('importTableWorkflow: clean-up after a failure', () => {
     const p = project();
     p.nextJobFails = 'Load error: column count mismatch';
     const err = await failureOf(run(p, { bucketId: 'in.c-new', createBucket: true }));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_FAILED);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_FAILED);
     expect(String((err as WorkflowFailedError).cause?.message)).toContain('column count mismatch');
     expect(p.files.size).toBe(0);
     expect(p.buckets.has('in.c-new')).toBe(false);
@@ -229,10 +229,10 @@ describe('importTableWorkflow: clean-up after a failure', () => {
   it('an upload that fails for good (long path): the prepared file and the created bucket are removed', async () => {
     const p = project();
     p.fail('uploadFile', () => {
-      throw ApplicationFailure.nonRetryable('the source went away', ErrorCode.INVALID_INPUT);
+      throw ApplicationFailure.nonRetryable('the source went away', SapiErrorCode.INVALID_INPUT);
     });
     const err = await failureOf(run(p, { source: BIG, bucketId: 'in.c-new', createBucket: true }));
-    expect(codeOf(err)).toBe(ErrorCode.INVALID_INPUT);
+    expect(codeOf(err)).toBe(SapiErrorCode.INVALID_INPUT);
     expect(p.callsOf('cleanUpImport').map((c) => c.input)).toEqual([{ fileId: expect.any(Number), bucketId: 'in.c-new' }]);
     expect(p.files.size).toBe(0);
     expect(p.buckets.has('in.c-new')).toBe(false);
@@ -242,7 +242,7 @@ describe('importTableWorkflow: clean-up after a failure', () => {
     const p = project();
     p.tables.set('in.c-main.t', { rows: 5, typed: false, columns: ['id', 'name'], metadata: {} });
     const err = await failureOf(run(p, {}));
-    expect(codeOf(err)).toBe(ErrorCode.ALREADY_EXISTS);
+    expect(codeOf(err)).toBe(SapiErrorCode.ALREADY_EXISTS);
     expect(names(p)).toEqual(['prepareImport']);
     expect(p.tables.get('in.c-main.t')?.rows).toBe(5);
     expect(p.files.size).toBe(0);
@@ -254,7 +254,7 @@ describe('importTableWorkflow: clean-up after a failure', () => {
     // the definition job succeeds, the load fails
     p.fail('loadTableAsync', () => void (p.nextJobFails = 'value "x" is not an INTEGER'));
     const err = await failureOf(run(p, { typedColumns }));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_FAILED);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_FAILED);
     expect(p.callsOf('cleanUpImport').map((c) => c.input)).toEqual([{ fileId: expect.any(Number), tableId: 'in.c-main.t' }]);
     expect(p.tables.size).toBe(0);
     expect(p.files.size).toBe(0);
@@ -264,10 +264,10 @@ describe('importTableWorkflow: clean-up after a failure', () => {
     const p = project();
     p.tables.set('in.c-main.t', { rows: 5, typed: false, columns: ['id', 'name'], metadata: {} });
     p.fail('setTableMetadata', () => {
-      throw ApplicationFailure.nonRetryable('metadata key refused', ErrorCode.VALIDATION);
+      throw ApplicationFailure.nonRetryable('metadata key refused', SapiErrorCode.VALIDATION);
     });
     const err = await failureOf(run(p, { mode: 'load', incremental: true, metadata: { owner: 'x' } }));
-    expect(codeOf(err)).toBe(ErrorCode.VALIDATION);
+    expect(codeOf(err)).toBe(SapiErrorCode.VALIDATION);
     expect((err as WorkflowFailedError).cause?.message).toMatch(/^the rows were loaded into in\.c-main\.t, but its metadata was not set/);
     expect(p.tables.get('in.c-main.t')?.rows).toBe(7);
     expect(p.callsOf('cleanUpImport')).toHaveLength(0);
@@ -276,11 +276,11 @@ describe('importTableWorkflow: clean-up after a failure', () => {
   it('failure after commit: metadata refused on a table the run created → the table goes again (no half-made table)', async () => {
     const p = project();
     p.fail('setTableMetadata', () => {
-      throw ApplicationFailure.nonRetryable('metadata key refused', ErrorCode.VALIDATION);
+      throw ApplicationFailure.nonRetryable('metadata key refused', SapiErrorCode.VALIDATION);
     });
     const typedColumns = [{ name: 'id', definition: { type: 'INTEGER' } }, { name: 'name', definition: { type: 'VARCHAR' } }];
     const err = await failureOf(run(p, { typedColumns, description: 'd' }));
-    expect(codeOf(err)).toBe(ErrorCode.VALIDATION);
+    expect(codeOf(err)).toBe(SapiErrorCode.VALIDATION);
     expect(p.tables.size).toBe(0);
     expect(p.files.size).toBe(0);
   });
@@ -291,7 +291,7 @@ describe('importTableWorkflow: job deadline and extendDeadline', () => {
     const p = project();
     p.holdJobs = true;
     const err = await failureOf(run(p, { source: BIG }));
-    expect(codeOf(err)).toBe(ErrorCode.JOB_DEADLINE);
+    expect(codeOf(err)).toBe(SapiErrorCode.JOB_DEADLINE);
     const job = [...p.jobs.values()][0]!;
     const last = p.callsOf('getJob').at(-1)!.at;
     // 6 hours of skipped time
@@ -357,7 +357,7 @@ describe('importTableWorkflow: cancel (update)', () => {
       return handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 'operator' }] });
     });
     expect(seen.cancelling).toBe('operator');
-    expect(codeOf(failure)).toBe(ErrorCode.CANCELLED);
+    expect(codeOf(failure)).toBe(SapiErrorCode.CANCELLED);
     expect(String((failure as WorkflowFailedError).cause?.message)).toContain('cancelled: operator');
     expect(p.files.size).toBe(1);
     expect(p.callsOf('cleanUpImport')).toHaveLength(0);
@@ -370,7 +370,7 @@ describe('importTableWorkflow: cancel (update)', () => {
       await handle.executeUpdate(transferCancelUpdate, { args: [{}] });
       p.open('uploadFile');
     });
-    expect(codeOf(failure)).toBe(ErrorCode.CANCELLED);
+    expect(codeOf(failure)).toBe(SapiErrorCode.CANCELLED);
     expect(p.files.size).toBe(0);
     expect(p.buckets.has('in.c-new')).toBe(false);
     expect(p.tables.size).toBe(0);
@@ -384,7 +384,7 @@ describe('importTableWorkflow: cancel (update)', () => {
       await handle.executeUpdate(transferCancelUpdate, { args: [{ reason: 'stop' }] });
       p.open('prepareImport');
     });
-    expect(codeOf(failure)).toBe(ErrorCode.CANCELLED);
+    expect(codeOf(failure)).toBe(SapiErrorCode.CANCELLED);
     expect(p.callsOf('uploadAndStartJob')).toHaveLength(0);
     expect(p.files.size).toBe(0);
     expect(p.buckets.has('in.c-new')).toBe(false);
@@ -424,7 +424,7 @@ describe('importTableWorkflow: cancel (update)', () => {
       return second;
     });
     expect(seen).toBe('already being cancelled (first)');
-    expect(codeOf(failure)).toBe(ErrorCode.CANCELLED);
+    expect(codeOf(failure)).toBe(SapiErrorCode.CANCELLED);
   });
 });
 
@@ -455,7 +455,7 @@ describe('importTableWorkflow: a one-hour Storage API outage in each phase ends 
     const started = await env.currentTimeMs();
     p.fail('uploadAndStartJob', outage(started, started + HOUR));
     const { failure } = await runWith(p, { bucketId: 'in.c-new', createBucket: true, outageBudgetMs: 5 * 60_000 }, async () => undefined);
-    expect(codeOf(failure)).toBe(ErrorCode.MAINTENANCE);
+    expect(codeOf(failure)).toBe(SapiErrorCode.MAINTENANCE);
     expect(String((failure as Error & { cause?: Error }).cause?.message)).toMatch(/uploadAndStartJob gave up: the service stayed unavailable for the run's whole outage budget.*503/);
     // retried for about the budget (plus the call's own time), not the hour
     const last = p.callsOf('uploadAndStartJob').at(-1)!.at;

@@ -6,7 +6,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { ErrorCode } from '../../src/contracts/error-codes';
+import { SapiErrorCode as ErrorCode } from '../../src/errors';
 import type { ExtractInput } from '../../src/contracts/extract';
 import type { ImportTableInput } from '../../src/contracts/transfer';
 import { extractWorkflow, importTableWorkflow } from '../../src/workflows';

@@ -12,7 +12,7 @@ import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { LoginSessions } from '../../../src/extractor/auth/apply-auth';
 import { createRequestSender, requestAuthOf } from '../../../src/extractor/http/send-request';
 import { parseRunState, runTimesOf, type ExtractRunState } from '../../../src/extractor/run-state';
-import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
+import { runExtraction, type ExtractionResult } from '../run-extraction';
 import { assertReferencesResolvable, clearSecretsError, findClearSecrets } from '../../../src/extractor/secrets';
 import type { ExtractRunTimes } from '../../../src/extractor/types';
 import type { MockApi } from './mock-api';

@@ -3,7 +3,7 @@ import { type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
-import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
+import { runExtraction, type ExtractionResult } from '../../harness/run-extraction';
 import type { RequestDescriptor } from '../../../src/extractor/types';
 import type { SampleApi, SampleApiRequest } from '../../../src/sample-api';
 import { storageColumnNames } from '../../../src/contracts/extract-plan';

@@ -4,7 +4,7 @@
  */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher, type FetchPageOptions } from '../../../src/extractor/http/fetch-page';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { createSampleApi, largeRecordCount, makeUsers, ordersOf, type SampleApi } from '../../../src/sample-api';
 
 let api: SampleApi;

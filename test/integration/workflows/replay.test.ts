@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { startExtract, startImport } from '../../../src/client';
 import { createSampleApi, type SampleApi } from '../../../src/sample-api';
+import type { BackfillInput } from '../../../src/contracts/backfill';
 import type { ExtractInput } from '../../../src/contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../../../src/contracts/transfer';
 import { eventually, runCli } from '../../harness/processes';
@@ -148,6 +149,20 @@ describe('workflow histories replay deterministically', () => {
     env.emulator.faults.slowJob({ operationName: 'tableCreate', ms: 9_000, times: 1 });
     await started('importTableWorkflow', 'import-awaited-job', importInput({ source: file('aw.csv', 'id\n1\n'), bucketId: 'in.c-replay-short', table: 'awaited', polling: { ...polling, inActivityAfterMs: 500 } }));
 
+    // a backfill: three daily windows of the sample API's dated events, two at a time after the first, each an
+    // extractWorkflow child with its bounds as {"attr": "backfill.from"}
+    const events = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true }, [
+      { endpoint: 'events', dataField: 'events', params: { from: { attr: 'backfill.from' }, to: { attr: 'backfill.to' } } },
+    ], 'replay-backfill');
+    await started('backfillWorkflow', 'backfill-extract-windows', {
+      kind: 'extract',
+      extract: { config: events, options: { fetch: FAST_FETCH, polling, incremental: true } },
+      from: '2025-01-01',
+      to: '2025-01-04',
+      window: 'P1D',
+      parallel: 2,
+    } satisfies BackfillInput);
+
     // the runs did what their names say (a replay of the wrong history would prove little)
     const statuses = Object.fromEntries(await Promise.all(Object.entries(handles).map(async ([k, h]) => [k, (await h.describe()).status.name])));
     expect(statuses).toEqual({
@@ -176,7 +191,9 @@ describe('workflow histories replay deterministically', () => {
       'import-short-path': 'COMPLETED',
       'import-short-path-failed-cleanup': 'FAILED',
       'import-awaited-job': 'COMPLETED',
+      'backfill-extract-windows': 'COMPLETED',
     });
+    expect((await env.emulator.readTable('in.c-replay-backfill.events')).rows).toHaveLength(15);
     expect((await env.emulator.readTable('in.c-replay-cancel.large_items')).rows.length).toBeGreaterThan(0);
     const iterated = await env.emulator.readTable('in.c-replay-iter.users');
     expect(iterated.columns.slice(0, 2)).toEqual(['id', 'previous']);

@@ -32,9 +32,9 @@ describe('search attributes and run summaries', () => {
   });
 
   it('build the list query from the filters, quoting values', () => {
-    expect(listQuery({})).toBe('WorkflowType IN ("importTableWorkflow", "exportTableWorkflow", "extractWorkflow")');
+    expect(listQuery({})).toBe('WorkflowType IN ("importTableWorkflow", "exportTableWorkflow", "extractWorkflow", "backfillWorkflow")');
     expect(listQuery({ table: 'in.c-x."t"', operation: 'import', status: 'running', apiHost: 'API.example' })).toBe(
-      'WorkflowType IN ("importTableWorkflow", "exportTableWorkflow", "extractWorkflow") AND SapiTableId = "in.c-x.\\"t\\"" AND SapiOperation = "import" AND SapiApiHost = "api.example" AND ExecutionStatus = "Running"',
+      'WorkflowType IN ("importTableWorkflow", "exportTableWorkflow", "extractWorkflow", "backfillWorkflow") AND SapiTableId = "in.c-x.\\"t\\"" AND SapiOperation = "import" AND SapiApiHost = "api.example" AND ExecutionStatus = "Running"',
     );
   });
 

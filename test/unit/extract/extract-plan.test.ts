@@ -14,7 +14,7 @@ describe('extract workflow options', () => {
   it('applies the documented defaults', () => {
     expect(resolveExtractOptions()).toEqual({
       problems: [],
-      options: { mode: 'batch', batchPages: DEFAULT_BATCH_PAGES, batchSeconds: 10, load: true, loadOnCancel: true, keepStaging: false, incremental: false, heartbeatTimeoutMs: 15_000, continueAsNewAfterPages: null },
+      options: { mode: 'batch', batchPages: DEFAULT_BATCH_PAGES, batchSeconds: 10, load: true, loadOnCancel: true, keepStaging: false, incremental: false, heartbeatTimeoutMs: 15_000, continueAsNewAfterPages: null, loadConcurrency: 4 },
     });
   });
 

@@ -95,7 +95,7 @@ const idsOf = (from: number, to: number) => Array.from({ length: to - from + 1 }
 describe('fetchPages page loop', () => {
   it('with page checkpoints requests a page only once the page before is in the log with its resume point', async () => {
     const deps = depsWithFolder();
-    const log = join(stageStoreOf(deps).root, ...pageLogKey('wf/run', 1, 1, 1).split('/'));
+    const log = join(stageStoreOf(deps).container, ...pageLogKey('wf/run', 1, 1, 1).split('/'));
     const early: number[] = [];
     onRequest = (page) => {
       if (page === 1) return;
@@ -112,7 +112,7 @@ describe('fetchPages page loop', () => {
 
   it('a batch requests pages ahead of its staging, and stages every page once, in order', async () => {
     const deps = depsWithFolder();
-    const root = stageStoreOf(deps).root;
+    const root = stageStoreOf(deps).container;
     const ahead: number[] = [];
     onRequest = (page) => {
       if (page > 1 && !existsSync(join(root, ...jobRunPrefix('wf/run', 1).split('/')))) ahead.push(page);

@@ -18,7 +18,7 @@ import {
   type FetchPagesInput,
   type FetchPagesResult,
 } from '../../../src/activities/extract-fetch-pages';
-import type { ChildrenRef, ChildSpec } from '../../../src/contracts/extract';
+import type { ChildrenRef, ChildSpec } from '../../../src/extractor/checkpoint';
 import { ChildListReader } from '../../../src/object-storage/child-list';
 import { functionScopeOf } from '../../../src/extractor/functions';
 import { isPageLogKey, pageKey, pageLogKey, parseGroupKey, parsePageKey, readText, stageStoreOf } from '../../../src/object-storage/stage-store';
@@ -326,7 +326,7 @@ describe('fetchPages', () => {
       api.misbehave({ kind: 'html', path: '/large/items', after: 40 }); // the first attempt dies fetching page 41
       await expect(run(deps, input({ pageCheckpoints: true }))).rejects.toMatchObject({ type: 'SAPI_EXTRACT_NOT_JSON' });
       // …and its log holds pages 1-40, one per line; had it been killed writing page 41's line, that line is torn
-      const log = join(stageStoreOf(deps).root, ...pageLogKey('wf/run', 1, 1, 1).split('/'));
+      const log = join(stageStoreOf(deps).container, ...pageLogKey('wf/run', 1, 1, 1).split('/'));
       expect(readFileSync(log, 'utf8').split('\n')).toHaveLength(41);
       appendFileSync(log, `{"tag":"1:0","first":41,"last":41,"tables":{"large_items":"{\\"id\\":\\"torn`);
       // …and a group of page 41 staged without its marker (the layout of a store that cannot append)

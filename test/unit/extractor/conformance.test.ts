@@ -2,7 +2,7 @@
  * Conformance suite for spec/response-param.md: one table-driven case per rule, each with the configuration,
  * the fake API's answers, the exact ordered requests, and the records extracted.
  */
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { describeRequest, fakeFetch, makeConfig, type FakeResponses, type MakeConfigOptions } from './fake-api';
 
 interface Case extends MakeConfigOptions {

@@ -3,7 +3,7 @@
  */
 import { createHash } from 'node:crypto';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import type { FetchedPage } from '../../../src/extractor/run-loop';
+import type { FetchedPage } from '../../harness/run-extraction';
 import type { ExtractorConfig, RequestDescriptor } from '../../../src/extractor/types';
 
 /** A canned body: any JSON value, or `{ raw: '...' }` for exact bytes. */

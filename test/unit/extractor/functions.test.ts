@@ -7,7 +7,7 @@ import { ExtractorConfigError } from '../../../src/extractor/errors';
 import { DeferredCall, evaluateFunctions, phpSprintf, phpUrlencode, USER_FUNCTIONS } from '../../../src/extractor/functions';
 import { finishDeferred, nodeCryptoFunctions } from '../../../src/extractor/http/node-functions';
 import { phpDate, phpStrtotime } from '../../../src/extractor/php-time';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { createScrollerState } from '../../../src/extractor/scroller';
 import { findClearSecrets, resolveJsonSecrets } from '../../../src/extractor/secrets';
 import { describeRequest, fakeFetch } from './fake-api';

@@ -4,7 +4,7 @@
  */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
-import { runExtraction, type ExtractionResult } from '../../../src/extractor/run-loop';
+import { runExtraction, type ExtractionResult } from '../../harness/run-extraction';
 import { exampleConfig, pointAt, sampleTables, startExampleServer, storageSafe, withEnvSecrets, type ExampleServer } from './ge-examples';
 
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
 import { closeCustomPools } from '../../../src/extractor/http/tls';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
 import { exampleConfig, pointAt, sampleTables, startExampleServer, withEnvSecrets, type ExampleServer } from './ge-examples';
 

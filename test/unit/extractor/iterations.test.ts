@@ -4,7 +4,7 @@
  */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { iterationConfigs } from '../../../src/extractor/config-iterations';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { findClearSecrets } from '../../../src/extractor/secrets';
 import type { RequestDescriptor } from '../../../src/extractor/types';
 import { BASE_URL, describeRequest, page } from './fake-api';

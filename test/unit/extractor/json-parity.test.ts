@@ -2,7 +2,7 @@
  * The JSON parser's parity with the reference across pages and child jobs, through the plain loop (the durable
  * path uses the same `processPage` and `mergeTableSchema`).
  */
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { fakeFetch, makeConfig } from './fake-api';
 
 describe('tables across pages, as the reference builds them', () => {

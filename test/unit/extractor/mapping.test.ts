@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mapRecords, mappedPrimaryKeys, serializeUserData } from '../../../src/extractor/mapping';
 import { ExtractorConfigError } from '../../../src/extractor/errors';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { fakeFetch } from './fake-api';
 
 function mappedJob(mapping: Record<string, unknown>, extra: Record<string, unknown> = {}) {

@@ -5,7 +5,7 @@
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { PARENT_KEY_MARK } from '../../../src/extractor/json-parser';
 import { schemaFromStruct, seedSchema } from '../../../src/extractor/parser-struct';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { BASE_URL, fakeFetch } from './fake-api';
 
 const scalar = (extra: Record<string, unknown> = {}) => ({ nodeType: 'scalar', ...extra });

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { isStateKey, nextRunState, parseRunState, runStateStoreKey, runTimesOf, withRunTimes } from '../../../src/extractor/run-state';
 import { GE_EXAMPLES_DIR } from './ge-examples';
 

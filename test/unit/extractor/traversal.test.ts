@@ -2,9 +2,8 @@
  * The durable run's traversal of the job tree, without Temporal: which job run fetches next, children before the
  * parent's next page, stop reasons, and the continue-as-new and rate-limit decisions.
  */
-import type { ChildSpec, ChildrenRef, JobFrame } from '../../../src/contracts/extract';
-import { MAX_HISTORY_EVENTS } from '../../../src/contracts/extract-plan';
-import { applyChildBatch, MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew, startJobRun, type Traversal } from '../../../src/extractor/traversal';
+import type { ChildSpec, ChildrenRef, JobFrame } from '../../../src/extractor/checkpoint';
+import { applyChildBatch, MAX_HISTORY_EVENTS, MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew, startJobRun, type Traversal } from '../../../src/extractor/traversal';
 import { makeConfig } from './fake-api';
 
 const config = makeConfig({

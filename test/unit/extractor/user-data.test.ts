@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
-import { runExtraction } from '../../../src/extractor/run-loop';
+import { runExtraction } from '../../harness/run-extraction';
 import { BASE_URL, fakeFetch } from './fake-api';
 
 function configWith(config: Record<string, unknown>) {

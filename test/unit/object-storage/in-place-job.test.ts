@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { type AddressInfo } from 'node:net';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type InPlaceJob, runInPlaceJob, SliceFailure, type SlicePlace } from '../../../src/object-storage/in-place-thread';
@@ -9,6 +9,7 @@ import { type InPlaceJob, runInPlaceJob, SliceFailure, type SlicePlace } from '.
 describe('runInPlaceJob: slices fetched into their places', () => {
   let server: Server;
   let base = '';
+  const BIG = Buffer.from(Array.from({ length: 8 * 1024 * 1024 }, (_, i) => (i * 31 + (i >> 13)) & 0xff));
   const dir = mkdtempSync(join(tmpdir(), 'in-place-job-'));
   const seen: string[] = [];
 
@@ -19,6 +20,18 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       else if (req.url === '/s1') res.writeHead(302, { location: '/moved/s1', 'content-length': 0 }).end();
       else if (req.url === '/moved/s1') res.writeHead(200, { 'content-length': 4 }).end('bbbb');
       else if (req.url === '/chunked') res.writeHead(200).end('no length'); // node:http sends it chunked
+      else if (req.url === '/big') {
+        // 8 MiB in 1 MiB writes: many chunks, each written at its place
+        res.writeHead(200, { 'content-length': BIG.length });
+        for (let at = 0; at < BIG.length; at += 1024 * 1024) res.write(BIG.subarray(at, at + 1024 * 1024));
+        res.end();
+      } else if (req.url === '/cut') {
+        res.writeHead(200, { 'content-length': 1000 });
+        res.write('x'.repeat(400), () => res.destroy()); // the connection drops after 400 of 1,000 bytes
+      } else if (req.url === '/silent') {
+        res.writeHead(200, { 'content-length': 10 }); // the head, then nothing until the test aborts
+        res.flushHeaders();
+      }
       else res.writeHead(503, { 'x-ms-error-code': 'ServerBusy' }).end('<Error><Code>SlowDown</Code></Error>'); // chunked too
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -58,11 +71,73 @@ describe('runInPlaceJob: slices fetched into their places', () => {
     expect((err as SliceFailure).failure).toEqual({ kind: 'http', index: 0, status: 503, body: '<Error><Code>SlowDown</Code></Error>', errorCode: 'ServerBusy' });
   });
 
-  test('a 200 without Content-Length fails unless an earlier attempt knew the size, then node:http reads it', async () => {
+  test('a 200 without Content-Length fails unless an earlier attempt knew the size, then its chunked body is read', async () => {
     const err = await runInPlaceJob(job('unsized', ['/chunked']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch((e: unknown) => e);
     expect((err as SliceFailure).failure).toMatchObject({ kind: 'size', message: expect.stringContaining('no Content-Length') });
     const known = job('known', ['/chunked'], [9]);
     await runInPlaceJob(known, { size: () => undefined, slice: () => undefined }, new AbortController().signal);
     expect(readFileSync(known.partial, 'utf8')).toBe('h\nno length');
+  });
+
+  test('a large slice arrives whole and in order, chunk after chunk at its place', async () => {
+    const j = job('big', ['/s0', '/big']);
+    await runInPlaceJob(j, { size: () => undefined, slice: () => undefined }, new AbortController().signal);
+    expect(readFileSync(j.partial).equals(Buffer.concat([Buffer.from('h\naaa'), BIG]))).toBe(true);
+  });
+
+  test('a connection that drops before the end of the slice fails it as a network failure saying what was written', async () => {
+    const err = await runInPlaceJob(job('cut', ['/cut']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch((e: unknown) => e);
+    expect((err as SliceFailure).failure).toMatchObject({ kind: 'network', index: 0, written: 400, message: expect.stringContaining('download interrupted') });
+  });
+
+  test('an abort stops a slice whose body does not come', async () => {
+    const controller = new AbortController();
+    const running = runInPlaceJob(job('silent', ['/silent']), { size: () => controller.abort(), slice: () => undefined }, controller.signal).catch((e: unknown) => e);
+    expect(((await running) as SliceFailure).failure).toEqual({ kind: 'aborted' });
+  });
+
+  test('the slices go through the proxy HTTP_PROXY names', async () => {
+    // a forward proxy: CONNECT tunnels (what undici's proxy agent opens) and absolute-URI requests, each counted
+    const through: string[] = [];
+    const proxy = createServer((req, res) => {
+      through.push(`GET ${req.url}`);
+      const target = new URL(req.url ?? '');
+      const forwarded = httpRequest(target, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forwarded);
+    });
+    proxy.on('connect', (req, client, head) => {
+      through.push(`CONNECT ${req.url}`);
+      const [host, port] = (req.url ?? '').split(':');
+      const upstream = connect(Number(port), host, () => {
+        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
+    process.env['HTTP_PROXY'] = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    delete process.env['NO_PROXY'];
+    delete process.env['no_proxy'];
+    try {
+      const j = job('proxied', ['/s0', '/s1']);
+      await runInPlaceJob(j, { size: () => undefined, slice: () => undefined }, new AbortController().signal);
+      expect(readFileSync(j.partial, 'utf8')).toBe('h\naaabbbb');
+      expect(through.length).toBeGreaterThan(0);
+      expect(through.every((line) => line.includes(new URL(base).host))).toBe(true);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      proxy.closeAllConnections();
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
   });
 });

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { downloadFromStore, type DownloadState } from '../../../src/object-storage/download';
 import { uploadSlices, type SlicedUploadState } from '../../../src/object-storage/sliced-upload';
 import { bufferSource } from '../../../src/object-storage/sources';
-import { memoryStore, type MemoryUploadState } from './memory-store';
+import { memoryStore, type MemoryUploadState } from '../../../src/object-storage/memory-store';
 
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 const KiB = 1024;

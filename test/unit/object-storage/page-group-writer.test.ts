@@ -5,9 +5,11 @@
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { localStore } from '../../../src/object-storage/local-store';
+import { memoryStore as memoryObjectStore } from '../../../src/object-storage/memory-store';
+import type { ObjectStore } from '../../../src/object-storage/object-store';
 import { markedResumePoint, PageGroupWriter, recoverPageLogs } from '../../../src/object-storage/page-group-writer';
-import { groupCheckpointKey, localStageStore, pageKey, pageLogKey, readText, type StageStore } from '../../../src/object-storage/stage-store';
+import { groupCheckpointKey, pageKey, pageLogKey, readText } from '../../../src/object-storage/stage-store';
 
 interface PendingPut {
   key: string;
@@ -16,12 +18,13 @@ interface PendingPut {
   fail(err: Error): void;
 }
 
-/** A stage store that keeps objects in a map; `put` waits until the test settles it (or at once with `auto`). */
+/** The memory store whose `put` waits until the test settles it (or at once with `auto`); `objects` as text. */
 function memoryStore(auto = false) {
   const objects = new Map<string, string>();
   const pending: PendingPut[] = [];
-  const store: StageStore = {
-    root: 'memory',
+  const base = memoryObjectStore();
+  const store: ObjectStore = {
+    ...base,
     put: (key, body) =>
       new Promise<void>((resolve, reject) => {
         const put: PendingPut = {
@@ -29,6 +32,7 @@ function memoryStore(auto = false) {
           body: String(body),
           ok: () => {
             objects.set(key, String(body));
+            base.objects.set(key, Buffer.from(body));
             resolve();
           },
           fail: reject,
@@ -36,11 +40,10 @@ function memoryStore(auto = false) {
         if (auto) put.ok();
         else pending.push(put);
       }),
-    putStream: () => Promise.reject(new Error('not used')),
-    list: async (prefix) => [...objects.keys()].filter((k) => k.startsWith(prefix)).sort(),
-    get: () => Promise.reject(new Error('not used')) as Promise<Readable>,
-    delete: async (keys) => void keys.forEach((k) => objects.delete(k)),
-    uriOf: (key) => `memory/${key}`,
+    delete: async (keys) => {
+      await base.delete(keys);
+      for (const k of keys) objects.delete(k);
+    },
   };
   /** Settles the pending writes of the group whose keys contain `range` (`p0000000001-0000000002`). */
   const settle = (range: string, err?: Error) => {
@@ -179,11 +182,11 @@ describe('PageGroupWriter', () => {
 describe('PageGroupWriter with page checkpoints on a local folder (page log)', () => {
   const lines = (page: number) => [{ name: 'items', text: `{"id":${page}}\n` }];
   const setup = (onAdvance?: (checkpoint: number) => void) => {
-    const store = localStageStore(mkdtempSync(join(tmpdir(), 'page-log-')));
+    const store = localStore(mkdtempSync(join(tmpdir(), 'page-log-')));
     const writer = new PageGroupWriter<number>({ store, runKey: 'x', runNo: 1, checkpoint: 0, maxPages: 1, writesInFlight: 0, markers: { tag: 't', attempt: 2 }, ...(onAdvance ? { onAdvance } : {}) });
     return { store, writer };
   };
-  const marker = async (store: StageStore, first: number, last: number) => JSON.parse(await readText(store, groupCheckpointKey('x', 1, first, last))) as { tag: string; checkpoint: number; tables: string[] };
+  const marker = async (store: ObjectStore, first: number, last: number) => JSON.parse(await readText(store, groupCheckpointKey('x', 1, first, last))) as { tag: string; checkpoint: number; tables: string[] };
 
   it('logs each flushed page with its resume point, then stages the call as groups (a page flushed alone apart) and deletes the log', async () => {
     const advanced: number[] = [];
@@ -212,7 +215,7 @@ describe('PageGroupWriter with page checkpoints on a local folder (page log)', (
       await writer.flush(page);
     }
     await writer.drain(); // the attempt fails: the log stays for the retry
-    appendFileSync(store.uriOf(pageLogKey('x', 1, 1, 2)), '{"tag":"t","first":3,"last":3,"tables":{"items":"{\\"id\\":3');
+    appendFileSync(store.urlOf(pageLogKey('x', 1, 1, 2)), '{"tag":"t","first":3,"last":3,"tables":{"items":"{\\"id\\":3');
     await recoverPageLogs(store, 'x', 1);
     const after = await store.list('x/');
     expect(after).toEqual([groupCheckpointKey('x', 1, 1, 2), pageKey('x', 1, 1, 2, 'items')]);

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { createStageStore, csvKey, jobRunPrefix, localStageStore, pageKey, pagesPrefix, parsePageKey, readText } from '../../../src/object-storage/stage-store';
+import { localStore } from '../../../src/object-storage/local-store';
+import { createStageStore, csvKey, jobRunPrefix, pageKey, pagesPrefix, parsePageKey, readText, writeStream } from '../../../src/object-storage/stage-store';
 
 describe('staging keys', () => {
   it('sort in extraction order and parse back', () => {
@@ -16,12 +17,12 @@ describe('staging keys', () => {
   });
 });
 
-describe('local staging folder', () => {
+describe('local folder store (staging)', () => {
   const root = () => mkdtempSync(join(tmpdir(), 'stage-'));
 
   it('writes atomically (no temporary file left), replaces, lists by prefix in order, reads and deletes', async () => {
     const dir = root();
-    const store = localStageStore(dir);
+    const store = localStore(dir);
     await store.put('run/r1/p2/t.jsonl', 'b\n');
     await store.put('run/r1/p1/t.jsonl', 'a\n');
     await store.put('run/r1/p1/t.jsonl', 'a2\n');
@@ -36,7 +37,7 @@ describe('local staging folder', () => {
     expect(readdirSync(join(dir, 'run', 'r1', 'p1'))).toEqual(['t.jsonl']);
     await store.delete(['run/r1/p2/t.jsonl', 'run/r1/p9/missing.jsonl']);
     expect(await store.list('run/r')).toEqual(['run/r1/p1/t.jsonl']);
-    expect(store.uriOf('run/csv/t.csv')).toBe(join(dir, 'run', 'csv', 't.csv'));
+    expect(store.urlOf('run/csv/t.csv')).toBe(join(dir, 'run', 'csv', 't.csv'));
     // the folders a delete leaves empty go too; one holding anything else (a stray temporary file) stays
     expect(readdirSync(join(dir, 'run', 'r1')).sort()).toEqual(['p1', 'p3']);
     await store.delete(await store.list('run/'));
@@ -50,7 +51,7 @@ describe('local staging folder', () => {
 
   it('writes small and large objects into new folders at once: every one lands whole, no temporary file is left', async () => {
     const dir = root();
-    const store = localStageStore(dir);
+    const store = localStore(dir);
     const small = 'a\n'.repeat(10);
     const large = 'b'.repeat(LARGE);
     await Promise.all(
@@ -58,7 +59,7 @@ describe('local staging folder', () => {
         store.put(`run/r1/p${i}/small.jsonl`, small),
         store.put(`run/r1/p${i}/large.jsonl`, large),
         store.put(`run/r1/p${i}/.checkpoint.json`, '{}'),
-        store.putStream(`run/r1/p${i}/streamed.csv`, Readable.from(['x\n', 'y\n'])),
+        writeStream(store, `run/r1/p${i}/streamed.csv`, Readable.from(['x\n', 'y\n'])),
       ]).flat(),
     );
     const keys = await store.list('run/r1/');
@@ -75,25 +76,25 @@ describe('local staging folder', () => {
     expect(await store.list('run/r1/')).toEqual(['run/r1/p0/small.jsonl', 'run/r1/p1/large.jsonl']);
   });
 
-  it('fails a write whose folder cannot be made as a staging write error naming the key, small or large', async () => {
+  it('fails a write whose folder cannot be made as a write error naming the folder and key, small or large', async () => {
     const dir = root();
-    const store = localStageStore(dir);
+    const store = localStore(dir);
     writeFileSync(join(dir, 'blocked'), 'a file where the folder should be');
-    await expect(store.put('blocked/r1/p1/t.jsonl', 'a\n')).rejects.toThrow(/^staging write failed \[staging=blocked\/r1\/p1\/t\.jsonl\]: .*ENOTDIR/);
-    await expect(store.put('blocked/r1/p1/t.jsonl', 'b'.repeat(LARGE))).rejects.toThrow(/^staging write failed/);
-    await expect(store.putStream('blocked/csv/t.csv', Readable.from(['x']))).rejects.toThrow(/^staging write failed/);
+    await expect(store.put('blocked/r1/p1/t.jsonl', 'a\n')).rejects.toThrow(new RegExp(`^write failed \\[folder=${dir}, key=blocked/r1/p1/t\\.jsonl\\]: .*ENOTDIR`));
+    await expect(store.put('blocked/r1/p1/t.jsonl', 'b'.repeat(LARGE))).rejects.toThrow(/^write failed/);
+    await expect(writeStream(store, 'blocked/csv/t.csv', Readable.from(['x']))).rejects.toThrow(/^write failed/);
     expect(readdirSync(dir)).toEqual(['blocked']);
   });
 
   it('streams a large object to its key', async () => {
-    const store = localStageStore(root());
-    await store.putStream('run/csv/big.csv', Readable.from(Array.from({ length: 1000 }, (_, i) => `${i}\n`)));
+    const store = localStore(root());
+    await writeStream(store, 'run/csv/big.csv', Readable.from(Array.from({ length: 1000 }, (_, i) => `${i}\n`)));
     expect((await readText(store, 'run/csv/big.csv')).split('\n')).toHaveLength(1001);
   });
 
   it('refuses keys that would leave the folder, and other URL schemes', async () => {
-    const store = localStageStore(root());
-    await expect(store.put('../escape', 'x')).rejects.toThrow(/invalid staging key/);
+    const store = localStore(root());
+    await expect(store.put('../escape', 'x')).rejects.toThrow(/invalid key/);
     expect(() => createStageStore('gs://bucket/x', () => undefined as never)).toThrow(/SAPI_STAGING_URL must be s3:\/\/bucket\/prefix or a local folder/);
   });
 });

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Agent } from 'undici';
 import { closeDefaultHttpPools } from '../../../src/http';
 import { downloadFile } from '../../../src/object-storage/download';
-import { createConfinement } from '../../../src/security/confine';
+import { createConfinement } from '../../../src/activities/confine';
 import type { InputPolicy } from '../../../src/security/policy';
 
 jest.setTimeout(120_000);

@@ -1,18 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  httpErrorCode,
-  SapiCredentialsExpiredError,
-  SapiError,
-  SapiErrorCode,
-  SapiHttpError,
-  SapiInvalidInputError,
-  SapiInvalidResponseError,
-  SapiJobFailedError,
-  SapiNetworkError,
-  SapiTransferError,
-  toApplicationFailure,
-} from '../../../src/errors';
-import { describeJobFailure } from '../../../src/contracts/error-codes';
+import { httpErrorCode, SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiHttpError, SapiInvalidInputError, SapiInvalidResponseError, SapiNetworkError, SapiTransferError, toApplicationFailure, describeJobFailure } from '../../../src/errors';
 import { ExtractNotJsonError } from '../../../src/extractor/errors';
 
 const req = { method: 'POST', path: '/v2/storage/buckets/in.c-x/tables-async' };
@@ -63,11 +50,10 @@ describe('error registry', () => {
     expect(e.code).toBe('SAPI_INVALID_RESPONSE');
   });
 
-  it('carries the job error code, message and exceptionId, in the message the polling workflow uses too', () => {
-    const e = new SapiJobFailedError({ job: { id: 12, operationName: 'tableImport', tableId: 'in.c-a.t' }, message: 'bad header', serviceCode: 'storage.tables.validation', exceptionId: 'e-9' });
-    expect(e.message).toBe('Storage job 12 (tableImport on in.c-a.t) failed: bad header [code=storage.tables.validation] [exceptionId=e-9]');
-    expect(e.message).toBe(describeJobFailure({ id: 12, operationName: 'tableImport', tableId: 'in.c-a.t', message: 'bad header', code: 'storage.tables.validation', exceptionId: 'e-9' }));
-    expect(e).toMatchObject({ code: 'SAPI_JOB_FAILED', retryable: false, jobId: 12 });
+  it('describes a failed job with its error code, message and exceptionId, as the polling workflow raises it', () => {
+    expect(describeJobFailure({ id: 12, operationName: 'tableImport', tableId: 'in.c-a.t', message: 'bad header', code: 'storage.tables.validation', exceptionId: 'e-9' })).toBe(
+      'Storage job 12 (tableImport on in.c-a.t) failed: bad header [code=storage.tables.validation] [exceptionId=e-9]',
+    );
   });
 
   it('keeps instanceof across copies of the package (branded errors)', () => {
@@ -81,7 +67,7 @@ describe('error registry', () => {
     copy[Symbol.for('sapi-temporal.error')] = ['SapiInvalidInputError', 'SapiError'];
     expect(copy instanceof SapiError).toBe(true);
     expect(copy instanceof SapiInvalidInputError).toBe(true);
-    expect(copy instanceof SapiJobFailedError).toBe(false);
+    expect(copy instanceof SapiTransferError).toBe(false);
     expect(new ExtractNotJsonError('m', { status: 200, url: 'u' })).toBeInstanceOf(SapiError);
   });
 

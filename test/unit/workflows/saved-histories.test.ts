@@ -22,9 +22,9 @@ describe('saved workflow histories', () => {
     }
   });
 
-  it('cover import, export and extract runs', () => {
+  it('cover import, export, extract and backfill runs', () => {
     const names = histories.map((h) => h.workflowId);
-    expect(names).toEqual(expect.arrayContaining(['import-direct-create', 'import-importer-incremental', 'import-sliced-load', 'import-malformed-failed', 'import-checked-missing-table', 'import-failed-cleanup', 'import-typed-create-metadata', 'import-typed-misfit-cleanup', 'export-sliced', 'extract-children-batch', 'extract-cursor-page', 'extract-run-state', 'extract-iterations', 'import-run-view', 'export-run-view', 'extract-run-view-paused', 'import-start-or-attach', 'extract-start-or-attach', 'extract-cancel-request', 'import-short-path', 'import-short-path-failed-cleanup', 'import-awaited-job']));
+    expect(names).toEqual(expect.arrayContaining(['import-direct-create', 'import-importer-incremental', 'import-sliced-load', 'import-malformed-failed', 'import-checked-missing-table', 'import-failed-cleanup', 'import-typed-create-metadata', 'import-typed-misfit-cleanup', 'export-sliced', 'extract-children-batch', 'extract-cursor-page', 'extract-run-state', 'extract-iterations', 'import-run-view', 'export-run-view', 'extract-run-view-paused', 'import-start-or-attach', 'extract-start-or-attach', 'extract-cancel-request', 'import-short-path', 'import-short-path-failed-cleanup', 'import-awaited-job', 'backfill-extract-windows']));
     for (const { history } of histories) expect(history.events?.length).toBeGreaterThan(10);
   });
 

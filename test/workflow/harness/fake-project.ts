@@ -9,8 +9,7 @@ import type { SapiActivities } from '../../../src/activities';
 import type { PreparedUpload } from '../../../src/activities/prepare-file';
 import type { FetchChildrenInput, FetchPagesInput } from '../../../src/activities/extract-fetch-pages';
 import { SMALL_IMPORT_MAX_BYTES } from '../../../src/activities/prepare-import';
-import { ErrorCode } from '../../../src/contracts/error-codes';
-import { toApplicationFailure } from '../../../src/errors';
+import { SapiErrorCode, toApplicationFailure } from '../../../src/errors';
 import type { JobSummary } from '../../../src/contracts/transfer';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import type { ExtractRunState } from '../../../src/extractor/run-state';
@@ -94,7 +93,7 @@ async function heartbeatUntil(done: Promise<void>): Promise<void> {
 
 /** A retryable failure as the real clients raise it for a 503 (maintenance: no `Retry-After`). */
 export function unavailable(what: string): ApplicationFailure {
-  return ApplicationFailure.retryable(`${what} failed: 503 Service Unavailable`, ErrorCode.MAINTENANCE);
+  return ApplicationFailure.retryable(`${what} failed: 503 Service Unavailable`, SapiErrorCode.MAINTENANCE);
 }
 
 /** A fault failing every attempt scheduled in [from, until) (server time) with a 503, like a Storage API outage. */
@@ -234,19 +233,19 @@ export class FakeProject {
       createTableDefinition: async (input) =>
         this.summary(this.startJob('tableDefinition', `${input.bucketId}.${input.name}`, { columns: input.columns.map((c) => c.name) })),
       exportTableAsync: async (input) => {
-        if (!this.tables.has(input.tableId)) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, ErrorCode.NOT_FOUND);
+        if (!this.tables.has(input.tableId)) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, SapiErrorCode.NOT_FOUND);
         return this.summary(this.startJob('tableExport', input.tableId, {}));
       },
       getJob: async ({ jobId }) => {
         const job = this.jobs.get(jobId);
-        if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, ErrorCode.NOT_FOUND);
+        if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, SapiErrorCode.NOT_FOUND);
         return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
       },
       // an activity runs in real time, not skipped time: it answers as a busy worker's does (one look), and the
       // workflow waits a poll interval on its timer before asking again
       awaitJob: async ({ jobId }) => {
         const job = this.jobs.get(jobId);
-        if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, ErrorCode.NOT_FOUND);
+        if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, SapiErrorCode.NOT_FOUND);
         return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
       },
       writeReceipt: async ({ receipt, table }) => {
@@ -257,7 +256,7 @@ export class FakeProject {
       },
       setTableMetadata: async (input) => {
         const table = this.tables.get(input.tableId);
-        if (!table) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, ErrorCode.NOT_FOUND);
+        if (!table) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, SapiErrorCode.NOT_FOUND);
         const entries = { ...(input.metadata ?? {}), ...(input.description !== undefined ? { 'KBC.description': input.description } : {}) };
         Object.assign(table.metadata, entries);
         return { entries: Object.keys(entries).length };
@@ -274,13 +273,13 @@ export class FakeProject {
       },
       checkDestination: async (input) => {
         if (this.downloads.has(input.destination) && !input.overwrite) {
-          throw ApplicationFailure.nonRetryable(`${input.destination} exists: pass overwrite`, ErrorCode.ALREADY_EXISTS);
+          throw ApplicationFailure.nonRetryable(`${input.destination} exists: pass overwrite`, SapiErrorCode.ALREADY_EXISTS);
         }
       },
       getFileDetails: async ({ fileId }) => ({ fileId, name: this.files.get(fileId)?.name ?? 'x', isSliced: false, tags: [] }),
       downloadFile: async (input) => {
         const file = this.files.get(input.fileId);
-        if (!file) throw ApplicationFailure.nonRetryable(`file ${input.fileId} not found`, ErrorCode.NOT_FOUND);
+        if (!file) throw ApplicationFailure.nonRetryable(`file ${input.fileId} not found`, SapiErrorCode.NOT_FOUND);
         this.downloads.set(input.destination, { fileId: input.fileId, rows: file.rows ?? 0 });
         return { path: input.destination, bytes: file.bytes ?? 0, sha256: 'f'.repeat(64), sliced: false, slices: 1 };
       },
@@ -374,16 +373,16 @@ export class FakeProject {
 
   private source(uri: string): FakeSource {
     const source = this.sources.get(uri);
-    if (!source) throw ApplicationFailure.nonRetryable(`source ${uri} is not readable`, ErrorCode.INVALID_INPUT);
+    if (!source) throw ApplicationFailure.nonRetryable(`source ${uri} is not readable`, SapiErrorCode.INVALID_INPUT);
     return source;
   }
 
   private checkTarget(input: { bucketId: string; table: string; mode: 'create' | 'load'; createBucket: boolean }) {
     const bucketExists = this.buckets.has(input.bucketId);
-    if (!bucketExists && !input.createBucket) throw ApplicationFailure.nonRetryable(`bucket ${input.bucketId} not found`, ErrorCode.NOT_FOUND);
+    if (!bucketExists && !input.createBucket) throw ApplicationFailure.nonRetryable(`bucket ${input.bucketId} not found`, SapiErrorCode.NOT_FOUND);
     const table = this.tables.get(`${input.bucketId}.${input.table}`);
-    if (input.mode === 'load' && !table) throw ApplicationFailure.nonRetryable(`table ${input.bucketId}.${input.table} not found`, ErrorCode.NOT_FOUND);
-    if (input.mode === 'create' && table) throw ApplicationFailure.nonRetryable(`table ${input.bucketId}.${input.table} exists`, ErrorCode.ALREADY_EXISTS);
+    if (input.mode === 'load' && !table) throw ApplicationFailure.nonRetryable(`table ${input.bucketId}.${input.table} not found`, SapiErrorCode.NOT_FOUND);
+    if (input.mode === 'create' && table) throw ApplicationFailure.nonRetryable(`table ${input.bucketId}.${input.table} exists`, SapiErrorCode.ALREADY_EXISTS);
     return { bucketExists, columns: table?.columns, typed: table?.typed };
   }
 
@@ -395,7 +394,7 @@ export class FakeProject {
 
   private upload(fileId: number, source: FakeSource): void {
     const file = this.files.get(fileId);
-    if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} not found`, ErrorCode.NOT_FOUND);
+    if (!file) throw ApplicationFailure.nonRetryable(`file ${fileId} not found`, SapiErrorCode.NOT_FOUND);
     Object.assign(file, source);
   }
 
@@ -436,7 +435,7 @@ export class FakeProject {
       this.tables.set(job.tableId, { rows: 0, typed: true, columns: job.columns ?? HEADER, metadata: {} });
     } else if (job.operationName === 'tableImport') {
       const table = this.tables.get(job.tableId);
-      if (!table) throw ApplicationFailure.nonRetryable(`table ${job.tableId} not found`, ErrorCode.NOT_FOUND);
+      if (!table) throw ApplicationFailure.nonRetryable(`table ${job.tableId} not found`, SapiErrorCode.NOT_FOUND);
       table.rows = job.incremental ? table.rows + rows : rows;
       results.importedRowsCount = rows;
     } else {

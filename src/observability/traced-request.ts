@@ -1,10 +1,10 @@
 /**
- * An undici request in a span while tracing is on (see `observability/spans.ts`): method, host, path (never the
+ * An undici request in a span while tracing is on (see `spans.ts`): method, host, path (never the
  * query: a presigned URL's signature and credentials live there) and the answer's status. The span ends when the
  * response's headers arrive; the body streams afterwards, outside it.
  */
 import type { Dispatcher } from 'undici';
-import { pathWithoutQuery, tracingOn, withSpan, type SpanAttributes } from '../observability/spans';
+import { pathWithoutQuery, tracingOn, withSpan, type SpanAttributes } from './spans';
 
 /** `dispatcher.request(options)`, in a span named `name` with `attributes` when tracing is on. */
 export function tracedRequest(dispatcher: Dispatcher, options: Dispatcher.RequestOptions, name: string, attributes: SpanAttributes = {}): Promise<Dispatcher.ResponseData> {

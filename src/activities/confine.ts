@@ -17,11 +17,11 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Dispatcher } from 'undici';
 import { SapiInputForbiddenError, SapiInvalidInputError } from '../errors';
 import { fileSource, httpSource, s3Source, type ByteSource } from '../object-storage/sources';
-import { checkObjectUri, type InputPolicy } from './policy';
-import { confineLocalDestination, confineLocalSource } from './local-paths';
-import { checkedFileSource } from './local-files';
-import { checkUrl } from './network';
 import { redactUrl } from '../http/redact';
+import { checkedFile } from '../security/local-files';
+import { confineLocalDestination, confineLocalSource } from '../security/local-paths';
+import { checkUrl } from '../security/network';
+import { checkObjectUri, type InputPolicy } from '../security/policy';
 
 /** Options of {@link createConfinement}. */
 export interface ConfinementOptions {
@@ -135,6 +135,24 @@ export function createConfinement(options: ConfinementOptions): Confinement {
     },
     noteStorageBucket(bucket) {
       if (bucket) storageBuckets.add(bucket);
+    },
+  };
+}
+
+/** Stream buffer of local reads: 1 MiB (as `FILE_READ_HIGH_WATER_MARK`). */
+const READ_HIGH_WATER_MARK = 1024 * 1024;
+
+/** A byte source over the local file at `real`: every open checked to be the file checked first ({@link checkedFile}). */
+async function checkedFileSource(real: string, field: string): Promise<ByteSource> {
+  const file = await checkedFile(real, field);
+  return {
+    description: real,
+    size: file.size,
+    path: real,
+    openHandle: file.reopen,
+    async open(start) {
+      const handle = await file.reopen();
+      return handle.createReadStream({ start, highWaterMark: READ_HIGH_WATER_MARK });
     },
   };
 }

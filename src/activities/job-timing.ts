@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
-import type { ActivityDeps } from '../activities/deps';
+import type { ActivityDeps } from './deps';
 import type { StorageClient } from '../storage-api';
-import { activityMeter, recordJobWait, SeenJobs } from './metrics';
+import { activityMeter, recordJobWait, SeenJobs } from '../observability/metrics';
 
 /**
  * The activity dependencies with every Storage client's `getJob` observed: a job seen ended records its wait

@@ -1,15 +1,18 @@
 /**
- * An in-memory {@link ObjectStore} for unit tests of the generic transfer code, with fault injection: a part that
- * fails, a part stored whose answer is lost, a read that ends early. Its upload is a minimal part protocol over the
- * shared part pipeline (parts kept per key until completed, resumed from the reported parts), like a real adapter.
+ * The in-memory adapter of {@link ObjectStore}: objects in a map, for tests of the generic transfer and staging code
+ * (and any caller that needs a store with no outside system). Its upload is a minimal part protocol over the shared
+ * part pipeline (parts kept per key until completed, resumed from the reported parts), like a real adapter. It
+ * counts what reached it (part requests, reads, parts in flight) and injects faults on demand, each once: a part that
+ * fails, a part stored whose answer is lost, a read that ends early. `serve()` answers plain GETs of its objects
+ * over HTTP on a free loopback port (the download threads need a URL).
  */
 import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { SapiCredentialsExpiredError, SapiErrorCode, SapiTransferError } from '../../../src/errors';
-import type { ObjectReader, ObjectStore, StoreUploadOptions, StoredObject } from '../../../src/object-storage/object-store';
-import { runPartPipeline } from '../../../src/object-storage/part-pipeline';
+import { SapiCredentialsExpiredError, SapiErrorCode, SapiTransferError } from '../errors';
+import type { ObjectReader, ObjectStore, StoreUploadOptions, StoredObject } from './object-store';
+import { runPartPipeline } from './part-pipeline';
 
 /** The resume point of one upload: the parts the store confirmed. */
 export interface MemoryUploadState {
@@ -63,7 +66,7 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
     async get(start) {
       reads.push(`${key}@${start}`);
       const data = objects.get(key);
-      if (!data) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'no such object', context: { key }, retryable: false });
+      if (!data) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'no such object', context: { container, key }, retryable: false });
       if (start >= data.length) return { body: Readable.from([]), total: start, fromStart: true };
       let body = data.subarray(start);
       const cut = faults.shortRead.get(key);
@@ -147,7 +150,7 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
   let maxInFlight = 0;
   let partBuffers = 0;
   const store: MemoryStore = {
-    provider: 'aws', // the generic code never looks
+    provider: 'memory',
     container,
     expiration,
     objects,
@@ -171,6 +174,10 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
       objects.set(key, Buffer.from(body));
     },
     upload,
+    list: async (prefix) => [...objects.keys()].filter((key) => key.startsWith(prefix)).sort(),
+    async delete(keys) {
+      for (const key of keys) objects.delete(key);
+    },
     assertFresh(where, marginMs) {
       if (expiration !== undefined && Date.parse(expiration) - Date.now() < marginMs) throw new SapiCredentialsExpiredError({ where, expiration });
     },
