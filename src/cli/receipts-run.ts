@@ -5,7 +5,14 @@ import { formatBytes } from '../contracts/search-attributes';
 import { isSapiError, SapiErrorCode } from '../errors';
 import { createStorageClient, PREVIEW_MAX_ROWS, type StorageClient } from '../storage-api';
 import { CliError } from './failure';
-import type { ReceiptsFlags } from './receipts';
+
+/** What `receipts` and `verify` take besides their own argument. */
+export interface ReceiptsFlags {
+  /** The receipts table (default: `SAPI_RECEIPTS_TABLE`, else `in.c-sapi-temporal.receipts`). */
+  receiptsTable?: string;
+  connection?: string;
+  json?: boolean;
+}
 
 /** Reads receipts and tables: the receipts table, its rows by a column's value, a table's row count. */
 export interface ReceiptsReader {

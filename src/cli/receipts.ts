@@ -1,13 +1,6 @@
 import type { Command } from 'commander';
 import { addOutputOptions, integerParser, type CliContext } from './common';
-
-/** What `receipts` and `verify` take besides their own argument. */
-export interface ReceiptsFlags {
-  /** The receipts table (default: `SAPI_RECEIPTS_TABLE`, else `in.c-sapi-temporal.receipts`). */
-  receiptsTable?: string;
-  connection?: string;
-  json?: boolean;
-}
+import type { ReceiptsFlags } from './receipts-run';
 
 /** Most receipts `receipts` lists by default (the service answers at most 1000 rows at once). */
 export const DEFAULT_RECEIPTS_LIMIT = 100;
