@@ -57,6 +57,7 @@ export const SapiErrorCode = {
   CLI_INTERRUPTED: 'SAPI_CLI_INTERRUPTED',
   CLI_NO_WORKER: 'SAPI_CLI_NO_WORKER',
   CLI_REPLAY_FAILED: 'SAPI_CLI_REPLAY_FAILED',
+  CLI_VERIFY_FAILED: 'SAPI_CLI_VERIFY_FAILED',
   CLI_UPDATE_REFUSED: 'SAPI_CLI_UPDATE_REFUSED',
 } as const;
 
@@ -111,6 +112,7 @@ export const ERROR_CODES: Readonly<Record<SapiErrorCode, ErrorCodeInfo>> = Objec
   SAPI_CLI_INTERRUPTED: { retryable: true, meaning: 'CLI: Ctrl-C stopped waiting (run commands and `wait`); the workflow keeps running (exit 130)' },
   SAPI_CLI_NO_WORKER: { retryable: false, meaning: 'CLI run commands: no worker polls the task queue; nothing was started (start `sapi-temporal worker`)' },
   SAPI_CLI_REPLAY_FAILED: { retryable: false, meaning: 'CLI `replay-check`: a history does not replay on the installed workflow code (deploying it would fail those runs)' },
+  SAPI_CLI_VERIFY_FAILED: { retryable: false, meaning: "CLI `verify`: a table's rows do not match its load receipts (or the run has none); the checks say which" },
   SAPI_CLI_UPDATE_REFUSED: { retryable: false, meaning: 'CLI `pause`/`resume`/`cancel`/`limit`/`extend-deadline`: the run refused the update (nothing changed, nothing written to its history)' },
 });
 

@@ -29,6 +29,9 @@ export {
   type SetTableMetadataInput,
   type ExportTableAsyncInput,
   type WhereFilter,
+  type PreviewTableInput,
+  type TablePreview,
+  PREVIEW_MAX_ROWS,
   type ListJobsInput,
 } from './storage-api';
 export type { InputPolicy } from './security/policy';
@@ -71,6 +74,18 @@ export type {
   TypedColumn,
 } from './contracts/transfer';
 export { DEFAULT_METADATA_PROVIDER, DESCRIPTION_METADATA_KEY } from './contracts/transfer';
+// load receipts (docs/using.md#receipts): one row per table load, in the run's result and a Storage table
+export {
+  DEFAULT_RECEIPTS_TABLE,
+  RECEIPT_COLUMNS,
+  receiptIdOf,
+  receiptFromRow,
+  type LoadReceipt,
+  type ReceiptOutcome,
+  type ReceiptOrigin,
+  type ReceiptSource,
+  type ReceiptsOption,
+} from './contracts/receipts';
 export type { CallWaiting } from './contracts/call-waiting';
 export type {
   ExtractInput,
@@ -114,6 +129,7 @@ export {
   SapiPhase,
   SapiRows,
   SapiBytes,
+  SapiReceipt,
   registerCommand,
   runMetadata,
 } from './contracts/search-attributes';

@@ -78,6 +78,7 @@ const VARIABLES: Record<string, VariableDoc> = {
   SAPI_MAX_CONCURRENT_WORKFLOW_TASKS: { group: 'Capacity and transfers', default: `${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS}`, meaning: 'workflow tasks one worker runs at once (at least 2, at most the cache size)' },
   SAPI_WORK_DIR: { group: 'Capacity and transfers', default: '`<tmp>/sapi-temporal`', meaning: 'temporary files (slice downloads)' },
   SAPI_STAGING_URL: { group: 'Capacity and transfers', default: '`<work dir>/staging`', meaning: 'where extraction stages page records: `s3://bucket/prefix` (any worker can resume) or a folder' },
+  SAPI_RECEIPTS_TABLE: { group: 'Capacity and transfers', default: '`in.c-sapi-temporal.receipts`', meaning: 'the Storage table load receipts go to when a run names none (one row per table load, [using.md](using.md#receipts)); `off`: none unless a run names a table' },
   SAPI_LOCAL_ROOTS: { group: 'Input policy', default: 'none: no local path', meaning: 'folders local sources and export destinations must be under ([security.md](security.md#who-can-start-a-workflow-does-not-own-the-worker-the-input-policy))' },
   SAPI_ALLOWED_URLS: { group: 'Input policy', default: 'any public URL', meaning: 'URL prefixes or hosts `http(s)://` sources and extracted APIs must match' },
   SAPI_ALLOWED_NETWORKS: { group: 'Input policy', default: 'none', meaning: 'CIDRs reachable although refused by default (loopback, private, link-local, …)' },

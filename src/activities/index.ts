@@ -15,6 +15,7 @@ import { checkDestination, downloadFile, getFileDetails } from './download-file'
 import { createExtractActivities } from './extract-activities';
 import { registeredSearchAttributes } from './search-attributes';
 import { awaitJob } from './await-job';
+import { writeReceipt } from './write-receipt';
 
 /**
  * All activities of the plugin, closed over their dependencies. Workflows type their proxies with
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     checkDestination: checkDestination(deps),
     downloadFile: downloadFile(deps),
     registeredSearchAttributes: registeredSearchAttributes(deps),
+    writeReceipt: writeReceipt(deps),
     ...createExtractActivities(deps),
   };
 }

@@ -72,9 +72,16 @@ export const COMMAND_GROUPS: readonly CommandGroup[] = [
   },
   {
     commands: [
-      { name: 'pause', term: 'pause [options] <workflowId>', description: 'pause an extraction after the batch in flight (refused when it is paused, cancelling or loading)' },
-      { name: 'resume', term: 'resume [options] <workflowId>', description: 'resume a paused extraction (refused when it is not paused)' },
-      { name: 'cancel', term: 'cancel [options] <workflowId>', description: 'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false)' },
+      { name: 'receipts', term: 'receipts [options]', description: 'list the receipts of the loads into a table, newest first: run, rows, bytes, file, job, source, when' },
+      { name: 'verify', term: 'verify [options]', description: "recount the tables a run loaded against its receipts (a full load: the table's rows equal the receipt's; incremental: at most the rows the receipted loads brought)" },
+    ],
+    load: async () => (await import('./receipts')).registerReceiptsCommands,
+  },
+  {
+    commands: [
+      { name: 'pause', term: 'pause [options] <workflowId>', description: 'pause an extraction after the batch in flight, or a backfill (no further window starts; the running ones end) (refused when it is paused, cancelling or loading)' },
+      { name: 'resume', term: 'resume [options] <workflowId>', description: 'resume a paused extraction or backfill (refused when it is not paused)' },
+      { name: 'cancel', term: 'cancel [options] <workflowId>', description: 'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false), a backfill once its running windows end (no further window starts)' },
       { name: 'limit', term: 'limit [options] <workflowId>', description: 'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)' },
       { name: 'extend-deadline', term: 'extend-deadline [options] <workflowId>', description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)' },
     ],

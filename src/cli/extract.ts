@@ -9,6 +9,7 @@ import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
 import { SapiErrorCode } from '../errors';
+import { addReceiptsOptions, receiptsOf } from './import';
 
 /** `sapi-temporal extract` flags as commander parses them. */
 export interface ExtractFlags extends WorkflowFlags {
@@ -25,6 +26,9 @@ export interface ExtractFlags extends WorkflowFlags {
   importState?: string;
   resetState?: boolean;
   // --- ge-state (end) ---
+  receiptsTable?: string;
+  /** False with `--no-receipts`. */
+  receipts?: boolean;
 }
 
 /**
@@ -85,6 +89,7 @@ export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetSt
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
+  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,
@@ -97,13 +102,14 @@ export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput
       bucketId: flags.bucket,
       incremental: flags.incremental,
       keepStaging: flags.keepStaging,
+      receipts: receiptsOf(flags),
     }),
   } as ExtractInput);
 }
 
 /** Adds `<config>` and the extract flags (shared by `extract` and `schedule extract`). */
 export function addExtractArguments(command: Command): Command {
-  return command
+  command
     .argument('<config>', 'the configuration JSON file ({"parameters": {"api": …, "config": …}}), validated before anything starts')
     .addOption(new Option('--mode <mode>', 'batch: one activity fetches many pages; page: one activity per page').choices(['batch', 'page']))
     .option('--batch-pages <n>', 'pages per activity in batch mode', integerParser(1))
@@ -116,6 +122,7 @@ export function addExtractArguments(command: Command): Command {
     .option('--import-state <file>', "start from this state (a reference extractor's state.json) instead of the stored one")
     .option('--reset-state', 'start from an empty state (previousStart 0) instead of the stored one');
   // --- ge-state (end) ---
+  return addReceiptsOptions(command);
 }
 
 /** The summary of a finished extraction (also what `wait` prints for an extractWorkflow). */

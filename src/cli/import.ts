@@ -1,4 +1,5 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_RECEIPTS_TABLE, RECEIPTS_TABLE_PATTERN, type ReceiptsOption } from '../contracts/receipts';
 import { DEFAULT_METADATA_PROVIDER, type CsvDialect, type ImportTableInput, type ImportTableResult, type TypedColumn } from '../contracts/transfer';
 import {
   addWorkflowOptions,
@@ -39,6 +40,10 @@ export interface ImportFlags extends WorkflowFlags {
   description?: string;
   metadata?: Record<string, string>;
   metadataProvider?: string;
+  /** `--receipts-table T`. */
+  receiptsTable?: string;
+  /** False with `--no-receipts`. */
+  receipts?: boolean;
 }
 
 /** The workflow input a command line describes; a relative local `source` is made absolute against `cwd`. */
@@ -65,12 +70,31 @@ export function importInput(source: string, flags: ImportFlags, cwd: string = pr
     via: flags.via,
     gzip: flags.gzip,
     transferTaskQueue: flags.transferTaskQueue,
+    receipts: receiptsOf(flags),
   });
+}
+
+/** The `receipts` input of `--no-receipts` / `--receipts-table T` (absent: the worker's setting). */
+export function receiptsOf(flags: { receipts?: boolean; receiptsTable?: string }): ReceiptsOption | undefined {
+  if (flags.receipts === false) return false;
+  return flags.receiptsTable !== undefined ? { table: flags.receiptsTable } : undefined;
+}
+
+/** `--receipts-table` and `--no-receipts` (import, schedule import, extract). */
+export function addReceiptsOptions(command: Command): Command {
+  return command
+    .option('--receipts-table <table id>', "where the load's receipt goes (default: the worker's SAPI_RECEIPTS_TABLE, else in.c-sapi-temporal.receipts)", receiptsTableArg)
+    .option('--no-receipts', 'write no load receipt (the result still carries it)');
+}
+
+function receiptsTableArg(value: string): string {
+  if (!RECEIPTS_TABLE_PATTERN.test(value)) throw new InvalidArgumentError(`must be a table id like ${DEFAULT_RECEIPTS_TABLE}`);
+  return value;
 }
 
 /** Adds `<source>` and the import flags (shared by `import` and `schedule import`). */
 export function addImportArguments(command: Command): Command {
-  return command
+  const withImport = command
     .argument(
       '<source>',
       'a file on the worker\'s host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
@@ -96,12 +120,16 @@ export function addImportArguments(command: Command): Command {
     .option('--description <text>', 'set the table\'s description (metadata KBC.description) after the load')
     .option('--metadata <key=value>', 'set a table metadata entry after the load (repeatable)', collectMetadata)
     .option('--metadata-provider <name>', `provider of the metadata entries (default: ${DEFAULT_METADATA_PROVIDER})`);
+  return addReceiptsOptions(withImport);
 }
 
 const collectString = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** Usage error when the flags contradict each other (commander cannot express it). */
 export function checkImportFlags(command: Command, flags: ImportFlags): void {
+  if (flags.receipts === false && flags.receiptsTable !== undefined) {
+    command.error('error: --no-receipts and --receipts-table contradict each other: give one', { exitCode: 2, code: 'sapi.usage' });
+  }
   if (flags.incremental && flags.mode !== 'load') {
     command.error('error: --incremental needs --mode load (a new table has nothing to append to)', { exitCode: 2, code: 'sapi.usage' });
   }

@@ -4,7 +4,6 @@ import type { CliContext } from './common';
 import { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE } from './exit-codes';
 import type { TransferRunner } from './run-transfer';
 import { packageVersion } from '../version';
-import { SapiErrorCode } from '../errors';
 
 // The CLI's entry point. It loads commander and the command table only: a command's module (and with it the
 // Temporal client, gRPC, zod, the extractor) is loaded when that command runs, so `--help` and `--version` start in
@@ -122,7 +121,8 @@ export function registerDevKitHints(program: Command): void {
       .allowUnknownOption()
       .allowExcessArguments()
       .action(async () => {
-        const { CliError } = await import('./failure');
+        // loaded here: the error registry brings @temporalio/common, which `--help` must not load
+        const [{ CliError }, { SapiErrorCode }] = await Promise.all([import('./failure'), import('../errors')]);
         throw new CliError(
           SapiErrorCode.INVALID_INPUT,
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,

@@ -77,11 +77,14 @@ export interface ListedRun {
   phase?: string;
   rows?: number;
   bytes?: number;
+  /** What became of an import's load receipt (`written`, `failed`, `off`). */
+  receipt?: string;
 }
 
 const ATTRIBUTE_FIELDS: ReadonlyArray<[keyof ListedRun, string]> = [
   ['operation', 'SapiOperation'], ['tableId', 'SapiTableId'], ['bucket', 'SapiBucket'], ['connection', 'SapiConnection'], ['sourceKind', 'SapiSourceKind'],
   ['destinationKind', 'SapiDestinationKind'], ['apiHost', 'SapiApiHost'], ['stateKey', 'SapiStateKey'], ['phase', 'SapiPhase'], ['rows', 'SapiRows'], ['bytes', 'SapiBytes'],
+  ['receipt', 'SapiReceipt'],
 ];
 
 /** The runs the query finds, newest first, at most `limit`. */

@@ -13,6 +13,7 @@ import { registerExtractStateCommand } from './extract-state';
 import { registerImportCommand } from './import';
 import { cliContext, finishProgram, hasDevKit, loadDevKit, rootProgram } from './index';
 import { registerListCommand } from './list';
+import { registerReceiptsCommands } from './receipts';
 import { registerReplayCheckCommand } from './replay-check';
 import { registerScheduleCommand } from './schedule';
 import { registerStatusCommands } from './status';
@@ -30,6 +31,7 @@ export function buildProgram(context: Partial<CliContext> = {}): Command {
   registerBackfillCommand(program, resolved);
   registerStatusCommands(program, resolved);
   registerListCommand(program, resolved);
+  registerReceiptsCommands(program, resolved);
   registerControlCommands(program, resolved);
   registerScheduleCommand(program, resolved);
   registerWorkerCommand(program, resolved);

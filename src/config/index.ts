@@ -7,6 +7,7 @@ import { DEFAULT_SCHEDULE_METRICS_INTERVAL_S } from '../observability/schedule-m
 import { tracingFromEnv } from '../observability/tracing';
 import { loadTemporalConnection, type TemporalConnectionSettings } from './temporal';
 import { listSetting, originKey, policyProblems, type InputPolicy } from '../security/policy';
+import { DEFAULT_RECEIPTS_TABLE, RECEIPTS_OFF, RECEIPTS_TABLE_PATTERN } from '../contracts/receipts';
 
 export * from './temporal';
 
@@ -89,6 +90,11 @@ const settingsSchema = z.object({
   }),
   /** Where activities keep temporary files (slice downloads, staged pages). */
   workDir: z.string().min(1),
+  /**
+   * The Storage table load receipts go to when a run names none (`SAPI_RECEIPTS_TABLE`, default
+   * `in.c-sapi-temporal.receipts`); `null` (`off`): none unless a run names a table.
+   */
+  receiptsTable: z.string().regex(RECEIPTS_TABLE_PATTERN, `must be a table id like ${DEFAULT_RECEIPTS_TABLE}, or ${RECEIPTS_OFF}`).nullable(),
   /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
   extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
   /** What workflow inputs may name: local roots, URLs and networks, object prefixes (docs/security.md). */
@@ -146,6 +152,7 @@ export type Settings = Readonly<z.infer<typeof settingsSchema>>;
  * - `SAPI_MAX_CACHED_WORKFLOWS` (1000), `SAPI_MAX_CONCURRENT_ACTIVITIES` (100), `SAPI_MAX_CONCURRENT_WORKFLOW_TASKS` (40).
  * - `SAPI_PART_SIZE_MIB` (8), `SAPI_TRANSFER_CONCURRENCY` (4), `SAPI_WORK_DIR` (`<tmp>/sapi-temporal`),
  *   `SAPI_STAGING_URL` (`s3://bucket/prefix` or a folder; default `<work dir>/staging`).
+ * - `SAPI_RECEIPTS_TABLE` (`in.c-sapi-temporal.receipts`; `off`: none): where load receipts go when a run names no table.
  * - `SAPI_EXTRACT_SECRET_ENV_PREFIX` (`SAPI_SECRET_`): the variables extractor configurations may reference.
  * - `SAPI_CODEC_KEYS` (`id:base64key,…`) or `SAPI_CODEC_KEY_FILE` (one per line): payload encryption; unset: off.
  * - `SAPI_METRICS_ADDRESS` (`host:port`, e.g. `0.0.0.0:9464`; unset: no metrics endpoint), `SAPI_LOG_FORMAT`
@@ -191,6 +198,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       maxConcurrentWorkflowTasks: Number(env.SAPI_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS),
     },
     workDir: env.SAPI_WORK_DIR ?? `${tmpDir}/sapi-temporal`,
+    receiptsTable: env.SAPI_RECEIPTS_TABLE === RECEIPTS_OFF ? null : env.SAPI_RECEIPTS_TABLE || DEFAULT_RECEIPTS_TABLE,
     extractSecretEnvPrefix: env.SAPI_EXTRACT_SECRET_ENV_PREFIX ?? DEFAULT_EXTRACT_SECRET_ENV_PREFIX,
     policy: inputPolicyOf(env, connections),
     codecKeys: codecKeysOf(env),
@@ -297,6 +305,7 @@ function variableOf(path: PropertyKey[]): string {
     'gcs.endpoint': 'STORAGE_EMULATOR_HOST',
     hostTaskQueue: 'SAPI_HOST_TASK_QUEUE',
     workDir: 'SAPI_WORK_DIR',
+    receiptsTable: 'SAPI_RECEIPTS_TABLE',
     stagingUrl: 'SAPI_STAGING_URL',
     'observability.metricsAddress': 'SAPI_METRICS_ADDRESS',
     'observability.logFormat': 'SAPI_LOG_FORMAT',

@@ -5,6 +5,7 @@ import type { ScrollerState } from '../extractor/scroller';
 import { redactUrl } from '../http/redact';
 import type { ExtractorConfig, JobConfig } from '../extractor/types';
 import type { ExtractMode, ExtractOptions } from './extract';
+import { receiptsOptionProblems } from './receipts';
 
 /**
  * Default pages per batch activity: 5000, so that on fast APIs `batchSeconds` (10 s) usually ends a batch. Every page
@@ -55,6 +56,7 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
   check('continueAsNewAfterPages', options.continueAsNewAfterPages, positiveInt(options.continueAsNewAfterPages), 'a positive integer');
   check('loadConcurrency', options.loadConcurrency, positiveInt(options.loadConcurrency) && (options.loadConcurrency ?? 0) <= 100, 'an integer from 1 to 100');
   for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
+  problems.push(...receiptsOptionProblems(options.receipts, 'options.receipts'));
   if (options.bucketId !== undefined && !isBucketId(options.bucketId)) {
     problems.push(`options.bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(options.bucketId)}`);
   }

@@ -4,6 +4,7 @@ import type { CallWaiting } from './call-waiting';
 import type { ExtractRunState } from '../extractor/run-state';
 import type { ExtractRunTimes } from '../extractor/types';
 import type { PollingOptions } from './transfer';
+import type { ReceiptOutcome, ReceiptsOption } from './receipts';
 
 /** How pages are fetched: one activity per page, or batches of pages per activity. */
 export type ExtractMode = 'page' | 'batch';
@@ -64,6 +65,11 @@ export interface ExtractOptions {
   polling?: PollingOptions;
   /** How long an outage of the API's or Storage's services is waited out per call (ms); see `ImportTableInput.outageBudgetMs`. Default 1 hour. */
   outageBudgetMs?: number;
+  /**
+   * Where the receipts of the table loads go (one row per loaded table, naming this extraction and its window; see
+   * `ImportTableInput.receipts`): `{table}`, or `false` for none. Default: the worker's `SAPI_RECEIPTS_TABLE`.
+   */
+  receipts?: ReceiptsOption;
   /** Task queue of the extraction activities and of the import's transfer (needed with a local staging folder on a multi-host deployment: a queue polled by the one host that has the folder). Default: the workflow's. */
   activityTaskQueue?: string;
 }
@@ -110,6 +116,8 @@ export interface ExtractTableResult {
    * Removed with the rest of the staging after the load unless `keepStaging` (see `ExtractResult.staging`).
    */
   csv?: string;
+  /** The load's receipt and whether it was written (absent when not loaded). */
+  receipt?: ReceiptOutcome;
 }
 
 /** Result of `extractWorkflow`. */

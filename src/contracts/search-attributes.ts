@@ -28,9 +28,12 @@ export const SapiRows = defineSearchAttributeKey('SapiRows', SearchAttributeType
 /** Bytes uploaded, downloaded or fetched, set at the end. */
 export const SapiBytes = defineSearchAttributeKey('SapiBytes', SearchAttributeType.INT);
 
+/** What became of an import's load receipt, set at the end: `written`, `failed` (the load stands), `off`. */
+export const SapiReceipt = defineSearchAttributeKey('SapiReceipt', SearchAttributeType.KEYWORD);
+
 /** Every search attribute of the plugin, in the order the docs list them. */
 export const SAPI_SEARCH_ATTRIBUTES = [
-  SapiOperation, SapiTableId, SapiBucket, SapiConnection, SapiSourceKind, SapiDestinationKind, SapiApiHost, SapiStateKey, SapiPhase, SapiRows, SapiBytes,
+  SapiOperation, SapiTableId, SapiBucket, SapiConnection, SapiSourceKind, SapiDestinationKind, SapiApiHost, SapiStateKey, SapiPhase, SapiRows, SapiBytes, SapiReceipt,
 ] as const;
 
 /**
@@ -82,6 +85,7 @@ export type RunAttributeValues = Partial<{
   SapiPhase: string;
   SapiRows: number;
   SapiBytes: number;
+  SapiReceipt: string;
 }>;
 
 /** What an import is searchable by from its start. */

@@ -1,4 +1,5 @@
 // Inputs, results and progress of the plugin's workflows. Types only: safe for workflow code and for callers.
+import type { ReceiptOrigin, ReceiptOutcome, ReceiptsOption } from './receipts';
 import type { CallWaiting } from './call-waiting';
 
 /** CSV dialect of a source file (the service's defaults: `,` and `"`). */
@@ -126,6 +127,14 @@ export interface ImportTableInput {
   outageBudgetMs?: number;
   /** Run the transfer on this task queue (a worker on the host that has the local file). Default: the workflow's. */
   transferTaskQueue?: string;
+  /**
+   * Where the load's receipt goes (a row in a Storage table, docs/using.md#receipts): `{table}` names the table;
+   * `false` writes none (the result still carries it). Default: the worker's `SAPI_RECEIPTS_TABLE`, else
+   * `in.c-sapi-temporal.receipts`.
+   */
+  receipts?: ReceiptsOption;
+  /** Internal: the extraction this load belongs to and what it read (set by `extractWorkflow`; its receipt names them). */
+  receiptOrigin?: ReceiptOrigin;
 }
 
 export interface ImportTableResult {
@@ -141,6 +150,8 @@ export interface ImportTableResult {
   typed?: boolean;
   /** Table metadata entries the run set (description and key/value pairs). */
   metadataSet?: number;
+  /** The load's receipt and whether it was written (absent from runs started before receipts existed). */
+  receipt?: ReceiptOutcome;
 }
 
 export type ImportPhase = 'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'defining' | 'importing' | 'metadata' | 'done' | 'failed' | 'cancelled';

@@ -25,8 +25,11 @@ export {
   type ExportTableAsyncInput,
   type LoadTableAsyncInput,
   type MetadataPair,
+  type PreviewTableInput,
   type SetTableMetadataInput,
+  type TablePreview,
   type WhereFilter,
+  PREVIEW_MAX_ROWS,
 } from './table-calls';
 
 export interface StorageClientOptions {

@@ -18,6 +18,9 @@ export {
   type SetTableMetadataInput,
   type ExportTableAsyncInput,
   type WhereFilter,
+  type PreviewTableInput,
+  type TablePreview,
+  PREVIEW_MAX_ROWS,
   type ListJobsInput,
 } from './client';
 export {

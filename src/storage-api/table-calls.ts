@@ -2,10 +2,12 @@
  * Storage API calls on buckets and the tables in them: create, read, list, delete; the asynchronous loads and
  * exports (each answers a job; none is replayed, see `reconcile.ts`); table metadata.
  */
+import { z } from 'zod';
 import { SapiInvalidInputError } from '../errors';
 import { type CallContext, type CallOptions, compact, type MarkedCallOptions, requireId, requireNonEmpty, seg } from './calls';
 import { type JobCalls, waitBriefly } from './job-calls';
 import { bucketListSchema, bucketSchema, emptySchema, jobSchema, tableListSchema, tableSchema, type Bucket, type Job, type Table } from './schemas';
+import { type QueryValue } from './http';
 import { metadataListSchema, tableMetadataAnswerSchema, type MetadataEntry, type TableMetadataAnswer } from './typed-schemas';
 
 export interface CreateBucketInput extends MarkedCallOptions {
@@ -78,6 +80,12 @@ export interface SetTableMetadataInput extends CallOptions {
   columnsMetadata?: Readonly<Record<string, readonly MetadataPair[]>>;
 }
 
+/** The JSON answer of `data-preview`: columns, and rows of cells. */
+const previewSchema = z.looseObject({
+  columns: z.array(z.string()),
+  rows: z.array(z.array(z.looseObject({ columnName: z.string(), value: z.string().nullable().transform((v) => v ?? '') }))),
+});
+
 export interface WhereFilter {
   column: string;
   operator?: 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
@@ -95,6 +103,24 @@ export interface ExportTableAsyncInput extends MarkedCallOptions {
   changedUntil?: string;
   gzip?: boolean;
 }
+
+export interface PreviewTableInput extends CallOptions {
+  tableId: string;
+  columns?: readonly string[];
+  whereFilters?: readonly WhereFilter[];
+  orderBy?: readonly { column: string; order?: 'ASC' | 'DESC' }[];
+  /** Rows answered: 0–1000 (the service's bound). Default 100. */
+  limit?: number;
+}
+
+/** A table's rows as `data-preview` answers them: every value a string. */
+export interface TablePreview {
+  columns: string[];
+  rows: Array<Record<string, string>>;
+}
+
+/** The most rows one `data-preview` answers. */
+export const PREVIEW_MAX_ROWS = 1000;
 
 export interface TableCalls {
   /** `POST buckets`. Not replayed. */
@@ -120,6 +146,8 @@ export interface TableCalls {
   loadTableAsync(input: LoadTableAsyncInput): Promise<Job>;
   /** `POST tables/{tableId}/export-async` → job (`tableExport`). Not replayed: see `startExportOnce`. */
   exportTableAsync(input: ExportTableAsyncInput): Promise<Job>;
+  /** `GET tables/{tableId}/data-preview?format=json`: up to {@link PREVIEW_MAX_ROWS} rows, filtered and ordered. */
+  previewTable(input: PreviewTableInput): Promise<TablePreview>;
 }
 
 /** Statuses an async POST may answer with; the service uses 202. */
@@ -269,6 +297,25 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
         }),
         input,
       );
+    },
+
+    async previewTable(input) {
+      requireNonEmpty('previewTable', 'tableId', input.tableId);
+      const limit = input.limit ?? 100;
+      if (!Number.isInteger(limit) || limit < 0 || limit > PREVIEW_MAX_ROWS) throw new SapiInvalidInputError(`previewTable: limit must be 0–${PREVIEW_MAX_ROWS}, got ${limit}`);
+      // nested parameters as the service reads them: whereFilters[0][column]=…&whereFilters[0][values][]=…
+      const query: Record<string, QueryValue> = { format: 'json', limit, columns: input.columns?.length ? input.columns.join(',') : undefined };
+      input.whereFilters?.forEach((f, i) => {
+        query[`whereFilters[${i}][column]`] = f.column;
+        query[`whereFilters[${i}][operator]`] = f.operator ?? 'eq';
+        query[`whereFilters[${i}][values]`] = f.values;
+      });
+      input.orderBy?.forEach((o, i) => {
+        query[`orderBy[${i}][column]`] = o.column;
+        query[`orderBy[${i}][order]`] = o.order ?? 'ASC';
+      });
+      const answer = (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/data-preview`), query, schema: previewSchema, signal: input.signal })).data;
+      return { columns: answer.columns, rows: answer.rows.map((row) => Object.fromEntries(row.map((cell) => [cell.columnName, cell.value]))) };
     },
 
     async exportTableAsync(input) {

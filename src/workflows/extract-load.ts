@@ -7,6 +7,7 @@ import { storageColumnNames } from '../contracts/extract-plan';
 import type { ExtractTableResult } from '../contracts/extract';
 import type { ExtractCheckpoint } from '../extractor/checkpoint';
 import type { PollingOptions } from '../contracts/transfer';
+import type { ReceiptOrigin, ReceiptsOption } from '../contracts/receipts';
 import type { Priority } from '@temporalio/common';
 import { importTableWorkflow } from './import-table';
 
@@ -35,6 +36,10 @@ export interface LoadTablesOptions {
   priority?: Priority;
   /** Tables loaded at once (the others wait their turn, in schema order). */
   concurrency: number;
+  /** Where the loads' receipts go (`ExtractOptions.receipts`). */
+  receipts?: ReceiptsOption;
+  /** The extraction and what it read, named by every load's receipt. */
+  receiptOrigin?: ReceiptOrigin;
   /** `findTable` (short calls) and `buildTableCsv` (long, heartbeating), proxied with their own options. */
   activities: Pick<SapiActivities, 'findTable' | 'buildTableCsv'>;
 }
@@ -117,6 +122,8 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
           polling: o.polling,
           ...(o.outageBudgetMs !== undefined ? { outageBudgetMs: o.outageBudgetMs } : {}),
           transferTaskQueue: o.transferTaskQueue,
+          ...(o.receipts !== undefined ? { receipts: o.receipts } : {}),
+          ...(o.receiptOrigin ? { receiptOrigin: o.receiptOrigin } : {}),
         },
       ],
     });
@@ -128,6 +135,7 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
       columns,
       ...(primaryKey.length > 0 ? { primaryKey } : {}),
       csv: csv.uri,
+      ...(imported.receipt ? { receipt: imported.receipt } : {}),
     };
   });
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');

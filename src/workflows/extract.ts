@@ -203,6 +203,18 @@ async function startRunState(cp: ExtractCheckpoint, input: ExtractInput, readRun
   return cp.runTimes;
 }
 
+/**
+ * The window an extraction covered, for its loads' receipts: its run times (`previousStart` → `currentStart`, Unix
+ * seconds: the configuration's incremental window), the state key and the pages fetched.
+ */
+function extractRange(cp: ExtractCheckpoint, input: ExtractInput): Record<string, string | number> {
+  return {
+    ...(cp.runTimes ? { previousStart: cp.runTimes.previousStart, currentStart: cp.runTimes.currentStart } : {}),
+    ...(input.stateKey !== undefined ? { stateKey: input.stateKey } : {}),
+    pages: cp.pages,
+  };
+}
+
 /** Longest page-mode call (ms): `pause` and `cancel` act when a call ends, so in page mode within about this long. */
 export const PAGE_MODE_CALL_MS = 500;
 
@@ -568,6 +580,12 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           transferTaskQueue: input.options?.activityTaskQueue,
           priority,
           concurrency: o.loadConcurrency,
+          ...(input.options?.receipts !== undefined ? { receipts: input.options.receipts } : {}),
+          receiptOrigin: {
+            workflowId: info.workflowId,
+            runId: info.firstExecutionRunId,
+            source: { kind: 'api', location: validated.api.baseUrl.replace(/[?#].*$/, '').replace(/\/\/[^/@]*@/, '//'), range: extractRange(cp, input) },
+          },
           activities: { findTable: acts.findTable, buildTableCsv: builder.buildTableCsv },
         });
       }

@@ -11,6 +11,8 @@ import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
 import { ownContinuation } from './continued';
+import { receiptOf, writeReceiptStep } from './receipt';
+import { receiptsOptionProblems } from '../contracts/receipts';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
 export const MAX_CREDENTIAL_REFRESHES = 3;
@@ -45,7 +47,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
   const connection = input.connection;
   const attributes = typeof input.bucketId === 'string' && typeof input.table === 'string' ? importAttributes(input) : {};
-  const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes });
+  const totals = (r: ImportTableResult) => ({ SapiRows: r.importedRowsCount, SapiBytes: r.bytes, SapiReceipt: r.receipt?.status });
   // the first activity does the checks: a fresh run opens in that phase (no upsert for 'starting')
   if (!input.resume) progress.phase = 'checking';
   // a run started without a fairness key shares the queue fairly by its Storage connection
@@ -71,6 +73,10 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
     let typed = input.resume?.typed ?? false;
     /** The load ended well (what fails after it is the metadata). */
     let loaded = false;
+    let loadEndedAt = 0;
+    let loadResult: ImportTableResult | undefined;
+    /** The receipt of the load that ended well (written once: after the metadata, or when the metadata failed). */
+    const receipt = (r: ImportTableResult) => writeReceiptStep(acts, input, receiptOf(input, r, workflowInfo().startTime.getTime(), loadEndedAt));
     try {
       if (input.resume) {
         ({ fileId, bytes, sha256, job } = input.resume);
@@ -148,6 +154,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       );
       delete progress.deadlineAt;
       loaded = true;
+      loadEndedAt = Date.now();
       const result: ImportTableResult = {
         tableId: done.tableId ?? tableId,
         fileId,
@@ -157,6 +164,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         sha256,
         typed,
       };
+      loadResult = result;
       if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
         // after the load: a table whose load failed never gets metadata
         progress.phase = 'metadata';
@@ -169,6 +177,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         });
         result.metadataSet = set.entries;
       }
+      result.receipt = await receipt(result);
       progress.phase = 'done';
       return result;
     } catch (err) {
@@ -188,7 +197,8 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
       }
       if (loaded && !created.table) {
-        // the rows are in: say so, or a user would run the load again
+        // the rows are in: say so, or a user would run the load again; and they get their receipt
+        if (loadResult) await receipt(loadResult);
         const cause = err instanceof ActivityFailure ? err.cause : err;
         throw ApplicationFailure.create({
           message: `the rows were loaded into ${tableId}, but its metadata was not set: ${cause instanceof Error ? cause.message : String(cause)}`,
@@ -429,6 +439,7 @@ function validate(input: ImportTableInput): void {
   if (input.mode && input.mode !== 'create' && input.mode !== 'load') problems.push(`mode must be create or load, got ${JSON.stringify(input.mode)}`);
   if (input.via && input.via !== 'direct' && input.via !== 'importer') problems.push(`via must be direct or importer, got ${JSON.stringify(input.via)}`);
   if (input.slices && input.via === 'importer') problems.push('a sliced upload needs via=direct');
+  problems.push(...receiptsOptionProblems(input.receipts, 'receipts'));
   if (problems.length) throw ApplicationFailure.nonRetryable(`invalid import input: ${problems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
 }
 

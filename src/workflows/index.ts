@@ -5,6 +5,7 @@ export { importTableWorkflow } from './import-table';
 export { progressQuery, transferCancelUpdate, extendDeadlineUpdate, transferProgressUpdate, type TransferControl } from './transfer-run';
 export { exportTableWorkflow } from './export-table';
 export type * from '../contracts/transfer';
+export type { LoadReceipt, ReceiptOutcome, ReceiptOrigin, ReceiptSource, ReceiptsOption } from '../contracts/receipts';
 export {
   extractWorkflow,
   extractProgressQuery,

@@ -38,15 +38,18 @@ function project(): FakeProject {
 const pollingRuns = (p: FakeProject) => [...new Set(p.callsOf('getJob').map((c) => c.runId))];
 
 describe('continue-as-new while polling a long job', () => {
-  it('import: the run continues as new while it polls, carries its file and job, and the table gets its rows once', async () => {
+  it('import: the run continues as new while it polls, carries its file and job, and the table gets its rows once (and one receipt, keyed by the first run)', async () => {
     const p = project();
+    let firstRunId = '';
     const result = await withWorker(env, p, async (taskQueue) => {
       const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-import-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: FAST }] });
+      firstRunId = handle.firstExecutionRunId;
       // a poll from a third run: two continue-as-new happened while the job was processing
       await p.waitFor('getJob', () => pollingRuns(p).length >= 3);
       p.release();
       return handle.result();
     });
+    expect([...p.receipts.values()].map(({ receipt }) => [receipt.runId, receipt.rows, receipt.jobId])).toEqual([[firstRunId, 1000, result.jobId]]);
     expect(result.importedRowsCount).toBe(1000);
     expect(p.tables.get('in.c-main.t')?.rows).toBe(1000);
     expect(p.jobs.size).toBe(1);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import type { EmulatorHandle } from '../../../src/emulator';
 import type { RequestLogEntry } from '../../../src/emulator/request-log';
+import { DEFAULT_RECEIPTS_TABLE, receiptFromRow, type LoadReceipt } from '../../../src/contracts/receipts';
 
 /** sha256 of rows (each a comma-joined line), sorted: equal multisets of rows give equal checksums. */
 export function rowsChecksum(lines: string[]): string {
@@ -77,3 +78,15 @@ export function creatingRequests(log: RequestLogEntry[], since: number, method: 
     return (r.status >= 200 && r.status < 300) || r.status === 0;
   });
 }
+
+/**
+ * The receipts (rows of the receipts table, default `in.c-sapi-temporal.receipts`) whose `column` is `value`, as
+ * receipts; none while the table does not exist.
+ */
+export async function receiptsWhere(emulator: EmulatorHandle, column: 'workflow_id' | 'origin_workflow_id' | 'table_id', value: string, receiptsTable = DEFAULT_RECEIPTS_TABLE): Promise<LoadReceipt[]> {
+  if (!(await tableExists(emulator, receiptsTable))) return [];
+  const table = await emulator.readTable(receiptsTable);
+  return table.rows.map((row) => receiptFromRow(Object.fromEntries(table.columns.map((c, i) => [c, row[i]!])))).filter((r) => r[columnKey[column]] === value);
+}
+
+const columnKey = { workflow_id: 'workflowId', origin_workflow_id: 'originWorkflowId', table_id: 'tableId' } as const;

@@ -6,7 +6,7 @@ import { CELLS, IN_FLIGHT_DELAY_MS, S3_OUTAGE_MS, STEPS, cellsFor, isBaseline, t
 import type { ExportTableResult, ImportTableResult } from '../../../src/contracts/transfer';
 import type { ExtractResult } from '../../../src/contracts/extract';
 import { testStack } from '../stack-state';
-import { bucketExists, creatingRequests, csvRows, listFiles, listJobs, rowsChecksum, tableExists, tableRows, writeRows } from './checks';
+import { bucketExists, creatingRequests, csvRows, listFiles, listJobs, receiptsWhere, rowsChecksum, tableExists, tableRows, writeRows } from './checks';
 import { EXTRACT_PAGES, startMatrixFixture, type MatrixFixture } from './fixture';
 import { largePage } from '../../../src/sample-api';
 import type { Gate, GateMatch, Held } from './gate';
@@ -201,6 +201,12 @@ async function runCell(fx: MatrixFixture, cell: Cell, state: OperationState, n: 
     const posts = creatingRequests(fx.env.emulator.requests, since, 'POST', run.jobPath);
     expect({ jobs: jobs.map((j) => `${j.id}:${j.status}`), creatingPosts: posts.length }).toEqual({ jobs: [expect.any(String)], creatingPosts: 1 });
     if (expected === 'success' && cell.operation !== 'extract') expect((ended.result as { jobId: number }).jobId).toBe(jobs[0]!.id);
+    // a receipt for every load (issue 42): exactly one for the load that ended well, naming its job and rows; none for a failed load
+    if (cell.operation !== 'export-sliced') {
+      const column = cell.operation === 'extract' ? 'origin_workflow_id' : 'workflow_id';
+      const receipts = (await receiptsWhere(fx.env.emulator, column, handle.workflowId)).map((r) => ({ tableId: r.tableId, jobId: r.jobId, rows: r.rows }));
+      expect({ receipts }).toEqual({ receipts: expected === 'success' ? [{ tableId: run.tableId, jobId: jobs[0]!.id, rows: state.expectedRows }] : [] });
+    }
   } finally {
     armed?.cancel();
     fx.env.emulator.faults.clear();
@@ -287,6 +293,7 @@ async function importState(operation: Operation, fx: MatrixFixture): Promise<Ope
         async verify(result) {
           const r = result as ImportTableResult;
           expect(r.importedRowsCount).toBe(state.expectedRows);
+          expect(r.receipt?.status).toBe('written');
           expect(rowsChecksum(await tableRows(emulator, tableId))).toBe(state.expectedChecksum);
           expect({ filesNamed: await filesNamed() }).toEqual({ filesNamed: 1 }); // no orphan from a lost prepare/upload
         },

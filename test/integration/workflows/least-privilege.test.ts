@@ -92,6 +92,19 @@ describe('workflows with a least-privilege token', () => {
     const destination = join(env.dataDir, 'out.csv');
     await run<ExportTableResult>('exportTableWorkflow', { tableId: 'in.c-target.t', destination } satisfies ExportTableInput);
     expect(readFileSync(destination, 'utf8').trim().split('\n').slice(1).sort()).toEqual(['"1","a"', '"2","B"', '"3","c"']);
+    // the default receipts bucket is not the writer's: its receipt is reported failed, the load stands
+    expect(created.receipt).toMatchObject({ status: 'failed', error: expect.stringContaining('in.c-sapi-temporal') });
+    // a receipts table in the bucket it may write takes the receipts
+    const receipted = await run<ImportTableResult>('importTableWorkflow', {
+      source: file('c.csv', 'id,v\n4,d\n'),
+      bucketId: 'in.c-target',
+      table: 't',
+      mode: 'load',
+      incremental: true,
+      receipts: { table: 'in.c-target.receipts' },
+    } satisfies ImportTableInput);
+    expect(receipted.receipt).toMatchObject({ status: 'written', table: 'in.c-target.receipts' });
+    expect((await env.emulator.readTable('in.c-target.receipts')).rows).toHaveLength(1);
   });
 
   it('is refused, before anything is created, where it may not write or manage buckets', async () => {

@@ -41,6 +41,6 @@ describe('a retried short-path upload whose job already started', () => {
     const events = (await handle.fetchHistory()).events ?? [];
     // the retry happened, and the run went no other way (no fresh file, no second job)
     expect(events.find((e) => e.activityTaskStartedEventAttributes && (e.activityTaskStartedEventAttributes.attempt ?? 1) > 1)).toBeDefined();
-    expect(historyShape(events).activityTypes).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect(historyShape(events).activityTypes).toEqual(['prepareImport', 'uploadAndStartJob', 'writeReceipt']);
   });
 });

@@ -8,17 +8,17 @@ describe('the shape of a history (what one run cost in Temporal terms)', () => {
 
   it('counts events, activity tasks, timers, workflow tasks and markers of a saved sliced import (the long path)', () => {
     expect(historyShape(saved('import-sliced-load'))).toEqual({
-      events: 52,
-      activityTasks: 6,
-      activityTypes: ['checkImportTarget', 'inspectSource', 'prepareFile', 'uploadSlices', 'loadTableAsync', 'getJob'],
+      events: 58,
+      activityTasks: 7,
+      activityTypes: ['checkImportTarget', 'inspectSource', 'prepareFile', 'uploadSlices', 'loadTableAsync', 'getJob', 'writeReceipt'],
       timers: 1,
-      workflowTasks: 8,
+      workflowTasks: 9,
       // the run view's local activity (which search attributes are registered): no patch markers
       markers: 1,
     });
   });
 
-  it('shows the short path of a small import: 2 activity tasks, no timer, 21 events', () => {
-    expect(historyShape(saved('import-short-path'))).toEqual({ events: 21, activityTasks: 2, activityTypes: ['prepareImport', 'uploadAndStartJob'], timers: 0, workflowTasks: 3, markers: 1 });
+  it('shows the short path of a small import and its receipt: 3 activity tasks, no timer, 27 events', () => {
+    expect(historyShape(saved('import-short-path'))).toEqual({ events: 27, activityTasks: 3, activityTypes: ['prepareImport', 'uploadAndStartJob', 'writeReceipt'], timers: 0, workflowTasks: 4, markers: 1 });
   });
 });

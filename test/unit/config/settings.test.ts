@@ -37,6 +37,14 @@ describe('worker settings from the environment', () => {
     expect(() => loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: 'many', SAPI_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(/SAPI_MAX_CACHED_WORKFLOWS.*SAPI_MAX_CONCURRENT_ACTIVITIES/);
   });
 
+  it('reads where load receipts go: the default table, another one, or off; refuses what is not a table id by name', () => {
+    const base = { SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' };
+    expect(loadSettings(base).receiptsTable).toBe('in.c-sapi-temporal.receipts');
+    expect(loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'in.c-audit.loads' }).receiptsTable).toBe('in.c-audit.loads');
+    expect(loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'off' }).receiptsTable).toBeNull();
+    expect(() => loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'receipts' })).toThrow(/SAPI_RECEIPTS_TABLE must be a table id like in\.c-sapi-temporal\.receipts, or off/);
+  });
+
   it('says how to configure a connection a workflow names but the worker lacks', () => {
     const settings = loadSettings({ SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' });
     expect(() => connectionFor(settings, 'eu')).toThrow('unknown Storage connection "eu" (configured: default); set SAPI_EU_URL and SAPI_EU_TOKEN');

@@ -13,6 +13,7 @@ import { SapiErrorCode, toApplicationFailure } from '../../../src/errors';
 import type { JobSummary } from '../../../src/contracts/transfer';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import type { ExtractRunState } from '../../../src/extractor/run-state';
+import type { LoadReceipt } from '../../../src/contracts/receipts';
 
 export type ActivityName = keyof SapiActivities;
 type Input<N extends ActivityName> = Parameters<SapiActivities[N]>[0];
@@ -115,6 +116,10 @@ export class FakeProject {
   /** Staged rows: runKey → table → rows. */
   readonly staged = new Map<string, Map<string, number>>();
   readonly runStates = new Map<string, ExtractRunState>();
+  /** The receipts table: receipt id → receipt (a repeated write upserts), and the table each went to. */
+  readonly receipts = new Map<string, { receipt: LoadReceipt; table: string }>();
+  /** The worker's receipts setting (`SAPI_RECEIPTS_TABLE`): null is `off`. */
+  receiptsTable: string | null = 'in.c-sapi-temporal.receipts';
   readonly calls: Call[] = [];
   /** How long a new job runs (server time, ms); 0: it has ended when first looked at. */
   jobRunsMs = 0;
@@ -242,6 +247,12 @@ export class FakeProject {
         const job = this.jobs.get(jobId);
         if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, SapiErrorCode.NOT_FOUND);
         return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
+      },
+      writeReceipt: async ({ receipt, table }) => {
+        const target = table ?? this.receiptsTable;
+        if (target === null) return { status: 'off' };
+        this.receipts.set(receipt.receiptId, { receipt, table: target });
+        return { status: 'written', table: target };
       },
       setTableMetadata: async (input) => {
         const table = this.tables.get(input.tableId);
