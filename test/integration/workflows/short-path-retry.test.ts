@@ -37,7 +37,7 @@ describe('a retried short-path upload whose job already started', () => {
     expect(result.importedRowsCount).toBe(2);
     const ids = (await env.emulator.readTable('in.c-retry.t')).rows.map((r) => r[0]).sort();
     expect(ids).toEqual(['1', '2', '3']);
-    expect((await listJobs(env.emulator)).filter((j) => j.operationName === 'tableImport')).toHaveLength(1);
+    expect((await listJobs(env.emulator)).filter((j) => j.operationName === 'tableImport' && j.tableId === 'in.c-retry.t')).toHaveLength(1);
     const events = (await handle.fetchHistory()).events ?? [];
     // the retry happened, and the run went no other way (no fresh file, no second job)
     expect(events.find((e) => e.activityTaskStartedEventAttributes && (e.activityTaskStartedEventAttributes.attempt ?? 1) > 1)).toBeDefined();
