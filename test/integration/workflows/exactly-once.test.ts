@@ -151,7 +151,8 @@ describe('imports and exports under faults end exactly right', () => {
       const fileName = `importer-once-${++n}.csv`;
       const content = 'id\n1\n2\n3\n';
       env.emulator.faults.add({ method: 'POST', path: 'upload-file$', times: 1, action: { type: 'status-after-success', status: 500 } });
-      const result = await importTable({ source: csvFile(fileName, content), bucketId: 'in.c-importer-once', createBucket: true, table: 't', via: 'importer' });
+      // without a receipt: its own load also goes through the importer, and this counts the import's uploads
+      const result = await importTable({ source: csvFile(fileName, content), bucketId: 'in.c-importer-once', createBucket: true, table: 't', via: 'importer', receipts: false });
       expect(result.importedRowsCount).toBe(3);
       expect(result.sha256).toBe(createHash('sha256').update(content).digest('hex'));
       expect(await filesNamed(fileName)).toHaveLength(1);
