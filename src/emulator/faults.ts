@@ -47,6 +47,8 @@ export interface JobSlowdownRule {
  */
 export interface JobHoldRule {
   operationName?: string;
+  /** Only jobs of this table (any when absent): a run's other jobs (its load receipt's, say) are not held. */
+  tableId?: string;
   times?: number;
 }
 
@@ -54,6 +56,7 @@ export interface JobHoldRule {
 export interface HeldJob {
   id: number;
   operationName: string;
+  tableId?: string;
 }
 
 /**
@@ -210,7 +213,7 @@ export class Faults implements FaultsController {
    * `releaseJobs` (or `clear`) lets it go or `signal` aborts (the emulator closing).
    */
   holdFor(job: HeldJob, signal: AbortSignal): Promise<void> {
-    if (!consume(this.jobHolds, (r) => !r.operationName || r.operationName === job.operationName)) return Promise.resolve();
+    if (!consume(this.jobHolds, (r) => (!r.operationName || r.operationName === job.operationName) && (!r.tableId || r.tableId === job.tableId))) return Promise.resolve();
     return new Promise((resolve) => {
       const entry = {
         ...job,

@@ -135,7 +135,7 @@ export class JobRunner {
       }
       const injected = this.faults.takeJobFailure(job.operationName);
       await sleep(this.delays.processingMs + this.faults.takeJobSlowdown(job.operationName), signal);
-      await this.faults.holdFor({ id: job.id, operationName: job.operationName }, signal);
+      await this.faults.holdFor({ id: job.id, operationName: job.operationName, ...(job.tableId ? { tableId: job.tableId } : {}) }, signal);
       if (this.closing) return;
       if (injected) throw new JobError(injected.code, injected.message);
       const committed = await this.tables.jobCommit(job.id);

@@ -101,6 +101,8 @@ describe('the sapi-temporal CLI', () => {
       bytes: Buffer.byteLength(source),
       sha256: createHash('sha256').update(source).digest('hex'),
       typed: false,
+      // the load's receipt, written to the default receipts table
+      receipt: { status: 'written', table: 'in.c-sapi-temporal.receipts', receipt: expect.objectContaining({ tableId: 'in.c-cli.orders', rows: 3, bytes: Buffer.byteLength(source) }) },
     });
     expect(await env.emulator.readTable('in.c-cli.orders')).toEqual({
       columns: ['id', 'name'],
@@ -245,7 +247,7 @@ describe('the sapi-temporal CLI', () => {
   it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {
     expect((await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code).toBe(0);
     // every load's job runs until the test releases it
-    env.emulator.faults.holdJob({ operationName: 'tableImport' });
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.slow_sched', operationName: 'tableImport' });
     const file = csvFile('slow-sched.csv', 'id\n2\n');
     const load = ['--bucket', 'in.c-cli', '--table', 'slow_sched', '--mode', 'load', '--incremental'];
     const describe = async (id: string) => {
@@ -266,7 +268,7 @@ describe('the sapi-temporal CLI', () => {
     await env.emulator.faults.jobHeld('tableImport');
     expect(await runs()).toHaveLength(1);
     env.emulator.faults.releaseJobs('tableImport');
-    env.emulator.faults.holdJob({ operationName: 'tableImport' }); // the buffered run's job is held again
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.slow_sched', operationName: 'tableImport' }); // the buffered run's job is held again
     await eventually(async () => (await runs()).length === 2, 60_000, 'the buffered trigger never ran');
     const [first, second] = await Promise.all((await runs()).map((run) => run.describe()));
     expect(second!.startTime.getTime()).toBeGreaterThanOrEqual(first!.closeTime!.getTime()); // after, never beside it
@@ -293,7 +295,7 @@ describe('the sapi-temporal CLI', () => {
 
   it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
     // the job runs until `wait` has attached and printed the running import's progress
-    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.waited', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-wait-${Date.now()}`;
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
@@ -361,7 +363,7 @@ describe('the sapi-temporal CLI', () => {
 
   it('stops waiting on Ctrl-C, exits 130 saying how to re-attach, and the workflow runs on to its end', async () => {
     // the job runs until the test has seen the CLI exit and the workflow still running
-    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.ctrl_c_detach', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-detach-${Date.now()}`;
     const running = startCli(onQueue('import', csvFile('detach.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'ctrl_c_detach', '--workflow-id', workflowId));
     const handle = env.client.workflow.getHandle(workflowId);
@@ -383,7 +385,7 @@ describe('the sapi-temporal CLI', () => {
 
   it('cancels the workflow on Ctrl-C with --cancel-on-interrupt and ends with its cancellation', async () => {
     // the job runs until the run was cancelled
-    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.slow', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-cancel-${Date.now()}`;
     const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId, '--cancel-on-interrupt'));
     const handle = env.client.workflow.getHandle(workflowId);
@@ -453,7 +455,7 @@ describe('the sapi-temporal CLI', () => {
 
   it('attaches a second import with the same --workflow-id to the running one: one workflow, one Storage job, both print its result', async () => {
     // the job runs until the second command has attached (a CLI process takes 20 s and more to boot on a loaded machine)
-    env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
+    env.emulator.faults.holdJob({ tableId: 'in.c-cli.attached', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-attach-${Date.now()}`;
     const args = onQueue('import', csvFile('attach.csv', 'a\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'attached', '-w', workflowId, '--json');
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;

@@ -84,8 +84,8 @@ describe('the worker\'s Prometheus endpoint', () => {
     expect(uploaded).toMatchObject({ namespace: 'default', task_queue: env.taskQueue, activity_type: 'uploadAndStartJob' });
     expect(Object.keys(uploaded ?? {}).filter((label) => /[A-Z]/.test(label))).toEqual([]);
     expect(samples.find((s) => s.name === 'temporal_activity_execution_latency_count')?.labels).toMatchObject({ task_queue: env.taskQueue, activity_type: expect.any(String) });
-    // one wait per Storage job (the import's and the export's), in seconds
-    expect(sumOf(samples, 'sapi_job_wait_seconds_count')).toBe(2);
+    // one wait per Storage job (the import's, its receipt's load and the export's), in seconds
+    expect(sumOf(samples, 'sapi_job_wait_seconds_count')).toBe(3);
     expect(sumOf(samples, 'sapi_job_wait_seconds_count', { operation: 'tableExport', status: 'success' })).toBe(1);
     // the SDK's runtime metrics on the same endpoint
     expect(sumOf(samples, 'temporal_activity_execution_latency_count')).toBeGreaterThan(0);
@@ -103,7 +103,7 @@ describe('the worker\'s Prometheus endpoint', () => {
     });
     // each scheduled load's Storage job runs until the test has compared the counts; due every second with overlap
     // skip: the runs due meanwhile are skipped
-    env.emulator.faults.holdJob({ operationName: 'tableImport' });
+    env.emulator.faults.holdJob({ tableId: 'in.c-metrics.scheduled', operationName: 'tableImport' });
     const scheduleId = `metrics-skip-${Date.now()}`;
     const schedule = await env.client.schedule.create({
       scheduleId,
