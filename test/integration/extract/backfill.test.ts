@@ -69,7 +69,7 @@ describe('backfill of an extraction on the real stack', () => {
 
   const statePath = (key: string) => join(env.dataDir, 'work', 'staging', 'run-state', `${key}.json`);
 
-  it('loads each of 12 windows exactly once through a worker kill and a Temporal restart while a live run goes on, and leaves the live run state to the live runs', async () => {
+  it('loads each of 12 windows exactly once through a worker kill and a Temporal restart while a live schedule keeps running, and leaves the live run state to the live runs', async () => {
     const gate = await startGate(api.url, 40); // a window takes a few pages of 40 ms: the kill comes while windows run
     try {
       let worker = await startWorkerProcess('backfill-first');
@@ -102,8 +102,21 @@ describe('backfill of an extraction on the real stack', () => {
       expect(started.stderr).not.toMatch(/error/i);
       expect(started.code).toBe(0);
       const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
-      // a live run goes on beside the backfill (through the kill and the restart too)
-      const liveBeside = await liveRun(2);
+      // the live runs go on beside the backfill as a Temporal Schedule would run them (through the kill and the
+      // restart too): every 2 s, a run skipped while the last one is still going
+      const scheduleId = `backfill-live-schedule-${Date.now()}`;
+      const schedule = await client.schedule.create({
+        scheduleId,
+        spec: { intervals: [{ every: '2s' }] },
+        policies: { overlap: 'SKIP' },
+        action: {
+          type: 'startWorkflow',
+          workflowType: 'extractWorkflow',
+          taskQueue: env.taskQueue,
+          workflowId: `backfill-live-scheduled`,
+          args: [{ config: { parameters: { api: { baseUrl: gate.url, pagination: PAGINATION }, config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] } } }, stateKey: 'events-cfg' }],
+        },
+      });
 
       // killed while windows run: some done, some going
       let atKill: BackfillProgress | undefined;
@@ -135,12 +148,32 @@ describe('backfill of an extraction on the real stack', () => {
       const expected = datedEvents('2025-01-01', '2025-01-13', 25).map((e) => `${e.id}|${e.day}|${e.n}|${e.value}`).sort();
       expect(rows).toEqual(expected);
       expect(result.rows).toBe(expected.length);
-      // the windows neither read nor wrote the live state: the live run beside them started from what the first one
-      // stored, and the state is byte for byte what the live run beside stored
-      const beside = (await liveBeside.result()) as ExtractResult;
-      expect(beside.runTimes?.previousStart).toBe(JSON.parse(liveState).time.previousStart);
-      expect(JSON.parse(readFileSync(statePath('events-cfg'), 'utf8'))).toEqual(beside.runState?.stored);
-      expect(beside.runState?.stored?.time.previousStart).toBe(beside.runTimes?.currentStart);
+      // the windows neither read nor wrote the live state: the scheduled live runs form one unbroken chain from what
+      // the first live run stored (each started from the state the one before it stored), and the state is byte for
+      // byte what the last of them stored
+      // (at least two scheduled runs ended, so the chain has a link made beside the backfill)
+      await eventually(async () => {
+        let ended = 0;
+        for await (const run of client.workflow.list({ query: `TemporalScheduledById = "${scheduleId}" AND ExecutionStatus = "Completed"` })) ended += run ? 1 : 0;
+        return ended >= 2;
+      }, 120_000, 'the live schedule never completed two runs');
+      await schedule.delete();
+      const scheduled: ExtractResult[] = [];
+      const ids: { workflowId: string; runId: string; startTime: Date }[] = [];
+      for await (const run of client.workflow.list({ query: `TemporalScheduledById = "${scheduleId}"` })) ids.push(run);
+      ids.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+      for (const run of ids) {
+        const ended = await client.workflow.getHandle(run.workflowId, run.runId).result().catch(() => undefined);
+        if (ended) scheduled.push(ended as ExtractResult);
+      }
+      expect(scheduled.length).toBeGreaterThanOrEqual(2);
+      let previous = JSON.parse(liveState).time.previousStart as number;
+      for (const beside of scheduled) {
+        expect(beside.runTimes?.previousStart).toBe(previous);
+        expect(beside.runState?.stored?.time.previousStart).toBe(beside.runTimes?.currentStart);
+        previous = beside.runTimes!.currentStart;
+      }
+      expect(JSON.parse(readFileSync(statePath('events-cfg'), 'utf8'))).toEqual(scheduled.at(-1)!.runState?.stored);
       // each window's child asked the API for its own day only
       const asked = new Set(gate.seen.map((url) => new URL(url, 'http://x').searchParams.get('from')).filter((from) => from?.startsWith('2025-01')));
       expect(asked.size).toBe(12);
