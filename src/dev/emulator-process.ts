@@ -55,7 +55,15 @@ export async function startEmulatorProcess(options: EmulatorProcessOptions): Pro
       name: 'emulator',
       command: process.execPath,
       args: childArgs(),
-      env: { ...process.env, [EMULATOR_OPTIONS_ENV]: JSON.stringify({ ...options.emulator, port }) },
+      // glibc's malloc as the worker's wrapper sets it (bin/sapi-temporal): two arenas and a fixed mmap threshold, so
+      // DuckDB's and Node's threads do not each keep an arena of freed memory (peak RSS of a wide load grew with how
+      // many threads contended, past 1 GB on a busy machine); a value of the caller's wins
+      env: {
+        MALLOC_ARENA_MAX: '2',
+        MALLOC_MMAP_THRESHOLD_: '131072',
+        ...process.env,
+        [EMULATOR_OPTIONS_ENV]: JSON.stringify({ ...options.emulator, port }),
+      },
       logFile: options.logFile,
       watchdogPidFile: options.watchdogPidFile,
       healthy: async () => {

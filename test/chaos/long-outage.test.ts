@@ -118,7 +118,8 @@ suite(`a ${minutes}-minute Storage API outage`, () => {
     const tables = ['in.c-outage.base', 'in.c-outage.during', 'in.c-outage.people', 'in.c-outage.people_contacts', 'in.c-outage.people_tags', 'in.c-outage.polled', 'in.c-outage.users', 'in.c-outage.users_contacts', 'in.c-outage.users_tags'];
     expect(created(/\/buckets\/in\.c-outage\/tables-async$/)).toHaveLength(tables.length);
     expect(created(/\/tables\/in\.c-outage\.base\/export-async$/)).toHaveLength(1);
-    expect(jobs.filter((j) => j.operationName === 'tableCreate').map((j) => j.tableId).sort()).toEqual(tables);
+    // (the runs' load receipts went to the receipts table: a job of its own, not counted here)
+    expect(jobs.filter((j) => j.operationName === 'tableCreate' && j.tableId?.startsWith('in.c-outage.')).map((j) => j.tableId).sort()).toEqual(tables);
     expect(jobs.filter((j) => j.operationName === 'tableExport')).toHaveLength(1);
   }, outageMs + 15 * 60_000);
 });
