@@ -23,13 +23,15 @@ jest.setTimeout(120_000);
 const FLIPPER = `
 const fs = require('node:fs');
 const dirs = JSON.parse(process.argv[1]);
-const spin = () => { const end = process.hrtime.bigint() + 300000n; while (process.hrtime.bigint() < end); };
+// each state held 0.3 ms, and every 8th folder state 20 ms: the races meet both states mid-operation, and an
+// operation sometimes fits in one folder state (a read checks each step, so under 0.3 ms alone it may never finish)
+const spin = (ns) => { const end = process.hrtime.bigint() + ns; while (process.hrtime.bigint() < end); };
 process.stdout.write('ready\\n');
-for (;;) {
+for (let n = 0; ; n++) {
   for (const d of dirs) { fs.renameSync(d, d + '.real'); fs.renameSync(d + '.link', d); }
-  spin();
+  spin(300000n);
   for (const d of dirs) { fs.renameSync(d, d + '.link'); fs.renameSync(d + '.real', d); }
-  spin();
+  spin(n % 8 === 0 ? 20000000n : 300000n);
 }
 `;
 
