@@ -64,8 +64,10 @@ lib/.js-built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell
 	node_modules/.bin/tsc -p tsconfig.build.json --noCheck --declaration false
 	touch $@
 
+## lint: eslint, then prettier's check of the formatting (`npm run format` rewrites it)
 lint: node_modules/.installed
 	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check --log-level warn .
 
 typecheck: node_modules/.installed
 	node_modules/.bin/tsc --noEmit -p .

@@ -24,11 +24,31 @@ module.exports = tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in the Temporal sandbox: no Node built-ins.' })),
           patterns: [
-            { group: ['undici', 'undici/*', '@aws-sdk/*', 'fastify', '@duckdb/*', 'csv-*', 'commander'], message: 'No I/O libraries in workflow code: call an activity.' },
+            {
+              group: ['undici', 'undici/*', '@aws-sdk/*', 'fastify', '@duckdb/*', 'csv-*', 'commander'],
+              message: 'No I/O libraries in workflow code: call an activity.',
+            },
             { group: ['zod', 'zod/*'], allowTypeImports: true, message: 'zod values are not sandbox-safe here; import types only.' },
             { group: ['**/activities', '**/activities/*'], allowTypeImports: true, message: 'Import activities as types only (import type).' },
-            { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may only use @temporalio/workflow and @temporalio/common.' },
-            { group: ['**/storage-api', '**/storage-api/*', '**/object-storage/*', '**/emulator/*', '**/dev/*', '**/cli/*', '**/config/*', '**/http', '**/http/*'], allowTypeImports: true, message: 'Only pure modules (src/contracts, src/extractor pure code, src/workflows) may be imported as values in workflows.' },
+            {
+              group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@temporalio/testing'],
+              message: 'Workflow code may only use @temporalio/workflow and @temporalio/common.',
+            },
+            {
+              group: [
+                '**/storage-api',
+                '**/storage-api/*',
+                '**/object-storage/*',
+                '**/emulator/*',
+                '**/dev/*',
+                '**/cli/*',
+                '**/config/*',
+                '**/http',
+                '**/http/*',
+              ],
+              allowTypeImports: true,
+              message: 'Only pure modules (src/contracts, src/extractor pure code, src/workflows) may be imported as values in workflows.',
+            },
           ],
         },
       ],
@@ -41,7 +61,11 @@ module.exports = tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/workflows', '**/workflows/*'], allowTypeImports: true, message: 'Activities and workflows meet in src/contracts: import shared types and helpers from there.' },
+            {
+              group: ['**/workflows', '**/workflows/*'],
+              allowTypeImports: true,
+              message: 'Activities and workflows meet in src/contracts: import shared types and helpers from there.',
+            },
           ],
         },
       ],

@@ -56,7 +56,12 @@ async function run(command: BaselineCommand): Promise<Omit<BaselineResult, 'cpu'
   if (command.kind === 'upload') {
     // warm-up: a two-part multipart upload (5 MiB parts) through the same code path
     const warmKey = `${command.key}.warmup`;
-    await new Upload({ client: s3, params: { Bucket: command.bucket, Key: warmKey, Body: Buffer.alloc(6 * 1024 * 1024, 'w') }, partSize: 5 * 1024 * 1024, queueSize: 2 }).done();
+    await new Upload({
+      client: s3,
+      params: { Bucket: command.bucket, Key: warmKey, Body: Buffer.alloc(6 * 1024 * 1024, 'w') },
+      partSize: 5 * 1024 * 1024,
+      queueSize: 2,
+    }).done();
     await s3.send(new DeleteObjectCommand({ Bucket: command.bucket, Key: warmKey })).catch(() => undefined);
     const cpu0 = process.cpuUsage();
     const started = performance.now();
@@ -101,7 +106,11 @@ async function runMc(
   const url = new URL(command.endpoint);
   const { accessKeyId, secretAccessKey } = command.credentials;
   const configDir = mkdtempSync(join(tmpdir(), 'bench-mc-'));
-  const env = { ...process.env, MC_CONFIG_DIR: configDir, MC_HOST_bench: `${url.protocol}//${encodeURIComponent(accessKeyId)}:${encodeURIComponent(secretAccessKey)}@${url.host}` };
+  const env = {
+    ...process.env,
+    MC_CONFIG_DIR: configDir,
+    MC_HOST_bench: `${url.protocol}//${encodeURIComponent(accessKeyId)}:${encodeURIComponent(secretAccessKey)}@${url.host}`,
+  };
   const mc = (args: string[]) =>
     new Promise<void>((resolve, reject) =>
       execFile(command.mc, ['--quiet', '--no-color', ...args], { env, maxBuffer: 16 * 1024 * 1024 }, (err, _stdout, stderr) =>

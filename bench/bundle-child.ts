@@ -5,7 +5,14 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
-const quiet = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: (m: string) => process.stderr.write(`[bundler] ${m}\n`), error: (m: string) => process.stderr.write(`[bundler] ${m}\n`) };
+const quiet = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string) => process.stderr.write(`[bundler] ${m}\n`),
+  error: (m: string) => process.stderr.write(`[bundler] ${m}\n`),
+};
 
 void (async () => {
   const out = process.argv[2];

@@ -25,7 +25,10 @@ void (async () => {
     maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
     maxCachedWorkflows: cached,
     maxConcurrentActivityTaskExecutions: Number(process.env.SAPI_MAX_CONCURRENT_ACTIVITIES ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES),
-    maxConcurrentWorkflowTaskExecutions: Math.min(Number(process.env.SAPI_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS), cached || Infinity),
+    maxConcurrentWorkflowTaskExecutions: Math.min(
+      Number(process.env.SAPI_MAX_CONCURRENT_WORKFLOW_TASKS ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS),
+      cached || Infinity,
+    ),
   });
   serveMemoryReports();
   process.stdout.write('READY\n');

@@ -46,7 +46,11 @@ async function importOnce(storage: StorageClient, command: ImportsBaselineComman
     endpoint: command.s3Endpoint,
     region: command.region,
     forcePathStyle: true,
-    credentials: { accessKeyId: params.credentials.AccessKeyId, secretAccessKey: params.credentials.SecretAccessKey, sessionToken: params.credentials.SessionToken },
+    credentials: {
+      accessKeyId: params.credentials.AccessKeyId,
+      secretAccessKey: params.credentials.SecretAccessKey,
+      sessionToken: params.credentials.SessionToken,
+    },
   });
   try {
     await s3.send(new PutObjectCommand({ Bucket: params.bucket, Key: params.key, Body: body }));
@@ -77,7 +81,13 @@ void (async () => {
   const ms = performance.now() - started;
   const cpu = process.cpuUsage(cpu0);
   await storage.close();
-  const result: ImportsBaselineResult = { ms, imports: command.count, latencyMs, cpu: { user: cpu.user / 1e6, system: cpu.system / 1e6 }, maxRssKiB: process.resourceUsage().maxRSS };
+  const result: ImportsBaselineResult = {
+    ms,
+    imports: command.count,
+    latencyMs,
+    cpu: { user: cpu.user / 1e6, system: cpu.system / 1e6 },
+    maxRssKiB: process.resourceUsage().maxRSS,
+  };
   process.stdout.write(`IMPORTS_BASELINE_RESULT ${JSON.stringify(result)}\n`);
   process.exit(0);
 })().catch((err: unknown) => {

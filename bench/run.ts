@@ -101,7 +101,12 @@ async function main(options: BenchOptions): Promise<number> {
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'sapi-temporal-bench-'));
   const sliceSizeBytes = selected.includes('download') ? Math.floor((options.sizeMiB * MIB) / TARGET_EXPORT_SLICES) : undefined;
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemMb: Math.round(totalmem() / 1e6), loadavgAtStart: loadavg().map((l) => Math.round(l * 100) / 100) };
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    totalMemMb: Math.round(totalmem() / 1e6),
+    loadavgAtStart: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
   log(`bench ${selected.join(', ')} | size ${options.sizeMiB} MiB | ${machine.cpus} CPUs, load ${machine.loadavgAtStart.join(' ')} | data ${dataDir}`);
 
   const figures: Figure[] = [];
@@ -116,7 +121,16 @@ async function main(options: BenchOptions): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    stack = await startBenchStack({ dataDir, sliceSizeBytes, runtime: options.tsHook ? 'ts-hook' : 'compiled', profileDir: options.profileDir, linkBytesPerSecond: options.linkMBps === undefined ? undefined : options.linkMBps * 1e6, localRoots: [options.fixturesDir], compareTree: options.compareTree, log });
+    stack = await startBenchStack({
+      dataDir,
+      sliceSizeBytes,
+      runtime: options.tsHook ? 'ts-hook' : 'compiled',
+      profileDir: options.profileDir,
+      linkBytesPerSecond: options.linkMBps === undefined ? undefined : options.linkMBps * 1e6,
+      localRoots: [options.fixturesDir],
+      compareTree: options.compareTree,
+      log,
+    });
     const fixtures = new Fixtures(stack, options.fixturesDir, log);
     // upload and download run once per --load-cores value (unloaded, then beside busy cores); the others once, unloaded
     const passes = selected.flatMap((name) => (LOADED_SCENARIOS.has(name) ? options.loadCores : [0]).map((cores) => ({ name, cores })));
@@ -140,12 +154,26 @@ async function main(options: BenchOptions): Promise<number> {
         const message = signal.aborted && limit.aborted ? `time limit of ${options.timeoutMin} min reached` : describeError(err);
         log(`${key} FAILED: ${message}`);
         results[key] = { error: message };
-        figures.push({ scenario: name, metric: `FAILED${loadLabel(cores)}`, unit: '', note: message.split('\n').filter((l) => !l.startsWith('    at ')).at(-1)!.slice(0, 160) });
+        figures.push({
+          scenario: name,
+          metric: `FAILED${loadLabel(cores)}`,
+          unit: '',
+          note: message
+            .split('\n')
+            .filter((l) => !l.startsWith('    at '))
+            .at(-1)!
+            .slice(0, 160),
+        });
       } finally {
         await load.stop();
         await close();
       }
-      timings[key] = { startedAt: new Date(began).toISOString(), seconds: Math.round((Date.now() - began) / 1000), loadavgBefore, loadavgAfter: loadavg().map((l) => Math.round(l * 100) / 100) };
+      timings[key] = {
+        startedAt: new Date(began).toISOString(),
+        seconds: Math.round((Date.now() - began) / 1000),
+        loadavgBefore,
+        loadavgAfter: loadavg().map((l) => Math.round(l * 100) / 100),
+      };
       log(`=== ${key} done in ${timings[key].seconds} s`);
     }
   } finally {
@@ -157,7 +185,11 @@ async function main(options: BenchOptions): Promise<number> {
   }
 
   const table = formatTable(figures);
-  process.stdout.write(`\n${table}\n\nTargets of issue 41 (load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}):\n${formatGoals(figures, ISSUE_41_GOALS)}\n\n`);
+  process.stdout.write(
+    `\n${table}\n\nTargets of issue 41 (load average at the end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}):\n${formatGoals(figures, ISSUE_41_GOALS)}\n\n`,
+  );
   const resultsDir = resolve(repoRoot, options.resultsDir);
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `${fileTimestamp(startedAt)}.json`);

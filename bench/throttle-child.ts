@@ -6,7 +6,8 @@ import { startThrottleProxy } from '../test/harness/throttle-proxy';
 void (async () => {
   const target = process.env.BENCH_THROTTLE_TARGET;
   const bytesPerSecond = Number(process.env.BENCH_THROTTLE_BPS);
-  if (!target || !(bytesPerSecond > 0)) throw new Error('set BENCH_THROTTLE_TARGET (http://host:port) and BENCH_THROTTLE_BPS (bytes per second per connection)');
+  if (!target || !(bytesPerSecond > 0))
+    throw new Error('set BENCH_THROTTLE_TARGET (http://host:port) and BENCH_THROTTLE_BPS (bytes per second per connection)');
   const proxy = await startThrottleProxy(target, bytesPerSecond);
   process.stdout.write(`THROTTLE_READY ${proxy.url}\n`);
   process.once('SIGTERM', () => void proxy.close().finally(() => process.exit(0)));

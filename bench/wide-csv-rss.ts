@@ -78,7 +78,11 @@ async function measure(width: number, minio: Awaited<ReturnType<typeof startMini
       const file = await api('POST', '/import/upload-file', undefined, form);
       const created = await api('POST', '/v2/storage/buckets/in.c-w/tables-async', { name: 'wide', dataFileId: file.id });
       for (;;) {
-        const job = (await api('GET', `/v2/storage/jobs/${created.id}`)) as unknown as { status: string; results: { columns: string[] }; error: { code: string; message: string } };
+        const job = (await api('GET', `/v2/storage/jobs/${created.id}`)) as unknown as {
+          status: string;
+          results: { columns: string[] };
+          error: { code: string; message: string };
+        };
         if (job.status === 'success') outcome = `success (${job.results.columns.length} columns)`;
         else if (job.status === 'error') outcome = `error ${job.error.code}: ${job.error.message.slice(0, 160)}`;
         else {

@@ -15,7 +15,11 @@ async function heapSampling(): Promise<(() => Promise<void>) | undefined> {
   if (!out) return undefined;
   const session = new Session();
   session.connect();
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32_768,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   return async () => {
     const { profile } = await session.post('HeapProfiler.stopSampling');
     writeFileSync(out, JSON.stringify(profile));

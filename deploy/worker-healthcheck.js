@@ -23,9 +23,13 @@ const toMs = (ts) => (ts ? Number(ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos
  */
 function healthcheckSettings(env = process.env) {
   const { loadClientConnectConfig } = require('@temporalio/envconfig');
-  const vars = Object.fromEntries(Object.entries(env).filter(([key, value]) => value !== undefined && (key.startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(key))));
+  const vars = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => value !== undefined && (key.startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(key))),
+  );
   const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars: vars });
-  const connection = Object.fromEntries(Object.entries({ ...connectionOptions, address: connectionOptions.address || 'localhost:7233' }).filter(([, value]) => value !== undefined));
+  const connection = Object.fromEntries(
+    Object.entries({ ...connectionOptions, address: connectionOptions.address || 'localhost:7233' }).filter(([, value]) => value !== undefined),
+  );
   return {
     connection,
     namespace: namespace || 'default',
@@ -37,7 +41,10 @@ function healthcheckSettings(env = process.env) {
 /** `TLS, API key` / `plain text`: how the check connected, for its messages. */
 function security(connection) {
   const tls = connection.tls === undefined ? connection.apiKey !== undefined : Boolean(connection.tls);
-  return [tls ? (connection.tls && connection.tls.clientCertPair ? 'mTLS' : 'TLS') : 'plain text', ...(connection.apiKey !== undefined ? ['API key'] : [])].join(', ');
+  return [
+    tls ? (connection.tls && connection.tls.clientCertPair ? 'mTLS' : 'TLS') : 'plain text',
+    ...(connection.apiKey !== undefined ? ['API key'] : []),
+  ].join(', ');
 }
 
 async function main(timeoutMs) {

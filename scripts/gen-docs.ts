@@ -22,13 +22,15 @@ export function generatedDocs(warnings: string[] = []): Map<string, string> {
 
 /** The generated files whose checked-in copy differs from what the generator gives. */
 export function staleDocs(docs: Map<string, string> = generatedDocs()): string[] {
-  return [...docs].filter(([name, content]) => {
-    try {
-      return readFileSync(join(docsRoot, name), 'utf8') !== content;
-    } catch {
-      return true;
-    }
-  }).map(([name]) => name);
+  return [...docs]
+    .filter(([name, content]) => {
+      try {
+        return readFileSync(join(docsRoot, name), 'utf8') !== content;
+      } catch {
+        return true;
+      }
+    })
+    .map(([name]) => name);
 }
 
 /** The checked-in files of docs/api/ the API reference no longer has (a removed export, a renamed module). */

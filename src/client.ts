@@ -3,7 +3,14 @@
 // is already running attaches to that run instead of failing (or starting a second transfer), and says so; a start
 // under the id of a run that completed does not run it again (unless `rerun`), and says so.
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandleWithFirstExecutionRunId, type WorkflowStartOptions } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandleWithFirstExecutionRunId,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
 import { heartbeatProgress, withLive, type RunProgress } from './live-progress';
 import { DEFAULT_TASK_QUEUE } from './config';
 import type { BackfillProgress } from './contracts/backfill';
@@ -30,7 +37,11 @@ export type SapiStartOptions = Partial<Omit<WorkflowStartOptions, 'args'>> & {
 export type SapiWorkflowHandle<W extends WorkflowName> = WorkflowHandleWithFirstExecutionRunId<(input: WorkflowInput<W>) => Promise<WorkflowResult<W>>>;
 
 /** What the `progress` query and update of workflow `W` answer. */
-export type WorkflowProgress<W extends WorkflowName> = W extends 'extractWorkflow' ? ExtractProgress : W extends 'backfillWorkflow' ? BackfillProgress : TransferProgress;
+export type WorkflowProgress<W extends WorkflowName> = W extends 'extractWorkflow'
+  ? ExtractProgress
+  : W extends 'backfillWorkflow'
+    ? BackfillProgress
+    : TransferProgress;
 
 /** A started (or attached) run: its typed handle, whether a run was already going under the id, and where it is. */
 export type SapiStartedWorkflow<W extends WorkflowName> = SapiWorkflowHandle<W> & {
@@ -90,7 +101,12 @@ export interface StartOrAttachOutcome {
  * the request that started it, which tells "started" from "attached". A run of another workflow type under the id
  * is refused (`SAPI_INVALID_INPUT`). Needs no worker: nothing here waits for the run to make progress.
  */
-export async function startOrAttach<W extends WorkflowName>(client: Client, workflowType: W, input: WorkflowInput<W>, options: StartOrAttachOptions): Promise<StartOrAttachOutcome> {
+export async function startOrAttach<W extends WorkflowName>(
+  client: Client,
+  workflowType: W,
+  input: WorkflowInput<W>,
+  options: StartOrAttachOptions,
+): Promise<StartOrAttachOutcome> {
   const { workflowId, token = randomUUID(), rerun, ...rest } = options;
   const reusePolicy = rest.workflowIdReusePolicy ?? (rerun ? 'ALLOW_DUPLICATE' : 'ALLOW_DUPLICATE_FAILED_ONLY');
   try {
@@ -126,7 +142,9 @@ export async function startOrAttach<W extends WorkflowName>(client: Client, work
 function requireType(described: WorkflowExecutionDescription, workflowType: WorkflowName, workflowId: string): void {
   if (described.type === workflowType) return;
   const state = described.status.name === 'RUNNING' ? 'is running' : `ran (${described.status.name.toLowerCase()})`;
-  throw new SapiInvalidInputError(`workflow ${workflowId} ${state}, but it is a ${described.type}, not a ${workflowType}: choose another workflow id`, { workflowId });
+  throw new SapiInvalidInputError(`workflow ${workflowId} ${state}, but it is a ${described.type}, not a ${workflowType}: choose another workflow id`, {
+    workflowId,
+  });
 }
 
 /**
@@ -141,13 +159,22 @@ function requireType(described: WorkflowExecutionDescription, workflowType: Work
  * runs again (`alreadyDone`, `result()` answers that run's result) unless `rerun` is set: a rerun under a fixed id is
  * safe. A run of another workflow type under the id is an error.
  */
-export async function startSapiWorkflow<W extends WorkflowName>(client: Client, workflowType: W, input: WorkflowInput<W>, options: SapiStartOptions = {}): Promise<SapiStartedWorkflow<W>> {
+export async function startSapiWorkflow<W extends WorkflowName>(
+  client: Client,
+  workflowType: W,
+  input: WorkflowInput<W>,
+  options: SapiStartOptions = {},
+): Promise<SapiStartedWorkflow<W>> {
   type Workflow = (input: WorkflowInput<W>) => Promise<WorkflowResult<W>>;
   const { workflowId, taskQueue, rerun, ...rest } = options;
   const run = { workflowType, input } as Parameters<typeof runMetadata>[0];
   const start = { ...runMetadata(run, 'sapi-temporal client'), ...rest, taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE };
   if (workflowId === undefined) {
-    const handle = await client.workflow.start<Workflow>(workflowType, { ...start, args: [input] as [WorkflowInput<W>], workflowId: generatedId(workflowType, input) });
+    const handle = await client.workflow.start<Workflow>(workflowType, {
+      ...start,
+      args: [input] as [WorkflowInput<W>],
+      workflowId: generatedId(workflowType, input),
+    });
     return Object.assign(handle, { attached: false, alreadyDone: false });
   }
   const outcome = await startOrAttach(client, workflowType, input, { ...start, workflowId, rerun });
@@ -166,30 +193,38 @@ export async function startSapiWorkflow<W extends WorkflowName>(client: Client, 
 }
 
 /** Starts (or, with a `workflowId` of a running import, attaches to) `importTableWorkflow`. */
-export const startImport = (client: Client, input: WorkflowInput<'importTableWorkflow'>, options?: SapiStartOptions) => startSapiWorkflow(client, 'importTableWorkflow', input, options);
+export const startImport = (client: Client, input: WorkflowInput<'importTableWorkflow'>, options?: SapiStartOptions) =>
+  startSapiWorkflow(client, 'importTableWorkflow', input, options);
 /** Starts (or, with a `workflowId` of a running export, attaches to) `exportTableWorkflow`. */
-export const startExport = (client: Client, input: WorkflowInput<'exportTableWorkflow'>, options?: SapiStartOptions) => startSapiWorkflow(client, 'exportTableWorkflow', input, options);
+export const startExport = (client: Client, input: WorkflowInput<'exportTableWorkflow'>, options?: SapiStartOptions) =>
+  startSapiWorkflow(client, 'exportTableWorkflow', input, options);
 /** Starts (or, with a `workflowId` of a running extraction, attaches to) `extractWorkflow`. */
-export const startExtract = (client: Client, input: WorkflowInput<'extractWorkflow'>, options?: SapiStartOptions) => startSapiWorkflow(client, 'extractWorkflow', input, options);
+export const startExtract = (client: Client, input: WorkflowInput<'extractWorkflow'>, options?: SapiStartOptions) =>
+  startSapiWorkflow(client, 'extractWorkflow', input, options);
 
 /**
  * Runs `importTableWorkflow` to its end (attaching as {@link startImport} does) and resolves with its result (rejects
  * with `WorkflowFailedError`). Under the `workflowId` of a completed run it resolves with that run's result and loads
  * nothing again (pass `rerun: true` to load again).
  */
-export const executeImport = async (client: Client, input: WorkflowInput<'importTableWorkflow'>, options?: SapiStartOptions) => (await startImport(client, input, options)).result();
+export const executeImport = async (client: Client, input: WorkflowInput<'importTableWorkflow'>, options?: SapiStartOptions) =>
+  (await startImport(client, input, options)).result();
 /** Runs `exportTableWorkflow` to its end and resolves with its result. */
-export const executeExport = async (client: Client, input: WorkflowInput<'exportTableWorkflow'>, options?: SapiStartOptions) => (await startExport(client, input, options)).result();
+export const executeExport = async (client: Client, input: WorkflowInput<'exportTableWorkflow'>, options?: SapiStartOptions) =>
+  (await startExport(client, input, options)).result();
 /** Runs `extractWorkflow` to its end and resolves with its result. */
-export const executeExtract = async (client: Client, input: WorkflowInput<'extractWorkflow'>, options?: SapiStartOptions) => (await startExtract(client, input, options)).result();
+export const executeExtract = async (client: Client, input: WorkflowInput<'extractWorkflow'>, options?: SapiStartOptions) =>
+  (await startExtract(client, input, options)).result();
 /**
  * Starts (or, with the `workflowId` of a running backfill, attaches to) `backfillWorkflow`: an extraction over date
  * windows or imports over a list of sources, as a sliding window of child runs. Give a `workflowId`: run again under
  * the same id after a failure, the windows already done are not redone. Its `progress` has every window's state.
  */
-export const startBackfill = (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) => startSapiWorkflow(client, 'backfillWorkflow', input, options);
+export const startBackfill = (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) =>
+  startSapiWorkflow(client, 'backfillWorkflow', input, options);
 /** Runs `backfillWorkflow` to its end and resolves with its result (every window's outcome). */
-export const executeBackfill = async (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) => (await startBackfill(client, input, options)).result();
+export const executeBackfill = async (client: Client, input: WorkflowInput<'backfillWorkflow'>, options?: SapiStartOptions) =>
+  (await startBackfill(client, input, options)).result();
 
 function generatedId<W extends WorkflowName>(workflowType: W, input: WorkflowInput<W>): string {
   const i = input as Partial<WorkflowInput<'importTableWorkflow'> & WorkflowInput<'exportTableWorkflow'>>;

@@ -83,27 +83,51 @@ export const ERROR_CODES: Readonly<Record<SapiErrorCode, ErrorCodeInfo>> = Objec
   SAPI_SERVER_ERROR: { retryable: true, meaning: '5xx other than 503 (501 is not retried)' },
   SAPI_NETWORK: { retryable: true, meaning: 'connection refused or reset, DNS failure, socket closed' },
   SAPI_TIMEOUT: { retryable: true, meaning: 'connect, headers or body timeout, or HTTP 408' },
-  SAPI_INVALID_RESPONSE: { retryable: true, meaning: 'the response did not match what we expect (schema, unknown job status: not retried; an HTML page instead of JSON: retried)' },
+  SAPI_INVALID_RESPONSE: {
+    retryable: true,
+    meaning: 'the response did not match what we expect (schema, unknown job status: not retried; an HTML page instead of JSON: retried)',
+  },
   SAPI_JOB_FAILED: { retryable: false, meaning: "a Storage job ended in `error`; carries the job's message, code and exceptionId" },
   SAPI_JOB_DEADLINE: { retryable: false, meaning: 'a Storage job did not end within `polling.deadlineMs`; it may still finish on the service' },
-  SAPI_CREDENTIALS_EXPIRED: { retryable: true, meaning: 'temporary object-storage credentials expired: an upload prepares a fresh file, a download fetches new ones' },
+  SAPI_CREDENTIALS_EXPIRED: {
+    retryable: true,
+    meaning: 'temporary object-storage credentials expired: an upload prepares a fresh file, a download fetches new ones',
+  },
   SAPI_UPLOAD_FAILED: { retryable: true, meaning: 'an object-storage upload failed (bucket, key and part in the message)' },
   SAPI_DOWNLOAD_FAILED: { retryable: true, meaning: 'an object-storage download or a source read failed' },
   SAPI_CHECKSUM_MISMATCH: { retryable: true, meaning: 'bytes stored or received differ from what was sent or expected (size, MD5, ETag)' },
   SAPI_INVALID_INPUT: { retryable: false, meaning: 'the input cannot work (bad ids, unreadable or empty source, invalid header names, bad options)' },
-  SAPI_INPUT_FORBIDDEN: { retryable: false, meaning: "an input names a path, URL, object or secret destination the worker's input policy does not allow, or another run's state (its staging, file, table or bucket) (the field and the rule in the message; see Security)" },
+  SAPI_INPUT_FORBIDDEN: {
+    retryable: false,
+    meaning:
+      "an input names a path, URL, object or secret destination the worker's input policy does not allow, or another run's state (its staging, file, table or bucket) (the field and the rule in the message; see Security)",
+  },
   SAPI_CANCELLED: { retryable: false, meaning: 'the run was cancelled (`cancel` update or workflow cancellation)' },
-  SAPI_WORKER_CONFIG: { retryable: false, meaning: 'the worker did not start: a setting it checks at start is missing or wrong (no Storage connection, a Storage URL it cannot reach, a rejected token), or its own activities have names of the plugin\'s; the setting or the names are in the message' },
-  SAPI_TEMPORAL_NAMESPACE_NOT_FOUND: { retryable: false, meaning: 'the Temporal namespace does not exist on that server (worker start and every CLI command): check `TEMPORAL_NAMESPACE` / `--namespace`' },
+  SAPI_WORKER_CONFIG: {
+    retryable: false,
+    meaning:
+      "the worker did not start: a setting it checks at start is missing or wrong (no Storage connection, a Storage URL it cannot reach, a rejected token), or its own activities have names of the plugin's; the setting or the names are in the message",
+  },
+  SAPI_TEMPORAL_NAMESPACE_NOT_FOUND: {
+    retryable: false,
+    meaning: 'the Temporal namespace does not exist on that server (worker start and every CLI command): check `TEMPORAL_NAMESPACE` / `--namespace`',
+  },
   SAPI_EXTRACT_CONFIG_INVALID: { retryable: false, meaning: 'the extractor configuration is invalid; every issue listed with its path, before any request' },
   SAPI_EXTRACT_DATA_INVALID: { retryable: false, meaning: 'a response cannot be turned into records (e.g. two root arrays and no `dataField`)' },
   SAPI_EXTRACT_PLACEHOLDER_MISSING: { retryable: false, meaning: "a child job's placeholder has no value in its parent row" },
   SAPI_EXTRACT_HTTP_STATUS: { retryable: true, meaning: 'the extracted API answered a non-success status (4xx is not retried, 5xx is)' },
   SAPI_EXTRACT_NOT_JSON: { retryable: false, meaning: 'the extracted API answered something that is not JSON' },
   SAPI_EXTRACT_RATE_LIMITED: { retryable: true, meaning: 'the extracted API asked to wait (429/503 + `Retry-After`): waited on a durable timer' },
-  SAPI_EXTRACT_NETWORK: { retryable: true, meaning: 'the extracted API could not be reached (after the fetcher\'s retries)' },
-  SAPI_MISSING_DEPENDENCY: { retryable: false, meaning: 'a feature needs an optional package that is not installed (the Azure Blob client for an Azure stack, the OpenTelemetry packages for tracing): the message names the feature and the `npm install` command; install it and restart the worker' },
-  SAPI_BACKFILL_WINDOW_FAILED: { retryable: false, meaning: 'a window of a backfill failed (each named with its cause); the done windows are kept and not redone by a rerun under the same id' },
+  SAPI_EXTRACT_NETWORK: { retryable: true, meaning: "the extracted API could not be reached (after the fetcher's retries)" },
+  SAPI_MISSING_DEPENDENCY: {
+    retryable: false,
+    meaning:
+      'a feature needs an optional package that is not installed (the Azure Blob client for an Azure stack, the OpenTelemetry packages for tracing): the message names the feature and the `npm install` command; install it and restart the worker',
+  },
+  SAPI_BACKFILL_WINDOW_FAILED: {
+    retryable: false,
+    meaning: 'a window of a backfill failed (each named with its cause); the done windows are kept and not redone by a rerun under the same id',
+  },
   SAPI_CLI_SCHEDULE_EXISTS: { retryable: false, meaning: 'CLI: a schedule with that id exists' },
   SAPI_CLI_SCHEDULE_NOT_FOUND: { retryable: false, meaning: 'CLI: no schedule with that id' },
   SAPI_CLI_WORKFLOW_NOT_FOUND: { retryable: false, meaning: 'CLI `status`/`wait`: no workflow with that id' },
@@ -111,9 +135,18 @@ export const ERROR_CODES: Readonly<Record<SapiErrorCode, ErrorCodeInfo>> = Objec
   SAPI_CLI_TEMPORAL_LOST_CONTACT: { retryable: true, meaning: 'CLI: Temporal was unreachable for `--reconnect-timeout`; the workflow may still run (exit 3)' },
   SAPI_CLI_INTERRUPTED: { retryable: true, meaning: 'CLI: Ctrl-C stopped waiting (run commands and `wait`); the workflow keeps running (exit 130)' },
   SAPI_CLI_NO_WORKER: { retryable: false, meaning: 'CLI run commands: no worker polls the task queue; nothing was started (start `sapi-temporal worker`)' },
-  SAPI_CLI_REPLAY_FAILED: { retryable: false, meaning: 'CLI `replay-check`: a history does not replay on the installed workflow code (deploying it would fail those runs)' },
-  SAPI_CLI_VERIFY_FAILED: { retryable: false, meaning: "CLI `verify`: a table's rows do not match its load receipts (or the run has none); the checks say which" },
-  SAPI_CLI_UPDATE_REFUSED: { retryable: false, meaning: 'CLI `pause`/`resume`/`cancel`/`limit`/`extend-deadline`: the run refused the update (nothing changed, nothing written to its history)' },
+  SAPI_CLI_REPLAY_FAILED: {
+    retryable: false,
+    meaning: 'CLI `replay-check`: a history does not replay on the installed workflow code (deploying it would fail those runs)',
+  },
+  SAPI_CLI_VERIFY_FAILED: {
+    retryable: false,
+    meaning: "CLI `verify`: a table's rows do not match its load receipts (or the run has none); the checks say which",
+  },
+  SAPI_CLI_UPDATE_REFUSED: {
+    retryable: false,
+    meaning: 'CLI `pause`/`resume`/`cancel`/`limit`/`extend-deadline`: the run refused the update (nothing changed, nothing written to its history)',
+  },
 });
 
 /**

@@ -1,8 +1,31 @@
 // The public surface of sapi-temporal. Workflows live in the `sapi-temporal/workflows` subpath (bundled by the
 // worker); everything here runs in normal Node code (workers, clients, tests).
 export { SapiPlugin, PLUGIN_NAME, workflowsPath, type SapiPluginOptions } from './plugin';
-export { startWorker, connectWorker, WorkerStartError, WORKER_STOP_GRACE_MS, WORKER_INTERRUPTED_EXIT_CODE, type RunWorkerOptions, type RunningWorker } from './worker';
-export { startSapiWorkflow, startImport, startExport, startExtract, startBackfill, executeImport, executeExport, executeExtract, executeBackfill, START_TOKEN_MEMO, type SapiStartOptions, type SapiWorkflowHandle, type SapiStartedWorkflow, type WorkflowProgress } from './client';
+export {
+  startWorker,
+  connectWorker,
+  WorkerStartError,
+  WORKER_STOP_GRACE_MS,
+  WORKER_INTERRUPTED_EXIT_CODE,
+  type RunWorkerOptions,
+  type RunningWorker,
+} from './worker';
+export {
+  startSapiWorkflow,
+  startImport,
+  startExport,
+  startExtract,
+  startBackfill,
+  executeImport,
+  executeExport,
+  executeExtract,
+  executeBackfill,
+  START_TOKEN_MEMO,
+  type SapiStartOptions,
+  type SapiWorkflowHandle,
+  type SapiStartedWorkflow,
+  type WorkflowProgress,
+} from './client';
 export { replayCheck, readHistoryFiles, describeHistory, type NamedHistory, type ReplayVerdict, type ReplayCheckOptions } from './replay-check';
 export { createActivities, createActivityDeps, type SapiActivities, type ActivityDeps } from './activities';
 export { loadSettings, connectionFor, DEFAULT_CONNECTION, DEFAULT_TASK_QUEUE, type Settings, type ConnectionSettings } from './config';
@@ -87,15 +110,7 @@ export {
   type ReceiptsOption,
 } from './contracts/receipts';
 export type { CallWaiting } from './contracts/call-waiting';
-export type {
-  ExtractInput,
-  ExtractOptions,
-  ExtractResult,
-  ExtractProgress,
-  ExtractMode,
-  ExtractPhase,
-  ExtractFetchTuning,
-} from './contracts/extract';
+export type { ExtractInput, ExtractOptions, ExtractResult, ExtractProgress, ExtractMode, ExtractPhase, ExtractFetchTuning } from './contracts/extract';
 export type { StopReasonCounts } from './extractor/checkpoint';
 export type {
   BackfillInput,

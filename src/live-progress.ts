@@ -44,11 +44,18 @@ export type LiveProgress =
     };
 
 /** The live progress in the heartbeat details of the pending transfer or `fetchPages` activity, if any (decoded with the client's codec). */
-export async function heartbeatProgress(client: Client, pending: readonly temporal.api.workflow.v1.IPendingActivityInfo[] | null | undefined): Promise<LiveProgress | undefined> {
+export async function heartbeatProgress(
+  client: Client,
+  pending: readonly temporal.api.workflow.v1.IPendingActivityInfo[] | null | undefined,
+): Promise<LiveProgress | undefined> {
   for (const activity of pending ?? []) {
     const type = activity.activityType?.name ?? '';
     if (!activity.heartbeatDetails?.payloads?.length || (!TRANSFER_ACTIVITIES.has(type) && type !== 'fetchPages')) continue;
-    const details = await decodeFromPayloadsAtIndex<Record<string, unknown>>(client.workflow.options.loadedDataConverter, 0, activity.heartbeatDetails.payloads).catch(() => undefined);
+    const details = await decodeFromPayloadsAtIndex<Record<string, unknown>>(
+      client.workflow.options.loadedDataConverter,
+      0,
+      activity.heartbeatDetails.payloads,
+    ).catch(() => undefined);
     if (!details || typeof details !== 'object') continue;
     if (TRANSFER_ACTIVITIES.has(type)) {
       const report = details.progress as ProgressReport | undefined;
@@ -60,7 +67,16 @@ export async function heartbeatProgress(client: Client, pending: readonly tempor
       if (totals && typeof totals.pages === 'number') {
         // a batch of child runs heartbeats {tag, child, state, totals, stopReasons}: its state is a child run's
         const childBatch = typeof details.child === 'number' ? { childBatch: String(details.tag ?? '') } : {};
-        return { kind: 'batch', page: state?.pages ?? 0, cursor: state ? cursorOf(state) : null, pages: totals.pages, records: totals.records ?? 0, bytes: totals.bytes ?? 0, rows: totals.rows ?? {}, ...childBatch };
+        return {
+          kind: 'batch',
+          page: state?.pages ?? 0,
+          cursor: state ? cursorOf(state) : null,
+          pages: totals.pages,
+          records: totals.records ?? 0,
+          bytes: totals.bytes ?? 0,
+          rows: totals.rows ?? {},
+          ...childBatch,
+        };
       }
     }
   }
@@ -68,7 +84,10 @@ export async function heartbeatProgress(client: Client, pending: readonly tempor
 }
 
 /** `progress` with the step in flight added: a transfer's bytes (never fewer than known), a batch's pages, records and bytes on top of the checkpoint's. */
-export function withLive<P extends RunProgress & { tables?: Record<string, number>; page?: number; cursor?: string | null; childBatch?: string }>(progress: P, live: LiveProgress | undefined): P {
+export function withLive<P extends RunProgress & { tables?: Record<string, number>; page?: number; cursor?: string | null; childBatch?: string }>(
+  progress: P,
+  live: LiveProgress | undefined,
+): P {
   if (!live) return progress;
   if (live.kind === 'transfer') {
     if (progress.phase !== 'uploading' && progress.phase !== 'downloading') return progress;

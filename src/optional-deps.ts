@@ -33,7 +33,7 @@ export type OptionalDependency = keyof OptionalModules;
 export const OPTIONAL_FEATURES = {
   azure: { feature: 'an Azure Blob Storage stack (absUploadParams / absCredentials)', packages: ['@azure/storage-blob@12.29.1'] },
   tracing: {
-    feature: 'tracing (SAPI_OTEL_ENDPOINT, OTEL_EXPORTER_OTLP_* or the plugin\'s `tracing` option)',
+    feature: "tracing (SAPI_OTEL_ENDPOINT, OTEL_EXPORTER_OTLP_* or the plugin's `tracing` option)",
     packages: [
       '@temporalio/interceptors-opentelemetry@1.24.0',
       '@opentelemetry/api@1.9.0',

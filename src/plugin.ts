@@ -109,7 +109,12 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
     this.deps = deps;
     this.activities = activities;
     this.startChecks = options.startChecks ?? true;
-    this.tracingOptions = options.tracing === true ? (deps.settings.observability.tracing ?? {}) : options.tracing === false ? undefined : (options.tracing ?? deps.settings.observability.tracing);
+    this.tracingOptions =
+      options.tracing === true
+        ? (deps.settings.observability.tracing ?? {})
+        : options.tracing === false
+          ? undefined
+          : (options.tracing ?? deps.settings.observability.tracing);
   }
 
   /** Tracing of this plugin's worker: started by `configureWorker` when on, else undefined. */

@@ -46,9 +46,16 @@ export interface ReplayCheckOptions {
  * The bundle a worker of the plugin runs: the workflow module with the plugin's workflow interceptor module (the
  * transfer log) and, with `tracing`, the OpenTelemetry plugin's (which the replay worker then needs as a plugin too).
  */
-export async function workerBundle(options: Pick<ReplayCheckOptions, 'workflowsPath' | 'tracing'> = {}): Promise<{ bundle: WorkflowBundle; plugins: WorkerPlugin[] }> {
+export async function workerBundle(
+  options: Pick<ReplayCheckOptions, 'workflowsPath' | 'tracing'> = {},
+): Promise<{ bundle: WorkflowBundle; plugins: WorkerPlugin[] }> {
   const plugins: WorkerPlugin[] = options.tracing ? [replayTracingPlugin()] : [];
-  const bundle = await bundleWorkflowCode({ workflowsPath: options.workflowsPath ?? pluginWorkflowsPath, workflowInterceptorModules: [transferLogModule], plugins, logger: quiet });
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: options.workflowsPath ?? pluginWorkflowsPath,
+    workflowInterceptorModules: [transferLogModule],
+    plugins,
+    logger: quiet,
+  });
   return { bundle, plugins };
 }
 
@@ -105,7 +112,10 @@ export function readHistoryFiles(path: string): NamedHistory[] {
     try {
       history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
     } catch (err) {
-      throw new Error(`${file}: not a workflow history (${err instanceof Error ? err.message : String(err)}); expected what \`temporal workflow show --output json\` prints`, { cause: err });
+      throw new Error(
+        `${file}: not a workflow history (${err instanceof Error ? err.message : String(err)}); expected what \`temporal workflow show --output json\` prints`,
+        { cause: err },
+      );
     }
     if (!history.events?.length) throw new Error(`${file}: a history without events`);
     return { workflowId: basename(file).replace(/\.json$/, ''), history };

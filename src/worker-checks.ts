@@ -51,7 +51,9 @@ export interface StartCheckOptions {
 export async function checkConnections(settings: Settings, options: StartCheckOptions = {}): Promise<void> {
   const names = Object.keys(settings.connections);
   if (names.length === 0) {
-    throw new WorkerStartError("SAPI_URL and SAPI_TOKEN are not set: no Storage connection configured (set them, or SAPI_<NAME>_URL and SAPI_<NAME>_TOKEN, in the worker's environment)");
+    throw new WorkerStartError(
+      "SAPI_URL and SAPI_TOKEN are not set: no Storage connection configured (set them, or SAPI_<NAME>_URL and SAPI_<NAME>_TOKEN, in the worker's environment)",
+    );
   }
   await Promise.all(
     names.map(async (name) => {
@@ -73,7 +75,9 @@ export async function checkConnections(settings: Settings, options: StartCheckOp
           throw new WorkerStartError(`${connectionVariable(name, 'url')} ${url}: ${transportCause(err) ?? err.message}`, { cause: err });
         }
         // it answered, with a server error or something unexpected: start anyway, the activities retry
-        options.warn?.(`Storage connection "${name}" (${url}) answered the start check with: ${err instanceof Error ? err.message : String(err)}; starting anyway`);
+        options.warn?.(
+          `Storage connection "${name}" (${url}) answered the start check with: ${err instanceof Error ? err.message : String(err)}; starting anyway`,
+        );
       } finally {
         await client.close();
       }

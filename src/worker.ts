@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type NativeConnectionPlugin, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type NativeConnectionPlugin,
+  type WorkerDeploymentOptions,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings, type TemporalConnectionSettings } from './config';
 import { probeConnection } from './config/connection-probe';
@@ -20,7 +28,11 @@ export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
  * default INFO for a plain worker), in the `SAPI_LOG_FORMAT` (`text` or `json`), with the metrics endpoint of
  * `SAPI_METRICS_ADDRESS` when set. Call before the first worker or native connection; later calls are ignored.
  */
-export function configureWorkerLogging(level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO', settings?: Settings, runtime: Pick<WorkerRuntimeOptions, 'shutdownSignals'> = {}): void {
+export function configureWorkerLogging(
+  level: string = process.env.SAPI_LOG_LEVEL ?? 'INFO',
+  settings?: Settings,
+  runtime: Pick<WorkerRuntimeOptions, 'shutdownSignals'> = {},
+): void {
   // without settings (the demo), read the two variables directly: a log must not fail on another setting
   const observability = settings?.observability ?? {
     logFormat: process.env.SAPI_LOG_FORMAT?.toLowerCase() === 'json' ? ('json' as const) : ('text' as const),
@@ -121,7 +133,9 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
           maxConcurrentActivityTaskExecutions: settings.worker.maxConcurrentActivities,
           // (the SDK caps workflow tasks at the cache size, with a warning; a cache of 0 is off)
           maxConcurrentWorkflowTaskExecutions:
-            settings.worker.maxCachedWorkflows === 0 ? settings.worker.maxConcurrentWorkflowTasks : Math.min(settings.worker.maxConcurrentWorkflowTasks, settings.worker.maxCachedWorkflows),
+            settings.worker.maxCachedWorkflows === 0
+              ? settings.worker.maxConcurrentWorkflowTasks
+              : Math.min(settings.worker.maxConcurrentWorkflowTasks, settings.worker.maxCachedWorkflows),
           // a graceful stop that cannot finish in time ends the run (done rejects) rather than holding the process
           shutdownForceTime: WORKER_STOP_GRACE_MS,
           ...(options.worker?.workflowBundle ? {} : { workflowsPath }),
@@ -142,7 +156,10 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
             taskQueues: queues,
             meter: Runtime.instance().metricMeter,
             intervalMs: interval * 1000,
-            onError: (err) => Runtime.instance().logger.warn(`${METRIC_SCHEDULE_RUNS_SKIPPED}: cannot read the schedules' counts (tried again every ${interval} s): ${err instanceof Error ? err.message : String(err)}`),
+            onError: (err) =>
+              Runtime.instance().logger.warn(
+                `${METRIC_SCHEDULE_RUNS_SKIPPED}: cannot read the schedules' counts (tried again every ${interval} s): ${err instanceof Error ? err.message : String(err)}`,
+              ),
           })
         : undefined;
     const stopAll = () => {

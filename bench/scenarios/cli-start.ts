@@ -43,7 +43,9 @@ export const cliStartScenario: Scenario = async (ctx) => {
   const { stack } = ctx;
   const repoRoot = join(__dirname, '..', '..');
   // the sources as plain JS (the package's lib/ is the same transpiled code): no TypeScript hook in the timed runs
-  const trees: Array<{ label: string; compiled: string; root: string }> = [{ label: 'ours', compiled: join(stack.dataDir, 'cli-start', 'ours'), root: repoRoot }];
+  const trees: Array<{ label: string; compiled: string; root: string }> = [
+    { label: 'ours', compiled: join(stack.dataDir, 'cli-start', 'ours'), root: repoRoot },
+  ];
   if (stack.compare) trees.push({ label: 'compare', compiled: join(stack.dataDir, 'cli-start', 'compare'), root: stack.compare.tree });
   for (const tree of trees) transpileTree(tree.root, ['src'], tree.compiled);
   const commands = trees.flatMap((tree) =>
@@ -63,7 +65,11 @@ export const cliStartScenario: Scenario = async (ctx) => {
     for (const command of [bare, ...commands]) times.get(command.key)!.push(await timeProcess(command.args, command.env));
   }
   const medians = Object.fromEntries([...times].map(([key, values]) => [key, median(values)!]));
-  ctx.log(`cli-start medians (ms): ${Object.entries(medians).map(([key, ms]) => `${key} ${ms.toFixed(0)}`).join(', ')}`);
+  ctx.log(
+    `cli-start medians (ms): ${Object.entries(medians)
+      .map(([key, ms]) => `${key} ${ms.toFixed(0)}`)
+      .join(', ')}`,
+  );
   // on a loaded machine a bare Node start alone can pass the target: the time over it says what the CLI adds
   const load = loadavg()[0]!.toFixed(1);
   const figures: Figure[] = commands.flatMap((command) => {
@@ -79,7 +85,13 @@ export const cliStartScenario: Scenario = async (ctx) => {
         target: label === 'ours' ? { on: 'ours', op: '<=', value: CLI_START_TARGET_MS } : undefined,
         note: `median of ${CLI_START_RUNS}, load ${load}`,
       }),
-      figure({ scenario: 'cli-start', metric: `${tree}sapi-temporal ${flag}: time over node -e ''`, unit: 'ms', ours: medians[command.key]! - medians[bare.key]!, note: 'what the CLI adds to a bare Node start' }),
+      figure({
+        scenario: 'cli-start',
+        metric: `${tree}sapi-temporal ${flag}: time over node -e ''`,
+        unit: 'ms',
+        ours: medians[command.key]! - medians[bare.key]!,
+        note: 'what the CLI adds to a bare Node start',
+      }),
     ];
   });
   return { figures, details: { runs: Object.fromEntries(times), medians } };

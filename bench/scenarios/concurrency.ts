@@ -46,7 +46,11 @@ export const concurrencyScenario: Scenario = async (ctx) => {
 
   const aloneMs: number[] = [];
   for (let i = 1; i <= 3; i++) {
-    const run = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-conc', createBucket: true, table: `alone_${tag}_${i}` }, 'alone');
+    const run = await ctx.runWorkflow<ImportTableResult>(
+      'importTableWorkflow',
+      { source: csv.path, bucketId: 'in.c-conc', createBucket: true, table: `alone_${tag}_${i}` },
+      'alone',
+    );
     aloneMs.push(run.timings.closedMs! - run.timings.startedMs!);
   }
   const alone = median(aloneMs)!;
@@ -61,7 +65,9 @@ export const concurrencyScenario: Scenario = async (ctx) => {
       unit: 'MB',
       ours: kibToMb(idle.rssKiB),
       target: { on: 'ours', op: '<=', value: WORKER_IDLE_TARGET_MB },
-      note: idle.breakdown ? `V8 heap ${mb(idle.report?.memoryUsage.heapTotal)}, anon ${kibToMb(idle.breakdown.anonymousKiB)}, code ${kibToMb(idle.breakdown.nodeBinaryKiB + idle.breakdown.otherFilesKiB + sum(idle.breakdown.addonsKiB))} MB` : '',
+      note: idle.breakdown
+        ? `V8 heap ${mb(idle.report?.memoryUsage.heapTotal)}, anon ${kibToMb(idle.breakdown.anonymousKiB)}, code ${kibToMb(idle.breakdown.nodeBinaryKiB + idle.breakdown.otherFilesKiB + sum(idle.breakdown.addonsKiB))} MB`
+        : '',
     }),
   ];
   const batches: Record<string, unknown> = {};
@@ -69,9 +75,29 @@ export const concurrencyScenario: Scenario = async (ctx) => {
     const batch = await runBatch(ctx, { count, workers, table: `t_${tag}_w${workers}`, rows: csv.rows, source: csv.path });
     const label = workers === 1 ? '' : ` on ${workers} workers`;
     figures.push(
-      figure({ scenario: 'concurrency', metric: `imports succeeded of ${count}${label}`, unit: '', ours: batch.succeeded, target: { on: 'ours', op: '>=', value: count } }),
-      figure({ scenario: 'concurrency', metric: `total time for ${count}${label}`, unit: 's', ours: batch.totalMs / 1000, baseline: (count * alone) / 1000, note: `baseline: ${count} × one import alone (${(alone / 1000).toFixed(2)} s)` }),
-      figure({ scenario: 'concurrency', metric: `import latency p95${label}`, unit: 's', ours: (batch.latencyMs.p95 ?? 0) / 1000, baseline: alone / 1000, note: 'baseline: one import alone' }),
+      figure({
+        scenario: 'concurrency',
+        metric: `imports succeeded of ${count}${label}`,
+        unit: '',
+        ours: batch.succeeded,
+        target: { on: 'ours', op: '>=', value: count },
+      }),
+      figure({
+        scenario: 'concurrency',
+        metric: `total time for ${count}${label}`,
+        unit: 's',
+        ours: batch.totalMs / 1000,
+        baseline: (count * alone) / 1000,
+        note: `baseline: ${count} × one import alone (${(alone / 1000).toFixed(2)} s)`,
+      }),
+      figure({
+        scenario: 'concurrency',
+        metric: `import latency p95${label}`,
+        unit: 's',
+        ours: (batch.latencyMs.p95 ?? 0) / 1000,
+        baseline: alone / 1000,
+        note: 'baseline: one import alone',
+      }),
       figure({
         scenario: 'concurrency',
         metric: `worker peak RSS${workers === 1 ? '' : ` (largest of ${workers})`}`,
@@ -114,7 +140,11 @@ async function runBatch(ctx: ScenarioContext, input: { count: number; workers: n
       const handles: Array<{ handle: WorkflowHandle; startMs: number }> = await Promise.all(
         Array.from({ length: input.count }, async (_, i) => {
           const startMs = performance.now();
-          const handle = await ctx.startWorkflow('importTableWorkflow', { source: input.source, bucketId: 'in.c-conc', createBucket: true, table: `${input.table}_${i}` }, 'concurrent');
+          const handle = await ctx.startWorkflow(
+            'importTableWorkflow',
+            { source: input.source, bucketId: 'in.c-conc', createBucket: true, table: `${input.table}_${i}` },
+            'concurrent',
+          );
           return { handle, startMs };
         }),
       );
@@ -194,8 +224,12 @@ function describeIdle(idle: Awaited<ReturnType<typeof idleMemory>>): string {
   if (u) parts.push(`main isolate heap ${mb(u.heapTotal)} MB (used ${mb(u.heapUsed)}), external ${mb(u.external)} MB (array buffers ${mb(u.arrayBuffers)})`);
   const b = idle.breakdown;
   if (b) {
-    const addons = Object.entries(b.addonsKiB).map(([name, kib]) => `${name} ${kibToMb(kib)}`).join(', ');
-    parts.push(`by mapping: anonymous ${kibToMb(b.anonymousKiB)} MB, brk heap ${kibToMb(b.brkHeapKiB)} MB, node binary ${kibToMb(b.nodeBinaryKiB)} MB, addons [${addons}] MB, other files ${kibToMb(b.otherFilesKiB)} MB`);
+    const addons = Object.entries(b.addonsKiB)
+      .map(([name, kib]) => `${name} ${kibToMb(kib)}`)
+      .join(', ');
+    parts.push(
+      `by mapping: anonymous ${kibToMb(b.anonymousKiB)} MB, brk heap ${kibToMb(b.brkHeapKiB)} MB, node binary ${kibToMb(b.nodeBinaryKiB)} MB, addons [${addons}] MB, other files ${kibToMb(b.otherFilesKiB)} MB`,
+    );
   }
   return parts.join('; ');
 }
@@ -224,7 +258,13 @@ interface BatchCosts {
  * CPU measured around it as around the batch. The difference is the orchestration's share (Temporal, the worker,
  * the workflow's checks and bookkeeping). Activity tasks, timers and events per import come from one run's history.
  */
-async function smallImportCosts(ctx: ScenarioContext, batch: Batch, count: number, source: string, tag: string): Promise<{ figures: Figure[]; ours: BatchCosts; details: Record<string, unknown> }> {
+async function smallImportCosts(
+  ctx: ScenarioContext,
+  batch: Batch,
+  count: number,
+  source: string,
+  tag: string,
+): Promise<{ figures: Figure[]; ours: BatchCosts; details: Record<string, unknown> }> {
   const { stack } = ctx;
   const bucketId = await ensureBucket(stack.storage, 'bare');
   const command: ImportsBaselineCommand = {
@@ -274,7 +314,14 @@ async function smallImportCosts(ctx: ScenarioContext, batch: Batch, count: numbe
       target: { on: 'ours', op: '>=', value: SMALL_IMPORTS_PER_SECOND_TARGET },
       note: `${bareTemporalFree}; ${share(1 / ours.rate, 1 / bareRate)} of the time`,
     }),
-    figure({ scenario: 'concurrency', metric: 'small import latency p95 vs bare', unit: 's', ours: (batch.latencyMs.p95 ?? 0) / 1000, baseline: bareP95 / 1000, note: bareTemporalFree }),
+    figure({
+      scenario: 'concurrency',
+      metric: 'small import latency p95 vs bare',
+      unit: 's',
+      ours: (batch.latencyMs.p95 ?? 0) / 1000,
+      baseline: bareP95 / 1000,
+      note: bareTemporalFree,
+    }),
     figure({
       scenario: 'concurrency',
       metric: 'worker CPU per small import',
@@ -295,12 +342,38 @@ async function smallImportCosts(ctx: ScenarioContext, batch: Batch, count: numbe
   if (shape) {
     const note = `one run's history: ${shape.activityTypes.join(', ') || 'no activity'}; ${shape.workflowTasks} workflow tasks, ${shape.markers} markers`;
     figures.push(
-      figure({ scenario: 'concurrency', metric: 'activity tasks per small import', unit: '', ours: shape.activityTasks, target: { on: 'ours', op: '<=', value: ACTIVITY_TASKS_PER_IMPORT_TARGET }, goal: 'issue 41 target 1', note }),
-      figure({ scenario: 'concurrency', metric: 'timers per small import', unit: '', ours: shape.timers, target: { on: 'ours', op: '<=', value: TIMERS_PER_IMPORT_TARGET }, goal: 'issue 41 target 1' }),
-      figure({ scenario: 'concurrency', metric: 'history events per small import', unit: '', ours: shape.events, target: { on: 'ours', op: '<=', value: EVENTS_PER_IMPORT_TARGET }, goal: 'issue 41 target 1' }),
+      figure({
+        scenario: 'concurrency',
+        metric: 'activity tasks per small import',
+        unit: '',
+        ours: shape.activityTasks,
+        target: { on: 'ours', op: '<=', value: ACTIVITY_TASKS_PER_IMPORT_TARGET },
+        goal: 'issue 41 target 1',
+        note,
+      }),
+      figure({
+        scenario: 'concurrency',
+        metric: 'timers per small import',
+        unit: '',
+        ours: shape.timers,
+        target: { on: 'ours', op: '<=', value: TIMERS_PER_IMPORT_TARGET },
+        goal: 'issue 41 target 1',
+      }),
+      figure({
+        scenario: 'concurrency',
+        metric: 'history events per small import',
+        unit: '',
+        ours: shape.events,
+        target: { on: 'ours', op: '<=', value: EVENTS_PER_IMPORT_TARGET },
+        goal: 'issue 41 target 1',
+      }),
     );
   }
-  return { figures, ours, details: { bare: { ...b, latencyMs: { p50: percentile(b.latencyMs, 50), p95: bareP95 } }, bareCpuSeconds: bare.cpuSeconds, ours, shape } };
+  return {
+    figures,
+    ours,
+    details: { bare: { ...b, latencyMs: { p50: percentile(b.latencyMs, 50), p95: bareP95 } }, bareCpuSeconds: bare.cpuSeconds, ours, shape },
+  };
 }
 
 /** Runs of the floor's workflow before it is measured. */
@@ -325,7 +398,8 @@ async function sdkFloor(ctx: ScenarioContext, ours: BatchCosts, count: number): 
     BENCH_MEMORY_REPORT: join(stack.dataDir, 'sdk-floor-memory.json'),
   });
   try {
-    const runOne = async (id: string) => stack.client.workflow.start('importShapeWorkflow', { taskQueue, workflowId: `${taskQueue}-${id}`, args: [{ table: `in.c-floor.t_${id}` }] });
+    const runOne = async (id: string) =>
+      stack.client.workflow.start('importShapeWorkflow', { taskQueue, workflowId: `${taskQueue}-${id}`, args: [{ table: `in.c-floor.t_${id}` }] });
     for (let i = 0; i < FLOOR_WARM_UP_RUNS; i++) await (await runOne(`warm-${i}`)).result();
     ctx.log(`SDK floor: ${count} runs of the small import's shape (no-op activities) at once on an empty SDK worker …`);
     const run = await measure(
@@ -348,9 +422,34 @@ async function sdkFloor(ctx: ScenarioContext, ours: BatchCosts, count: number): 
     const note = `baseline: the same Temporal shape (${shape ? `${shape.events} events, ${shape.activityTasks} activity tasks, ${shape.workflowTasks} workflow tasks` : '?'}) with no-op activities on an empty SDK worker`;
     return {
       figures: [
-        figure({ scenario: 'concurrency', metric: `small imports per second vs SDK floor (${count} at once)`, unit: '/s', ours: ours.rate, baseline: rate, target: { on: 'ratio', op: '>=', value: FLOOR_RATE_TARGET }, goal: 'issue 41 target 1', note }),
-        figure({ scenario: 'concurrency', metric: 'worker CPU per small import vs SDK floor', unit: 'ms', ours: ours.workerCpuMs, baseline: workerCpuMs, target: { on: 'ratio', op: '<=', value: FLOOR_CPU_TARGET }, goal: 'issue 41 target 1', note: `${note}; above the floor: ${(ours.workerCpuMs - workerCpuMs).toFixed(0)} ms` }),
-        figure({ scenario: 'concurrency', metric: 'Temporal server CPU per small import vs SDK floor', unit: 'ms', ours: (ours.temporalCpuS * 1000) / count, baseline: temporalCpuMs, note }),
+        figure({
+          scenario: 'concurrency',
+          metric: `small imports per second vs SDK floor (${count} at once)`,
+          unit: '/s',
+          ours: ours.rate,
+          baseline: rate,
+          target: { on: 'ratio', op: '>=', value: FLOOR_RATE_TARGET },
+          goal: 'issue 41 target 1',
+          note,
+        }),
+        figure({
+          scenario: 'concurrency',
+          metric: 'worker CPU per small import vs SDK floor',
+          unit: 'ms',
+          ours: ours.workerCpuMs,
+          baseline: workerCpuMs,
+          target: { on: 'ratio', op: '<=', value: FLOOR_CPU_TARGET },
+          goal: 'issue 41 target 1',
+          note: `${note}; above the floor: ${(ours.workerCpuMs - workerCpuMs).toFixed(0)} ms`,
+        }),
+        figure({
+          scenario: 'concurrency',
+          metric: 'Temporal server CPU per small import vs SDK floor',
+          unit: 'ms',
+          ours: (ours.temporalCpuS * 1000) / count,
+          baseline: temporalCpuMs,
+          note,
+        }),
       ],
       details: { ms: Math.round(run.ms), rate, workerCpuMs, temporalCpuMs, cpuSplit: run.cpuSplit, shape },
     };

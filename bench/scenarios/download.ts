@@ -40,7 +40,11 @@ export const downloadScenario: Scenario = async (ctx) => {
 
   // warm-up of ours, untimed (the baseline warms itself up in its process): a 1 MiB table through the same path
   const warmUp = join(outDir, 'warm-up.csv');
-  const warmed = await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: await ctx.fixtures.table(1), destination: warmUp }, 'download-warmup');
+  const warmed = await ctx.runWorkflow<ExportTableResult>(
+    'exportTableWorkflow',
+    { tableId: await ctx.fixtures.table(1), destination: warmUp },
+    'download-warmup',
+  );
   rmSync(warmUp, { force: true });
   // what a download phase costs whatever its size (file detail with credentials, table columns, manifest, presigning,
   // threads, rename), which the baselines do not pay (their file detail is fetched untimed)
@@ -48,7 +52,12 @@ export const downloadScenario: Scenario = async (ctx) => {
   ctx.log(`warm-up: downloadFile of a 1 MiB table took ${(fixedMs / 1000).toFixed(2)} s`);
   const compare = stack.compare;
   if (compare) {
-    await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: await ctx.fixtures.table(1), destination: warmUp }, 'download-warmup', compare.taskQueue);
+    await ctx.runWorkflow<ExportTableResult>(
+      'exportTableWorkflow',
+      { tableId: await ctx.fixtures.table(1), destination: warmUp },
+      'download-warmup',
+      compare.taskQueue,
+    );
     rmSync(warmUp, { force: true });
   }
 
@@ -91,7 +100,17 @@ export const downloadScenario: Scenario = async (ctx) => {
       slices = b.slices!;
       baseline.push({ ms: b.ms, bytes: b.bytes! });
       baselinePeakKiB = Math.max(baselinePeakKiB, b.maxRssKiB);
-      runs.push({ side, n, ms: Math.round(b.ms), bytes: b.bytes, slices: b.slices, mbps: mbPerSecond(b.bytes!, b.ms), baselineCpu: b.cpu, baselinePeakMb: kibToMb(b.maxRssKiB), cpuSplit: run.cpuSplit });
+      runs.push({
+        side,
+        n,
+        ms: Math.round(b.ms),
+        bytes: b.bytes,
+        slices: b.slices,
+        mbps: mbPerSecond(b.bytes!, b.ms),
+        baselineCpu: b.cpu,
+        baselinePeakMb: kibToMb(b.maxRssKiB),
+        cpuSplit: run.cpuSplit,
+      });
       ctx.log(
         `baseline #${n}: ${b.slices} slices, ${b.bytes} bytes in ${(b.ms / 1000).toFixed(1)} s (${mbPerSecond(b.bytes!, b.ms)!.toFixed(1)} MB/s), ` +
           `its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}], its peak RSS ${kibToMb(b.maxRssKiB)} MB; others ${JSON.stringify(run.cpuSplit)}`,
@@ -113,8 +132,19 @@ export const downloadScenario: Scenario = async (ctx) => {
         const m = mcRun.value;
         mcRuns.push({ ms: m.ms, bytes: m.bytes! });
         mcCpuPerGb.push(cpuSecondsPerGb(mcCpuSeconds(m), m.bytes!)!);
-        runs.push({ side: 'mc', n, ms: Math.round(m.ms), bytes: m.bytes, slices: m.slices, mbps: mbPerSecond(m.bytes!, m.ms), mcCpu: m.mcCpu, cpuSplit: mcRun.cpuSplit });
-        ctx.log(`mc #${n}: ${m.slices} slices, ${m.bytes} bytes in ${(m.ms / 1000).toFixed(1)} s (${mbPerSecond(m.bytes!, m.ms)!.toFixed(1)} MB/s), its cpu [user, sys] s [${m.mcCpu!.user.toFixed(1)}, ${m.mcCpu!.system.toFixed(1)}]; others ${JSON.stringify(mcRun.cpuSplit)}`);
+        runs.push({
+          side: 'mc',
+          n,
+          ms: Math.round(m.ms),
+          bytes: m.bytes,
+          slices: m.slices,
+          mbps: mbPerSecond(m.bytes!, m.ms),
+          mcCpu: m.mcCpu,
+          cpuSplit: mcRun.cpuSplit,
+        });
+        ctx.log(
+          `mc #${n}: ${m.slices} slices, ${m.bytes} bytes in ${(m.ms / 1000).toFixed(1)} s (${mbPerSecond(m.bytes!, m.ms)!.toFixed(1)} MB/s), its cpu [user, sys] s [${m.mcCpu!.user.toFixed(1)}, ${m.mcCpu!.system.toFixed(1)}]; others ${JSON.stringify(mcRun.cpuSplit)}`,
+        );
       }
     } else {
       ctx.log(`${side} #${n}: exportTableWorkflow of ${tableId} …`);
@@ -122,7 +152,8 @@ export const downloadScenario: Scenario = async (ctx) => {
       const workerPid = side === 'compare' ? compare!.pid : stack.pids.worker;
       const run = await measure(
         stack,
-        () => ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download', side === 'compare' ? compare!.taskQueue : undefined),
+        () =>
+          ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId, destination }, 'download', side === 'compare' ? compare!.taskQueue : undefined),
         workerPid,
       ).finally(() => watcher.stop());
       const wf = run.value;
@@ -136,7 +167,8 @@ export const downloadScenario: Scenario = async (ctx) => {
         concatStartMs === undefined || span.startedMs === undefined
           ? undefined
           : { slicesMs: Math.round(concatStartMs - span.startedMs), concatenateMs: Math.round(span.endedMs! - concatStartMs) };
-      if (statSync(destination).size !== wf.result.bytes) throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
+      if (statSync(destination).size !== wf.result.bytes)
+        throw new Error(`${destination} holds ${statSync(destination).size} bytes, the workflow reported ${wf.result.bytes}`);
       oursDownload[side].push({ ms: downloadMs, bytes: wf.result.bytes });
       // the worker's CPU (its download threads included) while the downloadFile activity ran
       const downloadCpuS = cpuSecondsWithin(run.worker, span.startedMs!, span.endedMs!);
@@ -176,19 +208,53 @@ export const downloadScenario: Scenario = async (ctx) => {
   const mbps = (xs: Array<{ ms: number; bytes: number }>) => median(xs.map((x) => mbPerSecond(x.bytes, x.ms)!));
   const link = options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : '';
   const note = `${options.sizeMiB} MiB table, ${slices} slices, medians of ${oursDownload.ours.length} ours / ${baseline.length} baseline${link}`;
-  const mcFigures = 'path' in mc
-    ? [
-        // issue 27: ≥ 0.9× MinIO's own client on localhost (ours also hashes every slice), ≥ 0.95× behind a capped link
-        figure({ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', ours: mbps(oursDownload.ours), baseline: mbps(mcRuns), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 }, goal: 'issue 41 target 2', note: `baseline: mc cp of the ${slices} slices into a folder; medians of ${oursDownload.ours.length} / ${mcRuns.length}${link}` }),
-        figure({ scenario: 'download', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), target: { on: 'ratio', op: '<=', value: 1.2 }, goal: 'issue 41 target 2', note: 'ours: the worker process (its threads included) while downloadFile ran, sha256 included; baseline: the mc process' }),
-      ]
-    : [{ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
+  const mcFigures =
+    'path' in mc
+      ? [
+          // issue 27: ≥ 0.9× MinIO's own client on localhost (ours also hashes every slice), ≥ 0.95× behind a capped link
+          figure({
+            scenario: 'download',
+            metric: 'download phase vs mc',
+            unit: 'MB/s',
+            ours: mbps(oursDownload.ours),
+            baseline: mbps(mcRuns),
+            target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 },
+            goal: 'issue 41 target 2',
+            note: `baseline: mc cp of the ${slices} slices into a folder; medians of ${oursDownload.ours.length} / ${mcRuns.length}${link}`,
+          }),
+          figure({
+            scenario: 'download',
+            metric: 'CPU per GB, worker vs mc',
+            unit: 's/GB',
+            ours: median(oursCpuPerGb),
+            baseline: median(mcCpuPerGb),
+            target: { on: 'ratio', op: '<=', value: 1.2 },
+            goal: 'issue 41 target 2',
+            note: 'ours: the worker process (its threads included) while downloadFile ran, sha256 included; baseline: the mc process',
+          }),
+        ]
+      : [{ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
   return {
     figures: [
       ...mcFigures,
       // issue 14: never slower than the sequential download on localhost, ≥ 2.5× behind a 20 MB/s link
-      figure({ scenario: 'download', metric: 'download phase', unit: 'MB/s', ours: mbps(oursDownload.ours), baseline: mbps(baseline), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 2.5 : 1.0 }, note }),
-      figure({ scenario: 'download', metric: 'end to end incl. export job', unit: 'MB/s', ours: mbps(oursEndToEnd.ours), baseline: mbps(baseline), note: 'baseline: download only' }),
+      figure({
+        scenario: 'download',
+        metric: 'download phase',
+        unit: 'MB/s',
+        ours: mbps(oursDownload.ours),
+        baseline: mbps(baseline),
+        target: { on: 'ratio', op: '>=', value: options.linkMBps ? 2.5 : 1.0 },
+        note,
+      }),
+      figure({
+        scenario: 'download',
+        metric: 'end to end incl. export job',
+        unit: 'MB/s',
+        ours: mbps(oursEndToEnd.ours),
+        baseline: mbps(baseline),
+        note: 'baseline: download only',
+      }),
       figure({ scenario: 'download', metric: 'slices in the export', unit: '', ours: slices, target: { on: 'ours', op: '>=', value: MIN_SLICES } }),
       figure({
         scenario: 'download',
@@ -201,10 +267,38 @@ export const downloadScenario: Scenario = async (ctx) => {
       }),
       ...(compare
         ? [
-            figure({ scenario: 'download', metric: 'download phase, compare tree', unit: 'MB/s', ours: mbps(oursDownload.compare), baseline: mbps(baseline), note: `${compare.tree}; medians of ${oursDownload.compare.length}` }),
-            figure({ scenario: 'download', metric: 'download phase, this tree vs compare tree', unit: 'MB/s', ours: mbps(oursDownload.ours), baseline: mbps(oursDownload.compare), note: 'baseline: the compare tree' }),
-            figure({ scenario: 'download', metric: 'end to end, this tree vs compare tree', unit: 'MB/s', ours: mbps(oursEndToEnd.ours), baseline: mbps(oursEndToEnd.compare), note: 'baseline: the compare tree' }),
-            figure({ scenario: 'download', metric: 'worker peak RSS, this tree vs compare tree', unit: 'MB', ours: kibToMb(workerPeakKiB.ours), baseline: kibToMb(workerPeakKiB.compare), note: 'baseline: the compare tree' }),
+            figure({
+              scenario: 'download',
+              metric: 'download phase, compare tree',
+              unit: 'MB/s',
+              ours: mbps(oursDownload.compare),
+              baseline: mbps(baseline),
+              note: `${compare.tree}; medians of ${oursDownload.compare.length}`,
+            }),
+            figure({
+              scenario: 'download',
+              metric: 'download phase, this tree vs compare tree',
+              unit: 'MB/s',
+              ours: mbps(oursDownload.ours),
+              baseline: mbps(oursDownload.compare),
+              note: 'baseline: the compare tree',
+            }),
+            figure({
+              scenario: 'download',
+              metric: 'end to end, this tree vs compare tree',
+              unit: 'MB/s',
+              ours: mbps(oursEndToEnd.ours),
+              baseline: mbps(oursEndToEnd.compare),
+              note: 'baseline: the compare tree',
+            }),
+            figure({
+              scenario: 'download',
+              metric: 'worker peak RSS, this tree vs compare tree',
+              unit: 'MB',
+              ours: kibToMb(workerPeakKiB.ours),
+              baseline: kibToMb(workerPeakKiB.compare),
+              note: 'baseline: the compare tree',
+            }),
           ]
         : []),
     ],

@@ -40,7 +40,14 @@ export const extractScenario: Scenario = async (ctx) => {
       if (b.pages !== pages) throw new Error(`plain loop extracted ${b.pages} pages, expected ${pages}`);
       const rate = pages / (b.ms / 1000);
       baselineRates.push(rate);
-      runs.push({ side: 'baseline', ms: Math.round(b.ms), pagesPerSecond: rate, baselineCpu: b.cpu, baselinePeakMb: kibToMb(b.maxRssKiB), cpuSplit: run.cpuSplit });
+      runs.push({
+        side: 'baseline',
+        ms: Math.round(b.ms),
+        pagesPerSecond: rate,
+        baselineCpu: b.cpu,
+        baselinePeakMb: kibToMb(b.maxRssKiB),
+        cpuSplit: run.cpuSplit,
+      });
       ctx.log(
         `baseline: plain loop (own process), ${pages} pages in ${(b.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s, its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}]; ` +
           `others ${JSON.stringify(run.cpuSplit)}`,
@@ -48,13 +55,16 @@ export const extractScenario: Scenario = async (ctx) => {
     };
 
     // warm-up of ours in every mode measured (the plain loop warms itself up in its process)
-    for (const mode of options.extractModes) await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config: warmUpConfig, options: { mode, load: false } }, `extract-warmup-${mode}`);
+    for (const mode of options.extractModes)
+      await ctx.runWorkflow<ExtractResult>('extractWorkflow', { config: warmUpConfig, options: { mode, load: false } }, `extract-warmup-${mode}`);
     await baseline();
     const byMode: Record<string, Array<{ rate: number; maxEvents: number; runs: number; samples: RssSample[]; peakKiB: number }>> = {};
     for (let r = 0; r < options.repeat; r++) {
       for (const mode of options.extractModes) {
         ctx.log(`ours: extractWorkflow, ${mode} mode, ${pages} pages …`);
-        const run = await measure(stack, () => ctx.runWorkflow<ExtractResult>('extractWorkflow', { config, options: { mode, load: false } }, `extract-${mode}`));
+        const run = await measure(stack, () =>
+          ctx.runWorkflow<ExtractResult>('extractWorkflow', { config, options: { mode, load: false } }, `extract-${mode}`),
+        );
         const wf = run.value;
         if (wf.result.pages !== pages) throw new Error(`extractWorkflow (${mode}) extracted ${wf.result.pages} pages, expected ${pages}`);
         const rate = pages / (run.ms / 1000);
@@ -87,11 +97,16 @@ export const extractScenario: Scenario = async (ctx) => {
           firstFetches: chain[0]!.activities
             .filter((a) => a.type === 'fetchPages')
             .slice(0, 10)
-            .map((a) => ({ queueMs: a.startedMs === undefined ? undefined : Math.round(a.startedMs - a.scheduledMs), runMs: a.endedMs === undefined || a.startedMs === undefined ? undefined : Math.round(a.endedMs - a.startedMs), attempt: a.attempt, outcome: a.outcome })),
+            .map((a) => ({
+              queueMs: a.startedMs === undefined ? undefined : Math.round(a.startedMs - a.scheduledMs),
+              runMs: a.endedMs === undefined || a.startedMs === undefined ? undefined : Math.round(a.endedMs - a.startedMs),
+              attempt: a.attempt,
+              outcome: a.outcome,
+            })),
           workerPeakMb: kibToMb(run.worker.peakKiB),
           workerRssTimelineMb: timeline,
           cpuSeconds: run.cpuSeconds,
-        cpuSplit: run.cpuSplit,
+          cpuSplit: run.cpuSplit,
         });
         ctx.log(
           `ours (${mode}): ${(run.ms / 1000).toFixed(1)} s = ${rate.toFixed(0)} pages/s; ${events.length} run(s), events per run ${summarize(events)}; ` +
@@ -121,7 +136,13 @@ export const extractScenario: Scenario = async (ctx) => {
           target: mode === 'batch' ? { on: 'ratio', op: '>=', value: BATCH_TARGET_RATIO } : { on: 'ours', op: '>=', value: PAGE_MODE_TARGET_PAGES_PER_S },
           note: `${pages} pages, load: false; baseline: plain loop`,
         }),
-        figure({ scenario: 'extract', metric: `${mode} mode: history events per run (max)`, unit: 'events', ours: last.maxEvents, note: `${last.runs} run(s) in the continue-as-new chain` }),
+        figure({
+          scenario: 'extract',
+          metric: `${mode} mode: history events per run (max)`,
+          unit: 'events',
+          ours: last.maxEvents,
+          note: `${last.runs} run(s) in the continue-as-new chain`,
+        }),
         figure({
           scenario: 'extract',
           metric: `${mode} mode: worker RSS growth over the run`,
@@ -160,7 +181,6 @@ function effectiveExtractOptions(mode: 'batch' | 'page'): unknown {
     return { unavailable: String(err) };
   }
 }
-
 
 /** History timings of every run of the workflow's continue-as-new chain, oldest first. */
 async function historiesOfChain(ctx: ScenarioContext, workflowId: string): Promise<HistoryTimings[]> {

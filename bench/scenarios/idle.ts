@@ -42,7 +42,11 @@ export const idleScenario: Scenario = async (ctx) => {
   const { stack } = ctx;
   const csv = await ctx.fixtures.csv(1);
   for (let i = 1; i <= WARM_UP_IMPORTS; i++) {
-    const run = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table: `idle_warm_up_${i}` }, 'idle-warmup');
+    const run = await ctx.runWorkflow<ImportTableResult>(
+      'importTableWorkflow',
+      { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table: `idle_warm_up_${i}` },
+      'idle-warmup',
+    );
     if (i === WARM_UP_IMPORTS) {
       const destination = join(stack.dataDir, 'idle-export.csv');
       await ctx.runWorkflow<ExportTableResult>('exportTableWorkflow', { tableId: run.result.tableId, destination, overwrite: true }, 'idle-warmup-export');
@@ -58,7 +62,12 @@ export const idleScenario: Scenario = async (ctx) => {
   const measureEmpty = async (label: string, env: Record<string, string>, warmUp: boolean): Promise<IdleMemory> => {
     const taskQueue = `bench-${label}-${Date.now().toString(36)}`;
     const report = join(stack.dataDir, `${label}-memory.json`);
-    const side = await stack.startSideProcess(label, 'bench/empty-worker-child.ts', { ...env, BENCH_EMPTY_BUNDLE: emptyBundle, BENCH_EMPTY_TASK_QUEUE: taskQueue, BENCH_MEMORY_REPORT: report });
+    const side = await stack.startSideProcess(label, 'bench/empty-worker-child.ts', {
+      ...env,
+      BENCH_EMPTY_BUNDLE: emptyBundle,
+      BENCH_EMPTY_TASK_QUEUE: taskQueue,
+      BENCH_MEMORY_REPORT: report,
+    });
     try {
       for (let i = 0; warmUp && i < EMPTY_WARM_UP_RUNS; i++) {
         const handle = await stack.client.workflow.start('emptyWorkflow', { taskQueue, workflowId: `${taskQueue}-${i}`, args: [] });
@@ -85,7 +94,15 @@ export const idleScenario: Scenario = async (ctx) => {
         target: { on: 'ours', op: '<=', value: IDLE_TARGET_MB },
         note: `ours: ${note(ours)}; empty: ${note(empty)}`,
       }),
-      figure({ scenario: 'idle', metric: 'above the SDK floor', unit: 'MB', ours: Math.round((ours.rssMb - empty.rssMb) * 10) / 10, target: { on: 'ours', op: '<=', value: ABOVE_FLOOR_TARGET_MB }, goal: 'issue 41 target 4', note: `the plugin's workflow bundle alone adds ${Math.round((emptyOurs.rssMb - empty.rssMb) * 10) / 10} MB (empty worker with it, no run)` }),
+      figure({
+        scenario: 'idle',
+        metric: 'above the SDK floor',
+        unit: 'MB',
+        ours: Math.round((ours.rssMb - empty.rssMb) * 10) / 10,
+        target: { on: 'ours', op: '<=', value: ABOVE_FLOOR_TARGET_MB },
+        goal: 'issue 41 target 4',
+        note: `the plugin's workflow bundle alone adds ${Math.round((emptyOurs.rssMb - empty.rssMb) * 10) / 10} MB (empty worker with it, no run)`,
+      }),
     ],
     details: { ours, empty, emptyWithOurBundle: emptyOurs },
   };

@@ -42,7 +42,11 @@ export const longJobScenario: Scenario = async (ctx) => {
   let run;
   try {
     ctx.log(`1-hour job compressed ${n}×: held ${(heldMs / 1000).toFixed(0)} s, polling ${JSON.stringify(polling)} …`);
-    run = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table: `long_job_${Date.now().toString(36)}`, polling }, 'long-job');
+    run = await ctx.runWorkflow<ImportTableResult>(
+      'importTableWorkflow',
+      { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table: `long_job_${Date.now().toString(36)}`, polling },
+      'long-job',
+    );
   } finally {
     await watcher.stop();
   }
@@ -54,9 +58,13 @@ export const longJobScenario: Scenario = async (ctx) => {
   const jobId = started?.jobId;
   const seen = jobId === undefined ? undefined : watcher.jobs.get(jobId);
   const awaits = timings.activities.filter((a) => a.type === 'awaitJob');
-  const noticing = timings.activities.find((a) => (a.type === 'awaitJob' || a.type === 'getJob') && a.outcome === 'completed' && decode<JobSummary>(a.result)?.status === 'success');
-  if (!created || !seen?.endMs || !noticing?.endedMs) throw new Error(`job ${jobId}: end not observed (watcher ${JSON.stringify(seen)}, ${awaits.length} awaitJob)`);
-  if (awaits.length === 0) throw new Error(`job ${jobId}: no awaitJob in the history: the polling never moved into the activity (inActivityAfterMs ${polling.inActivityAfterMs})`);
+  const noticing = timings.activities.find(
+    (a) => (a.type === 'awaitJob' || a.type === 'getJob') && a.outcome === 'completed' && decode<JobSummary>(a.result)?.status === 'success',
+  );
+  if (!created || !seen?.endMs || !noticing?.endedMs)
+    throw new Error(`job ${jobId}: end not observed (watcher ${JSON.stringify(seen)}, ${awaits.length} awaitJob)`);
+  if (awaits.length === 0)
+    throw new Error(`job ${jobId}: no awaitJob in the history: the polling never moved into the activity (inActivityAfterMs ${polling.inActivityAfterMs})`);
 
   const id = (e: ActionEvent) => Number(e.eventId);
   const eventTime = (e: ActionEvent) => timestampMs(e.eventTime)!;
@@ -78,7 +86,12 @@ export const longJobScenario: Scenario = async (ctx) => {
     const timeout = scheduled?.activityTaskScheduledEventAttributes?.heartbeatTimeout;
     const heartbeatTimeoutMs = timeout ? Number(timeout.seconds ?? 0) * 1000 + (timeout.nanos ?? 0) / 1e6 : 0;
     const runMs = ((span.endedMs ?? eventTime(events.at(-1)!)) - (span.startedMs ?? span.scheduledMs)) * n;
-    return { runMs, heartbeatTimeoutMs, throttleMs: heartbeatThrottleMs(heartbeatTimeoutMs), sent: heartbeatTimeoutMs > 0 ? heartbeatsSent(runMs, heartbeatTimeoutMs) : 0 };
+    return {
+      runMs,
+      heartbeatTimeoutMs,
+      throttleMs: heartbeatThrottleMs(heartbeatTimeoutMs),
+      sent: heartbeatTimeoutMs > 0 ? heartbeatsSent(runMs, heartbeatTimeoutMs) : 0,
+    };
   });
   const heartbeatCount = heartbeats.reduce((s, h) => s + h.sent, 0);
   const windowActions = billedActions(window);

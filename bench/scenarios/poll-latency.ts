@@ -54,12 +54,24 @@ export const pollLatencyScenario: Scenario = async (ctx) => {
       const seen = jobId === undefined ? undefined : watcher.jobs.get(jobId);
       const polls = run.timings.activities.filter((a) => a.type === 'getJob');
       const noticing = polls.find((a) => a.outcome === 'completed' && decode<JobSummary>(a.result)?.status === 'success');
-      if (!seen?.endMs || !noticing?.endedMs) throw new Error(`job ${jobId} of ${table}: end not observed (watcher ${JSON.stringify(seen)}, polls ${polls.length})`);
+      if (!seen?.endMs || !noticing?.endedMs)
+        throw new Error(`job ${jobId} of ${table}: end not observed (watcher ${JSON.stringify(seen)}, polls ${polls.length})`);
       const durationMs = seen.endMs - seen.firstSeenMs;
       const latencyMs = noticing.endedMs - seen.endMs;
       const budgetMs = latencyBudgetMs(durationMs);
-      runs.push({ schedule: schedule.label, heldSeconds: seconds, jobId, durationMs: Math.round(durationMs), latencyMs: Math.round(latencyMs), budgetMs: Math.round(budgetMs), polls: polls.length, workflowId: run.workflowId });
-      ctx.log(`${schedule.label}: job ${jobId} ran ${(durationMs / 1000).toFixed(2)} s, noticed ${(latencyMs / 1000).toFixed(2)} s after its end (budget ${(budgetMs / 1000).toFixed(2)} s), ${polls.length} polls`);
+      runs.push({
+        schedule: schedule.label,
+        heldSeconds: seconds,
+        jobId,
+        durationMs: Math.round(durationMs),
+        latencyMs: Math.round(latencyMs),
+        budgetMs: Math.round(budgetMs),
+        polls: polls.length,
+        workflowId: run.workflowId,
+      });
+      ctx.log(
+        `${schedule.label}: job ${jobId} ran ${(durationMs / 1000).toFixed(2)} s, noticed ${(latencyMs / 1000).toFixed(2)} s after its end (budget ${(budgetMs / 1000).toFixed(2)} s), ${polls.length} polls`,
+      );
       figures.push(
         figure({
           scenario: 'poll-latency',

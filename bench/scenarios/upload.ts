@@ -34,14 +34,23 @@ export const uploadScenario: Scenario = async (ctx) => {
   // multipart upload compiles the transfer path. A worker in service is in that state; the measured runs start there.
   const warmUp = await ctx.fixtures.csv(WARM_UP_MIB);
   ctx.log(`warm-up: importTableWorkflow of ${warmUp.bytes} bytes (not timed) …`);
-  const warmed = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: warmUp.path, bucketId: 'in.c-bench', createBucket: true, table: 'upload_warm_up' }, 'upload');
+  const warmed = await ctx.runWorkflow<ImportTableResult>(
+    'importTableWorkflow',
+    { source: warmUp.path, bucketId: 'in.c-bench', createBucket: true, table: 'upload_warm_up' },
+    'upload',
+  );
   await stack.storage.deleteTable({ tableId: warmed.result.tableId }).catch(() => undefined);
   const workerIdleKiB = readMemory(stack.pids.worker)?.rssKiB ?? 0;
   const workerIdle = memorySnapshot(stack.pids.worker);
   const compare = stack.compare;
   if (compare) {
     ctx.log(`warm-up of the compare tree's worker (not timed) …`);
-    const warmedCompare = await ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: warmUp.path, bucketId: 'in.c-bench', createBucket: true, table: 'upload_warm_up_compare' }, 'upload', compare.taskQueue);
+    const warmedCompare = await ctx.runWorkflow<ImportTableResult>(
+      'importTableWorkflow',
+      { source: warmUp.path, bucketId: 'in.c-bench', createBucket: true, table: 'upload_warm_up_compare' },
+      'upload',
+      compare.taskQueue,
+    );
     await stack.storage.deleteTable({ tableId: warmedCompare.result.tableId }).catch(() => undefined);
   }
   const runs: Array<Record<string, unknown>> = [];
@@ -80,7 +89,15 @@ export const uploadScenario: Scenario = async (ctx) => {
       const b = run.value;
       baselineMs.push(b.ms);
       baselinePeakKiB = Math.max(baselinePeakKiB, b.maxRssKiB);
-      runs.push({ side, n, ms: Math.round(b.ms), mbps: mbPerSecond(csv.bytes, b.ms), baselineCpu: b.cpu, baselinePeakMb: kibToMb(b.maxRssKiB), cpuSplit: run.cpuSplit });
+      runs.push({
+        side,
+        n,
+        ms: Math.round(b.ms),
+        mbps: mbPerSecond(csv.bytes, b.ms),
+        baselineCpu: b.cpu,
+        baselinePeakMb: kibToMb(b.maxRssKiB),
+        cpuSplit: run.cpuSplit,
+      });
       ctx.log(
         `baseline #${n}: ${(b.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, b.ms)!.toFixed(1)} MB/s, its cpu [user, sys] s [${b.cpu.user.toFixed(1)}, ${b.cpu.system.toFixed(1)}], ` +
           `its peak RSS ${kibToMb(b.maxRssKiB)} MB; others ${JSON.stringify(run.cpuSplit)}`,
@@ -104,7 +121,9 @@ export const uploadScenario: Scenario = async (ctx) => {
         mcMs.push(m.ms);
         mcCpuPerGb.push(cpuSecondsPerGb(mcCpuSeconds(m), csv.bytes)!);
         runs.push({ side: 'mc', n, ms: Math.round(m.ms), mbps: mbPerSecond(csv.bytes, m.ms), mcCpu: m.mcCpu, cpuSplit: mcRun.cpuSplit });
-        ctx.log(`mc #${n}: ${(m.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, m.ms)!.toFixed(1)} MB/s, its cpu [user, sys] s [${m.mcCpu!.user.toFixed(1)}, ${m.mcCpu!.system.toFixed(1)}]; others ${JSON.stringify(mcRun.cpuSplit)}`);
+        ctx.log(
+          `mc #${n}: ${(m.ms / 1000).toFixed(1)} s, ${mbPerSecond(csv.bytes, m.ms)!.toFixed(1)} MB/s, its cpu [user, sys] s [${m.mcCpu!.user.toFixed(1)}, ${m.mcCpu!.system.toFixed(1)}]; others ${JSON.stringify(mcRun.cpuSplit)}`,
+        );
       }
     } else {
       // unique per pass: a pass leaves its first table to download (one per --load-cores value)
@@ -113,7 +132,13 @@ export const uploadScenario: Scenario = async (ctx) => {
       ctx.log(`${side} #${n}: importTableWorkflow of ${csv.bytes} bytes into in.c-bench.${table} …`);
       const run = await measure(
         stack,
-        () => ctx.runWorkflow<ImportTableResult>('importTableWorkflow', { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table }, 'upload', side === 'compare' ? compare!.taskQueue : undefined),
+        () =>
+          ctx.runWorkflow<ImportTableResult>(
+            'importTableWorkflow',
+            { source: csv.path, bucketId: 'in.c-bench', createBucket: true, table },
+            'upload',
+            side === 'compare' ? compare!.taskQueue : undefined,
+          ),
         workerPid,
       );
       const wf = run.value;
@@ -159,18 +184,52 @@ export const uploadScenario: Scenario = async (ctx) => {
   const ours = (ms: number[]) => (ms.length ? mbPerSecond(csv.bytes, median(ms)!) : undefined);
   const link = options.linkMBps ? `; S3 link capped at ${options.linkMBps} MB/s per connection` : '';
   const note = `${options.sizeMiB} MiB, medians of ${uploadMs.ours.length} ours / ${baselineMs.length} baseline${link}`;
-  const mcFigures = 'path' in mc
-    ? [
-        // issue 27: ≥ 0.9× MinIO's own client on localhost, ≥ 0.95× behind a capped link
-        figure({ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', ours: ours(uploadMs.ours), baseline: mbPerSecond(csv.bytes, median(mcMs)!), target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 }, goal: 'issue 41 target 2', note: `baseline: mc cp; medians of ${uploadMs.ours.length} / ${mcMs.length}${link}` }),
-        figure({ scenario: 'upload', metric: 'CPU per GB, worker vs mc', unit: 's/GB', ours: median(oursCpuPerGb), baseline: median(mcCpuPerGb), target: { on: 'ratio', op: '<=', value: 1.2 }, goal: 'issue 41 target 2', note: 'ours: the worker process while uploadFile ran; baseline: the mc process' }),
-      ]
-    : [{ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
+  const mcFigures =
+    'path' in mc
+      ? [
+          // issue 27: ≥ 0.9× MinIO's own client on localhost, ≥ 0.95× behind a capped link
+          figure({
+            scenario: 'upload',
+            metric: 'upload phase vs mc',
+            unit: 'MB/s',
+            ours: ours(uploadMs.ours),
+            baseline: mbPerSecond(csv.bytes, median(mcMs)!),
+            target: { on: 'ratio', op: '>=', value: options.linkMBps ? 0.95 : 0.9 },
+            goal: 'issue 41 target 2',
+            note: `baseline: mc cp; medians of ${uploadMs.ours.length} / ${mcMs.length}${link}`,
+          }),
+          figure({
+            scenario: 'upload',
+            metric: 'CPU per GB, worker vs mc',
+            unit: 's/GB',
+            ours: median(oursCpuPerGb),
+            baseline: median(mcCpuPerGb),
+            target: { on: 'ratio', op: '<=', value: 1.2 },
+            goal: 'issue 41 target 2',
+            note: 'ours: the worker process while uploadFile ran; baseline: the mc process',
+          }),
+        ]
+      : [{ scenario: 'upload', metric: 'upload phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
   return {
     figures: [
       ...mcFigures,
-      figure({ scenario: 'upload', metric: 'upload phase', unit: 'MB/s', ours: ours(uploadMs.ours), baseline: baselineMbps, target: { on: 'ratio', op: '>=', value: 0.9 }, note }),
-      figure({ scenario: 'upload', metric: 'end to end incl. import', unit: 'MB/s', ours: ours(endToEndMs.ours), baseline: baselineMbps, note: 'baseline: upload only' }),
+      figure({
+        scenario: 'upload',
+        metric: 'upload phase',
+        unit: 'MB/s',
+        ours: ours(uploadMs.ours),
+        baseline: baselineMbps,
+        target: { on: 'ratio', op: '>=', value: 0.9 },
+        note,
+      }),
+      figure({
+        scenario: 'upload',
+        metric: 'end to end incl. import',
+        unit: 'MB/s',
+        ours: ours(endToEndMs.ours),
+        baseline: baselineMbps,
+        note: 'baseline: upload only',
+      }),
       figure({
         scenario: 'upload',
         metric: 'worker peak RSS',
@@ -182,10 +241,38 @@ export const uploadScenario: Scenario = async (ctx) => {
       }),
       ...(compare
         ? [
-            figure({ scenario: 'upload', metric: 'upload phase, compare tree', unit: 'MB/s', ours: ours(uploadMs.compare), baseline: baselineMbps, note: `${compare.tree}; medians of ${uploadMs.compare.length}` }),
-            figure({ scenario: 'upload', metric: 'upload phase, this tree vs compare tree', unit: 'MB/s', ours: ours(uploadMs.ours), baseline: ours(uploadMs.compare), note: 'baseline: the compare tree' }),
-            figure({ scenario: 'upload', metric: 'end to end, this tree vs compare tree', unit: 'MB/s', ours: ours(endToEndMs.ours), baseline: ours(endToEndMs.compare), note: 'baseline: the compare tree' }),
-            figure({ scenario: 'upload', metric: 'worker peak RSS, this tree vs compare tree', unit: 'MB', ours: kibToMb(workerPeakKiB.ours), baseline: kibToMb(workerPeakKiB.compare), note: 'baseline: the compare tree' }),
+            figure({
+              scenario: 'upload',
+              metric: 'upload phase, compare tree',
+              unit: 'MB/s',
+              ours: ours(uploadMs.compare),
+              baseline: baselineMbps,
+              note: `${compare.tree}; medians of ${uploadMs.compare.length}`,
+            }),
+            figure({
+              scenario: 'upload',
+              metric: 'upload phase, this tree vs compare tree',
+              unit: 'MB/s',
+              ours: ours(uploadMs.ours),
+              baseline: ours(uploadMs.compare),
+              note: 'baseline: the compare tree',
+            }),
+            figure({
+              scenario: 'upload',
+              metric: 'end to end, this tree vs compare tree',
+              unit: 'MB/s',
+              ours: ours(endToEndMs.ours),
+              baseline: ours(endToEndMs.compare),
+              note: 'baseline: the compare tree',
+            }),
+            figure({
+              scenario: 'upload',
+              metric: 'worker peak RSS, this tree vs compare tree',
+              unit: 'MB',
+              ours: kibToMb(workerPeakKiB.ours),
+              baseline: kibToMb(workerPeakKiB.compare),
+              note: 'baseline: the compare tree',
+            }),
           ]
         : []),
     ],

@@ -48,7 +48,9 @@ export function renderApiReference(): Map<string, string> {
 /** The files now under docs/api/ (relative to docs/), to find the ones the generator no longer writes. */
 export function checkedInApiFiles(docsRoot: string): string[] {
   try {
-    return filesUnder(join(docsRoot, apiFolder)).map((file) => relative(docsRoot, file)).sort();
+    return filesUnder(join(docsRoot, apiFolder))
+      .map((file) => relative(docsRoot, file))
+      .sort();
   } catch {
     return [];
   }

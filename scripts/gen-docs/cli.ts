@@ -8,7 +8,10 @@ function devKitCommandNames(): Set<string> {
   const probe = new Command('probe');
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    (require('../../src/cli/dev-kit') as { registerDevKitCommands(program: Command, context: unknown): void }).registerDevKitCommands(probe, { env: {}, runTransfer: async () => undefined });
+    (require('../../src/cli/dev-kit') as { registerDevKitCommands(program: Command, context: unknown): void }).registerDevKitCommands(probe, {
+      env: {},
+      runTransfer: async () => undefined,
+    });
   } catch {
     return new Set();
   }
@@ -17,7 +20,10 @@ function devKitCommandNames(): Set<string> {
 
 /** Text for a markdown table cell: one line, pipes escaped. */
 function cell(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|').trim();
+  return text
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|')
+    .trim();
 }
 
 /** Inline code that survives backticks inside it. */
@@ -32,14 +38,18 @@ function commandPath(command: Command): string[] {
 }
 
 function anchorOf(path: string[]): string {
-  return path.join('-').toLowerCase().replace(/[^a-z0-9-]/g, '');
+  return path
+    .join('-')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '');
 }
 
 /** "default: …" and "choices: …" as commander's help shows them. */
 function optionExtras(option: Option): string {
   const extras: string[] = [];
   if (option.argChoices) extras.push(`choices: ${option.argChoices.map((choice) => code(choice)).join(', ')}`);
-  const defaultShown = option.defaultValueDescription ?? (option.defaultValue !== undefined && !option.negate ? JSON.stringify(option.defaultValue) : undefined);
+  const defaultShown =
+    option.defaultValueDescription ?? (option.defaultValue !== undefined && !option.negate ? JSON.stringify(option.defaultValue) : undefined);
   if (defaultShown !== undefined) extras.push(`default: ${code(String(defaultShown))}`);
   if (option.envVar !== undefined) extras.push(`env: ${code(option.envVar)}`);
   return extras.length ? ` (${extras.join('; ')})` : '';
@@ -105,5 +115,8 @@ export function renderCliReference(program: Command = buildProgram({ env: {} }))
   }
   out.push('', '## Options of `sapi-temporal` itself', '');
   renderCommand(program, help, devKit, out);
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

@@ -21,7 +21,7 @@ export function renderErrorsReference(): string {
     'lines. "never": not retried; "yes": retried (with backoff or after `Retry-After`) unless the error itself says it',
     'cannot help (a 501, a 4xx of an extracted API). Errors are `SapiError`s whose `instanceof` holds across copies of',
     'the package.',
-    '`SAPI_JOB_FAILED` carries the Storage job\'s message, code and `exceptionId`. What to do about the common ones:',
+    "`SAPI_JOB_FAILED` carries the Storage job's message, code and `exceptionId`. What to do about the common ones:",
     '[storage-api.md](storage-api.md) (troubleshooting).',
     '',
     renderErrorTable(),

@@ -53,7 +53,9 @@ export function awaitJob(deps: ActivityDeps) {
           heartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
           const now = Date.now();
           if ((job.status !== 'waiting' && job.status !== 'processing') || now >= input.deadlineAt) return job;
-          await context.sleep(Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - input.startedAt, deadlineAtMs: input.deadlineAt, schedule: input.schedule })));
+          await context.sleep(
+            Math.max(1, nextPollDelay({ attempt, nowMs: now, elapsedMs: now - input.startedAt, deadlineAtMs: input.deadlineAt, schedule: input.schedule })),
+          );
         }
       } finally {
         waiting.set(deps, (waiting.get(deps) ?? 1) - 1);

@@ -89,15 +89,18 @@ async function assertCreatedByThisRun(storage: StorageClient, input: CleanUpImpo
   if (input.fileId !== undefined) {
     const file = await unlessNotFound(() => storage.getFile({ fileId: input.fileId! }));
     const marker = (file as { runId?: unknown } | undefined)?.runId;
-    if (file && !(await markedByThisChain(marker, 'fileId'))) refused.push({ field: 'fileId', why: `file ${input.fileId} was not created by this run (its runId is ${JSON.stringify(marker ?? null)})` });
+    if (file && !(await markedByThisChain(marker, 'fileId')))
+      refused.push({ field: 'fileId', why: `file ${input.fileId} was not created by this run (its runId is ${JSON.stringify(marker ?? null)})` });
   }
   if (input.tableId !== undefined) {
     const table = await unlessNotFound(() => storage.getTable({ tableId: input.tableId! }));
-    if (table && !(await createdByThisChain(storage, input.tableId))) refused.push({ field: 'tableId', why: `table ${input.tableId} was not created by a job of this run` });
+    if (table && !(await createdByThisChain(storage, input.tableId)))
+      refused.push({ field: 'tableId', why: `table ${input.tableId} was not created by a job of this run` });
   }
   if (input.bucketId !== undefined) {
     const bucket = await findBucket(storage, input.bucketId);
-    if (bucket && !(await markedByThisChain(creatorOf(bucket), 'bucketId'))) refused.push({ field: 'bucketId', why: `bucket ${input.bucketId} was not created by this run` });
+    if (bucket && !(await markedByThisChain(creatorOf(bucket), 'bucketId')))
+      refused.push({ field: 'bucketId', why: `bucket ${input.bucketId} was not created by this run` });
   }
   if (refused.length === 0) return;
   const fields = refused.map((r) => r.field).join(', ');

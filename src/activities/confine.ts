@@ -78,7 +78,8 @@ export function createConfinement(options: ConfinementOptions): Confinement {
   const checkObject = (uri: string, field: string) => {
     checkObjectUri(policy, field, uri);
     const bucket = /^s3:\/\/([^/]+)/i.exec(uri)![1]!;
-    if (storageBuckets.has(bucket)) throw new SapiInputForbiddenError(field, "the bucket is the Storage service's own file bucket: read and write its files through Storage");
+    if (storageBuckets.has(bucket))
+      throw new SapiInputForbiddenError(field, "the bucket is the Storage service's own file bucket: read and write its files through Storage");
   };
   /** The checked form of a source: a real local path, or the URI as given. */
   const confineSource = async (uri: string, field: string, grant?: string): Promise<string> => {
@@ -106,7 +107,10 @@ export function createConfinement(options: ConfinementOptions): Confinement {
             checkUrl(policy, field, to.href);
           } catch (err) {
             if (!(err instanceof SapiInputForbiddenError)) throw err;
-            throw new SapiInputForbiddenError(field, `${from.host} redirected the source to ${redactUrl(`${to.origin}${to.pathname}`)}, which is refused (${err.message.slice(field.length + 2)}); the redirect was not followed`);
+            throw new SapiInputForbiddenError(
+              field,
+              `${from.host} redirected the source to ${redactUrl(`${to.origin}${to.pathname}`)}, which is refused (${err.message.slice(field.length + 2)}); the redirect was not followed`,
+            );
           }
         };
         return httpSource(checked, { dispatcher: options.sources, signal, checkRedirect });
@@ -125,7 +129,8 @@ export function createConfinement(options: ConfinementOptions): Confinement {
         if (await inStaging(uri)) throw new SapiInputForbiddenError(field, "the worker's staging area is not a destination");
         return uri;
       }
-      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:\/\//i.test(uri)) throw new SapiInvalidInputError(`${field}: a destination is a local path or s3://bucket/key`);
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri) && !/^file:\/\//i.test(uri))
+        throw new SapiInvalidInputError(`${field}: a destination is a local path or s3://bucket/key`);
       const real = await confineLocalDestination(policy, field, localPathOf(uri), overwrite);
       if (await inStaging(real)) throw new SapiInputForbiddenError(field, "the worker's staging area is not a destination");
       return real;

@@ -23,7 +23,9 @@ const startedAt = new WeakMap<Context, number>();
 export async function asActivity<T>(body: () => Promise<T>): Promise<T> {
   const context = activeContext();
   if (context) startedAt.set(context, Date.now());
-  const timer = context ? setInterval(() => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails), KEEPALIVE_INTERVAL_MS) : undefined;
+  const timer = context
+    ? setInterval(() => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails), KEEPALIVE_INTERVAL_MS)
+    : undefined;
   try {
     return await body();
   } catch (err) {

@@ -20,7 +20,17 @@ export function createExtractActivities(deps: ActivityDeps) {
   };
 }
 
-export type { ChildBatchCheckpoint, FetchChildrenInput, FetchChildrenResult, FetchLimits, FetchPagesActivity, FetchPagesInput, FetchPagesResult, FetchPagesCheckpoint, FetchPagesTotals } from './extract-fetch-pages';
+export type {
+  ChildBatchCheckpoint,
+  FetchChildrenInput,
+  FetchChildrenResult,
+  FetchLimits,
+  FetchPagesActivity,
+  FetchPagesInput,
+  FetchPagesResult,
+  FetchPagesCheckpoint,
+  FetchPagesTotals,
+} from './extract-fetch-pages';
 export type { BuildTableCsvInput, BuildTableCsvResult } from './extract-build-csv';
 export type { FindTableInput, FindTableResult } from './extract-find-table';
 export type { ReadRunStateInput, ReadRunStateResult } from './extract-read-run-state';

@@ -192,7 +192,10 @@ interface SegmentEnd {
   rateLimited?: { retryAfterMs: number; message: string };
 }
 
-const beatNowOf = <C>(call: Call<C>) => () => call.beat(call.latest, true);
+const beatNowOf =
+  <C>(call: Call<C>) =>
+  () =>
+    call.beat(call.latest, true);
 
 /**
  * Fetches pages of one job run from `seg.state` until pagination ends, a page is handed back (children, the call's
@@ -295,7 +298,13 @@ async function fetchSegment<C>(call: Call<C>, seg: Segment<C>): Promise<SegmentE
 }
 
 /** Starts a call: its context, store, heartbeat, and the timer that heartbeats the resume point (stop it at the end). */
-function startCall<C>(deps: ActivityDeps, input: FetchLimits & { runKey: string }, totals: FetchPagesTotals, tag: string, latest: C): { call: Call<C>; timer: NodeJS.Timeout } {
+function startCall<C>(
+  deps: ActivityDeps,
+  input: FetchLimits & { runKey: string },
+  totals: FetchPagesTotals,
+  tag: string,
+  latest: C,
+): { call: Call<C>; timer: NodeJS.Timeout } {
   const context = Context.current();
   // the resume point reaches the SDK at most every HEARTBEAT_CALL_INTERVAL_MS as groups are stored, on a timer
   // while a slow page is fetched, on a request's retry and at the end; it is the batch's live progress too (the CLI
@@ -432,7 +441,13 @@ async function fetchChildBatch(deps: ActivityDeps, input: FetchChildrenInput): P
   let index = previous?.child ?? from;
   let resumeState = previous?.state ?? null;
   const reader = new ChildListReader(store, input.runKey, ref);
-  const { call, timer } = startCall<ChildBatchCheckpoint>(deps, input, totals, tag, { tag, child: index, state: resumeState, totals: { ...totals }, stopReasons });
+  const { call, timer } = startCall<ChildBatchCheckpoint>(deps, input, totals, tag, {
+    tag,
+    child: index,
+    state: resumeState,
+    totals: { ...totals },
+    stopReasons,
+  });
   const limitReached = () => totals.fetched >= input.maxPages || Date.now() - call.startedAt >= input.maxMs;
   const outcome = (open?: ChildBatchOutcome['open'], rateLimited?: SegmentEnd['rateLimited']): FetchChildrenResult => ({
     ...totals,
@@ -446,7 +461,11 @@ async function fetchChildBatch(deps: ActivityDeps, input: FetchChildrenInput): P
       // (at least one run per call; a run resumed mid-way goes on as a run of its own)
       if (index > from && limitReached()) return outcome(resumeState ? { spec, state: resumeState, pending: null } : undefined);
       const template = input.jobs[spec.jobId];
-      if (!template) throw ApplicationFailure.nonRetryable(`child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`, SapiErrorCode.INVALID_INPUT);
+      if (!template)
+        throw ApplicationFailure.nonRetryable(
+          `child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`,
+          SapiErrorCode.INVALID_INPUT,
+        );
       const runNo = runNoOf(index);
       const fresh = resumeState === null;
       let state = resumeState ?? createScrollerState({ ...template, endpoint: spec.endpoint }, input.api, Date.now(), input.scope);

@@ -151,14 +151,28 @@ export interface PageLoop {
 /** The ApplicationFailure a loop failure stands for (what `asActivity` passes on unchanged). */
 export function failureOf(f: LoopFailure): ApplicationFailure {
   const cause = f.cause ? Object.assign(new Error(f.cause.message), { name: f.cause.name, stack: f.cause.stack }) : undefined;
-  return ApplicationFailure.create({ type: f.type, message: f.message, nonRetryable: f.nonRetryable, details: f.details, nextRetryDelay: f.nextRetryDelay, cause });
+  return ApplicationFailure.create({
+    type: f.type,
+    message: f.message,
+    nonRetryable: f.nonRetryable,
+    details: f.details,
+    nextRetryDelay: f.nextRetryDelay,
+    cause,
+  });
 }
 
 function loopFailure(err: unknown): LoopFailure {
   const f = toApplicationFailure(err);
   const cause = f.cause ? { name: f.cause.name, message: f.cause.message, stack: f.cause.stack } : undefined;
   const delay = typeof f.nextRetryDelay === 'number' ? f.nextRetryDelay : undefined;
-  return { type: f.type ?? 'Error', message: f.message, nonRetryable: f.nonRetryable === true, details: f.details as unknown[] | undefined, ...(delay !== undefined ? { nextRetryDelay: delay } : {}), ...(cause ? { cause } : {}) };
+  return {
+    type: f.type ?? 'Error',
+    message: f.message,
+    nonRetryable: f.nonRetryable === true,
+    details: f.details as unknown[] | undefined,
+    ...(delay !== undefined ? { nextRetryDelay: delay } : {}),
+    ...(cause ? { cause } : {}),
+  };
 }
 
 function fetchOptions(tuning: ExtractFetchTuning | undefined, signal: AbortSignal, onRetry: () => void): FetchPageOptions {
@@ -310,7 +324,17 @@ function pageTrace(request: RequestDescriptor, response: FetchPageResult, sentAt
   } catch {
     // a URL the request could not have been sent to: no place to name
   }
-  return { sentAtMs, answeredAtMs, doneAtMs: Date.now(), method: request.method, host, path, status: response.status, attempts: response.attempts, bytes: response.bytes };
+  return {
+    sentAtMs,
+    answeredAtMs,
+    doneAtMs: Date.now(),
+    method: request.method,
+    host,
+    path,
+    status: response.status,
+    attempts: response.attempts,
+    bytes: response.bytes,
+  };
 }
 
 /** The variables of `env` a configuration may reference (see `SecretSource`), for {@link PageLoopJob.secrets}. */
@@ -463,7 +487,9 @@ if (!isMainThread && parentPort && (workerData as { role?: string } | undefined)
       const controller = new AbortController();
       const loop = { credits: new Credits(m.job.state.pages, controller.signal), controller };
       running.set(m.id, loop);
-      void runLoop(m.job, (event) => port.postMessage({ id: m.id, event }), loop.credits, loop.controller.signal, poolsFor(m.job.policy)).finally(() => running.delete(m.id));
+      void runLoop(m.job, (event) => port.postMessage({ id: m.id, event }), loop.credits, loop.controller.signal, poolsFor(m.job.policy)).finally(() =>
+        running.delete(m.id),
+      );
     } else if (m.type === 'ack') running.get(m.id)?.credits.take(m.pageNo);
     else if (m.type === 'stop') running.get(m.id)?.controller.abort();
   });

@@ -55,7 +55,7 @@ export async function inspect(deps: ActivityDeps, input: InspectSourceInput): Pr
       if (header === undefined) throw new SapiInvalidInputError(`source ${source.description} is empty: a CSV needs at least a header row`);
     }
   }
-  const columns = input.columns?.length ? input.columns : header ?? [];
+  const columns = input.columns?.length ? input.columns : (header ?? []);
   if (columns.length > MAX_TABLE_COLUMNS) {
     const where = input.columns?.length ? 'the columns parameter' : `the header of ${input.sources[0]}`;
     throw new SapiInvalidInputError(
@@ -127,7 +127,8 @@ export function firstRecordBytes(head: Buffer, quote: string | false): Buffer {
   let enclosed = false;
   for (let i = 0; i < head.length; i++) {
     const byte = head[i];
-    if (byte === q) enclosed = !enclosed; // a doubled enclosure inside a field toggles twice
+    if (byte === q)
+      enclosed = !enclosed; // a doubled enclosure inside a field toggles twice
     else if (byte === 0x0a && !enclosed) {
       const line = head.subarray(0, i + 1);
       return line.toString('utf8').trim() === '' ? head : line;

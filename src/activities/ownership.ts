@@ -67,7 +67,10 @@ export async function firstRunIdOf(context: Context, workflowId: string, runId: 
 export async function assertOwnRunKey(runKey: unknown, field: string): Promise<void> {
   const run = currentRun(field);
   const refuse = (why: string) =>
-    new SapiInputForbiddenError(field, `the staging key ${JSON.stringify(runKey)} is not this run's (${why}); a run reads, writes and deletes only its own staging`);
+    new SapiInputForbiddenError(
+      field,
+      `the staging key ${JSON.stringify(runKey)} is not this run's (${why}); a run reads, writes and deletes only its own staging`,
+    );
   if (typeof runKey !== 'string') throw refuse('not a string');
   const slash = runKey.indexOf('/');
   const keyRunId = runKey.slice(slash + 1);

@@ -61,12 +61,19 @@ export function prepareImport(deps: ActivityDeps) {
     asActivity(async () => {
       let createdBucket = false;
       try {
-        const target = await checkTarget(deps, { connection: input.connection, bucketId: input.bucketId, table: input.table, mode: input.mode, createBucket: input.createBucket });
+        const target = await checkTarget(deps, {
+          connection: input.connection,
+          bucketId: input.bucketId,
+          table: input.table,
+          mode: input.mode,
+          createBucket: input.createBucket,
+        });
         const inspected = await inspect(deps, { sources: [input.source], csv: input.csv, columns: input.columns, sourceGrant: input.sourceGrant });
         // the check has just seen the bucket: no second look (one request less per import into an existing bucket),
         // but on a retry a bucket that exists may be the one an earlier attempt created (ensureBucket tells by its marker)
         const retry = Context.current().info.attempt > 1;
-        if (input.createBucket && (!target.bucketExists || retry)) createdBucket = (await ensureBucketExists(deps, { connection: input.connection, bucketId: input.bucketId })).created;
+        if (input.createBucket && (!target.bucketExists || retry))
+          createdBucket = (await ensureBucketExists(deps, { connection: input.connection, bucketId: input.bucketId })).created;
         const prepared = await prepare(deps, { connection: input.connection, name: input.fileName, tags: input.tags, isSliced: false, gzip: input.gzip });
         const bytes = inspected.bytes;
         return { typed: target.typed ?? false, bytes, createdBucket, target: prepared, small: bytes !== undefined && bytes <= SMALL_IMPORT_MAX_BYTES };

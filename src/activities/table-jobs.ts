@@ -34,7 +34,10 @@ export interface LoadTableAsyncInput {
 }
 
 /** The export options of the workflow input, sent as `export-async` parameters. */
-export type ExportTableAsyncInput = Pick<ExportTableInput, 'connection' | 'tableId' | 'columns' | 'limit' | 'whereFilters' | 'orderBy' | 'changedSince' | 'gzip'>;
+export type ExportTableAsyncInput = Pick<
+  ExportTableInput,
+  'connection' | 'tableId' | 'columns' | 'limit' | 'whereFilters' | 'orderBy' | 'changedSince' | 'gzip'
+>;
 
 /**
  * Reconcile across attempts: from the second attempt on, look for the job an earlier attempt created first. The

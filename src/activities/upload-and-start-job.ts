@@ -60,12 +60,33 @@ export function uploadAndStartJob(deps: ActivityDeps) {
         const file = await deps.storage(input.connection).getFile({ fileId: input.target.fileId });
         return { bytes: file.sizeBytes ?? 0, job: await waitBriefly(deps, input.connection, summarizeJob(earlier), input.waitMs ?? SHORT_PATH_JOB_WAIT_MS) };
       }
-      const uploaded = await uploadToTarget(deps, { connection: input.connection, source: input.source, target: input.target, gzip: input.gzip, sourceGrant: input.sourceGrant });
+      const uploaded = await uploadToTarget(deps, {
+        connection: input.connection,
+        source: input.source,
+        target: input.target,
+        gzip: input.gzip,
+        sourceGrant: input.sourceGrant,
+      });
       const fileId = input.target.fileId;
       const job =
         input.mode === 'create'
-          ? await createTableJob(deps, { connection: input.connection, bucketId: input.bucketId, name: input.name, fileId, csv: input.csv, primaryKey: input.primaryKey, columns: input.columns })
-          : await loadTableJob(deps, { connection: input.connection, tableId: `${input.bucketId}.${input.name}`, fileId, incremental: input.incremental ?? false, csv: input.csv, columns: input.columns });
+          ? await createTableJob(deps, {
+              connection: input.connection,
+              bucketId: input.bucketId,
+              name: input.name,
+              fileId,
+              csv: input.csv,
+              primaryKey: input.primaryKey,
+              columns: input.columns,
+            })
+          : await loadTableJob(deps, {
+              connection: input.connection,
+              tableId: `${input.bucketId}.${input.name}`,
+              fileId,
+              incremental: input.incremental ?? false,
+              csv: input.csv,
+              columns: input.columns,
+            });
       return { bytes: uploaded.bytes, sha256: uploaded.sha256, job: await waitBriefly(deps, input.connection, job, input.waitMs ?? SHORT_PATH_JOB_WAIT_MS) };
     });
 }
@@ -75,7 +96,13 @@ async function earlierAttemptsJob(deps: ActivityDeps, input: UploadAndStartJobIn
   const info = Context.current().info;
   if (info.attempt <= 1) return undefined;
   const client = deps.storage(input.connection);
-  const scan = { client, fileId: input.target.fileId, runId: activityMarker(), since: info.scheduledTimestampMs - 60_000, signal: Context.current().cancellationSignal };
+  const scan = {
+    client,
+    fileId: input.target.fileId,
+    runId: activityMarker(),
+    since: info.scheduledTimestampMs - 60_000,
+    signal: Context.current().cancellationSignal,
+  };
   return input.mode === 'create'
     ? findJobForImport({ ...scan, operationName: 'tableCreate', bucketId: input.bucketId, name: input.name })
     : findJobForImport({ ...scan, operationName: 'tableImport', tableId: `${input.bucketId}.${input.name}` });

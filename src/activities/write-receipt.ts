@@ -38,7 +38,8 @@ export function writeReceipt(deps: ActivityDeps) {
     asActivity(async () => {
       const table = input.table ?? deps.settings.receiptsTable;
       if (table === null) return { status: 'off' };
-      if (!RECEIPTS_TABLE_PATTERN.test(table)) throw new SapiInvalidInputError(`receipts table must be a table id like in.c-sapi-temporal.receipts, got ${JSON.stringify(table)}`);
+      if (!RECEIPTS_TABLE_PATTERN.test(table))
+        throw new SapiInvalidInputError(`receipts table must be a table id like in.c-sapi-temporal.receipts, got ${JSON.stringify(table)}`);
       try {
         await upsertReceipt(deps, input, table);
       } catch (err) {
@@ -114,7 +115,14 @@ function failure(job: Job, table: string): SapiError {
   const error = summarizeJob(job).error;
   return new SapiError({
     code: SapiErrorCode.JOB_FAILED,
-    message: describeJobFailure({ id: job.id, operationName: job.operationName, tableId: table, message: `the receipt's load job ended ${job.status}: ${error?.message ?? 'no message'}`, code: error?.code, exceptionId: error?.exceptionId }),
+    message: describeJobFailure({
+      id: job.id,
+      operationName: job.operationName,
+      tableId: table,
+      message: `the receipt's load job ended ${job.status}: ${error?.message ?? 'no message'}`,
+      code: error?.code,
+      exceptionId: error?.exceptionId,
+    }),
     retryable: false,
     serviceCode: error?.code,
     exceptionId: error?.exceptionId,

@@ -148,11 +148,15 @@ export async function waitFor(request: AttachRequest): Promise<void> {
 async function noteMissingWorker(link: TemporalLink, verb: string, settings: CliSettings): Promise<void> {
   const queue = { name: settings.taskQueue, kind: 'workflow' as const };
   const pollers = await pollersOf(link.client, settings.namespace, queue).catch(() => undefined);
-  if (pollers?.length === 0) process.stderr.write(`${verb}: note: ${noWorkerSeen(settings, queue)}; the workflow waits until one does: ${startWorkerHint(settings, queue)}\n`);
+  if (pollers?.length === 0)
+    process.stderr.write(`${verb}: note: ${noWorkerSeen(settings, queue)}; the workflow waits until one does: ${startWorkerHint(settings, queue)}\n`);
 }
 
 /** Connects and finds the workflow (through outages); an unknown id is a clear one-line failure. */
-async function find(what: string, request: AttachRequest): Promise<{ link: TemporalLink; described: WorkflowExecutionDescription; retry: RetryWhileUnreachableOptions }> {
+async function find(
+  what: string,
+  request: AttachRequest,
+): Promise<{ link: TemporalLink; described: WorkflowExecutionDescription; retry: RetryWhileUnreachableOptions }> {
   const retry: RetryWhileUnreachableOptions = {
     timeoutMs: request.reconnectTimeoutMs,
     onUnreachable: () => process.stderr.write(`${what}: Temporal unreachable, retrying… (workflow ${request.workflowId} keeps running on the server)\n`),
@@ -166,8 +170,11 @@ async function find(what: string, request: AttachRequest): Promise<{ link: Tempo
     await link?.close();
     const notFound = err instanceof WorkflowNotFoundError;
     const failure = notFound
-        ? new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`)
-        : err;
+      ? new CliError(
+          SapiErrorCode.CLI_WORKFLOW_NOT_FOUND,
+          `no workflow ${request.workflowId} in namespace ${request.settings.namespace} at ${request.settings.address} (use the id the run command printed: "started workflow <id>")`,
+        )
+      : err;
     throw commandFailure(failure, what, request.settings.address, notFound ? undefined : request.workflowId);
   }
 }

@@ -1,10 +1,30 @@
 // `sapi-temporal backfill extract|import`: runs `backfillWorkflow`, an extraction over date windows or imports over a
 // list of sources as a sliding window of child runs, and prints every window's outcome.
 import { type Command, Option } from 'commander';
-import { BACKFILL_PRIORITY, DEFAULT_BACKFILL_PARALLEL, MAX_BACKFILL_PARALLEL, type BackfillExtractInput, type BackfillImportInput, type BackfillInput, type BackfillResult } from '../contracts/backfill';
+import {
+  BACKFILL_PRIORITY,
+  DEFAULT_BACKFILL_PARALLEL,
+  MAX_BACKFILL_PARALLEL,
+  type BackfillExtractInput,
+  type BackfillImportInput,
+  type BackfillInput,
+  type BackfillResult,
+} from '../contracts/backfill';
 import { backfillWindows, windowExtractInput } from '../contracts/backfill-plan';
 import { SapiErrorCode } from '../errors';
-import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, integerParser, parseCsvCharacter, runOptions, tableNameArg, workerLocation, type CliContext, type WorkflowFlags } from './common';
+import {
+  addWorkflowOptions,
+  bucketIdArg,
+  defaultWorkflowId,
+  definedOnly,
+  integerParser,
+  parseCsvCharacter,
+  runOptions,
+  tableNameArg,
+  workerLocation,
+  type CliContext,
+  type WorkflowFlags,
+} from './common';
 import { checkExtractConfig, extractInput, readJsonFile, type ExtractFlags } from './extract';
 import { CliError } from './failure';
 import type { Summary } from './follow';
@@ -93,7 +113,12 @@ export function summarizeBackfill(result: BackfillResult): Summary {
     title: `backfilled ${result.done} of ${result.windows} windows, ${result.rows} rows${result.cancelled ? ' (cancelled)' : ''}`,
     fields: [
       ['already done', result.alreadyDone > 0 ? `${result.alreadyDone} windows completed before under the same ids: not run again` : undefined],
-      ['run state', result.state ? `${result.state.stateKey}: ${result.state.advanced ? `advanced to previousStart ${result.state.previousStart}` : (result.state.reason ?? 'not advanced')}` : undefined],
+      [
+        'run state',
+        result.state
+          ? `${result.state.stateKey}: ${result.state.advanced ? `advanced to previousStart ${result.state.previousStart}` : (result.state.reason ?? 'not advanced')}`
+          : undefined,
+      ],
       ['not done', notDone.length > 0 ? notDone.map((w) => `${w.label} ${w.state}`).join(', ') : undefined],
     ],
   };
@@ -117,7 +142,9 @@ export function registerBackfillCommand(program: Command, context: CliContext): 
   const extract = addBackfillOptions(
     backfill
       .command('extract')
-      .description('extract window by window: each window a child extractWorkflow with the bounds in parameters.config.backfill ({"attr": "backfill.from"} / {"attr": "backfill.to"}); the live run state is never read or written, unless --advance-state')
+      .description(
+        'extract window by window: each window a child extractWorkflow with the bounds in parameters.config.backfill ({"attr": "backfill.from"} / {"attr": "backfill.to"}); the live run state is never read or written, unless --advance-state',
+      )
       .argument('<config>', 'the configuration JSON file; it reads the window as {"attr": "backfill.from"} and {"attr": "backfill.to"}')
       .requiredOption('--from <date>', 'start of the range, inclusive: 2025-01-01 or 2025-01-01T06:00:00Z')
       .requiredOption('--to <date>', 'end of the range, exclusive: 2026-11-01')
@@ -152,7 +179,7 @@ export function registerBackfillCommand(program: Command, context: CliContext): 
       .requiredOption('--table <name>', 'the existing table every source loads into', tableNameArg)
       .option('--incremental', 'append (upsert by primary key); required: without it each source would replace the rows of the others')
       .option('--delimiter <char>', 'CSV delimiter (default ",")', parseCsvCharacter)
-      .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
+      .option('--enclosure <char>', "CSV enclosure (default '\"')", parseCsvCharacter)
       .addOption(new Option('--via <path>', 'direct: upload to file storage; importer: the Importer service').choices(['direct', 'importer']))
       .option('--gzip', 'compress while uploading'),
   );

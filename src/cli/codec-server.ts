@@ -35,7 +35,10 @@ export function registerCodecServerCommand(program: Command, context: CliContext
       if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
       const token = context.env[CODEC_SERVER_TOKEN_ENV] ?? '';
       if (token.trim() === '') {
-        throw new CliError(SapiErrorCode.INVALID_INPUT, `${CODEC_SERVER_TOKEN_ENV} is not set: the codec server decrypts histories and only serves callers with this bearer token (e.g. \`openssl rand -hex 24\`)`);
+        throw new CliError(
+          SapiErrorCode.INVALID_INPUT,
+          `${CODEC_SERVER_TOKEN_ENV} is not set: the codec server decrypts histories and only serves callers with this bearer token (e.g. \`openssl rand -hex 24\`)`,
+        );
       }
       let keys;
       try {
@@ -43,7 +46,11 @@ export function registerCodecServerCommand(program: Command, context: CliContext
       } catch (err) {
         throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
       }
-      if (!keys) throw new CliError(SapiErrorCode.INVALID_INPUT, `no codec keys: set ${CODEC_KEYS_ENV}=id:base64key[,…] or ${CODEC_KEY_FILE_ENV}, the same keys as the workers'`);
+      if (!keys)
+        throw new CliError(
+          SapiErrorCode.INVALID_INPUT,
+          `no codec keys: set ${CODEC_KEYS_ENV}=id:base64key[,…] or ${CODEC_KEY_FILE_ENV}, the same keys as the workers'`,
+        );
       const corsOrigins = flags.corsOrigin ?? parseOrigins(context.env[CODEC_SERVER_CORS_ENV]);
       const { createCodecServer, EncryptionCodec } = await import('../codec');
       const server = await createCodecServer({ codec: new EncryptionCodec(keys), token, corsOrigins, port: flags.port, host: flags.host });

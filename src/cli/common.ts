@@ -75,16 +75,16 @@ export const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, 
 /** Adds the Temporal connection flags (the Temporal CLI's names); each overrides its environment variable. */
 export function addTemporalOptions(command: Command): Command {
   return command
-    .option('--address <host:port>', 'Temporal frontend address (default: TEMPORAL_ADDRESS, else the profile\'s, else localhost:7233)')
-    .option('-n, --namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE, else the profile\'s, else default)')
+    .option('--address <host:port>', "Temporal frontend address (default: TEMPORAL_ADDRESS, else the profile's, else localhost:7233)")
+    .option('-n, --namespace <name>', "Temporal namespace (default: TEMPORAL_NAMESPACE, else the profile's, else default)")
     .option('--task-queue <queue>', `task queue the worker polls (default: TEMPORAL_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE})`)
     .option('--api-key <key>', 'API key, sent as a bearer token; turns TLS on (default: TEMPORAL_API_KEY)')
     .option('--tls', 'connect with TLS even without other TLS settings (default: TEMPORAL_TLS)')
     .option('--no-tls', 'connect in plain text, even with an API key')
     .option('--tls-cert-path <path>', 'client certificate for mTLS (default: TEMPORAL_TLS_CLIENT_CERT_PATH)')
     .option('--tls-key-path <path>', 'client private key for mTLS (default: TEMPORAL_TLS_CLIENT_KEY_PATH)')
-    .option('--tls-ca-path <path>', 'CA that signed the server\'s certificate (default: TEMPORAL_TLS_SERVER_CA_CERT_PATH, else the system\'s)')
-    .option('--tls-server-name <name>', 'name the server\'s certificate must carry, when not the address\'s host (default: TEMPORAL_TLS_SERVER_NAME)')
+    .option('--tls-ca-path <path>', "CA that signed the server's certificate (default: TEMPORAL_TLS_SERVER_CA_CERT_PATH, else the system's)")
+    .option('--tls-server-name <name>', "name the server's certificate must carry, when not the address's host (default: TEMPORAL_TLS_SERVER_NAME)")
     .option('--tls-disable-host-verification', 'accept a server certificate issued for another name (testing only; not for `worker`)')
     .option('--profile <name>', 'profile of the config file (default: TEMPORAL_PROFILE, else default)')
     .option('--config-file <path>', 'TOML config file of the profiles (default: TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)')
@@ -179,7 +179,8 @@ export function integerParser(min: number): (value: string) => number {
 /** Parses a positive number (fractions allowed). */
 export function parsePositiveNumber(value: string): number {
   const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number) || number <= 0) throw new InvalidArgumentError(`expected a positive number, got ${JSON.stringify(value)}`);
+  if (value.trim() === '' || !Number.isFinite(number) || number <= 0)
+    throw new InvalidArgumentError(`expected a positive number, got ${JSON.stringify(value)}`);
   return number;
 }
 
@@ -261,7 +262,10 @@ export function definedOnly<T extends object>(value: T): T {
  */
 export function addWorkflowOptions(command: Command, defaultPriority = "the server's, 3"): Command {
   return addPriorityOptions(
-    addOutputOptions(addReconnectOption(addTemporalOptions(command)), 'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}'),
+    addOutputOptions(
+      addReconnectOption(addTemporalOptions(command)),
+      'one object with the result on stdout, no progress, no summary; a failure: {error: {code, message, workflowId?, exitCode}}',
+    ),
     defaultPriority,
   )
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
@@ -271,7 +275,10 @@ export function addWorkflowOptions(command: Command, defaultPriority = "the serv
     )
     .option('--rerun', 'run again even when the last run with this --workflow-id completed (default: a completed run is not run again)')
     .option('--transfer-task-queue <queue>', 'run the upload/download on this task queue (a worker on the host that has the local file)')
-    .option('--detach', 'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`')
+    .option(
+      '--detach',
+      'start the workflow, print its id (JSON with --json) and exit 0 without waiting; follow it later with `sapi-temporal wait <id>` or `status <id>`',
+    )
     .option('--cancel-on-interrupt', 'Ctrl-C cancels the workflow and waits for it to end (default: Ctrl-C stops waiting, the workflow runs on)')
     .option('--no-worker-check', 'start even when no worker polls the task queue (default: wait up to 5 s for one, then fail, starting nothing)');
 }
@@ -293,7 +300,10 @@ export interface WorkflowFlags extends TemporalFlags, PriorityFlags {
 }
 
 /** How a run command starts and follows its workflow, from its flags (the part of a `TransferRun` every command shares). */
-export function runOptions(env: NodeJS.ProcessEnv, flags: WorkflowFlags): {
+export function runOptions(
+  env: NodeJS.ProcessEnv,
+  flags: WorkflowFlags,
+): {
   settings: CliSettings;
   json: boolean;
   reconnectTimeoutMs: number;
@@ -323,6 +333,7 @@ export function bucketIdArg(value: string): string {
 
 /** A table name the service accepts, else a usage error (nothing is started). */
 export function tableNameArg(value: string): string {
-  if (!TABLE_NAME_PATTERN.test(value)) throw new InvalidArgumentError(`expected a table name of 1–96 letters, digits, "_" or "-", got ${JSON.stringify(value)}`);
+  if (!TABLE_NAME_PATTERN.test(value))
+    throw new InvalidArgumentError(`expected a table name of 1–96 letters, digits, "_" or "-", got ${JSON.stringify(value)}`);
   return value;
 }

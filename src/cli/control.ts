@@ -36,7 +36,14 @@ const PAUSABLE = [...EXTRACT, 'backfillWorkflow'];
 const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
 
 export const CONTROLS: readonly Control[] = [
-  { verb: 'pause', update: 'pause', types: PAUSABLE, description: 'pause an extraction after the batch in flight, or a backfill (no further window starts; the running ones end) (refused when it is paused, cancelling or loading)', arg: () => [] },
+  {
+    verb: 'pause',
+    update: 'pause',
+    types: PAUSABLE,
+    description:
+      'pause an extraction after the batch in flight, or a backfill (no further window starts; the running ones end) (refused when it is paused, cancelling or loading)',
+    arg: () => [],
+  },
   { verb: 'resume', update: 'resume', types: PAUSABLE, description: 'resume a paused extraction or backfill (refused when it is not paused)', arg: () => [] },
   {
     verb: 'cancel',
@@ -45,7 +52,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'cancel a run (a Temporal cancellation request, after checking the run can still be cancelled); it ends cancelled: an import or export now (a Storage job already started is not polled further), an extraction after the batch in flight (its staged pages loaded unless loadOnCancel is false), a backfill once its running windows end (no further window starts)',
     arg: (flags) => [flags.reason !== undefined ? { reason: flags.reason } : {}],
-    options: (command) => command.option('--reason <text>', 'why (recorded with the cancellation request in the run\'s history)'),
+    options: (command) => command.option('--reason <text>', "why (recorded with the cancellation request in the run's history)"),
   },
   {
     verb: 'limit',
@@ -63,9 +70,11 @@ export const CONTROLS: readonly Control[] = [
     verb: 'extend-deadline',
     update: 'extendDeadline',
     types: TRANSFERS,
-    description: 'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
+    description:
+      'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
     arg: (flags) => {
-      if ((flags.by === undefined) === (flags.until === undefined)) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      if ((flags.by === undefined) === (flags.until === undefined))
+        throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
       return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
     },
     options: (command) =>
@@ -74,13 +83,19 @@ export const CONTROLS: readonly Control[] = [
 ];
 
 /** Sends `control`'s update to the run `workflowId` and resolves with the run's new state. */
-export async function sendControl(client: Client, control: Control, workflowId: string, flags: ControlFlags): Promise<{ workflowType: string; state: TransferProgress | ExtractProgress }> {
+export async function sendControl(
+  client: Client,
+  control: Control,
+  workflowId: string,
+  flags: ControlFlags,
+): Promise<{ workflowType: string; state: TransferProgress | ExtractProgress }> {
   const handle = client.workflow.getHandle(workflowId);
   let workflowType: string;
   try {
     const described = await handle.describe();
     workflowType = described.type;
-    if (described.status.name !== 'RUNNING') throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
+    if (described.status.name !== 'RUNNING')
+      throw new CliError(SapiErrorCode.CLI_UPDATE_REFUSED, `${workflowId} is not running (${described.status.name.toLowerCase()})`);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new CliError(SapiErrorCode.CLI_WORKFLOW_NOT_FOUND, `no workflow ${workflowId}`, undefined, { cause: err });
     throw err;
@@ -115,7 +130,8 @@ const TRANSFER_ENDING: ReadonlySet<string> = new Set(['metadata', 'done', 'faile
 export function cancelRefusal(workflowType: string, state: TransferProgress | ExtractProgress): string | undefined {
   if (state.cancelling !== undefined) return `already being cancelled (${state.cancelling})`;
   if (workflowType === 'backfillWorkflow') return ['running', 'paused'].includes(state.phase) ? undefined : `cannot cancel: the backfill is ${state.phase}`;
-  if (workflowType === 'extractWorkflow') return state.phase === 'extracting' || state.phase === 'paused' ? undefined : `cannot cancel: the extraction is ${state.phase}`;
+  if (workflowType === 'extractWorkflow')
+    return state.phase === 'extracting' || state.phase === 'paused' ? undefined : `cannot cancel: the extraction is ${state.phase}`;
   return TRANSFER_ENDING.has(state.phase) ? `too late to cancel: the run is ${state.phase === 'metadata' ? 'past its Storage job' : state.phase}` : undefined;
 }
 
@@ -124,7 +140,12 @@ export function cancelRefusal(workflowType: string, state: TransferProgress | Ex
  * so it ends *cancelled*: first the run's `progress` is read and a run past cancelling is refused as its `cancel`
  * update would refuse it. Answers the progress with the reason as `cancelling`.
  */
-async function requestCancel(client: Client, workflowId: string, workflowType: string, reason: string | undefined): Promise<TransferProgress | ExtractProgress> {
+async function requestCancel(
+  client: Client,
+  workflowId: string,
+  workflowType: string,
+  reason: string | undefined,
+): Promise<TransferProgress | ExtractProgress> {
   const handle = client.workflow.getHandle(workflowId);
   const state = await handle.query<TransferProgress | ExtractProgress>('progress');
   const refusal = cancelRefusal(workflowType, state);
@@ -158,7 +179,12 @@ export function lostWithItsTask(err: unknown): boolean {
 /** The run's new state in one line: phase and what it says about pausing, cancelling, limits and deadline. */
 export function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
   const parts = [`phase ${state.phase}`];
-  if ('pages' in state) parts.push(`${state.pages} pages`, ...(state.paused ? ['paused (or pausing after the batch in flight)'] : []), ...(state.maxPages !== undefined ? [`max ${state.maxPages} pages`] : []));
+  if ('pages' in state)
+    parts.push(
+      `${state.pages} pages`,
+      ...(state.paused ? ['paused (or pausing after the batch in flight)'] : []),
+      ...(state.maxPages !== undefined ? [`max ${state.maxPages} pages`] : []),
+    );
   if ('cancelling' in state && state.cancelling !== undefined) parts.push(`cancelling: ${state.cancelling}`);
   if ('deadlineAt' in state && state.deadlineAt !== undefined) parts.push(`job deadline ${new Date(state.deadlineAt).toISOString()}`);
   return `${verb}: ${workflowId} accepted (${parts.join(', ')})\n`;
@@ -167,7 +193,10 @@ export function describeState(verb: string, workflowId: string, state: TransferP
 /** Registers the control commands. */
 export function registerControlCommands(program: Command, context: CliContext): void {
   for (const control of CONTROLS) {
-    const command = addOutputOptions(addTemporalOptions(program.command(control.verb).description(control.description).argument('<workflowId>', 'the run\'s workflow id')), "the run's new state");
+    const command = addOutputOptions(
+      addTemporalOptions(program.command(control.verb).description(control.description).argument('<workflowId>', "the run's workflow id")),
+      "the run's new state",
+    );
     (control.options?.(command) ?? command).action(async (workflowId: string, flags: ControlFlags) => {
       const settings = cliSettings(context.env, flags);
       const { TemporalLink } = await import('./temporal-link');

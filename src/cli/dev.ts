@@ -18,11 +18,18 @@ export function registerDevCommand(program: Command): void {
     .option('--data-dir <dir>', 'where the stack keeps its data (SQLite, objects, tables, logs)', '.data/dev')
     .option('--no-worker', 'do not run a worker in the stack')
     .addOption(
-      new Option('--backend <backend>', "the emulator's file storage: aws (MinIO), azure (Azurite) or gcp (fake-gcs-server)").choices(['aws', 'azure', 'gcp']).default('aws'),
+      new Option('--backend <backend>', "the emulator's file storage: aws (MinIO), azure (Azurite) or gcp (fake-gcs-server)")
+        .choices(['aws', 'azure', 'gcp'])
+        .default('aws'),
     )
     .action(async (options: { envFile?: string; writeEnv?: string; dataDir: string; worker: boolean; backend: DevBackend }) => {
       const envFile = options.envFile ?? options.writeEnv;
-      const stack = await startDevStack({ dataDir: resolve(options.dataDir), backend: options.backend, services: devServices({ worker: options.worker }), codec: devCodecFromEnv() });
+      const stack = await startDevStack({
+        dataDir: resolve(options.dataDir),
+        backend: options.backend,
+        services: devServices({ worker: options.worker }),
+        codec: devCodecFromEnv(),
+      });
       const stop = async () => {
         process.stderr.write('\nstopping the dev stack…\n');
         await stack.stop();

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { DEFAULT_FILES_BUCKET } from '../dev/stack';
-import { DEFAULT_EMULATOR_HOST, DEFAULT_SLICE_SIZE_BYTES, type EmulatorAbsOptions, type EmulatorBackend, type EmulatorGcsOptions, type EmulatorS3Options, type EmulatorStore } from '../emulator/options';
+import {
+  DEFAULT_EMULATOR_HOST,
+  DEFAULT_SLICE_SIZE_BYTES,
+  type EmulatorAbsOptions,
+  type EmulatorBackend,
+  type EmulatorGcsOptions,
+  type EmulatorS3Options,
+  type EmulatorStore,
+} from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
 import { CliError } from './failure';
@@ -115,10 +123,16 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--data-dir <dir>', 'where tables, file records and jobs are kept (a restart on it keeps them)', '.data/emulator')
     .option('--token <token>', 'the Storage token the emulator accepts (default: a generated one, printed)')
     .option('--admin-token <secret>', `bearer secret of the /_emulator/* admin endpoints (default: ${EMULATOR_ADMIN_TOKEN_ENV}, else a generated one, printed)`)
-    .option('--public-url <url>', 'base URL clients reach the emulator at, used in the index (the importer\'s address) and in url fields (default: http://<host>:<port>)')
+    .option(
+      '--public-url <url>',
+      "base URL clients reach the emulator at, used in the index (the importer's address) and in url fields (default: http://<host>:<port>)",
+    )
     .option('--slice-size-mb <mib>', `exports larger than this are sliced, in MiB (default ${DEFAULT_SLICE_SIZE_BYTES / 1024 / 1024})`, parsePositiveNumber)
     .addOption(
-      new Option('--backend <backend>', 'file storage: aws (S3 from AWS_ENDPOINT_URL_S3 + keys), azure (Blob Storage from AZURE_STORAGE_CONNECTION_STRING) or gcp (Cloud Storage from STORAGE_EMULATOR_HOST)')
+      new Option(
+        '--backend <backend>',
+        'file storage: aws (S3 from AWS_ENDPOINT_URL_S3 + keys), azure (Blob Storage from AZURE_STORAGE_CONNECTION_STRING) or gcp (Cloud Storage from STORAGE_EMULATOR_HOST)',
+      )
         .choices(['aws', 'azure', 'gcp'])
         .default('aws'),
     )
@@ -126,23 +140,26 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
       new Option(
         '--store <store>',
         'where files, tables and records are kept: server (the object store of --backend; tables and records under --data-dir, kept across restarts) or ' +
-          'memory (all in the emulator\'s memory, gone when it stops; answers as aws, files only through the importer, no other process needed)',
+          "memory (all in the emulator's memory, gone when it stops; answers as aws, files only through the importer, no other process needed)",
       )
         .choices(['server', 'memory'])
         .default('server'),
     )
     .addOption(
-      new Option('--table-backend <backend>', 'the stack\'s table backend the emulator answers as (types of typed tables, `backend` fields; docs/emulator.md)')
+      new Option('--table-backend <backend>', "the stack's table backend the emulator answers as (types of typed tables, `backend` fields; docs/emulator.md)")
         .choices(['snowflake', 'bigquery'])
         .default('snowflake'),
     )
     .option('--no-sliced-exports', 'answer table exports as one file with a header (default: sliced and headerless, as Snowflake and BigQuery stacks do)')
-    .option('--region <region>', 'the stack\'s region on file resources (default: AWS_REGION on aws, else us-east-1)')
+    .option('--region <region>', "the stack's region on file resources (default: AWS_REGION on aws, else us-east-1)")
     .action(async (flags: EmulatorFlags) => {
       try {
         if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
         if (flags.store === 'memory' && flags.backend !== 'aws') {
-          throw new CliError(SapiErrorCode.INVALID_INPUT, `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`);
+          throw new CliError(
+            SapiErrorCode.INVALID_INPUT,
+            `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`,
+          );
         }
         const storage =
           flags.store === 'memory'

@@ -42,14 +42,17 @@ export function envPreset(env: NodeJS.ProcessEnv, flags: Pick<TemporalFlags, 'en
   const file = flags.envFile ?? defaultEnvFile(env);
   if (!existsSync(file)) {
     if (flags.envFile !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, `env file ${file} not found (--env-file)`);
-    if (named !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
+    if (named !== undefined)
+      throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
     return {};
   }
   let presets: Record<string, Record<string, string>>;
   try {
     presets = parseEnvFile(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, { cause: err });
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, {
+      cause: err,
+    });
   }
   const preset = presets[named ?? DEFAULT_ENV_NAME];
   if (preset === undefined) {

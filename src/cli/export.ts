@@ -73,14 +73,14 @@ export function addExportArguments(command: Command): Command {
     .argument('<tableId>', 'table id, e.g. in.c-main.orders')
     .argument(
       '<destination>',
-      'a path on the worker\'s host or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
+      "a path on the worker's host or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)",
     )
     .option('--columns <columns>', 'columns to export, comma-separated (a,b)', parseList)
     .option('--limit <rows>', 'export at most this many rows', integerParser(1))
     .option('--overwrite', 'replace a local destination that exists (default: the export fails before it starts)')
     .option('--gzip', 'have the service gzip the export (the download is decompressed unless --keep-gzip)')
     .addOption(new Option('--keep-gzip', 'keep the download gzipped (implies --gzip)').implies({ gzip: true }))
-    .option('--no-header', 'no header row on sliced exports (they come without one; default: one is added from the table\'s columns)')
+    .option('--no-header', "no header row on sliced exports (they come without one; default: one is added from the table's columns)")
     .option('--where <filter>', 'row filter, repeatable: column=value, column=v1|v2 or column=op:v1|v2 (op: eq, ne, gt, ge, lt, le)', parseWhere);
 }
 

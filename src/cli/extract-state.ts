@@ -9,14 +9,22 @@ import type { CliContext } from './common';
 export function registerExtractStateCommand(program: Command, context: CliContext): void {
   const state = program
     .command('extract-state')
-    .description("show, reset or import the run state of a configuration ({\"time\": {\"previousStart\": …}}, as the reference extractor's state.json)");
+    .description('show, reset or import the run state of a configuration ({"time": {"previousStart": …}}, as the reference extractor\'s state.json)');
   // loaded on first use (the S3 client), as the run commands load the Temporal client
   const run = async (op: 'show' | 'reset' | 'import', stateKey: string, file?: string) => {
     const { runStateCommand, stageStoreFromEnv } = await import('./extract-state-run');
     process.stdout.write(`${await runStateCommand(stageStoreFromEnv(context.env), op, stateKey, file)}\n`);
   };
-  state.command('show').description('print the stored state').argument('<stateKey>').action((key: string) => run('show', key));
-  state.command('reset').description('delete the stored state (the next run starts with previousStart 0)').argument('<stateKey>').action((key: string) => run('reset', key));
+  state
+    .command('show')
+    .description('print the stored state')
+    .argument('<stateKey>')
+    .action((key: string) => run('show', key));
+  state
+    .command('reset')
+    .description('delete the stored state (the next run starts with previousStart 0)')
+    .argument('<stateKey>')
+    .action((key: string) => run('reset', key));
   state
     .command('import')
     .description("store a state file (e.g. the reference extractor's state.json) for the next run")

@@ -73,7 +73,8 @@ export function checkExtractConfig(path: string, json: unknown): void {
 // --- ge-state (begin) ---
 /** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
 export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
-  if (flags.resetState && flags.importState !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
+  if (flags.resetState && flags.importState !== undefined)
+    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
   if ((flags.resetState || flags.importState !== undefined) && flags.stateKey === undefined) {
     throw new CliError(SapiErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
   }
@@ -89,7 +90,8 @@ export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetSt
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
-  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
+  if (flags.receipts === false && flags.receiptsTable !== undefined)
+    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,
@@ -135,7 +137,12 @@ export function summarizeExtract(result: ExtractResult): Summary {
       ['staging', result.staging && 'removed' in result.staging ? `${result.staging.removed} staged objects removed` : undefined],
       ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
       // ge-state
-      ['run state', result.runState ? `${result.runState.stateKey}: previousStart ${result.runTimes?.previousStart ?? 0}, ${result.runState.stored ? `stored previousStart ${result.runState.stored.time.previousStart}` : 'not stored'}` : undefined],
+      [
+        'run state',
+        result.runState
+          ? `${result.runState.stateKey}: previousStart ${result.runTimes?.previousStart ?? 0}, ${result.runState.stored ? `stored previousStart ${result.runState.stored.time.previousStart}` : 'not stored'}`
+          : undefined,
+      ],
     ],
   };
 }

@@ -141,15 +141,19 @@ export async function followWorkflow(link: TemporalLink, request: FollowRequest)
     view?.stop();
     view = undefined;
     if (request.onInterrupt === 'detach') {
-      detach(new CliError(SapiErrorCode.CLI_INTERRUPTED, `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`, INTERRUPTED_EXIT_CODE));
+      detach(
+        new CliError(
+          SapiErrorCode.CLI_INTERRUPTED,
+          `stopped waiting; workflow ${workflowId} keeps running (re-attach with \`${reattachHint(workflowId)}\`)`,
+          INTERRUPTED_EXIT_CODE,
+        ),
+      );
       return;
     }
     process.stderr.write(`${onTerminal ? '\n' : ''}${verb}: cancelling workflow ${workflowId} (Ctrl-C again to exit without waiting)\n`);
     const handle = link.client.workflow.getHandle(workflowId);
     // as `temporal workflow cancel` does it: the run ends *cancelled* (an extraction first loads what it staged)
-    handle
-      .cancel()
-      .catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
+    handle.cancel().catch((err: unknown) => notice(`could not send cancel to ${workflowId}: ${err instanceof Error ? err.message : String(err)}`));
   });
   try {
     const result = await Promise.race([
@@ -188,7 +192,8 @@ export function commandFailure(err: unknown, verb: string, address: string, work
         : `workflow ${workflowId} may have started: check with \`sapi-temporal status ${workflowId}\` before running it again`;
     return new CommandFailedError(`${verb} lost contact [${err.code}] ${where}; ${what}`, err.code, workflowId, { cause: err });
   }
-  if (err instanceof CliError && err.exitCode === INTERRUPTED_EXIT_CODE) return new CommandFailedError(`${verb}: ${err.message}`, err.code, workflowId, { cause: err });
+  if (err instanceof CliError && err.exitCode === INTERRUPTED_EXIT_CODE)
+    return new CommandFailedError(`${verb}: ${err.message}`, err.code, workflowId, { cause: err });
   return new CommandFailedError(describeFailure(err, verb, concerned), failureCode(err), concerned, { cause: err });
 }
 

@@ -83,7 +83,11 @@ export function receiptsOf(flags: { receipts?: boolean; receiptsTable?: string }
 /** `--receipts-table` and `--no-receipts` (import, schedule import, extract). */
 export function addReceiptsOptions(command: Command): Command {
   return command
-    .option('--receipts-table <table id>', "where the load's receipt goes (default: the worker's SAPI_RECEIPTS_TABLE, else in.c-sapi-temporal.receipts)", receiptsTableArg)
+    .option(
+      '--receipts-table <table id>',
+      "where the load's receipt goes (default: the worker's SAPI_RECEIPTS_TABLE, else in.c-sapi-temporal.receipts)",
+      receiptsTableArg,
+    )
     .option('--no-receipts', 'write no load receipt (the result still carries it)');
 }
 
@@ -97,7 +101,7 @@ export function addImportArguments(command: Command): Command {
   const withImport = command
     .argument(
       '<source>',
-      'a file on the worker\'s host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)',
+      "a file on the worker's host, an http(s):// URL or s3://bucket/key; a relative path is made absolute against the current directory (the worker may run in another one)",
     )
     .requiredOption('--bucket <id>', 'bucket id, e.g. in.c-main', bucketIdArg)
     .requiredOption('--table <name>', 'table name within the bucket', tableNameArg)
@@ -105,19 +109,31 @@ export function addImportArguments(command: Command): Command {
     .addOption(new Option('--mode <mode>', 'create a new table or load into an existing one').choices(['create', 'load']).default('create'))
     .option('--incremental', 'with --mode load: append (upsert by primary key) instead of replacing the rows')
     .option('--primary-key <columns>', 'primary key columns, comma-separated (a,b)', parseList)
-    .addOption(new Option('--via <via>', 'upload directly to object storage (resumable) or through the importer service (default: direct)').choices(['direct', 'importer']))
+    .addOption(
+      new Option('--via <via>', 'upload directly to object storage (resumable) or through the importer service (default: direct)').choices([
+        'direct',
+        'importer',
+      ]),
+    )
     .option('--delimiter <char>', 'CSV delimiter (default ","; \\t or tab for a tab)', parseCsvCharacter)
-    .option('--enclosure <char>', 'CSV enclosure (default \'"\')', parseCsvCharacter)
+    .option('--enclosure <char>', "CSV enclosure (default '\"')", parseCsvCharacter)
     .option('--gzip', 'compress while uploading')
-    .option('--slice <source>', 'one more part after <source>: all are uploaded, in order, as the slices of one sliced file (headerless CSV parts: give --columns or typed columns) (repeatable)', collectString)
+    .option(
+      '--slice <source>',
+      'one more part after <source>: all are uploaded, in order, as the slices of one sliced file (headerless CSV parts: give --columns or typed columns) (repeatable)',
+      collectString,
+    )
     .option('--columns <names>', 'column names of headerless sources (sliced uploads), comma-separated (a,b)', parseList)
     .option(
       '--column <name:TYPE[(len)]>',
       'with --mode create: make a typed table; one per column of the file, e.g. id:INTEGER, price:NUMBER(10,2), name:VARCHAR(255), "day:DATE NOT NULL" (repeatable)',
       collectColumn,
     )
-    .option('--columns-file <defs.json>', 'with --mode create: the typed columns as JSON, [{"name", "definition": {"type", "length", "nullable", "default"}}] or {"columns": […], "primaryKeysNames": […]}')
-    .option('--description <text>', 'set the table\'s description (metadata KBC.description) after the load')
+    .option(
+      '--columns-file <defs.json>',
+      'with --mode create: the typed columns as JSON, [{"name", "definition": {"type", "length", "nullable", "default"}}] or {"columns": […], "primaryKeysNames": […]}',
+    )
+    .option('--description <text>', "set the table's description (metadata KBC.description) after the load")
     .option('--metadata <key=value>', 'set a table metadata entry after the load (repeatable)', collectMetadata)
     .option('--metadata-provider <name>', `provider of the metadata entries (default: ${DEFAULT_METADATA_PROVIDER})`);
   return addReceiptsOptions(withImport);
@@ -137,7 +153,7 @@ export function checkImportFlags(command: Command, flags: ImportFlags): void {
     command.error('error: give the typed columns with --column or with --columns-file, not both', { exitCode: 2, code: 'sapi.usage' });
   }
   if ((flags.column || flags.columnsFile !== undefined) && flags.mode !== 'create') {
-    command.error('error: --column/--columns-file need --mode create (a load uses the existing table\'s types)', { exitCode: 2, code: 'sapi.usage' });
+    command.error("error: --column/--columns-file need --mode create (a load uses the existing table's types)", { exitCode: 2, code: 'sapi.usage' });
   }
   if (flags.slice && flags.via === 'importer') {
     command.error('error: --slice needs --via direct (the importer service takes one file)', { exitCode: 2, code: 'sapi.usage' });
@@ -193,4 +209,3 @@ export function registerImportCommand(program: Command, context: CliContext): vo
     });
   });
 }
-

@@ -145,7 +145,9 @@ export function wantsJson(argv: readonly string[]): boolean {
   const args = argv.slice(2);
   const end = args.indexOf('--');
   const options = end === -1 ? args : args.slice(0, end);
-  return options.some((arg, i) => arg === '--json' || arg === '-ojson' || arg === '--output=json' || ((arg === '-o' || arg === '--output') && options[i + 1] === 'json'));
+  return options.some(
+    (arg, i) => arg === '--json' || arg === '-ojson' || arg === '--output=json' || ((arg === '-o' || arg === '--output') && options[i + 1] === 'json'),
+  );
 }
 
 /**

@@ -82,8 +82,17 @@ export interface ListedRun {
 }
 
 const ATTRIBUTE_FIELDS: ReadonlyArray<[keyof ListedRun, string]> = [
-  ['operation', 'SapiOperation'], ['tableId', 'SapiTableId'], ['bucket', 'SapiBucket'], ['connection', 'SapiConnection'], ['sourceKind', 'SapiSourceKind'],
-  ['destinationKind', 'SapiDestinationKind'], ['apiHost', 'SapiApiHost'], ['stateKey', 'SapiStateKey'], ['phase', 'SapiPhase'], ['rows', 'SapiRows'], ['bytes', 'SapiBytes'],
+  ['operation', 'SapiOperation'],
+  ['tableId', 'SapiTableId'],
+  ['bucket', 'SapiBucket'],
+  ['connection', 'SapiConnection'],
+  ['sourceKind', 'SapiSourceKind'],
+  ['destinationKind', 'SapiDestinationKind'],
+  ['apiHost', 'SapiApiHost'],
+  ['stateKey', 'SapiStateKey'],
+  ['phase', 'SapiPhase'],
+  ['rows', 'SapiRows'],
+  ['bytes', 'SapiBytes'],
   ['receipt', 'SapiReceipt'],
 ];
 
@@ -125,7 +134,16 @@ export function formatRuns(runs: ListedRun[]): string {
     r.startTime,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return (
+    [header, ...rows]
+      .map((row) =>
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** The message and its causes' (the SDK says only "Failed to list workflows"; the server's why is in its cause). */
@@ -175,35 +193,34 @@ function positiveInt(value: string): number {
 /** `sapi-temporal list`: the plugin's runs by table, operation, status, API host, … over Temporal's visibility. */
 export function registerListCommand(program: Command, context: CliContext): void {
   const command = addTemporalOptions(
-    program
-      .command('list')
-      .description('list import/export/extract runs as Temporal visibility finds them by their search attributes (newest first)'),
+    program.command('list').description('list import/export/extract runs as Temporal visibility finds them by their search attributes (newest first)'),
   )
     .option('--table <tableId>', 'runs that loaded or read this table (SapiTableId)')
     .option('--bucket <bucketId>', 'runs of this bucket (SapiBucket)')
-    .addOption(new Option('--operation <operation>', 'import, export, extract or backfill (SapiOperation)').choices(['import', 'export', 'extract', 'backfill']))
-    .addOption(new Option('--status <status>', 'the run\'s status').choices(Object.keys(STATUS_FILTERS)))
+    .addOption(
+      new Option('--operation <operation>', 'import, export, extract or backfill (SapiOperation)').choices(['import', 'export', 'extract', 'backfill']),
+    )
+    .addOption(new Option('--status <status>', "the run's status").choices(Object.keys(STATUS_FILTERS)))
     .option('--api-host <host>', 'extractions of this API host (SapiApiHost)')
     .option('--connection <name>', 'runs on this Storage connection (SapiConnection)')
     .option('--state-key <key>', 'extractions with this state key (SapiStateKey)')
-    .option('--query <query>', 'a further visibility query clause, e.g. \'SapiRows > 1000\'')
+    .option('--query <query>', "a further visibility query clause, e.g. 'SapiRows > 1000'")
     .option('--limit <n>', `at most this many runs (default ${DEFAULT_LIST_LIMIT})`, positiveInt);
-  addOutputOptions(command, 'an array of runs on stdout')
-    .action(async (flags: ListFlags) => {
-      const settings = cliSettings(context.env, flags);
-      const query = listQuery(flags);
-      const { TemporalLink } = await import('./temporal-link');
-      const link = await TemporalLink.open(settings);
+  addOutputOptions(command, 'an array of runs on stdout').action(async (flags: ListFlags) => {
+    const settings = cliSettings(context.env, flags);
+    const query = listQuery(flags);
+    const { TemporalLink } = await import('./temporal-link');
+    const link = await TemporalLink.open(settings);
+    try {
+      let runs: ListedRun[];
       try {
-        let runs: ListedRun[];
-        try {
-          runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
-        } catch (err) {
-          throw new CliError(SapiErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
-        }
-        process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
-      } finally {
-        await link.close();
+        runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
+      } catch (err) {
+        throw new CliError(SapiErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
       }
-    });
+      process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
+    } finally {
+      await link.close();
+    }
+  });
 }

@@ -14,8 +14,16 @@ export interface PriorityFlags {
 /** Adds `--priority-key`, `--fairness-key`, `--fairness-weight`; `defaultPriority` says what applies without the first. */
 export function addPriorityOptions(command: Command, defaultPriority: string): Command {
   return command
-    .option('--priority-key <n>', `priority of the run and its activities, ${PRIORITY_HIGHEST} (first) to ${PRIORITY_LOWEST} (last) (default: ${defaultPriority})`, priorityKeyOf)
-    .option('--fairness-key <key>', 'share the task queue fairly among runs by this key (default: storage:<connection> for transfers, api:<host> for extractions)', fairnessKeyOf)
+    .option(
+      '--priority-key <n>',
+      `priority of the run and its activities, ${PRIORITY_HIGHEST} (first) to ${PRIORITY_LOWEST} (last) (default: ${defaultPriority})`,
+      priorityKeyOf,
+    )
+    .option(
+      '--fairness-key <key>',
+      'share the task queue fairly among runs by this key (default: storage:<connection> for transfers, api:<host> for extractions)',
+      fairnessKeyOf,
+    )
     .option('--fairness-weight <w>', "this run's weight within its fairness key's share, 0.001 to 1000 (default 1)", fairnessWeightOf);
 }
 
@@ -37,7 +45,8 @@ function checked<T>(value: T, priority: Priority): T {
 
 function priorityKeyOf(value: string): number {
   const key = Number(value);
-  if (!/^\s*\d+\s*$/.test(value)) throw new InvalidArgumentError(`expected a whole number from ${PRIORITY_HIGHEST} to ${PRIORITY_LOWEST}, got ${JSON.stringify(value)}`);
+  if (!/^\s*\d+\s*$/.test(value))
+    throw new InvalidArgumentError(`expected a whole number from ${PRIORITY_HIGHEST} to ${PRIORITY_LOWEST}, got ${JSON.stringify(value)}`);
   return checked(key, { priorityKey: key });
 }
 

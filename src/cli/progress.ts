@@ -129,7 +129,9 @@ export function progressFields(progress: RunProgress, speed?: Speed): { phase: s
   const parts: string[] = [];
   if (progress.pages !== undefined) parts.push(`pages ${progress.pages}`, `records ${progress.records ?? 0}`);
   if (progress.totalBytes) {
-    parts.push(`${formatBytes(Math.min(progress.bytes, progress.totalBytes))} / ${formatBytes(progress.totalBytes)} (${percentOf(progress.bytes, progress.totalBytes)}%)`);
+    parts.push(
+      `${formatBytes(Math.min(progress.bytes, progress.totalBytes))} / ${formatBytes(progress.totalBytes)} (${percentOf(progress.bytes, progress.totalBytes)}%)`,
+    );
   } else if (progress.bytes > 0) {
     parts.push(formatBytes(progress.bytes));
   }
@@ -218,7 +220,9 @@ export function activityRetries(pending: readonly PendingActivitySeen[] | null |
       const message = activity.lastFailure?.message;
       const next = activity.nextAttemptScheduleTime;
       const seconds = next?.seconds;
-      const nextMs = next ? (typeof seconds === 'object' && seconds !== null ? seconds.toNumber() : Number(seconds ?? 0)) * 1000 + Math.floor((next.nanos ?? 0) / 1e6) : 0;
+      const nextMs = next
+        ? (typeof seconds === 'object' && seconds !== null ? seconds.toNumber() : Number(seconds ?? 0)) * 1000 + Math.floor((next.nanos ?? 0) / 1e6)
+        : 0;
       return {
         activityId: activity.activityId ?? undefined,
         activity: activity.activityType?.name || 'activity',

@@ -28,9 +28,13 @@ export function receiptsReader(env: NodeJS.ProcessEnv, flags: ReceiptsFlags): Re
   const settings = loadSettings(env);
   const receiptsTable = flags.receiptsTable ?? settings.receiptsTable;
   if (receiptsTable === null) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `receipts are off here (SAPI_RECEIPTS_TABLE=off): name the receipts table with --receipts-table (e.g. ${DEFAULT_RECEIPTS_TABLE})`);
+    throw new CliError(
+      SapiErrorCode.INVALID_INPUT,
+      `receipts are off here (SAPI_RECEIPTS_TABLE=off): name the receipts table with --receipts-table (e.g. ${DEFAULT_RECEIPTS_TABLE})`,
+    );
   }
-  if (!RECEIPTS_TABLE_PATTERN.test(receiptsTable)) throw new CliError(SapiErrorCode.INVALID_INPUT, `--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
+  if (!RECEIPTS_TABLE_PATTERN.test(receiptsTable))
+    throw new CliError(SapiErrorCode.INVALID_INPUT, `--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
   const { url, token, branchId } = connectionFor(settings, flags.connection);
   return storageReader(createStorageClient({ url, token, branchId }), receiptsTable);
 }
@@ -50,7 +54,12 @@ export function storageReader(storage: StorageClient, receiptsTable: string): Re
         return preview.rows.map(receiptFromRow);
       } catch (err) {
         if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) {
-          throw new CliError(SapiErrorCode.NOT_FOUND, `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`, undefined, { cause: err });
+          throw new CliError(
+            SapiErrorCode.NOT_FOUND,
+            `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`,
+            undefined,
+            { cause: err },
+          );
         }
         throw err;
       }
@@ -113,17 +122,35 @@ export function checkReceipt(r: LoadReceipt, tableRows: number | null, tableRece
   const at = ordered.findIndex((x) => x.receiptId === r.receiptId);
   const later = ordered.slice(at + 1);
   const replaced = later.find(isFull);
-  if (replaced) return { ...base, status: 'superseded', detail: `a later full load (run ${replaced.originWorkflowId}, job ${replaced.jobId}, ${replaced.endedAt}) replaced these rows: verify that run` };
+  if (replaced)
+    return {
+      ...base,
+      status: 'superseded',
+      detail: `a later full load (run ${replaced.originWorkflowId}, job ${replaced.jobId}, ${replaced.endedAt}) replaced these rows: verify that run`,
+    };
   const fullAt = isFull(r) ? at : ordered.slice(0, at).map(isFull).lastIndexOf(true);
-  if (fullAt === -1) return { ...base, status: 'unverifiable', detail: `no receipted full load of ${r.tableId} before this incremental one: its earlier rows came from elsewhere` };
+  if (fullAt === -1)
+    return {
+      ...base,
+      status: 'unverifiable',
+      detail: `no receipted full load of ${r.tableId} before this incremental one: its earlier rows came from elsewhere`,
+    };
   const since = ordered.slice(fullAt);
   if (since.length === 1) {
     const ok = tableRows === r.rows;
-    return { ...base, status: ok ? 'ok' : 'mismatch', detail: `${r.tableId} has ${tableRows} rows, the ${r.mode === 'create' ? 'create' : 'full load'} (job ${r.jobId}) loaded ${r.rows}` };
+    return {
+      ...base,
+      status: ok ? 'ok' : 'mismatch',
+      detail: `${r.tableId} has ${tableRows} rows, the ${r.mode === 'create' ? 'create' : 'full load'} (job ${r.jobId}) loaded ${r.rows}`,
+    };
   }
   const bound = since.reduce((sum, x) => sum + x.rows, 0);
   const ok = tableRows <= bound;
-  return { ...base, status: ok ? 'ok' : 'mismatch', detail: `${r.tableId} has ${tableRows} rows; the ${since.length} receipted loads since its last full load brought ${bound} (an upsert may replace rows, never add more)` };
+  return {
+    ...base,
+    status: ok ? 'ok' : 'mismatch',
+    detail: `${r.tableId} has ${tableRows} rows; the ${since.length} receipted loads since its last full load brought ${bound} (an upsert may replace rows, never add more)`,
+  };
 }
 
 /** `verify --run <id>`: every table the run (or its load children) loaded, recounted against the receipts. */
@@ -131,14 +158,23 @@ export async function verifyRun(reader: ReceiptsReader, run: string, flags: { js
   const own = await reader.where('workflow_id', run);
   const children = await reader.where('origin_workflow_id', run);
   const receipts = [...new Map([...own, ...children].map((r) => [r.receiptId, r])).values()];
-  if (!receipts.length) throw new CliError(SapiErrorCode.CLI_VERIFY_FAILED, `no receipts of run ${run} in ${reader.receiptsTable} (a run writes one per table load that ended well)`);
+  if (!receipts.length)
+    throw new CliError(
+      SapiErrorCode.CLI_VERIFY_FAILED,
+      `no receipts of run ${run} in ${reader.receiptsTable} (a run writes one per table load that ended well)`,
+    );
   const checks: VerifyCheck[] = [];
   for (const r of receipts) checks.push(checkReceipt(r, await reader.rowsOf(r.tableId), await reader.where('table_id', r.tableId)));
   const failed = checks.filter((c) => c.status === 'mismatch' || c.status === 'missing');
   const report = { run, receiptsTable: reader.receiptsTable, ok: failed.length === 0, checks };
   if (failed.length) {
-    throw new CliError(SapiErrorCode.CLI_VERIFY_FAILED, `verify ${run}: ${failed.map((c) => `${c.status} ${c.detail}`).join('; ')}`, undefined, { details: { checks } });
+    throw new CliError(SapiErrorCode.CLI_VERIFY_FAILED, `verify ${run}: ${failed.map((c) => `${c.status} ${c.detail}`).join('; ')}`, undefined, {
+      details: { checks },
+    });
   }
   if (flags.json) return JSON.stringify(report);
-  return [`verify ${run}: ${checks.length} load${checks.length === 1 ? '' : 's'} checked, none failed`, ...checks.map((c) => `${c.status.padEnd(12)} ${c.detail}`)].join('\n');
+  return [
+    `verify ${run}: ${checks.length} load${checks.length === 1 ? '' : 's'} checked, none failed`,
+    ...checks.map((c) => `${c.status.padEnd(12)} ${c.detail}`),
+  ].join('\n');
 }

@@ -28,7 +28,9 @@ export function registerReceiptsCommands(program: Command, context: CliContext):
   });
   const verify = program
     .command('verify')
-    .description("recount the tables a run loaded against its receipts (a full load: the table's rows equal the receipt's; incremental: at most the rows the receipted loads brought)")
+    .description(
+      "recount the tables a run loaded against its receipts (a full load: the table's rows equal the receipt's; incremental: at most the rows the receipted loads brought)",
+    )
     .requiredOption('--run <workflow id>', 'the import or extraction (its load children are found by it)');
   common(verify);
   addOutputOptions(verify, 'an object {run, receiptsTable, ok, checks: [...]} on stdout; when a check fails, the error object with `checks`');

@@ -39,7 +39,7 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
         "replay the histories of running workflows (or saved ones) against this version's workflow code before deploying it: one line per history, exit 1 when any would fail on it (non-determinism: the first diverging command)",
       ),
   )
-    .option('--query <visibility query>', 'which runs to check (default: the plugin\'s workflows running on the task queue)')
+    .option('--query <visibility query>', "which runs to check (default: the plugin's workflows running on the task queue)")
     .option('--histories <path>', 'replay saved histories instead: a JSON file or a folder of them (`temporal workflow show --output json`)')
     .option('--workflows <module>', "the worker's workflow module, when it is your own module that re-exports the plugin's (default: the plugin's)")
     .option('--limit <n>', 'most histories downloaded', integerParser(1), DEFAULT_REPLAY_LIMIT)
@@ -51,8 +51,10 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
         return value;
       },
     );
-  addOutputOptions(command, 'an array of {workflowId, runId, workflowType, events, problem?} on stdout; when any fails, the error object with it as `verdicts`')
-    .action(async (flags: ReplayCheckFlags) => runReplayCheck(context, flags));
+  addOutputOptions(
+    command,
+    'an array of {workflowId, runId, workflowType, events, problem?} on stdout; when any fails, the error object with it as `verdicts`',
+  ).action(async (flags: ReplayCheckFlags) => runReplayCheck(context, flags));
 }
 
 async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Promise<void> {
@@ -75,7 +77,10 @@ async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Pro
     const connection = await connectTemporal(settings);
     try {
       const client = clientOf(settings, connection);
-      verdicts = await replayCheck(firstOf(client.workflow.list({ query, pageSize: Math.min(flags.limit, 100) }).intoHistories({ concurrency: 4, bufferLimit: 8 }), flags.limit), options);
+      verdicts = await replayCheck(
+        firstOf(client.workflow.list({ query, pageSize: Math.min(flags.limit, 100) }).intoHistories({ concurrency: 4, bufferLimit: 8 }), flags.limit),
+        options,
+      );
     } finally {
       await connection.close().catch(() => undefined);
     }
@@ -85,7 +90,10 @@ async function runReplayCheck(context: CliContext, flags: ReplayCheckFlags): Pro
     // a failure's one JSON object carries the verdicts (below)
     if (failed.length === 0) process.stdout.write(`${JSON.stringify(verdicts)}\n`);
   } else {
-    for (const v of verdicts) process.stdout.write(`${v.problem ? 'FAIL' : 'ok  '}  ${v.workflowId}  ${v.workflowType}  ${v.events} events${v.problem ? `\n      ${v.problem}` : ''}\n`);
+    for (const v of verdicts)
+      process.stdout.write(
+        `${v.problem ? 'FAIL' : 'ok  '}  ${v.workflowId}  ${v.workflowType}  ${v.events} events${v.problem ? `\n      ${v.problem}` : ''}\n`,
+      );
     process.stdout.write(`${verdicts.length - failed.length} of ${verdicts.length} replayed (${source}; tracing ${tracing ? 'on' : 'off'})\n`);
   }
   if (failed.length > 0) {
@@ -106,7 +114,10 @@ async function* firstOf(items: AsyncIterable<HistoryAndWorkflowId>, limit: numbe
 /** The replay worker and core log each failed activation (at ERROR and WARN): the verdict lines say it once. */
 function quietRuntime(worker: typeof TemporalWorker): void {
   try {
-    worker.Runtime.install({ logger: new worker.DefaultLogger('ERROR', () => undefined), telemetryOptions: { logging: { filter: worker.makeTelemetryFilterString({ core: 'ERROR' }) } } });
+    worker.Runtime.install({
+      logger: new worker.DefaultLogger('ERROR', () => undefined),
+      telemetryOptions: { logging: { filter: worker.makeTelemetryFilterString({ core: 'ERROR' }) } },
+    });
   } catch {
     /* already installed (the CLI's tests run commands in one process) */
   }

@@ -16,7 +16,6 @@ import { type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
 
-
 /** One workflow run as a command describes it: a registered workflow and its typed input. */
 export interface TransferRun<W extends WorkflowName = WorkflowName> {
   /** `import` or `export`: names the run in messages. */
@@ -126,14 +125,18 @@ async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: Tra
     if (run.detach) {
       for (const queue of queues) {
         const pollers = await link.retrying((client) => pollersOf(client, run.settings.namespace, queue), retry);
-        if (pollers.length === 0) process.stderr.write(`${run.verb}: note: ${noWorkerSeen(run.settings, queue)}; the workflow waits until one does: ${startWorkerHint(run.settings, queue)}\n`);
+        if (pollers.length === 0)
+          process.stderr.write(
+            `${run.verb}: note: ${noWorkerSeen(run.settings, queue)}; the workflow waits until one does: ${startWorkerHint(run.settings, queue)}\n`,
+          );
       }
       return;
     }
     await link.retrying(
       (client) =>
         requireWorkers(client, run.settings, queues, {
-          onWaiting: (queue) => process.stderr.write(`${run.verb}: no worker polls task queue ${queue.name} yet; waiting up to ${WORKER_WAIT_MS / 1000} s for one…\n`),
+          onWaiting: (queue) =>
+            process.stderr.write(`${run.verb}: no worker polls task queue ${queue.name} yet; waiting up to ${WORKER_WAIT_MS / 1000} s for one…\n`),
         }),
       retry,
     );
@@ -149,7 +152,10 @@ async function checkWorkers<W extends WorkflowName>(link: TemporalLink, run: Tra
  * ours by the next attempt. A run going under the id is followed instead of starting a second one (two commands
  * racing to start it follow the one run); a completed last run under it is not run again unless `--rerun`.
  */
-async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: TransferRun<W>): Promise<{ runId: string; attached: boolean; alreadyDone: boolean }> {
+async function startWorkflow<W extends WorkflowName>(
+  link: TemporalLink,
+  run: TransferRun<W>,
+): Promise<{ runId: string; attached: boolean; alreadyDone: boolean }> {
   const token = randomUUID();
   const start = async (client: Client): Promise<{ runId: string; attached: boolean; alreadyDone: boolean }> => {
     const outcome = await startOrAttach(client, run.workflowType, run.input, {
@@ -168,7 +174,8 @@ async function startWorkflow<W extends WorkflowName>(link: TemporalLink, run: Tr
       onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
     });
   } catch (err) {
-    if (err instanceof SapiInvalidInputError) throw new CliError(SapiErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
+    if (err instanceof SapiInvalidInputError)
+      throw new CliError(SapiErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
     throw err;
   }
 }

@@ -1,10 +1,26 @@
 // `sapi-temporal schedule …`: Temporal Schedules that start the plugin's workflows (nightly imports, hourly
 // exports, daily extractions), and the verbs to list, trigger, pause, resume and delete them.
-import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, type Connection, type ScheduleDescription, type ScheduleOverlapPolicy } from '@temporalio/client';
+import {
+  type Client,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  type Connection,
+  type ScheduleDescription,
+  type ScheduleOverlapPolicy,
+} from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
-import { addOutputOptions, addTemporalOptions, cliSettings, parseDuration, type CliContext, type CliSettings, type TemporalFlags, type WorkflowFlags } from './common';
+import {
+  addOutputOptions,
+  addTemporalOptions,
+  cliSettings,
+  parseDuration,
+  type CliContext,
+  type CliSettings,
+  type TemporalFlags,
+  type WorkflowFlags,
+} from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
@@ -132,9 +148,22 @@ function addScheduleOptions(command: Command): Command {
     .option('--cron <expr>', 'when to run, as a cron expression in quotes ("0 3 * * *" = 03:00 every day); repeatable', parseCron)
     .option('--every <interval>', 'run at this interval: 30s, 15m, 1h, 1d; repeatable', parseEvery)
     .option('--timezone <tz>', 'time zone of the cron expressions, e.g. Europe/Prague (default UTC)')
-    .addOption(new Option('--overlap <policy>', `when a run is due while the previous one still runs (default: ${DEFAULT_IMPORT_OVERLAP} for imports, ${DEFAULT_OVERLAP} otherwise)`).choices(Object.keys(OVERLAP_POLICIES)))
-    .option('--catchup-window <duration>', 'runs missed while Temporal was down are still started when it is back within this long; older ones are dropped (default 1h)', parseDuration)
-    .option('--jitter <duration>', 'start each run up to this long after its time, at random, so schedules due together spread out (default 30s, at most a tenth of the shortest --every)', parseDuration)
+    .addOption(
+      new Option(
+        '--overlap <policy>',
+        `when a run is due while the previous one still runs (default: ${DEFAULT_IMPORT_OVERLAP} for imports, ${DEFAULT_OVERLAP} otherwise)`,
+      ).choices(Object.keys(OVERLAP_POLICIES)),
+    )
+    .option(
+      '--catchup-window <duration>',
+      'runs missed while Temporal was down are still started when it is back within this long; older ones are dropped (default 1h)',
+      parseDuration,
+    )
+    .option(
+      '--jitter <duration>',
+      'start each run up to this long after its time, at random, so schedules due together spread out (default 30s, at most a tenth of the shortest --every)',
+      parseDuration,
+    )
     .option('--paused', 'create the schedule paused (start it with `schedule unpause`)')
     .option('--note <text>', 'a note shown with the schedule')
     .option('--connection <name>', 'Storage connection configured on the worker (SAPI_<NAME>_URL/_TOKEN; default: SAPI_URL/SAPI_TOKEN)')
@@ -161,7 +190,10 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
   } catch (err) {
     let failure = err;
     if (err instanceof ScheduleAlreadyRunning) {
-      failure = new CliError(SapiErrorCode.CLI_SCHEDULE_EXISTS, `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`);
+      failure = new CliError(
+        SapiErrorCode.CLI_SCHEDULE_EXISTS,
+        `schedule ${scheduleId} already exists in namespace ${settings.namespace} (delete it first, or pick another id)`,
+      );
     } else if (err instanceof ScheduleNotFoundError) {
       failure = new CliError(SapiErrorCode.CLI_SCHEDULE_NOT_FOUND, `no schedule ${scheduleId} in namespace ${settings.namespace}`);
     }
@@ -197,7 +229,9 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
   });
   const next = description.info.nextActionTimes.map((t) => t.toISOString());
   if (request.json) {
-    process.stdout.write(`${JSON.stringify({ scheduleId, workflowType, taskQueue: settings.taskQueue, paused: description.state.paused, nextActionTimes: next })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ scheduleId, workflowType, taskQueue: settings.taskQueue, paused: description.state.paused, nextActionTimes: next })}\n`,
+    );
     return;
   }
   printSummary(`created schedule ${scheduleId}: ${workflowType}`, [
@@ -273,7 +307,15 @@ export function toListing(description: ScheduleDescription): ScheduleListing {
     jitterMs: description.spec?.jitter,
     nextActionTimes: description.info.nextActionTimes.map((t) => t.toISOString()),
     recentWorkflowIds: recent.map((a) => a.action.workflow.workflowId),
-    ...(last ? { lastRun: { workflowId: last.action.workflow.workflowId, runId: last.action.workflow.firstExecutionRunId || undefined, startedAt: last.takenAt.toISOString() } } : {}),
+    ...(last
+      ? {
+          lastRun: {
+            workflowId: last.action.workflow.workflowId,
+            runId: last.action.workflow.firstExecutionRunId || undefined,
+            startedAt: last.takenAt.toISOString(),
+          },
+        }
+      : {}),
     taken: description.info.numActionsTaken,
     skipped: description.info.numActionsSkippedOverlap + num(info?.bufferDropped),
     buffered: num(info?.bufferSize),
@@ -354,12 +396,19 @@ export async function triggerSchedule(client: Client, scheduleId: string, allowO
 
 /** `sapi-temporal schedule …` */
 export function registerScheduleCommand(program: Command, context: CliContext): void {
-  const schedule = program.command('schedule').description('Temporal Schedules that run imports, exports and extractions (create, list, trigger, pause, unpause, delete)');
+  const schedule = program
+    .command('schedule')
+    .description('Temporal Schedules that run imports, exports and extractions (create, list, trigger, pause, unpause, delete)');
   const create = <W extends WorkflowName>(verb: string, workflowType: W, scheduleId: string, input: WorkflowInput<W>, flags: ScheduleFlags & WorkflowFlags) =>
     createSchedule({ verb, scheduleId, workflowType, input, flags, settings: cliSettings(context.env, flags), json: flags.json ?? false });
 
   const importCommand = addScheduleOptions(
-    addImportArguments(schedule.command('import').description('schedule importTableWorkflow (a recurring load: needs --mode load)').argument('<scheduleId>', 'id of the schedule')),
+    addImportArguments(
+      schedule
+        .command('import')
+        .description('schedule importTableWorkflow (a recurring load: needs --mode load)')
+        .argument('<scheduleId>', 'id of the schedule'),
+    ),
   );
   importCommand.action(async (scheduleId: string, source: string, flags: ImportFlags & ScheduleFlags & WorkflowFlags) => {
     requireTiming(importCommand, flags);
@@ -374,7 +423,12 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   });
 
   const exportCommand = addScheduleOptions(
-    addExportArguments(schedule.command('export').description('schedule exportTableWorkflow (each run overwrites the destination)').argument('<scheduleId>', 'id of the schedule')),
+    addExportArguments(
+      schedule
+        .command('export')
+        .description('schedule exportTableWorkflow (each run overwrites the destination)')
+        .argument('<scheduleId>', 'id of the schedule'),
+    ),
   );
   exportCommand.action(async (scheduleId: string, tableId: string, destination: string, flags: ExportFlags & ScheduleFlags & WorkflowFlags) => {
     requireTiming(exportCommand, flags);
@@ -382,15 +436,20 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
   });
 
   const extractCommand = addScheduleOptions(
-    addExtractArguments(schedule.command('extract').description('schedule extractWorkflow (the configuration is validated now and stored in the schedule)').argument('<scheduleId>', 'id of the schedule')),
+    addExtractArguments(
+      schedule
+        .command('extract')
+        .description('schedule extractWorkflow (the configuration is validated now and stored in the schedule)')
+        .argument('<scheduleId>', 'id of the schedule'),
+    ),
   );
   extractCommand.action(async (scheduleId: string, configPath: string, flags: ExtractFlags & ScheduleFlags & WorkflowFlags) => {
     requireTiming(extractCommand, flags);
     await create('extract', 'extractWorkflow', scheduleId, extractInput(readExtractConfig(configPath), flags) satisfies ExtractInput, flags);
   });
 
-  addOutputOptions(addTemporalOptions(schedule.command('list').description('list the schedules of the namespace')), 'an array of schedules on stdout')
-    .action(async (flags: TemporalFlags & { json?: boolean }) => {
+  addOutputOptions(addTemporalOptions(schedule.command('list').description('list the schedules of the namespace')), 'an array of schedules on stdout').action(
+    async (flags: TemporalFlags & { json?: boolean }) => {
       const settings = cliSettings(context.env, flags);
       const listings = await withClient('schedule list', settings, undefined, async (client) => {
         const ids: string[] = [];
@@ -409,42 +468,59 @@ export function registerScheduleCommand(program: Command, context: CliContext): 
         const warning = scheduleWarning(s);
         if (warning) process.stderr.write(`${warning}\n`);
       }
-    });
+    },
+  );
 
   addOutputOptions(
-    addTemporalOptions(schedule.command('describe').description('show a schedule: overlap policy, runs taken, running, buffered, skipped and missed, the last and next runs').argument('<scheduleId>', 'id of the schedule')),
+    addTemporalOptions(
+      schedule
+        .command('describe')
+        .description('show a schedule: overlap policy, runs taken, running, buffered, skipped and missed, the last and next runs')
+        .argument('<scheduleId>', 'id of the schedule'),
+    ),
     'one object on stdout',
-  )
-    .action(async (scheduleId: string, flags: TemporalFlags & { json?: boolean }) => {
-      const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) => withLastRunStatus(client, toListing(await client.schedule.getHandle(scheduleId).describe())));
-      if (flags.json) process.stdout.write(`${JSON.stringify(s)}\n`);
-      else {
-        printSummary(`schedule ${s.scheduleId}: ${s.workflowType ?? '?'}${s.paused ? ' (paused)' : ''}`, [
-          ['overlap', s.overlap],
-          ['catch-up window', s.catchupWindowMs === undefined ? undefined : formatDuration(s.catchupWindowMs)],
-          ['jitter', s.jitterMs === undefined ? undefined : formatDuration(s.jitterMs)],
-          ['runs taken', s.taken],
-          ['running', s.running.join(', ') || 'none'],
-          ['buffered', s.buffered],
-          ['skipped', s.skipped],
-          ['missed', s.missed],
-          ['last run', s.lastRun ? lastRunLine(s.lastRun) : 'none'],
-          ['next runs', s.nextActionTimes.slice(0, 3).join(', ') || undefined],
-          ['note', s.note],
-        ]);
-      }
-      const warning = scheduleWarning(s);
-      if (warning) process.stderr.write(`${warning}\n`);
-    });
+  ).action(async (scheduleId: string, flags: TemporalFlags & { json?: boolean }) => {
+    const s = await withClient('schedule describe', cliSettings(context.env, flags), scheduleId, async (client) =>
+      withLastRunStatus(client, toListing(await client.schedule.getHandle(scheduleId).describe())),
+    );
+    if (flags.json) process.stdout.write(`${JSON.stringify(s)}\n`);
+    else {
+      printSummary(`schedule ${s.scheduleId}: ${s.workflowType ?? '?'}${s.paused ? ' (paused)' : ''}`, [
+        ['overlap', s.overlap],
+        ['catch-up window', s.catchupWindowMs === undefined ? undefined : formatDuration(s.catchupWindowMs)],
+        ['jitter', s.jitterMs === undefined ? undefined : formatDuration(s.jitterMs)],
+        ['runs taken', s.taken],
+        ['running', s.running.join(', ') || 'none'],
+        ['buffered', s.buffered],
+        ['skipped', s.skipped],
+        ['missed', s.missed],
+        ['last run', s.lastRun ? lastRunLine(s.lastRun) : 'none'],
+        ['next runs', s.nextActionTimes.slice(0, 3).join(', ') || undefined],
+        ['note', s.note],
+      ]);
+    }
+    const warning = scheduleWarning(s);
+    if (warning) process.stderr.write(`${warning}\n`);
+  });
 
-  const verbs: Array<[name: string, description: string, act: (id: string, client: Client, note?: string, allowOverlap?: boolean) => Promise<void>, done: string]> = [
-    ['trigger', 'start a run now, as the overlap policy says (buffered or skipped while a run is going; --allow-overlap: now regardless)', (id, client, _note, allowOverlap) => triggerSchedule(client, id, allowOverlap), 'triggered'],
+  const verbs: Array<
+    [name: string, description: string, act: (id: string, client: Client, note?: string, allowOverlap?: boolean) => Promise<void>, done: string]
+  > = [
+    [
+      'trigger',
+      'start a run now, as the overlap policy says (buffered or skipped while a run is going; --allow-overlap: now regardless)',
+      (id, client, _note, allowOverlap) => triggerSchedule(client, id, allowOverlap),
+      'triggered',
+    ],
     ['pause', 'stop starting runs until unpaused', (id, client, note) => client.schedule.getHandle(id).pause(note), 'paused'],
     ['unpause', 'start runs again', (id, client, note) => client.schedule.getHandle(id).unpause(note), 'unpaused'],
     ['delete', 'delete the schedule (runs already started go on)', (id, client) => client.schedule.getHandle(id).delete(), 'deleted'],
   ];
   for (const [name, description, act, done] of verbs) {
-    const command = addOutputOptions(addTemporalOptions(schedule.command(name).description(description).argument('<scheduleId>', 'id of the schedule')), `one object {scheduleId, action: "${done}"} on stdout`);
+    const command = addOutputOptions(
+      addTemporalOptions(schedule.command(name).description(description).argument('<scheduleId>', 'id of the schedule')),
+      `one object {scheduleId, action: "${done}"} on stdout`,
+    );
     if (name === 'pause' || name === 'unpause') command.option('--note <text>', 'why (shown with the schedule)');
     if (name === 'trigger') command.option('--allow-overlap', 'start the run now even while another runs (two loads into one table at once)');
     command.action(async (scheduleId: string, flags: TemporalFlags & { note?: string; allowOverlap?: boolean; json?: boolean }) => {

@@ -35,7 +35,12 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
     const first = await Promise.race([connecting, definite]);
     if (first instanceof Connection) return first;
     // the connection lost the race: close it if it ever comes up
-    connecting.then((connection) => connection.close(), () => undefined).catch(() => undefined);
+    connecting
+      .then(
+        (connection) => connection.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
     throw unreachable(settings, first, undefined);
   } catch (err) {
     if (err instanceof CliError) throw err;
@@ -45,13 +50,24 @@ export async function connectTemporal(settings: CliSettings, connectTimeoutMs?: 
 }
 
 /** Causes the probe is sure of: connecting longer cannot help. */
-const DEFINITE_CAUSES: ReadonlySet<ConnectionCause> = new Set(['dns', 'refused', 'tls-ca', 'tls-hostname', 'tls-expired', 'tls-client-certificate', 'tls-not-tls', 'tls-required']);
+const DEFINITE_CAUSES: ReadonlySet<ConnectionCause> = new Set([
+  'dns',
+  'refused',
+  'tls-ca',
+  'tls-hostname',
+  'tls-expired',
+  'tls-client-certificate',
+  'tls-not-tls',
+  'tls-required',
+]);
 
 /** `cannot reach Temporal at <address> (<security>): <cause>`; gRPC's reason and a checklist when the probe found none. */
 function unreachable(settings: CliSettings, diagnosis: ConnectionDiagnosis | undefined, err: unknown): CliError {
   const reason = err instanceof Error ? err.message : String(err);
   const why = diagnosis ? diagnosis.message : `${reason} (${unreachableHint(settings)})`;
-  return new CliError(TEMPORAL_UNREACHABLE, `cannot reach Temporal at ${settings.address} (${describeTemporalSecurity(settings)}): ${why}`, undefined, { cause: diagnosis ? undefined : err });
+  return new CliError(TEMPORAL_UNREACHABLE, `cannot reach Temporal at ${settings.address} (${describeTemporalSecurity(settings)}): ${why}`, undefined, {
+    cause: diagnosis ? undefined : err,
+  });
 }
 
 /**
@@ -102,8 +118,9 @@ function cancelledCall(details: string): InterceptingCallInterface {
 /** What to check when Temporal cannot be reached with `settings`. */
 function unreachableHint(settings: CliSettings): string {
   const secured = settings.tls ? !settings.tls.disabled : settings.apiKey !== undefined;
-  if (!secured) return 'set TEMPORAL_ADDRESS or --address; `sapi-temporal dev` runs a local server; a secured server needs TEMPORAL_TLS=true or a TEMPORAL_TLS_* setting';
-  return 'check TEMPORAL_ADDRESS or --address, TEMPORAL_TLS_SERVER_CA_CERT_PATH (the server\'s CA), TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS), TEMPORAL_API_KEY, or the TEMPORAL_PROFILE in use';
+  if (!secured)
+    return 'set TEMPORAL_ADDRESS or --address; `sapi-temporal dev` runs a local server; a secured server needs TEMPORAL_TLS=true or a TEMPORAL_TLS_* setting';
+  return "check TEMPORAL_ADDRESS or --address, TEMPORAL_TLS_SERVER_CA_CERT_PATH (the server's CA), TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS), TEMPORAL_API_KEY, or the TEMPORAL_PROFILE in use";
 }
 
 /**
@@ -150,7 +167,11 @@ export class TemporalLink {
 
   /** Runs `call` with the current client, reconnecting and calling again while Temporal is unreachable. */
   retrying<T>(call: (client: Client) => Promise<T>, options: RetryWhileUnreachableOptions): Promise<T> {
-    return retryWhileUnreachable(() => call(this.current), () => this.reconnect(), options);
+    return retryWhileUnreachable(
+      () => call(this.current),
+      () => this.reconnect(),
+      options,
+    );
   }
 
   async close(): Promise<void> {

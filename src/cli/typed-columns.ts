@@ -58,7 +58,9 @@ export function readColumnsFile(path: string, cwd: string = process.cwd()): Colu
   }
   const body = Array.isArray(parsed) ? { columns: parsed } : (parsed as { columns?: unknown; primaryKeysNames?: unknown });
   if (!body || typeof body !== 'object' || !Array.isArray(body.columns) || body.columns.length === 0) {
-    throw new InvalidArgumentError(`--columns-file ${full}: expected a list of {name, definition: {type, length?, nullable?, default?}} or an object with such a "columns" list`);
+    throw new InvalidArgumentError(
+      `--columns-file ${full}: expected a list of {name, definition: {type, length?, nullable?, default?}} or an object with such a "columns" list`,
+    );
   }
   const columns = body.columns.map((item: unknown, i: number): TypedColumn => {
     const c = item as { name?: unknown; definition?: Record<string, unknown> } | null;

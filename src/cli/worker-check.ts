@@ -65,7 +65,8 @@ export async function pollersOf(client: Client, namespace: string, queue: Needed
   const { pollers } = await client.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: queue.name, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: queue.kind === 'workflow' ? temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    taskQueueType:
+      queue.kind === 'workflow' ? temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
   });
   return activePollers(pollers ?? [], now());
 }
@@ -85,7 +86,12 @@ export interface RequireWorkersOptions {
  * {@link WORKER_WAIT_MS} (a worker that is just starting counts); rejects with a {@link CliError}
  * (`SAPI_CLI_NO_WORKER`) naming the queue and the command to start a worker otherwise.
  */
-export async function requireWorkers(client: Client, settings: CliSettings, queues: readonly NeededQueue[], options: RequireWorkersOptions = {}): Promise<void> {
+export async function requireWorkers(
+  client: Client,
+  settings: CliSettings,
+  queues: readonly NeededQueue[],
+  options: RequireWorkersOptions = {},
+): Promise<void> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const waitMs = options.waitMs ?? WORKER_WAIT_MS;

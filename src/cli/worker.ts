@@ -16,7 +16,10 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
     try {
       const settings = loadSettings(withTemporalFlags(context.env, flags));
       if (settings.temporal.disableHostVerification) {
-        throw new CliError(SapiErrorCode.INVALID_INPUT, 'the worker cannot skip host verification (Temporal\'s core SDK has no such option): set --tls-server-name (TEMPORAL_TLS_SERVER_NAME) to the name in the server\'s certificate');
+        throw new CliError(
+          SapiErrorCode.INVALID_INPUT,
+          "the worker cannot skip host verification (Temporal's core SDK has no such option): set --tls-server-name (TEMPORAL_TLS_SERVER_NAME) to the name in the server's certificate",
+        );
       }
       const [{ startWorker }, { createWorkerLogger }] = await Promise.all([import('../worker'), import('../observability/logging')]);
       const running = await startWorker({

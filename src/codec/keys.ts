@@ -37,7 +37,9 @@ export function parseCodecKeys(entries: readonly string[], source: string): Code
     if (!KEY_ID.test(id)) throw new Error(`${where}: key id ${JSON.stringify(id)} must be 1-64 characters of A-Z a-z 0-9 . _ -`);
     const bytes = Buffer.from(encoded, 'base64');
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || bytes.length !== CODEC_KEY_BYTES) {
-      throw new Error(`${where} (key "${id}"): the key must be ${CODEC_KEY_BYTES} bytes in base64, got ${bytes.length} bytes; generate one with \`openssl rand -base64 32\``);
+      throw new Error(
+        `${where} (key "${id}"): the key must be ${CODEC_KEY_BYTES} bytes in base64, got ${bytes.length} bytes; generate one with \`openssl rand -base64 32\``,
+      );
     }
     if (keys.some((known) => known.id === id)) throw new Error(`${where}: key id "${id}" is listed twice; each key needs its own id`);
     keys.push({ id, key: bytes.toString('base64') });
@@ -69,7 +71,10 @@ export function loadCodecKeys(env: NodeJS.ProcessEnv = process.env): CodecKey[] 
   } else {
     return undefined;
   }
-  if (keys.length === 0) throw new Error(`${hasInline ? CODEC_KEYS_ENV : `${CODEC_KEY_FILE_ENV} (${file})`} lists no key; give id:base64key entries or unset it to turn the codec off`);
+  if (keys.length === 0)
+    throw new Error(
+      `${hasInline ? CODEC_KEYS_ENV : `${CODEC_KEY_FILE_ENV} (${file})`} lists no key; give id:base64key entries or unset it to turn the codec off`,
+    );
   return keys;
 }
 

@@ -48,7 +48,10 @@ const CA_CODES = new Set([
  * The diagnosis of a failed DNS, TCP or TLS step from its error, in terms of the settings (which flag or variable
  * to change). Undefined when the error says nothing the probe recognizes.
  */
-export function classifyConnectionError(err: unknown, settings: Pick<TemporalConnectionSettings, 'address' | 'tls' | 'apiKey'>): ConnectionDiagnosis | undefined {
+export function classifyConnectionError(
+  err: unknown,
+  settings: Pick<TemporalConnectionSettings, 'address' | 'tls' | 'apiKey'>,
+): ConnectionDiagnosis | undefined {
   // duck-typed: Node's own errors may come from another realm (a test sandbox) than this module's Error
   if (typeof err !== 'object' || err === null || typeof (err as Error).message !== 'string') return undefined;
   const code = String((err as NodeJS.ErrnoException).code ?? '');
@@ -61,8 +64,13 @@ export function classifyConnectionError(err: unknown, settings: Pick<TemporalCon
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') {
     return { cause: 'dns', message: `DNS: host ${host} not found (${code}); check the host of --address / TEMPORAL_ADDRESS` };
   }
-  if (code === 'ECONNREFUSED') return { cause: 'refused', message: `connection refused at ${settings.address}: nothing listens there; check the port of --address / TEMPORAL_ADDRESS, or start the server` };
-  if (code === 'ETIMEDOUT' || code === 'PROBE_TIMEOUT') return { cause: 'timeout', message: `no answer from ${settings.address} within ${PROBE_TIMEOUT_MS / 1000} s (a firewall, or a wrong host)` };
+  if (code === 'ECONNREFUSED')
+    return {
+      cause: 'refused',
+      message: `connection refused at ${settings.address}: nothing listens there; check the port of --address / TEMPORAL_ADDRESS, or start the server`,
+    };
+  if (code === 'ETIMEDOUT' || code === 'PROBE_TIMEOUT')
+    return { cause: 'timeout', message: `no answer from ${settings.address} within ${PROBE_TIMEOUT_MS / 1000} s (a firewall, or a wrong host)` };
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     return {
       cause: 'tls-hostname',
@@ -75,13 +83,22 @@ export function classifyConnectionError(err: unknown, settings: Pick<TemporalCon
       message: `TLS: the server's certificate is not signed by a trusted CA (${reason}); ${ca ? `the CA given (${ca}) did not sign it: ` : ''}set --tls-ca-path / TEMPORAL_TLS_SERVER_CA_CERT_PATH to the server's CA`,
     };
   }
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return { cause: 'tls-expired', message: `TLS: the server's certificate is not valid now (${reason})` };
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return { cause: 'tls-expired', message: `TLS: the server's certificate is not valid now (${reason})` };
   if (/certificate required|handshake failure|bad certificate|unknown ca|certificate unknown/i.test(reason)) {
-    const pair = settings.tls?.clientCert ? `the client certificate ${sourceName(settings.tls.clientCert) ?? ''} was refused` : 'no client certificate was sent';
-    return { cause: 'tls-client-certificate', message: `TLS: the server refused the handshake: it wants a client certificate (mTLS) and ${pair} (${reason}); set --tls-cert-path and --tls-key-path (TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS))` };
+    const pair = settings.tls?.clientCert
+      ? `the client certificate ${sourceName(settings.tls.clientCert) ?? ''} was refused`
+      : 'no client certificate was sent';
+    return {
+      cause: 'tls-client-certificate',
+      message: `TLS: the server refused the handshake: it wants a client certificate (mTLS) and ${pair} (${reason}); set --tls-cert-path and --tls-key-path (TEMPORAL_TLS_CLIENT_CERT_PATH/_KEY_PATH (mTLS))`,
+    };
   }
   if (/wrong version number|packet length too long|disconnected before secure TLS|ECONNRESET/i.test(reason)) {
-    return { cause: 'tls-not-tls', message: `TLS: the server at ${settings.address} does not speak TLS (${reason}); connect in plain text (--no-tls, TEMPORAL_TLS=false), or check the port` };
+    return {
+      cause: 'tls-not-tls',
+      message: `TLS: the server at ${settings.address} does not speak TLS (${reason}); connect in plain text (--no-tls, TEMPORAL_TLS=false), or check the port`,
+    };
   }
   if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || /certificate|ssl|tls/i.test(reason)) return { cause: 'tls-other', message: `TLS: ${reason}` };
   if (code.startsWith('E')) return { cause: 'network', message: `${reason} at ${settings.address}` };

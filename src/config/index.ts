@@ -79,7 +79,10 @@ const settingsSchema = z.object({
   /** Where extraction stages page records: `s3://bucket/prefix` (durable, any worker) or a local folder. */
   stagingUrl: z.string().min(1),
   transfer: z.object({
-    partSizeBytes: z.number().int().min(5 * 1024 * 1024),
+    partSizeBytes: z
+      .number()
+      .int()
+      .min(5 * 1024 * 1024),
     concurrency: z.number().int().min(1).max(64),
   }),
   /** How much work one worker process takes on: its memory is a function of these (docs/deploying.md, Scaling out). */
@@ -100,7 +103,10 @@ const settingsSchema = z.object({
   /** What workflow inputs may name: local roots, URLs and networks, object prefixes (docs/security.md). */
   policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
   /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
-  codecKeys: z.array(z.object({ id: z.string().min(1), key: z.string().min(1) })).min(1).optional(),
+  codecKeys: z
+    .array(z.object({ id: z.string().min(1), key: z.string().min(1) }))
+    .min(1)
+    .optional(),
   /** Register the plugin's Nexus service (`sapi-temporal`: importTable, exportTable, extract) on the worker. */
   nexusService: z.boolean({ message: 'must be true or false' }),
   /**
@@ -110,17 +116,25 @@ const settingsSchema = z.object({
    */
   deployment: z
     .object({ name: z.string().min(1).optional(), buildId: z.string().min(1).optional() })
-    .refine((d) => d.buildId === undefined || d.name !== undefined, { message: 'SAPI_BUILD_ID needs SAPI_DEPLOYMENT_NAME (a build id belongs to a deployment)' }),
+    .refine((d) => d.buildId === undefined || d.name !== undefined, {
+      message: 'SAPI_BUILD_ID needs SAPI_DEPLOYMENT_NAME (a build id belongs to a deployment)',
+    }),
   observability: z.object({
     /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
-    metricsAddress: z.string().regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464').optional(),
+    metricsAddress: z
+      .string()
+      .regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
+      .optional(),
     /** The worker runtime's log lines: `text` (default) or `json` (one object a line). */
     logFormat: z.enum(LOG_FORMATS, { message: 'must be text or json' }),
     /**
      * How often (seconds) a worker with a metrics endpoint reads the skip counts of the schedules that start the
      * plugin's workflows on its task queues (`sapi_schedule_runs_skipped_total`); 0: never.
      */
-    scheduleMetricsIntervalS: z.number({ message: 'must be a whole number of seconds' }).int('must be a whole number of seconds').min(0, 'must be 0 (off) or more seconds'),
+    scheduleMetricsIntervalS: z
+      .number({ message: 'must be a whole number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(0, 'must be 0 (off) or more seconds'),
     /**
      * OpenTelemetry tracing (`SAPI_OTEL_ENDPOINT`, else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
      * `OTEL_EXPORTER_OTLP_ENDPOINT`; see `tracingFromEnv`); absent: off.
@@ -274,10 +288,13 @@ export function connectionFor(settings: Settings, name: string = DEFAULT_CONNECT
     const hint = name === DEFAULT_CONNECTION ? 'set SAPI_URL and SAPI_TOKEN' : `set SAPI_${name.toUpperCase()}_URL and SAPI_${name.toUpperCase()}_TOKEN`;
     // never worth retrying: the worker's connections are fixed at its start (a typo in `--connection` would be
     // retried forever as a bare Error)
-    throw new SapiInvalidInputError(`unknown Storage connection "${name}" (configured: ${known.length ? known.join(', ') : 'none'}); ${hint} in the worker's environment`, {
-      connection: name,
-      configured: known,
-    });
+    throw new SapiInvalidInputError(
+      `unknown Storage connection "${name}" (configured: ${known.length ? known.join(', ') : 'none'}); ${hint} in the worker's environment`,
+      {
+        connection: name,
+        configured: known,
+      },
+    );
   }
   return connection;
 }

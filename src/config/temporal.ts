@@ -80,7 +80,9 @@ export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): Te
   const file = vars.TEMPORAL_CONFIG_FILE ?? 'the default config file (~/.config/temporalio/temporal.toml)';
   // a file named on purpose must exist (only the default one may be missing): say so, not "not a profile of" it
   if (vars.TEMPORAL_CONFIG_FILE !== undefined && !existsSync(vars.TEMPORAL_CONFIG_FILE)) {
-    throw new Error(`invalid configuration: config file ${vars.TEMPORAL_CONFIG_FILE} not found (TEMPORAL_CONFIG_FILE, --config-file); point it at your temporal.toml or unset it`);
+    throw new Error(
+      `invalid configuration: config file ${vars.TEMPORAL_CONFIG_FILE} not found (TEMPORAL_CONFIG_FILE, --config-file); point it at your temporal.toml or unset it`,
+    );
   }
   let profile: ClientConfigProfile;
   try {
@@ -93,12 +95,14 @@ export function loadTemporalConnection(env: NodeJS.ProcessEnv = process.env): Te
       ? `cannot read the Temporal config file ${file}: ${reason}`
       : defaultFile !== undefined && !existsSync(defaultFile)
         ? `profile ${name} not found: there is no config file ${defaultFile} (TEMPORAL_PROFILE, --profile); create it with \`temporal config set --profile ${name} …\` or name the file with --config-file`
-        : `profile ${name} not found in ${file} (TEMPORAL_PROFILE, --profile); add [profile.${name}] to it or name another profile`
+        : `profile ${name} not found in ${file} (TEMPORAL_PROFILE, --profile); add [profile.${name}] to it or name another profile`;
     throw new Error(`invalid configuration: ${hint}`, { cause: err });
   }
   const tls = profile.tls;
   if (tls && !tls.disabled && Boolean(tls.clientCert) !== Boolean(tls.clientKey)) {
-    const [has, lacks] = tls.clientCert ? ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH'] : ['TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH'];
+    const [has, lacks] = tls.clientCert
+      ? ['TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH']
+      : ['TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH'];
     throw new Error(`invalid configuration: mTLS needs both a client certificate and its key: ${has} (or its profile key) is set, ${lacks} is not`);
   }
   return withoutUndefined({
@@ -131,7 +135,8 @@ export function temporalConnectionOptions(settings: TemporalConnectionSettings):
     throw new Error(`cannot read a Temporal TLS file (${tlsPaths(settings.tls)}): ${reason}`, { cause: err });
   }
   const common = withoutUndefined({ address: settings.address, apiKey: options.apiKey, tls: options.tls, metadata: options.metadata });
-  const tlsOn = options.tls === true || (typeof options.tls === 'object' && options.tls !== null) || (options.tls === undefined && options.apiKey !== undefined);
+  const tlsOn =
+    options.tls === true || (typeof options.tls === 'object' && options.tls !== null) || (options.tls === undefined && options.apiKey !== undefined);
   const client = settings.disableHostVerification && tlsOn ? withoutHostVerification(common) : { ...common };
   return { namespace: settings.namespace, native: { ...common }, client };
 }
@@ -140,9 +145,15 @@ export function temporalConnectionOptions(settings: TemporalConnectionSettings):
  * Client options that check the server's certificate against the CA but not its name: the SDK has no such TLS
  * option, so the gRPC credentials are made here (and the API key goes as the header it would have become).
  */
-function withoutHostVerification(options: { address: string; apiKey?: unknown; tls?: NativeConnectionOptions['tls']; metadata?: ConnectionOptions['metadata'] }): ConnectionOptions {
+function withoutHostVerification(options: {
+  address: string;
+  apiKey?: unknown;
+  tls?: NativeConnectionOptions['tls'];
+  metadata?: ConnectionOptions['metadata'];
+}): ConnectionOptions {
   const tls = typeof options.tls === 'object' && options.tls !== null ? options.tls : {};
-  const bytes = (value: string | Uint8Array | undefined) => (value === undefined ? undefined : typeof value === 'string' ? Buffer.from(value) : Buffer.from(value));
+  const bytes = (value: string | Uint8Array | undefined) =>
+    value === undefined ? undefined : typeof value === 'string' ? Buffer.from(value) : Buffer.from(value);
   const credentials = grpcCredentials.createSsl(bytes(tls.serverRootCACertificate), bytes(tls.clientCertPair?.key), bytes(tls.clientCertPair?.crt), {
     checkServerIdentity: () => undefined,
   });
@@ -151,7 +162,9 @@ function withoutHostVerification(options: { address: string; apiKey?: unknown; t
     address: options.address,
     credentials,
     metadata: Object.keys(metadata).length ? metadata : undefined,
-    channelArgs: tls.serverNameOverride ? { 'grpc.ssl_target_name_override': tls.serverNameOverride, 'grpc.default_authority': tls.serverNameOverride } : undefined,
+    channelArgs: tls.serverNameOverride
+      ? { 'grpc.ssl_target_name_override': tls.serverNameOverride, 'grpc.default_authority': tls.serverNameOverride }
+      : undefined,
   });
 }
 

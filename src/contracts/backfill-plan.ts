@@ -117,7 +117,11 @@ export function dateWindows(input: Pick<BackfillExtractInput, 'from' | 'to' | 'w
   for (let index = 0; ; index++) {
     const start = shifted(from, length, index);
     if (start >= to) break;
-    if (index >= MAX_BACKFILL_WINDOWS) return { windows: [], problems: [`${input.from}..${input.to} in windows of ${input.window} is more than ${MAX_BACKFILL_WINDOWS} windows: use a longer window`] };
+    if (index >= MAX_BACKFILL_WINDOWS)
+      return {
+        windows: [],
+        problems: [`${input.from}..${input.to} in windows of ${input.window} is more than ${MAX_BACKFILL_WINDOWS} windows: use a longer window`],
+      };
     const end = Math.min(shifted(from, length, index + 1), to);
     windows.push({ index, label: windowLabel(index), from: boundText(start, dateOnly), to: boundText(end, dateOnly) });
   }
@@ -155,8 +159,10 @@ function commonProblems(input: BackfillInput): string[] {
 function extractProblems(input: BackfillExtractInput): string[] {
   const problems: string[] = [];
   const extract = input.extract as Partial<ExtractInput> | undefined;
-  if (typeof extract !== 'object' || extract === null || extract.config === undefined) return ['extract must be an extraction input ({config, options?, stateKey?})'];
-  if (extract.importState !== undefined) problems.push('extract.importState is not supported by a backfill: its windows never read a run state (the bounds come from parameters.config.backfill)');
+  if (typeof extract !== 'object' || extract === null || extract.config === undefined)
+    return ['extract must be an extraction input ({config, options?, stateKey?})'];
+  if (extract.importState !== undefined)
+    problems.push('extract.importState is not supported by a backfill: its windows never read a run state (the bounds come from parameters.config.backfill)');
   if (input.advanceState && extract.stateKey === undefined) problems.push('advanceState needs extract.stateKey (the live run state to advance)');
   const config = extract.config as { parameters?: { config?: unknown } } | null;
   const params = typeof config === 'object' && config !== null ? config.parameters : undefined;
@@ -164,7 +170,9 @@ function extractProblems(input: BackfillExtractInput): string[] {
     problems.push('extract.config must be a Generic-Extractor configuration ({"parameters": {"api": …, "config": …}})');
   } else if (extract.options?.incremental !== true && (params.config as { incrementalOutput?: unknown }).incrementalOutput !== true) {
     // every window loads into the same tables: a replacing load would keep only the last window's rows
-    problems.push('a backfill loads every window into the same tables: set extract.options.incremental (CLI --incremental) or incrementalOutput: true in the configuration');
+    problems.push(
+      'a backfill loads every window into the same tables: set extract.options.incremental (CLI --incremental) or incrementalOutput: true in the configuration',
+    );
   }
   return problems;
 }
@@ -177,8 +185,12 @@ function importProblems(input: BackfillImportInput): string[] {
     if (template[field] !== undefined) problems.push(`import.${field} is not supported by a backfill: list the files in sources`);
   }
   // every source loads into the same table at once: a replacing load would keep only the last one's rows
-  if (template.incremental !== true) problems.push('import.incremental must be true: every source loads into the same table, and a full load would replace the rows of the others');
-  if (template.mode === 'create') problems.push('import.mode create is not supported by a backfill (its sources load in parallel into one table): create the table first, then backfill with mode load');
+  if (template.incremental !== true)
+    problems.push('import.incremental must be true: every source loads into the same table, and a full load would replace the rows of the others');
+  if (template.mode === 'create')
+    problems.push(
+      'import.mode create is not supported by a backfill (its sources load in parallel into one table): create the table first, then backfill with mode load',
+    );
   if (!Array.isArray(input.sources) || input.sources.length === 0 || input.sources.some((s) => typeof s !== 'string' || s === '')) {
     problems.push('sources must be a non-empty list of files or URLs');
   } else if (input.sources.length > MAX_BACKFILL_WINDOWS) {

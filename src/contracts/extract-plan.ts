@@ -52,10 +52,16 @@ export function resolveExtractOptions(options: ExtractOptions = {}): { options: 
   check('mode', options.mode, options.mode === 'page' || options.mode === 'batch', '"page" or "batch"');
   check('batchPages', options.batchPages, positiveInt(options.batchPages), 'a positive integer');
   check('batchSeconds', options.batchSeconds, typeof options.batchSeconds === 'number' && options.batchSeconds > 0, 'a positive number');
-  check('heartbeatTimeoutMs', options.heartbeatTimeoutMs, positiveInt(options.heartbeatTimeoutMs) && (options.heartbeatTimeoutMs ?? 0) >= 1000, 'an integer ≥ 1000');
+  check(
+    'heartbeatTimeoutMs',
+    options.heartbeatTimeoutMs,
+    positiveInt(options.heartbeatTimeoutMs) && (options.heartbeatTimeoutMs ?? 0) >= 1000,
+    'an integer ≥ 1000',
+  );
   check('continueAsNewAfterPages', options.continueAsNewAfterPages, positiveInt(options.continueAsNewAfterPages), 'a positive integer');
   check('loadConcurrency', options.loadConcurrency, positiveInt(options.loadConcurrency) && (options.loadConcurrency ?? 0) <= 100, 'an integer from 1 to 100');
-  for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const) check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
+  for (const flag of ['load', 'loadOnCancel', 'keepStaging', 'incremental'] as const)
+    check(flag, options[flag], typeof options[flag] === 'boolean', 'true or false');
   problems.push(...receiptsOptionProblems(options.receipts, 'options.receipts'));
   if (options.bucketId !== undefined && !isBucketId(options.bucketId)) {
     problems.push(`options.bucketId must look like in.c-name or out.c-name, got ${JSON.stringify(options.bucketId)}`);
@@ -90,7 +96,10 @@ export function extractBucketId(optionBucketId: string | undefined, outputBucket
   if (optionBucketId !== undefined) return optionBucketId;
   if (outputBucket === null || outputBucket === '') return DEFAULT_EXTRACT_BUCKET;
   if (isBucketId(outputBucket)) return outputBucket;
-  const name = outputBucket.replace(/^(in|out)\.c-/, '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 96);
+  const name = outputBucket
+    .replace(/^(in|out)\.c-/, '')
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(0, 96);
   return `in.c-${name || 'extractor'}`;
 }
 
@@ -161,6 +170,9 @@ function safeDecode(text: string): string {
 
 /** The staging key of one extraction: the workflow id made path-safe, and the first run id of the chain. */
 export function stagingRunKey(workflowId: string, firstRunId: string): string {
-  const safe = workflowId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 200);
+  const safe = workflowId
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 200);
   return `${safe}/${firstRunId}`;
 }

@@ -76,9 +76,7 @@ export interface JobLike {
 
 /** What a job record means for the poller. */
 export type JobOutcome =
-  | { kind: 'pending'; status: string }
-  | { kind: 'success'; results: unknown }
-  | { kind: 'error'; message: string; code?: string; exceptionId?: string };
+  { kind: 'pending'; status: string } | { kind: 'success'; results: unknown } | { kind: 'error'; message: string; code?: string; exceptionId?: string };
 
 /**
  * Classifies a job: `waiting`/`processing` → pending; `success` → success with `results`; `error` → error with

@@ -17,10 +17,14 @@ export const MAX_FAIRNESS_KEY_BYTES = 64;
  * and exports (`storage:<connection>`), the extracted API's host for extractions (`api:<host>`), so one tenant's or
  * one API's backlog cannot starve the others on a shared task queue. Cut to {@link MAX_FAIRNESS_KEY_BYTES}.
  */
-export function defaultFairnessKey(run: { operation: 'import' | 'export'; connection?: string } | { operation: 'extract'; input: ExtractInput }): string | undefined {
+export function defaultFairnessKey(
+  run: { operation: 'import' | 'export'; connection?: string } | { operation: 'extract'; input: ExtractInput },
+): string | undefined {
   const key =
     run.operation === 'extract'
-      ? ((host) => (host ? `api:${host}` : undefined))(hostOf((run.input.config as { parameters?: { api?: { baseUrl?: unknown } } } | undefined)?.parameters?.api?.baseUrl))
+      ? ((host) => (host ? `api:${host}` : undefined))(
+          hostOf((run.input.config as { parameters?: { api?: { baseUrl?: unknown } } } | undefined)?.parameters?.api?.baseUrl),
+        )
       : `storage:${typeof run.connection === 'string' && run.connection !== '' ? run.connection : 'default'}`;
   return key === undefined ? undefined : cutToBytes(key, MAX_FAIRNESS_KEY_BYTES);
 }

@@ -161,10 +161,12 @@ export function receiptFromRow(row: Partial<Record<string, string>>): LoadReceip
 /** Problems of a `receipts` input option, each naming the field. */
 export function receiptsOptionProblems(value: unknown, field: string): string[] {
   if (value === undefined || value === false) return [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${field} must be false or {table?: "in.c-bucket.table"}, got ${JSON.stringify(value)}`];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return [`${field} must be false or {table?: "in.c-bucket.table"}, got ${JSON.stringify(value)}`];
   const unknown = Object.keys(value).filter((k) => k !== 'table');
   if (unknown.length) return [`${field}: unsupported ${unknown.join(', ')} (it takes table)`];
   const table = (value as { table?: unknown }).table;
-  if (table !== undefined && (typeof table !== 'string' || !RECEIPTS_TABLE_PATTERN.test(table))) return [`${field}.table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(table)}`];
+  if (table !== undefined && (typeof table !== 'string' || !RECEIPTS_TABLE_PATTERN.test(table)))
+    return [`${field}.table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(table)}`];
   return [];
 }

@@ -33,7 +33,18 @@ export const SapiReceipt = defineSearchAttributeKey('SapiReceipt', SearchAttribu
 
 /** Every search attribute of the plugin, in the order the docs list them. */
 export const SAPI_SEARCH_ATTRIBUTES = [
-  SapiOperation, SapiTableId, SapiBucket, SapiConnection, SapiSourceKind, SapiDestinationKind, SapiApiHost, SapiStateKey, SapiPhase, SapiRows, SapiBytes, SapiReceipt,
+  SapiOperation,
+  SapiTableId,
+  SapiBucket,
+  SapiConnection,
+  SapiSourceKind,
+  SapiDestinationKind,
+  SapiApiHost,
+  SapiStateKey,
+  SapiPhase,
+  SapiRows,
+  SapiBytes,
+  SapiReceipt,
 ] as const;
 
 /**
@@ -167,15 +178,23 @@ export function baseNameOf(location: string): string {
 
 /** The one-line summary the Temporal UI shows for a run: `import orders.csv → in.c-main.orders (direct, 3.1 GB)`. */
 export function runSummary(
-  run: { workflowType: 'importTableWorkflow'; input: ImportTableInput; sizeBytes?: number } | { workflowType: 'exportTableWorkflow'; input: ExportTableInput } | { workflowType: 'extractWorkflow'; input: ExtractInput },
+  run:
+    | { workflowType: 'importTableWorkflow'; input: ImportTableInput; sizeBytes?: number }
+    | { workflowType: 'exportTableWorkflow'; input: ExportTableInput }
+    | { workflowType: 'extractWorkflow'; input: ExtractInput },
 ): string {
   if (run.workflowType === 'importTableWorkflow') {
     const { input } = run;
     const source = input.slices?.length ? `${input.slices.length} slices` : baseNameOf(input.source);
-    const how = [input.via ?? 'direct', input.mode === 'load' ? (input.incremental ? 'incremental load' : 'full load') : undefined, run.sizeBytes !== undefined ? formatBytes(run.sizeBytes) : undefined];
+    const how = [
+      input.via ?? 'direct',
+      input.mode === 'load' ? (input.incremental ? 'incremental load' : 'full load') : undefined,
+      run.sizeBytes !== undefined ? formatBytes(run.sizeBytes) : undefined,
+    ];
     return `import ${source} → ${input.bucketId}.${input.table} (${how.filter(Boolean).join(', ')})`;
   }
-  if (run.workflowType === 'exportTableWorkflow') return `export ${run.input.tableId} → ${baseNameOf(run.input.destination)} (${locationKind(run.input.destination)})`;
+  if (run.workflowType === 'exportTableWorkflow')
+    return `export ${run.input.tableId} → ${baseNameOf(run.input.destination)} (${locationKind(run.input.destination)})`;
   const attrs = extractAttributes(run.input);
   const bucket = run.input.options?.bucketId;
   return `extract ${attrs.SapiApiHost ?? 'API'}${bucket ? ` → ${bucket}` : ''} (${run.input.options?.mode ?? 'batch'} mode${attrs.SapiStateKey ? `, state ${attrs.SapiStateKey}` : ''})`;
@@ -191,7 +210,10 @@ export function runDetails(fields: Record<string, string | number | boolean | un
 
 /** Static summary and details of a run the CLI or a schedule starts (what the Temporal UI shows above its history). */
 export function runMetadata(
-  run: { workflowType: 'importTableWorkflow'; input: ImportTableInput; sizeBytes?: number } | { workflowType: 'exportTableWorkflow'; input: ExportTableInput } | { workflowType: 'extractWorkflow'; input: ExtractInput },
+  run:
+    | { workflowType: 'importTableWorkflow'; input: ImportTableInput; sizeBytes?: number }
+    | { workflowType: 'exportTableWorkflow'; input: ExportTableInput }
+    | { workflowType: 'extractWorkflow'; input: ExtractInput },
   startedBy?: string,
 ): { staticSummary: string; staticDetails: string } {
   const input = run.input as Partial<ImportTableInput & ExportTableInput & ExtractInput>;

@@ -154,7 +154,8 @@ export interface ImportTableResult {
   receipt?: ReceiptOutcome;
 }
 
-export type ImportPhase = 'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'defining' | 'importing' | 'metadata' | 'done' | 'failed' | 'cancelled';
+export type ImportPhase =
+  'starting' | 'checking' | 'bucket' | 'preparing' | 'uploading' | 'defining' | 'importing' | 'metadata' | 'done' | 'failed' | 'cancelled';
 
 export interface TransferProgress {
   phase: ImportPhase | ExportPhase;

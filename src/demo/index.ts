@@ -74,7 +74,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     services: devServices({ sliceSizeBytes: DEMO_SLICE_BYTES }),
     codec,
   });
-  if (stack.codecServer) log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
+  if (stack.codecServer)
+    log(`payloads are encrypted (codec keys from the environment); the Temporal UI decodes them through the codec server at ${stack.codecServer.url}`);
   const connection = await Connection.connect(temporalConnectionOptions(loadTemporalConnection(stack.env)).client);
   try {
     // the worker has the stack's codec keys: the client must encrypt inputs and decrypt results with the same
@@ -90,7 +91,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     writeFileSync(source, ordersCsv(0, DEMO_ROWS, 1));
     log(`1/4 importing ${DEMO_ROWS} orders (${source}) into in.c-demo.orders, direct upload…`);
     const imported = await run('importTableWorkflow', 'import', {
-      source, bucketId: 'in.c-demo', createBucket: true, table: 'orders', primaryKey: ['id'],
+      source,
+      bucketId: 'in.c-demo',
+      createBucket: true,
+      table: 'orders',
+      primaryKey: ['id'],
     });
     log(`    ${imported.importedRowsCount} rows imported, ${imported.bytes} bytes, file ${imported.fileId}, job ${imported.jobId}`);
 
@@ -98,7 +103,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     writeFileSync(changes, ordersCsv(DEMO_ROWS - 500, DEMO_ROWS + 500, 2));
     log('2/4 loading 1000 changed/new orders incrementally through the importer service…');
     const loaded = await run('importTableWorkflow', 'load', {
-      source: changes, bucketId: 'in.c-demo', table: 'orders', mode: 'load', incremental: true, via: 'importer',
+      source: changes,
+      bucketId: 'in.c-demo',
+      table: 'orders',
+      mode: 'load',
+      incremental: true,
+      via: 'importer',
     });
     log(`    ${loaded.importedRowsCount} rows loaded (upsert by id)`);
 
@@ -106,10 +116,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     log('3/4 exporting in.c-demo.orders back (sliced) and comparing row for row…');
     const exported = await run('exportTableWorkflow', 'export', { tableId: 'in.c-demo.orders', destination });
     const expected = expectedRows();
-    const actual = readFileSync(destination, 'utf8').trimEnd().split('\n').slice(1).map((line) => line.replace(/"/g, '')).sort();
+    const actual = readFileSync(destination, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.replace(/"/g, ''))
+      .sort();
     const rowsMatch = actual.length === expected.length && actual.every((line, i) => line === expected[i]);
     const sha = await sha256(destination);
-    log(`    ${exported.slices} slices → ${destination}: ${exported.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${actual.length} rows, ${rowsMatch ? 'rows match' : 'ROWS DIFFER'}`);
+    log(
+      `    ${exported.slices} slices → ${destination}: ${exported.bytes} bytes, sha256 ${sha.slice(0, 16)}…, ${actual.length} rows, ${rowsMatch ? 'rows match' : 'ROWS DIFFER'}`,
+    );
 
     let extract: DemoResult['extract'];
     const { createSampleApi } = await import('../sample-api');
@@ -163,6 +180,9 @@ function ordersCsv(from: number, to: number, version: number): string {
 function sha256(path: string): Promise<string> {
   return new Promise((ok, fail) => {
     const hash = createHash('sha256');
-    createReadStream(path).on('data', (chunk) => hash.update(chunk)).on('end', () => ok(hash.digest('hex'))).on('error', fail);
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => ok(hash.digest('hex')))
+      .on('error', fail);
   });
 }

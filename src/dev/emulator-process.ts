@@ -67,7 +67,11 @@ export async function startEmulatorProcess(options: EmulatorProcessOptions): Pro
       logFile: options.logFile,
       watchdogPidFile: options.watchdogPidFile,
       healthy: async () => {
-        const res = await request(`http://${host.includes(':') ? `[${host}]` : host}:${port}/v2/storage`, { headersTimeout: 1000, bodyTimeout: 1000, reset: true });
+        const res = await request(`http://${host.includes(':') ? `[${host}]` : host}:${port}/v2/storage`, {
+          headersTimeout: 1000,
+          bodyTimeout: 1000,
+          reset: true,
+        });
         await res.body.dump();
         return res.statusCode === 200;
       },

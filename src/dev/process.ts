@@ -119,7 +119,9 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 function removePid(file: string, pid: number): void {
   try {
-    const rest = readFileSync(file, 'utf8').split('\n').filter((line) => line && line !== String(pid));
+    const rest = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line && line !== String(pid));
     writeFileSync(file, rest.map((line) => `${line}\n`).join(''));
   } catch {
     /* file gone: the stack stopped */

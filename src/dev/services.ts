@@ -50,20 +50,20 @@ export function emulatorService(options: DevServicesOptions = {}): DevStackServi
               },
             }
           : {}),
-      ...(stack.azurite
-        ? {
-            abs: {
-              blobEndpoint: stack.azurite.blobEndpoint,
-              accountName: stack.azurite.accountName,
-              accountKey: stack.azurite.accountKey,
-              container: DEFAULT_FILES_BUCKET,
-            },
-          }
-        : {}),
-      ...(stack.fakeGcs ? { gcs: { endpoint: stack.fakeGcs.endpoint, projectId: stack.fakeGcs.projectId, bucket: DEFAULT_FILES_BUCKET } } : {}),
-      tokens: [{ token, description: 'dev stack' }],
-      adminToken,
-      sliceSizeBytes: options.sliceSizeBytes,
+        ...(stack.azurite
+          ? {
+              abs: {
+                blobEndpoint: stack.azurite.blobEndpoint,
+                accountName: stack.azurite.accountName,
+                accountKey: stack.azurite.accountKey,
+                container: DEFAULT_FILES_BUCKET,
+              },
+            }
+          : {}),
+        ...(stack.fakeGcs ? { gcs: { endpoint: stack.fakeGcs.endpoint, projectId: stack.fakeGcs.projectId, bucket: DEFAULT_FILES_BUCKET } } : {}),
+        tokens: [{ token, description: 'dev stack' }],
+        adminToken,
+        sliceSizeBytes: options.sliceSizeBytes,
       },
     });
     return {

@@ -62,7 +62,12 @@ export interface DevStackOptions<Minio extends DevStackMinio = MinioHandle> {
  */
 function devPolicyEnv(options: Pick<DevStackOptions, 'localRoots'>, temporal: TemporalHandle, codecUrl: string | undefined): Record<string, string> {
   const roots = options.localRoots ?? (process.env.SAPI_LOCAL_ROOTS ? process.env.SAPI_LOCAL_ROOTS.split(',') : [process.cwd()]);
-  const internal = [temporal.httpApiUrl, temporal.uiUrl, ...(codecUrl ? [codecUrl] : []), ...(process.env.SAPI_INTERNAL_URLS ? [process.env.SAPI_INTERNAL_URLS] : [])];
+  const internal = [
+    temporal.httpApiUrl,
+    temporal.uiUrl,
+    ...(codecUrl ? [codecUrl] : []),
+    ...(process.env.SAPI_INTERNAL_URLS ? [process.env.SAPI_INTERNAL_URLS] : []),
+  ];
   return {
     SAPI_LOCAL_ROOTS: roots.join(','),
     SAPI_ALLOWED_NETWORKS: process.env.SAPI_ALLOWED_NETWORKS ?? DEV_ALLOWED_NETWORKS,
@@ -255,7 +260,7 @@ function startTemporalWithCodec(
 }
 
 async function startCodecServer(options: DevStackCodecOptions, uiPort: number | undefined, stops: Array<() => Promise<void>>): Promise<DevCodecServer> {
-  if (options.keys.length === 0) throw new Error('the dev stack\'s codec needs at least one key (SAPI_CODEC_KEYS=id:base64key)');
+  if (options.keys.length === 0) throw new Error("the dev stack's codec needs at least one key (SAPI_CODEC_KEYS=id:base64key)");
   const token = options.token ?? randomBytes(24).toString('hex');
   // the UI is served on 127.0.0.1 (the address the stack prints) but people also type localhost
   const corsOrigins = uiPort === undefined ? [] : [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`];

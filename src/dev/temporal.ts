@@ -66,20 +66,32 @@ async function startTemporalOnce(options: StartTemporalOptions): Promise<Tempora
   const address = `${host}:${port}`;
   const logFile = join(options.dataDir, 'temporal.log');
   const args = [
-    'server', 'start-dev',
-    '--ip', host,
-    '--port', String(port),
-    '--ui-port', String(uiPort),
-    '--http-port', String(httpPort),
-    '--metrics-port', String(metricsPort),
-    '--db-filename', join(options.dataDir, 'temporal.db'),
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    host,
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--http-port',
+    String(httpPort),
+    '--metrics-port',
+    String(metricsPort),
+    '--db-filename',
+    join(options.dataDir, 'temporal.db'),
+    '--log-level',
+    'warn',
     // task queue priority and fairness (priority keys, fairness keys and weights of the plugin's runs), one
     // partition per queue so a dev server dispatches in their order
-    '--dynamic-config-value', 'matching.useNewMatcher=true',
-    '--dynamic-config-value', 'matching.enableFairness=true',
-    '--dynamic-config-value', 'matching.numTaskqueueReadPartitions=1',
-    '--dynamic-config-value', 'matching.numTaskqueueWritePartitions=1',
+    '--dynamic-config-value',
+    'matching.useNewMatcher=true',
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
   ];
   if (namespace !== 'default') args.push('--namespace', namespace);
   if (options.searchAttributes ?? true) for (const definition of searchAttributeDefinitions()) args.push('--search-attribute', definition);

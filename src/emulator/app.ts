@@ -84,7 +84,9 @@ function parseQuery(query: string): Record<string | symbol, unknown> {
   try {
     return decodeQueryString(query);
   } catch (error) {
-    return { [QUERY_REFUSED]: error instanceof ApiError ? error : new ApiError(400, 'storage.validation', `query string refused: ${(error as Error).message}`) };
+    return {
+      [QUERY_REFUSED]: error instanceof ApiError ? error : new ApiError(400, 'storage.validation', `query string refused: ${(error as Error).message}`),
+    };
   }
 }
 
@@ -101,12 +103,18 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
         ? [408, 'Request Timeout', 'the request was not received in time']
         : [400, 'Bad Request', `the request is not valid HTTP (${error.code ?? error.message})`];
   const body = JSON.stringify(serviceErrorBody(new ApiError(status, 'storage.validation', message)));
-  if (socket.writable) socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  if (socket.writable)
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
   socket.destroy(error);
 }
 
 /** The HTTP server: faults and request log first, then auth, then the service, importer and admin routes. */
-export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog }): Promise<FastifyInstance> {
+export async function buildApp(
+  ctx: EmulatorContext,
+  options: { adminEnabled: boolean; adminToken?: string; requestLog: RequestLog },
+): Promise<FastifyInstance> {
   const app = Fastify({
     logger: false,
     bodyLimit: MAX_BODY_BYTES,
@@ -227,7 +235,12 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
     if (request.afterFault === 'status-after-success' && reply.statusCode < 300) {
       reply.code(request.afterFaultStatus);
       reply.header('content-type', 'application/json; charset=utf-8');
-      const error = { error: 'Injected fault: the operation was performed but the answer is an error', code: 'storage.injectedFault', exceptionId: newExceptionId(), status: 'error' };
+      const error = {
+        error: 'Injected fault: the operation was performed but the answer is an error',
+        code: 'storage.injectedFault',
+        exceptionId: newExceptionId(),
+        status: 'error',
+      };
       return JSON.stringify(isImporter(request) ? { ...error, message: error.error } : error);
     }
     return payload;
@@ -250,7 +263,12 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   });
 
   app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new ApiError(404, 'storage.routeNotFound', `route not found: ${request.method} ${pathOf(request.url).path}`), isImporter(request)),
+    sendError(
+      request,
+      reply,
+      new ApiError(404, 'storage.routeNotFound', `route not found: ${request.method} ${pathOf(request.url).path}`),
+      isImporter(request),
+    ),
   );
 
   const service = async (scope: FastifyInstance): Promise<void> => {
@@ -270,13 +288,16 @@ export async function buildApp(ctx: EmulatorContext, options: { adminEnabled: bo
   };
   await app.register(service, { prefix: '/v2/storage' });
   await app.register(service, { prefix: '/v2/storage/branch/:branchId' });
-  await app.register(async (scope) => {
-    registerServiceRoutes(scope, ctx);
-    registerTriggerRoutes(scope, ctx);
-    registerJobRoutes(scope, ctx);
-    registerBranchRoutes(scope, ctx);
-    registerBranchMetadataRoutes(scope, ctx);
-  }, { prefix: '/v2/storage' });
+  await app.register(
+    async (scope) => {
+      registerServiceRoutes(scope, ctx);
+      registerTriggerRoutes(scope, ctx);
+      registerJobRoutes(scope, ctx);
+      registerBranchRoutes(scope, ctx);
+      registerBranchMetadataRoutes(scope, ctx);
+    },
+    { prefix: '/v2/storage' },
+  );
   await app.register(async (scope) => registerUnservedServiceRoutes(scope), { prefix: UNSERVED_SERVICES_PREFIX });
   await app.register(async (scope) => registerImporterRoutes(scope, ctx), { prefix: IMPORTER_PREFIX });
   if (options.adminEnabled) await app.register(async (scope) => registerAdminRoutes(scope, ctx, options.requestLog), { prefix: ADMIN_PREFIX });

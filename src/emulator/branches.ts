@@ -18,7 +18,14 @@ export function branchResource(ctx: EmulatorContext, b: BranchRecord | 'default'
     const description = ctx.state.get<string>(DEFAULT_BRANCH_DESCRIPTION, DEFAULT_BRANCH_ID) ?? '';
     return { id: DEFAULT_BRANCH_ID, name: DEFAULT_BRANCH_NAME, description, created: DEFAULT_BRANCH_CREATED, isDefault: true };
   }
-  return { id: b.id, name: b.name, description: b.description, created: b.created, isDefault: false, creatorToken: { id: b.creatorToken.id, name: b.creatorToken.description } };
+  return {
+    id: b.id,
+    name: b.name,
+    description: b.description,
+    created: b.created,
+    isDefault: false,
+    creatorToken: { id: b.creatorToken.id, name: b.creatorToken.description },
+  };
 }
 
 export function setDefaultBranchDescription(ctx: EmulatorContext, description: string): void {

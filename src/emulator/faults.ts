@@ -103,7 +103,12 @@ interface ActiveRule {
 }
 
 const actionSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('status'), status: z.number().int().min(100).max(599), body: z.unknown().optional(), retryAfter: z.number().nonnegative().optional() }),
+  z.object({
+    type: z.literal('status'),
+    status: z.number().int().min(100).max(599),
+    body: z.unknown().optional(),
+    retryAfter: z.number().nonnegative().optional(),
+  }),
   z.object({ type: z.literal('reset') }),
   z.object({ type: z.literal('delay'), ms: z.number().nonnegative() }),
   z.object({ type: z.literal('dropResponse') }),
@@ -118,11 +123,24 @@ export const faultRuleSchema = z.object({
   untilMs: z.number().positive().optional(),
   action: actionSchema,
 });
-export const jobFailureSchema = z.object({ operationName: z.string().optional(), message: z.string(), code: z.string().optional(), times: z.number().int().positive().optional() });
-export const jobSlowdownSchema = z.object({ operationName: z.string().optional(), ms: z.number().nonnegative(), times: z.number().int().positive().optional() });
+export const jobFailureSchema = z.object({
+  operationName: z.string().optional(),
+  message: z.string(),
+  code: z.string().optional(),
+  times: z.number().int().positive().optional(),
+});
+export const jobSlowdownSchema = z.object({
+  operationName: z.string().optional(),
+  ms: z.number().nonnegative(),
+  times: z.number().int().positive().optional(),
+});
 export const jobHoldSchema = z.object({ operationName: z.string().optional(), times: z.number().int().positive().optional() });
 export const jobReleaseSchema = z.object({ operationName: z.string().optional() });
-export const credentialsExpirySchema = z.object({ access: z.enum(['upload', 'read']).optional(), expiresInSeconds: z.number().nonnegative(), times: z.number().int().positive().optional() });
+export const credentialsExpirySchema = z.object({
+  access: z.enum(['upload', 'read']).optional(),
+  expiresInSeconds: z.number().nonnegative(),
+  times: z.number().int().positive().optional(),
+});
 
 export class Faults implements FaultsController {
   private rules: ActiveRule[] = [];
@@ -213,7 +231,8 @@ export class Faults implements FaultsController {
    * `releaseJobs` (or `clear`) lets it go or `signal` aborts (the emulator closing).
    */
   holdFor(job: HeldJob, signal: AbortSignal): Promise<void> {
-    if (!consume(this.jobHolds, (r) => (!r.operationName || r.operationName === job.operationName) && (!r.tableId || r.tableId === job.tableId))) return Promise.resolve();
+    if (!consume(this.jobHolds, (r) => (!r.operationName || r.operationName === job.operationName) && (!r.tableId || r.tableId === job.tableId)))
+      return Promise.resolve();
     return new Promise((resolve) => {
       const entry = {
         ...job,

@@ -50,7 +50,9 @@ export function newFileRecord(ctx: EmulatorContext, input: NewFile): FileRecord 
   // which MinIO caps at 2 KiB): refused as a bad name, never a 500 when the credentials are issued
   const objectName = `${id}.${name}`;
   if (objectName.length > MAX_OBJECT_NAME_BYTES) {
-    throw validation(`name is too long: ${name.length} characters; the stored object's name "${id}.<name>" may have at most ${MAX_OBJECT_NAME_BYTES} characters, so use at most ${MAX_OBJECT_NAME_BYTES - `${id}.`.length} characters`);
+    throw validation(
+      `name is too long: ${name.length} characters; the stored object's name "${id}.<name>" may have at most ${MAX_OBJECT_NAME_BYTES} characters, so use at most ${MAX_OBJECT_NAME_BYTES - `${id}.`.length} characters`,
+    );
   }
   return {
     id,

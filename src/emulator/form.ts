@@ -37,7 +37,8 @@ function keySegments(key: string): string[] {
   }
   for (const segment of segments) {
     if (FORBIDDEN_SEGMENTS.has(segment)) throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))}: "${segment}" is not a parameter name`);
-    if (/^\d+$/.test(segment) && Number(segment) > MAX_FORM_INDEX) throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))}: list index ${segment.slice(0, 20)} is above ${MAX_FORM_INDEX}`);
+    if (/^\d+$/.test(segment) && Number(segment) > MAX_FORM_INDEX)
+      throw refuse(`parameter ${JSON.stringify(key.slice(0, 200))}: list index ${segment.slice(0, 20)} is above ${MAX_FORM_INDEX}`);
   }
   return segments;
 }
@@ -114,7 +115,8 @@ export function parseJsonBody(text: string): unknown {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {

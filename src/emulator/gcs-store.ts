@@ -41,7 +41,12 @@ export class GcsObjectStore implements ObjectStore {
     return `/storage/v1/b/${encodeURIComponent(this.bucket)}/o/${encodeURIComponent(key)}`;
   }
 
-  private async call(method: Dispatcher.HttpMethod, path: string, body?: Dispatcher.DispatchOptions['body'], headers: Record<string, string> = {}): Promise<Dispatcher.ResponseData> {
+  private async call(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    body?: Dispatcher.DispatchOptions['body'],
+    headers: Record<string, string> = {},
+  ): Promise<Dispatcher.ResponseData> {
     return request(`${this.endpoint}${path}`, { method, body, headers, dispatcher: this.dispatcher, headersTimeout: 60_000, bodyTimeout: 300_000 });
   }
 
@@ -112,7 +117,10 @@ export class GcsObjectStore implements ObjectStore {
   }
 
   async getText(key: string): Promise<string> {
-    return (await this.get(key)).setEncoding('utf8').toArray().then((parts: string[]) => parts.join(''));
+    return (await this.get(key))
+      .setEncoding('utf8')
+      .toArray()
+      .then((parts: string[]) => parts.join(''));
   }
 
   /** One media upload: fake-gcs-server holds an upload in memory whatever protocol carries it. */

@@ -95,9 +95,7 @@ export function serviceErrorBody(error: ApiError): Record<string, unknown> {
 
 export function sendError(_request: FastifyRequest, reply: FastifyReply, error: ApiError, importer: boolean): FastifyReply {
   for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
-  const body = importer
-    ? { message: error.message, ...serviceErrorBody(error) }
-    : serviceErrorBody(error);
+  const body = importer ? { message: error.message, ...serviceErrorBody(error) } : serviceErrorBody(error);
   return reply.code(error.status).send(body);
 }
 

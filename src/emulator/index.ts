@@ -17,7 +17,20 @@ import { DocLog } from './doc-log';
 import { Faults } from './faults';
 import { JobRunner } from './jobs/job-runner';
 import { runTableExport } from './jobs/table-export';
-import { runColumnAdd, runColumnDefinitionUpdate, runColumnDelete, runDefinitionUpdate, runPrimaryKeyAdd, runPrimaryKeyDelete, runRowsDelete, runSnapshotCreate, runTableCreateFromSnapshot, runTableDrop, runTablePull, runTableUpdate } from './jobs/table-change';
+import {
+  runColumnAdd,
+  runColumnDefinitionUpdate,
+  runColumnDelete,
+  runDefinitionUpdate,
+  runPrimaryKeyAdd,
+  runPrimaryKeyDelete,
+  runRowsDelete,
+  runSnapshotCreate,
+  runTableCreateFromSnapshot,
+  runTableDrop,
+  runTablePull,
+  runTableUpdate,
+} from './jobs/table-change';
 import { runTableCreate, runTableDefinitionCreate, runTableImport } from './jobs/table-load';
 import { AbsObjectStore } from './abs-store';
 import { GcsObjectStore } from './gcs-store';
@@ -109,7 +122,10 @@ const optionsSchema = z.object({
   requestLogLimit: z.number().int().positive().optional(),
   publicUrl: z.string().url().optional(),
   maxTableColumns: z.number().int().positive().optional(),
-  duckdbMemoryLimit: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).optional(),
+  duckdbMemoryLimit: z
+    .string()
+    .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i)
+    .optional(),
 });
 
 /**
@@ -119,9 +135,12 @@ const optionsSchema = z.object({
 function createObjectStore(options: EmulatorOptions, baseUrl: () => string): ObjectStore {
   if ((options.store ?? DEFAULT_EMULATOR_STORE) === 'memory') {
     const given = (['s3', 'abs', 'gcs'] as const).filter((name) => options[name] !== undefined);
-    if (given.length > 0) throw new Error(`invalid emulator options: store "memory" keeps files in the emulator's memory; drop ${given.join(', ')} or use store "server"`);
+    if (given.length > 0)
+      throw new Error(`invalid emulator options: store "memory" keeps files in the emulator's memory; drop ${given.join(', ')} or use store "server"`);
     if (options.backend !== undefined && options.backend !== 'aws') {
-      throw new Error(`invalid emulator options: store "memory" answers as an aws stack; backend "${options.backend}" needs store "server" and its object-storage server`);
+      throw new Error(
+        `invalid emulator options: store "memory" answers as an aws stack; backend "${options.backend}" needs store "server" and its object-storage server`,
+      );
     }
     return new MemoryObjectStore(baseUrl, DEFAULT_PRESIGN_TTL_SECONDS);
   }
@@ -216,7 +235,9 @@ export async function createEmulator(options: EmulatorOptions): Promise<Emulator
     { waitingMs: options.jobDelays?.waitingMs ?? DEFAULT_JOB_WAITING_MS, processingMs: options.jobDelays?.processingMs ?? DEFAULT_JOB_PROCESSING_MS },
     () => nextId('job'),
   );
-  ctx.jobs.register('tableCreate', (job) => ((job.operationParams.source as { type?: string } | undefined)?.type === 'snapshot' ? runTableCreateFromSnapshot(ctx, job) : runTableCreate(ctx, job)));
+  ctx.jobs.register('tableCreate', (job) =>
+    (job.operationParams.source as { type?: string } | undefined)?.type === 'snapshot' ? runTableCreateFromSnapshot(ctx, job) : runTableCreate(ctx, job),
+  );
   ctx.jobs.register('tableImport', (job) => runTableImport(ctx, job));
   ctx.jobs.register('tableExport', (job) => runTableExport(ctx, job));
   ctx.jobs.register('tableDefinitionCreate', (job) => runTableDefinitionCreate(ctx, job));

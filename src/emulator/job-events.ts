@@ -22,32 +22,80 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
     case 'tableDefinitionCreate':
       return onTable('storage.tableCreated', `Created table ${job.tableId}`, 'storage.tableCreateError', `Table ${job.tableId} was not created`);
     case 'tableImport':
-      return onTable('storage.tableImportDone', `Imported data into table ${job.tableId}`, 'storage.tableImportError', `Import into table ${job.tableId} failed`);
+      return onTable(
+        'storage.tableImportDone',
+        `Imported data into table ${job.tableId}`,
+        'storage.tableImportError',
+        `Import into table ${job.tableId} failed`,
+      );
     case 'tableExport':
       return onTable('storage.tableExported', `Exported table ${job.tableId}`, 'storage.tableExportError', `Export of table ${job.tableId} failed`);
     case 'tableColumnAdd':
-      return onTable('storage.tableColumnAdded', `Added column ${String(p.name)} to table ${job.tableId}`, 'storage.tableColumnAddError', `Column ${String(p.name)} was not added to table ${job.tableId}`);
+      return onTable(
+        'storage.tableColumnAdded',
+        `Added column ${String(p.name)} to table ${job.tableId}`,
+        'storage.tableColumnAddError',
+        `Column ${String(p.name)} was not added to table ${job.tableId}`,
+      );
     case 'tableColumnDelete':
-      return onTable('storage.tableColumnDeleted', `Deleted column ${String(p.name)} from table ${job.tableId}`, 'storage.tableColumnDeleteError', `Column ${String(p.name)} was not deleted from table ${job.tableId}`);
+      return onTable(
+        'storage.tableColumnDeleted',
+        `Deleted column ${String(p.name)} from table ${job.tableId}`,
+        'storage.tableColumnDeleteError',
+        `Column ${String(p.name)} was not deleted from table ${job.tableId}`,
+      );
     case 'tableRowsDelete':
-      return onTable('storage.tableRowsDeleted', `Deleted rows from table ${job.tableId}`, 'storage.tableRowsDeleteError', `Rows of table ${job.tableId} were not deleted`);
+      return onTable(
+        'storage.tableRowsDeleted',
+        `Deleted rows from table ${job.tableId}`,
+        'storage.tableRowsDeleteError',
+        `Rows of table ${job.tableId} were not deleted`,
+      );
     case 'tableDefinitionUpdate':
     case 'tableColumnDefinitionUpdate':
-      return onTable('storage.tableDefinitionUpdated', `Updated the definition of table ${job.tableId}`, 'storage.tableDefinitionUpdateError', `The definition of table ${job.tableId} was not updated`);
+      return onTable(
+        'storage.tableDefinitionUpdated',
+        `Updated the definition of table ${job.tableId}`,
+        'storage.tableDefinitionUpdateError',
+        `The definition of table ${job.tableId} was not updated`,
+      );
     case 'tablePrimaryKeyAdd':
-      return onTable('storage.tablePrimaryKeyAdded', `Added the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyAddError', `The primary key of table ${job.tableId} was not added`);
+      return onTable(
+        'storage.tablePrimaryKeyAdded',
+        `Added the primary key of table ${job.tableId}`,
+        'storage.tablePrimaryKeyAddError',
+        `The primary key of table ${job.tableId} was not added`,
+      );
     case 'tablePrimaryKeyDelete':
-      return onTable('storage.tablePrimaryKeyDeleted', `Removed the primary key of table ${job.tableId}`, 'storage.tablePrimaryKeyDeleteError', `The primary key of table ${job.tableId} was not removed`);
+      return onTable(
+        'storage.tablePrimaryKeyDeleted',
+        `Removed the primary key of table ${job.tableId}`,
+        'storage.tablePrimaryKeyDeleteError',
+        `The primary key of table ${job.tableId} was not removed`,
+      );
     case 'tableSnapshotCreate':
-      return onTable('storage.tableSnapshotCreated', `Created a snapshot of table ${job.tableId}`, 'storage.tableSnapshotCreateError', `Snapshot of table ${job.tableId} was not created`);
+      return onTable(
+        'storage.tableSnapshotCreated',
+        `Created a snapshot of table ${job.tableId}`,
+        'storage.tableSnapshotCreateError',
+        `Snapshot of table ${job.tableId} was not created`,
+      );
     case 'devBranchTablePull':
-      return onTable('storage.devBranchTablePulled', `Pulled table ${job.tableId} into branch ${String(p.targetBranchId)}`, 'storage.devBranchTablePullError', `Table ${job.tableId} was not pulled`);
+      return onTable(
+        'storage.devBranchTablePulled',
+        `Pulled table ${job.tableId} into branch ${String(p.targetBranchId)}`,
+        'storage.devBranchTablePullError',
+        `Table ${job.tableId} was not pulled`,
+      );
     case 'tableDrop':
       return onTable('storage.tableDeleted', `Deleted table ${job.tableId}`, 'storage.tableDeleteError', `Table ${job.tableId} was not deleted`);
     case 'bucketDelete': {
       const bucketId = String(p.bucketId);
       const base = { objectType: 'bucket' as const, objectId: bucketId, objectName: bucketId, bucketId: null };
-      return { ok: { ...base, event: 'storage.bucketDeleted', message: `Deleted bucket ${bucketId}` }, failed: { ...base, event: 'storage.bucketDeleteError', message: `Bucket ${bucketId} was not deleted` } };
+      return {
+        ok: { ...base, event: 'storage.bucketDeleted', message: `Deleted bucket ${bucketId}` },
+        failed: { ...base, event: 'storage.bucketDeleteError', message: `Bucket ${bucketId} was not deleted` },
+      };
     }
     case 'devBranchCreate':
     case 'devBranchDelete': {
@@ -56,8 +104,16 @@ function describe(job: JobRecord): { ok: JobEvent; failed: JobEvent } | undefine
       const results = job.results as { id?: number } | null;
       const base = { objectType: 'devBranch' as const, objectId: String(results?.id ?? p.branchId ?? ''), objectName: name, bucketId: null };
       return {
-        ok: { ...base, event: created ? 'storage.devBranchCreated' : 'storage.devBranchDeleted', message: `${created ? 'Created' : 'Deleted'} development branch ${name}` },
-        failed: { ...base, event: created ? 'storage.devBranchCreateError' : 'storage.devBranchDeleteError', message: `Development branch ${name} was not ${created ? 'created' : 'deleted'}` },
+        ok: {
+          ...base,
+          event: created ? 'storage.devBranchCreated' : 'storage.devBranchDeleted',
+          message: `${created ? 'Created' : 'Deleted'} development branch ${name}`,
+        },
+        failed: {
+          ...base,
+          event: created ? 'storage.devBranchCreateError' : 'storage.devBranchDeleteError',
+          message: `Development branch ${name} was not ${created ? 'created' : 'deleted'}`,
+        },
       };
     }
     default:
@@ -71,7 +127,8 @@ export function recordJobEvent(ctx: EmulatorContext, job: JobRecord): void {
   if (!described) return;
   const success = job.status === 'success';
   const base = success ? described.ok : described.failed;
-  const results = success && job.results && typeof job.results === 'object' && !Array.isArray(job.results) ? pickResults(job.results as Record<string, unknown>) : {};
+  const results =
+    success && job.results && typeof job.results === 'object' && !Array.isArray(job.results) ? pickResults(job.results as Record<string, unknown>) : {};
   ctx.events.add({
     ...base,
     message: success ? base.message : `${base.message}: ${job.error?.message ?? 'unknown error'}`,

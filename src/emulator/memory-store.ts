@@ -158,7 +158,9 @@ export function registerMemoryObjectRoutes(scope: FastifyInstance, store: Memory
     const found = store.open(key, expires, signature);
     if ('refused' in found) {
       const [status, code, message] =
-        found.refused === 'forbidden' ? [403, 'AccessDenied', 'Request has expired or its signature does not match'] : [404, 'NoSuchKey', 'The specified key does not exist.'];
+        found.refused === 'forbidden'
+          ? [403, 'AccessDenied', 'Request has expired or its signature does not match']
+          : [404, 'NoSuchKey', 'The specified key does not exist.'];
       return reply.code(status).header('content-type', 'application/xml').send(s3Error(code, message));
     }
     return reply.header('content-type', found.object.contentType).header('content-length', String(found.object.body.length)).send(found.object.body);

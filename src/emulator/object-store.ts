@@ -91,7 +91,13 @@ export class S3ObjectStore implements ObjectStore {
     const credentials = { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey };
     // no SDK-computed CRC32 on every part of the emulator's own uploads (exports): a JS checksum cost more CPU than
     // the rest of an export; the store checks nothing it is not asked to
-    this.s3 = new S3Client({ endpoint: options.endpoint, region: options.region, forcePathStyle: true, credentials, requestChecksumCalculation: 'WHEN_REQUIRED' });
+    this.s3 = new S3Client({
+      endpoint: options.endpoint,
+      region: options.region,
+      forcePathStyle: true,
+      credentials,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+    });
     this.sts = new STSClient({ endpoint: options.endpoint, region: options.region, credentials });
   }
 

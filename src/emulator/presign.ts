@@ -23,7 +23,10 @@ export interface PresignInput {
 export function presignGetUrl(input: PresignInput): string {
   const url = new URL(input.endpoint);
   const now = input.now ?? new Date();
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const scope = `${day}/${input.region}/s3/aws4_request`;
   const basePath = url.pathname.replace(/\/$/, '');

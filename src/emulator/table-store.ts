@@ -67,9 +67,7 @@ export class TableStore {
 
   private async dropStagingTables(): Promise<void> {
     const rows = (
-      await this.main.runAndReadAll(
-        `SELECT schema_name, table_name FROM duckdb_tables() WHERE starts_with(table_name, '${STAGING_PREFIX}')`,
-      )
+      await this.main.runAndReadAll(`SELECT schema_name, table_name FROM duckdb_tables() WHERE starts_with(table_name, '${STAGING_PREFIX}')`)
     ).getRowsJS();
     for (const [schema, name] of rows) await this.main.run(`DROP TABLE IF EXISTS ${tableRef(String(schema), String(name))}`);
   }

@@ -24,7 +24,9 @@ function placeholderFunction(fn: unknown, value: unknown, placeholder: string, c
   const path = `job '${child.id}' placeholders.${placeholder}`;
   const result = evaluateFunctions(fn, { placeholder: { value } }, { nowMs, crypto, extraFunctions: ['urlencode'], path });
   if (result instanceof DeferredCall) {
-    throw new PlaceholderMissingError(`The function of placeholder '${placeholder}' (endpoint '${child.endpoint}') could not be evaluated here (it needs hashing or a secret).`);
+    throw new PlaceholderMissingError(
+      `The function of placeholder '${placeholder}' (endpoint '${child.endpoint}') could not be evaluated here (it needs hashing or a secret).`,
+    );
   }
   return result;
 }

@@ -72,14 +72,19 @@ export function functionPlacementIssues(config: ExtractorConfig, issues: ConfigI
   for (const [name, value] of Object.entries(config.api.http.functionHeaders ?? {})) {
     const isReference = isObject(value) && Object.keys(value).length === 1 && 'attr' in value;
     if (!isFunctionCall(value) && !isReference) {
-      issues.push({ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name} (a header is a string, a number, a function or an {"attr": …} reference)` });
+      issues.push({
+        path: `parameters.api.http.headers.${name}`,
+        message: `Invalid configuration: invalid type "object" in headers at path: ${name} (a header is a string, a number, a function or an {"attr": …} reference)`,
+      });
     }
   }
   const pagination = config.api.pagination;
   const scrollers = pagination.method === 'multiple' ? Object.entries(pagination.scrollers) : [['', pagination] as const];
   for (const [name, scroller] of scrollers) {
     if (scroller.method === 'response.param' && scroller.scrollRequest?.params) {
-      issues.push(...functionIssues(scroller.scrollRequest.params, `parameters.api.pagination${name ? `.scrollers.${name}` : ''}.scrollRequest.params`, { attr, time }));
+      issues.push(
+        ...functionIssues(scroller.scrollRequest.params, `parameters.api.pagination${name ? `.scrollers.${name}` : ''}.scrollRequest.params`, { attr, time }),
+      );
     }
   }
   const auth = config.api.authentication;

@@ -29,12 +29,15 @@ export const REFERENCE_RETRY_DEFAULTS = Object.freeze({
 });
 
 const statusCode = (what: string) =>
-  z.number({ error: `'${what}' must list HTTP status codes (integers 100-599).` }).int({ error: `'${what}' must list HTTP status codes (integers 100-599).` }).min(100).max(599);
+  z
+    .number({ error: `'${what}' must list HTTP status codes (integers 100-599).` })
+    .int({ error: `'${what}' must list HTTP status codes (integers 100-599).` })
+    .min(100)
+    .max(599);
 
 const statusList = (what: string) => z.array(statusCode(what), { error: `'${what}' must be an array of HTTP status codes.` });
 
-const NOT_SUPPORTED_CURL =
-  'is not supported: network errors (connection refused or reset, DNS, TLS, timeouts) are always retried; remove the key.';
+const NOT_SUPPORTED_CURL = 'is not supported: network errors (connection refused or reset, DNS, TLS, timeouts) are always retried; remove the key.';
 
 /** `api.retryConfig` (juicer 9 shape, plus the juicer 8 `headerName`/`httpCodes` it converts). */
 export const retryConfigSchema = onlyKeys(
@@ -56,8 +59,14 @@ export const retryConfigSchema = onlyKeys(
       ).optional(),
       headerName: z.string({ error: "'retryConfig.headerName' must be a header name." }).min(1).optional(),
       httpCodes: statusList('retryConfig.httpCodes').optional(),
-      curl: z.unknown().refine((v) => v === undefined, { error: `'retryConfig.curl' ${NOT_SUPPORTED_CURL}` }).optional(),
-      curlCodes: z.unknown().refine((v) => v === undefined, { error: `'retryConfig.curlCodes' ${NOT_SUPPORTED_CURL}` }).optional(),
+      curl: z
+        .unknown()
+        .refine((v) => v === undefined, { error: `'retryConfig.curl' ${NOT_SUPPORTED_CURL}` })
+        .optional(),
+      curlCodes: z
+        .unknown()
+        .refine((v) => v === undefined, { error: `'retryConfig.curlCodes' ${NOT_SUPPORTED_CURL}` })
+        .optional(),
     },
     { error: "'api.retryConfig' must be an object (maxRetries, http.retryHeader, http.codes)." },
   ),
@@ -76,7 +85,11 @@ export const apiHttpClientShape = {
   requestTimeout: seconds('api.http.requestTimeout'),
 };
 
-const pem = (what: string) => z.string({ error: `'${what}' must be a PEM string.` }).min(1, { error: `'${what}' must be a PEM string.` }).optional();
+const pem = (what: string) =>
+  z
+    .string({ error: `'${what}' must be a PEM string.` })
+    .min(1, { error: `'${what}' must be a PEM string.` })
+    .optional();
 
 /** Keys added to `api`. */
 export const apiClientShape = {
@@ -85,7 +98,10 @@ export const apiClientShape = {
   '#clientCertificate': pem('api.#clientCertificate'),
 };
 
-const credential = (what: string) => z.string({ error: `'aws.signature.credentials.${what}' must be a non-empty string.` }).min(1, { error: `'aws.signature.credentials.${what}' must be a non-empty string.` });
+const credential = (what: string) =>
+  z
+    .string({ error: `'aws.signature.credentials.${what}' must be a non-empty string.` })
+    .min(1, { error: `'aws.signature.credentials.${what}' must be a non-empty string.` });
 
 /** `parameters.aws`: `{signature: {credentials: {accessKeyId, #secretKey, serviceName, regionName}}}`. */
 export const awsSchema = z
@@ -131,7 +147,9 @@ export const configRunShape = {
       {
         // a value may also be a user function (ge-functions: evaluated per job run in workflow time, `functionHeaders`)
         headers: z
-          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), { error: "'config.http.headers' must be an object of header names and values." })
+          .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), {
+            error: "'config.http.headers' must be an object of header names and values.",
+          })
           .optional(),
       },
       { error: "'config.http' must be an object with 'headers'." },
@@ -142,7 +160,6 @@ export const configRunShape = {
 };
 
 type Raw = Record<string, unknown>;
-
 
 const toMs = (v: unknown): number | null => (v === undefined || v === null ? null : Math.round(Number(v) * 1000));
 
@@ -185,7 +202,11 @@ export function normalizeHttpClient(parameters: Raw): HttpClientConfig {
 /** `config.http.headers` as strings (they replace `api.http.headers` of the same name, as in the reference). */
 export function configHeaders(parameters: Raw): Record<string, string> {
   // function values are left to the user functions' `functionHeaders` (config-functions.ts), same precedence
-  return Object.fromEntries(Object.entries(rawConfigHeaders(parameters)).filter(([, v]) => !isPlainObject(v)).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(rawConfigHeaders(parameters))
+      .filter(([, v]) => !isPlainObject(v))
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 function rawConfigHeaders(parameters: Raw): Raw {
@@ -196,7 +217,7 @@ const isPlainObject = (v: unknown): v is Raw => typeof v === 'object' && v !== n
 
 /** `api.http.requiredHeaders` must each be set, non-empty, in `config.http.headers` (reference wording). */
 export function requiredHeaderIssues(parameters: Raw): ConfigIssue[] {
-  const required = ((((parameters.api as Raw).http as Raw | null | undefined)?.requiredHeaders as string[] | undefined) ?? []);
+  const required = (((parameters.api as Raw).http as Raw | null | undefined)?.requiredHeaders as string[] | undefined) ?? [];
   const given = rawConfigHeaders(parameters);
   // a function value counts as set (it is evaluated later)
   return required

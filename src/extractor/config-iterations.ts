@@ -27,7 +27,12 @@ function rawIterations(json: unknown): unknown[] | null {
   const iterations = params?.iterations;
   if (iterations === undefined || iterations === null || (Array.isArray(iterations) && iterations.length === 0)) return null;
   if (!Array.isArray(iterations)) {
-    throw new ExtractorConfigError([{ path: 'parameters.iterations', message: "'iterations' must be an array of objects, each merged over 'parameters.config' for one run of the configuration." }]);
+    throw new ExtractorConfigError([
+      {
+        path: 'parameters.iterations',
+        message: "'iterations' must be an array of objects, each merged over 'parameters.config' for one run of the configuration.",
+      },
+    ]);
   }
   return iterations;
 }
@@ -48,12 +53,15 @@ export function parseIterations(json: unknown, parse: (json: unknown) => Extract
   iterations.forEach((iteration, i) => {
     const path = `parameters.iterations[${i}]`;
     if (!isObject(iteration)) {
-      issues.push({ path, message: "an iteration must be an object of 'parameters.config' keys, e.g. {\"accountId\": 345}." });
+      issues.push({ path, message: 'an iteration must be an object of \'parameters.config\' keys, e.g. {"accountId": 345}.' });
       return;
     }
     for (const key of ITERATION_FIXED_KEYS) {
       if (key in iteration && JSON.stringify(iteration[key]) !== JSON.stringify(base?.[key])) {
-        issues.push({ path: `${path}.${key}`, message: `an iteration may not change '${key}': the tables of all iterations are loaded together; set it in 'parameters.config'.` });
+        issues.push({
+          path: `${path}.${key}`,
+          message: `an iteration may not change '${key}': the tables of all iterations are loaded together; set it in 'parameters.config'.`,
+        });
       }
     }
     const { iterations: _iterations, ...rest } = params;
@@ -63,7 +71,9 @@ export function parseIterations(json: unknown, parse: (json: unknown) => Extract
       if (!(err instanceof ExtractorConfigError)) throw err;
       for (const issue of err.issues) {
         // an issue outside `parameters.config` is the same in every iteration: named once, as is
-        const named = issue.path.startsWith('parameters.config') ? { path: issue.path, message: `${issue.message} (in ${path}, merged over 'parameters.config')` } : issue;
+        const named = issue.path.startsWith('parameters.config')
+          ? { path: issue.path, message: `${issue.message} (in ${path}, merged over 'parameters.config')` }
+          : issue;
         if (!issues.some((known) => known.path === named.path && known.message === named.message)) issues.push(named);
       }
     }

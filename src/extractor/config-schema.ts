@@ -21,7 +21,16 @@ import { isHttpUrl } from './url';
 import { unknownKeyIssues } from './known-keys';
 // --- ge-state (begin) ---
 import { parseIterations } from './config-iterations'; // ge-iter
-import { apiClientShape, apiHttpClientShape, awsSchema, configHeaders, configRunShape, normalizeHttpClient, requiredHeaderIssues, sshProxySchema } from './config-http-client';
+import {
+  apiClientShape,
+  apiHttpClientShape,
+  awsSchema,
+  configHeaders,
+  configRunShape,
+  normalizeHttpClient,
+  requiredHeaderIssues,
+  sshProxySchema,
+} from './config-http-client';
 // --- ge-state (end) ---
 
 export { jobSchema } from './job-schema';
@@ -111,7 +120,11 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
 // Normalization (after the schema accepted the input).
 
 function stringHeaders(raw: unknown): Record<string, string> {
-  return Object.fromEntries(Object.entries((raw as Raw | undefined) ?? {}).filter(([, v]) => !isObject(v)).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries((raw as Raw | undefined) ?? {})
+      .filter(([, v]) => !isObject(v))
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 /** Rules that need the whole configuration: scroller names and table names. */

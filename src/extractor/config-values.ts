@@ -23,18 +23,17 @@ export function phpType(value: unknown): string {
 
 /** Empty sections (null, "", false, {}, []) are "not set", as in the reference (`!empty(...)`). */
 export const emptyToUndefined = (v: unknown): unknown =>
-  v === null || v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0)
-    ? undefined
-    : v;
+  v === null || v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0) ? undefined : v;
 
 const METHOD_MESSAGE = 'The "method" property must be one of "GET", "POST", "FORM" (case-insensitive).';
-export const methodSchema = z
-  .string({ error: METHOD_MESSAGE })
-  .refine((v) => ['GET', 'POST', 'FORM'].includes(v.toUpperCase()), { error: METHOD_MESSAGE });
+export const methodSchema = z.string({ error: METHOD_MESSAGE }).refine((v) => ['GET', 'POST', 'FORM'].includes(v.toUpperCase()), { error: METHOD_MESSAGE });
 
 export const paramsSchema = (what: string) => z.record(z.string(), z.unknown(), { error: `The '${what}' property must be an object.` });
 
 export const nonNegativeInt = (message: string) =>
-  z.union([z.number({ error: message }).int({ error: message }).nonnegative({ error: message }), z.string({ error: message }).regex(/^\d+$/, { error: message })], {
-    error: message,
-  });
+  z.union(
+    [z.number({ error: message }).int({ error: message }).nonnegative({ error: message }), z.string({ error: message }).regex(/^\d+$/, { error: message })],
+    {
+      error: message,
+    },
+  );

@@ -4,15 +4,32 @@
  */
 
 const UNIT_SECONDS: Record<string, number> = {
-  sec: 1, secs: 1, second: 1, seconds: 1, s: 1,
-  min: 60, mins: 60, minute: 60, minutes: 60, m: 60,
-  hour: 3600, hours: 3600, h: 3600,
-  day: 86_400, days: 86_400, d: 86_400,
-  week: 604_800, weeks: 604_800, w: 604_800,
-  fortnight: 1_209_600, fortnights: 1_209_600,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  s: 1,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  m: 60,
+  hour: 3600,
+  hours: 3600,
+  h: 3600,
+  day: 86_400,
+  days: 86_400,
+  d: 86_400,
+  week: 604_800,
+  weeks: 604_800,
+  w: 604_800,
+  fortnight: 1_209_600,
+  fortnights: 1_209_600,
   // strtotime counts calendar months/years from the epoch: January 1970 has 31 days, 1970 has 365.
-  month: 2_678_400, months: 2_678_400,
-  year: 31_536_000, years: 31_536_000,
+  month: 2_678_400,
+  months: 2_678_400,
+  year: 31_536_000,
+  years: 31_536_000,
 };
 
 /**

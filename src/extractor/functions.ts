@@ -104,7 +104,9 @@ export function phpString(value: unknown): string {
 
 /** PHP's `empty()`. */
 export function phpEmpty(value: unknown): boolean {
-  return value === null || value === undefined || value === false || value === '' || value === '0' || value === 0 || (Array.isArray(value) && value.length === 0);
+  return (
+    value === null || value === undefined || value === false || value === '' || value === '0' || value === 0 || (Array.isArray(value) && value.length === 0)
+  );
 }
 
 function hasSecret(value: unknown): boolean {
@@ -146,81 +148,103 @@ export function phpUrlencode(text: string): string {
 /** PHP's `sprintf`: `%[argnum$][flags][width][.precision]specifier` with flags `-`, `+`, space, `0`, `'c`. */
 export function phpSprintf(format: string, args: readonly unknown[]): string {
   let next = 0;
-  return format.replace(/%(?:(\d+)\$)?((?:[-+ 0]|'.)*)(\d+)?(?:\.(\d+))?([bcdeEfFgGosuxX%])/g, (_whole: string, argnum: string | undefined, flags: string, width: string | undefined, precision: string | undefined, spec: string) => {
-    if (spec === '%') return '%';
-    const index = argnum !== undefined ? Number(argnum) - 1 : next++;
-    if (index >= args.length) throw new Error(`${args.length + 1} arguments are required, ${args.length} given`);
-    const arg = args[index];
-    let padChar = ' ';
-    let left = false;
-    let plus = false;
-    for (let i = 0; i < flags.length; i++) {
-      const f = flags[i]!;
-      if (f === '-') left = true;
-      else if (f === '+') plus = true;
-      else if (f === '0') padChar = '0';
-      else if (f === ' ') padChar = ' ';
-      else if (f === "'") padChar = flags[++i] ?? ' ';
-    }
-    const prec = precision === undefined ? undefined : Number(precision);
-    let body: string;
-    let sign = '';
-    switch (spec) {
-      case 'd': {
-        const n = Math.trunc(num(arg));
-        sign = n < 0 ? '-' : plus ? '+' : '';
-        body = String(Math.abs(n));
-        break;
+  return format.replace(
+    /%(?:(\d+)\$)?((?:[-+ 0]|'.)*)(\d+)?(?:\.(\d+))?([bcdeEfFgGosuxX%])/g,
+    (_whole: string, argnum: string | undefined, flags: string, width: string | undefined, precision: string | undefined, spec: string) => {
+      if (spec === '%') return '%';
+      const index = argnum !== undefined ? Number(argnum) - 1 : next++;
+      if (index >= args.length) throw new Error(`${args.length + 1} arguments are required, ${args.length} given`);
+      const arg = args[index];
+      let padChar = ' ';
+      let left = false;
+      let plus = false;
+      for (let i = 0; i < flags.length; i++) {
+        const f = flags[i]!;
+        if (f === '-') left = true;
+        else if (f === '+') plus = true;
+        else if (f === '0') padChar = '0';
+        else if (f === ' ') padChar = ' ';
+        else if (f === "'") padChar = flags[++i] ?? ' ';
       }
-      case 'u': body = String(Math.trunc(num(arg)) >>> 0); break;
-      case 'f':
-      case 'F': {
-        const n = num(arg);
-        sign = n < 0 ? '-' : plus ? '+' : '';
-        body = Math.abs(n).toFixed(prec ?? 6);
-        break;
+      const prec = precision === undefined ? undefined : Number(precision);
+      let body: string;
+      let sign = '';
+      switch (spec) {
+        case 'd': {
+          const n = Math.trunc(num(arg));
+          sign = n < 0 ? '-' : plus ? '+' : '';
+          body = String(Math.abs(n));
+          break;
+        }
+        case 'u':
+          body = String(Math.trunc(num(arg)) >>> 0);
+          break;
+        case 'f':
+        case 'F': {
+          const n = num(arg);
+          sign = n < 0 ? '-' : plus ? '+' : '';
+          body = Math.abs(n).toFixed(prec ?? 6);
+          break;
+        }
+        case 'e':
+        case 'E': {
+          const n = num(arg);
+          sign = n < 0 ? '-' : plus ? '+' : '';
+          body = Math.abs(n)
+            .toExponential(prec ?? 6)
+            .replace(/e([+-])(\d)$/, 'e$1$2');
+          if (spec === 'E') body = body.toUpperCase();
+          break;
+        }
+        case 'g':
+        case 'G':
+          body = String(num(arg));
+          break;
+        case 'b':
+          body = (Math.trunc(num(arg)) >>> 0).toString(2);
+          break;
+        case 'o':
+          body = (Math.trunc(num(arg)) >>> 0).toString(8);
+          break;
+        case 'x':
+          body = (Math.trunc(num(arg)) >>> 0).toString(16);
+          break;
+        case 'X':
+          body = (Math.trunc(num(arg)) >>> 0).toString(16).toUpperCase();
+          break;
+        case 'c':
+          return String.fromCharCode(Math.trunc(num(arg)));
+        default: {
+          const s = phpString(arg);
+          body = prec === undefined ? s : s.slice(0, prec);
+        }
       }
-      case 'e':
-      case 'E': {
-        const n = num(arg);
-        sign = n < 0 ? '-' : plus ? '+' : '';
-        body = Math.abs(n).toExponential(prec ?? 6).replace(/e([+-])(\d)$/, 'e$1$2');
-        if (spec === 'E') body = body.toUpperCase();
-        break;
-      }
-      case 'g':
-      case 'G': body = String(num(arg)); break;
-      case 'b': body = (Math.trunc(num(arg)) >>> 0).toString(2); break;
-      case 'o': body = (Math.trunc(num(arg)) >>> 0).toString(8); break;
-      case 'x': body = (Math.trunc(num(arg)) >>> 0).toString(16); break;
-      case 'X': body = (Math.trunc(num(arg)) >>> 0).toString(16).toUpperCase(); break;
-      case 'c': return String.fromCharCode(Math.trunc(num(arg)));
-      default: {
-        const s = phpString(arg);
-        body = prec === undefined ? s : s.slice(0, prec);
-      }
-    }
-    const w = width === undefined ? 0 : Number(width);
-    const len = sign.length + body.length;
-    if (len >= w) return sign + body;
-    const fill = padChar.repeat(w - len);
-    if (left) return sign + body + (padChar === '0' ? ' '.repeat(w - len) : fill);
-    return padChar === '0' ? sign + fill + body : fill + sign + body;
-  });
+      const w = width === undefined ? 0 : Number(width);
+      const len = sign.length + body.length;
+      if (len >= w) return sign + body;
+      const fill = padChar.repeat(w - len);
+      if (left) return sign + body + (padChar === '0' ? ' '.repeat(w - len) : fill);
+      return padChar === '0' ? sign + fill + body : fill + sign + body;
+    },
+  );
 }
 
 function call(name: string, args: unknown[], options: EvaluateOptions): unknown {
   const c = options.crypto;
   const nowS = Math.floor(options.nowMs / 1000);
   switch (name) {
-    case 'md5': return c!.md5(phpString(args[0]));
-    case 'sha1': return c!.sha1(phpString(args[0]));
-    case 'base64_encode': return c!.base64Encode(phpString(args[0]));
+    case 'md5':
+      return c!.md5(phpString(args[0]));
+    case 'sha1':
+      return c!.sha1(phpString(args[0]));
+    case 'base64_encode':
+      return c!.base64Encode(phpString(args[0]));
     case 'hash_hmac': {
       if (args.length < 3) throw new Error(`hash_hmac() expects at least 3 arguments, ${args.length} given`);
       return c!.hmac(phpString(args[0]).toLowerCase(), phpString(args[1]), phpString(args[2]));
     }
-    case 'time': return nowS;
+    case 'time':
+      return nowS;
     case 'date': {
       if (args.length < 1) throw new Error('date() expects at least 1 argument, 0 given');
       return phpDate(phpString(args[0]), args.length > 1 && args[1] !== null ? Math.trunc(num(args[1])) : nowS);
@@ -233,7 +257,8 @@ function call(name: string, args: unknown[], options: EvaluateOptions): unknown 
       if (args.length < 1) throw new Error('sprintf() expects at least 1 argument, 0 given');
       return phpSprintf(phpString(args[0]), args.slice(1));
     }
-    case 'concat': return args.map(phpString).join('');
+    case 'concat':
+      return args.map(phpString).join('');
     case 'implode': {
       const [glue, pieces] = args.length === 1 ? ['', args[0]] : [args[0], args[1]];
       const list = Array.isArray(pieces) ? pieces : isObject(pieces) ? Object.values(pieces) : null;
@@ -244,8 +269,10 @@ function call(name: string, args: unknown[], options: EvaluateOptions): unknown 
       if (args.length !== 2) throw new Error("Bad argument count for function 'ifempty'!");
       return phpEmpty(args[0]) ? args[1] : args[0];
     }
-    case 'urlencode': return phpUrlencode(phpString(args[0]));
-    default: throw new Error(`Attempted to call undefined method ${name}.`);
+    case 'urlencode':
+      return phpUrlencode(phpString(args[0]));
+    default:
+      throw new Error(`Attempted to call undefined method ${name}.`);
   }
 }
 
@@ -352,9 +379,13 @@ export function functionIssues(
     if (!isObject(v)) return;
     if ('function' in v) {
       if (typeof v.function !== 'string' || !allowed.includes(v.function)) {
-        issues.push({ path: at, message: `User script error: Illegal function '${typeof v.function === 'string' ? v.function : JSON.stringify(v.function)}'! (allowed: ${allowed.join(', ')})` });
+        issues.push({
+          path: at,
+          message: `User script error: Illegal function '${typeof v.function === 'string' ? v.function : JSON.stringify(v.function)}'! (allowed: ${allowed.join(', ')})`,
+        });
       }
-      if (v.args !== undefined && !Array.isArray(v.args) && !isObject(v.args)) issues.push({ path: `${at}.args`, message: `the 'args' of a function must be an array.` });
+      if (v.args !== undefined && !Array.isArray(v.args) && !isObject(v.args))
+        issues.push({ path: `${at}.args`, message: `the 'args' of a function must be an array.` });
       if (v.args !== undefined) visit(v.args, `${at}.args`);
       return;
     }
@@ -362,7 +393,8 @@ export function functionIssues(
     if (keys.length === 1 && keys[0]! in contexts) {
       const known = contexts[keys[0]!];
       const key = v[keys[0]!];
-      if (isObject(key) || Array.isArray(key)) issues.push({ path: at, message: `User script error: Error evaluating user function - ${keys[0]} '${JSON.stringify(key)}' is not a string!` });
+      if (isObject(key) || Array.isArray(key))
+        issues.push({ path: at, message: `User script error: Error evaluating user function - ${keys[0]} '${JSON.stringify(key)}' is not a string!` });
       else if (known && (known[phpString(key)] === undefined || known[phpString(key)] === null)) {
         issues.push({ path: at, message: `User script error: Error evaluating user function - ${keys[0]} '${phpString(key)}' not found!` });
       }

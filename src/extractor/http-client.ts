@@ -15,7 +15,11 @@ export function resolveClientSecrets(client: HttpClientConfig, source: SecretSou
     awsSignature:
       client.awsSignature === null
         ? null
-        : { ...client.awsSignature, accessKeyId: resolveSecretString(client.awsSignature.accessKeyId, source, secrets), secretKey: resolveSecretString(client.awsSignature.secretKey, source, secrets) },
+        : {
+            ...client.awsSignature,
+            accessKeyId: resolveSecretString(client.awsSignature.accessKeyId, source, secrets),
+            secretKey: resolveSecretString(client.awsSignature.secretKey, source, secrets),
+          },
   };
   return { client: resolved, secrets: [...secrets] };
 }

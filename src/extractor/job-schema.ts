@@ -65,9 +65,7 @@ function normalizeResponseFilter(raw: Raw, compatLevel: number): ResponseFilterC
 export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
   z.looseObject(
     {
-      endpoint: z
-        .string({ error: "The 'endpoint' property must be set in job." })
-        .min(1, { error: "The 'endpoint' property must be set in job." }),
+      endpoint: z.string({ error: "The 'endpoint' property must be set in job." }).min(1, { error: "The 'endpoint' property must be set in job." }),
       method: methodSchema.nullish(),
       params: z.preprocess(emptyToUndefined, paramsSchema('params').optional()),
       dataField: z.preprocess(emptyToUndefined, dataFieldSchema.optional()),
@@ -77,19 +75,14 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
       // --- JSON parser parity (ge-json) ---
       responseFilter: z.preprocess(
         emptyToUndefined,
-        z
-          .union([z.string(), z.array(z.string({ error: RESPONSE_FILTER_MESSAGE }))], { error: RESPONSE_FILTER_MESSAGE })
-          .optional(),
+        z.union([z.string(), z.array(z.string({ error: RESPONSE_FILTER_MESSAGE }))], { error: RESPONSE_FILTER_MESSAGE }).optional(),
       ),
       responseFilterDelimiter: z.preprocess(
         emptyToUndefined,
         z.string({ error: "The 'responseFilterDelimiter' property must be a non-empty string." }).optional(),
       ),
       // --- end JSON parser parity ---
-      children: z.preprocess(
-        emptyToUndefined,
-        z.array(jobSchema, { error: "The 'children' property must be an array of jobs." }).optional(),
-      ),
+      children: z.preprocess(emptyToUndefined, z.array(jobSchema, { error: "The 'children' property must be an array of jobs." }).optional()),
     },
     { error: 'Job configuration must be an object.' },
   ),
@@ -133,4 +126,3 @@ function normalizePlaceholders(raw: Record<string, unknown> | undefined): Pick<J
   }
   return Object.keys(functions).length > 0 ? { placeholders, placeholderFunctions: functions } : { placeholders };
 }
-

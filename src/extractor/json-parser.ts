@@ -119,7 +119,13 @@ class Structure {
       for (const [k, v] of item as Node) newItem.set(k, v);
       for (const [k, v] of node) if (isNode(v) && k !== ARRAY) newItem.set(k, v);
       newItem.set('nodeType', type !== 'array' ? type : old);
-      this.replace(path, new Map<string, Node | string>([[ARRAY, newItem], ['nodeType', 'array']]));
+      this.replace(
+        path,
+        new Map<string, Node | string>([
+          [ARRAY, newItem],
+          ['nodeType', 'array'],
+        ]),
+      );
     } else if (old !== 'null' && type === 'null') {
       // the known type stays
     } else if (old === 'null') {
@@ -216,7 +222,10 @@ class PageParser {
     const last = path[path.length - 1];
     if (last === ARRAY) return DATA_KEY;
     if (this.structure.getNode(path)?.get('type') === 'parent') return PARENT_KEY_MARK + last;
-    return path.slice(path.lastIndexOf(ARRAY) + 1).map(escapeSegment).join('.');
+    return path
+      .slice(path.lastIndexOf(ARRAY) + 1)
+      .map(escapeSegment)
+      .join('.');
   }
 
   private headerKeyIfKnown(path: readonly string[]): string | null {
@@ -253,7 +262,13 @@ class PageParser {
             key = name;
           }
           if (!this.structure.getNode(path)) this.structure.getNode(path.slice(0, -1))?.set(ARRAY, node);
-          node.set(encode(key), new Map([['nodeType', 'scalar'], ['type', 'parent']]));
+          node.set(
+            encode(key),
+            new Map([
+              ['nodeType', 'scalar'],
+              ['type', 'parent'],
+            ]),
+          );
           this.headerCache.clear();
           this.plans = new Map();
           node = this.structure.getNode(path) ?? node;

@@ -88,7 +88,14 @@ const ROOT: Place = {
     api: {
       baseUrl: null,
       pagination: (value, path, issues) => checkScroller(value, path, issues, true),
-      http: { headers: null, defaultOptions: { params: null, headers: null }, requiredHeaders: null, ignoreErrors: null, connectTimeout: null, requestTimeout: null },
+      http: {
+        headers: null,
+        defaultOptions: { params: null, headers: null },
+        requiredHeaders: null,
+        ignoreErrors: null,
+        connectTimeout: null,
+        requestTimeout: null,
+      },
       authentication: AUTHENTICATION,
       retryConfig: null,
       caCertificate: null,

@@ -45,7 +45,10 @@ function normalizeEntry(key: string, raw: unknown, table: string, path: string, 
   }
   const type = raw.type === undefined || raw.type === null || raw.type === '' ? 'column' : raw.type;
   if (type === 'date') {
-    issues.push({ path: `${path}.type`, message: `Mapping type 'date' (column '${key}') is not supported by this extractor (supported: column, user, table).` });
+    issues.push({
+      path: `${path}.type`,
+      message: `Mapping type 'date' (column '${key}') is not supported by this extractor (supported: column, user, table).`,
+    });
     return null;
   }
   if (type === 'column' || type === 'user') {
@@ -90,7 +93,10 @@ function normalizeEntry(key: string, raw: unknown, table: string, path: string, 
       issues.push({ path: `${path}.parentKey.disable`, message: "'parentKey.disable' must be true to parse child values into parent's table" });
     }
     if (raw.tableMapping !== undefined) {
-      issues.push({ path: `${path}.tableMapping`, message: `'tableMapping' is not used when the destination is the mapping's own table '${table}': the rows are mapped with this mapping.` });
+      issues.push({
+        path: `${path}.tableMapping`,
+        message: `'tableMapping' is not used when the destination is the mapping's own table '${table}': the rows are mapped with this mapping.`,
+      });
     }
     return { type: 'table', path: key, delimiter, destination: raw.destination, tableMapping: null, parentKey };
   }
@@ -129,7 +135,8 @@ function tableIssues(specs: Array<MappedTableSpec & { path: string }>, issues: C
   for (const spec of specs) {
     const seen = new Set<string>();
     for (const column of spec.columns) {
-      if (seen.has(column)) issues.push({ path: spec.path, message: `Column '${column}' appears twice in the mapped table '${spec.name}'; use distinct destinations.` });
+      if (seen.has(column))
+        issues.push({ path: spec.path, message: `Column '${column}' appears twice in the mapped table '${spec.name}'; use distinct destinations.` });
       seen.add(column);
     }
     const other = byName.get(spec.name);
@@ -172,7 +179,13 @@ function normalizeMappings(raw: unknown, issues: ConfigIssue[]): Record<string, 
 }
 
 /** `userData` (config or job level): an object of scalars, or one scalar named `scalarKey` (the reference's rule). */
-function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues: ConfigIssue[], attributes: Record<string, unknown> = {}): Record<string, UserDataValue | UserDataFunction> | undefined {
+function normalizeUserData(
+  raw: unknown,
+  scalarKey: string,
+  path: string,
+  issues: ConfigIssue[],
+  attributes: Record<string, unknown> = {},
+): Record<string, UserDataValue | UserDataFunction> | undefined {
   if (raw === undefined || raw === null || raw === '' || raw === false || raw === 0 || raw === '0') return undefined;
   if (!isObject(raw)) {
     if (Array.isArray(raw)) {
@@ -190,7 +203,10 @@ function normalizeUserData(raw: unknown, scalarKey: string, path: string, issues
       const before = issues.length;
       issues.push(...functionIssues(value, `${path}.${key}`, { attr: flattenContext(attributes), time: { previousStart: 0, currentStart: 0 } }));
       if (referencedNames(value).length > 0) {
-        issues.push({ path: `${path}.${key}`, message: `'userData.${key}' must not reference a secret (\${env:…}): user data is written to the output table.` });
+        issues.push({
+          path: `${path}.${key}`,
+          message: `'userData.${key}' must not reference a secret (\${env:…}): user data is written to the output table.`,
+        });
       }
       if (issues.length === before) {
         // evaluated once now, so that a call that can only fail (an argument count, a type) fails before any request
@@ -274,7 +290,7 @@ export function applyJobFeatures(configRaw: Raw, config: ExtractorConfig): JobFe
     const next: JobConfig = { ...job };
     if (raw.recursionFilter !== undefined && raw.recursionFilter !== null && raw.recursionFilter !== '') {
       if (typeof raw.recursionFilter !== 'string') {
-        issues.push({ path: `${path}.recursionFilter`, message: "'recursionFilter' must be a string such as \"status==active\"." });
+        issues.push({ path: `${path}.recursionFilter`, message: '\'recursionFilter\' must be a string such as "status==active".' });
       } else if (topLevel) {
         issues.push({ path: `${path}.recursionFilter`, message: "'recursionFilter' applies to child jobs only (it filters the parent's rows)." });
       } else {

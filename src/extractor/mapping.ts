@@ -96,7 +96,11 @@ export function configMappedTables(config: Pick<ExtractorConfig, 'config'>): Map
  * for creating the tables in Storage.
  */
 export function mappedPrimaryKeys(config: Pick<ExtractorConfig, 'config'>): Record<string, string[]> {
-  return Object.fromEntries(configMappedTables(config).filter((t) => t.primaryKey.length > 0).map((t) => [t.name, t.primaryKey]));
+  return Object.fromEntries(
+    configMappedTables(config)
+      .filter((t) => t.primaryKey.length > 0)
+      .map((t) => [t.name, t.primaryKey]),
+  );
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -26,8 +26,7 @@ const isEmpty = (v: unknown): boolean =>
 
 const show = (v: unknown): string => JSON.stringify(v) ?? String(v);
 
-const optionalString = (key: string) =>
-  z.string({ error: `'pagination.${key}' must be a string.` }).nullish();
+const optionalString = (key: string) => z.string({ error: `'pagination.${key}' must be a string.` }).nullish();
 
 const optionalBoolean = (key: string) => z.boolean({ error: `'pagination.${key}' must be a boolean (true or false).` }).nullish();
 

@@ -74,8 +74,7 @@ export interface PagingDigest {
 
 /** What to do after a page: stop (and why), or the next request and position. */
 export type PagingDecision =
-  | { stop: 'empty-cursor' | 'short-page' | 'empty-page' | 'start-time-too-recent' }
-  | { stop?: undefined; next: RequestSpec; position: PagingPosition };
+  { stop: 'empty-cursor' | 'short-page' | 'empty-page' | 'start-time-too-recent' } | { stop?: undefined; next: RequestSpec; position: PagingPosition };
 
 /** PHP's `is_numeric`: numbers and numeric strings (leading/trailing whitespace allowed, no hex). */
 export function isPhpNumeric(value: unknown): boolean {

@@ -80,7 +80,6 @@ export function seedSchema(schema: TableSchema, seed: TableSchema): TableSchema 
   return result;
 }
 
-
 const clone = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
 /**

@@ -17,7 +17,7 @@ const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'Ju
 /** Days since 1970-01-01 of a proleptic Gregorian date (month 1–12; out-of-range months/days overflow like PHP). */
 export function daysFromCivil(year: number, month: number, day: number): number {
   const y0 = year + Math.floor((month - 1) / 12);
-  const m0 = (((month - 1) % 12) + 12) % 12 + 1;
+  const m0 = ((((month - 1) % 12) + 12) % 12) + 1;
   const y = m0 <= 2 ? y0 - 1 : y0;
   const era = Math.floor(y / 400);
   const yoe = y - era * 400;
@@ -96,52 +96,131 @@ export function phpDate(format: string, timestamp: number): string {
   for (let i = 0; i < format.length; i++) {
     const c = format[i]!;
     switch (c) {
-      case 'd': out += pad(p.day); break;
-      case 'D': out += DAY_NAMES[p.weekday]!.slice(0, 3); break;
-      case 'j': out += String(p.day); break;
-      case 'l': out += DAY_NAMES[p.weekday]!; break;
-      case 'N': out += String(p.weekday === 0 ? 7 : p.weekday); break;
-      case 'S': out += suffix(p.day); break;
-      case 'w': out += String(p.weekday); break;
-      case 'z': out += String(p.yday); break;
-      case 'W': out += pad(isoWeek(p).week); break;
-      case 'F': out += MONTH_NAMES[p.month - 1]!; break;
-      case 'm': out += pad(p.month); break;
-      case 'M': out += MONTH_NAMES[p.month - 1]!.slice(0, 3); break;
-      case 'n': out += String(p.month); break;
-      case 't': out += String(daysInMonth(p.year, p.month)); break;
-      case 'L': out += isLeap(p.year) ? '1' : '0'; break;
-      case 'o': out += String(isoWeek(p).year); break;
+      case 'd':
+        out += pad(p.day);
+        break;
+      case 'D':
+        out += DAY_NAMES[p.weekday]!.slice(0, 3);
+        break;
+      case 'j':
+        out += String(p.day);
+        break;
+      case 'l':
+        out += DAY_NAMES[p.weekday]!;
+        break;
+      case 'N':
+        out += String(p.weekday === 0 ? 7 : p.weekday);
+        break;
+      case 'S':
+        out += suffix(p.day);
+        break;
+      case 'w':
+        out += String(p.weekday);
+        break;
+      case 'z':
+        out += String(p.yday);
+        break;
+      case 'W':
+        out += pad(isoWeek(p).week);
+        break;
+      case 'F':
+        out += MONTH_NAMES[p.month - 1]!;
+        break;
+      case 'm':
+        out += pad(p.month);
+        break;
+      case 'M':
+        out += MONTH_NAMES[p.month - 1]!.slice(0, 3);
+        break;
+      case 'n':
+        out += String(p.month);
+        break;
+      case 't':
+        out += String(daysInMonth(p.year, p.month));
+        break;
+      case 'L':
+        out += isLeap(p.year) ? '1' : '0';
+        break;
+      case 'o':
+        out += String(isoWeek(p).year);
+        break;
       case 'X':
       case 'x':
-      case 'Y': out += p.year < 0 ? `-${pad(-p.year, 4)}` : pad(p.year, 4); break;
-      case 'y': out += pad(p.year % 100); break;
-      case 'a': out += p.hour < 12 ? 'am' : 'pm'; break;
-      case 'A': out += p.hour < 12 ? 'AM' : 'PM'; break;
-      case 'B': out += pad(Math.floor((((ts + 3600) % DAY_S) + DAY_S) % DAY_S / 86.4), 3); break;
-      case 'g': out += String(hour12); break;
-      case 'G': out += String(p.hour); break;
-      case 'h': out += pad(hour12); break;
-      case 'H': out += pad(p.hour); break;
-      case 'i': out += pad(p.minute); break;
-      case 's': out += pad(p.second); break;
-      case 'u': out += '000000'; break;
-      case 'v': out += '000'; break;
-      case 'e': out += 'UTC'; break;
-      case 'I': out += '0'; break;
-      case 'O': out += '+0000'; break;
-      case 'P': out += '+00:00'; break;
-      case 'p': out += 'Z'; break;
-      case 'T': out += 'UTC'; break;
-      case 'Z': out += '0'; break;
-      case 'c': out += phpDate('Y-m-d\\TH:i:sP', ts); break;
-      case 'r': out += phpDate('D, d M Y H:i:s O', ts); break;
-      case 'U': out += String(ts); break;
+      case 'Y':
+        out += p.year < 0 ? `-${pad(-p.year, 4)}` : pad(p.year, 4);
+        break;
+      case 'y':
+        out += pad(p.year % 100);
+        break;
+      case 'a':
+        out += p.hour < 12 ? 'am' : 'pm';
+        break;
+      case 'A':
+        out += p.hour < 12 ? 'AM' : 'PM';
+        break;
+      case 'B':
+        out += pad(Math.floor(((((ts + 3600) % DAY_S) + DAY_S) % DAY_S) / 86.4), 3);
+        break;
+      case 'g':
+        out += String(hour12);
+        break;
+      case 'G':
+        out += String(p.hour);
+        break;
+      case 'h':
+        out += pad(hour12);
+        break;
+      case 'H':
+        out += pad(p.hour);
+        break;
+      case 'i':
+        out += pad(p.minute);
+        break;
+      case 's':
+        out += pad(p.second);
+        break;
+      case 'u':
+        out += '000000';
+        break;
+      case 'v':
+        out += '000';
+        break;
+      case 'e':
+        out += 'UTC';
+        break;
+      case 'I':
+        out += '0';
+        break;
+      case 'O':
+        out += '+0000';
+        break;
+      case 'P':
+        out += '+00:00';
+        break;
+      case 'p':
+        out += 'Z';
+        break;
+      case 'T':
+        out += 'UTC';
+        break;
+      case 'Z':
+        out += '0';
+        break;
+      case 'c':
+        out += phpDate('Y-m-d\\TH:i:sP', ts);
+        break;
+      case 'r':
+        out += phpDate('D, d M Y H:i:s O', ts);
+        break;
+      case 'U':
+        out += String(ts);
+        break;
       case '\\':
         i++;
         if (i < format.length) out += format[i];
         break;
-      default: out += c;
+      default:
+        out += c;
     }
   }
   return out;
@@ -289,7 +368,7 @@ function weekdayDays(days: number, count: number): number {
   let moved = 0;
   let d = days;
   const step = count < 0 ? -1 : 1;
-  for (let left = Math.abs(count); left > 0; ) {
+  for (let left = Math.abs(count); left > 0;) {
     d += step;
     moved += step;
     const wd = (((d + 4) % 7) + 7) % 7;

@@ -31,7 +31,9 @@ export function phpFloatString(value: number, precision: number, exponentChar: '
   if (!Number.isFinite(value)) return value > 0 ? 'INF' : '-INF';
   if (value === 0) return Object.is(value, -0) ? '-0' : '0';
   const sign = value < 0 ? '-' : '';
-  const [mantissa, exp] = Math.abs(value).toExponential(precision - 1).split('e');
+  const [mantissa, exp] = Math.abs(value)
+    .toExponential(precision - 1)
+    .split('e');
   const digits = mantissa.replace('.', '').replace(/0+$/, '') || '0';
   const decpt = Number(exp) + 1; // position of the decimal point relative to the digits
   if (decpt < 0 ? decpt < -3 : decpt > precision) {
@@ -120,6 +122,9 @@ export function phpJsonEncode(value: unknown): string {
   if (typeof value === 'number') return isPhpInteger(value) ? String(value === 0 ? 0 : value) : phpFloatString(value, PHP_SERIALIZE_PRECISION, 'e');
   if (typeof value === 'string') return jsonString(value);
   if (Array.isArray(value)) return `[${value.map(phpJsonEncode).join(',')}]`;
-  if (isObject(value)) return `{${Object.entries(value).map(([k, v]) => `${jsonString(k)}:${phpJsonEncode(v)}`).join(',')}}`;
+  if (isObject(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${jsonString(k)}:${phpJsonEncode(v)}`)
+      .join(',')}}`;
   return jsonString(String(value));
 }

@@ -33,8 +33,7 @@ export function resolveRecords(body: unknown, job: Pick<JobConfig, 'dataField' |
   if (Array.isArray(body)) return { records: body, warnings: [] };
   if (!isObject(body)) {
     throw new ExtractorDataError(
-      `Unknown response from API: expected a JSON object or array, got ${body === null ? 'null' : typeof body} ` +
-        `(endpoint: ${job.endpoint}).`,
+      `Unknown response from API: expected a JSON object or array, got ${body === null ? 'null' : typeof body} ` + `(endpoint: ${job.endpoint}).`,
     );
   }
   const arrays = Object.keys(body).filter((key) => Array.isArray(body[key]));

@@ -48,7 +48,9 @@ function withFunctions(spec: RequestSpec, api: ApiConfig, fn: RequestFunctions |
   for (const [name, value] of Object.entries(functionHeaders)) {
     const evaluated = evaluateFunctions(value, { attr: scope.attributes }, { nowMs, path: `parameters.api.http.headers.${name}` });
     if (typeof evaluated === 'object' && evaluated !== null && !(evaluated instanceof DeferredCall)) {
-      throw new ExtractorConfigError([{ path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name}` }]);
+      throw new ExtractorConfigError([
+        { path: `parameters.api.http.headers.${name}`, message: `Invalid configuration: invalid type "object" in headers at path: ${name}` },
+      ]);
     }
     headers[name] = String(tokenizeDeferred(evaluated, deferred, nowMs) ?? '');
   }
@@ -108,9 +110,7 @@ export function scrollerForJob(pagination: PaginationConfig, job: Pick<JobConfig
   const scroller = pagination.scrollers[name];
   if (!scroller) {
     // parseExtractorConfig rejects this earlier; kept for configs built by hand.
-    throw new Error(
-      `Scroller '${name}' not set in API definitions. Scrollers defined: ${Object.keys(pagination.scrollers).join(', ')}`,
-    );
+    throw new Error(`Scroller '${name}' not set in API definitions. Scrollers defined: ${Object.keys(pagination.scrollers).join(', ')}`);
   }
   return scroller;
 }

@@ -41,7 +41,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseRunState(json: unknown): { state: ExtractRunState; problems: [] } | { state: null; problems: string[] } {
   if (!isObject(json)) return { state: null, problems: [`the run state must be a JSON object, got ${JSON.stringify(json)?.slice(0, 60)}`] };
   const time = json.time ?? {};
-  if (!isObject(time)) return { state: null, problems: [`'time' must be an object like {"previousStart": 1492606006}, got ${JSON.stringify(time).slice(0, 60)}`] };
+  if (!isObject(time))
+    return { state: null, problems: [`'time' must be an object like {"previousStart": 1492606006}, got ${JSON.stringify(time).slice(0, 60)}`] };
   const previous = time.previousStart ?? 0;
   if (typeof previous !== 'number' || !Number.isFinite(previous) || previous < 0) {
     return { state: null, problems: [`'time.previousStart' must be Unix seconds (a non-negative number), got ${JSON.stringify(previous)}`] };

@@ -9,7 +9,17 @@ import { z } from 'zod';
 import { emptyToUndefined, isObject, methodSchema, nonNegativeInt, paramsSchema, phpType, type Raw } from './config-values';
 import { parseDurationMs } from './duration';
 import { cursorShape, normalizePagingScroller, offsetShape, pageNumberShape, responseUrlShape, zendeskResponseUrlShape } from './pagination-schema';
-import type { ForceStopConfig, JobMethod, JsonObject, LimitStopConfig, NextPageFlagConfig, PaginationConfig, ScrollRequestConfig, ScrollerConfig, StopConditions } from './types';
+import type {
+  ForceStopConfig,
+  JobMethod,
+  JsonObject,
+  LimitStopConfig,
+  NextPageFlagConfig,
+  PaginationConfig,
+  ScrollRequestConfig,
+  ScrollerConfig,
+  StopConditions,
+} from './types';
 
 /** Pagination methods of the reference that this extractor does not implement (a clear error, not "unknown"): none left. */
 export const UNSUPPORTED_PAGINATION_METHODS: string[] = [];
@@ -22,10 +32,10 @@ const forceStopSchema = z.looseObject(
     pages: nonNegativeInt("'forceStop.pages' must be a non-negative integer (0 means no limit).").optional(),
     time: z
       .union([z.number().nonnegative({ error: "'forceStop.time' must not be negative." }), z.string()], {
-        error: "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\".",
+        error: '\'forceStop.time\' must be a number of seconds or a duration such as "1 hour".',
       })
       .refine((v) => parseDurationMs(v) !== null, {
-        error: "'forceStop.time' must be a number of seconds or a duration such as \"1 hour\" or \"30 seconds\".",
+        error: '\'forceStop.time\' must be a number of seconds or a duration such as "1 hour" or "30 seconds".',
       })
       .optional(),
     volume: nonNegativeInt("'forceStop.volume' must be a non-negative integer number of bytes.").optional(),
@@ -168,11 +178,7 @@ function normalizeStops(raw: Raw): StopConditions {
     ? { field: np.field as string, stopOn: np.stopOn as boolean, ifNotSet: (np.ifNotSet ?? np.stopOn) as boolean }
     : null;
   const ls = raw.limitStop as Raw | undefined;
-  const limitStop: LimitStopConfig | null = ls
-    ? ls.field !== undefined
-      ? { field: ls.field as string }
-      : { count: Number(ls.count) }
-    : null;
+  const limitStop: LimitStopConfig | null = ls ? (ls.field !== undefined ? { field: ls.field as string } : { count: Number(ls.count) }) : null;
   return { forceStop, nextPageFlag, limitStop };
 }
 

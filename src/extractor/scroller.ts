@@ -21,16 +21,7 @@ import type { PagingDigest, PagingPosition, PagingRules } from './paging';
 import { getPath, isEmptyValue, isTruthy } from './path';
 import { firstRequestSpec, scrollerForJob, scrollTemplateSpec, toDescriptor, withParam, type RequestFunctions, type RequestSpec } from './request';
 import type { FunctionScope } from './functions';
-import type {
-  ApiConfig,
-  ForceStopConfig,
-  JobConfig,
-  LimitStopConfig,
-  NextPageFlagConfig,
-  RequestDescriptor,
-  ScrollerConfig,
-  StopConditions,
-} from './types';
+import type { ApiConfig, ForceStopConfig, JobConfig, LimitStopConfig, NextPageFlagConfig, RequestDescriptor, ScrollerConfig, StopConditions } from './types';
 
 /** Why a job's pagination ended. */
 export type StopReason =
@@ -234,7 +225,9 @@ export function digestPage(state: Pick<ScrollerState, 'rules'>, body: unknown, r
   };
   const flag = flagOf(rules.nextPageFlag);
   const outer = rules.outer
-    ? { outer: { flag: flagOf(rules.outer.nextPageFlag), limit: rules.outer.limitStop?.field !== undefined ? lookup(body, rules.outer.limitStop.field) : null } }
+    ? {
+        outer: { flag: flagOf(rules.outer.nextPageFlag), limit: rules.outer.limitStop?.field !== undefined ? lookup(body, rules.outer.limitStop.field) : null },
+      }
     : {};
   const paging = rules.paging ? pagingDigest(rules.paging, body, records) : undefined;
   return {
@@ -271,7 +264,13 @@ function flagSaysStop(npf: NextPageFlagConfig | null, flag: DigestValue | null |
 }
 
 /** The reference's decorators in their order: `limitStop`, `forceStop` (pages, time, volume), `nextPageFlag`. */
-function stopCondition(c: StopConditions, s: ScrollerState, flag: DigestValue | null | undefined, limit: DigestValue | null | undefined, nowMs: number): StopReason | null {
+function stopCondition(
+  c: StopConditions,
+  s: ScrollerState,
+  flag: DigestValue | null | undefined,
+  limit: DigestValue | null | undefined,
+  nowMs: number,
+): StopReason | null {
   if (limitReached(c.limitStop, s.records, limit)) return 'limit-stop';
   const forced = forceStopReason(c.forceStop, s, nowMs);
   if (forced) return forced;

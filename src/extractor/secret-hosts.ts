@@ -55,7 +55,10 @@ export function unboundSecrets(json: unknown, source: SecretSource): Array<{ pat
   if (!source.bindHosts) return [];
   return referencedNames(json)
     .filter((name) => !name.endsWith('_HOSTS') && secretHosts(name, source).length === 0)
-    .map((name) => ({ path: envReference(name), message: `the secret names no host it may be sent to: set ${secretHostsVariable(name)} on the worker (e.g. api.example.com)` }));
+    .map((name) => ({
+      path: envReference(name),
+      message: `the secret names no host it may be sent to: set ${secretHostsVariable(name)} on the worker (e.g. api.example.com)`,
+    }));
 }
 
 /**

@@ -217,7 +217,8 @@ export function resolveRequestSecrets(request: RequestDescriptor, source: Secret
   const fillJson = (value: unknown): unknown => {
     if (typeof value === 'string') return fill(value, RAW_REFERENCE, false);
     if (Array.isArray(value)) return value.map(fillJson);
-    if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [fill(k, RAW_REFERENCE, false), fillJson(v)]));
+    if (typeof value === 'object' && value !== null)
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [fill(k, RAW_REFERENCE, false), fillJson(v)]));
     return value;
   };
   const resolved: RequestDescriptor = {

@@ -131,9 +131,11 @@ export function nextJobRunToFetch(t: Traversal, config: ExtractorConfig, nowMs: 
  */
 export function applyChildBatch(t: Traversal, batch: ChildBatch, outcome: ChildBatchOutcome): void {
   const { parent, ref } = batch;
-  if (t.frames[t.frames.length - 1] !== parent || batch.firstRunNo !== t.nextRunNo) throw new Error('applyChildBatch: the traversal moved since the batch was handed out');
+  if (t.frames[t.frames.length - 1] !== parent || batch.firstRunNo !== t.nextRunNo)
+    throw new Error('applyChildBatch: the traversal moved since the batch was handed out');
   const open = outcome.open ? 1 : 0;
-  if (!(outcome.done >= 0 && ref.next + outcome.done + open <= ref.count)) throw new Error(`applyChildBatch: ${outcome.done} runs done from ${ref.next} of ${ref.count}`);
+  if (!(outcome.done >= 0 && ref.next + outcome.done + open <= ref.count))
+    throw new Error(`applyChildBatch: ${outcome.done} runs done from ${ref.next} of ${ref.count}`);
   addStopReasons(t, outcome.stopReasons);
   ref.next += outcome.done;
   t.nextRunNo += outcome.done;

@@ -124,12 +124,7 @@ export interface CursorScrollerConfig extends StopConditions {
 
 /** A single scroller. */
 export type ScrollerConfig =
-  | ResponseParamScrollerConfig
-  | NoScrollerConfig
-  | OffsetScrollerConfig
-  | PageNumberScrollerConfig
-  | ResponseUrlScrollerConfig
-  | CursorScrollerConfig;
+  ResponseParamScrollerConfig | NoScrollerConfig | OffsetScrollerConfig | PageNumberScrollerConfig | ResponseUrlScrollerConfig | CursorScrollerConfig;
 // --- end of pagination methods ----------------------------------------------------------------------------------
 
 /**

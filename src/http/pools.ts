@@ -41,7 +41,9 @@ export function createHttpPools(policy?: InputPolicy): HttpPools {
   const agent = (connections: number, keepAliveTimeout = KEEP_ALIVE_MS, guardField?: string): Dispatcher => {
     const options = { connections, keepAliveTimeout };
     const created =
-      policy && guardField ? guardedAgent(policy, guardField, { ...options, connectOptions: { timeout: CONNECT_TIMEOUT_MS } }) : new Agent({ ...options, connect: { timeout: CONNECT_TIMEOUT_MS } });
+      policy && guardField
+        ? guardedAgent(policy, guardField, { ...options, connectOptions: { timeout: CONNECT_TIMEOUT_MS } })
+        : new Agent({ ...options, connect: { timeout: CONNECT_TIMEOUT_MS } });
     agents.push(created);
     return created;
   };
@@ -55,13 +57,17 @@ export function createHttpPools(policy?: InputPolicy): HttpPools {
       return (storage ??= agent(STORAGE_CONNECTIONS_PER_ORIGIN));
     },
     get extractor() {
-      return (extractor ??= agent(EXTRACTOR_CONNECTIONS_PER_ORIGIN, 10_000, 'extraction request').compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
+      return (extractor ??= agent(EXTRACTOR_CONNECTIONS_PER_ORIGIN, 10_000, 'extraction request').compose(
+        interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
+      ));
     },
     get transfers() {
       return (transfers ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
     },
     get sources() {
-      return (sources ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN, KEEP_ALIVE_MS, 'source').compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
+      return (sources ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN, KEEP_ALIVE_MS, 'source').compose(
+        interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
+      ));
     },
     close() {
       closed ??= Promise.all(agents.map((a) => a.close())).then(() => undefined);

@@ -21,7 +21,12 @@ export function refuseInternalState(operation: string, input: unknown): void {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return; // the workflow validates its input
   for (const field of INTERNAL_INPUT_FIELDS) {
     if (Object.prototype.hasOwnProperty.call(input, field)) {
-      const failure = toApplicationFailure(new SapiInputForbiddenError(field, `internal run state, set only by the plugin's own workflows; a caller of the ${operation} operation may not send it`));
+      const failure = toApplicationFailure(
+        new SapiInputForbiddenError(
+          field,
+          `internal run state, set only by the plugin's own workflows; a caller of the ${operation} operation may not send it`,
+        ),
+      );
       throw new nexus.HandlerError('BAD_REQUEST', failure.message, { cause: failure, retryableOverride: false });
     }
   }
@@ -31,7 +36,10 @@ export function refuseInternalState(operation: string, input: unknown): void {
 function backedBy<W extends WorkflowName>(operation: string, workflowType: W) {
   return new WorkflowRunOperationHandler<WorkflowInput<W>, WorkflowResult<W>>(async (ctx: nexus.StartOperationContext, input: WorkflowInput<W>) => {
     refuseInternalState(operation, input);
-    return startWorkflow<(input: WorkflowInput<W>) => Promise<WorkflowResult<W>>>(ctx, workflowType, { workflowId: nexusWorkflowId(operation, ctx.requestId), args: [input] });
+    return startWorkflow<(input: WorkflowInput<W>) => Promise<WorkflowResult<W>>>(ctx, workflowType, {
+      workflowId: nexusWorkflowId(operation, ctx.requestId),
+      args: [input],
+    });
   });
 }
 

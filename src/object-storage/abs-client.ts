@@ -35,7 +35,12 @@ export function createContainerClient(credentials: AbsCredentials, container: st
 }
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the SAS expires within `marginMs`. */
-export function assertAbsCredentialsFresh(credentials: AbsCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
+export function assertAbsCredentialsFresh(
+  credentials: AbsCredentials | undefined,
+  where: string,
+  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
+  nowMs: number = Date.now(),
+): void {
   assertNotExpiring(credentials?.expiration, where, marginMs, nowMs);
 }
 
@@ -59,7 +64,14 @@ export function mapAbsError(err: unknown, op: 'upload' | 'download', context: Re
   const where = whereOf(op, context);
   if (status === 403) return new SapiCredentialsExpiredError({ where, serviceCode: code ?? 'AuthenticationFailed', cause: err });
   if (code === 'Md5Mismatch' || code === 'Crc64Mismatch') {
-    return new SapiTransferError({ code: SapiErrorCode.CHECKSUM_MISMATCH, message: `${op} failed: the store rejected the checksum`, context, serviceCode: code, status, cause: err });
+    return new SapiTransferError({
+      code: SapiErrorCode.CHECKSUM_MISMATCH,
+      message: `${op} failed: the store rejected the checksum`,
+      context,
+      serviceCode: code,
+      status,
+      cause: err,
+    });
   }
   const notRetryable = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
   return new SapiTransferError({

@@ -26,7 +26,8 @@ export interface AbsStoreOptions {
 /** An Azure container behind the {@link ObjectStore} interface. */
 export function absStore(options: AbsStoreOptions): ObjectStore {
   const { containerName, credentials } = options;
-  if (!options.container && !credentials) throw new SapiInvalidInputError(`Azure store [container=${containerName}]: needs a container client or absCredentials`);
+  if (!options.container && !credentials)
+    throw new SapiInvalidInputError(`Azure store [container=${containerName}]: needs a container client or absCredentials`);
   const container = options.container ?? createContainerClient(credentials as AbsCredentials, containerName);
   return {
     provider: 'azure',
@@ -98,7 +99,8 @@ function absReader(container: ContainerClient, blobName: string): ObjectReader {
     async get(start, signal) {
       try {
         const out = await blob.download(start, undefined, { abortSignal: signal });
-        if (!out.readableStreamBody) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'the store answered without a body', context });
+        if (!out.readableStreamBody)
+          throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'the store answered without a body', context });
         const total = start > 0 ? totalFromContentRange(out.contentRange) : out.contentLength;
         return { body: out.readableStreamBody as Readable, total, fromStart: start > 0 && out.contentRange !== undefined };
       } catch (err) {

@@ -104,7 +104,8 @@ export function resolveBlockSize(wish: number | undefined, sizeBytes: number | u
 /** Uploads a source to one block blob, resumably. See the module doc. */
 export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<UploadBlockBlobResult> {
   const { containerName, blobName, signal } = options;
-  if (!containerName || !blobName) throw new SapiInvalidInputError(`uploadBlockBlob needs a container and a blob name (got container=${containerName}, blob=${blobName})`);
+  if (!containerName || !blobName)
+    throw new SapiInvalidInputError(`uploadBlockBlob needs a container and a blob name (got container=${containerName}, blob=${blobName})`);
   const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
   const margin = options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS;
@@ -169,7 +170,11 @@ export async function uploadBlockBlob(options: UploadBlockBlobOptions): Promise<
   const ids: string[] = [];
   for (let i = 1; i <= lastIndex && done.has(i); i++) ids.push(blockId(i));
   if (ids.length !== done.size) {
-    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `block ${ids.length + 1} is missing before the commit`, context: { container: containerName, blob: blobName } });
+    throw new SapiTransferError({
+      code: SapiErrorCode.UPLOAD_FAILED,
+      message: `block ${ids.length + 1} is missing before the commit`,
+      context: { container: containerName, blob: blobName },
+    });
   }
   throwIfAborted(signal);
   assertAbsCredentialsFresh(options.credentials, where(', commit'), 0);

@@ -38,11 +38,18 @@ export class ChildListReader {
 
   /** The child run at `index` (0-based, below `count`). */
   async at(index: number): Promise<ChildSpec> {
-    if (!(Number.isSafeInteger(index) && index >= 0 && index < this.ref.count)) throw new SapiInvalidInputError(`child ${index} is outside the list of ${this.ref.count} (${this.ref.key})`);
+    if (!(Number.isSafeInteger(index) && index >= 0 && index < this.ref.count))
+      throw new SapiInvalidInputError(`child ${index} is outside the list of ${this.ref.count} (${this.ref.key})`);
     const chunk = Math.floor(index / CHILD_CHUNK_SIZE);
     if (this.chunk?.index !== chunk) {
       const text = await readText(this.store, childChunkKey(this.ref.key, chunk));
-      this.chunk = { index: chunk, specs: text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as ChildSpec) };
+      this.chunk = {
+        index: chunk,
+        specs: text
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line) as ChildSpec),
+      };
     }
     const spec = this.chunk.specs[index - chunk * CHILD_CHUNK_SIZE];
     if (!spec) throw new Error(`child ${index} is missing from ${childChunkKey(this.ref.key, chunk)}`);

@@ -90,17 +90,27 @@ async function downloadInPlaceWith(runner: InPlaceRunner, d: InPlaceDownload): P
     };
     let sha256: string;
     try {
-      sha256 = await runner.run(job, headerBytes, {
-        size: (index, size) => {
-          sizes[index] = size;
+      sha256 = await runner.run(
+        job,
+        headerBytes,
+        {
+          size: (index, size) => {
+            sizes[index] = size;
+          },
+          slice: (index, place) => {
+            finished.add(index);
+            slicesDownloaded++;
+            bytesDownloaded += place.size;
+            d.onProgress?.({
+              slices: objects.length,
+              finishedSlices: [...finished].sort((a, b) => a - b),
+              bytesDownloaded,
+              inPlace: { source: d.source, sizes: [...sizes] },
+            });
+          },
         },
-        slice: (index, place) => {
-          finished.add(index);
-          slicesDownloaded++;
-          bytesDownloaded += place.size;
-          d.onProgress?.({ slices: objects.length, finishedSlices: [...finished].sort((a, b) => a - b), bytesDownloaded, inPlace: { source: d.source, sizes: [...sizes] } });
-        },
-      }, signal);
+        signal,
+      );
     } catch (err) {
       throw inPlaceError(err, d, gets, signal);
     }
@@ -157,10 +167,23 @@ function inPlaceError(err: unknown, d: InPlaceDownload, gets: ReadonlyArray<Plai
     case 'http': // only slices with a GET are fetched
       return gets[f.index]!.failure(f.status, f.body, f.errorCode);
     case 'network':
-      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label, offset: f.written } });
+      return new SapiTransferError({
+        code: SapiErrorCode.DOWNLOAD_FAILED,
+        message: f.message,
+        context: { object: d.objects[f.index]!.label, offset: f.written },
+      });
     case 'size':
-      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: f.message, context: { object: d.objects[f.index]!.label }, retryable: f.retryable });
+      return new SapiTransferError({
+        code: SapiErrorCode.DOWNLOAD_FAILED,
+        message: f.message,
+        context: { object: d.objects[f.index]!.label },
+        retryable: f.retryable,
+      });
     case 'internal':
-      return new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `the download thread failed: ${f.message}`, context: { destination: d.destination } });
+      return new SapiTransferError({
+        code: SapiErrorCode.DOWNLOAD_FAILED,
+        message: `the download thread failed: ${f.message}`,
+        context: { destination: d.destination },
+      });
   }
 }

@@ -102,7 +102,6 @@ export interface DownloadFileOptions {
   signal?: AbortSignal;
 }
 
-
 /** Downloads a file. See the module doc. */
 export async function downloadFile(options: DownloadFileOptions): Promise<DownloadFileResult> {
   const { file, destination } = options;
@@ -114,7 +113,9 @@ export async function downloadFile(options: DownloadFileOptions): Promise<Downlo
       ? { store: s3Store({ s3: options.s3, bucket: file.s3Path.bucket, credentials: file.credentials }), key: file.s3Path.key }
       : storeOfFile(file, { s3Endpoint: options.endpoint, gcsEndpoint: options.gcsEndpoint, dispatcher: options.dispatcher, deadline: options.deadline });
   if (!located && !file.url) {
-    throw new SapiInvalidInputError(`file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials, gcsPath+gcsCredentials nor url: request its detail with federationToken=1`);
+    throw new SapiInvalidInputError(
+      `file ${file.id ?? ''} has neither s3Path+credentials, absPath+absCredentials, gcsPath+gcsCredentials nor url: request its detail with federationToken=1`,
+    );
   }
   if (!located && file.isSliced) {
     throw new SapiInvalidInputError(`file ${file.id ?? ''} is sliced but has no credentials: request its detail with federationToken=1`);
@@ -137,7 +138,12 @@ export function downloadFromStore(store: ObjectStore, key: string, options: Down
 }
 
 /** The download itself: the file's objects read through `store` (under `key`), or its presigned URL without one. */
-async function downloadFrom(options: DownloadFileOptions, concurrency: number, store: ObjectStore | undefined, key: string | undefined): Promise<DownloadFileResult> {
+async function downloadFrom(
+  options: DownloadFileOptions,
+  concurrency: number,
+  store: ObjectStore | undefined,
+  key: string | undefined,
+): Promise<DownloadFileResult> {
   const toS3 = /^s3:\/\//i.test(options.destination);
   // a local destination: its folder is opened once and checked (created a folder at a time, never through a link),
   // and every file of the download is written in it through the opened folder (see security/local-files)
@@ -149,7 +155,10 @@ async function downloadFrom(options: DownloadFileOptions, concurrency: number, s
   const workName = workPath
     ? basename(workPath)
     : toS3
-      ? `sapi-temporal-download-${createHash('sha1').update(`${destination}|${options.file.id ?? options.file.url ?? ''}`).digest('hex').slice(0, 16)}`
+      ? `sapi-temporal-download-${createHash('sha1')
+          .update(`${destination}|${options.file.id ?? options.file.url ?? ''}`)
+          .digest('hex')
+          .slice(0, 16)}`
       : `${basename(destination)}.parts`;
   try {
     return await downloadInto({ ...options, destination }, concurrency, store, key, folder, workParent, workName);
@@ -197,7 +206,21 @@ async function downloadInto(
   const headerBytes = header === undefined ? undefined : gzipHeader ? gzipSync(header) : Buffer.from(header);
   if (file.isSliced && !toS3 && !decompress.some(Boolean)) {
     const expiration = store?.expiration;
-    return downloadInPlace({ objects, destination, folder: folder!, name, headerBytes, concurrency, workDir: workParent.path(workName), resume: options.resume, source: identityOf(file), expiration, where, onProgress: options.onProgress, signal });
+    return downloadInPlace({
+      objects,
+      destination,
+      folder: folder!,
+      name,
+      headerBytes,
+      concurrency,
+      workDir: workParent.path(workName),
+      resume: options.resume,
+      source: identityOf(file),
+      expiration,
+      where,
+      onProgress: options.onProgress,
+      signal,
+    });
   }
 
   // 3. The work folder belongs to one stored file: leftovers of another file are discarded, never resumed.
@@ -289,12 +312,23 @@ async function downloadSlices(
     const partial = await createFileExclusive(folder, partialName);
     try {
       try {
-        await pipeline(concatenated(), tap, createWriteStream(folder.path(partialName), { fd: partial.fd, autoClose: false, highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+        await pipeline(
+          concatenated(),
+          tap,
+          createWriteStream(folder.path(partialName), { fd: partial.fd, autoClose: false, highWaterMark: WRITE_HIGH_WATER_MARK }),
+          { signal },
+        );
       } catch (err) {
         await unlink(folder.path(partialName)).catch(() => undefined);
         if (signal?.aborted) throw signal.reason ?? err;
         if (err instanceof SapiError) throw err;
-        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'concatenating slices failed', context: { destination, workDir: workDir.real }, cause: err, retryable: !isGzipError(err) });
+        throw new SapiTransferError({
+          code: SapiErrorCode.DOWNLOAD_FAILED,
+          message: 'concatenating slices failed',
+          context: { destination, workDir: workDir.real },
+          cause: err,
+          retryable: !isGzipError(err),
+        });
       }
       await renameChecked(partial, folder, partialName, folder, name, 'destination');
     } finally {

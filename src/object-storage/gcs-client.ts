@@ -29,7 +29,12 @@ export function gcsCredentialsOf(fields: { access_token: string; expires_in: num
 }
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the token expires within `marginMs`. */
-export function assertGcsCredentialsFresh(credentials: GcsCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
+export function assertGcsCredentialsFresh(
+  credentials: GcsCredentials | undefined,
+  where: string,
+  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
+  nowMs: number = Date.now(),
+): void {
   assertNotExpiring(credentials?.expiration, where, marginMs, nowMs);
 }
 
@@ -73,9 +78,7 @@ export class GcsClient {
   private readonly origin: string;
   private readonly basePath: string;
 
-  constructor(
-    private readonly options: { endpoint?: string; credentials?: GcsCredentials; bucket: string; dispatcher: Dispatcher },
-  ) {
+  constructor(private readonly options: { endpoint?: string; credentials?: GcsCredentials; bucket: string; dispatcher: Dispatcher }) {
     const endpoint = new URL(options.endpoint ?? DEFAULT_GCS_ENDPOINT);
     this.origin = endpoint.origin;
     this.basePath = endpoint.pathname.replace(/\/$/, '');
@@ -96,11 +99,25 @@ export class GcsClient {
 
   private async send(op: 'upload' | 'download', context: Context, request: Dispatcher.RequestOptions, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     try {
-      const attributes = { 'gcs.bucket': this.options.bucket, 'gcs.key': typeof context.key === 'string' ? context.key : undefined, 'sapi.step': typeof context.step === 'string' ? context.step : undefined };
-      return await tracedRequest(this.options.dispatcher, { headersTimeout: 60_000, bodyTimeout: 300_000, ...request, signal }, `GCS ${request.method}`, attributes);
+      const attributes = {
+        'gcs.bucket': this.options.bucket,
+        'gcs.key': typeof context.key === 'string' ? context.key : undefined,
+        'sapi.step': typeof context.step === 'string' ? context.step : undefined,
+      };
+      return await tracedRequest(
+        this.options.dispatcher,
+        { headersTimeout: 60_000, bodyTimeout: 300_000, ...request, signal },
+        `GCS ${request.method}`,
+        attributes,
+      );
     } catch (cause) {
       if (signal?.aborted) throw signal.reason ?? cause;
-      throw new SapiTransferError({ code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED, message: `${op} request failed`, context, cause });
+      throw new SapiTransferError({
+        code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
+        message: `${op} request failed`,
+        context,
+        cause,
+      });
     }
   }
 
@@ -127,7 +144,13 @@ export class GcsClient {
     if (res.statusCode !== 200 && res.statusCode !== 201) return failed(res, 'upload', context);
     await res.body.dump();
     const location = headerOf(res.headers.location);
-    if (!location) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store opened a session without a Location header', context, retryable: false });
+    if (!location)
+      throw new SapiTransferError({
+        code: SapiErrorCode.UPLOAD_FAILED,
+        message: 'the store opened a session without a Location header',
+        context,
+        retryable: false,
+      });
     return location;
   }
 
@@ -136,13 +159,26 @@ export class GcsClient {
    * chunk is `bytes *\/<total>`). Returns the session's status after it: `open` with what it persisted (may be less
    * than sent: the rest must be sent again), or `complete` after the final chunk.
    */
-  async putChunk(sessionUri: string, start: number, data: Buffer, total: number | undefined, context: Context, signal?: AbortSignal): Promise<GcsSessionStatus> {
+  async putChunk(
+    sessionUri: string,
+    start: number,
+    data: Buffer,
+    total: number | undefined,
+    context: Context,
+    signal?: AbortSignal,
+  ): Promise<GcsSessionStatus> {
     const range = data.length === 0 ? `bytes */${total ?? '*'}` : `bytes ${start}-${start + data.length - 1}/${total ?? '*'}`;
     const target = new URL(sessionUri);
     const res = await this.send(
       'upload',
       { ...context, offset: start },
-      { origin: target.origin, path: target.pathname + target.search, method: 'PUT', headers: { 'content-range': range, 'content-length': String(data.length) }, body: data },
+      {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'PUT',
+        headers: { 'content-range': range, 'content-length': String(data.length) },
+        body: data,
+      },
       signal,
     );
     return sessionStatus(res, { ...context, offset: start });
@@ -154,7 +190,12 @@ export class GcsClient {
     const res = await this.send(
       'upload',
       { ...context, step: 'query session' },
-      { origin: target.origin, path: target.pathname + target.search, method: 'PUT', headers: { 'content-range': `bytes */${total ?? '*'}`, 'content-length': '0' } },
+      {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'PUT',
+        headers: { 'content-range': `bytes */${total ?? '*'}`, 'content-length': '0' },
+      },
       signal,
     );
     return sessionStatus(res, { ...context, step: 'query session' });
@@ -180,18 +221,32 @@ export class GcsClient {
   }
 
   /** The object's bytes from `start` (`alt=media`, `Range: bytes=start-`). */
-  async getMedia(key: string, start: number, signal?: AbortSignal): Promise<{ statusCode: number; body: Readable; contentRange?: string; contentLength?: number }> {
+  async getMedia(
+    key: string,
+    start: number,
+    signal?: AbortSignal,
+  ): Promise<{ statusCode: number; body: Readable; contentRange?: string; contentLength?: number }> {
     const context = { bucket: this.options.bucket, key, offset: start || undefined };
     const res = await this.send(
       'download',
       context,
-      { origin: this.origin, path: `${this.objectPath(key)}?alt=media`, method: 'GET', headers: { ...this.auth(), ...(start > 0 ? { range: `bytes=${start}-` } : {}) } },
+      {
+        origin: this.origin,
+        path: `${this.objectPath(key)}?alt=media`,
+        method: 'GET',
+        headers: { ...this.auth(), ...(start > 0 ? { range: `bytes=${start}-` } : {}) },
+      },
       signal,
     );
     if (res.statusCode === 416 && start > 0) return { statusCode: 416, body: res.body };
     if (res.statusCode !== 200 && res.statusCode !== 206) return failed(res, 'download', context);
     const length = Number(headerOf(res.headers['content-length']));
-    return { statusCode: res.statusCode, body: res.body, contentRange: headerOf(res.headers['content-range']), contentLength: Number.isSafeInteger(length) ? length : undefined };
+    return {
+      statusCode: res.statusCode,
+      body: res.body,
+      contentRange: headerOf(res.headers['content-range']),
+      contentLength: Number.isSafeInteger(length) ? length : undefined,
+    };
   }
 
   /** The GET of the whole object's bytes as a plain request (the download thread sends it). */
@@ -277,5 +332,10 @@ function headerOf(v: string | string[] | undefined): string | undefined {
 export function asGcsTransferError(err: unknown, op: 'upload' | 'download', context: Context, signal?: AbortSignal): unknown {
   if (err instanceof SapiError) return err;
   if (signal?.aborted) return signal.reason ?? err;
-  return new SapiTransferError({ code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED, message: `${op} failed`, context, cause: err });
+  return new SapiTransferError({
+    code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
+    message: `${op} failed`,
+    context,
+    cause: err,
+  });
 }

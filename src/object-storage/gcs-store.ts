@@ -34,7 +34,13 @@ export interface GcsStoreOptions {
 export function gcsStore(options: GcsStoreOptions): ObjectStore {
   const { bucket, credentials, sealer } = options;
   const client =
-    options.client ?? new GcsClient({ endpoint: options.endpoint, credentials: credentials as GcsCredentials, bucket, dispatcher: options.dispatcher ?? defaultHttpPools().transfers });
+    options.client ??
+    new GcsClient({
+      endpoint: options.endpoint,
+      credentials: credentials as GcsCredentials,
+      bucket,
+      dispatcher: options.dispatcher ?? defaultHttpPools().transfers,
+    });
   const seal = (state: GcsUploadState): GcsUploadState => (sealer ? { ...state, sessionUri: sealer.seal(state.sessionUri) } : state);
   const open = (state: GcsUploadState | undefined): GcsUploadState | undefined => {
     if (!state || !sealer) return state;
@@ -101,6 +107,7 @@ function gcsReader(client: GcsClient, key: string): ObjectReader {
       return { body: out.body, total, fromStart: start > 0 && out.statusCode === 206 };
     },
     size: (signal) => client.size(key, signal),
-    plainGet: () => Promise.resolve({ ...client.mediaRequest(key), failure: (status, body) => gcsFailure(status, body, 'download', { bucket: client.bucket, key }) }),
+    plainGet: () =>
+      Promise.resolve({ ...client.mediaRequest(key), failure: (status, body) => gcsFailure(status, body, 'download', { bucket: client.bucket, key }) }),
   };
 }

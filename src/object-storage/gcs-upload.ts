@@ -80,7 +80,10 @@ export function resolveChunkSize(wish: number | undefined): number {
   return Math.ceil(size / GCS_CHUNK_GRANULARITY) * GCS_CHUNK_GRANULARITY;
 }
 
-function clientOf(options: { client?: GcsClient; credentials?: GcsCredentials; endpoint?: string; dispatcher?: Dispatcher; bucket: string }, where: string): GcsClient {
+function clientOf(
+  options: { client?: GcsClient; credentials?: GcsCredentials; endpoint?: string; dispatcher?: Dispatcher; bucket: string },
+  where: string,
+): GcsClient {
   if (options.client) return options.client;
   if (!options.credentials || !options.dispatcher) throw new SapiInvalidInputError(`${where}: needs a GCS client, or gcsCredentials and a dispatcher`);
   return new GcsClient({ endpoint: options.endpoint, credentials: options.credentials, bucket: options.bucket, dispatcher: options.dispatcher });
@@ -134,24 +137,41 @@ export async function uploadGcsObject(options: UploadGcsObjectOptions): Promise<
     while (finished === undefined && (persisted < end || (final && data.length === 0) || (final && persisted === end))) {
       throwIfAborted(signal);
       if (persisted < start) {
-        throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `the session persisted ${persisted} bytes, before this chunk's ${start}`, context, retryable: true });
+        throw new SapiTransferError({
+          code: SapiErrorCode.UPLOAD_FAILED,
+          message: `the session persisted ${persisted} bytes, before this chunk's ${start}`,
+          context,
+          retryable: true,
+        });
       }
       const rest = data.subarray(persisted - start);
       const status = await client.putChunk(session, persisted, rest, size, context, signal);
       bytesUploaded += rest.length;
       if (status.state === 'gone') {
-        throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store no longer knows the upload session', context: { ...context, offset: persisted } });
+        throw new SapiTransferError({
+          code: SapiErrorCode.UPLOAD_FAILED,
+          message: 'the store no longer knows the upload session',
+          context: { ...context, offset: persisted },
+        });
       }
       if (status.state === 'complete') {
         finished = status;
         persisted = end;
       } else {
         if (status.persisted <= persisted && rest.length > 0) {
-          throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `the store persisted nothing of a ${rest.length}-byte chunk`, context: { ...context, offset: persisted } });
+          throw new SapiTransferError({
+            code: SapiErrorCode.UPLOAD_FAILED,
+            message: `the store persisted nothing of a ${rest.length}-byte chunk`,
+            context: { ...context, offset: persisted },
+          });
         }
         persisted = status.persisted;
         if (final && persisted >= end) {
-          throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store kept the session open after its final chunk', context: { ...context, offset: persisted } });
+          throw new SapiTransferError({
+            code: SapiErrorCode.UPLOAD_FAILED,
+            message: 'the store kept the session open after its final chunk',
+            context: { ...context, offset: persisted },
+          });
         }
       }
       report();
@@ -188,5 +208,16 @@ export async function uploadGcsObject(options: UploadGcsObjectOptions): Promise<
       retryable: true,
     });
   }
-  return { bucket, key, parts, partsUploaded, bytesUploaded, bytes: storedBytes, sourceBytes, sha256: read.sha256 as string, resumed, partBuffers: read.partBuffers };
+  return {
+    bucket,
+    key,
+    parts,
+    partsUploaded,
+    bytesUploaded,
+    bytes: storedBytes,
+    sourceBytes,
+    sha256: read.sha256 as string,
+    resumed,
+    partBuffers: read.partBuffers,
+  };
 }

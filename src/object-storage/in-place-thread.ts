@@ -237,7 +237,11 @@ export function inPlaceRunner(): InPlaceRunner {
 async function runHere(job: InPlaceJob, headerBytes: Uint8Array | undefined, events: InPlaceEvents, signal?: AbortSignal): Promise<string> {
   const local = createSliceHasher(hashJobOf(job, headerBytes));
   try {
-    await runInPlaceJob(job, { size: events.size, slice: (index, place) => (events.slice(index, place), local.add(index, place)) }, signal ?? new AbortController().signal);
+    await runInPlaceJob(
+      job,
+      { size: events.size, slice: (index, place) => (events.slice(index, place), local.add(index, place)) },
+      signal ?? new AbortController().signal,
+    );
   } catch (err) {
     await local.stop();
     throw err;
@@ -350,7 +354,13 @@ async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise
     }
     if (res.statusCode !== 200) {
       const body = await excerptOfBody(res.body);
-      throw new SliceFailure({ kind: 'http', index, status: res.statusCode, body: body.slice(0, ERROR_BODY_CHARS), errorCode: headerOf(res.headers, 'x-ms-error-code') });
+      throw new SliceFailure({
+        kind: 'http',
+        index,
+        status: res.statusCode,
+        body: body.slice(0, ERROR_BODY_CHARS),
+        errorCode: headerOf(res.headers, 'x-ms-error-code'),
+      });
     }
     let size: number;
     let offset: number;
@@ -374,9 +384,14 @@ async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise
     try {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         if (written + chunk.length > size) {
-          throw new SliceFailure({ kind: 'size', index, message: `slice is larger than its ${size} bytes: it changed while downloading`, written: written + chunk.length });
+          throw new SliceFailure({
+            kind: 'size',
+            index,
+            message: `slice is larger than its ${size} bytes: it changed while downloading`,
+            written: written + chunk.length,
+          });
         }
-        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
+        for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
         written += chunk.length;
       }
     } catch (err) {
@@ -424,7 +439,13 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 function checkedSize(declared: number, index: number, known: number | undefined): number {
   if (known !== undefined && declared !== known) {
     // the earlier attempt's slices are in the file at places computed from its sizes: a retry would fail the same way
-    throw new SliceFailure({ kind: 'size', index, message: `slice has ${declared} bytes where an earlier attempt saw ${known}: the stored file changed`, written: 0, retryable: false });
+    throw new SliceFailure({
+      kind: 'size',
+      index,
+      message: `slice has ${declared} bytes where an earlier attempt saw ${known}: the stored file changed`,
+      written: 0,
+      retryable: false,
+    });
   }
   return declared;
 }
@@ -441,7 +462,10 @@ if (parentPort && role === 'fetch') {
   const port = parentPort;
   let controller = new AbortController();
   const post = (message: InPlaceMessage): void => port.postMessage(message);
-  const events: InPlaceEvents = { size: (index, size) => post({ type: 'size', index, size }), slice: (index, place) => post({ type: 'slice', index, ...place }) };
+  const events: InPlaceEvents = {
+    size: (index, size) => post({ type: 'size', index, size }),
+    slice: (index, place) => post({ type: 'slice', index, ...place }),
+  };
   port.on('message', (m: { type?: string; inPlaceJob?: InPlaceJob }) => {
     if (m?.type === 'abort') controller.abort();
     else if (m?.type === 'job' && m.inPlaceJob) {

@@ -73,7 +73,8 @@ export function localStore(folder: string): ObjectStore {
         return { body, total, fromStart: true };
       },
       size,
-      plainGet: () => Promise.reject(new SapiInvalidInputError(`a local folder has no URL to GET [folder=${root}, key=${key}]: download it with reader().get()`)),
+      plainGet: () =>
+        Promise.reject(new SapiInvalidInputError(`a local folder has no URL to GET [folder=${root}, key=${key}]: download it with reader().get()`)),
     };
   };
   return {
@@ -87,7 +88,10 @@ export function localStore(folder: string): ObjectStore {
     keyOf(url) {
       const path = resolve(url);
       if (!path.startsWith(root + sep)) throw new SapiInvalidInputError(`${url} is outside the folder ${root}`);
-      return path.slice(root.length + 1).split(sep).join('/');
+      return path
+        .slice(root.length + 1)
+        .split(sep)
+        .join('/');
     },
     reader,
     put: (key, body) => atomically(key, (tmp) => writeFile(tmp, body)),
@@ -170,7 +174,7 @@ export function localStore(folder: string): ObjectStore {
         async append(text) {
           try {
             const bytes = Buffer.from(text);
-            for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+            for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
           } catch (err) {
             throw fail('write', key, err);
           }

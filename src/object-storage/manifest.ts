@@ -16,7 +16,12 @@ export async function readManifest(reader: ObjectReader, signal?: AbortSignal): 
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `manifest is not JSON: ${JSON.stringify(excerptOf(text))}`, context: { manifest: label }, retryable: false });
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: `manifest is not JSON: ${JSON.stringify(excerptOf(text))}`,
+      context: { manifest: label },
+      retryable: false,
+    });
   }
   const result = manifestSchema.safeParse(parsed);
   if (!result.success) {
@@ -40,4 +45,3 @@ async function streamToString(body: Readable): Promise<string> {
   for await (const c of body) chunks.push(c as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
-

@@ -88,7 +88,8 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
       return {
         url: `http://127.0.0.1:${port}/${encodeURIComponent(key)}`,
         headers: {},
-        failure: (status, body) => new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `answered ${status} ${body}`, context: { key }, status }),
+        failure: (status, body) =>
+          new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `answered ${status} ${body}`, context: { key }, status }),
       };
     },
   });
@@ -104,7 +105,10 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
     let partsUploaded = 0;
     const report = (): void => {
       const list = [...done.values()].sort((a, b) => a.index - b.index);
-      o.onProgress?.({ key: o.key, partSizeBytes: partSize, parts: list, bytesSent: list.reduce((n, p) => n + p.size, 0) } satisfies MemoryUploadState, list.reduce((n, p) => n + p.size, 0));
+      o.onProgress?.(
+        { key: o.key, partSizeBytes: partSize, parts: list, bytesSent: list.reduce((n, p) => n + p.size, 0) } satisfies MemoryUploadState,
+        list.reduce((n, p) => n + p.size, 0),
+      );
     };
     const read = await runPartPipeline({
       source: o.source,
@@ -123,9 +127,11 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
           maxInFlight = Math.max(maxInFlight, inFlight);
           try {
             await new Promise((resolve) => setImmediate(resolve));
-            if (faults.failPart.delete(name)) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'injected failure', context: { part: index } });
+            if (faults.failPart.delete(name))
+              throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'injected failure', context: { part: index } });
             parts.set(index, Buffer.from(data)); // the caller reuses its buffer
-            if (faults.loseAnswer.delete(name)) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'injected lost answer', context: { part: index } });
+            if (faults.loseAnswer.delete(name))
+              throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'injected lost answer', context: { part: index } });
           } finally {
             inFlight--;
           }
@@ -166,7 +172,8 @@ export function memoryStore(container = 'mem', expiration?: string): MemoryStore
     urlOf: (key) => `s3://${container}/${key}`, // a scheme the service's manifests allow
     keyOf(url) {
       const prefix = `s3://${container}/`;
-      if (!url.startsWith(prefix)) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `outside ${container}`, context: { url }, retryable: false });
+      if (!url.startsWith(prefix))
+        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `outside ${container}`, context: { url }, retryable: false });
       return url.slice(prefix.length);
     },
     reader,

@@ -27,7 +27,15 @@ import {
   type ServerSideEncryption,
 } from '@aws-sdk/client-s3';
 import { SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
-import { assertCredentialsFresh, createS3Client, DEFAULT_CREDENTIALS_MARGIN_MS, mapS3Error, s3ErrorInfo, throwIfAborted, type TemporaryCredentials } from './s3-client';
+import {
+  assertCredentialsFresh,
+  createS3Client,
+  DEFAULT_CREDENTIALS_MARGIN_MS,
+  mapS3Error,
+  s3ErrorInfo,
+  throwIfAborted,
+  type TemporaryCredentials,
+} from './s3-client';
 import { type StoredObject } from './object-store';
 import { assertSourceUnchanged, runPartPipeline } from './part-pipeline';
 
@@ -135,7 +143,8 @@ export interface UploadMultipartResult extends StoredObject {
 
 /** Uploads a source to `s3://bucket/key`, resumably. See the module doc. */
 export async function uploadMultipart(options: UploadMultipartOptions): Promise<UploadMultipartResult> {
-  if (!options.bucket || !options.key) throw new SapiInvalidInputError(`uploadMultipart needs bucket and key (got bucket=${options.bucket}, key=${options.key})`);
+  if (!options.bucket || !options.key)
+    throw new SapiInvalidInputError(`uploadMultipart needs bucket and key (got bucket=${options.bucket}, key=${options.key})`);
   const concurrency = options.concurrency ?? DEFAULT_UPLOAD_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new SapiInvalidInputError(`concurrency must be a positive integer (got ${concurrency})`);
   const where = `upload [bucket=${options.bucket}, key=${options.key}]`;
@@ -271,14 +280,27 @@ async function runUpload(
   const lastPart = skipped + read.lastPart;
 
   if (single) {
-    return { bucket, key, multipart: false, etag: single.etag, parts: 1, partsUploaded: 1, bytes: storedBytes, sourceBytes, sha256, resumed: false, partBuffers: read.partBuffers };
+    return {
+      bucket,
+      key,
+      multipart: false,
+      etag: single.etag,
+      parts: 1,
+      partsUploaded: 1,
+      bytes: storedBytes,
+      sourceBytes,
+      sha256,
+      resumed: false,
+      partBuffers: read.partBuffers,
+    };
   }
   if (!uploadId) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'nothing was uploaded', context: { bucket, key } });
   assertSourceUnchanged(source, sourceBytes, options.gzip, { bucket, key });
   const parts: UploadedPart[] = [];
   for (let n = 1; n <= lastPart; n++) {
     const p = done.get(n);
-    if (!p) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `part ${n} is missing before completion`, context: { bucket, key, uploadId } });
+    if (!p)
+      throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: `part ${n} is missing before completion`, context: { bucket, key, uploadId } });
     parts.push(p);
   }
   throwIfAborted(signal);
@@ -290,7 +312,9 @@ async function runUpload(
         Bucket: bucket,
         Key: key,
         UploadId: uploadId,
-        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.PartNumber, ETag: p.ETag, ...(p.ChecksumCRC32 ? { ChecksumCRC32: p.ChecksumCRC32 } : {}) })) },
+        MultipartUpload: {
+          Parts: parts.map((p) => ({ PartNumber: p.PartNumber, ETag: p.ETag, ...(p.ChecksumCRC32 ? { ChecksumCRC32: p.ChecksumCRC32 } : {}) })),
+        },
       }),
       { abortSignal: signal },
     );
@@ -330,7 +354,12 @@ async function createUpload(
       }),
       { abortSignal: args.options.signal },
     );
-    if (!out.UploadId) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'CreateMultipartUpload returned no UploadId', context: { bucket: args.bucket, key: args.key } });
+    if (!out.UploadId)
+      throw new SapiTransferError({
+        code: SapiErrorCode.UPLOAD_FAILED,
+        message: 'CreateMultipartUpload returned no UploadId',
+        context: { bucket: args.bucket, key: args.key },
+      });
     return out.UploadId;
   } catch (err) {
     throw mapS3Error(err, 'upload', { bucket: args.bucket, key: args.key, step: 'create' }, args.options.signal);
@@ -395,7 +424,12 @@ export function crc32Base64(data: Buffer): string {
 }
 
 /** Checks what the store says it stored against what we sent; returns the ETag. */
-function verifyStored(out: { ETag?: string; ChecksumCRC32?: string }, sum: PartSum, verifyEtag: boolean, context: Record<string, string | number | undefined>): string {
+function verifyStored(
+  out: { ETag?: string; ChecksumCRC32?: string },
+  sum: PartSum,
+  verifyEtag: boolean,
+  context: Record<string, string | number | undefined>,
+): string {
   if (sum.md5) checkEtag(out.ETag, sum.md5, verifyEtag, context);
   if (!out.ETag) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store returned no ETag', context });
   if (sum.crc32 && out.ChecksumCRC32 && out.ChecksumCRC32 !== sum.crc32) {

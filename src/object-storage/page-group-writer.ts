@@ -308,7 +308,8 @@ async function convertPageLog(store: ObjectStore, key: string): Promise<void> {
       const first = group[0]!.first;
       const last = group.at(-1)!;
       const tables = new Map<string, string[]>();
-      for (const record of group) for (const [table, lines] of Object.entries(record.tables)) (tables.get(table) ?? tables.set(table, []).get(table)!).push(lines);
+      for (const record of group)
+        for (const [table, lines] of Object.entries(record.tables)) (tables.get(table) ?? tables.set(table, []).get(table)!).push(lines);
       const marker: CheckpointMarker<unknown> = { tag: last.tag, checkpoint: last.checkpoint, tables: [...tables.keys()] };
       return Promise.all([
         ...[...tables].map(([table, lines]) => store.put(pageKey(parsed.runKey, parsed.runNo, first, last.last, table), lines.join(''))),

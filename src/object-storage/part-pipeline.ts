@@ -143,7 +143,12 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   if (failure !== undefined) {
     if (signal?.aborted) throw signal.reason ?? failure;
     if (failure instanceof SapiError) throw failure;
-    throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed while reading the source', context: { ...options.context, source: source.description }, cause: failure });
+    throw new SapiTransferError({
+      code: SapiErrorCode.UPLOAD_FAILED,
+      message: 'upload failed while reading the source',
+      context: { ...options.context, source: source.description },
+      cause: failure,
+    });
   }
   return { lastPart, sourceBytes, storedBytes, sha256: hash?.digest('hex'), partsSent, partBuffers: pool.allocated };
 }
@@ -194,7 +199,12 @@ async function* tapParts(parts: AsyncIterable<Buffer>, onPart: (data: Buffer) =>
 }
 
 /** Throws `SAPI_CHECKSUM_MISMATCH` (not retryable) when the source did not have the size it announced. */
-export function assertSourceUnchanged(source: ByteSource, sourceBytes: number, gzip: boolean | undefined, context: Record<string, string | number | undefined>): void {
+export function assertSourceUnchanged(
+  source: ByteSource,
+  sourceBytes: number,
+  gzip: boolean | undefined,
+  context: Record<string, string | number | undefined>,
+): void {
   if (source.size === undefined || gzip || sourceBytes === source.size) return;
   throw new SapiTransferError({
     code: SapiErrorCode.CHECKSUM_MISMATCH,
@@ -328,7 +338,11 @@ export class PartBufferPool {
  * empty stream. Each yielded buffer is the consumer's until it hands it back to `pool` (when one is given), so a
  * consumer may keep it while the next one fills.
  */
-export async function* chunkParts(input: AsyncIterable<Buffer | Uint8Array>, partSize: number, pool: PartBufferPool = new PartBufferPool(partSize)): AsyncGenerator<Buffer> {
+export async function* chunkParts(
+  input: AsyncIterable<Buffer | Uint8Array>,
+  partSize: number,
+  pool: PartBufferPool = new PartBufferPool(partSize),
+): AsyncGenerator<Buffer> {
   let buf = pool.acquire();
   let filled = 0;
   let yielded = 0;

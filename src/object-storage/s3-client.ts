@@ -210,7 +210,12 @@ export function credentialsRemainingMs(credentials: TemporaryCredentials, nowMs:
 }
 
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the credentials expire within `marginMs`. */
-export function assertCredentialsFresh(credentials: TemporaryCredentials | undefined, where: string, marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS, nowMs: number = Date.now()): void {
+export function assertCredentialsFresh(
+  credentials: TemporaryCredentials | undefined,
+  where: string,
+  marginMs: number = DEFAULT_CREDENTIALS_MARGIN_MS,
+  nowMs: number = Date.now(),
+): void {
   assertNotExpiring(credentials?.Expiration, where, marginMs, nowMs);
 }
 
@@ -230,12 +235,7 @@ export function s3ErrorInfo(err: unknown): { name?: string; status?: number } {
  * bad digest → `SAPI_CHECKSUM_MISMATCH`; missing key/bucket and other 4xx → non-retryable transfer error;
  * everything else (5xx, network) → retryable transfer error. Our own errors and aborts pass through.
  */
-export function mapS3Error(
-  err: unknown,
-  op: 'upload' | 'download',
-  context: Record<string, string | number | undefined>,
-  signal?: AbortSignal,
-): unknown {
+export function mapS3Error(err: unknown, op: 'upload' | 'download', context: Record<string, string | number | undefined>, signal?: AbortSignal): unknown {
   if (err instanceof SapiError) return err;
   if (signal?.aborted) return signal.reason ?? err;
   const { name, status } = s3ErrorInfo(err);
@@ -243,7 +243,14 @@ export function mapS3Error(
   if (name && CREDENTIAL_ERRORS.has(name)) return new SapiCredentialsExpiredError({ where, serviceCode: name, cause: err });
   const code = op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED;
   if (name === 'BadDigest' || name === 'InvalidDigest' || name === 'XAmzContentSHA256Mismatch') {
-    return new SapiTransferError({ code: SapiErrorCode.CHECKSUM_MISMATCH, message: `${op} failed: the store rejected the checksum`, context, serviceCode: name, status, cause: err });
+    return new SapiTransferError({
+      code: SapiErrorCode.CHECKSUM_MISMATCH,
+      message: `${op} failed: the store rejected the checksum`,
+      context,
+      serviceCode: name,
+      status,
+      cause: err,
+    });
   }
   const notRetryable = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
   return new SapiTransferError({
@@ -309,7 +316,11 @@ export async function presignGetObject(s3: S3Client, bucket: string, key: string
   }
   const t = await template;
   if (!t) return signedUrl(await builtRequest(s3, bucket, key), await presignSigner(s3), expiresIn);
-  return signedUrl({ protocol: t.protocol, hostname: t.hostname, port: t.port, path: `${t.pathBeforeKey}${encodeS3Key(key)}`, query: t.query, headers: { host: t.host } }, t.signer, expiresIn);
+  return signedUrl(
+    { protocol: t.protocol, hostname: t.hostname, port: t.port, path: `${t.pathBeforeKey}${encodeS3Key(key)}`, query: t.query, headers: { host: t.host } },
+    t.signer,
+    expiresIn,
+  );
 }
 
 /** The template of a bucket, from the request the middleware builds for `key`; `undefined` when its path does not end with the key as {@link encodeS3Key} encodes it. */
@@ -329,7 +340,14 @@ async function presignTemplateOf(s3: S3Client, bucket: string, key: string): Pro
 }
 
 async function presignSigner(s3: S3Client): Promise<SignatureV4> {
-  return new SignatureV4({ service: 's3', region: await s3.config.region(), credentials: s3.config.credentials, sha256: s3.config.sha256, uriEscapePath: false, applyChecksum: false });
+  return new SignatureV4({
+    service: 's3',
+    region: await s3.config.region(),
+    credentials: s3.config.credentials,
+    sha256: s3.config.sha256,
+    uriEscapePath: false,
+    applyChecksum: false,
+  });
 }
 
 /** The GetObject request of `key` as the client's middleware builds it, stopped before it is signed and sent. */
@@ -345,7 +363,13 @@ async function builtRequest(s3: S3Client, bucket: string, key: string): Promise<
     { name: 'sapiPresignGetObject', relation: 'before', toMiddleware: 'awsAuthMiddleware', override: true },
   );
   await command.resolveMiddleware(stack as never, s3.config, {})({ input: command.input } as never);
-  if (!built) throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'could not presign the slice URL', context: { bucket, key }, retryable: false });
+  if (!built)
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: 'could not presign the slice URL',
+      context: { bucket, key },
+      retryable: false,
+    });
   return built;
 }
 
@@ -356,7 +380,15 @@ function hostOf(request: BuiltRequest): string {
 async function signedUrl(request: BuiltRequest, signer: SignatureV4, expiresIn: number): Promise<string> {
   const host = hostOf(request);
   const signed = await signer.presign(
-    { method: 'GET', protocol: request.protocol, hostname: request.hostname, port: request.port, path: request.path, query: { ...request.query }, headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } },
+    {
+      method: 'GET',
+      protocol: request.protocol,
+      hostname: request.hostname,
+      port: request.port,
+      path: request.path,
+      query: { ...request.query },
+      headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' },
+    },
     { expiresIn, unhoistableHeaders: new Set(['x-amz-content-sha256']), unsignableHeaders: new Set(['x-amz-content-sha256']) },
   );
   const query = Object.entries(signed.query ?? {})

@@ -22,7 +22,16 @@ import { type Deadline } from '../http/deadline';
 import { uploadMultipart, type MultipartUploadState } from './multipart-upload';
 import { type ObjectReader, type ObjectStore } from './object-store';
 import { keyInside, totalFromContentRange } from './store-helpers';
-import { assertCredentialsFresh, createS3Client, mapS3Error, parseS3Uri, presignGetObject, s3ErrorCodeOf, s3ErrorInfo, type TemporaryCredentials } from './s3-client';
+import {
+  assertCredentialsFresh,
+  createS3Client,
+  mapS3Error,
+  parseS3Uri,
+  presignGetObject,
+  s3ErrorCodeOf,
+  s3ErrorInfo,
+  type TemporaryCredentials,
+} from './s3-client';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -195,7 +204,9 @@ export function s3Reader(s3: S3Client, bucket: string, key: string): ObjectReade
     gz: /\.gz$/i.test(key),
     async get(start, signal) {
       try {
-        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: start > 0 ? `bytes=${start}-` : undefined }), { abortSignal: signal });
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: start > 0 ? `bytes=${start}-` : undefined }), {
+          abortSignal: signal,
+        });
         const total = start > 0 ? totalFromContentRange(out.ContentRange) : out.ContentLength;
         // A store that ignores Range answers the whole object: then we restart the file.
         const fromStart = start > 0 && out.ContentRange !== undefined;
@@ -216,7 +227,8 @@ export function s3Reader(s3: S3Client, bucket: string, key: string): ObjectReade
       return {
         url: await presignGetObject(s3, bucket, key, validSeconds),
         headers: {},
-        failure: (status, body) => mapS3Error({ Code: s3ErrorCodeOf(body), $metadata: { httpStatusCode: status }, message: excerptOf(body) }, 'download', { bucket, key }) as SapiError,
+        failure: (status, body) =>
+          mapS3Error({ Code: s3ErrorCodeOf(body), $metadata: { httpStatusCode: status }, message: excerptOf(body) }, 'download', { bucket, key }) as SapiError,
       };
     },
   };

@@ -109,7 +109,7 @@ export function createSliceHasher(job: HashJob): { add(index: number, place: Sli
       while (!stopped && hashed < places.length && places[hashed]) {
         const { offset, size } = places[hashed]!;
         fd ??= openSync(job.partial, 'r');
-        for (let done = 0; done < size; ) {
+        for (let done = 0; done < size;) {
           const bytesRead = readSync(fd, buffer, 0, Math.min(buffer.length, size - done), offset + done);
           if (bytesRead === 0) throw new Error(`${job.partial} ends at ${offset + done}, inside slice ${hashed}`);
           hash.update(buffer.subarray(0, bytesRead));

@@ -71,7 +71,12 @@ async function requestChecked(
   let current = new URL(url);
   for (let hop = 0; ; hop++) {
     // `maxRedirections: 0` switches off the pool's redirect interceptor for this request (its types omit the field)
-    const res = await tracedRequest(dispatcher, { ...originAndPath(current.href), ...options, maxRedirections: 0 } as Dispatcher.RequestOptions, name, attributes);
+    const res = await tracedRequest(
+      dispatcher,
+      { ...originAndPath(current.href), ...options, maxRedirections: 0 } as Dispatcher.RequestOptions,
+      name,
+      attributes,
+    );
     const header = res.headers.location;
     const location = Array.isArray(header) ? header[0] : header;
     if (!REDIRECT_STATUSES.includes(res.statusCode) || location === undefined || hop >= MAX_SOURCE_REDIRECTS) return res;
@@ -139,7 +144,14 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
   const description = redactUrl(url);
   let size: number | undefined;
   try {
-    const head = await requestChecked(dispatcher, url, { method: 'HEAD', signal: options.signal, headersTimeout: 30_000 }, 'source HEAD', {}, options.checkRedirect);
+    const head = await requestChecked(
+      dispatcher,
+      url,
+      { method: 'HEAD', signal: options.signal, headersTimeout: 30_000 },
+      'source HEAD',
+      {},
+      options.checkRedirect,
+    );
     await head.body.dump();
     const len = Number(head.headers['content-length']);
     if (head.statusCode >= 200 && head.statusCode < 300 && Number.isSafeInteger(len) && len >= 0 && !head.headers['content-encoding']) size = len;
@@ -156,12 +168,24 @@ export async function httpSource(url: string, options: OpenSourceOptions = {}): 
       const headers: Record<string, string> = start > 0 ? { range: `bytes=${start}-` } : {};
       let res: Dispatcher.ResponseData;
       try {
-        res = await requestChecked(dispatcher, url, { method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 }, 'source GET', { 'http.request.header.range': headers.range }, options.checkRedirect);
+        res = await requestChecked(
+          dispatcher,
+          url,
+          { method: 'GET', headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 },
+          'source GET',
+          { 'http.request.header.range': headers.range },
+          options.checkRedirect,
+        );
       } catch (cause) {
         if (signal?.aborted) throw signal.reason ?? cause;
         const forbidden = forbiddenCause(cause);
         if (forbidden) throw forbidden;
-        throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'reading the source failed', context: { source: description, offset: start }, cause });
+        throw new SapiTransferError({
+          code: SapiErrorCode.DOWNLOAD_FAILED,
+          message: 'reading the source failed',
+          context: { source: description, offset: start },
+          cause,
+        });
       }
       if (res.statusCode === 206 || (res.statusCode === 200 && start === 0)) return res.body;
       if (res.statusCode === 200) return res.body.pipe(skipBytes(start));
@@ -195,7 +219,9 @@ export async function s3Source(uri: string, options: OpenSourceOptions = {}): Pr
     size,
     async open(start, signal) {
       try {
-        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: start > 0 ? `bytes=${start}-` : undefined }), { abortSignal: signal });
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: start > 0 ? `bytes=${start}-` : undefined }), {
+          abortSignal: signal,
+        });
         return out.Body as Readable;
       } catch (err) {
         throw mapS3Error(err, 'download', { source: uri, offset: start }, signal);

@@ -161,7 +161,8 @@ function streamSource(body: Readable, description: string): ByteSource {
   return {
     description,
     open(start) {
-      if (opened || start !== 0) return Promise.reject(new SapiInvalidInputError(`${description}: a stream is read once, from its start (asked from ${start})`));
+      if (opened || start !== 0)
+        return Promise.reject(new SapiInvalidInputError(`${description}: a stream is read once, from its start (asked from ${start})`));
       opened = true;
       return Promise.resolve(body);
     },

@@ -20,7 +20,12 @@ export function assertNotExpiring(expiration: string | undefined, where: string,
 /** The key of a parsed manifest entry; throws (not retryable) for one outside the file's bucket (`noun`: its word). */
 export function keyInside(entry: { container: string; key: string }, container: string, url: string, noun = 'bucket'): string {
   if (entry.container !== container) {
-    throw new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: `manifest entry is outside the file's ${noun} ${container}`, context: { url }, retryable: false });
+    throw new SapiTransferError({
+      code: SapiErrorCode.DOWNLOAD_FAILED,
+      message: `manifest entry is outside the file's ${noun} ${container}`,
+      context: { url },
+      retryable: false,
+    });
   }
   return entry.key;
 }

@@ -46,7 +46,15 @@ export function uploadTargetOf(
   const abs = file.absUploadParams;
   if (abs) {
     const credentials: AbsCredentials = abs.absCredentials;
-    return { provider: 'azure', bucket: abs.container, key: abs.blobName, accountName: abs.accountName, region: file.region ?? '', expiration: credentials.expiration, credentials };
+    return {
+      provider: 'azure',
+      bucket: abs.container,
+      key: abs.blobName,
+      accountName: abs.accountName,
+      region: file.region ?? '',
+      expiration: credentials.expiration,
+      credentials,
+    };
   }
   const params = file.uploadParams as UploadParams; // the schema requires one of the three
   const credentials: TemporaryCredentials = params.credentials;
@@ -86,9 +94,21 @@ export function storeOfTarget(
   const margin = env.credentialsMarginMs;
   switch (target.provider ?? 'aws') {
     case 'azure':
-      return absStore({ containerName: target.bucket, credentials: credentials as AbsCredentials, accountName: target.accountName, credentialsMarginMs: margin });
+      return absStore({
+        containerName: target.bucket,
+        credentials: credentials as AbsCredentials,
+        accountName: target.accountName,
+        credentialsMarginMs: margin,
+      });
     case 'gcp':
-      return gcsStore({ bucket: target.bucket, credentials: credentials as GcsCredentials, endpoint: env.gcsEndpoint, dispatcher: env.dispatcher, sealer: env.sealer, credentialsMarginMs: margin });
+      return gcsStore({
+        bucket: target.bucket,
+        credentials: credentials as GcsCredentials,
+        endpoint: env.gcsEndpoint,
+        dispatcher: env.dispatcher,
+        sealer: env.sealer,
+        credentialsMarginMs: margin,
+      });
     case 'aws':
       return s3Store({
         bucket: target.bucket,
@@ -127,7 +147,10 @@ export function storeOfFile(file: StoredFileLocation, env: StoreEnvironment): { 
     return { store: gcsStore({ bucket: file.gcsPath.bucket, credentials, endpoint: env.gcsEndpoint, dispatcher: env.dispatcher }), key: file.gcsPath.key };
   }
   if (file.s3Path && file.credentials) {
-    return { store: s3Store({ bucket: file.s3Path.bucket, credentials: file.credentials, region: file.region, endpoint: env.s3Endpoint, deadline: env.deadline }), key: file.s3Path.key };
+    return {
+      store: s3Store({ bucket: file.s3Path.bucket, credentials: file.credentials, region: file.region, endpoint: env.s3Endpoint, deadline: env.deadline }),
+      key: file.s3Path.key,
+    };
   }
   return undefined;
 }

@@ -16,7 +16,15 @@ export function urlReader(dispatcher: Dispatcher, url: string): ObjectReader {
   const target = new URL(url);
   const request = async (headers: Record<string, string>, signal?: AbortSignal): Promise<Dispatcher.ResponseData> => {
     try {
-      const options = { origin: target.origin, path: target.pathname + target.search, method: 'GET' as const, headers, signal, headersTimeout: 60_000, bodyTimeout: 300_000 };
+      const options = {
+        origin: target.origin,
+        path: target.pathname + target.search,
+        method: 'GET' as const,
+        headers,
+        signal,
+        headersTimeout: 60_000,
+        bodyTimeout: 300_000,
+      };
       return await tracedRequest(dispatcher, options, 'object GET', { 'http.request.header.range': headers.range });
     } catch (cause) {
       if (signal?.aborted) throw signal.reason ?? cause;

@@ -24,7 +24,13 @@ const READ_NO_LINK = (constants.O_RDONLY | constants.O_NOFOLLOW) as unknown as s
  * own partial file continued with a Range request; never written through a link). An existing `name` whose size
  * matches the store is kept. `field` names the input for a refusal.
  */
-export async function fetchToFile(obj: ObjectReader, folder: OpenedFolder, name: string, signal?: AbortSignal, field = 'destination'): Promise<{ bytes: number; fetched: boolean }> {
+export async function fetchToFile(
+  obj: ObjectReader,
+  folder: OpenedFolder,
+  name: string,
+  signal?: AbortSignal,
+  field = 'destination',
+): Promise<{ bytes: number; fetched: boolean }> {
   const existing = await ownFileSize(folder, name);
   if (existing !== undefined) {
     const remote = await obj.size(signal);
@@ -51,12 +57,22 @@ export async function fetchToFile(obj: ObjectReader, folder: OpenedFolder, name:
       },
     });
     try {
-      await pipeline(got.body, counter, createWriteStream(folder.path(partialName), { fd: handle.fd, autoClose: false, start, highWaterMark: WRITE_HIGH_WATER_MARK }), { signal });
+      await pipeline(
+        got.body,
+        counter,
+        createWriteStream(folder.path(partialName), { fd: handle.fd, autoClose: false, start, highWaterMark: WRITE_HIGH_WATER_MARK }),
+        { signal },
+      );
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
       throw err instanceof SapiError
         ? err
-        : new SapiTransferError({ code: SapiErrorCode.DOWNLOAD_FAILED, message: 'download interrupted', context: { object: obj.label, offset: start + written }, cause: err });
+        : new SapiTransferError({
+            code: SapiErrorCode.DOWNLOAD_FAILED,
+            message: 'download interrupted',
+            context: { object: obj.label, offset: start + written },
+            cause: err,
+          });
     }
     const total = start + written;
     if (got.total !== undefined && total !== got.total) {

@@ -46,7 +46,8 @@ export function outageInterceptors(signalTimeoutMs = 5_000): ActivityInterceptor
           if (waiting) {
             ctx.log.warn(waitingLine(waiting), { attempt: ctx.info.attempt, activityType: ctx.info.activityType });
             const run = ctx.info.workflowExecution;
-            if (run && !ctx.info.isLocal && CALL_WAITING_WORKFLOW_TYPES.has(ctx.info.workflowType ?? '') && reportsAttempt(ctx.info.attempt)) await tellRun(ctx, run, waiting, signalTimeoutMs);
+            if (run && !ctx.info.isLocal && CALL_WAITING_WORKFLOW_TYPES.has(ctx.info.workflowType ?? '') && reportsAttempt(ctx.info.attempt))
+              await tellRun(ctx, run, waiting, signalTimeoutMs);
           }
           throw err;
         }
@@ -77,7 +78,8 @@ export function callWaiting(info: Context['info'], err: unknown): CallWaiting | 
 
 /** The WARN line of a failed attempt: the call, its attempt, the failure, since when and how much budget is left. */
 export function waitingLine(w: CallWaiting, now: number = Date.now()): string {
-  const left = w.budgetEndsAt === undefined ? 'no limit' : `${Math.max(0, Math.round((Date.parse(w.budgetEndsAt) - now) / 60_000))} min of its outage budget left`;
+  const left =
+    w.budgetEndsAt === undefined ? 'no limit' : `${Math.max(0, Math.round((Date.parse(w.budgetEndsAt) - now) / 60_000))} min of its outage budget left`;
   const [type, ...rest] = w.lastFailure.split(' ');
   return `${w.call} attempt ${w.attempt} failed [${type}] ${rest.join(' ')}; retried by Temporal, waiting since ${w.since}, ${left}`;
 }

@@ -31,7 +31,11 @@ export function formatJsonLogLine(entry: LogEntry): string {
  * The worker runtime's logger: the SDK's `DefaultLogger` (`@temporalio/worker`) at `level`, writing multi-line text to stderr
  * (`text`) or one JSON object a line (`json`, see {@link formatJsonLogLine}) to `write` (default stderr).
  */
-export function createWorkerLogger(level: LogLevel, format: LogFormat = DEFAULT_LOG_FORMAT, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+export function createWorkerLogger(
+  level: LogLevel,
+  format: LogFormat = DEFAULT_LOG_FORMAT,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   return withBundlerStatsAtDebug(format === 'text' ? new DefaultLogger(level) : new DefaultLogger(level, (entry) => write(formatJsonLogLine(entry))));
 }
 

@@ -110,6 +110,6 @@ export function recordJobWait(meter: MetricMeter, job: TimedJob, seen: SeenJobs)
   if (!Number.isFinite(created) || !Number.isFinite(ended) || ended < created) return;
   if (!seen.first(`wait:${job.id}`)) return;
   meter
-    .createHistogram(METRIC_JOB_WAIT, 'float', 's', 'Time from a Storage job\'s creation to its end')
+    .createHistogram(METRIC_JOB_WAIT, 'float', 's', "Time from a Storage job's creation to its end")
     .record((ended - created) / 1000, { operation: job.operationName ?? 'unknown', status: job.status });
 }

@@ -68,13 +68,15 @@ export function configureWorkerRuntime(options: WorkerRuntimeOptions = {}): Work
       throw err;
     }
     const unmet = [
-      options.metricsAddress && installedHere?.metricsAddress !== options.metricsAddress ? `metrics endpoint ${options.metricsAddress} (SAPI_METRICS_ADDRESS) not served` : '',
+      options.metricsAddress && installedHere?.metricsAddress !== options.metricsAddress
+        ? `metrics endpoint ${options.metricsAddress} (SAPI_METRICS_ADDRESS) not served`
+        : '',
       logFormat === 'json' && installedHere?.logFormat !== 'json' ? 'log format json (SAPI_LOG_FORMAT) not used' : '',
     ].filter(Boolean);
     if (unmet.length) {
       Runtime.instance().logger.warn(
         `${unmet.join('; ')}: the Temporal runtime was installed before the worker's settings were read (a NativeConnection or Worker made before ` +
-          'the SapiPlugin, or a Runtime.install of your own); give the plugin to the worker\'s connection (connectWorker(settings.temporal, { plugins: [plugin] })), or install the runtime with ' +
+          "the SapiPlugin, or a Runtime.install of your own); give the plugin to the worker's connection (connectWorker(settings.temporal, { plugins: [plugin] })), or install the runtime with " +
           'configureWorkerRuntime (or Runtime.install with telemetryOptions.metrics and your logger) first',
         { sdkComponent: 'worker' },
       );
@@ -101,7 +103,12 @@ export function metricsEndpointError(address: string, err: unknown): SapiError {
       : /permission denied|os error 13\b/i.test(message)
         ? 'permission denied (ports below 1024 need privileges); pick a port above 1024'
         : message;
-  return new SapiError({ code: SapiErrorCode.WORKER_CONFIG, message: `SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: ${reason}`, retryable: false, cause: err });
+  return new SapiError({
+    code: SapiErrorCode.WORKER_CONFIG,
+    message: `SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: ${reason}`,
+    retryable: false,
+    cause: err,
+  });
 }
 
 /**

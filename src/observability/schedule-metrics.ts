@@ -64,7 +64,11 @@ export async function readScheduleSkips(connection: ConnectionLike, namespace: s
       scheduleId,
       workflowType: start?.workflowType?.name ?? '',
       taskQueue,
-      skipped: { overlap_skip: count(info?.overlapSkipped), buffer_dropped: count(info?.bufferDropped), missed_catchup_window: count(info?.missedCatchupWindow) },
+      skipped: {
+        overlap_skip: count(info?.overlapSkipped),
+        buffer_dropped: count(info?.bufferDropped),
+        missed_catchup_window: count(info?.missedCatchupWindow),
+      },
     });
   }
   return found;
@@ -84,7 +88,11 @@ export class ScheduleSkipCounter {
   ) {}
 
   record(schedules: readonly ScheduleSkips[]): void {
-    const counter = this.meter.createCounter(METRIC_SCHEDULE_RUNS_SKIPPED, '1', 'Runs schedules of sapi-temporal workflows skipped (overlap, full buffer, missed catch-up window)');
+    const counter = this.meter.createCounter(
+      METRIC_SCHEDULE_RUNS_SKIPPED,
+      '1',
+      'Runs schedules of sapi-temporal workflows skipped (overlap, full buffer, missed catch-up window)',
+    );
     for (const schedule of schedules) {
       for (const reason of REASONS) {
         const key = `${schedule.scheduleId}\u0000${reason}`;
@@ -94,7 +102,13 @@ export class ScheduleSkipCounter {
         const grown = before === undefined ? now : Math.max(0, now - before);
         // a first reading adds 0 too: every schedule has its series from the start (an alert can compare with it)
         if (before === undefined || grown > 0) {
-          counter.add(grown, { namespace: this.namespace, task_queue: schedule.taskQueue, schedule_id: schedule.scheduleId, workflow_type: schedule.workflowType, reason });
+          counter.add(grown, {
+            namespace: this.namespace,
+            task_queue: schedule.taskQueue,
+            schedule_id: schedule.scheduleId,
+            workflow_type: schedule.workflowType,
+            reason,
+          });
         }
       }
     }

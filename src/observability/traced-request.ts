@@ -7,7 +7,12 @@ import type { Dispatcher } from 'undici';
 import { pathWithoutQuery, tracingOn, withSpan, type SpanAttributes } from './spans';
 
 /** `dispatcher.request(options)`, in a span named `name` with `attributes` when tracing is on. */
-export function tracedRequest(dispatcher: Dispatcher, options: Dispatcher.RequestOptions, name: string, attributes: SpanAttributes = {}): Promise<Dispatcher.ResponseData> {
+export function tracedRequest(
+  dispatcher: Dispatcher,
+  options: Dispatcher.RequestOptions,
+  name: string,
+  attributes: SpanAttributes = {},
+): Promise<Dispatcher.ResponseData> {
   if (!tracingOn()) return dispatcher.request(options);
   let host: string | undefined;
   try {

@@ -10,8 +10,17 @@ type Fields = Record<string, string | number | boolean | undefined>;
 const TRANSFERS: Record<string, { verb: string; start(input: Record<string, unknown>): Fields; end(result: Record<string, unknown>): Fields }> = {
   importTableWorkflow: {
     verb: 'import',
-    start: (input) => ({ table: [input.bucketId, input.table].filter((part) => typeof part === 'string').join('.') || undefined, mode: input.mode as string | undefined }),
-    end: (result) => ({ rows: result.importedRowsCount as number, bytes: result.bytes as number, tableId: result.tableId as string, fileId: result.fileId as number, jobId: result.jobId as number }),
+    start: (input) => ({
+      table: [input.bucketId, input.table].filter((part) => typeof part === 'string').join('.') || undefined,
+      mode: input.mode as string | undefined,
+    }),
+    end: (result) => ({
+      rows: result.importedRowsCount as number,
+      bytes: result.bytes as number,
+      tableId: result.tableId as string,
+      fileId: result.fileId as number,
+      jobId: result.jobId as number,
+    }),
   },
   exportTableWorkflow: {
     verb: 'export',

@@ -159,18 +159,31 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
       });
     }
     const denied = authProblem(request);
-    if (denied) return reply.code(401).type('application/json').send(JSON.stringify({ error: denied }));
+    if (denied)
+      return reply
+        .code(401)
+        .type('application/json')
+        .send(JSON.stringify({ error: denied }));
     if (!rule) return;
     switch (rule.kind) {
       case 'server-error':
-        return reply.code(rule.status ?? 500).type('application/json').send(JSON.stringify({ error: 'Internal Server Error (injected)' }));
+        return reply
+          .code(rule.status ?? 500)
+          .type('application/json')
+          .send(JSON.stringify({ error: 'Internal Server Error (injected)' }));
       case 'rate-limit': {
         const retryAfter = rule.retryAfter === undefined ? '1' : rule.retryAfter;
         if (retryAfter !== null) reply.header('retry-after', String(retryAfter));
-        return reply.code(rule.status ?? 429).type('application/json').send(JSON.stringify({ error: 'Too Many Requests (injected)' }));
+        return reply
+          .code(rule.status ?? 429)
+          .type('application/json')
+          .send(JSON.stringify({ error: 'Too Many Requests (injected)' }));
       }
       case 'html':
-        return reply.code(rule.status ?? 200).type('text/html; charset=utf-8').send(HTML_ERROR_PAGE);
+        return reply
+          .code(rule.status ?? 200)
+          .type('text/html; charset=utf-8')
+          .send(HTML_ERROR_PAGE);
       case 'invalid-json':
         return reply.code(200).type('application/json').send('{"items": [{"id": 1}, {"id": 2');
       case 'repeat': {

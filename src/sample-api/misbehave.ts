@@ -46,7 +46,13 @@ export class Misbehaviour {
 
   /** Adds a rule (rules are checked in the order added). */
   add(rule: MisbehaveRule): void {
-    this.rules.push({ rule, kind: rule.kind, times: rule.times ?? 1, after: rule.after ?? 0, deadline: rule.untilMs === undefined ? Infinity : Date.now() + rule.untilMs });
+    this.rules.push({
+      rule,
+      kind: rule.kind,
+      times: rule.times ?? 1,
+      after: rule.after ?? 0,
+      deadline: rule.untilMs === undefined ? Infinity : Date.now() + rule.untilMs,
+    });
   }
 
   /** Removes every rule. */

@@ -43,7 +43,10 @@ const isErrno = (err: unknown, ...codes: string[]) => codes.includes((err as Nod
 
 /** A refusal: the path changed between its check and its use (a link appeared). */
 function swapped(field: string, what: string): SapiInputForbiddenError {
-  return new SapiInputForbiddenError(field, `${what} changed after it was checked (a symbolic link or another file took its place); nothing was read or written there`);
+  return new SapiInputForbiddenError(
+    field,
+    `${what} changed after it was checked (a symbolic link or another file took its place); nothing was read or written there`,
+  );
 }
 
 /** A folder opened and checked: reach what is in it with {@link OpenedFolder.path}. */
@@ -227,7 +230,14 @@ export async function renameChecked(handle: FileHandle, folder: OpenedFolder, fr
  * Moves `from` (a file this download wrote, in `folder`) to `to` in `into`: opened without following a link first,
  * then {@link renameChecked}. `handle`: the file when the caller has it open.
  */
-export async function moveChecked(handle: FileHandle | undefined, folder: OpenedFolder, from: string, into: OpenedFolder, to: string, field: string): Promise<void> {
+export async function moveChecked(
+  handle: FileHandle | undefined,
+  folder: OpenedFolder,
+  from: string,
+  into: OpenedFolder,
+  to: string,
+  field: string,
+): Promise<void> {
   if (handle) return renameChecked(handle, folder, from, into, to, field);
   let own: FileHandle;
   try {

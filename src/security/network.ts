@@ -138,7 +138,7 @@ export function checkUrl(policy: InputPolicy, field: string, raw: string): URL {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SapiInputForbiddenError(field, 'only http:// and https:// URLs are fetched');
   const port = portOf(url);
   if (isInternalOrigin(policy, url.hostname, port)) throw new SapiInputForbiddenError(field, "the URL is one of the worker's own services");
-  if (!urlAllowed(policy, url)) throw new SapiInputForbiddenError(field, 'the URL is not on the worker\'s allow-list (SAPI_ALLOWED_URLS)');
+  if (!urlAllowed(policy, url)) throw new SapiInputForbiddenError(field, "the URL is not on the worker's allow-list (SAPI_ALLOWED_URLS)");
   const host = bareHost(url.hostname);
   if (isIP(normalizeAddress(host))) {
     const problem = addressProblem(policy, host, port);

@@ -86,7 +86,12 @@ export function urlAllowed(policy: InputPolicy, url: URL): boolean {
     } catch {
       return false;
     }
-    return prefix.protocol === url.protocol && bareHost(prefix.hostname) === bareHost(url.hostname) && portOf(prefix) === portOf(url) && url.pathname.startsWith(prefix.pathname);
+    return (
+      prefix.protocol === url.protocol &&
+      bareHost(prefix.hostname) === bareHost(url.hostname) &&
+      portOf(prefix) === portOf(url) &&
+      url.pathname.startsWith(prefix.pathname)
+    );
   });
 }
 
@@ -163,7 +168,8 @@ export function policyProblems(policy: InputPolicy): string[] {
       problems.push(`SAPI_ALLOWED_URLS: ${JSON.stringify(entry)} is neither an http(s) URL prefix nor a host (host, host:port, *.domain)`);
     }
   }
-  for (const cidr of policy.allowedNetworks) if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(cidr)) problems.push(`SAPI_ALLOWED_NETWORKS: ${JSON.stringify(cidr)} is not an address or CIDR`);
+  for (const cidr of policy.allowedNetworks)
+    if (!/^[0-9a-f:.]+(\/\d{1,3})?$/i.test(cidr)) problems.push(`SAPI_ALLOWED_NETWORKS: ${JSON.stringify(cidr)} is not an address or CIDR`);
   for (const prefix of policy.objectPrefixes) {
     if (!/^s3:\/\/[^/]+(\/.*)?$/i.test(prefix)) problems.push(`SAPI_ALLOWED_OBJECT_PREFIXES: ${JSON.stringify(prefix)} must look like s3://bucket/prefix/`);
   }

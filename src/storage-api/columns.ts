@@ -15,7 +15,9 @@ export function columnNameProblems(names: readonly string[]): string[] {
   const problems: string[] = [];
   const invalid = names.filter((n) => !COLUMN_NAME_PATTERN.test(n));
   if (invalid.length) {
-    problems.push(`invalid column name(s) ${invalid.map((n) => JSON.stringify(n)).join(', ')}: names may contain only letters, digits and underscores, at most 64 characters`);
+    problems.push(
+      `invalid column name(s) ${invalid.map((n) => JSON.stringify(n)).join(', ')}: names may contain only letters, digits and underscores, at most 64 characters`,
+    );
   }
   const seen = new Set<string>();
   const duplicates = new Set<string>();

@@ -139,7 +139,9 @@ export function fileCalls(ctx: CallContext, getImportUrl: (input: CallOptions) =
         }
       }
       if (size !== undefined && size > IMPORTER_MAX_BYTES) {
-        throw new SapiInvalidInputError(`uploadViaImporter: ${name} has ${size} bytes, the importer accepts at most ${IMPORTER_MAX_BYTES}; use a direct upload (prepare + multipart)`);
+        throw new SapiInvalidInputError(
+          `uploadViaImporter: ${name} has ${size} bytes, the importer accepts at most ${IMPORTER_MAX_BYTES}; use a direct upload (prepare + multipart)`,
+        );
       }
       const base = await getImportUrl(input);
       const fields = {

@@ -7,14 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { type z } from 'zod';
-import {
-  SapiError,
-  SapiHttpError,
-  SapiInvalidResponseError,
-  SapiNetworkError,
-  SapiTimeoutError,
-  type RequestDescription,
-} from '../errors';
+import { SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
 import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
@@ -203,7 +196,13 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         }
         if (status >= 200 && status < 300) {
           // A 2xx we did not expect: the operation was probably performed, do not replay.
-          throw new SapiInvalidResponseError({ request: desc, status, problem: `unexpected status ${status}, expected ${req.expect?.join('/')}`, body: text, mayHaveReachedService: !idempotent });
+          throw new SapiInvalidResponseError({
+            request: desc,
+            status,
+            problem: `unexpected status ${status}, expected ${req.expect?.join('/')}`,
+            body: text,
+            mayHaveReachedService: !idempotent,
+          });
         }
         const retryAfter = headerValue(res.headers['retry-after']);
         outcome = { kind: 'status', status, retryAfter };
@@ -282,7 +281,13 @@ function parseBody<S extends z.ZodType>(
 }
 
 /** Builds the registry error for a non-2xx answer, reading the service's error body when it has one. */
-export function httpError(desc: RequestDescription, status: number, text: string, retryAfter: string | undefined, mayHaveReachedService: boolean): SapiHttpError {
+export function httpError(
+  desc: RequestDescription,
+  status: number,
+  text: string,
+  retryAfter: string | undefined,
+  mayHaveReachedService: boolean,
+): SapiHttpError {
   let serviceCode: string | undefined;
   let serviceMessage: string | undefined;
   let exceptionId: string | undefined;

@@ -23,14 +23,7 @@ export {
   PREVIEW_MAX_ROWS,
   type ListJobsInput,
 } from './client';
-export {
-  DEFAULT_TIMEOUTS,
-  DEFAULT_CONNECTIONS_PER_ORIGIN,
-  DEFAULT_KEEP_ALIVE_MS,
-  USER_AGENT,
-  createDefaultDispatcher,
-  type HttpTimeouts,
-} from './http';
+export { DEFAULT_TIMEOUTS, DEFAULT_CONNECTIONS_PER_ORIGIN, DEFAULT_KEEP_ALIVE_MS, USER_AGENT, createDefaultDispatcher, type HttpTimeouts } from './http';
 export {
   DEFAULT_RETRY_POLICY,
   decideRetry,

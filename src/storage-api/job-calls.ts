@@ -49,7 +49,10 @@ export async function waitBriefly(client: Pick<JobCalls, 'getJob'>, job: Job, si
   }
   if (current.status === 'error') {
     const error = current.error;
-    throw new SapiInvalidResponseError({ request: { method: 'DELETE', path: `job ${current.id}` }, problem: `job ${current.id} failed: ${typeof error === 'string' ? error : error?.message}` });
+    throw new SapiInvalidResponseError({
+      request: { method: 'DELETE', path: `job ${current.id}` },
+      problem: `job ${current.id} failed: ${typeof error === 'string' ? error : error?.message}`,
+    });
   }
 }
 

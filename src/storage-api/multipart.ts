@@ -29,7 +29,9 @@ export function encodeMultipart(fields: MultipartFields, file: MultipartFile): M
   const head: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    const values = Array.isArray(value) ? value.map((v) => [`${name}[]`, v] as const) : [[name, typeof value === 'boolean' ? (value ? '1' : '0') : String(value)] as const];
+    const values = Array.isArray(value)
+      ? value.map((v) => [`${name}[]`, v] as const)
+      : [[name, typeof value === 'boolean' ? (value ? '1' : '0') : String(value)] as const];
     for (const [n, v] of values) {
       head.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${escapeQuoted(n)}"\r\n\r\n${v}\r\n`));
     }

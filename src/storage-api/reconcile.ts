@@ -13,7 +13,13 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SapiError, SapiErrorCode, SapiInvalidResponseError, unlessNotFound } from '../errors';
-import { type CreateTableAsyncInput, type CreateTableDefinitionInput, type ExportTableAsyncInput, type LoadTableAsyncInput, type StorageClient } from './client';
+import {
+  type CreateTableAsyncInput,
+  type CreateTableDefinitionInput,
+  type ExportTableAsyncInput,
+  type LoadTableAsyncInput,
+  type StorageClient,
+} from './client';
 import { type Job, type StorageFile } from './schemas';
 
 /**
@@ -53,8 +59,7 @@ interface ScanOptions {
 }
 
 export type FindJobForImportInput = ScanOptions & { fileId: number } & (
-    | { operationName: 'tableImport'; tableId: string }
-    | { operationName: 'tableCreate'; bucketId: string; name: string }
+    { operationName: 'tableImport'; tableId: string } | { operationName: 'tableCreate'; bucketId: string; name: string }
   );
 
 export interface FindJobForExportInput extends ScanOptions {
@@ -196,8 +201,25 @@ export async function startImportOnce(client: ImportClient, input: StartImportOn
   const since = defaultSince(input);
   const lookup = (postedAt?: number): Promise<Job | undefined> =>
     input.operation === 'create'
-      ? findJobForImport({ client, operationName: 'tableCreate', fileId: input.create.dataFileId, bucketId: input.create.bucketId, name: input.create.name, runId: input.create.runId, since: after(since, postedAt), signal: input.signal })
-      : findJobForImport({ client, operationName: 'tableImport', fileId: input.load.dataFileId, tableId: input.load.tableId, runId: input.load.runId, since: after(since, postedAt), signal: input.signal });
+      ? findJobForImport({
+          client,
+          operationName: 'tableCreate',
+          fileId: input.create.dataFileId,
+          bucketId: input.create.bucketId,
+          name: input.create.name,
+          runId: input.create.runId,
+          since: after(since, postedAt),
+          signal: input.signal,
+        })
+      : findJobForImport({
+          client,
+          operationName: 'tableImport',
+          fileId: input.load.dataFileId,
+          tableId: input.load.tableId,
+          runId: input.load.runId,
+          since: after(since, postedAt),
+          signal: input.signal,
+        });
   const post = (): Promise<Job> =>
     input.operation === 'create'
       ? client.createTableAsync({ ...input.create, signal: input.signal })
@@ -336,7 +358,11 @@ async function startOnce(args: {
  * Runs `lookup` after each delay ({@link DEFAULT_RECONCILE_DELAYS_MS}) until it finds something: after an ambiguous
  * failure the request may still be in flight on the service, so one look is not enough to conclude it never arrived.
  */
-export async function lookAgain<T>(lookup: () => Promise<T | undefined>, delaysMs: readonly number[] = DEFAULT_RECONCILE_DELAYS_MS, signal?: AbortSignal): Promise<T | undefined> {
+export async function lookAgain<T>(
+  lookup: () => Promise<T | undefined>,
+  delaysMs: readonly number[] = DEFAULT_RECONCILE_DELAYS_MS,
+  signal?: AbortSignal,
+): Promise<T | undefined> {
   for (const delay of delaysMs) {
     if (delay > 0) await sleep(delay, undefined, signal ? { signal } : undefined);
     const found = await lookup();

@@ -38,9 +38,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 export type Reach = 'no' | 'maybe';
 
 /** What happened on one attempt. */
-export type AttemptOutcome =
-  | { kind: 'status'; status: number; retryAfter?: string | null }
-  | { kind: 'network'; reach: Reach; retryable?: boolean };
+export type AttemptOutcome = { kind: 'status'; status: number; retryAfter?: string | null } | { kind: 'network'; reach: Reach; retryable?: boolean };
 
 export interface RetryDecisionInput {
   outcome: AttemptOutcome;
@@ -55,9 +53,7 @@ export interface RetryDecisionInput {
   random?: () => number;
 }
 
-export type RetryDecision =
-  | { retry: true; delayMs: number; reason: string }
-  | { retry: false; reason: string; mayHaveReachedService: boolean };
+export type RetryDecision = { retry: true; delayMs: number; reason: string } | { retry: false; reason: string; mayHaveReachedService: boolean };
 
 /** Decides whether to retry after a failed attempt, and how long to wait first. */
 export function decideRetry(input: RetryDecisionInput): RetryDecision {
@@ -73,7 +69,11 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
       return { retry: false, reason: 'non-idempotent request may have reached the service', mayHaveReachedService: true };
     }
     if (exhausted) return { retry: false, reason: `gave up after ${attempt} attempts`, mayHaveReachedService: mayHaveReached };
-    return { retry: true, delayMs: backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random), reason: mayHaveReached ? 'network error' : 'request did not reach the service' };
+    return {
+      retry: true,
+      delayMs: backoffDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, random),
+      reason: mayHaveReached ? 'network error' : 'request did not reach the service',
+    };
   }
 
   const { status } = outcome;
@@ -107,16 +107,7 @@ export interface TransportErrorClass {
 }
 
 /** Errors raised before any byte of the request left this process. */
-const NOT_REACHED_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-]);
+const NOT_REACHED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
 
 /** TLS/certificate problems: retrying cannot fix them. */
 const FATAL_CODES = new Set([
@@ -142,7 +133,13 @@ export function classifyTransportError(err: unknown): TransportErrorClass {
   const code = codes[0];
   if (codes.includes('UND_ERR_CONNECT_TIMEOUT') || (codes.includes('ETIMEDOUT') && !codes.some((c) => c.startsWith('UND_ERR_')))) {
     // ETIMEDOUT from connect() on a fresh socket; undici reports its own connect timeout separately.
-    return { kind: 'timeout', phase: 'connect', reach: 'no', retryable: true, code: codes.includes('UND_ERR_CONNECT_TIMEOUT') ? 'UND_ERR_CONNECT_TIMEOUT' : 'ETIMEDOUT' };
+    return {
+      kind: 'timeout',
+      phase: 'connect',
+      reach: 'no',
+      retryable: true,
+      code: codes.includes('UND_ERR_CONNECT_TIMEOUT') ? 'UND_ERR_CONNECT_TIMEOUT' : 'ETIMEDOUT',
+    };
   }
   if (codes.includes('UND_ERR_HEADERS_TIMEOUT')) return { kind: 'timeout', phase: 'headers', reach: 'maybe', retryable: true, code: 'UND_ERR_HEADERS_TIMEOUT' };
   if (codes.includes('UND_ERR_BODY_TIMEOUT')) return { kind: 'timeout', phase: 'body', reach: 'maybe', retryable: true, code: 'UND_ERR_BODY_TIMEOUT' };

@@ -83,7 +83,17 @@ export interface SetTableMetadataInput extends CallOptions {
 /** The JSON answer of `data-preview`: columns, and rows of cells. */
 const previewSchema = z.looseObject({
   columns: z.array(z.string()),
-  rows: z.array(z.array(z.looseObject({ columnName: z.string(), value: z.string().nullable().transform((v) => v ?? '') }))),
+  rows: z.array(
+    z.array(
+      z.looseObject({
+        columnName: z.string(),
+        value: z
+          .string()
+          .nullable()
+          .transform((v) => v ?? ''),
+      }),
+    ),
+  ),
 });
 
 export interface WhereFilter {
@@ -159,7 +169,8 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
 
   /** `POST` of a call that starts a job and answers it; never replayed (a lost answer is settled by `reconcile.ts`). */
   const startJob = async (path: string, json: unknown, input: MarkedCallOptions): Promise<Job> =>
-    (await http.request({ method: 'POST', path, json, schema: jobSchema, idempotent: false, expect: ASYNC_STATUSES, runId: input.runId, signal: input.signal })).data;
+    (await http.request({ method: 'POST', path, json, schema: jobSchema, idempotent: false, expect: ASYNC_STATUSES, runId: input.runId, signal: input.signal }))
+      .data;
 
   const requireOneQuote = (method: string, input: { enclosure?: string; escapedBy?: string }): void => {
     if (input.enclosure !== undefined && input.escapedBy !== undefined) {
@@ -277,7 +288,8 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
 
     async listTableMetadata(input) {
       requireNonEmpty('listTableMetadata', 'tableId', input.tableId);
-      return (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/metadata`), schema: metadataListSchema, signal: input.signal })).data;
+      return (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/metadata`), schema: metadataListSchema, signal: input.signal }))
+        .data;
     },
 
     async loadTableAsync(input) {
@@ -302,7 +314,8 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
     async previewTable(input) {
       requireNonEmpty('previewTable', 'tableId', input.tableId);
       const limit = input.limit ?? 100;
-      if (!Number.isInteger(limit) || limit < 0 || limit > PREVIEW_MAX_ROWS) throw new SapiInvalidInputError(`previewTable: limit must be 0–${PREVIEW_MAX_ROWS}, got ${limit}`);
+      if (!Number.isInteger(limit) || limit < 0 || limit > PREVIEW_MAX_ROWS)
+        throw new SapiInvalidInputError(`previewTable: limit must be 0–${PREVIEW_MAX_ROWS}, got ${limit}`);
       // nested parameters as the service reads them: whereFilters[0][column]=…&whereFilters[0][values][]=…
       const query: Record<string, QueryValue> = { format: 'json', limit, columns: input.columns?.length ? input.columns.join(',') : undefined };
       input.whereFilters?.forEach((f, i) => {
@@ -314,7 +327,9 @@ export function tableCalls(ctx: CallContext, jobs: Pick<JobCalls, 'getJob'>): Ta
         query[`orderBy[${i}][column]`] = o.column;
         query[`orderBy[${i}][order]`] = o.order ?? 'ASC';
       });
-      const answer = (await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/data-preview`), query, schema: previewSchema, signal: input.signal })).data;
+      const answer = (
+        await http.request({ method: 'GET', path: scoped(`tables/${seg(input.tableId)}/data-preview`), query, schema: previewSchema, signal: input.signal })
+      ).data;
       return { columns: answer.columns, rows: answer.rows.map((row) => Object.fromEntries(row.map((cell) => [cell.columnName, cell.value]))) };
     },
 

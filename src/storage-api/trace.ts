@@ -49,7 +49,11 @@ export function storageResponseAttributes(path: string, data: unknown): SpanAttr
   if (typeof id !== 'number' && typeof id !== 'string') return {};
   const route = storageRoute(path);
   if (typeof operationName === 'string' || /-async$|\/jobs\/\{id\}$/.test(route)) {
-    return { 'sapi.job_id': String(id), 'sapi.job_status': typeof status === 'string' ? status : undefined, 'sapi.job_operation': typeof operationName === 'string' ? operationName : undefined };
+    return {
+      'sapi.job_id': String(id),
+      'sapi.job_status': typeof status === 'string' ? status : undefined,
+      'sapi.job_operation': typeof operationName === 'string' ? operationName : undefined,
+    };
   }
   if (/\/files\/prepare$|\/upload-file$/.test(route)) return { 'sapi.file_id': String(id) };
   return {};

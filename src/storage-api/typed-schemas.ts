@@ -9,7 +9,10 @@ import { tableSchema } from './schemas';
 export const metadataEntrySchema = z.looseObject({
   id: z.union([z.string(), z.number()]).transform(String),
   key: z.string(),
-  value: z.string().nullable().transform((v) => v ?? ''),
+  value: z
+    .string()
+    .nullable()
+    .transform((v) => v ?? ''),
   provider: z.string().nullable().optional(),
   timestamp: z.string().nullable().optional(),
 });

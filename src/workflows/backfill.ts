@@ -71,7 +71,12 @@ function setState(cp: BackfillCheckpoint, index: number, state: Exclude<Backfill
 function checkedResume(resume: BackfillCheckpoint | undefined, windows: number): BackfillCheckpoint | undefined {
   if (resume === undefined) return undefined;
   if (typeof resume.states !== 'string' || resume.states.length !== windows || /[^.dfc]/.test(resume.states)) {
-    throw ApplicationFailure.create({ type: SapiErrorCode.INPUT_FORBIDDEN, message: 'backfillWorkflow: input field resume does not fit the windows of this input', nonRetryable: true, details: [{ field: 'resume' }] });
+    throw ApplicationFailure.create({
+      type: SapiErrorCode.INPUT_FORBIDDEN,
+      message: 'backfillWorkflow: input field resume does not fit the windows of this input',
+      nonRetryable: true,
+      details: [{ field: 'resume' }],
+    });
   }
   return resume;
 }
@@ -212,33 +217,40 @@ export async function backfillWorkflow(input: BackfillInput & { resume?: Backfil
         running.add(w.index);
         const workflowId = windowWorkflowId(info.workflowId, w);
         // a child whose run completed before (a rerun of this backfill) is not started again; a failed one is
-        const common = { workflowId, priority, workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const, staticSummary: `backfill ${info.workflowId} window ${w.label}` };
+        const common = {
+          workflowId,
+          priority,
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+          staticSummary: `backfill ${info.workflowId} window ${w.label}`,
+        };
         const child: Promise<{ tables?: Array<{ rows: number; tableId: string | null }>; importedRowsCount?: number }> =
           input.kind === 'extract'
             ? executeChild(extractWorkflow, { ...common, args: [windowExtractInput(input.extract, w)] })
             : executeChild(importTableWorkflow, { ...common, args: [windowImportInput(input.import, w)] });
-        void child.then(
-          (result) => {
-            setState(cp, w.index, 'done');
-            cp.outcomes[w.index] = { rows: rowsOf(result) };
-          },
-          (err: unknown) => {
-            if (err instanceof WorkflowExecutionAlreadyStartedError) {
-              log.info(`backfill: window ${w.label}: ${workflowId} ran before (completed or still running): not started again`);
+        void child
+          .then(
+            (result) => {
               setState(cp, w.index, 'done');
-              cp.outcomes[w.index] = { alreadyDone: true };
-              return;
-            }
-            setState(cp, w.index, 'failed');
-            cp.outcomes[w.index] = { error: failureMessage(err) };
-            log.warn(`backfill: window ${w.label} failed: ${failureMessage(err)}`);
-          },
-        ).finally(() => {
-          running.delete(w.index);
-          endedThisRun++;
-          events++;
-          view?.refresh();
-        });
+              cp.outcomes[w.index] = { rows: rowsOf(result) };
+            },
+            (err: unknown) => {
+              if (err instanceof WorkflowExecutionAlreadyStartedError) {
+                log.info(`backfill: window ${w.label}: ${workflowId} ran before (completed or still running): not started again`);
+                setState(cp, w.index, 'done');
+                cp.outcomes[w.index] = { alreadyDone: true };
+                return;
+              }
+              setState(cp, w.index, 'failed');
+              cp.outcomes[w.index] = { error: failureMessage(err) };
+              log.warn(`backfill: window ${w.label} failed: ${failureMessage(err)}`);
+            },
+          )
+          .finally(() => {
+            running.delete(w.index);
+            endedThisRun++;
+            events++;
+            view?.refresh();
+          });
       };
 
       const nextPending = () => windows.find((w) => !running.has(w.index) && cp.states[w.index] === '.');
@@ -314,7 +326,8 @@ export async function backfillWorkflow(input: BackfillInput & { resume?: Backfil
     }
   };
   const result = await CancellationScope.nonCancellable(run);
-  if (cancelRequested) throw new CancelledFailure(`backfill cancelled (${cancelReason ?? 'cancellation requested'}): ${result.done} of ${result.windows} windows done`);
+  if (cancelRequested)
+    throw new CancelledFailure(`backfill cancelled (${cancelReason ?? 'cancellation requested'}): ${result.done} of ${result.windows} windows done`);
   return result;
 }
 
@@ -322,13 +335,23 @@ export async function backfillWorkflow(input: BackfillInput & { resume?: Backfil
  * Stores the live run state of `stateKey` once, with `previousStart` = the backfill's end (`to`), every other key
  * kept; a stored state already at or past it is left alone (a backfill never moves the live state back).
  */
-async function advanceLiveState(stateKey: string, to: string, taskQueue: string | undefined, budgetMs: number | undefined): Promise<NonNullable<BackfillResult['state']>> {
+async function advanceLiveState(
+  stateKey: string,
+  to: string,
+  taskQueue: string | undefined,
+  budgetMs: number | undefined,
+): Promise<NonNullable<BackfillResult['state']>> {
   const acts = proxyActivities<SapiActivities>({ ...activityOptions(outageBudget(budgetMs)), taskQueue });
   const target = boundSeconds(to);
   const { state: stored } = await acts.readRunState({ stateKey });
   const current = stored?.time.previousStart ?? 0;
   if (current >= target) {
-    return { stateKey, advanced: false, previousStart: current, reason: `the live state is already at previousStart ${current}, not before ${to}: left as it is` };
+    return {
+      stateKey,
+      advanced: false,
+      previousStart: current,
+      reason: `the live state is already at previousStart ${current}, not before ${to}: left as it is`,
+    };
   }
   // a failure here (after the outage budget) fails the backfill; a rerun under the same id redoes no window, only this
   await acts.writeRunState({ stateKey, state: nextRunState(stored, { previousStart: current, currentStart: target }) });
@@ -338,7 +361,15 @@ async function advanceLiveState(stateKey: string, to: string, taskQueue: string 
 /** Current details of a backfill: phase and counts. */
 function backfillDetails(p: BackfillProgress): string {
   return [
-    detailLine({ phase: p.phase, windows: p.windows, done: p.counts.done, running: p.counts.running, pending: p.counts.pending, failed: p.counts.failed || undefined, rows: p.rows }),
+    detailLine({
+      phase: p.phase,
+      windows: p.windows,
+      done: p.counts.done,
+      running: p.counts.running,
+      pending: p.counts.pending,
+      failed: p.counts.failed || undefined,
+      rows: p.rows,
+    }),
     p.error ? `**error** ${p.error}` : '',
   ]
     .filter(Boolean)

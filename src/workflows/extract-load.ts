@@ -90,7 +90,14 @@ export async function settleInTurn<T, R>(items: readonly T[], limit: number, eac
 export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Promise<ExtractTableResult[]> {
   // --- ge-features: mapped tables without rows are loaded too (their columns come from the mapping) ---
   const mapped = o.mappedTables ?? {};
-  if (Object.keys(mapped).length > 0) staged = { ...staged, schema: mergeTableSchema(staged.schema, Object.entries(mapped).map(([name, keys]) => ({ name, keys }))) };
+  if (Object.keys(mapped).length > 0)
+    staged = {
+      ...staged,
+      schema: mergeTableSchema(
+        staged.schema,
+        Object.entries(mapped).map(([name, keys]) => ({ name, keys })),
+      ),
+    };
   // --- end ge-features ---
   // every table's load runs to its end, even when a sibling's fails: a child is never terminated (and its clean-up
   // skipped) because the parent failed early; the first failure is reported once all have ended

@@ -26,7 +26,16 @@ import { functionScopeOf } from '../extractor/functions';
 import { userDataForRun } from '../extractor/user-data-functions';
 import { iterationConfigs } from '../extractor/config-iterations';
 import { parentAliasesOf, parserStateOf, parserStructOf, schemaFromStruct, seedSchema } from '../extractor/parser-struct';
-import { cursorOf, extractBucketId, findJob, isBucketId, MAX_WARNINGS, resolveExtractOptions, stagingRunKey, type ResolvedExtractOptions } from '../contracts/extract-plan';
+import {
+  cursorOf,
+  extractBucketId,
+  findJob,
+  isBucketId,
+  MAX_WARNINGS,
+  resolveExtractOptions,
+  stagingRunKey,
+  type ResolvedExtractOptions,
+} from '../contracts/extract-plan';
 import type { ExtractInput, ExtractPhase, ExtractProgress, ExtractResult, ExtractTableResult } from '../contracts/extract';
 import type { ExtractCheckpoint, JobFrame } from '../extractor/checkpoint';
 import { loadTables, notLoaded } from './extract-load';
@@ -72,7 +81,6 @@ export interface ExtractLimits {
 /** Update: set limits of a running extraction; refused when a limit is below what is done. Answers the progress. */
 export const setLimitsUpdate = defineUpdate<ExtractProgress, [limits: ExtractLimits]>('setLimits');
 
-
 /**
  * Refuses limits that are not `{maxPages}` with a whole number at least `pagesDone` plus `inFlight`, the most pages the
  * call in flight may still add (the limit is exact: the total never passes it).
@@ -82,7 +90,8 @@ function checkLimits(limits: unknown, pagesDone: number, inFlight: number): void
   const unknown = Object.keys(limits).filter((k) => k !== 'maxPages');
   if (unknown.length > 0) refuse(`unsupported limit ${unknown.join(', ')}: setLimits takes maxPages`);
   const { maxPages } = limits as { maxPages?: unknown };
-  if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1) refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
+  if (typeof maxPages !== 'number' || !Number.isSafeInteger(maxPages) || maxPages < 1)
+    refuse(`maxPages must be a whole number ≥ 1, got ${JSON.stringify(maxPages)}`);
   if (maxPages < pagesDone + inFlight) {
     refuse(
       inFlight === 0
@@ -278,7 +287,10 @@ function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult | FetchChildr
   cp.pages += r.pages;
   cp.records += r.records;
   cp.bytes += r.bytes;
-  cp.schema = mergeTableSchema(cp.schema, Object.entries(r.schema).map(([name, keys]) => ({ name, keys })));
+  cp.schema = mergeTableSchema(
+    cp.schema,
+    Object.entries(r.schema).map(([name, keys]) => ({ name, keys })),
+  );
   cp.warningsDropped += r.warningsDropped ?? 0; // (the batch's own warnings beyond its cap)
   if (r.parentAliases) cp.parentAliases = r.parentAliases; // ge-legacy: the input's aliases plus the batch's
   for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
@@ -330,7 +342,12 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
   // the staging a checkpoint names is always this chain's own (its workflow id and first run id)
   const runKey = stagingRunKey(info.workflowId, info.firstExecutionRunId);
   if (resumed !== undefined && resumed.runKey !== runKey) {
-    throw ApplicationFailure.create({ type: SapiErrorCode.INPUT_FORBIDDEN, message: `extractWorkflow: input field resume.runKey names staging that is not this run's`, nonRetryable: true, details: [{ field: 'resume.runKey' }] });
+    throw ApplicationFailure.create({
+      type: SapiErrorCode.INPUT_FORBIDDEN,
+      message: `extractWorkflow: input field resume.runKey names staging that is not this run's`,
+      nonRetryable: true,
+      details: [{ field: 'resume.runKey' }],
+    });
   }
   const cp: ExtractCheckpoint = resumed ?? freshCheckpoint(info.workflowId, info.firstExecutionRunId);
   let phase: ExtractPhase = cp.paused ? 'paused' : 'extracting';
@@ -432,7 +449,10 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
       const validated = await validateConfig(acts, input.config);
       const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
       if (!isBucketId(bucketId)) {
-        throw ApplicationFailure.nonRetryable(`cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`, SapiErrorCode.INVALID_INPUT);
+        throw ApplicationFailure.nonRetryable(
+          `cannot derive a bucket id from outputBucket ${JSON.stringify(validated.config.outputBucket)}: set options.bucketId`,
+          SapiErrorCode.INVALID_INPUT,
+        );
       }
       view.set({ SapiBucket: bucketId });
       // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
@@ -484,7 +504,10 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         if (workflowInfo().targetWorkerDeploymentVersionChanged) {
           log.info('extract: a new worker deployment version is current; continuing as new on it', { runKey: cp.runKey });
           // its first task goes to the current version (the new run is pinned to that one)
-          await makeContinueAsNewFunc<typeof extractWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
+          await makeContinueAsNewFunc<typeof extractWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })({
+            ...input,
+            resume: { ...cp, runs: cp.runs + 1 },
+          });
         }
         if (shouldContinueAsNew(workflowInfo(), pagesThisRun, o.continueAsNewAfterPages)) {
           await continueAsNew<typeof extractWorkflow>({ ...input, resume: { ...cp, runs: cp.runs + 1 } });
@@ -545,7 +568,10 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         const limit = rateLimitAfterBatch(rateLimitWaits, r);
         rateLimitWaits = limit.waits;
         if (limit.giveUp) {
-          throw ApplicationFailure.nonRetryable(`gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`, SapiErrorCode.EXTRACT_RATE_LIMITED);
+          throw ApplicationFailure.nonRetryable(
+            `gave up after ${MAX_RATE_LIMIT_WAITS} rate-limit waits in a row: ${r.rateLimitMessage ?? ''}`,
+            SapiErrorCode.EXTRACT_RATE_LIMITED,
+          );
         }
         if (limit.waitMs !== null) {
           log.info(`extract: rate limited, waiting ${limit.waitMs} ms on a durable timer`, { job: jobId, message: r.rateLimitMessage });
@@ -602,7 +628,9 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
           storedState = next;
         } catch (err) {
           if (!(err instanceof ActivityFailure)) throw err;
-          addWarnings([`the tables are loaded, but the run state ${cp.runState.stateKey} was not stored (${failureOf(err)?.message ?? err.message}): the next run starts from the previous state again and extracts this run's window once more`]);
+          addWarnings([
+            `the tables are loaded, but the run state ${cp.runState.stateKey} was not stored (${failureOf(err)?.message ?? err.message}): the next run starts from the previous state again and extracts this run's window once more`,
+          ]);
         }
       }
       // the staging only after the tables were loaded and the next run's state stored: until then a retry needs it
@@ -647,7 +675,10 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
   };
   const result = await CancellationScope.nonCancellable(run);
   // asked to cancel (a cancellation request, not the update): the run ends *cancelled*, as `temporal workflow cancel` ends any run
-  if (cancelRequested) throw new CancelledFailure(`extraction cancelled (${cancelReason ?? 'cancellation requested'}): ${result.pages} pages, ${result.tables.length} table(s) loaded`);
+  if (cancelRequested)
+    throw new CancelledFailure(
+      `extraction cancelled (${cancelReason ?? 'cancellation requested'}): ${result.pages} pages, ${result.tables.length} table(s) loaded`,
+    );
   return result;
 }
 
@@ -667,7 +698,13 @@ function childrenTarget(children: { ref?: { count?: number; next?: number; key?:
 function extractDetails(p: ExtractProgress): string {
   return [
     detailLine({ phase: p.phase, job: p.job ?? undefined, page: p.page || undefined, pages: p.pages, records: p.records, bytes: bytesText(p.bytes) }),
-    detailLine({ tables: Object.entries(p.tables).map(([t, rows]) => `${t} ${rows}`).join(', ') || undefined, runs: p.runs > 1 ? p.runs : undefined }),
+    detailLine({
+      tables:
+        Object.entries(p.tables)
+          .map(([t, rows]) => `${t} ${rows}`)
+          .join(', ') || undefined,
+      runs: p.runs > 1 ? p.runs : undefined,
+    }),
     p.waitingUntil !== undefined ? `**waiting** Retry-After until ${new Date(p.waitingUntil).toISOString()}` : '',
     p.error ? `**error** ${p.error}` : '',
   ]

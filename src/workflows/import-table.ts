@@ -1,11 +1,29 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, CancelledFailure, continueAsNew, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  continueAsNew,
+  proxyActivities,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
 import { DEFAULT_JOB_DEADLINE_MS, waitForJob, type AwaitJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
 import type { RunView } from './run-view';
-import { BUCKET_ID_PATTERN, DEFAULT_METADATA_PROVIDER, TABLE_NAME_PATTERN, type CreatedBeforeFailure, type ImportTableInput, type ImportTableResult, type JobSummary, type TransferProgress } from '../contracts/transfer';
+import {
+  BUCKET_ID_PATTERN,
+  DEFAULT_METADATA_PROVIDER,
+  TABLE_NAME_PATTERN,
+  type CreatedBeforeFailure,
+  type ImportTableInput,
+  type ImportTableResult,
+  type JobSummary,
+  type TransferProgress,
+} from '../contracts/transfer';
 import { SapiErrorCode } from '../errors';
 import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
@@ -52,164 +70,201 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
   if (!input.resume) progress.phase = 'checking';
   // a run started without a fairness key shares the queue fairly by its Storage connection
   const priority = runPriority(defaultFairnessKey({ operation: 'import', connection }));
-  return runTransfer(`import into ${tableId}`, progress, async (view, control) => {
-    const budget = outageBudget(input.outageBudgetMs);
-    const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
-    const transfer = view.activities(proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'upload', budget), priority)), describeCall(progress));
-    const { getJob, awaitJob } = jobPoller(view, progress, priority, budget, connection);
-    const onStatus = (current: JobSummary) => {
-      progress.jobStatus = current.status;
-      view.refresh();
-    };
-    let fileId: number;
-    let bytes: number;
-    let sha256: string | undefined;
-    let job: JobSummary;
-    /** What this run created, removed again when it fails before its job ends well. */
-    const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
-    let jobStarted = input.resume !== undefined;
-    /** When this run began polling its job (the short path starts it inside an activity). */
-    let pollingBegan: number | undefined;
-    let typed = input.resume?.typed ?? false;
-    /** The load ended well (what fails after it is the metadata). */
-    let loaded = false;
-    let loadEndedAt = 0;
-    let loadResult: ImportTableResult | undefined;
-    /** The receipt of the load that ended well (written once: after the metadata, or when the metadata failed). */
-    const receipt = (r: ImportTableResult) => writeReceiptStep(acts, input, receiptOf(input, r, workflowInfo().startTime.getTime(), loadEndedAt));
-    try {
-      if (input.resume) {
-        ({ fileId, bytes, sha256, job } = input.resume);
-        created.fileId = fileId;
-        Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
-      } else {
-        validate(input);
-        const mode = input.mode ?? 'create';
-        const typedCreate = mode === 'create' && input.typedColumns !== undefined;
-        const typedNames = input.typedColumns?.map((c) => c.name);
-        // a headerless typed source takes the typed columns' names
-        const columns = input.columns ?? (typedCreate && input.slices ? typedNames : undefined);
-        const direct = (input.via ?? 'direct') === 'direct' && !input.slices && !typedCreate;
-        if (direct) {
-          const run = await shortPath(input, progress, acts, transfer, view, priority, created, control);
-          ({ fileId, bytes, sha256, job, typed } = run);
-          pollingBegan = run.pollingBegan;
-        } else {
-          progress.phase = 'checking';
-          const target = await acts.checkImportTarget({ connection, bucketId: input.bucketId, table: input.table, mode, createBucket: input.createBucket ?? false });
-          typed = typedCreate || (target.typed ?? false);
-          await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority))).inspectSource({
-            sources: input.slices ?? [input.source],
-            csv: input.csv,
-            columns,
-            ...(typedCreate ? { expectColumns: typedNames } : {}),
-            ...grantOf(input),
-          });
-          if (input.createBucket) {
-            progress.phase = 'bucket';
-            created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
-          }
-          const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id));
-          ({ fileId, bytes, sha256 } = uploaded);
-          progress.phase = 'importing';
-          const csv = input.csv ?? {};
-          if (typedCreate) {
-            // the service's way to a typed table: create it empty from its definition, then load the file into it
-            progress.phase = 'defining';
-            const definitionJob = await acts.createTableDefinition({ connection, bucketId: input.bucketId, name: input.table, columns: input.typedColumns!, primaryKey: input.primaryKey });
-            created.table = true;
-            progress.jobId = definitionJob.id;
-            const definedSince = Date.now();
-            control.pollingFrom(definedSince);
-            await waitForJob(definitionJob, getJob, control.polling, onStatus, definedSince, awaitJob);
-            progress.phase = 'importing';
-            job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
-          } else {
-            job =
-              mode === 'create'
-                ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv, primaryKey: input.primaryKey, columns: input.columns })
-                : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
-          }
-        }
-        jobStarted = true;
-      }
-      progress.jobId = job.id;
-      const pollingSince = input.resume?.pollingSince ?? pollingBegan ?? Date.now();
-      let polls = 0;
-      control.pollingFrom(pollingSince);
-      const done = await waitForJob(
-        job,
-        async (jobId) => {
-          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-            // a very long job: keep history bounded and carry on polling in a fresh run
-            const resume: ImportResume = { fileId, bytes, sha256, job: { ...job, id: jobId }, pollingSince, createdBucket: created.bucket, createdTable: created.table, typed };
-            await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
-          }
-          return getJob(jobId);
-        },
-        control.polling,
-        onStatus,
-        pollingSince,
-        awaitJob,
+  return runTransfer(
+    `import into ${tableId}`,
+    progress,
+    async (view, control) => {
+      const budget = outageBudget(input.outageBudgetMs);
+      const acts = view.activities(proxyActivities<SapiActivities>(prioritized(activityOptions(budget), priority)), describeCall(progress));
+      const transfer = view.activities(
+        proxyActivities<SapiActivities>(prioritized(transferOptions(input.transferTaskQueue, 'upload', budget), priority)),
+        describeCall(progress),
       );
-      delete progress.deadlineAt;
-      loaded = true;
-      loadEndedAt = Date.now();
-      const result: ImportTableResult = {
-        tableId: done.tableId ?? tableId,
-        fileId,
-        jobId: done.id,
-        importedRowsCount: done.results?.importedRowsCount ?? 0,
-        bytes,
-        sha256,
-        typed,
+      const { getJob, awaitJob } = jobPoller(view, progress, priority, budget, connection);
+      const onStatus = (current: JobSummary) => {
+        progress.jobStatus = current.status;
+        view.refresh();
       };
-      loadResult = result;
-      if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
-        // after the load: a table whose load failed never gets metadata
-        progress.phase = 'metadata';
-        const set = await acts.setTableMetadata({
-          connection,
-          tableId: result.tableId,
-          provider: input.metadataProvider ?? DEFAULT_METADATA_PROVIDER,
-          description: input.description,
-          metadata: input.metadata,
-        });
-        result.metadataSet = set.entries;
-      }
-      result.receipt = await receipt(result);
-      progress.phase = 'done';
-      return result;
-    } catch (err) {
-      // a job that may still run (deadline, cancel while polling) keeps its file, bucket and table: it may yet succeed;
-      // metadata refused after the load: a table this run created goes again (no half-made table)
-      // a step that failed after creating the bucket says so in its failure
-      if (createdBucketIn(err)) created.bucket = true;
-      const undo = !jobStarted || failureType(err) === SapiErrorCode.JOB_FAILED || (loaded && created.table === true);
-      if (undo && (created.fileId !== undefined || created.bucket || created.table)) {
-        await CancellationScope.nonCancellable(() =>
-          acts.cleanUpImport({
+      let fileId: number;
+      let bytes: number;
+      let sha256: string | undefined;
+      let job: JobSummary;
+      /** What this run created, removed again when it fails before its job ends well. */
+      const created: { fileId?: number; bucket?: boolean; table?: boolean } = { bucket: input.resume?.createdBucket, table: input.resume?.createdTable };
+      let jobStarted = input.resume !== undefined;
+      /** When this run began polling its job (the short path starts it inside an activity). */
+      let pollingBegan: number | undefined;
+      let typed = input.resume?.typed ?? false;
+      /** The load ended well (what fails after it is the metadata). */
+      let loaded = false;
+      let loadEndedAt = 0;
+      let loadResult: ImportTableResult | undefined;
+      /** The receipt of the load that ended well (written once: after the metadata, or when the metadata failed). */
+      const receipt = (r: ImportTableResult) => writeReceiptStep(acts, input, receiptOf(input, r, workflowInfo().startTime.getTime(), loadEndedAt));
+      try {
+        if (input.resume) {
+          ({ fileId, bytes, sha256, job } = input.resume);
+          created.fileId = fileId;
+          Object.assign(progress, { phase: 'importing', fileId, bytes, jobId: job.id, jobStatus: job.status });
+        } else {
+          validate(input);
+          const mode = input.mode ?? 'create';
+          const typedCreate = mode === 'create' && input.typedColumns !== undefined;
+          const typedNames = input.typedColumns?.map((c) => c.name);
+          // a headerless typed source takes the typed columns' names
+          const columns = input.columns ?? (typedCreate && input.slices ? typedNames : undefined);
+          const direct = (input.via ?? 'direct') === 'direct' && !input.slices && !typedCreate;
+          if (direct) {
+            const run = await shortPath(input, progress, acts, transfer, view, priority, created, control);
+            ({ fileId, bytes, sha256, job, typed } = run);
+            pollingBegan = run.pollingBegan;
+          } else {
+            progress.phase = 'checking';
+            const target = await acts.checkImportTarget({
+              connection,
+              bucketId: input.bucketId,
+              table: input.table,
+              mode,
+              createBucket: input.createBucket ?? false,
+            });
+            typed = typedCreate || (target.typed ?? false);
+            await view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority))).inspectSource({
+              sources: input.slices ?? [input.source],
+              csv: input.csv,
+              columns,
+              ...(typedCreate ? { expectColumns: typedNames } : {}),
+              ...grantOf(input),
+            });
+            if (input.createBucket) {
+              progress.phase = 'bucket';
+              created.bucket = (await acts.ensureBucket({ connection, bucketId: input.bucketId })).created;
+            }
+            const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id));
+            ({ fileId, bytes, sha256 } = uploaded);
+            progress.phase = 'importing';
+            const csv = input.csv ?? {};
+            if (typedCreate) {
+              // the service's way to a typed table: create it empty from its definition, then load the file into it
+              progress.phase = 'defining';
+              const definitionJob = await acts.createTableDefinition({
+                connection,
+                bucketId: input.bucketId,
+                name: input.table,
+                columns: input.typedColumns!,
+                primaryKey: input.primaryKey,
+              });
+              created.table = true;
+              progress.jobId = definitionJob.id;
+              const definedSince = Date.now();
+              control.pollingFrom(definedSince);
+              await waitForJob(definitionJob, getJob, control.polling, onStatus, definedSince, awaitJob);
+              progress.phase = 'importing';
+              job = await acts.loadTableAsync({ connection, tableId, fileId, incremental: false, csv, columns });
+            } else {
+              job =
+                mode === 'create'
+                  ? await acts.createTableAsync({
+                      connection,
+                      bucketId: input.bucketId,
+                      name: input.table,
+                      fileId,
+                      csv,
+                      primaryKey: input.primaryKey,
+                      columns: input.columns,
+                    })
+                  : await acts.loadTableAsync({ connection, tableId, fileId, incremental: input.incremental ?? false, csv, columns: input.columns });
+            }
+          }
+          jobStarted = true;
+        }
+        progress.jobId = job.id;
+        const pollingSince = input.resume?.pollingSince ?? pollingBegan ?? Date.now();
+        let polls = 0;
+        control.pollingFrom(pollingSince);
+        const done = await waitForJob(
+          job,
+          async (jobId) => {
+            if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+              // a very long job: keep history bounded and carry on polling in a fresh run
+              const resume: ImportResume = {
+                fileId,
+                bytes,
+                sha256,
+                job: { ...job, id: jobId },
+                pollingSince,
+                createdBucket: created.bucket,
+                createdTable: created.table,
+                typed,
+              };
+              await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
+            }
+            return getJob(jobId);
+          },
+          control.polling,
+          onStatus,
+          pollingSince,
+          awaitJob,
+        );
+        delete progress.deadlineAt;
+        loaded = true;
+        loadEndedAt = Date.now();
+        const result: ImportTableResult = {
+          tableId: done.tableId ?? tableId,
+          fileId,
+          jobId: done.id,
+          importedRowsCount: done.results?.importedRowsCount ?? 0,
+          bytes,
+          sha256,
+          typed,
+        };
+        loadResult = result;
+        if (input.description !== undefined || Object.keys(input.metadata ?? {}).length) {
+          // after the load: a table whose load failed never gets metadata
+          progress.phase = 'metadata';
+          const set = await acts.setTableMetadata({
             connection,
-            fileId: created.fileId,
-            bucketId: created.bucket ? input.bucketId : undefined,
-            ...(created.table ? { tableId } : {}),
-          }),
-        ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
+            tableId: result.tableId,
+            provider: input.metadataProvider ?? DEFAULT_METADATA_PROVIDER,
+            description: input.description,
+            metadata: input.metadata,
+          });
+          result.metadataSet = set.entries;
+        }
+        result.receipt = await receipt(result);
+        progress.phase = 'done';
+        return result;
+      } catch (err) {
+        // a job that may still run (deadline, cancel while polling) keeps its file, bucket and table: it may yet succeed;
+        // metadata refused after the load: a table this run created goes again (no half-made table)
+        // a step that failed after creating the bucket says so in its failure
+        if (createdBucketIn(err)) created.bucket = true;
+        const undo = !jobStarted || failureType(err) === SapiErrorCode.JOB_FAILED || (loaded && created.table === true);
+        if (undo && (created.fileId !== undefined || created.bucket || created.table)) {
+          await CancellationScope.nonCancellable(() =>
+            acts.cleanUpImport({
+              connection,
+              fileId: created.fileId,
+              bucketId: created.bucket ? input.bucketId : undefined,
+              ...(created.table ? { tableId } : {}),
+            }),
+          ).catch(() => undefined); // the failure that matters is the import's; the clean-up's own is in history
+        }
+        if (loaded && !created.table) {
+          // the rows are in: say so, or a user would run the load again; and they get their receipt
+          if (loadResult) await receipt(loadResult);
+          const cause = err instanceof ActivityFailure ? err.cause : err;
+          throw ApplicationFailure.create({
+            message: `the rows were loaded into ${tableId}, but its metadata was not set: ${cause instanceof Error ? cause.message : String(cause)}`,
+            type: failureType(err) ?? SapiErrorCode.INVALID_INPUT,
+            nonRetryable: true,
+            cause: cause instanceof Error ? cause : undefined,
+          });
+        }
+        throw err;
       }
-      if (loaded && !created.table) {
-        // the rows are in: say so, or a user would run the load again; and they get their receipt
-        if (loadResult) await receipt(loadResult);
-        const cause = err instanceof ActivityFailure ? err.cause : err;
-        throw ApplicationFailure.create({
-          message: `the rows were loaded into ${tableId}, but its metadata was not set: ${cause instanceof Error ? cause.message : String(cause)}`,
-          type: failureType(err) ?? SapiErrorCode.INVALID_INPUT,
-          nonRetryable: true,
-          cause: cause instanceof Error ? cause : undefined,
-        });
-      }
-      throw err;
-    }
-  }, { attributes, totals, polling: input.polling });
+    },
+    { attributes, totals, polling: input.polling },
+  );
 }
 
 /**
@@ -274,7 +329,10 @@ async function shortPath(
   const nearSources = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget), priority)));
   // one small upload and a job's start: a short call (its outage budget counts from minutes, not from a transfer's
   // 12-hour attempt), whose expired credentials come back to this workflow (a fresh file) instead of being retried
-  const smallUpload = view.activities(proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget, [SapiErrorCode.CREDENTIALS_EXPIRED]), priority)), describeCall(progress));
+  const smallUpload = view.activities(
+    proxyActivities<SapiActivities>(prioritized(shortTransferOptions(input.transferTaskQueue, budget, [SapiErrorCode.CREDENTIALS_EXPIRED]), priority)),
+    describeCall(progress),
+  );
   progress.phase = 'checking';
   const begun = await CancellationScope.nonCancellable(() =>
     nearSources.prepareImport({
@@ -295,7 +353,16 @@ async function shortPath(
   created.bucket = begun.createdBucket;
   created.fileId = begun.target.fileId;
   progress.fileId = begun.target.fileId;
-  const job = { connection, bucketId: input.bucketId, name: input.table, mode, incremental: input.incremental, csv: input.csv, primaryKey: input.primaryKey, columns: input.columns };
+  const job = {
+    connection,
+    bucketId: input.bucketId,
+    name: input.table,
+    mode,
+    incremental: input.incremental,
+    csv: input.csv,
+    primaryKey: input.primaryKey,
+    columns: input.columns,
+  };
   // a cancel that came while prepareImport ran acts now, before anything is uploaded or started (the scope of the
   // next activity would not be cancelled: it runs to its end)
   if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled before the upload');
@@ -307,7 +374,9 @@ async function shortPath(
     try {
       // its wait for the job ends by the job's deadline (the polling that follows fails the run at it)
       const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
-      const started = await CancellationScope.nonCancellable(() => smallUpload.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }));
+      const started = await CancellationScope.nonCancellable(() =>
+        smallUpload.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }),
+      );
       progress.bytes = started.bytes;
       return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
     } catch (err) {
@@ -319,13 +388,35 @@ async function shortPath(
   }
   // a larger source goes to the prepared file; after an expiry, to fresh ones
   const expired = created.fileId === undefined;
-  const uploaded = await upload(input, progress, acts, transfer, (id) => (created.fileId = id), expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target });
+  const uploaded = await upload(
+    input,
+    progress,
+    acts,
+    transfer,
+    (id) => (created.fileId = id),
+    expired ? { refreshesUsed: 1 } : { preparedFirst: begun.target },
+  );
   progress.phase = 'importing';
   const fileId = uploaded.fileId;
   const started =
     mode === 'create'
-      ? await acts.createTableAsync({ connection, bucketId: input.bucketId, name: input.table, fileId, csv: input.csv ?? {}, primaryKey: input.primaryKey, columns: input.columns })
-      : await acts.loadTableAsync({ connection, tableId: `${input.bucketId}.${input.table}`, fileId, incremental: input.incremental ?? false, csv: input.csv ?? {}, columns: input.columns });
+      ? await acts.createTableAsync({
+          connection,
+          bucketId: input.bucketId,
+          name: input.table,
+          fileId,
+          csv: input.csv ?? {},
+          primaryKey: input.primaryKey,
+          columns: input.columns,
+        })
+      : await acts.loadTableAsync({
+          connection,
+          tableId: `${input.bucketId}.${input.table}`,
+          fileId,
+          incremental: input.incremental ?? false,
+          csv: input.csv ?? {},
+          columns: input.columns,
+        });
   return { ...uploaded, job: started, typed: begun.typed };
 }
 
@@ -402,18 +493,21 @@ function typedProblems(input: ImportTableInput): string[] {
   const problems: string[] = [];
   const columns = input.typedColumns;
   if (columns !== undefined) {
-    if ((input.mode ?? 'create') !== 'create') problems.push('typedColumns need mode create (a load uses the existing table\'s types)');
+    if ((input.mode ?? 'create') !== 'create') problems.push("typedColumns need mode create (a load uses the existing table's types)");
     if (!Array.isArray(columns) || columns.length === 0) problems.push('typedColumns must list at least one column {name, definition: {type}}');
     const seen = new Set<string>();
     for (const [i, column] of (Array.isArray(columns) ? columns : []).entries()) {
       const name = column?.name;
       const where = `typedColumns[${i}]${typeof name === 'string' ? ` (${name})` : ''}`;
-      if (typeof name !== 'string' || !COLUMN_NAME.test(name)) problems.push(`${where}: name must be 1–64 letters, digits or underscores, got ${JSON.stringify(name)}`);
+      if (typeof name !== 'string' || !COLUMN_NAME.test(name))
+        problems.push(`${where}: name must be 1–64 letters, digits or underscores, got ${JSON.stringify(name)}`);
       else if (seen.has(name.toLowerCase())) problems.push(`${where}: column defined twice`);
       else seen.add(name.toLowerCase());
       const d = column?.definition;
-      if (typeof d?.type !== 'string' || !/^[A-Za-z][A-Za-z0-9_ ]*$/.test(d.type)) problems.push(`${where}: definition.type must be a type name such as VARCHAR, NUMBER or DATE, got ${JSON.stringify(d?.type)}`);
-      if (d?.length !== undefined && !/^\s*\d+\s*(,\s*\d+\s*)?$/.test(String(d.length))) problems.push(`${where}: definition.length must be "n" or "precision,scale", got ${JSON.stringify(d.length)}`);
+      if (typeof d?.type !== 'string' || !/^[A-Za-z][A-Za-z0-9_ ]*$/.test(d.type))
+        problems.push(`${where}: definition.type must be a type name such as VARCHAR, NUMBER or DATE, got ${JSON.stringify(d?.type)}`);
+      if (d?.length !== undefined && !/^\s*\d+\s*(,\s*\d+\s*)?$/.test(String(d.length)))
+        problems.push(`${where}: definition.length must be "n" or "precision,scale", got ${JSON.stringify(d.length)}`);
       if (d?.nullable !== undefined && typeof d.nullable !== 'boolean') problems.push(`${where}: definition.nullable must be true or false`);
     }
     const unknown = (input.primaryKey ?? []).filter((pk) => !seen.has(pk.toLowerCase()));
@@ -446,7 +540,7 @@ function validate(input: ImportTableInput): void {
 /** The failure type of an activity failure (our error code), if any. */
 export function failureType(err: unknown): string | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof ApplicationFailure ? cause.type ?? undefined : undefined;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
 /** The staged-file grant an extraction passed, for the activities that open the source. */

@@ -15,7 +15,12 @@ export {
   setLimitsUpdate,
   extractProgressUpdate,
   type ExtractLimits,
-  type ExtractInput, type ExtractOptions, type ExtractResult, type ExtractProgress, type ExtractTableResult } from './extract';
+  type ExtractInput,
+  type ExtractOptions,
+  type ExtractResult,
+  type ExtractProgress,
+  type ExtractTableResult,
+} from './extract';
 export {
   backfillWorkflow,
   backfillProgressQuery,
@@ -23,4 +28,10 @@ export {
   backfillResumeUpdate,
   backfillCancelUpdate,
   backfillProgressUpdate,
-  type BackfillInput, type BackfillExtractInput, type BackfillImportInput, type BackfillResult, type BackfillProgress, type BackfillWindow } from './backfill';
+  type BackfillInput,
+  type BackfillExtractInput,
+  type BackfillImportInput,
+  type BackfillResult,
+  type BackfillProgress,
+  type BackfillWindow,
+} from './backfill';

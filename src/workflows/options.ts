@@ -61,7 +61,12 @@ export const AWAIT_JOB_HEARTBEAT_TIMEOUT_MS = 10 * 60_000;
  */
 export function awaitJobOptions(budgetMs: number, untilDeadlineMs: number): ActivityOptions {
   const attemptMs = Math.max(0, untilDeadlineMs) + SHORT_CALL_MS;
-  return { startToCloseTimeout: attemptMs, scheduleToCloseTimeout: attemptMs + budgetMs, heartbeatTimeout: AWAIT_JOB_HEARTBEAT_TIMEOUT_MS, retry: outageRetry() };
+  return {
+    startToCloseTimeout: attemptMs,
+    scheduleToCloseTimeout: attemptMs + budgetMs,
+    heartbeatTimeout: AWAIT_JOB_HEARTBEAT_TIMEOUT_MS,
+    retry: outageRetry(),
+  };
 }
 
 /**
@@ -85,8 +90,16 @@ export function transferOptions(taskQueue?: string, kind: 'upload' | 'download' 
  * Short calls that must run where the sources are (checks of a local file, a small upload): {@link activityOptions} on
  * that queue, `alsoNonRetryable` codes coming back to the workflow at once.
  */
-export function shortTransferOptions(taskQueue?: string, budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS, alsoNonRetryable: readonly string[] = []): ActivityOptions {
-  return { ...activityOptions(budgetMs), taskQueue, ...(alsoNonRetryable.length ? { retry: outageRetry([...NON_RETRYABLE_ERROR_CODES, ...alsoNonRetryable]) } : {}) };
+export function shortTransferOptions(
+  taskQueue?: string,
+  budgetMs: number = DEFAULT_OUTAGE_BUDGET_MS,
+  alsoNonRetryable: readonly string[] = [],
+): ActivityOptions {
+  return {
+    ...activityOptions(budgetMs),
+    taskQueue,
+    ...(alsoNonRetryable.length ? { retry: outageRetry([...NON_RETRYABLE_ERROR_CODES, ...alsoNonRetryable]) } : {}),
+  };
 }
 
 /**

@@ -10,7 +10,13 @@ export const DEFAULT_JOB_DEADLINE_MS = 6 * 60 * 60 * 1000;
 export const DEFAULT_IN_ACTIVITY_AFTER_MS = 2 * 60 * 1000;
 
 /** Polls a job inside one activity until it ends or `deadlineAt` (see the `awaitJob` activity). */
-export type AwaitJob = (request: { jobId: number; attempt: number; startedAt: number; deadlineAt: number; schedule: Partial<PollSchedule> }) => Promise<JobSummary>;
+export type AwaitJob = (request: {
+  jobId: number;
+  attempt: number;
+  startedAt: number;
+  deadlineAt: number;
+  schedule: Partial<PollSchedule>;
+}) => Promise<JobSummary>;
 
 /**
  * Polls a job with durable timers until it ends. Waits grow 1 s ×2 up to 20 s by default, and never exceed 25 % of

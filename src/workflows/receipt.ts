@@ -6,10 +6,18 @@ import { receiptIdOf, type LoadReceipt, type ReceiptOrigin, type ReceiptOutcome,
 import type { ImportTableInput, ImportTableResult } from '../contracts/transfer';
 
 /** What the receipt step needs of the import's input. */
-export type ReceiptInput = Pick<ImportTableInput, 'connection' | 'source' | 'slices' | 'mode' | 'incremental'> & { receipts?: ReceiptsOption; receiptOrigin?: ReceiptOrigin };
+export type ReceiptInput = Pick<ImportTableInput, 'connection' | 'source' | 'slices' | 'mode' | 'incremental'> & {
+  receipts?: ReceiptsOption;
+  receiptOrigin?: ReceiptOrigin;
+};
 
 /** The receipt of a load that ended well, from the run's own facts (workflow time: the same on replay). */
-export function receiptOf(input: ReceiptInput, result: Pick<ImportTableResult, 'tableId' | 'importedRowsCount' | 'bytes' | 'fileId' | 'jobId'>, startedAt: number, endedAt: number): LoadReceipt {
+export function receiptOf(
+  input: ReceiptInput,
+  result: Pick<ImportTableResult, 'tableId' | 'importedRowsCount' | 'bytes' | 'fileId' | 'jobId'>,
+  startedAt: number,
+  endedAt: number,
+): LoadReceipt {
   const info = workflowInfo();
   const runId = info.firstExecutionRunId;
   const origin = input.receiptOrigin;
@@ -40,7 +48,9 @@ export async function writeReceiptStep(acts: Pick<SapiActivities, 'writeReceipt'
   if (input.receipts === false) return { receipt, status: 'off' };
   const table = input.receipts?.table;
   try {
-    const written = await CancellationScope.nonCancellable(() => acts.writeReceipt({ connection: input.connection, receipt, ...(table !== undefined ? { table } : {}) }));
+    const written = await CancellationScope.nonCancellable(() =>
+      acts.writeReceipt({ connection: input.connection, receipt, ...(table !== undefined ? { table } : {}) }),
+    );
     return written.status === 'off' ? { receipt, status: 'off' } : { receipt, status: 'written', table: written.table };
   } catch (err) {
     const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;

@@ -86,7 +86,11 @@ export class RunView {
   refresh(): void {
     this.set({ SapiPhase: this.phase() });
     const w = this.waiting;
-    setCurrentDetails(w ? `${this.details()}  \n**waiting** ${w.call} attempt ${w.attempt} (scheduled ${w.lastAttemptAt}) failed: ${w.lastFailure} (since ${w.since}${w.budgetEndsAt ? `, budget until ${w.budgetEndsAt}` : ''})` : this.details());
+    setCurrentDetails(
+      w
+        ? `${this.details()}  \n**waiting** ${w.call} attempt ${w.attempt} (scheduled ${w.lastAttemptAt}) failed: ${w.lastFailure} (since ${w.since}${w.budgetEndsAt ? `, budget until ${w.budgetEndsAt}` : ''})`
+        : this.details(),
+    );
   }
 
   /** `proxy` with a summary on every call and the view brought up to date before it. */

@@ -18,7 +18,14 @@ const OUTAGE_MS = 25_000;
 /** Runs `bin/sapi-temporal` against `temporal` as a child process; only the Temporal variables are set. */
 function startCli(temporal: TemporalHandle, args: string[]) {
   const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: undefined, SAPI_URL: undefined, SAPI_TOKEN: undefined },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: undefined,
+      SAPI_URL: undefined,
+      SAPI_TOKEN: undefined,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { stdout: '', stderr: '' };
@@ -33,12 +40,18 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
   beforeAll(async () => (env = await startSapiTestEnv('cli-outage', { worker: false })));
   afterAll(() => env?.stop());
 
-  it('exits 0 with the import\'s result after Temporal was down for 25 s while it waited, and the rows are loaded once', async () => {
+  it("exits 0 with the import's result after Temporal was down for 25 s while it waited, and the rows are loaded once", async () => {
     const stack = testStack();
     const dataDir = join(env.dataDir, 'own-temporal');
     let temporal: TemporalHandle = await startTemporal({ dataDir, headless: true });
     const taskQueue = uniqueTaskQueue('cli-outage');
-    const settings = loadSettings({ ...stack.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: env.emulator.url, SAPI_TOKEN: env.emulator.token });
+    const settings = loadSettings({
+      ...stack.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SAPI_URL: env.emulator.url,
+      SAPI_TOKEN: env.emulator.token,
+    });
     const worker = await startWorker({ settings, worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
     const connection = await Connection.connect({ address: temporal.address });
     try {
@@ -48,7 +61,18 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       writeFileSync(source, rowsCsv(100));
       const workflowId = `cli-outage-${Date.now()}`;
       const { output, exited } = startCli(temporal, [
-        'import', source, '--bucket', 'in.c-cli-outage', '--create-bucket', '--table', 't', '--workflow-id', workflowId, '--task-queue', taskQueue, '--json',
+        'import',
+        source,
+        '--bucket',
+        'in.c-cli-outage',
+        '--create-bucket',
+        '--table',
+        't',
+        '--workflow-id',
+        workflowId,
+        '--task-queue',
+        taskQueue,
+        '--json',
       ]);
 
       const handle = new Client({ connection }).workflow.getHandle(workflowId);
@@ -91,10 +115,30 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
     try {
       const workflowId = `cli-gone-${Date.now()}`;
       // no worker polls this queue: the workflow waits for one, as long as it takes (--no-worker-check: start it anyway)
-      const { child: cli, output, exited } = startCli(temporal, [
-        'import', join(env.dataDir, 'never-read.csv'), '--bucket', 'in.c-gone', '--table', 't', '--workflow-id', workflowId, '--task-queue', uniqueTaskQueue('nobody'), '--reconnect-timeout', '5s', '--no-worker-check',
+      const {
+        child: cli,
+        output,
+        exited,
+      } = startCli(temporal, [
+        'import',
+        join(env.dataDir, 'never-read.csv'),
+        '--bucket',
+        'in.c-gone',
+        '--table',
+        't',
+        '--workflow-id',
+        workflowId,
+        '--task-queue',
+        uniqueTaskQueue('nobody'),
+        '--reconnect-timeout',
+        '5s',
+        '--no-worker-check',
       ]);
-      await eventually(() => output.stderr.includes(`started workflow ${workflowId}`) || cli.exitCode !== null, 60_000, `the CLI did not start the workflow: ${output.stderr}`);
+      await eventually(
+        () => output.stderr.includes(`started workflow ${workflowId}`) || cli.exitCode !== null,
+        60_000,
+        `the CLI did not start the workflow: ${output.stderr}`,
+      );
       await temporal.process.kill();
       const code = await exited;
       expect(output.stdout).toBe('');
@@ -102,7 +146,9 @@ describe('the CLI follows a workflow through a Temporal outage', () => {
       expect(lines).toContain(`import: Temporal unreachable, retrying… (workflow ${workflowId} keeps running on the server)`);
       // the whole stderr on failure (a crash ends with Node's version line, not the message)
       expect(`${lines.at(-1)}\n--- stderr:\n${output.stderr}`).toMatch(
-        new RegExp(`^sapi-temporal: import lost contact \\[SAPI_CLI_TEMPORAL_LOST_CONTACT\\] Temporal at ${temporal.address} unreachable for [\\d.]+ s \\(--reconnect-timeout\\); workflow ${workflowId} may still be running on the server: re-attach with \`sapi-temporal wait ${workflowId}\``),
+        new RegExp(
+          `^sapi-temporal: import lost contact \\[SAPI_CLI_TEMPORAL_LOST_CONTACT\\] Temporal at ${temporal.address} unreachable for [\\d.]+ s \\(--reconnect-timeout\\); workflow ${workflowId} may still be running on the server: re-attach with \`sapi-temporal wait ${workflowId}\``,
+        ),
       );
       expect(code).toBe(3);
 

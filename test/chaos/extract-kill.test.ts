@@ -74,7 +74,9 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
     return env.client.workflow.start('extractWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `chaos-extract-${Date.now()}-${++n}`,
-      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } }],
+      args: [
+        { config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } },
+      ],
     });
   }
 
@@ -98,7 +100,11 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
       await eventually(() => gate.seen.length >= 120, 60_000, 'the API never saw 120 pages');
       // killed once the server holds a checkpoint past the first page (the SDK sends heartbeats at most every 80% of
       // the heartbeat timeout: on a loaded machine the server could still hold only the starting point)
-      await eventually(async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0, 30_000, 'no checkpoint reached the server');
+      await eventually(
+        async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0,
+        30_000,
+        'no checkpoint reached the server',
+      );
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
       expect(seenAtKill).toBeLessThan(PAGES); // killed mid-batch
@@ -161,33 +167,43 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
     }
   });
 
-  it.each(['page', 'batch'] as const)('while child jobs run between parent pages (%s mode, child runs in batches), the takeover leaves every parent and child row exactly once', async (mode) => {
-    const gate = await startGate(api.url, 15);
-    const bucket = `chaos-children-${mode}`;
-    try {
-      const config = {
-        parameters: {
-          api: { baseUrl: gate.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
-          config: {
-            outputBucket: bucket,
-            jobs: [{ endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' } }] }],
+  it.each(['page', 'batch'] as const)(
+    'while child jobs run between parent pages (%s mode, child runs in batches), the takeover leaves every parent and child row exactly once',
+    async (mode) => {
+      const gate = await startGate(api.url, 15);
+      const bucket = `chaos-children-${mode}`;
+      try {
+        const config = {
+          parameters: {
+            api: { baseUrl: gate.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+            config: {
+              outputBucket: bucket,
+              jobs: [
+                {
+                  endpoint: 'users',
+                  dataField: 'users',
+                  dataType: 'users',
+                  children: [{ endpoint: 'users/{id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { id: 'id' } }],
+                },
+              ],
+            },
           },
-        },
-      };
-      const first = await startWorkerProcess(`children-${mode}-first`);
-      const handle = await start(config, { mode });
-      await eventually(() => gate.seen.some((u) => u.startsWith('/users/15/orders')), 60_000, 'the children of page 2 never started');
-      first.kill('SIGKILL');
-      await startWorkerProcess(`children-${mode}-second`);
-      const result = (await handle.result()) as ExtractResult;
-      expect(result.records).toBe(40 + makeUsers(40).reduce((sum, u) => sum + ordersOf(u.id).length, 0));
-      const users = await env.emulator.readTable(`in.c-${bucket}.users`);
-      expect(users.rows.map((r) => Number(r[0]))).toEqual(range(1, 40));
-      const orders = await env.emulator.readTable(`in.c-${bucket}.orders`);
-      expect(orders.rows.map((r) => r[orders.columns.indexOf('orderId')])).toEqual(makeUsers(40).flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
-      expect(orders.rows.every((r) => r[orders.columns.indexOf('parent_id')] === r[orders.columns.indexOf('userId')])).toBe(true);
-    } finally {
-      await gate.close();
-    }
-  });
+        };
+        const first = await startWorkerProcess(`children-${mode}-first`);
+        const handle = await start(config, { mode });
+        await eventually(() => gate.seen.some((u) => u.startsWith('/users/15/orders')), 60_000, 'the children of page 2 never started');
+        first.kill('SIGKILL');
+        await startWorkerProcess(`children-${mode}-second`);
+        const result = (await handle.result()) as ExtractResult;
+        expect(result.records).toBe(40 + makeUsers(40).reduce((sum, u) => sum + ordersOf(u.id).length, 0));
+        const users = await env.emulator.readTable(`in.c-${bucket}.users`);
+        expect(users.rows.map((r) => Number(r[0]))).toEqual(range(1, 40));
+        const orders = await env.emulator.readTable(`in.c-${bucket}.orders`);
+        expect(orders.rows.map((r) => r[orders.columns.indexOf('orderId')])).toEqual(makeUsers(40).flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
+        expect(orders.rows.every((r) => r[orders.columns.indexOf('parent_id')] === r[orders.columns.indexOf('userId')])).toBe(true);
+      } finally {
+        await gate.close();
+      }
+    },
+  );
 });

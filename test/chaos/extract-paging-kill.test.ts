@@ -123,7 +123,9 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
     return env.client.workflow.start('extractWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `chaos-paging-${Date.now()}-${++n}`,
-      args: [{ config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } }],
+      args: [
+        { config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } },
+      ],
     });
   }
 
@@ -143,7 +145,11 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
       // killed once the server holds a checkpoint past the first page: the SDK sends heartbeats at most every 80% of
       // the heartbeat timeout, so on a loaded machine the only one the server had could still be the starting point,
       // and a takeover from it fetches every page again (the test failed that way, before and after issue 22)
-      await eventually(async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0, 30_000, 'no checkpoint reached the server');
+      await eventually(
+        async () => ((await pendingHeartbeat<FetchPagesCheckpoint>(handle, 'fetchPages'))?.state.pages ?? 0) > 0,
+        30_000,
+        'no checkpoint reached the server',
+      );
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
       expect(seenAtKill).toBeLessThan(c.requests); // killed mid-pagination
@@ -169,59 +175,62 @@ describe('every pagination method survives SIGKILL of its worker mid-pagination'
 
   // S3 staging stores a group and its marker per page; a local folder appends each page to the call's page log, which
   // the takeover turns into groups (the dead worker never did)
-  it.each(['S3', 'a local folder'])('page mode, staging on %s: a kill loses at most the page in flight (asked again once), and every item is loaded exactly once, in order', async (staging) => {
-    const local = staging === 'S3' ? undefined : mkdtempSync(join(tmpdir(), 'chaos-paging-staging-'));
-    const gate = await startGate(api.url, 60); // slow enough that a second heartbeat reaches the server mid-pagination
-    const bucket = `chaos-paging-page-mode-${n + 1}`;
-    const c = CASES.find((x) => x.method === 'pagenum')!;
-    try {
-      const config = {
-        parameters: {
-          api: { baseUrl: gate.url, pagination: c.pagination },
-          config: { outputBucket: bucket, jobs: [{ ...c.job, dataType: 'items' }] },
-        },
-      };
-      const first = await startWorker(`paging-${n + 1}-page-mode-first`, local);
-      const handle = await start(config, { mode: 'page' });
-      await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
-      // killed while a call waits for a page and has staged at least one page of its own (a request is sent only
-      // once the page before it is staged with its marker), so the takeover is that call's retry: a kill between two
-      // calls, or before a call's first page, starts a new call, which has nothing to resume (CI failed that way)
-      let release = () => {};
-      for (let tries = 0; ; tries++) {
-        expect(tries).toBeLessThan(20);
-        let answered = false;
-        gate.hold({ match: () => true, answered: () => (answered = true), release: new Promise<void>((ok) => (release = ok)) });
-        await eventually(() => answered, 30_000, 'the worker sent no further request');
-        // the held request is the last one seen; the ones before it were answered
-        const call = await runningActivityInput<FetchPagesInput>(handle, 'fetchPages');
-        if (call !== undefined && gate.seen.length - 1 > call.state.pages) break;
-        release();
-      }
-      first.kill('SIGKILL');
-      const seenAtKill = gate.seen.length;
-      release(); // the held answer goes nowhere; the takeover asks for that page again
-      expect(seenAtKill).toBeLessThan(c.requests);
-      await startWorker(`paging-${n}-page-mode-second`, local);
+  it.each(['S3', 'a local folder'])(
+    'page mode, staging on %s: a kill loses at most the page in flight (asked again once), and every item is loaded exactly once, in order',
+    async (staging) => {
+      const local = staging === 'S3' ? undefined : mkdtempSync(join(tmpdir(), 'chaos-paging-staging-'));
+      const gate = await startGate(api.url, 60); // slow enough that a second heartbeat reaches the server mid-pagination
+      const bucket = `chaos-paging-page-mode-${n + 1}`;
+      const c = CASES.find((x) => x.method === 'pagenum')!;
+      try {
+        const config = {
+          parameters: {
+            api: { baseUrl: gate.url, pagination: c.pagination },
+            config: { outputBucket: bucket, jobs: [{ ...c.job, dataType: 'items' }] },
+          },
+        };
+        const first = await startWorker(`paging-${n + 1}-page-mode-first`, local);
+        const handle = await start(config, { mode: 'page' });
+        await eventually(() => gate.seen.length >= KILL_AFTER, 60_000, `the API never saw ${KILL_AFTER} requests`);
+        // killed while a call waits for a page and has staged at least one page of its own (a request is sent only
+        // once the page before it is staged with its marker), so the takeover is that call's retry: a kill between two
+        // calls, or before a call's first page, starts a new call, which has nothing to resume (CI failed that way)
+        let release = () => {};
+        for (let tries = 0; ; tries++) {
+          expect(tries).toBeLessThan(20);
+          let answered = false;
+          gate.hold({ match: () => true, answered: () => (answered = true), release: new Promise<void>((ok) => (release = ok)) });
+          await eventually(() => answered, 30_000, 'the worker sent no further request');
+          // the held request is the last one seen; the ones before it were answered
+          const call = await runningActivityInput<FetchPagesInput>(handle, 'fetchPages');
+          if (call !== undefined && gate.seen.length - 1 > call.state.pages) break;
+          release();
+        }
+        first.kill('SIGKILL');
+        const seenAtKill = gate.seen.length;
+        release(); // the held answer goes nowhere; the takeover asks for that page again
+        expect(seenAtKill).toBeLessThan(c.requests);
+        await startWorker(`paging-${n}-page-mode-second`, local);
 
-      const result = (await handle.result()) as ExtractResult;
-      expect(result.records).toBe(ITEMS);
-      const table = await env.emulator.readTable(`in.c-${bucket}.items`);
-      expect(table.rows).toEqual(pagingItems(ITEMS).map((item) => [String(item.id), item.name, String(item.value)]));
-      expect(result.tables).toEqual([expect.objectContaining({ name: 'items', rows: ITEMS, stagedRows: ITEMS })]);
-      // the takeover resumed after the last page the dead worker staged (its checkpoint marker; a heartbeat reaches
-      // the server seconds later, a call lasts 0.5 s): every page was asked for once, the one in flight at most twice
-      const fetches = await activityResults<FetchPagesResult>(handle, 'fetchPages');
-      expect(fetches.some((f) => f.resumed)).toBe(true);
-      expect(new Set(gate.seen).size).toBe(c.requests);
-      expect(gate.seen.length - c.requests).toBeLessThanOrEqual(1);
-      // calls of many pages, not one activity per page
-      expect(fetches.length).toBeLessThan(c.requests / 4);
-    } finally {
-      await gate.close();
-      if (local) rmSync(local, { recursive: true, force: true });
-    }
-  });
+        const result = (await handle.result()) as ExtractResult;
+        expect(result.records).toBe(ITEMS);
+        const table = await env.emulator.readTable(`in.c-${bucket}.items`);
+        expect(table.rows).toEqual(pagingItems(ITEMS).map((item) => [String(item.id), item.name, String(item.value)]));
+        expect(result.tables).toEqual([expect.objectContaining({ name: 'items', rows: ITEMS, stagedRows: ITEMS })]);
+        // the takeover resumed after the last page the dead worker staged (its checkpoint marker; a heartbeat reaches
+        // the server seconds later, a call lasts 0.5 s): every page was asked for once, the one in flight at most twice
+        const fetches = await activityResults<FetchPagesResult>(handle, 'fetchPages');
+        expect(fetches.some((f) => f.resumed)).toBe(true);
+        expect(new Set(gate.seen).size).toBe(c.requests);
+        expect(gate.seen.length - c.requests).toBeLessThanOrEqual(1);
+        // calls of many pages, not one activity per page
+        expect(fetches.length).toBeLessThan(c.requests / 4);
+      } finally {
+        await gate.close();
+        if (local) rmSync(local, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('child jobs paged by their own pagenum scroller between the pages of a pagenum parent: every parent and child row once, in order', async () => {
     const gate = await startGate(api.url, 15);

@@ -47,7 +47,11 @@ describeInSweep('GCS transfers resume after the worker is killed mid-way', () =>
     proxy = await startThrottleProxy(gcs.endpoint, 3 * MiB);
     env = await startSapiTestEnv('chaos-gcs', {
       worker: false,
-      emulator: { backend: 'gcp', sliceSizeBytes: 1 * MiB, gcs: { endpoint: gcs.endpoint, publicEndpoint: proxy.url, projectId: gcs.projectId, bucket: 'sapi-files' } },
+      emulator: {
+        backend: 'gcp',
+        sliceSizeBytes: 1 * MiB,
+        gcs: { endpoint: gcs.endpoint, publicEndpoint: proxy.url, projectId: gcs.projectId, bucket: 'sapi-files' },
+      },
       env: { STORAGE_EMULATOR_HOST: proxy.url },
     });
   });

@@ -23,7 +23,13 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
     const stack = testStack();
     const temporal = await startTemporal({ dataDir: join(env.dataDir, 'own-temporal'), headless: true });
     const taskQueue = uniqueTaskQueue('temporal-restart');
-    const settings = loadSettings({ ...stack.env, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: env.emulator.url, SAPI_TOKEN: env.emulator.token });
+    const settings = loadSettings({
+      ...stack.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SAPI_URL: env.emulator.url,
+      SAPI_TOKEN: env.emulator.token,
+    });
     const worker = await startWorker({ settings, worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
     let restarted = temporal;
     try {
@@ -57,7 +63,12 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
 
   it('rides out maintenance (503 + Retry-After) and 500s of the Storage API and imports every row once', async () => {
     // the first polls of the job, whenever they come (the prepare 500s before them take a while: lookups for a file they may have made)
-    env.emulator.faults.add({ method: 'GET', path: '/v2/storage/jobs/', times: 3, action: { type: 'status', status: 503, retryAfter: 1, body: { status: 'maintenance', reason: 'upgrade', estimatedEndTime: null } } });
+    env.emulator.faults.add({
+      method: 'GET',
+      path: '/v2/storage/jobs/',
+      times: 3,
+      action: { type: 'status', status: 503, retryAfter: 1, body: { status: 'maintenance', reason: 'upgrade', estimatedEndTime: null } },
+    });
     env.emulator.faults.add({ method: 'POST', path: 'files/prepare$', times: 2, action: { type: 'status', status: 500 } });
     const source = join(env.dataDir, 'maintenance.csv');
     writeFileSync(source, rowsCsv(50));

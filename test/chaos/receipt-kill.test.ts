@@ -54,11 +54,20 @@ describe('a worker killed while it writes a load receipt', () => {
     // the receipt was written twice (the first attempt's row, the retry's upsert) into one row
     const jobs = await listJobs(env.emulator);
     expect(jobs.filter((j) => j.operationName === 'tableCreate' && j.tableId === 'in.c-rk.t')).toHaveLength(1);
-    expect(jobs.filter((j) => j.tableId === DEFAULT_RECEIPTS_TABLE && j.status === 'success').map((j) => j.operationName)).toEqual(['tableCreate', 'tableImport']);
+    expect(jobs.filter((j) => j.tableId === DEFAULT_RECEIPTS_TABLE && j.status === 'success').map((j) => j.operationName)).toEqual([
+      'tableCreate',
+      'tableImport',
+    ]);
     // the second attempt of writeReceipt did it, after the dead worker's heartbeat stopped
     const events = (await handle.fetchHistory()).events ?? [];
-    const scheduled = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeReceipt');
-    const started = events.find((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId));
+    const scheduled = events.find(
+      (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeReceipt',
+    );
+    const started = events.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+        String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+    );
     expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(2);
   });
 });

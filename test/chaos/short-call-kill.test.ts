@@ -46,16 +46,24 @@ describe('a worker killed during a short Storage call', () => {
     // the attempt that completed the job's start (createTableAsync; uploadAndStartJob on the short path) is the second, and it started within 30 s of the kill
     const events = (await handle.fetchHistory()).events ?? [];
     const scheduled = events.find(
-      (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && ['createTableAsync', 'uploadAndStartJob'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+        ['createTableAsync', 'uploadAndStartJob'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''),
     );
     const started = events.find(
-      (e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED && String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+        String(e.activityTaskStartedEventAttributes?.scheduledEventId) === String(scheduled?.eventId),
     );
     expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(2);
     // taken over because the dead worker's heartbeat stopped (a 10 s timeout), not after the 5-minute start-to-close
-    expect(started?.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+    expect(started?.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(
+      temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+    );
     // the first attempt's request created the job; the second found it by its marker instead of creating another
-    const jobs = (await (await request(`${env.emulator.url}/v2/storage/jobs?limit=100`, { headers: { 'x-storageapi-token': env.emulator.token } })).body.json()) as Array<{
+    const jobs = (await (
+      await request(`${env.emulator.url}/v2/storage/jobs?limit=100`, { headers: { 'x-storageapi-token': env.emulator.token } })
+    ).body.json()) as Array<{
       operationName: string;
       operationParams: { bucketId?: string };
     }>;

@@ -37,12 +37,14 @@ export default async function globalSetup(): Promise<void> {
     },
     workflowBundlePath,
   };
-  noteSecret('the object store\'s secret key', stack.minio.secretAccessKey, dataDir);
-  if (stack.env.SAPI_TOKEN) noteSecret('the dev stack\'s Storage token', stack.env.SAPI_TOKEN, dataDir);
+  noteSecret("the object store's secret key", stack.minio.secretAccessKey, dataDir);
+  if (stack.env.SAPI_TOKEN) noteSecret("the dev stack's Storage token", stack.env.SAPI_TOKEN, dataDir);
   const stateFile = join(dataDir, 'stack.json');
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
   process.env[STACK_STATE_ENV] = stateFile;
-  process.stderr.write(`\n[test stack] up in ${Date.now() - started} ms under ${dataDir} (temporal ${stack.temporal.address}, minio ${stack.minio.endpoint})\n`);
+  process.stderr.write(
+    `\n[test stack] up in ${Date.now() - started} ms under ${dataDir} (temporal ${stack.temporal.address}, minio ${stack.minio.endpoint})\n`,
+  );
 }
 
 const quietLogger = {

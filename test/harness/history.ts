@@ -78,7 +78,9 @@ export interface HistoryShape {
 }
 
 /** Counts the shape of a history's events (numeric or `EVENT_TYPE_…` event types, as fetched or as saved JSON). */
-export function historyShape(events: ReadonlyArray<{ eventType?: unknown; activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null }>): HistoryShape {
+export function historyShape(
+  events: ReadonlyArray<{ eventType?: unknown; activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null }>,
+): HistoryShape {
   const is = (event: { eventType?: unknown }, type: keyof typeof EventType) => event.eventType === EventType[type] || event.eventType === type;
   const scheduled = events.filter((e) => is(e, 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED'));
   return {

@@ -17,7 +17,8 @@ export interface ContractStore {
 }
 
 /** The fields `uploadFields` answers on each backend, or `refused` (the memory store: 501 with this code). */
-export type ContractUploadFields = { key: 'uploadParams' | 'absUploadParams' | 'gcsUploadParams'; readKey: 'credentials' | 'absCredentials' | 'gcsCredentials' } | { refused: string };
+export type ContractUploadFields =
+  { key: 'uploadParams' | 'absUploadParams' | 'gcsUploadParams'; readKey: 'credentials' | 'absCredentials' | 'gcsCredentials' } | { refused: string };
 
 /** Larger than one part of the emulator's own uploads (8 MiB), so a put goes in several parts or blocks. */
 const LARGE_BYTES = 20 * 1024 * 1024 + 123;
@@ -91,7 +92,8 @@ export function objectStoreContract(name: string, start: () => Promise<ContractS
 
     test('delete of a key removes that object only; delete with prefix removes the key and every key it starts (a sliced file)', async () => {
       // keys as a sliced file and its neighbours have them: `<key>`, `<key>manifest`, `<key>part_00000`
-      for (const key of ['one.csv', 'two.csv', 'sliced.csv', 'sliced.csvmanifest', 'sliced.csvpart_00000', 'slicedother.csv']) await store.put(`${base}${key}`, key);
+      for (const key of ['one.csv', 'two.csv', 'sliced.csv', 'sliced.csvmanifest', 'sliced.csvpart_00000', 'slicedother.csv'])
+        await store.put(`${base}${key}`, key);
       await store.delete(`${base}one.csv`, false);
       expect(await store.size(`${base}one.csv`)).toBeUndefined();
       expect(await store.getText(`${base}two.csv`)).toBe('two.csv');

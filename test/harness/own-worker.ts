@@ -18,7 +18,9 @@ async function main(): Promise<void> {
       namespace: settings.temporal.namespace,
       taskQueue: settings.temporal.taskQueue,
       // the run's bundle; without one, the plugin's workflows bundled at start as the README's worker does
-      ...(process.env.SAPI_TEST_WORKFLOW_BUNDLE ? { workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE, 'utf8') } } : { workflowsPath }),
+      ...(process.env.SAPI_TEST_WORKFLOW_BUNDLE
+        ? { workflowBundle: { code: readFileSync(process.env.SAPI_TEST_WORKFLOW_BUNDLE, 'utf8') } }
+        : { workflowsPath }),
     });
     process.stdout.write('READY\n');
     await worker.run();

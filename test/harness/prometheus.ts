@@ -25,9 +25,7 @@ export function parsePrometheusText(text: string): PromSample[] {
 
 /** Sum of the samples named `name` whose labels include `labels`. */
 export function sumOf(samples: PromSample[], name: string, labels: Record<string, string> = {}): number {
-  return samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 }
 
 /** A TCP port free on 127.0.0.1 right now (for a server that must be given a port, like the SDK's exporter). */

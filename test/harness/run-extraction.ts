@@ -157,7 +157,13 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
         const request = frame.state.next;
         if (keepRequests) requests.push(request);
         const fetched = await options.fetchPage(request, config.api.client, requestAuthOf(config) ?? null);
-        const page = processPage(frame.state, job, fetched, { parentColumns: frame.parentColumns, parent: frame.parent, crypto: nodeCryptoFunctions, nowMs: frame.state.startedAtMs, parentAliases });
+        const page = processPage(frame.state, job, fetched, {
+          parentColumns: frame.parentColumns,
+          parent: frame.parent,
+          crypto: nodeCryptoFunctions,
+          nowMs: frame.state.startedAtMs,
+          parentAliases,
+        });
         parentAliases = page.parentAliases ?? parentAliases;
         warnings.push(...page.warnings);
         if (page.extract) {
@@ -174,7 +180,10 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
           if (page.children.length > 0) {
             // the traversal runs the children, then steps this page: their time counts against forceStop.time
             const key = `r${frame.runNo}-p${pages}`;
-            childLists.set(key, page.children.map((run) => ({ jobId: run.job.id, endpoint: run.job.endpoint, parentColumns: run.parentColumns, parent: run.parent })));
+            childLists.set(
+              key,
+              page.children.map((run) => ({ jobId: run.job.id, endpoint: run.job.endpoint, parentColumns: run.parentColumns, parent: run.parent })),
+            );
             frame.pending = { pageNo: pages, result: page.result, children: { key, count: page.children.length, next: 0 } };
             break;
           }
@@ -190,7 +199,10 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
   // ge-iter: the previous run's parser structure keeps its columns (and their order) in the tables this run wrote
   schema = seedSchema(schema, schemaFromStruct(parserStructOf(options.runState)));
   // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
-  schema = mergeTableSchema(schema, configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })));
+  schema = mergeTableSchema(
+    schema,
+    configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })),
+  );
   // --- end ge-features ---
   const tables: Record<string, ExtractedTable> = {};
   const primaryKeys = mappedPrimaryKeys(config);

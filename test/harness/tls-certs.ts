@@ -23,17 +23,59 @@ function openssl(args: string[], cwd: string): void {
 export function makeTestCertificates(dir: string): TestCertificates {
   mkdirSync(dir, { recursive: true });
   const ca = (name: string) =>
-    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.pem`,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-keyout',
+        `${name}.key`,
+        '-out',
+        `${name}.pem`,
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ],
+      dir,
+    );
   ca('test-ca');
   ca('other-ca');
   const leaf = (name: string, extensions: string) => {
     writeFileSync(join(dir, `${name}.ext`), extensions);
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`], dir);
-    openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'test-ca.pem', '-CAkey', 'test-ca.key', '-CAcreateserial', '-days', '1', '-sha256',
-      '-extfile', `${name}.ext`, '-out', `${name}.pem`], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'test-ca.pem',
+        '-CAkey',
+        'test-ca.key',
+        '-CAcreateserial',
+        '-days',
+        '1',
+        '-sha256',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.pem`,
+      ],
+      dir,
+    );
   };
-  leaf('server', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  leaf(
+    'server',
+    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
+  );
   leaf('client', 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   return {
     caCert: join(dir, 'test-ca.pem'),

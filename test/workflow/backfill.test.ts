@@ -46,13 +46,26 @@ function project(): FakeProject {
 }
 
 const extractBackfill = (more: Partial<BackfillInput> = {}): BackfillInput =>
-  ({ kind: 'extract', extract: { config, stateKey: 'live', options: { bucketId: BUCKET } }, from: '2025-01-01', to: '2025-02-01', window: 'P7D', parallel: 2, ...more }) as BackfillInput;
+  ({
+    kind: 'extract',
+    extract: { config, stateKey: 'live', options: { bucketId: BUCKET } },
+    from: '2025-01-01',
+    to: '2025-02-01',
+    window: 'P7D',
+    parallel: 2,
+    ...more,
+  }) as BackfillInput;
 
 /** The message of a failed run's cause (the workflow's own failure). */
 const causeOf = (failure: unknown): string => String((failure as { cause?: { message?: string } } | undefined)?.cause?.message);
 
 let seq = 0;
-function runWith<T>(p: FakeProject, args: BackfillInput, during: (handle: WorkflowHandle<typeof backfillWorkflow>) => Promise<T>, workflowId = `backfill-${++seq}`) {
+function runWith<T>(
+  p: FakeProject,
+  args: BackfillInput,
+  during: (handle: WorkflowHandle<typeof backfillWorkflow>) => Promise<T>,
+  workflowId = `backfill-${++seq}`,
+) {
   return withWorker(env, p, async (taskQueue) => {
     const handle = await env.client.workflow.start(backfillWorkflow, { taskQueue, workflowId, args: [args] });
     const seen = await during(handle);
@@ -165,7 +178,8 @@ describe('backfillWorkflow: extraction windows', () => {
     const p = project();
     let failing = true;
     p.fail('fetchPages', (call) => {
-      if (failing && (call.input as unknown as FetchPagesInput).runKey.startsWith('bf-rerun-w0003/')) throw ApplicationFailure.nonRetryable('400 Bad Request', SapiErrorCode.EXTRACT_HTTP_STATUS);
+      if (failing && (call.input as unknown as FetchPagesInput).runKey.startsWith('bf-rerun-w0003/'))
+        throw ApplicationFailure.nonRetryable('400 Bad Request', SapiErrorCode.EXTRACT_HTTP_STATUS);
     });
     const first = await run(p, extractBackfill({ advanceState: true, parallel: 1 } as Partial<BackfillInput>), 'bf-rerun');
     expect(codeOf(first.failure)).toBe(SapiErrorCode.BACKFILL_WINDOW_FAILED);
@@ -266,22 +280,35 @@ describe('backfillWorkflow: imports', () => {
     const p = project();
     p.tables.set('in.c-main.orders', { rows: 5, typed: false, columns: ['id', 'name'], metadata: {} });
     for (let i = 1; i <= 4; i++) p.sources.set(`/data/day-${i}.csv`, { rows: 10 * i, bytes: 100 });
-    const input: BackfillInput = { kind: 'import', import: { bucketId: 'in.c-main', table: 'orders', mode: 'load', incremental: true }, sources: [1, 2, 3, 4].map((i) => `/data/day-${i}.csv`), parallel: 2 };
+    const input: BackfillInput = {
+      kind: 'import',
+      import: { bucketId: 'in.c-main', table: 'orders', mode: 'load', incremental: true },
+      sources: [1, 2, 3, 4].map((i) => `/data/day-${i}.csv`),
+      parallel: 2,
+    };
     const { result } = await run(p, input, 'bf-import');
     expect(result).toMatchObject({ kind: 'import', windows: 4, done: 4, rows: 100 });
     expect(p.tables.get('in.c-main.orders')?.rows).toBe(105);
-    expect(result!.perWindow.map((w) => [w.workflowId, w.source, w.rows])).toEqual([1, 2, 3, 4].map((i) => [`bf-import-w000${i}`, `/data/day-${i}.csv`, 10 * i]));
+    expect(result!.perWindow.map((w) => [w.workflowId, w.source, w.rows])).toEqual(
+      [1, 2, 3, 4].map((i) => [`bf-import-w000${i}`, `/data/day-${i}.csv`, 10 * i]),
+    );
     // every child was started with the backfill priority and the fairness key a live import of the connection has
     const history = await env.client.workflow.getHandle('bf-import').fetchHistory();
     const starts = (history.events ?? []).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).filter((a) => a != null);
-    expect(starts.map((a) => [a.workflowId, a.priority?.priorityKey, a.priority?.fairnessKey])).toEqual([1, 2, 3, 4].map((i) => [`bf-import-w000${i}`, 4, 'storage:default']));
+    expect(starts.map((a) => [a.workflowId, a.priority?.priorityKey, a.priority?.fairnessKey])).toEqual(
+      [1, 2, 3, 4].map((i) => [`bf-import-w000${i}`, 4, 'storage:default']),
+    );
   });
 
   it('refuses a replacing import and a source listed twice', async () => {
     const p = project();
     const replacing = await run(p, { kind: 'import', import: { bucketId: 'in.c-main', table: 'orders' }, sources: ['/data/small.csv'] });
     expect(String(causeOf(replacing.failure))).toContain('import.incremental must be true');
-    const twice = await run(p, { kind: 'import', import: { bucketId: 'in.c-main', table: 'orders', incremental: true }, sources: ['/data/small.csv', '/data/small.csv'] });
+    const twice = await run(p, {
+      kind: 'import',
+      import: { bucketId: 'in.c-main', table: 'orders', incremental: true },
+      sources: ['/data/small.csv', '/data/small.csv'],
+    });
     expect(String(causeOf(twice.failure))).toContain('lists a file twice');
   });
 });

@@ -42,7 +42,11 @@ describe('continue-as-new while polling a long job', () => {
     const p = project();
     let firstRunId = '';
     const result = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-import-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: FAST }] });
+      const handle = await env.client.workflow.start(importTableWorkflow, {
+        taskQueue,
+        workflowId: `can-import-${++seq}`,
+        args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: FAST }],
+      });
       firstRunId = handle.firstExecutionRunId;
       // a poll from a third run: two continue-as-new happened while the job was processing
       await p.waitFor('getJob', () => pollingRuns(p).length >= 3);
@@ -61,7 +65,11 @@ describe('continue-as-new while polling a long job', () => {
   it('import: the deadline counts from the first run (a continued run does not restart it)', async () => {
     const p = project();
     const { failure } = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-deadline-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 10_000 } }] });
+      const handle = await env.client.workflow.start(importTableWorkflow, {
+        taskQueue,
+        workflowId: `can-deadline-${++seq}`,
+        args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 10_000 } }],
+      });
       return settled(handle.result());
     });
     expect(codeOf(failure)).toBe(SapiErrorCode.JOB_DEADLINE);
@@ -72,7 +80,11 @@ describe('continue-as-new while polling a long job', () => {
   it('import: a deadline moved by extendDeadline is carried into the continued runs', async () => {
     const p = project();
     const result = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(importTableWorkflow, { taskQueue, workflowId: `can-extend-${++seq}`, args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 5000 } }] });
+      const handle = await env.client.workflow.start(importTableWorkflow, {
+        taskQueue,
+        workflowId: `can-extend-${++seq}`,
+        args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: { ...FAST, deadlineMs: 5000 } }],
+      });
       await p.waitFor('getJob');
       const { deadlineAt } = await handle.query(progressQuery);
       await handle.executeUpdate(extendDeadlineUpdate, { args: [{ until: deadlineAt! + 60 * 60 * 1000 }] });
@@ -89,7 +101,11 @@ describe('continue-as-new while polling a long job', () => {
   it('export: continues as new while it polls, then downloads the file once', async () => {
     const p = project();
     const result = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(exportTableWorkflow, { taskQueue, workflowId: `can-export-${++seq}`, args: [{ tableId: 'in.c-main.orders', destination: '/out/o.csv', polling: FAST }] });
+      const handle = await env.client.workflow.start(exportTableWorkflow, {
+        taskQueue,
+        workflowId: `can-export-${++seq}`,
+        args: [{ tableId: 'in.c-main.orders', destination: '/out/o.csv', polling: FAST }],
+      });
       await p.waitFor('getJob', () => pollingRuns(p).length >= 3);
       p.release();
       return handle.result();
@@ -103,13 +119,20 @@ describe('continue-as-new while polling a long job', () => {
     const p = project();
     p.holdJobs = false;
     p.api.set('users', 30);
-    const result = await withWorker(env, p, (taskQueue) =>
+    const result = (await withWorker(env, p, (taskQueue) =>
       env.client.workflow.execute(extractWorkflow, {
         taskQueue,
         workflowId: `can-extract-${++seq}`,
-        args: [{ config: { parameters: { api: { baseUrl: 'https://api.example.com/' }, config: { outputBucket: 'ex', jobs: [{ endpoint: 'users', dataType: 'users' }] } } }, options: { bucketId: 'in.c-ex', batchPages: 1, polling: FAST } }],
+        args: [
+          {
+            config: {
+              parameters: { api: { baseUrl: 'https://api.example.com/' }, config: { outputBucket: 'ex', jobs: [{ endpoint: 'users', dataType: 'users' }] } },
+            },
+            options: { bucketId: 'in.c-ex', batchPages: 1, polling: FAST },
+          },
+        ],
       }),
-    ) as ExtractResult;
+    )) as ExtractResult;
     expect(result.runs).toBeGreaterThanOrEqual(2);
     expect(result.pages).toBe(30);
     expect(p.tables.get('in.c-ex.users')?.rows).toBe(300);

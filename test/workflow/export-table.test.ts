@@ -33,13 +33,22 @@ function project(): FakeProject {
 }
 
 // the job polled on the workflow's timers (counted as getJob calls); the activity's polling has its own test in the import's
-const input = (over: Partial<ExportTableInput> = {}): ExportTableInput => ({ tableId: 'in.c-main.orders', destination: '/out/orders.csv', ...over, polling: { inActivityAfterMs: -1, ...over.polling } });
+const input = (over: Partial<ExportTableInput> = {}): ExportTableInput => ({
+  tableId: 'in.c-main.orders',
+  destination: '/out/orders.csv',
+  ...over,
+  polling: { inActivityAfterMs: -1, ...over.polling },
+});
 
 function run(p: FakeProject, over: Partial<ExportTableInput> = {}) {
   return withWorker(env, p, (taskQueue) => env.client.workflow.execute(exportTableWorkflow, { taskQueue, workflowId: `export-${++seq}`, args: [input(over)] }));
 }
 
-function runWith<T>(p: FakeProject, over: Partial<ExportTableInput>, during: (handle: WorkflowHandle<typeof exportTableWorkflow>, ending: () => Promise<Settled<ExportTableResult>>) => Promise<T>) {
+function runWith<T>(
+  p: FakeProject,
+  over: Partial<ExportTableInput>,
+  during: (handle: WorkflowHandle<typeof exportTableWorkflow>, ending: () => Promise<Settled<ExportTableResult>>) => Promise<T>,
+) {
   return withWorker(env, p, async (taskQueue) => {
     const handle = await env.client.workflow.start(exportTableWorkflow, { taskQueue, workflowId: `export-${++seq}`, args: [input(over)] });
     // one wait for the result (it lets the test server skip time while it lasts): `during` may start it early
@@ -57,7 +66,11 @@ describe('exportTableWorkflow', () => {
     const result = await run(p);
     expect(result.path).toBe('/out/orders.csv');
     expect(p.downloads.get('/out/orders.csv')).toEqual({ fileId: result.fileId, rows: 42 });
-    expect(p.calls.filter((c) => c.name !== 'registeredSearchAttributes' && c.name !== 'getJob').map((c) => c.name)).toEqual(['checkDestination', 'exportTableAsync', 'downloadFile']);
+    expect(p.calls.filter((c) => c.name !== 'registeredSearchAttributes' && c.name !== 'getJob').map((c) => c.name)).toEqual([
+      'checkDestination',
+      'exportTableAsync',
+      'downloadFile',
+    ]);
     expect(p.callsOf('getJob').length).toBeGreaterThan(3);
   });
 

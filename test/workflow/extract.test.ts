@@ -46,13 +46,21 @@ function project(): FakeProject {
 }
 
 let seq = 0;
-const input = (cfg: unknown, options: ExtractOptions = {}, more: Partial<ExtractInput> = {}): ExtractInput => ({ config: cfg, options: { bucketId: BUCKET, ...options }, ...more });
+const input = (cfg: unknown, options: ExtractOptions = {}, more: Partial<ExtractInput> = {}): ExtractInput => ({
+  config: cfg,
+  options: { bucketId: BUCKET, ...options },
+  ...more,
+});
 
 function run(p: FakeProject, args: ExtractInput) {
   return withWorker(env, p, (taskQueue) => env.client.workflow.execute(extractWorkflow, { taskQueue, workflowId: `extract-${++seq}`, args: [args] }));
 }
 
-function runWith<T>(p: FakeProject, args: ExtractInput, during: (handle: WorkflowHandle<typeof extractWorkflow>, ending: () => Promise<Settled<ExtractResult>>) => Promise<T>) {
+function runWith<T>(
+  p: FakeProject,
+  args: ExtractInput,
+  during: (handle: WorkflowHandle<typeof extractWorkflow>, ending: () => Promise<Settled<ExtractResult>>) => Promise<T>,
+) {
   return withWorker(env, p, async (taskQueue) => {
     const handle = await env.client.workflow.start(extractWorkflow, { taskQueue, workflowId: `extract-${++seq}`, args: [args] });
     let result: Promise<Settled<ExtractResult>> | undefined;
@@ -146,7 +154,7 @@ describe('extractWorkflow', () => {
     expect(rowsOf(p)).toEqual({ [`${BUCKET}.orders`]: 10 });
   });
 
-  it('a failed load fails the extraction with the import\'s error; the staged pages are kept', async () => {
+  it("a failed load fails the extraction with the import's error; the staged pages are kept", async () => {
     const p = project();
     p.nextJobFails = 'Load error';
     const err = await failureOf(run(p, input(config(['orders']))));
@@ -297,7 +305,11 @@ describe('extractWorkflow: updates', () => {
       p.open('buildTableCsv');
       return refusals;
     });
-    expect(seen).toEqual(['cannot pause: the extraction is loading', 'cannot cancel: the extraction is loading', 'cannot set limits: the extraction is loading']);
+    expect(seen).toEqual([
+      'cannot pause: the extraction is loading',
+      'cannot cancel: the extraction is loading',
+      'cannot set limits: the extraction is loading',
+    ]);
     expect(result?.cancelled).toBe(false);
     expect(rowsOf(p)).toEqual({ [`${BUCKET}.orders`]: 10 });
   });
@@ -308,7 +320,7 @@ describe('extractWorkflow: outages and failure after commit (issue 36)', () => {
   const phases: Array<[string, ActivityName]> = [
     ['fetching pages (the extracted API down)', 'fetchPages'],
     ['finding the tables to load', 'findTable'],
-    ['loading (the child import\'s Storage calls)', 'prepareImport'],
+    ["loading (the child import's Storage calls)", 'prepareImport'],
     ['storing the run state after the load', 'writeRunState'],
     ['removing the staging after the load', 'cleanStaging'],
   ];

@@ -51,7 +51,11 @@ function run(p: FakeProject, input: Partial<ImportTableInput>) {
 }
 
 /** Starts the import, then runs `during` with its handle while the worker is up; the result or failure after. */
-function runWith<T>(p: FakeProject, input: Partial<ImportTableInput>, during: (handle: WorkflowHandle<typeof importTableWorkflow>, ending: () => Promise<Settled<ImportTableResult>>) => Promise<T>) {
+function runWith<T>(
+  p: FakeProject,
+  input: Partial<ImportTableInput>,
+  during: (handle: WorkflowHandle<typeof importTableWorkflow>, ending: () => Promise<Settled<ImportTableResult>>) => Promise<T>,
+) {
   return withWorker(env, p, async (taskQueue) => {
     const handle = await env.client.workflow.start(importTableWorkflow, {
       taskQueue,
@@ -92,7 +96,7 @@ describe('importTableWorkflow: paths', () => {
     expect(last - (job.createdAt + p.jobRunsMs)).toBeLessThanOrEqual(0.25 * p.jobRunsMs + 1000);
   });
 
-  it('a job still running after inActivityAfterMs is polled through awaitJob; a busy worker\'s early answer is followed by a timer, not a hot loop', async () => {
+  it("a job still running after inActivityAfterMs is polled through awaitJob; a busy worker's early answer is followed by a timer, not a hot loop", async () => {
     // the fake answers awaitJob after one look, as a worker whose awaitJob slots are taken does
     const p = project();
     p.jobRunsMs = 40 * 60 * 1000;
@@ -184,7 +188,16 @@ describe('importTableWorkflow: credential refresh', () => {
     p.failTimes('uploadAndStartJob', 1, expired);
     const result = await run(p, {});
     expect(result.importedRowsCount).toBe(2);
-    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob', 'cleanUpImport', 'prepareFile', 'uploadFile', 'createTableAsync', 'getJob', 'writeReceipt']);
+    expect(names(p)).toEqual([
+      'prepareImport',
+      'uploadAndStartJob',
+      'cleanUpImport',
+      'prepareFile',
+      'uploadFile',
+      'createTableAsync',
+      'getJob',
+      'writeReceipt',
+    ]);
     // the expired file resource is gone, the table's file is the fresh one
     expect([...p.files.keys()]).toEqual([result.fileId]);
     expect(p.tables.get('in.c-main.t')?.rows).toBe(2);
@@ -250,7 +263,10 @@ describe('importTableWorkflow: clean-up after a failure', () => {
 
   it('a typed table whose load fails is dropped again', async () => {
     const p = project();
-    const typedColumns = [{ name: 'id', definition: { type: 'INTEGER' } }, { name: 'name', definition: { type: 'VARCHAR' } }];
+    const typedColumns = [
+      { name: 'id', definition: { type: 'INTEGER' } },
+      { name: 'name', definition: { type: 'VARCHAR' } },
+    ];
     // the definition job succeeds, the load fails
     p.fail('loadTableAsync', () => void (p.nextJobFails = 'value "x" is not an INTEGER'));
     const err = await failureOf(run(p, { typedColumns }));
@@ -278,7 +294,10 @@ describe('importTableWorkflow: clean-up after a failure', () => {
     p.fail('setTableMetadata', () => {
       throw ApplicationFailure.nonRetryable('metadata key refused', SapiErrorCode.VALIDATION);
     });
-    const typedColumns = [{ name: 'id', definition: { type: 'INTEGER' } }, { name: 'name', definition: { type: 'VARCHAR' } }];
+    const typedColumns = [
+      { name: 'id', definition: { type: 'INTEGER' } },
+      { name: 'name', definition: { type: 'VARCHAR' } },
+    ];
     const err = await failureOf(run(p, { typedColumns, description: 'd' }));
     expect(codeOf(err)).toBe(SapiErrorCode.VALIDATION);
     expect(p.tables.size).toBe(0);
@@ -450,13 +469,15 @@ describe('importTableWorkflow: a one-hour Storage API outage in each phase ends 
     expect(p.callsOf(activity).at(-1)!.at).toBeGreaterThanOrEqual(started + HOUR);
   });
 
-  it('an outage longer than a small budget ends the run with the outage\'s error, and what it created is removed', async () => {
+  it("an outage longer than a small budget ends the run with the outage's error, and what it created is removed", async () => {
     const p = project();
     const started = await env.currentTimeMs();
     p.fail('uploadAndStartJob', outage(started, started + HOUR));
     const { failure } = await runWith(p, { bucketId: 'in.c-new', createBucket: true, outageBudgetMs: 5 * 60_000 }, async () => undefined);
     expect(codeOf(failure)).toBe(SapiErrorCode.MAINTENANCE);
-    expect(String((failure as Error & { cause?: Error }).cause?.message)).toMatch(/uploadAndStartJob gave up: the service stayed unavailable for the run's whole outage budget.*503/);
+    expect(String((failure as Error & { cause?: Error }).cause?.message)).toMatch(
+      /uploadAndStartJob gave up: the service stayed unavailable for the run's whole outage budget.*503/,
+    );
     // retried for about the budget (plus the call's own time), not the hour
     const last = p.callsOf('uploadAndStartJob').at(-1)!.at;
     expect(last - started).toBeGreaterThanOrEqual(5 * 60_000);
@@ -489,7 +510,7 @@ describe('importTableWorkflow: a one-hour Storage API outage in each phase ends 
     expect(seen.after).toBeUndefined();
   });
 
-  it('a 3-minute outage while polling is waited out (the poll is retried until the job\'s deadline)', async () => {
+  it("a 3-minute outage while polling is waited out (the poll is retried until the job's deadline)", async () => {
     const p = project();
     p.jobRunsMs = 60_000;
     const started = await env.currentTimeMs();

@@ -141,7 +141,13 @@ describe('receipts: imports', () => {
     p.fail('setTableMetadata', () => {
       throw ApplicationFailure.nonRetryable('metadata refused', ErrorCode.INVALID_INPUT);
     });
-    const { failure: error } = await importRun(p, { typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }, { name: 'name', definition: { type: 'VARCHAR' } }], description: 'x' });
+    const { failure: error } = await importRun(p, {
+      typedColumns: [
+        { name: 'id', definition: { type: 'INTEGER' } },
+        { name: 'name', definition: { type: 'VARCHAR' } },
+      ],
+      description: 'x',
+    });
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(p.tables.has('in.c-main.t')).toBe(false);
     expect(calls(p, 'writeReceipt')).toBe(0);
@@ -160,7 +166,13 @@ describe('receipts: extractions', () => {
   const config = {
     parameters: {
       api: { baseUrl: 'https://user:secret@api.example.com/v1?key=abc' },
-      config: { outputBucket: 'ex', jobs: [{ endpoint: 'users', dataType: 'users' }, { endpoint: 'orders', dataType: 'orders' }] },
+      config: {
+        outputBucket: 'ex',
+        jobs: [
+          { endpoint: 'users', dataType: 'users' },
+          { endpoint: 'orders', dataType: 'orders' },
+        ],
+      },
     },
   };
 
@@ -169,24 +181,37 @@ describe('receipts: extractions', () => {
     p.api.set('users', 3);
     p.api.set('orders', 1);
     const input: ExtractInput = { config, options: { bucketId: 'in.c-ex' }, stateKey: 'crm' };
-    const { result } = await withWorker(env, p, (taskQueue) => settled(env.client.workflow.execute(extractWorkflow, { taskQueue, workflowId: 'extract-receipts', args: [input] })));
+    const { result } = await withWorker(env, p, (taskQueue) =>
+      settled(env.client.workflow.execute(extractWorkflow, { taskQueue, workflowId: 'extract-receipts', args: [input] })),
+    );
     const byTable = Object.fromEntries(receipts(p).map((r) => [r.receipt.tableId, r.receipt]));
     expect(Object.keys(byTable).sort()).toEqual(['in.c-ex.orders', 'in.c-ex.users']);
     expect(byTable['in.c-ex.users']).toMatchObject({
       originWorkflowId: 'extract-receipts',
       originRunId: result!.runId,
       rows: 30,
-      source: { kind: 'api', location: 'https://api.example.com/v1', range: { previousStart: 0, currentStart: result!.runTimes!.currentStart, stateKey: 'crm', pages: 4 } },
+      source: {
+        kind: 'api',
+        location: 'https://api.example.com/v1',
+        range: { previousStart: 0, currentStart: result!.runTimes!.currentStart, stateKey: 'crm', pages: 4 },
+      },
     });
     expect(byTable['in.c-ex.users']!.workflowId).toMatch(/^extract-receipts-load-users-/);
-    expect(result!.tables.map((t) => [t.name, t.receipt?.status])).toEqual(expect.arrayContaining([['users', 'written'], ['orders', 'written']]));
+    expect(result!.tables.map((t) => [t.name, t.receipt?.status])).toEqual(
+      expect.arrayContaining([
+        ['users', 'written'],
+        ['orders', 'written'],
+      ]),
+    );
   });
 
   it('options.receipts false: no receipt written, the tables still loaded', async () => {
     const p = new FakeProject();
     p.api.set('users', 1);
     const input: ExtractInput = { config, options: { bucketId: 'in.c-ex', receipts: false } };
-    const { result } = await withWorker(env, p, (taskQueue) => settled(env.client.workflow.execute(extractWorkflow, { taskQueue, workflowId: `extract-${++seq}`, args: [input] })));
+    const { result } = await withWorker(env, p, (taskQueue) =>
+      settled(env.client.workflow.execute(extractWorkflow, { taskQueue, workflowId: `extract-${++seq}`, args: [input] })),
+    );
     expect(calls(p, 'writeReceipt')).toBe(0);
     expect(result!.tables.find((t) => t.name === 'users')?.receipt?.status).toBe('off');
   });

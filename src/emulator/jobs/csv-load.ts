@@ -45,7 +45,10 @@ export function validateColumnNames(names: string[], where: string): void {
     seen.add(lower);
   }
   if (duplicates.size) {
-    throw new JobError('storage.tables.duplicateColumnName', `duplicate column name(s) in ${where}: ${[...duplicates].map((n) => JSON.stringify(n)).join(', ')}`);
+    throw new JobError(
+      'storage.tables.duplicateColumnName',
+      `duplicate column name(s) in ${where}: ${[...duplicates].map((n) => JSON.stringify(n)).join(', ')}`,
+    );
   }
 }
 
@@ -218,7 +221,9 @@ async function loadBulk(input: LoadCsvInput, dialect: BulkDialect, explicit: str
       // untyped tables have no NULL: csv-parse gives '' for an empty value, quoted or not, and for treatValuesAsNull
       const value = (i: number): string =>
         nulls.length ? `CASE WHEN c${i} IN (${nulls.map(sqlString).join(', ')}) THEN '' ELSE coalesce(c${i}, '') END` : `coalesce(c${i}, '')`;
-      await conn.run(`INSERT INTO ${staging} SELECT ${names.map((_, i) => value(i)).join(', ')}, ${Math.floor(input.timestamp)} FROM ${readCsvSql(path, dialect, names.length)}`);
+      await conn.run(
+        `INSERT INTO ${staging} SELECT ${names.map((_, i) => value(i)).join(', ')}, ${Math.floor(input.timestamp)} FROM ${readCsvSql(path, dialect, names.length)}`,
+      );
     }
     return { columns: names, rowsCount: check.records, reader: 'bulk' };
   } finally {
@@ -281,7 +286,11 @@ async function loadParsed(input: LoadCsvInput, explicit: string[] | undefined): 
           body.destroy();
           utf8.destroy();
           parser.destroy();
-          reject(error instanceof JobError ? error : new JobError('storage.tables.invalidCsv', `${part.label} is not valid CSV (RFC 4180): ${(error as Error).message}`));
+          reject(
+            error instanceof JobError
+              ? error
+              : new JobError('storage.tables.invalidCsv', `${part.label} is not valid CSV (RFC 4180): ${(error as Error).message}`),
+          );
         };
         parser.on('data', (record: string[]) => {
           if (failed) return;

@@ -19,7 +19,10 @@ export async function manifestKeys(objects: ObjectStore, file: FileRecord): Prom
   try {
     manifest = JSON.parse(await objects.getText(`${file.key}manifest`));
   } catch (error) {
-    throw new JobError('storage.files.manifestInvalid', `manifest of sliced file ${file.id} is missing or not JSON [key=${file.key}manifest]: ${(error as Error).message}`);
+    throw new JobError(
+      'storage.files.manifestInvalid',
+      `manifest of sliced file ${file.id} is missing or not JSON [key=${file.key}manifest]: ${(error as Error).message}`,
+    );
   }
   if (!Array.isArray(manifest.entries)) {
     throw new JobError('storage.files.manifestInvalid', `manifest of sliced file ${file.id} has no "entries" array [key=${file.key}manifest]`);

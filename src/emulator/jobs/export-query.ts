@@ -49,13 +49,18 @@ export function validateExport(table: TableRecord, p: ExportOperationParams): vo
   const known = new Set(table.columns);
   const check = (column: string, where: string): void => {
     if (!known.has(column)) {
-      throw new ApiError(400, 'storage.tables.columnNotFound', `${where}: column "${column}" is not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+      throw new ApiError(
+        400,
+        'storage.tables.columnNotFound',
+        `${where}: column "${column}" is not in table ${table.id} (columns: ${table.columns.join(', ')})`,
+      );
     }
   };
   for (const c of p.columns ?? []) check(c, 'columns');
   for (const [i, f] of (p.whereFilters ?? []).entries()) {
     check(f.column, `whereFilters[${i}]`);
-    if (!SQL_OPERATORS[f.operator]) throw new ApiError(400, 'storage.validation', `whereFilters[${i}].operator must be one of eq, ne, gt, ge, lt, le; got "${f.operator}"`);
+    if (!SQL_OPERATORS[f.operator])
+      throw new ApiError(400, 'storage.validation', `whereFilters[${i}].operator must be one of eq, ne, gt, ge, lt, le; got "${f.operator}"`);
     if (!f.values.length) throw new ApiError(400, 'storage.validation', `whereFilters[${i}].values must list at least one value`);
   }
   for (const [i, o] of (p.orderBy ?? []).entries()) check(o.column, `orderBy[${i}]`);
@@ -79,7 +84,13 @@ export function whereSql(p: Pick<ExportOperationParams, 'whereFilters' | 'change
     const values = f.values.map((v) => typed(literal(v), f.dataType));
     if (f.operator === 'eq') conditions.push(`${column} IN (${values.join(', ')})`);
     else if (f.operator === 'ne') conditions.push(`${column} NOT IN (${values.join(', ')})`);
-    else conditions.push(balanced(values.map((v) => `${column} ${SQL_OPERATORS[f.operator]} ${v}`), 'OR'));
+    else
+      conditions.push(
+        balanced(
+          values.map((v) => `${column} ${SQL_OPERATORS[f.operator]} ${v}`),
+          'OR',
+        ),
+      );
   }
   if (p.changedSince !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} >= ${Math.floor(p.changedSince)}`);
   if (p.changedUntil !== undefined) conditions.push(`${ident(TIMESTAMP_COLUMN)} < ${Math.floor(p.changedUntil)}`);

@@ -25,7 +25,13 @@ export function jobTable(ctx: EmulatorContext, job: JobRecord): TableRecord {
 }
 
 /** Runs `change` on its own connection inside a transaction that also saves the record and the job's commit marker. */
-async function commitChange<T>(ctx: EmulatorContext, job: JobRecord, record: TableRecord, change: (conn: DuckDBConnection) => Promise<T>, results: (changed: T) => unknown): Promise<unknown> {
+async function commitChange<T>(
+  ctx: EmulatorContext,
+  job: JobRecord,
+  record: TableRecord,
+  change: (conn: DuckDBConnection) => Promise<T>,
+  results: (changed: T) => unknown,
+): Promise<unknown> {
   const conn = await ctx.tables.connect();
   try {
     const out = await inTransaction(conn, async () => {
@@ -46,7 +52,14 @@ async function commitChange<T>(ctx: EmulatorContext, job: JobRecord, record: Tab
 }
 
 /** `KBC.datatype.*` entries (provider `storage`) of a typed column. */
-function storageEntries(ctx: EmulatorContext, tableId: string, column: string, definition: ColumnDefinition, basetype: string, timestamp: string): MetadataRecord[] {
+function storageEntries(
+  ctx: EmulatorContext,
+  tableId: string,
+  column: string,
+  definition: ColumnDefinition,
+  basetype: string,
+  timestamp: string,
+): MetadataRecord[] {
   return datatypeMetadata(definition, basetype).map((m) => ({
     id: String(ctx.nextId('metadata')),
     objectType: 'column' as const,
@@ -93,26 +106,37 @@ export async function runColumnAdd(ctx: EmulatorContext, job: JobRecord): Promis
   const record: TableRecord = { ...table, columns: [...table.columns, p.name], lastChangeDate: now };
   const definition = table.definition ? p.definition : undefined;
   if (table.definition) {
-    if (!definition) throw new JobError('storage.tables.validation', `table ${table.id} is typed: the column needs a definition {type, length, nullable, default} or a basetype`);
+    if (!definition)
+      throw new JobError(
+        'storage.tables.validation',
+        `table ${table.id} is typed: the column needs a definition {type, length, nullable, default} or a basetype`,
+      );
     const basetype = p.basetype ?? baseTypeOf(definition);
     record.definition = { ...table.definition, columns: [...table.definition.columns, { name: p.name, definition, basetype }] };
     record.storageMetadata = [...(table.storageMetadata ?? []), ...storageEntries(ctx, table.id, p.name, definition, basetype, now)];
   }
   const ref = tableRef(table.bucketId, table.name);
-  await commitChange(ctx, job, record, async (conn) => {
-    try {
-      if (!definition) {
-        await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(p.name)} VARCHAR DEFAULT ''`);
-        return;
+  await commitChange(
+    ctx,
+    job,
+    record,
+    async (conn) => {
+      try {
+        if (!definition) {
+          await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(p.name)} VARCHAR DEFAULT ''`);
+          return;
+        }
+        const type = duckdbType(definition);
+        const dflt =
+          definition.default !== undefined && definition.default !== '' ? ` DEFAULT CAST('${definition.default.replace(/'/g, "''")}' AS ${type})` : '';
+        await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(p.name)} ${type}${dflt}`);
+        if (!definition.nullable) await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(p.name)} SET NOT NULL`);
+      } catch (error) {
+        throw new JobError('storage.tables.validation', `column "${p.name}" cannot be added to table ${table.id}: ${(error as Error).message}`);
       }
-      const type = duckdbType(definition);
-      const dflt = definition.default !== undefined && definition.default !== '' ? ` DEFAULT CAST('${definition.default.replace(/'/g, "''")}' AS ${type})` : '';
-      await conn.run(`ALTER TABLE ${ref} ADD COLUMN ${ident(p.name)} ${type}${dflt}`);
-      if (!definition.nullable) await conn.run(`ALTER TABLE ${ref} ALTER COLUMN ${ident(p.name)} SET NOT NULL`);
-    } catch (error) {
-      throw new JobError('storage.tables.validation', `column "${p.name}" cannot be added to table ${table.id}: ${(error as Error).message}`);
-    }
-  }, () => null);
+    },
+    () => null,
+  );
   if (p.description) ctx.metadata.upsert('column', `${table.id}.${p.name}`, 'user', [{ key: 'KBC.description', value: p.description }]);
   return tableResource(ctx, record);
 }
@@ -129,7 +153,13 @@ export async function runColumnDelete(ctx: EmulatorContext, job: JobRecord): Pro
     record.storageMetadata = (table.storageMetadata ?? []).filter((m) => m.objectId !== `${table.id}.${name}`);
   }
   const ref = tableRef(table.bucketId, table.name);
-  await commitChange(ctx, job, record, (conn) => conn.run(`ALTER TABLE ${ref} DROP COLUMN ${ident(name)}`), () => null);
+  await commitChange(
+    ctx,
+    job,
+    record,
+    (conn) => conn.run(`ALTER TABLE ${ref} DROP COLUMN ${ident(name)}`),
+    () => null,
+  );
   for (const m of ctx.metadata.list('column', `${table.id}.${name}`)) ctx.metadata.delete(m.id);
   return tableResource(ctx, record);
 }
@@ -137,13 +167,25 @@ export async function runColumnDelete(ctx: EmulatorContext, job: JobRecord): Pro
 /** Why a column cannot be deleted (unknown, in the primary key, the last one), or undefined. */
 export function columnDeleteProblem(table: TableRecord, name: string): { status: number; code: string; message: string } | undefined {
   if (!table.columns.includes(name)) {
-    return { status: 404, code: 'storage.tables.columnNotFound', message: `Column "${name}" not found in table "${table.id}" (columns: ${table.columns.join(', ')})` };
+    return {
+      status: 404,
+      code: 'storage.tables.columnNotFound',
+      message: `Column "${name}" not found in table "${table.id}" (columns: ${table.columns.join(', ')})`,
+    };
   }
   if (table.primaryKey.includes(name)) {
-    return { status: 400, code: 'storage.tables.cannotDeletePrimaryKeyColumn', message: `Column "${name}" is part of the primary key of table "${table.id}" (${table.primaryKey.join(', ')}); remove the primary key first` };
+    return {
+      status: 400,
+      code: 'storage.tables.cannotDeletePrimaryKeyColumn',
+      message: `Column "${name}" is part of the primary key of table "${table.id}" (${table.primaryKey.join(', ')}); remove the primary key first`,
+    };
   }
   if (table.columns.length === 1) {
-    return { status: 400, code: 'storage.tables.cannotDeleteLastColumn', message: `Column "${name}" is the last column of table "${table.id}"; delete the table instead` };
+    return {
+      status: 400,
+      code: 'storage.tables.cannotDeleteLastColumn',
+      message: `Column "${name}" is the last column of table "${table.id}"; delete the table instead`,
+    };
   }
   return undefined;
 }
@@ -229,7 +271,8 @@ export async function runTableCreateFromSnapshot(ctx: EmulatorContext, job: JobR
   const snapshot = ctx.tables.snapshot(Number(p.source.snapshotId));
   if (!snapshot) throw new JobError('storage.snapshots.notFound', `Snapshot ${p.source.snapshotId} not found`);
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId))
+    throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists`);
   const now = formatTimestamp();
   const record: TableRecord = {
@@ -257,7 +300,10 @@ export async function runTableCreateFromSnapshot(ctx: EmulatorContext, job: JobR
     const out = await inTransaction(conn, async () => {
       // the table as it was made (defaults, NOT NULL), then the rows in their order with the times they were written
       const definition = snapshot.table.definition;
-      if (definition) await conn.run(`CREATE TABLE ${ref} (${[...definition.columns.map((c) => columnSql(c.name, c.definition)), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ')})`);
+      if (definition)
+        await conn.run(
+          `CREATE TABLE ${ref} (${[...definition.columns.map((c) => columnSql(c.name, c.definition)), `${ident(TIMESTAMP_COLUMN)} BIGINT`].join(', ')})`,
+        );
       else await conn.run(stagingTableSql(ref, record.columns));
       const cols = [...record.columns, TIMESTAMP_COLUMN].map(ident).join(', ');
       await conn.run(`INSERT INTO ${ref} (${cols}) SELECT ${cols} FROM ${ctx.tables.snapshotRef(snapshot.id)} ORDER BY rowid`);
@@ -316,17 +362,20 @@ function patchedDefinition(ctx: EmulatorContext, tableId: string, old: ColumnDef
   if (patch.nullable !== undefined) next.nullable = patch.nullable;
   if (patch.default !== undefined) {
     if (patch.default === null) delete next.default;
-    else if (patch.default !== old.default && ctx.tableBackend === 'snowflake') refuse('a Snowflake stack can only drop a default (default: null), not add or change one');
+    else if (patch.default !== old.default && ctx.tableBackend === 'snowflake')
+      refuse('a Snowflake stack can only drop a default (default: null), not add or change one');
     else next.default = patch.default;
   }
   if (patch.length !== undefined && patch.length !== old.length) {
     const base = baseTypeOf(old);
     if (base === 'STRING') {
-      if (!/^\d+$/.test(patch.length) || Number(patch.length) < Number(old.length ?? 0)) refuse(`the length of a ${old.type} can only grow (now ${old.length ?? 'none'}; got "${patch.length}")`);
+      if (!/^\d+$/.test(patch.length) || Number(patch.length) < Number(old.length ?? 0))
+        refuse(`the length of a ${old.type} can only grow (now ${old.length ?? 'none'}; got "${patch.length}")`);
     } else if (base === 'NUMERIC') {
       const [p0, s0] = (old.length ?? '38,0').split(',').map((x) => Number(x.trim()));
       const m = /^\s*(\d+)\s*(?:,\s*(\d+)\s*)?$/.exec(patch.length);
-      if (!m || Number(m[1]) < p0! || Number(m[1]) > 38 || Number(m[2] ?? 0) !== (s0 ?? 0)) refuse(`the precision of a ${old.type} can only grow up to 38, at the same scale (now ${old.length ?? '38,0'}; got "${patch.length}")`);
+      if (!m || Number(m[1]) < p0! || Number(m[1]) > 38 || Number(m[2] ?? 0) !== (s0 ?? 0))
+        refuse(`the precision of a ${old.type} can only grow up to 38, at the same scale (now ${old.length ?? '38,0'}; got "${patch.length}")`);
       next.length = `${m![1]},${s0 ?? 0}`;
     } else {
       refuse(`type ${old.type} takes no length; got "${patch.length}"`);
@@ -366,7 +415,11 @@ export async function runColumnDefinitionUpdate(ctx: EmulatorContext, job: JobRe
 async function applyDefinitionUpdate(ctx: EmulatorContext, job: JobRecord, p: DefinitionUpdateParams): Promise<unknown> {
   const table = jobTable(ctx, job);
   const unknown = p.columns.map((c) => c.name).filter((n) => !table.columns.includes(n));
-  if (unknown.length) throw new JobError('storage.tables.columnNotFound', `column(s) ${unknown.join(', ')} not found in table ${table.id} (columns: ${table.columns.join(', ')})`);
+  if (unknown.length)
+    throw new JobError(
+      'storage.tables.columnNotFound',
+      `column(s) ${unknown.join(', ')} not found in table ${table.id} (columns: ${table.columns.join(', ')})`,
+    );
   const now = formatTimestamp();
   const record: TableRecord = { ...table, lastChangeDate: now, ...(p.displayName !== undefined ? { displayName: p.displayName } : {}) };
   const ref = tableRef(table.bucketId, table.name);
@@ -379,13 +432,18 @@ async function applyDefinitionUpdate(ctx: EmulatorContext, job: JobRecord, p: De
       const col = ident(patch.name);
       if (next.nullable !== current.definition.nullable) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} ${next.nullable ? 'DROP' : 'SET'} NOT NULL`);
       if (next.default === undefined && current.definition.default !== undefined) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} DROP DEFAULT`);
-      else if (next.default !== undefined && next.default !== current.definition.default) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} SET DEFAULT CAST('${next.default.replace(/'/g, "''")}' AS ${duckdbType(next)})`);
-      if (baseTypeOf(next) === 'NUMERIC' && next.length !== current.definition.length) statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} TYPE ${duckdbType(next)}`);
+      else if (next.default !== undefined && next.default !== current.definition.default)
+        statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} SET DEFAULT CAST('${next.default.replace(/'/g, "''")}' AS ${duckdbType(next)})`);
+      if (baseTypeOf(next) === 'NUMERIC' && next.length !== current.definition.length)
+        statements.push(`ALTER TABLE ${ref} ALTER COLUMN ${col} TYPE ${duckdbType(next)}`);
       // only a definition that changes gets new KBC.datatype entries (a description alone leaves them as they are)
       if (JSON.stringify(next) !== JSON.stringify(current.definition)) changed.set(patch.name, next);
     }
     if (changed.size) {
-      record.definition = { ...table.definition, columns: table.definition.columns.map((c) => (changed.has(c.name) ? { ...c, definition: changed.get(c.name)! } : c)) };
+      record.definition = {
+        ...table.definition,
+        columns: table.definition.columns.map((c) => (changed.has(c.name) ? { ...c, definition: changed.get(c.name)! } : c)),
+      };
       const changedIds = new Set([...changed.keys()].map((n) => `${table.id}.${n}`));
       record.storageMetadata = [
         ...(table.storageMetadata ?? []).filter((m) => !changedIds.has(m.objectId)),
@@ -429,12 +487,24 @@ export async function runPrimaryKeyAdd(ctx: EmulatorContext, job: JobRecord): Pr
   const table = jobTable(ctx, job);
   const columns = job.operationParams.columns as string[];
   if (table.primaryKey.length) {
-    throw new JobError('storage.tables.primaryKeyAlreadyExists', `Table ${table.id} has a primary key already (${table.primaryKey.join(', ')}); remove it first`);
+    throw new JobError(
+      'storage.tables.primaryKeyAlreadyExists',
+      `Table ${table.id} has a primary key already (${table.primaryKey.join(', ')}); remove it first`,
+    );
   }
   const missing = columns.filter((c) => !table.columns.includes(c));
-  if (missing.length) throw new JobError('storage.tables.columnNotFound', `primary key column(s) ${missing.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+  if (missing.length)
+    throw new JobError(
+      'storage.tables.columnNotFound',
+      `primary key column(s) ${missing.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`,
+    );
   const ref = tableRef(table.bucketId, table.name);
-  const record: TableRecord = { ...table, primaryKey: columns, lastChangeDate: formatTimestamp(), ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: columns } } : {}) };
+  const record: TableRecord = {
+    ...table,
+    primaryKey: columns,
+    lastChangeDate: formatTimestamp(),
+    ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: columns } } : {}),
+  };
   await commitChange(
     ctx,
     job,
@@ -442,9 +512,14 @@ export async function runPrimaryKeyAdd(ctx: EmulatorContext, job: JobRecord): Pr
     async (conn) => {
       if (job.operationParams.skipDuplicatesCheck) return;
       const key = columns.map(ident).join(', ');
-      const [[duplicates]] = (await conn.runAndReadAll(`SELECT count(*) FROM (SELECT ${key} FROM ${ref} GROUP BY ${key} HAVING count(*) > 1)`)).getRowsJS() as [[bigint]];
+      const [[duplicates]] = (await conn.runAndReadAll(`SELECT count(*) FROM (SELECT ${key} FROM ${ref} GROUP BY ${key} HAVING count(*) > 1)`)).getRowsJS() as [
+        [bigint],
+      ];
       if (Number(duplicates) > 0) {
-        throw new JobError('storage.tables.primaryKeyDuplicates', `The primary key (${columns.join(', ')}) cannot be set on table ${table.id}: ${Number(duplicates)} value(s) of it occur in more than one row`);
+        throw new JobError(
+          'storage.tables.primaryKeyDuplicates',
+          `The primary key (${columns.join(', ')}) cannot be set on table ${table.id}: ${Number(duplicates)} value(s) of it occur in more than one row`,
+        );
       }
     },
     () => null,
@@ -455,8 +530,19 @@ export async function runPrimaryKeyAdd(ctx: EmulatorContext, job: JobRecord): Pr
 /** `tablePrimaryKeyDelete` (`DELETE tables/{id}/primary-key`): the table has no key afterwards. */
 export async function runPrimaryKeyDelete(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const table = jobTable(ctx, job);
-  const record: TableRecord = { ...table, primaryKey: [], lastChangeDate: formatTimestamp(), ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: [] } } : {}) };
-  await commitChange(ctx, job, record, async () => undefined, () => null);
+  const record: TableRecord = {
+    ...table,
+    primaryKey: [],
+    lastChangeDate: formatTimestamp(),
+    ...(table.definition ? { definition: { ...table.definition, primaryKeysNames: [] } } : {}),
+  };
+  await commitChange(
+    ctx,
+    job,
+    record,
+    async () => undefined,
+    () => null,
+  );
   return tableResource(ctx, record);
 }
 
@@ -464,6 +550,12 @@ export async function runPrimaryKeyDelete(ctx: EmulatorContext, job: JobRecord):
 export async function runTableUpdate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const table = jobTable(ctx, job);
   const record: TableRecord = { ...table, displayName: String(job.operationParams.displayName), lastChangeDate: formatTimestamp() };
-  await commitChange(ctx, job, record, async () => undefined, () => null);
+  await commitChange(
+    ctx,
+    job,
+    record,
+    async () => undefined,
+    () => null,
+  );
   return tableResource(ctx, record);
 }

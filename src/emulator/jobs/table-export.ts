@@ -49,7 +49,17 @@ export async function runTableExport(ctx: EmulatorContext, job: JobRecord): Prom
       `COPY (${sql}) TO ${sqlString(rowsPath)} (FORMAT csv, HEADER false, FORCE_QUOTE *, DELIMITER ',', QUOTE '"', ESCAPE '"', NEW_LINE '\n')`,
     );
     rows = Number(copied.getRowsJS()[0]?.[0] ?? 0);
-    result = await storeSlices({ objects: ctx.objects, key, path: rowsPath, sliceSizeBytes: ctx.sliceSizeBytes, gzip: p.gzip, header: csvLine(columns), tmpDir: ctx.tmpDir, id: String(job.id), alwaysSliced: ctx.slicedExports });
+    result = await storeSlices({
+      objects: ctx.objects,
+      key,
+      path: rowsPath,
+      sliceSizeBytes: ctx.sliceSizeBytes,
+      gzip: p.gzip,
+      header: csvLine(columns),
+      tmpDir: ctx.tmpDir,
+      id: String(job.id),
+      alwaysSliced: ctx.slicedExports,
+    });
   } finally {
     conn.closeSync();
     rmSync(rowsPath, { force: true });

@@ -2,7 +2,15 @@ import { type DuckDBConnection } from '@duckdb/node-api';
 import { type EmulatorContext } from '../context';
 import { JobError } from '../errors';
 import { castSql, columnSql, datatypeMetadata, misfitReason, misfitSql } from '../column-types';
-import { type BucketRecord, type ColumnDefinition, type FileRecord, type JobRecord, type MetadataRecord, type TableDefinition, type TableRecord } from '../model';
+import {
+  type BucketRecord,
+  type ColumnDefinition,
+  type FileRecord,
+  type JobRecord,
+  type MetadataRecord,
+  type TableDefinition,
+  type TableRecord,
+} from '../model';
 import { tableResource } from '../resources';
 import { STAGING_PREFIX, TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
 import { formatTimestamp } from '../time';
@@ -72,7 +80,12 @@ function requireFile(ctx: EmulatorContext, fileId: number): FileRecord {
 }
 
 /** Runs a load in its own connection: staging table, checks, then one transaction that swaps data, metadata and the job's commit marker. */
-async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: string, run: (conn: DuckDBConnection, staging: { schema: string; name: string; ref: string }) => Promise<T>): Promise<T> {
+async function withStaging<T>(
+  ctx: EmulatorContext,
+  job: JobRecord,
+  bucketId: string,
+  run: (conn: DuckDBConnection, staging: { schema: string; name: string; ref: string }) => Promise<T>,
+): Promise<T> {
   const conn = await ctx.tables.connect();
   const staging = { schema: bucketId, name: `${STAGING_PREFIX}${job.id}`, ref: '' };
   staging.ref = tableRef(staging.schema, staging.name);
@@ -82,7 +95,8 @@ async function withStaging<T>(ctx: EmulatorContext, job: JobRecord, bucketId: st
     return await run(conn, staging);
   } finally {
     await conn.run(`DROP TABLE IF EXISTS ${staging.ref}`).catch(() => undefined);
-    for (const suffix of ['_typed', '_wide']) await conn.run(`DROP TABLE IF EXISTS ${tableRef(staging.schema, `${staging.name}${suffix}`)}`).catch(() => undefined);
+    for (const suffix of ['_typed', '_wide'])
+      await conn.run(`DROP TABLE IF EXISTS ${tableRef(staging.schema, `${staging.name}${suffix}`)}`).catch(() => undefined);
     conn.closeSync();
   }
 }
@@ -141,7 +155,8 @@ export async function inTransaction<T>(conn: DuckDBConnection, body: () => Promi
 export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as LoadOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId))
+    throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists; load into it with import-async instead`);
   const file = requireFile(ctx, p.source.fileId);
   const primaryKey = p.primaryKey ?? [];
@@ -162,7 +177,10 @@ export async function runTableCreate(ctx: EmulatorContext, job: JobRecord): Prom
     if (primaryKey.length) await checkpointWide(conn, loaded.columns.length);
     const missingPk = primaryKey.filter((c) => !loaded.columns.includes(c));
     if (missingPk.length) {
-      throw new JobError('storage.tables.validation', `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`);
+      throw new JobError(
+        'storage.tables.validation',
+        `primary key column(s) ${missingPk.join(', ')} are not among the file's columns (${loaded.columns.join(', ')})`,
+      );
     }
     const ref = tableRef(p.bucketId, p.name);
     const record: TableRecord = {
@@ -252,7 +270,17 @@ export async function runTableImport(ctx: EmulatorContext, job: JobRecord): Prom
         await conn.run(`DELETE FROM ${ref} USING ${source} AS s WHERE ${on}`);
       }
       if (rebuild) {
-        await rebuildTable(conn, { staging, ref, name: p.name, columns: table.columns, rebuilt: record.columns, keepRows: p.incremental ?? false, definition: table.definition, source, timestamp: now });
+        await rebuildTable(conn, {
+          staging,
+          ref,
+          name: p.name,
+          columns: table.columns,
+          rebuilt: record.columns,
+          keepRows: p.incremental ?? false,
+          definition: table.definition,
+          source,
+          timestamp: now,
+        });
       } else {
         if (!p.incremental) await conn.run(`DELETE FROM ${ref}`);
         const cols = loaded.columns.map(ident).join(', ');
@@ -319,7 +347,8 @@ async function rebuildTable(
       for (let chunk = await result.fetchChunk(); chunk?.rowCount; chunk = await result.fetchChunk()) appender.appendDataChunk(chunk);
     };
     // positional: every column of the rebuilt table in its order, `_timestamp` last
-    if (r.keepRows) await append(`SELECT ${r.rebuilt.map((c) => (r.columns.includes(c) ? ident(c) : "''")).join(', ')}, ${ident(TIMESTAMP_COLUMN)} FROM ${r.ref}`);
+    if (r.keepRows)
+      await append(`SELECT ${r.rebuilt.map((c) => (r.columns.includes(c) ? ident(c) : "''")).join(', ')}, ${ident(TIMESTAMP_COLUMN)} FROM ${r.ref}`);
     await append(`SELECT ${r.rebuilt.map(ident).join(', ')}, ${r.timestamp}::BIGINT FROM ${r.source}`);
   } finally {
     appender.closeSync();
@@ -347,7 +376,12 @@ async function checkTypes(conn: DuckDBConnection, staging: string, definition: T
 }
 
 /** The staged strings converted to the table's types, in file order, in a second staging table. */
-async function typedStaging(conn: DuckDBConnection, staging: { schema: string; name: string }, columns: string[], definition: TableDefinition): Promise<string> {
+async function typedStaging(
+  conn: DuckDBConnection,
+  staging: { schema: string; name: string },
+  columns: string[],
+  definition: TableDefinition,
+): Promise<string> {
   const ref = tableRef(staging.schema, `${staging.name}_typed`);
   const byName = new Map(definition.columns.map((c) => [c.name, c.definition]));
   const select = columns.map((c) => `${castSql(c, byName.get(c)!)} AS ${ident(c)}`).join(', ');
@@ -369,7 +403,8 @@ export interface DefinitionOperationParams {
 export async function runTableDefinitionCreate(ctx: EmulatorContext, job: JobRecord): Promise<unknown> {
   const p = job.operationParams as unknown as DefinitionOperationParams;
   const tableId = `${p.bucketId}.${p.name}`;
-  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId)) throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
+  if (!ctx.state.get<BucketRecord>('bucket', p.bucketId))
+    throw new JobError('storage.buckets.notFound', `The bucket "${p.bucketId}" was not found in the project "${ctx.projectId}"`);
   if (ctx.tables.get(tableId)) throw new JobError('storage.tables.alreadyExists', `table ${tableId} already exists`);
   const now = Date.now();
   const created = formatTimestamp(now);

@@ -19,7 +19,12 @@ function duplicateName(name: string): ApiError {
  * may read them.
  */
 export function registerBranchRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  app.get('/dev-branches', async () => [...listBranches(ctx).reverse().map((b) => branchResource(ctx, b)), branchResource(ctx, 'default')]);
+  app.get('/dev-branches', async () => [
+    ...listBranches(ctx)
+      .reverse()
+      .map((b) => branchResource(ctx, b)),
+    branchResource(ctx, 'default'),
+  ]);
 
   app.get('/dev-branches/:branchId', async (request) => branchResource(ctx, findBranch(ctx, (request.params as { branchId: string }).branchId)));
 
@@ -49,7 +54,8 @@ export function registerBranchRoutes(app: FastifyInstance, ctx: EmulatorContext)
     if (!token.isMasterToken) throw accessDenied(`creating a development branch needs a master token; token ${token.id} (${token.description}) is not one`);
     const params = await readParams(request);
     const name = parseString(params.name)?.trim() ?? '';
-    if (!name || name.length > 255) throw validation(`name is required, at most 255 characters; got ${JSON.stringify(params.name ?? null)}`, 'storage.devBranches.validation');
+    if (!name || name.length > 255)
+      throw validation(`name is required, at most 255 characters; got ${JSON.stringify(params.name ?? null)}`, 'storage.devBranches.validation');
     if (branchNameTaken(ctx, name)) throw duplicateName(name);
     const job = ctx.jobs.create({
       operationName: 'devBranchCreate',

@@ -16,7 +16,15 @@ import { type EmulatorTableBackend } from '../options';
 const TABLE_NAME = /^[A-Za-z0-9_-]{1,96}$/;
 const COLUMN_NAME = /^[A-Za-z0-9_]{1,64}$/;
 /** A column given by `basetype` alone gets this type. */
-const TYPE_OF_BASETYPE: Record<string, string> = { STRING: 'VARCHAR', INTEGER: 'INTEGER', NUMERIC: 'NUMBER', FLOAT: 'FLOAT', BOOLEAN: 'BOOLEAN', DATE: 'DATE', TIMESTAMP: 'TIMESTAMP' };
+const TYPE_OF_BASETYPE: Record<string, string> = {
+  STRING: 'VARCHAR',
+  INTEGER: 'INTEGER',
+  NUMERIC: 'NUMBER',
+  FLOAT: 'FLOAT',
+  BOOLEAN: 'BOOLEAN',
+  DATE: 'DATE',
+  TIMESTAMP: 'TIMESTAMP',
+};
 
 function tableValidation(message: string): ApiError {
   return validation(message, 'storage.tables.validation');
@@ -30,7 +38,8 @@ function loose(value: unknown): string | undefined {
 /** A column name a table takes: 1-64 letters, digits or underscores, not the emulator's own `_timestamp`. */
 export function checkColumnName(value: unknown, where: string): string {
   const column = parseString(value) ?? '';
-  if (!COLUMN_NAME.test(column) || column === '_timestamp') throw tableValidation(`${where} must be 1-64 letters, digits or underscores (not "_timestamp"); got ${JSON.stringify(value ?? null)}`);
+  if (!COLUMN_NAME.test(column) || column === '_timestamp')
+    throw tableValidation(`${where} must be 1-64 letters, digits or underscores (not "_timestamp"); got ${JSON.stringify(value ?? null)}`);
   return column;
 }
 
@@ -38,7 +47,11 @@ export function checkColumnName(value: unknown, where: string): string {
  * One column of a definition `{name, definition: {type, length, nullable, default}, basetype}` (of `tables-definition`
  * and `POST tables/{id}/columns`), checked and in the backend's own types; a column without a type is a string.
  */
-export function parseColumnDefinition(c: FormObject, where: string, backend: EmulatorTableBackend): { name: string; definition: ColumnDefinition; basetype: string } {
+export function parseColumnDefinition(
+  c: FormObject,
+  where: string,
+  backend: EmulatorTableBackend,
+): { name: string; definition: ColumnDefinition; basetype: string } {
   const column = checkColumnName(c.name, `${where}.name`);
   const raw = (c.definition && typeof c.definition === 'object' && !Array.isArray(c.definition) ? c.definition : undefined) as FormObject | undefined;
   const basetype = parseString(c.basetype)?.toUpperCase();
@@ -53,7 +66,12 @@ export function parseColumnDefinition(c: FormObject, where: string, backend: Emu
   if (nullable === undefined) throw tableValidation(`${where}.definition.nullable must be a boolean; got ${JSON.stringify(raw?.nullable)}`);
   const length = loose(raw?.length);
   const dflt = loose(raw?.default);
-  const given: ColumnDefinition = { type: type.toUpperCase(), nullable, ...(length ? { length } : {}), ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}) };
+  const given: ColumnDefinition = {
+    type: type.toUpperCase(),
+    nullable,
+    ...(length ? { length } : {}),
+    ...(dflt !== undefined && dflt !== '' ? { default: dflt } : {}),
+  };
   const problem = definitionProblem(column, given);
   if (problem) throw tableValidation(`${where}: ${problem}`);
   const definition = backendDefinition(given, backend, basetype === 'NUMERIC' && raw?.type === undefined ? 9 : 0);
@@ -73,7 +91,11 @@ export function columnHasType(item: unknown): boolean {
  * (neither `definition.type` nor `basetype`) makes a table that is not typed (`typed: false`); a column without a type
  * among typed ones gets the backend's string type.
  */
-export function parseTableDefinition(params: FormObject, maxColumns: number, backend: EmulatorTableBackend): { name: string; definition: TableDefinition; typed: boolean } {
+export function parseTableDefinition(
+  params: FormObject,
+  maxColumns: number,
+  backend: EmulatorTableBackend,
+): { name: string; definition: TableDefinition; typed: boolean } {
   const name = parseString(params.name)?.trim() ?? '';
   if (!TABLE_NAME.test(name)) throw tableValidation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(params.name ?? null)}`);
   const rawColumns = params.columns;
@@ -91,10 +113,12 @@ export function parseTableDefinition(params: FormObject, maxColumns: number, bac
   });
   const primaryKeysNames = parseList(params.primaryKeysNames) ?? [];
   const unknown = primaryKeysNames.filter((pk) => !columns.some((c) => c.name === pk));
-  if (unknown.length) throw tableValidation(`primaryKeysNames: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the columns (${columns.map((c) => c.name).join(', ')})`);
+  if (unknown.length)
+    throw tableValidation(
+      `primaryKeysNames: ${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among the columns (${columns.map((c) => c.name).join(', ')})`,
+    );
   return { name, definition: { primaryKeysNames, columns }, typed };
 }
-
 
 export function findBucket(ctx: EmulatorContext, bucketId: string): BucketRecord {
   const bucket = ctx.state.get<BucketRecord>('bucket', bucketId);
@@ -116,16 +140,26 @@ const STAGES = new Set(['in', 'out']);
 export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
   app.post('/buckets', async (request, reply) => {
     const token = tokenOf(request);
-    if (!token.isMasterToken && !token.canManageBuckets) throw accessDenied(`creating a bucket needs canManageBuckets; token ${token.id} (${token.description}) does not have it`);
+    if (!token.isMasterToken && !token.canManageBuckets)
+      throw accessDenied(`creating a bucket needs canManageBuckets; token ${token.id} (${token.description}) does not have it`);
     const params = await readParams(request);
     const rawName = parseString(params.name)?.trim() ?? '';
     const name = rawName.startsWith('c-') ? rawName.slice(2) : rawName;
-    if (!BUCKET_NAME.test(name)) throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(rawName)}`, 'storage.buckets.validation');
+    if (!BUCKET_NAME.test(name))
+      throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(rawName)}`, 'storage.buckets.validation');
     const stage = parseString(params.stage) ?? 'in';
     if (!STAGES.has(stage)) throw validation(`stage must be "in" or "out"; got ${JSON.stringify(stage)}`, 'storage.buckets.validation');
     const id = `${stage}.c-${name}`;
-    if (ctx.state.get('bucket', id)) throw new ApiError(400, 'storage.buckets.alreadyExists', `The bucket "${name}" already exists in stage "${stage}" (id ${id}).`);
-    const bucket: BucketRecord = { id, name, stage, description: parseString(params.description) ?? '', created: formatTimestamp(), branchId: branchOf(request) };
+    if (ctx.state.get('bucket', id))
+      throw new ApiError(400, 'storage.buckets.alreadyExists', `The bucket "${name}" already exists in stage "${stage}" (id ${id}).`);
+    const bucket: BucketRecord = {
+      id,
+      name,
+      stage,
+      description: parseString(params.description) ?? '',
+      created: formatTimestamp(),
+      branchId: branchOf(request),
+    };
     const conn = await ctx.tables.connect();
     try {
       await ctx.tables.ensureSchema(conn, id);
@@ -162,7 +196,11 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
   // `columns`, `metadata` and `columnMetadata` only when `include` names them, like the service.
   app.get('/buckets/:bucketId', async (request) => {
     const bucket = authorizedBucket(ctx, tokenOf(request), (request.params as { bucketId: string }).bucketId, 'read', 'bucket detail');
-    const include = new Set(String((request.query as { include?: unknown }).include ?? '').split(',').map((s) => s.trim()));
+    const include = new Set(
+      String((request.query as { include?: unknown }).include ?? '')
+        .split(',')
+        .map((s) => s.trim()),
+    );
     const tables = ctx.tables.list(bucket.id).map((t) => {
       const { bucket: _bucket, columns, metadata, columnMetadata, ...rest } = tableResource(ctx, t);
       return {
@@ -186,7 +224,11 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
     const force = parseBool(params.force) ?? false;
     const tables = ctx.tables.list(bucket.id);
     if (tables.length && !force) {
-      throw new ApiError(400, 'storage.buckets.notEmpty', `bucket ${bucket.id} is not empty (${tables.length} tables); pass force=1 to delete it with its tables`);
+      throw new ApiError(
+        400,
+        'storage.buckets.notEmpty',
+        `bucket ${bucket.id} is not empty (${tables.length} tables); pass force=1 to delete it with its tables`,
+      );
     }
     const drop = async (): Promise<void> => {
       await ctx.tables.dropSchema(bucket.id);
@@ -245,7 +287,8 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
     const params = await readParams(request);
     // from a snapshot (`snapshotId`): the snapshot's table, under its own name unless `name` says otherwise
     if (params.snapshotId !== undefined && params.snapshotId !== '') {
-      if (params.dataFileId !== undefined && params.dataFileId !== '') throw validation('send one source: dataFileId or snapshotId, not both', 'storage.tables.validation');
+      if (params.dataFileId !== undefined && params.dataFileId !== '')
+        throw validation('send one source: dataFileId or snapshotId, not both', 'storage.tables.validation');
       const snapshotId = parseIntParam(params.snapshotId);
       const snapshot = snapshotId === undefined ? undefined : ctx.tables.snapshot(snapshotId);
       if (!snapshot) throw notFound('storage.snapshots.notFound', `Snapshot ${String(params.snapshotId as string)} not found`);
@@ -253,7 +296,8 @@ export function registerBucketRoutes(app: FastifyInstance, ctx: EmulatorContext)
       // the service needs the name, although its PHP client's docs say it defaults to the snapshot's table's
       const name = parseString(params.name)?.trim() ?? '';
       if (!name) throw validation('Table create option "name" is required and cannot be empty', 'storage.tables.validation');
-      if (!TABLE_NAME.test(name)) throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(name)}`, 'storage.tables.validation');
+      if (!TABLE_NAME.test(name))
+        throw validation(`name must be 1-96 letters, digits, dashes or underscores; got ${JSON.stringify(name)}`, 'storage.tables.validation');
       const tableId = `${bucket.id}.${name}`;
       const job = ctx.jobs.create({
         operationName: 'tableCreate',

@@ -92,7 +92,8 @@ function jsonParam(raw: unknown, name: string): unknown {
       throw validation(`${name} must be a JSON object (or a string of one); got ${JSON.stringify(raw.slice(0, 100))}`, 'storage.components.validation');
     }
   }
-  if (JSON.stringify(value).length > CONFIGURATION_MAX_BYTES) throw validation(`${name} is larger than ${CONFIGURATION_MAX_BYTES} bytes`, 'storage.components.validation');
+  if (JSON.stringify(value).length > CONFIGURATION_MAX_BYTES)
+    throw validation(`${name} is larger than ${CONFIGURATION_MAX_BYTES} bytes`, 'storage.components.validation');
   return value;
 }
 
@@ -119,7 +120,12 @@ function configResource(config: ConfigRecord, options: { rows: boolean } = { row
     isDeleted: config.isDeleted,
     configuration: config.configuration,
     state: config.state,
-    currentVersion: { created: current.created, creatorToken: current.creatorToken, changeDescription: current.changeDescription, versionIdentifier: current.versionIdentifier },
+    currentVersion: {
+      created: current.created,
+      creatorToken: current.creatorToken,
+      changeDescription: current.changeDescription,
+      versionIdentifier: current.versionIdentifier,
+    },
     rowsSortOrder: config.rowsSortOrder,
     ...(options.rows ? { rows: config.rows.map(rowResource) } : {}),
   };
@@ -171,7 +177,9 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
   const authorize = (request: FastifyRequest, componentId: string): TokenRecord => {
     const token = tokenOf(request);
     if (!token.isMasterToken && !(token.componentAccess ?? []).includes(componentId)) {
-      throw accessDenied(`configurations of ${componentId} need a master token or componentAccess to ${componentId}; token ${token.id} (${token.description}) has neither`);
+      throw accessDenied(
+        `configurations of ${componentId} need a master token or componentAccess to ${componentId}; token ${token.id} (${token.description}) has neither`,
+      );
     }
     return token;
   };
@@ -211,7 +219,12 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
         ...componentResource(ctx, id),
         configurations: configs.map((c) => {
           const { configuration, state, rows, ...rest } = configResource(c);
-          return { ...rest, ...(include.has('configuration') ? { configuration } : {}), ...(include.has('state') ? { state } : {}), ...(include.has('rows') ? { rows } : {}) };
+          return {
+            ...rest,
+            ...(include.has('configuration') ? { configuration } : {}),
+            ...(include.has('state') ? { state } : {}),
+            ...(include.has('rows') ? { rows } : {}),
+          };
         }),
       }));
   });
@@ -247,7 +260,8 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     if (!name) throw validation('name is required', 'storage.components.validation');
     const branchId = branchIdOf(request);
     const given = parseString(params.configurationId);
-    if (given !== undefined && !ID.test(given)) throw validation(`configurationId must be 1-128 letters, digits, ".", "_" or "-"; got ${JSON.stringify(given)}`, 'storage.components.validation');
+    if (given !== undefined && !ID.test(given))
+      throw validation(`configurationId must be 1-128 letters, digits, ".", "_" or "-"; got ${JSON.stringify(given)}`, 'storage.components.validation');
     const id = given ?? String(ctx.nextId('config'));
     const existing = ctx.state.get<ConfigRecord>(CONFIG, keyOf(branchId, componentId, id));
     if (existing) throw new ApiError(400, 'storage.components.configurations.alreadyExists', `Configuration already exists: ${id}`);
@@ -298,7 +312,8 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
   app.delete('/components/:componentId/configs/:configId', async (request, reply) => {
     const { config, token } = find(request, { deleted: true });
     if (config.isDeleted) {
-      if (config.branchId !== DEFAULT_BRANCH_ID) throw validation(`Configuration ${config.id} is deleted; a development branch's configuration cannot be purged`, 'storage.components.cannotPurge');
+      if (config.branchId !== DEFAULT_BRANCH_ID)
+        throw validation(`Configuration ${config.id} is deleted; a development branch's configuration cannot be purged`, 'storage.components.cannotPurge');
       ctx.state.delete(CONFIG, keyOf(config.branchId, config.componentId, config.id));
       for (const m of ctx.metadata.list('configuration', keyOf(config.branchId, config.componentId, config.id))) ctx.metadata.delete(m.id);
       return reply.code(204).send();
@@ -313,7 +328,10 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
   const stateOf = (params: FormObject): unknown => {
     const state = jsonParam(params.state, 'state');
     if (state === undefined || state === null || typeof state !== 'object' || Array.isArray(state)) {
-      throw validation(`state is required: a JSON object, e.g. {"state": {"lastId": 123}}; got ${JSON.stringify(params.state ?? null)}`, 'storage.components.validation');
+      throw validation(
+        `state is required: a JSON object, e.g. {"state": {"lastId": 123}}; got ${JSON.stringify(params.state ?? null)}`,
+        'storage.components.validation',
+      );
     }
     return state;
   };
@@ -339,7 +357,10 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     const include = new Set(String(q.include ?? 'name,description').split(','));
     const limit = parseIntParam(q.limit) ?? 100;
     const offset = parseIntParam(q.offset) ?? 0;
-    return [...config.versions].reverse().slice(offset, offset + limit).map((v) => versionResource(v, include));
+    return [...config.versions]
+      .reverse()
+      .slice(offset, offset + limit)
+      .map((v) => versionResource(v, include));
   });
 
   app.get('/components/:componentId/configs/:configId/versions/:version', async (request) => {
@@ -356,7 +377,8 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     const { config, token } = find(request);
     const params = await readParams(request);
     const given = parseString(params.rowId);
-    if (given !== undefined && !ID.test(given)) throw validation(`rowId must be 1-128 letters, digits, ".", "_" or "-"; got ${JSON.stringify(given)}`, 'storage.components.validation');
+    if (given !== undefined && !ID.test(given))
+      throw validation(`rowId must be 1-128 letters, digits, ".", "_" or "-"; got ${JSON.stringify(given)}`, 'storage.components.validation');
     const id = given ?? String(ctx.nextId('config'));
     if (config.rows.some((r) => r.id === id)) throw new ApiError(400, 'storage.components.rows.alreadyExists', `Row already exists: ${id}`);
     const changeDescription = parseString(params.changeDescription) ?? '';
@@ -428,10 +450,15 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
     const { config } = find(request);
     const params = await readParams(request);
     const items = (listItems(params.metadata) ?? []).map((item, i) => {
-      if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`metadata[${i}] must be an object {key, value}`, 'storage.metadata.validation');
+      if (!item || typeof item !== 'object' || Array.isArray(item))
+        throw validation(`metadata[${i}] must be an object {key, value}`, 'storage.metadata.validation');
       const f = item as FormObject;
       const key = parseString(f.key) ?? '';
-      if (!METADATA_KEY.test(key)) throw validation(`metadata[${i}].key must be 1-255 letters, digits, "_", "-", ":" or "."; got ${JSON.stringify(f.key ?? null)}`, 'storage.metadata.validation');
+      if (!METADATA_KEY.test(key))
+        throw validation(
+          `metadata[${i}].key must be 1-255 letters, digits, "_", "-", ":" or "."; got ${JSON.stringify(f.key ?? null)}`,
+          'storage.metadata.validation',
+        );
       if (f.value === undefined || f.value === null) throw validation(`metadata[${i}].value is required (key ${key})`, 'storage.metadata.validation');
       return { key, value: typeof f.value === 'string' ? f.value : JSON.stringify(f.value) };
     });
@@ -456,14 +483,21 @@ export function registerComponentRoutes(app: FastifyInstance, ctx: EmulatorConte
   app.get('/search/component-configurations', async (request) => {
     // a branch-only route on the service: without `branch/{id}/` the path is unknown
     if ((request.params as { branchId?: string }).branchId === undefined) {
-      throw notFound('storage.routeNotFound', 'route not found: GET /v2/storage/search/component-configurations (use /v2/storage/branch/{branchId}/search/component-configurations)');
+      throw notFound(
+        'storage.routeNotFound',
+        'route not found: GET /v2/storage/search/component-configurations (use /v2/storage/branch/{branchId}/search/component-configurations)',
+      );
     }
     const token = tokenOf(request);
     const q = request.query as FormObject;
     const componentId = parseString(q.componentId);
     const configurationId = parseString(q.configurationId);
     const keys = parseList(q.metadataKeys) ?? [];
-    const include = new Set(String(q.include ?? '').split(',').map((x) => x.trim()));
+    const include = new Set(
+      String(q.include ?? '')
+        .split(',')
+        .map((x) => x.trim()),
+    );
     return all(branchIdOf(request))
       .filter((c) => !c.isDeleted && (token.isMasterToken || (token.componentAccess ?? []).includes(c.componentId)))
       .filter((c) => (componentId === undefined || c.componentId === componentId) && (configurationId === undefined || c.id === configurationId))

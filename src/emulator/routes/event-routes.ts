@@ -48,11 +48,13 @@ export function registerEventRoutes(app: FastifyInstance, ctx: EmulatorContext):
     const message = parseString(params.message)?.trim() ?? '';
     const component = parseString(params.component)?.trim() ?? '';
     if (!message) throw validation('message is required', 'storage.events.validation');
-    if (!component) throw validation('component is required: the id of the component that logs the event, e.g. "keboola.ex-db-mysql"', 'storage.events.validation');
+    if (!component)
+      throw validation('component is required: the id of the component that logs the event, e.g. "keboola.ex-db-mysql"', 'storage.events.validation');
     const type = parseString(params.type) ?? 'info';
     if (!EVENT_TYPES.has(type)) throw validation(`type must be info, success, warn or error; got ${JSON.stringify(type)}`, 'storage.events.validation');
     const duration = params.duration === undefined || params.duration === '' ? undefined : Number(params.duration);
-    if (duration !== undefined && !Number.isFinite(duration)) throw validation(`duration must be a number of seconds; got ${JSON.stringify(params.duration)}`, 'storage.events.validation');
+    if (duration !== undefined && !Number.isFinite(duration))
+      throw validation(`duration must be a number of seconds; got ${JSON.stringify(params.duration)}`, 'storage.events.validation');
     if (JSON.stringify(params).length > EVENT_MAX_BYTES) throw validation(`the event is larger than ${EVENT_MAX_BYTES} bytes`, 'storage.events.tooLarge');
     const branch = findBranch(ctx, branchOf(request));
     const event = ctx.events.add({

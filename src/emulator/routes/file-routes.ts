@@ -19,7 +19,9 @@ export function findFile(ctx: EmulatorContext, fileId: unknown): FileRecord {
 export function readableFile(ctx: EmulatorContext, token: TokenRecord, fileId: unknown): FileRecord {
   const file = findFile(ctx, fileId);
   if (!ctx.tokens.canReadFile(token, file.creatorToken)) {
-    throw accessDenied(`file ${file.id} was created by token ${file.creatorToken.id}; token ${token.id} (${token.description}) sees only its own files (it lacks canReadAllFileUploads)`);
+    throw accessDenied(
+      `file ${file.id} was created by token ${file.creatorToken.id}; token ${token.id} (${token.description}) sees only its own files (it lacks canReadAllFileUploads)`,
+    );
   }
   return file;
 }

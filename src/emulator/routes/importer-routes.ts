@@ -62,7 +62,11 @@ export function registerImporterRoutes(app: FastifyInstance, ctx: EmulatorContex
         await ctx.objects.put(file.key, part.file.pipe(counter));
       } catch (error) {
         if (part.file.truncated) {
-          throw new ApiError(400, 'importer.fileTooLarge', `file is larger than the importer's limit of ${2 * 1024 ** 3} bytes; upload it to object storage with files/prepare instead`);
+          throw new ApiError(
+            400,
+            'importer.fileTooLarge',
+            `file is larger than the importer's limit of ${2 * 1024 ** 3} bytes; upload it to object storage with files/prepare instead`,
+          );
         }
         if (bodyError) {
           await ctx.objects.delete(file.key, false).catch(() => undefined);

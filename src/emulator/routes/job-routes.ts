@@ -16,7 +16,8 @@ export function registerJobRoutes(app: FastifyInstance, ctx: EmulatorContext): v
     return ctx.jobs
       .list()
       .filter((j) => ctx.tokens.canReadJob(token, j.creatorToken))
-      .slice(offset, offset + limit).map((j) => jobResource(ctx, j));
+      .slice(offset, offset + limit)
+      .map((j) => jobResource(ctx, j));
   });
 
   app.get('/jobs/:jobId', async (request) => {

@@ -48,7 +48,8 @@ export function loadParams(ctx: EmulatorContext, params: FormObject, options: { 
     throw validation(`ignoredLinesCount must be a non-negative integer; got ${JSON.stringify(params.ignoredLinesCount)}`, 'storage.tables.validation');
   }
   const columns = columnList(params.columns);
-  if (columns && columns.length > ctx.maxTableColumns) throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(ctx.maxTableColumns, 'The columns parameter', columns.length));
+  if (columns && columns.length > ctx.maxTableColumns)
+    throw new ApiError(400, TOO_MANY_COLUMNS, tooManyColumnsMessage(ctx.maxTableColumns, 'The columns parameter', columns.length));
   const out: Record<string, unknown> = {
     source: { type: 'file', fileId },
     dataFileId: fileId,
@@ -63,7 +64,11 @@ export function loadParams(ctx: EmulatorContext, params: FormObject, options: { 
   if (options.create) out.primaryKey = columnList(params.primaryKey) ?? [];
   else out.incremental = bool(params, 'incremental');
   if (out.withoutHeaders && options.create && !out.columns) {
-    throw new ApiError(400, 'storage.tables.validation', 'withoutHeaders needs columns[] when creating a table: there is no header to take the column names from');
+    throw new ApiError(
+      400,
+      'storage.tables.validation',
+      'withoutHeaders needs columns[] when creating a table: there is no header to take the column names from',
+    );
   }
   return out;
 }

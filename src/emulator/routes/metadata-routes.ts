@@ -24,13 +24,19 @@ function listOf(raw: unknown): unknown[] {
 /** `{key, value}` items of a metadata list, checked like the service (400 naming the item). */
 function entries(raw: unknown, where: string): (MetadataInput & { columnName?: string })[] {
   return listOf(raw).map((item, i) => {
-    if (!item || typeof item !== 'object' || Array.isArray(item)) throw validation(`${where}[${i}] must be an object {key, value}`, 'storage.metadata.validation');
+    if (!item || typeof item !== 'object' || Array.isArray(item))
+      throw validation(`${where}[${i}] must be an object {key, value}`, 'storage.metadata.validation');
     const f = item as FormObject;
     const key = parseString(f.key) ?? '';
-    if (!KEY.test(key)) throw validation(`${where}[${i}].key must be 1-255 letters, digits, "_", "-", ":" or "."; got ${JSON.stringify(f.key ?? null)}`, 'storage.metadata.validation');
+    if (!KEY.test(key))
+      throw validation(
+        `${where}[${i}].key must be 1-255 letters, digits, "_", "-", ":" or "."; got ${JSON.stringify(f.key ?? null)}`,
+        'storage.metadata.validation',
+      );
     const value = f.value === undefined || f.value === null ? undefined : typeof f.value === 'string' ? f.value : String(f.value as unknown);
     if (value === undefined) throw validation(`${where}[${i}].value is required (key ${key})`, 'storage.metadata.validation');
-    if (value.length > METADATA_VALUE_MAX_LENGTH) throw validation(`${where}[${i}].value is longer than ${METADATA_VALUE_MAX_LENGTH} characters (key ${key})`, 'storage.metadata.validation');
+    if (value.length > METADATA_VALUE_MAX_LENGTH)
+      throw validation(`${where}[${i}].value is longer than ${METADATA_VALUE_MAX_LENGTH} characters (key ${key})`, 'storage.metadata.validation');
     const columnName = parseString(f.columnName);
     return { key, value, ...(columnName !== undefined ? { columnName } : {}) };
   });
@@ -39,7 +45,8 @@ function entries(raw: unknown, where: string): (MetadataInput & { columnName?: s
 function providerOf(params: FormObject): string {
   const provider = parseString(params.provider)?.trim() ?? '';
   if (!provider) throw validation('provider is required, e.g. "user"', 'storage.metadata.validation');
-  if (provider === STORAGE_PROVIDER) throw validation(`provider "${STORAGE_PROVIDER}" is reserved for the metadata the service writes itself`, 'storage.metadata.validation');
+  if (provider === STORAGE_PROVIDER)
+    throw validation(`provider "${STORAGE_PROVIDER}" is reserved for the metadata the service writes itself`, 'storage.metadata.validation');
   return provider;
 }
 
@@ -54,7 +61,8 @@ function columnEntries(raw: unknown, table: TableRecord): Map<string, MetadataIn
   const add = (column: string | undefined, items: (MetadataInput & { columnName?: string })[], where: string): void => {
     items.forEach(({ columnName, key, value }, i) => {
       const name = columnName ?? column;
-      if (name === undefined) throw validation(`${where}[${i}].columnName is required when columnsMetadata is indexed by number (key ${key})`, 'storage.metadata.validation');
+      if (name === undefined)
+        throw validation(`${where}[${i}].columnName is required when columnsMetadata is indexed by number (key ${key})`, 'storage.metadata.validation');
       if (!table.columns.includes(name)) {
         throw validation(`columnsMetadata: column "${name}" is not in table ${table.id} (columns: ${table.columns.join(', ')})`, 'storage.metadata.validation');
       }
@@ -70,7 +78,11 @@ function columnEntries(raw: unknown, table: TableRecord): Map<string, MetadataIn
     });
     return out;
   }
-  if (typeof raw !== 'object') throw validation('columnsMetadata must be a list of lists of {columnName, key, value} or an object {column: [{key, value}]}', 'storage.metadata.validation');
+  if (typeof raw !== 'object')
+    throw validation(
+      'columnsMetadata must be a list of lists of {columnName, key, value} or an object {column: [{key, value}]}',
+      'storage.metadata.validation',
+    );
   for (const [column, items] of Object.entries(raw as FormObject)) {
     const where = `columnsMetadata.${column}`;
     // A number is an index unless the table has a column of that name.
@@ -111,7 +123,8 @@ export function registerMetadataRoutes(app: FastifyInstance, ctx: EmulatorContex
     const { bucketId, metadataId } = request.params as { bucketId: string; metadataId: string };
     const bucket = authorizedBucket(ctx, tokenOf(request), bucketId, 'write', 'deleting bucket metadata');
     const entry = ctx.metadata.get(metadataId);
-    if (!entry || entry.objectType !== 'bucket' || entry.objectId !== bucket.id) throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on bucket ${bucket.id}`);
+    if (!entry || entry.objectType !== 'bucket' || entry.objectId !== bucket.id)
+      throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on bucket ${bucket.id}`);
     ctx.metadata.delete(metadataId);
     return reply.code(204).send();
   });
@@ -142,7 +155,8 @@ export function registerMetadataRoutes(app: FastifyInstance, ctx: EmulatorContex
     const { tableId, metadataId } = request.params as { tableId: string; metadataId: string };
     const table = authorizedTable(ctx, tokenOf(request), tableId, 'write', 'deleting table metadata');
     const entry = ctx.metadata.get(metadataId);
-    const belongs = entry && ((entry.objectType === 'table' && entry.objectId === table.id) || (entry.objectType === 'column' && entry.objectId.startsWith(`${table.id}.`)));
+    const belongs =
+      entry && ((entry.objectType === 'table' && entry.objectId === table.id) || (entry.objectType === 'column' && entry.objectId.startsWith(`${table.id}.`)));
     if (!belongs) throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on table ${table.id}`);
     ctx.metadata.delete(metadataId);
     return reply.code(204).send();
@@ -153,7 +167,8 @@ export function registerMetadataRoutes(app: FastifyInstance, ctx: EmulatorContex
     return { table: authorizedTable(ctx, tokenOf(request as Parameters<typeof tokenOf>[0]), tableId, need, action), column };
   };
   const requireColumn = (table: TableRecord, column: string): void => {
-    if (!table.columns.includes(column)) throw notFound('storage.columns.notFound', `column ${column} is not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+    if (!table.columns.includes(column))
+      throw notFound('storage.columns.notFound', `column ${column} is not in table ${table.id} (columns: ${table.columns.join(', ')})`);
   };
 
   app.get('/columns/:columnId/metadata', async (request) => {
@@ -205,7 +220,8 @@ export function registerBranchMetadataRoutes(app: FastifyInstance, ctx: Emulator
     requireMaster(request, 'deleting branch metadata');
     const { metadataId } = request.params as { metadataId: string };
     const entry = ctx.metadata.get(metadataId);
-    if (!entry || entry.objectType !== 'branch' || entry.objectId !== branchId) throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on branch ${branchId}`);
+    if (!entry || entry.objectType !== 'branch' || entry.objectId !== branchId)
+      throw notFound('storage.metadata.notFound', `metadata ${metadataId} not found on branch ${branchId}`);
     ctx.metadata.delete(metadataId);
     return reply.code(204).send();
   });

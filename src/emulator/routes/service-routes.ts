@@ -56,7 +56,12 @@ export function registerServiceRoutes(app: FastifyInstance, ctx: EmulatorContext
       revision: 'sapi-temporal-emulator',
       documentation: 'https://keboola.docs.apiary.io/',
       // The components the project has configurations of (the emulator knows no others).
-      components: componentIds(ctx).map((id) => ({ id, type: componentInfo(id).type, name: componentInfo(id).name, uri: `${ctx.baseUrl}/v2/storage/components/${id}` })),
+      components: componentIds(ctx).map((id) => ({
+        id,
+        type: componentInfo(id).type,
+        name: componentInfo(id).name,
+        uri: `${ctx.baseUrl}/v2/storage/components/${id}`,
+      })),
       services: STACK_SERVICES.map((id) => ({ id, url: serviceUrl(ctx, id) })),
       features: [...STACK_FEATURES],
       urlTemplates: {

@@ -19,7 +19,14 @@ function tableValidation(message: string): ApiError {
 }
 
 /** Queues a job on a table (after the table's other jobs) and answers 202 with it, as the service's async calls. */
-function tableJob(ctx: EmulatorContext, token: TokenRecord, table: TableRecord, operationName: string, operationParams: Record<string, unknown>, runId: string | null) {
+function tableJob(
+  ctx: EmulatorContext,
+  token: TokenRecord,
+  table: TableRecord,
+  operationName: string,
+  operationParams: Record<string, unknown>,
+  runId: string | null,
+) {
   return ctx.jobs.create({
     operationName,
     operationParams,
@@ -41,7 +48,8 @@ function nullableString(value: unknown, where: string): string | null | undefine
 
 /** One column patch of `PUT tables/{id}/definition`. */
 function columnPatch(item: unknown, i: number, typed: boolean): ColumnPatch {
-  if (!item || typeof item !== 'object' || Array.isArray(item)) throw tableValidation(`columns[${i}] must be an object {name, length, nullable, default, description}`);
+  if (!item || typeof item !== 'object' || Array.isArray(item))
+    throw tableValidation(`columns[${i}] must be an object {name, length, nullable, default, description}`);
   const c = item as FormObject;
   const name = parseString(c.name);
   if (!name) throw tableValidation(`columns[${i}].name is required`);
@@ -56,7 +64,9 @@ function columnPatch(item: unknown, i: number, typed: boolean): ColumnPatch {
   const description = nullableString(c.description, `columns[${i}].description`);
   if (description !== undefined) patch.description = description;
   if (!typed && (patch.length !== undefined || patch.nullable !== undefined || patch.default !== undefined)) {
-    throw tableValidation(`columns[${i}] ("${name}"): length, nullable and default can only be changed on a typed table; this one is not typed (its columns are strings)`);
+    throw tableValidation(
+      `columns[${i}] ("${name}"): length, nullable and default can only be changed on a typed table; this one is not typed (its columns are strings)`,
+    );
   }
   return patch;
 }
@@ -102,7 +112,8 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'updating a table');
     const params = await readParams(request);
     const displayName = parseString(params.displayName)?.trim() ?? '';
-    if (!/^[A-Za-z0-9_-]{1,96}$/.test(displayName)) throw tableValidation(`displayName is required: 1-96 letters, digits, underscores or dashes; got ${JSON.stringify(params.displayName ?? null)}`);
+    if (!/^[A-Za-z0-9_-]{1,96}$/.test(displayName))
+      throw tableValidation(`displayName is required: 1-96 letters, digits, underscores or dashes; got ${JSON.stringify(params.displayName ?? null)}`);
     const taken = ctx.tables.list(table.bucketId).find((t) => t.id !== table.id && (t.displayName ?? t.name) === displayName);
     if (taken) throw tableValidation(`The display name "${displayName}" is used by table ${taken.id} in bucket ${table.bucketId} already`);
     if (flag(params, 'async')) return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tableUpdate', { displayName }, runIdOf(request))));
@@ -124,7 +135,12 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const columns = columnList(params.columns) ?? [];
     if (!columns.length) throw tableValidation('columns[] is required: the columns of the primary key');
     const unknown = columns.filter((c) => !table.columns.includes(c));
-    if (unknown.length) throw new ApiError(400, 'storage.tables.columnNotFound', `primary key column(s) ${unknown.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`);
+    if (unknown.length)
+      throw new ApiError(
+        400,
+        'storage.tables.columnNotFound',
+        `primary key column(s) ${unknown.join(', ')} are not in table ${table.id} (columns: ${table.columns.join(', ')})`,
+      );
     const skipDuplicatesCheck = flag(params, 'skipDuplicatesCheck');
     return reply.code(202).send(jobResource(ctx, tableJob(ctx, token, table, 'tablePrimaryKeyAdd', { columns, skipDuplicatesCheck }, runIdOf(request))));
   });
@@ -140,7 +156,8 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'deleting rows');
     const params = await readParams(request);
     // the delete is always a job: the service refuses `async` as a field it does not know
-    if (params.async !== undefined) throw validation('async is not a parameter of DELETE tables/{id}/rows: the delete is always a job (202); send the filters or allowTruncate=1 only');
+    if (params.async !== undefined)
+      throw validation('async is not a parameter of DELETE tables/{id}/rows: the delete is always a job (202); send the filters or allowTruncate=1 only');
     const filters = whereFilters(params);
     const since = parseString(params.changedSince);
     const until = parseString(params.changedUntil);
@@ -155,7 +172,10 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     validateExport(table, { bucketId: table.bucketId, name: table.name, ...query, gzip: false, fileType: 'csv' });
     const allowTruncate = flag(params, 'allowTruncate');
     if (!filters.length && !since && !until && !allowTruncate) {
-      throw validation(`No filter was given, so every row of table ${table.id} would be deleted: send allowTruncate=1 to truncate it, or whereFilters / changedSince / changedUntil`, 'storage.tables.validation');
+      throw validation(
+        `No filter was given, so every row of table ${table.id} would be deleted: send allowTruncate=1 to truncate it, or whereFilters / changedSince / changedUntil`,
+        'storage.tables.validation',
+      );
     }
     const operationParams = { request: { changedSince: since ?? null, changedUntil: until ?? null, whereFilters: filters }, allowTruncate, query };
     const job = tableJob(ctx, token, table, 'tableRowsDelete', operationParams, runIdOf(request));
@@ -167,7 +187,8 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'write', 'updating a table definition');
     const params = await readParams(request);
     const displayName = params.displayName === undefined ? undefined : parseString(params.displayName)?.trim();
-    if (params.displayName !== undefined && !displayName) throw tableValidation(`displayName must be a non-empty string; got ${JSON.stringify(params.displayName)}`);
+    if (params.displayName !== undefined && !displayName)
+      throw tableValidation(`displayName must be a non-empty string; got ${JSON.stringify(params.displayName)}`);
     const description = nullableString(params.description, 'description');
     const columns = (listItems(params.columns) ?? []).map((item, i) => columnPatch(item, i, table.definition !== undefined));
     const seen = new Set<string>();
@@ -190,8 +211,10 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const token = tokenOf(request);
     const { tableId, column } = request.params as { tableId: string; column: string };
     const table = authorizedTable(ctx, token, tableId, 'write', 'updating a column definition');
-    if (!table.definition) throw tableValidation(`table ${table.id} is not typed (its columns are strings): a column definition can only be updated on a typed table`);
-    if (!table.columns.includes(column)) throw notFound('storage.tables.columnNotFound', `Column "${column}" not found in table "${table.id}" (columns: ${table.columns.join(', ')})`);
+    if (!table.definition)
+      throw tableValidation(`table ${table.id} is not typed (its columns are strings): a column definition can only be updated on a typed table`);
+    if (!table.columns.includes(column))
+      throw notFound('storage.tables.columnNotFound', `Column "${column}" not found in table "${table.id}" (columns: ${table.columns.join(', ')})`);
     const patch = columnPatch({ ...(await readParams(request)), name: column }, 0, true);
     const columnDefinition = {
       ...(patch.length !== undefined ? { length: patch.length } : {}),
@@ -217,7 +240,10 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const offset = q.offset === undefined ? 0 : parseIntParam(q.offset);
     if (limit === undefined || limit < 0) throw validation(`limit must be a non-negative integer; got ${JSON.stringify(q.limit)}`);
     if (offset === undefined || offset < 0) throw validation(`offset must be a non-negative integer; got ${JSON.stringify(q.offset)}`);
-    return ctx.tables.snapshotsOf(table.id).slice(offset, offset + limit).map((s) => snapshotResource(ctx, s));
+    return ctx.tables
+      .snapshotsOf(table.id)
+      .slice(offset, offset + limit)
+      .map((s) => snapshotResource(ctx, s));
   });
 
   const readableSnapshot = (token: TokenRecord, raw: string) => {
@@ -228,7 +254,9 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     return snapshot;
   };
 
-  app.get('/snapshots/:snapshotId', async (request) => snapshotResource(ctx, readableSnapshot(tokenOf(request), (request.params as { snapshotId: string }).snapshotId)));
+  app.get('/snapshots/:snapshotId', async (request) =>
+    snapshotResource(ctx, readableSnapshot(tokenOf(request), (request.params as { snapshotId: string }).snapshotId)),
+  );
 
   // Synchronous (204), as the service answers it today (the documentation still shows a job; clients take both).
   app.delete('/snapshots/:snapshotId', async (request, reply) => {
@@ -243,7 +271,9 @@ export function registerTableChangeRoutes(app: FastifyInstance, ctx: EmulatorCon
     const token = tokenOf(request);
     const branch = branchOf(request);
     if (branch === 'default' || Number(branch) === DEFAULT_BRANCH_ID) {
-      throw validation('Pulling a table is possible only into a development branch: use /v2/storage/branch/{branchId}/tables/{tableId}/pull with the id of a branch created with POST dev-branches');
+      throw validation(
+        'Pulling a table is possible only into a development branch: use /v2/storage/branch/{branchId}/tables/{tableId}/pull with the id of a branch created with POST dev-branches',
+      );
     }
     const table = authorizedTable(ctx, token, (request.params as { tableId: string }).tableId, 'read', 'pulling a table');
     const job = tableJob(ctx, token, table, 'devBranchTablePull', { sourceBranchId: DEFAULT_BRANCH_ID, targetBranchId: Number(branch) }, runIdOf(request));

@@ -136,7 +136,8 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
     let limit = PREVIEW_DEFAULT_LIMIT;
     if (params.limit !== undefined && params.limit !== '') {
       const given = parseIntParam(params.limit);
-      if (given === undefined || given < 0 || given > PREVIEW_MAX_LIMIT) throw validation(`limit must be an integer 0–${PREVIEW_MAX_LIMIT}; got ${JSON.stringify(params.limit)}`);
+      if (given === undefined || given < 0 || given > PREVIEW_MAX_LIMIT)
+        throw validation(`limit must be an integer 0–${PREVIEW_MAX_LIMIT}; got ${JSON.stringify(params.limit)}`);
       limit = given;
     }
     const format = parseString(params.format) ?? 'rfc';

@@ -102,7 +102,8 @@ function bucketPermissions(ctx: EmulatorContext, raw: FormObject[string] | undef
     if (value !== 'read' && value !== 'write') {
       throw validation(`bucketPermissions[${bucketId}] must be "read" or "write"; got ${JSON.stringify(value)}`, 'storage.tokens.invalidPermissions');
     }
-    if (!ctx.state.get('bucket', bucketId)) throw validation(`bucketPermissions names bucket ${bucketId}, which does not exist`, 'storage.tokens.invalidPermissions');
+    if (!ctx.state.get('bucket', bucketId))
+      throw validation(`bucketPermissions names bucket ${bucketId}, which does not exist`, 'storage.tokens.invalidPermissions');
     out[bucketId] = value;
   }
   return out;
@@ -113,12 +114,15 @@ function newToken(ctx: EmulatorContext, params: FormObject): NewToken {
   if (params.expiresIn !== undefined && params.expiresIn !== '') {
     expiresIn = parseIntParam(params.expiresIn);
     if (expiresIn === undefined || expiresIn < 1 || expiresIn > MAX_EXPIRES_IN_SECONDS) {
-      throw validation(`expiresIn must be a whole number of seconds, 1–${MAX_EXPIRES_IN_SECONDS}; got ${JSON.stringify(params.expiresIn)}`, 'storage.tokens.validation');
+      throw validation(
+        `expiresIn must be a whole number of seconds, 1–${MAX_EXPIRES_IN_SECONDS}; got ${JSON.stringify(params.expiresIn)}`,
+        'storage.tokens.validation',
+      );
     }
   }
   const description = parseString(params.description)?.trim();
   const access = params.componentAccess;
-  const componentAccess = access === '' ? [] : parseList(access) ?? [];
+  const componentAccess = access === '' ? [] : (parseList(access) ?? []);
   return {
     componentAccess,
     canPurgeTrash: flag(params, 'canPurgeTrash'),
@@ -176,7 +180,11 @@ export function registerTokenRoutes(app: FastifyInstance, ctx: EmulatorContext):
     const token = tokenById(ctx, (request.params as { tokenId: string }).tokenId);
     requireSelfOrManager(caller, token, 'refreshing');
     if (token.configured) {
-      throw new ApiError(400, 'storage.tokens.cannotRefresh', `token ${token.id} (${token.description}) comes from the emulator's options and keeps its secret; refresh tokens created with POST tokens`);
+      throw new ApiError(
+        400,
+        'storage.tokens.cannotRefresh',
+        `token ${token.id} (${token.description}) comes from the emulator's options and keeps its secret; refresh tokens created with POST tokens`,
+      );
     }
     return tokenResource(ctx, ctx.tokens.refresh(token), 'refresh');
   });
@@ -193,7 +201,11 @@ export function registerTokenRoutes(app: FastifyInstance, ctx: EmulatorContext):
     requireTokenManager(caller, 'deleting a token');
     const token = tokenById(ctx, (request.params as { tokenId: string }).tokenId);
     if (token.configured) {
-      throw new ApiError(400, 'storage.tokens.cannotDelete', `token ${token.id} (${token.description}) comes from the emulator's options and cannot be deleted; delete tokens created with POST tokens`);
+      throw new ApiError(
+        400,
+        'storage.tokens.cannotDelete',
+        `token ${token.id} (${token.description}) comes from the emulator's options and cannot be deleted; delete tokens created with POST tokens`,
+      );
     }
     ctx.tokens.delete(token.id);
     return reply.code(204).send();

@@ -39,7 +39,9 @@ function triggerResource(t: TriggerRecord): Record<string, unknown> {
 /** A master token, one with `canManageBuckets`, or one with `componentAccess` to the component (like the service). */
 function authorize(token: TokenRecord, component: string): void {
   if (token.isMasterToken || token.canManageBuckets || (token.componentAccess ?? []).includes(component)) return;
-  throw accessDenied(`triggers of ${component} need a master token, canManageBuckets or componentAccess to ${component}; token ${token.id} (${token.description}) has none`);
+  throw accessDenied(
+    `triggers of ${component} need a master token, canManageBuckets or componentAccess to ${component}; token ${token.id} (${token.description}) has none`,
+  );
 }
 
 /** `POST/GET triggers`, `GET/PUT/DELETE triggers/{id}`. */
@@ -58,14 +60,19 @@ export function registerTriggerRoutes(app: FastifyInstance, ctx: EmulatorContext
     }
     if (params.runWithTokenId !== undefined) {
       const id = parseIntParam(params.runWithTokenId);
-      if (id === undefined || !ctx.tokens.byId(id)) throw validation(`runWithTokenId ${JSON.stringify(params.runWithTokenId)} is not a token of the project`, 'storage.triggers.validation');
+      if (id === undefined || !ctx.tokens.byId(id))
+        throw validation(`runWithTokenId ${JSON.stringify(params.runWithTokenId)} is not a token of the project`, 'storage.triggers.validation');
       into.runWithTokenId = id;
     }
     if (params.component !== undefined) into.component = parseString(params.component) ?? '';
     if (params.configurationId !== undefined) into.configurationId = parseString(params.configurationId) ?? '';
     if (params.coolDownPeriodMinutes !== undefined) {
       const minutes = parseIntParam(params.coolDownPeriodMinutes);
-      if (minutes === undefined || minutes < 1) throw validation(`coolDownPeriodMinutes must be a whole number of minutes, at least 1; got ${JSON.stringify(params.coolDownPeriodMinutes)}`, 'storage.triggers.validation');
+      if (minutes === undefined || minutes < 1)
+        throw validation(
+          `coolDownPeriodMinutes must be a whole number of minutes, at least 1; got ${JSON.stringify(params.coolDownPeriodMinutes)}`,
+          'storage.triggers.validation',
+        );
       into.coolDownPeriodMinutes = minutes;
     }
     if (params.tableIds !== undefined) {

@@ -87,7 +87,10 @@ function parseQuery(url: string): Array<[string, string]> {
   const q = url.indexOf('?');
   if (q === -1) return [];
   const pairs: Array<[string, string]> = [];
-  for (const part of url.slice(q + 1).split('#')[0]!.split('&')) {
+  for (const part of url
+    .slice(q + 1)
+    .split('#')[0]!
+    .split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
     const dec = (x: string) => {
@@ -203,7 +206,8 @@ export async function applyAuthentication(request: RequestDescriptor, setup: Aut
         nonce: (options.nonce ?? (() => randomBytes(8).toString('hex')))(),
         timestamp: now,
       };
-      if (format === 'json') Object.assign(authorization, flattenContext(parseData(credentials['#data'], 'authorization.oauth_api.credentials.#data'), 'data.'));
+      if (format === 'json')
+        Object.assign(authorization, flattenContext(parseData(credentials['#data'], 'authorization.oauth_api.credentials.#data'), 'data.'));
       else authorization.data = phpString(credentials['#data']);
       const context = { query: queryObject(request.url), request: requestContext(request), authorization };
       const query = evaluate(settings.query, context, now, `${base}.query`);
@@ -214,9 +218,13 @@ export async function applyAuthentication(request: RequestDescriptor, setup: Aut
     case 'oauth10': {
       const credentials = auth.oauth ?? {};
       const data = parseData(credentials['#data'], 'authorization.oauth_api.credentials.#data');
-      if (!isObject(data)) throw new ExtractorConfigError([{ path: 'authorization.oauth_api.credentials.#data', message: "Key 'oauth_api.credentials'.#data must be object." }]);
+      if (!isObject(data))
+        throw new ExtractorConfigError([{ path: 'authorization.oauth_api.credentials.#data', message: "Key 'oauth_api.credentials'.#data must be object." }]);
       for (const key of ['oauth_token', 'oauth_token_secret']) {
-        if (data[key] === undefined) throw new ExtractorConfigError([{ path: `authorization.oauth_api.credentials.#data.${key}`, message: `Missing 'oauth_api.credentials.#data.${key}' for OAuth 1.0 authorization.` }]);
+        if (data[key] === undefined)
+          throw new ExtractorConfigError([
+            { path: `authorization.oauth_api.credentials.#data.${key}`, message: `Missing 'oauth_api.credentials.#data.${key}' for OAuth 1.0 authorization.` },
+          ]);
       }
       const header = oauth1Header(request, {
         consumerKey: phpString(credentials.appKey),
@@ -232,7 +240,9 @@ export async function applyAuthentication(request: RequestDescriptor, setup: Aut
     case 'login':
     case 'oauth20.login': {
       const sessions = options.sessions ?? processLoginSessions;
-      const key = createHash('sha256').update(JSON.stringify([setup.baseUrl, settings, attributes, auth.oauth])).digest('hex');
+      const key = createHash('sha256')
+        .update(JSON.stringify([setup.baseUrl, settings, attributes, auth.oauth]))
+        .digest('hex');
       let session = sessions.get(key);
       if (!session || (session.expiresAt !== null && session.expiresAt !== 0 && now > session.expiresAt)) {
         session = await logIn(setup, options, now);
@@ -254,7 +264,11 @@ async function logIn(setup: AuthSetup, options: ApplyAuthOptions, now: number): 
   if (auth.type === 'oauth20.login') {
     const credentials = auth.oauth ?? {};
     const user = parseData(credentials['#data'], 'authorization.oauth_api.credentials.#data');
-    context = { consumer: { client_id: phpString(credentials.appKey), client_secret: phpString(credentials['#appSecret']) }, user: isObject(user) ? user : {}, attr: attributes };
+    context = {
+      consumer: { client_id: phpString(credentials.appKey), client_secret: phpString(credentials['#appSecret']) },
+      user: isObject(user) ? user : {},
+      attr: attributes,
+    };
   }
   const params = evaluate(login.params, context, now, `${base}.loginRequest.params`);
   const headers = evaluate(login.headers, context, now, `${base}.loginRequest.headers`);
@@ -270,7 +284,12 @@ async function logIn(setup: AuthSetup, options: ApplyAuthOptions, now: number): 
   if (format === 'text') response = { data: body };
   else if (isObject(body)) response = body;
   else if (body === null || Array.isArray(body)) {
-    throw new ExtractorConfigError([{ path: `${base}.loginRequest`, message: `The response to the login request should be an object or a scalar value, given "${body === null ? 'NULL' : 'array'}".` }]);
+    throw new ExtractorConfigError([
+      {
+        path: `${base}.loginRequest`,
+        message: `The response to the login request should be an object or a scalar value, given "${body === null ? 'NULL' : 'array'}".`,
+      },
+    ]);
   } else response = { data: body };
 
   const api = (settings.apiRequest as JsonObject | undefined) ?? {};
@@ -294,7 +313,8 @@ async function logIn(setup: AuthSetup, options: ApplyAuthOptions, now: number): 
 /** The reference's expiry: seconds from now, or a response value (timestamp, date string, or seconds if `relative`). */
 function expiration(expires: unknown, response: unknown, now: number): number | null {
   if (expires === undefined || expires === null) return null;
-  if (typeof expires === 'number' || (typeof expires === 'string' && expires.trim() !== '' && !Number.isNaN(Number(expires)))) return now + Math.trunc(Number(expires));
+  if (typeof expires === 'number' || (typeof expires === 'string' && expires.trim() !== '' && !Number.isNaN(Number(expires))))
+    return now + Math.trunc(Number(expires));
   if (!isObject(expires)) return null;
   const found = getPath(response, phpString(expires.response));
   if (!found.found || found.value === null || found.value === undefined) return null;
@@ -303,7 +323,9 @@ function expiration(expires: unknown, response: unknown, now: number): number | 
   if (at === false) at = 0;
   if (expires.relative) at += now;
   if (at < now) {
-    throw new ExtractorConfigError([{ path: 'parameters.api.authentication.expires', message: `Login authentication returned expiry time before current time: '${phpString(raw)}'` }]);
+    throw new ExtractorConfigError([
+      { path: 'parameters.api.authentication.expires', message: `Login authentication returned expiry time before current time: '${phpString(raw)}'` },
+    ]);
   }
   return at;
 }
@@ -341,7 +363,9 @@ export function oauth1Header(request: RequestDescriptor, keys: OAuth1Keys): stri
   const baseUri = `${url.protocol}//${url.host}${url.pathname}`;
   const paramString = params.map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`).join('&');
   const base = `${request.method.toUpperCase()}&${rfc3986(baseUri)}&${rfc3986(paramString)}`;
-  const signature = createHmac('sha1', `${rfc3986(keys.consumerSecret)}&${rfc3986(keys.tokenSecret)}`).update(base).digest('base64');
+  const signature = createHmac('sha1', `${rfc3986(keys.consumerSecret)}&${rfc3986(keys.tokenSecret)}`)
+    .update(base)
+    .digest('base64');
   const all: Record<string, string> = { ...oauth, oauth_signature: signature };
   return `OAuth ${Object.keys(all)
     .sort()

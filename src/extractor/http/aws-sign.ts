@@ -10,7 +10,11 @@ import type { AwsSignatureConfig } from '../types';
 type SourceData = string | ArrayBuffer | ArrayBufferView;
 
 const bytesOf = (data: SourceData): Buffer =>
-  typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+  typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
 
 /** SHA-256 (or HMAC-SHA-256 with a secret) in the SDK's `Checksum` shape, over node:crypto. */
 class NodeSha256 {

@@ -241,7 +241,10 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
         options.maxRedirections ?? MAX_REDIRECTIONS,
         (hop) => {
           if (hop.to.protocol !== 'http:' && hop.to.protocol !== 'https:') {
-            throw new SapiInputForbiddenError('extraction request', `${hop.from.host} redirected the request (HTTP ${hop.status}) to a ${hop.to.protocol} URL; only http:// and https:// are followed`);
+            throw new SapiInputForbiddenError(
+              'extraction request',
+              `${hop.from.host} redirected the request (HTTP ${hop.status}) to a ${hop.to.protocol} URL; only http:// and https:// are followed`,
+            );
           }
           if (options.policy && !urlAllowed(options.policy, hop.to)) {
             throw new SapiInputForbiddenError(
@@ -269,7 +272,11 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       raw = await readBody(response.body, o.maxBodyBytes, where);
     } catch (error) {
       if (options.signal?.aborted === true || error instanceof ExtractNetworkError) throw error;
-      if (last) throw new ExtractNetworkError(`${where}: reading the body failed after ${attempt} attempts: ${(error as Error).message}`, { url: shownUrl, cause: error });
+      if (last)
+        throw new ExtractNetworkError(`${where}: reading the body failed after ${attempt} attempts: ${(error as Error).message}`, {
+          url: shownUrl,
+          cause: error,
+        });
       await retry(attempt, backoffDelayMs(attempt, o.baseDelayMs, o.maxDelayMs, random), `body read error: ${(error as Error).message}`);
       continue;
     }
@@ -303,10 +310,11 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
     const retryAfterMs = parseRetryAfterMs(response.headers['retry-after'], now());
     if ((status === 429 || status === 503) && retryAfterMs !== undefined) {
       if (retryAfterMs > o.maxInlineRetryAfterMs || last) {
-        throw new ExtractRateLimitedError(
-          `${where} answered HTTP ${status} asking to retry after ${retryAfterMs} ms (attempt ${attempt}).`,
-          { status, url: shownUrl, retryAfterMs },
-        );
+        throw new ExtractRateLimitedError(`${where} answered HTTP ${status} asking to retry after ${retryAfterMs} ms (attempt ${attempt}).`, {
+          status,
+          url: shownUrl,
+          retryAfterMs,
+        });
       }
       await retry(attempt, retryAfterMs, `HTTP ${status} with Retry-After`);
       continue;
@@ -342,7 +350,12 @@ type RequestInit = Parameters<typeof request>[1] & { method: string; headers: Re
  * after a POST and a 303 become a GET without a body, the `host` header is dropped, and `authorization`, `cookie`
  * and `proxy-authorization` are not sent to another origin. Past `maxRedirections`, the last answer is returned.
  */
-async function requestFollowingRedirects(url: string, init: RequestInit, maxRedirections: number, check: (hop: RedirectHop) => void): Promise<Dispatcher.ResponseData<unknown>> {
+async function requestFollowingRedirects(
+  url: string,
+  init: RequestInit,
+  maxRedirections: number,
+  check: (hop: RedirectHop) => void,
+): Promise<Dispatcher.ResponseData<unknown>> {
   let current = new URL(url);
   let { method, headers, body } = init;
   for (let hop = 0; ; hop++) {
@@ -392,10 +405,11 @@ function decode(raw: Buffer, status: number, attempts: number, where: string, ur
   try {
     return { body: JSON.parse(text), bytes: raw.length, hash, status, attempts };
   } catch (error) {
-    throw new ExtractNotJsonError(
-      `${where} answered HTTP ${status} with a body that is not JSON (${(error as Error).message}): ${snippet(raw)}`,
-      { status, url, cause: error },
-    );
+    throw new ExtractNotJsonError(`${where} answered HTTP ${status} with a body that is not JSON (${(error as Error).message}): ${snippet(raw)}`, {
+      status,
+      url,
+      cause: error,
+    });
   }
 }
 
@@ -444,5 +458,7 @@ export interface PageFetcherOptions extends FetchPageOptions {
 export function createPageFetcher(options: PageFetcherOptions = {}): (descriptor: RequestDescriptor, client?: HttpClientConfig) => Promise<FetchPageResult> {
   const { secrets, ...fetchOptions } = options;
   return (descriptor, client) =>
-    secrets ? fetchPageResolved(descriptor, client ?? options.client, secrets, fetchOptions) : fetchPage(descriptor, { ...fetchOptions, client: client ?? options.client });
+    secrets
+      ? fetchPageResolved(descriptor, client ?? options.client, secrets, fetchOptions)
+      : fetchPage(descriptor, { ...fetchOptions, client: client ?? options.client });
 }

@@ -22,7 +22,10 @@ export interface RequestAuth {
 }
 
 /** The {@link RequestAuth} of a normalized configuration, or undefined without authentication. */
-export function requestAuthOf(config: { api: { baseUrl: string; authentication?: AuthenticationConfig | null }; config: { attributes?: JsonObject } }): RequestAuth | undefined {
+export function requestAuthOf(config: {
+  api: { baseUrl: string; authentication?: AuthenticationConfig | null };
+  config: { attributes?: JsonObject };
+}): RequestAuth | undefined {
   const authentication = config.api.authentication;
   return authentication ? { authentication, attributes: config.config.attributes ?? {}, baseUrl: config.api.baseUrl } : undefined;
 }

@@ -28,7 +28,9 @@ const pools = new Map<string, Agent>();
 export function dispatcherFor(settings: ConnectionSettings, fallback: Dispatcher, policy?: InputPolicy): Dispatcher {
   const { caCertificate, clientCertificate, connectTimeoutMs } = settings;
   if (caCertificate === null && clientCertificate === null && connectTimeoutMs === null) return fallback;
-  const key = createHash('sha256').update(JSON.stringify([caCertificate, clientCertificate, connectTimeoutMs, policy ?? null])).digest('hex');
+  const key = createHash('sha256')
+    .update(JSON.stringify([caCertificate, clientCertificate, connectTimeoutMs, policy ?? null]))
+    .digest('hex');
   const known = pools.get(key);
   if (known) return known;
   const connect = {

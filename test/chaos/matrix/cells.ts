@@ -49,9 +49,7 @@ export type Injection =
   | { kind: 's3-outage'; trigger: Trigger; ms: number };
 
 export type EmulatorAction =
-  | { type: 'status'; status: number; retryAfter?: number }
-  | { type: 'dropResponse' }
-  | { type: 'status-after-success'; status?: number };
+  { type: 'status'; status: number; retryAfter?: number } | { type: 'dropResponse' } | { type: 'status-after-success'; status?: number };
 
 export interface Step {
   operation: Operation;
@@ -192,20 +190,32 @@ function injectionFor(step: Step, boundary: Boundary, fault: FaultKind): Injecti
       return typeof trigger === 'string' ? trigger : { kind: 'restart-temporal', trigger };
     }
     case 'sapi-5xx':
-      if (!req) return step.api ? 'the step talks to the extracted API and object storage, not to the Storage API' : 'the step talks to object storage only (its Storage calls are other steps)';
+      if (!req)
+        return step.api
+          ? 'the step talks to the extracted API and object storage, not to the Storage API'
+          : 'the step talks to object storage only (its Storage calls are other steps)';
       if (boundary === 'before') return { kind: 'emulator-rule', method: req.method, path: req.path, action: { type: 'status', status: 502 }, times: 1 };
       if (boundary === 'mid') return { kind: 'gateway-timeout', at: sapi(req.method, req.path, { query: req.query }), afterMs: 500 };
       return { kind: 'emulator-rule', method: req.method, path: req.path, action: { type: 'status-after-success', status: 500 }, times: 1 };
     case 'sapi-429':
-      if (!req) return step.api ? 'the step talks to the extracted API and object storage, not to the Storage API' : 'the step talks to object storage only (its Storage calls are other steps)';
+      if (!req)
+        return step.api
+          ? 'the step talks to the extracted API and object storage, not to the Storage API'
+          : 'the step talks to object storage only (its Storage calls are other steps)';
       if (boundary !== 'before') return 'the service decides a 429 before it performs anything: only "before" exists';
       return { kind: 'emulator-rule', method: req.method, path: req.path, action: { type: 'status', status: 429, retryAfter: 2 }, times: 2 };
     case 'drop-after-commit':
-      if (!req) return step.api ? 'the step talks to the extracted API and object storage, not to the Storage API' : 'the step talks to object storage only (its Storage calls are other steps)';
+      if (!req)
+        return step.api
+          ? 'the step talks to the extracted API and object storage, not to the Storage API'
+          : 'the step talks to object storage only (its Storage calls are other steps)';
       if (boundary !== 'after') return 'a response can only be dropped after the service handled the request: only "after" exists';
       return { kind: 'emulator-rule', method: req.method, path: req.path, action: { type: 'dropResponse' }, times: 1 };
     case 's3-outage': {
-      if (!step.s3) return step.operation === 'import-importer' ? 'the importer stores the file itself: the worker never talks to object storage' : 'the step does not touch object storage';
+      if (!step.s3)
+        return step.operation === 'import-importer'
+          ? 'the importer stores the file itself: the worker never talks to object storage'
+          : 'the step does not touch object storage';
       const trigger = processTrigger(step, boundary);
       return typeof trigger === 'string' ? trigger : { kind: 's3-outage', trigger, ms: S3_OUTAGE_MS };
     }
@@ -236,7 +246,18 @@ function buildCells(): Cell[] {
   const cells: Cell[] = [];
   for (const operation of OPERATIONS) {
     const id = `${operation}/baseline`;
-    cells.push({ id, operation, step: '-', activity: '-', boundary: 'before', fault: 'worker-kill', expect: { outcome: 'success' }, subset: SUBSET.has(id), na: undefined, inject: undefined });
+    cells.push({
+      id,
+      operation,
+      step: '-',
+      activity: '-',
+      boundary: 'before',
+      fault: 'worker-kill',
+      expect: { outcome: 'success' },
+      subset: SUBSET.has(id),
+      na: undefined,
+      inject: undefined,
+    });
     for (const step of STEPS.filter((s) => s.operation === operation)) {
       for (const fault of FAULTS) {
         for (const boundary of BOUNDARIES) {

@@ -154,6 +154,6 @@ export const PASSING: readonly string[] = [
 export const JUDGED_ELSEWHERE: Readonly<Record<string, string>> = {
   '131-ssh-tunnel': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
   '133-ssh-tunnel-iterations-params': 'an SSH tunnel must be refused at validation (test/unit/extractor/ge-examples-http.test.ts)',
-  '141-https-self-signed': 'HTTPS with the API\'s own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
+  '141-https-self-signed': "HTTPS with the API's own CA (test/unit/extractor/ge-examples-tls.test.ts, own certificates)",
   '142-https-client-cert': 'HTTPS with a client certificate (test/unit/extractor/ge-examples-tls.test.ts, own certificates)',
 };

@@ -60,18 +60,19 @@ export interface TableOut {
 }
 
 export type ExampleOutcome =
-  | { status: 'pass' }
-  | { status: 'differs'; differences: string[] }
-  | { status: 'rejected'; message: string }
-  | { status: 'failed'; message: string };
+  { status: 'pass' } | { status: 'differs'; differences: string[] } | { status: 'rejected'; message: string } | { status: 'failed'; message: string };
 
 /** The reference's tables of an example: `_sample_out/<bucket>.<table>` + `.manifest`, keyed by table name. */
 export function expectedTables(folder: string): Record<string, TableOut> {
   const dir = join(EXAMPLES_DIR, folder, '_sample_out');
   const tables: Record<string, TableOut> = {};
-  for (const file of readdirSync(dir).filter((f) => !f.endsWith('.manifest')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => !f.endsWith('.manifest'))
+    .sort()) {
     const records = parse(readFileSync(join(dir, file)), { relax_column_count: true }) as string[][];
-    const manifest = existsSync(join(dir, `${file}.manifest`)) ? (JSON.parse(readFileSync(join(dir, `${file}.manifest`), 'utf8')) as { primary_key?: string[]; incremental?: boolean }) : {};
+    const manifest = existsSync(join(dir, `${file}.manifest`))
+      ? (JSON.parse(readFileSync(join(dir, `${file}.manifest`), 'utf8')) as { primary_key?: string[]; incremental?: boolean })
+      : {};
     const name = file.slice(file.indexOf('.') + 1);
     tables[name] = {
       columns: (records[0] ?? []).map((c) => c.replace(/-/g, '_')),
@@ -153,7 +154,8 @@ export function compareTables(expected: Record<string, TableOut>, actual: Record
     if (want.columns.join(',') !== got.columns.join(',')) differences.push(`${name}: columns: expected ${want.columns.join(',')} got ${got.columns.join(',')}`);
     if (want.rows.length !== got.rows.length) differences.push(`${name}: ${want.rows.length} rows expected, ${got.rows.length} produced`);
     const firstDiff = want.rows.findIndex((row, i) => JSON.stringify(row) !== JSON.stringify(got.rows[i]));
-    if (firstDiff !== -1) differences.push(`${name}: row ${firstDiff + 1}: expected ${JSON.stringify(want.rows[firstDiff])} got ${JSON.stringify(got.rows[firstDiff])}`);
+    if (firstDiff !== -1)
+      differences.push(`${name}: row ${firstDiff + 1}: expected ${JSON.stringify(want.rows[firstDiff])} got ${JSON.stringify(got.rows[firstDiff])}`);
     if (want.primaryKey.join(',') !== got.primaryKey.join(',')) differences.push(`${name}: primary key: expected [${want.primaryKey}] got [${got.primaryKey}]`);
     if (want.incremental !== got.incremental) differences.push(`${name}: incremental: expected ${want.incremental} got ${got.incremental}`);
   }

@@ -6,7 +6,9 @@ import { DEFAULT_RECEIPTS_TABLE, receiptFromRow, type LoadReceipt } from '../../
 
 /** sha256 of rows (each a comma-joined line), sorted: equal multisets of rows give equal checksums. */
 export function rowsChecksum(lines: string[]): string {
-  return createHash('sha256').update([...lines].sort().join('\n')).digest('hex');
+  return createHash('sha256')
+    .update([...lines].sort().join('\n'))
+    .digest('hex');
 }
 
 /** The data rows of a CSV without quotes or commas inside values (what the matrix generates and exports). */
@@ -83,7 +85,12 @@ export function creatingRequests(log: RequestLogEntry[], since: number, method: 
  * The receipts (rows of the receipts table, default `in.c-sapi-temporal.receipts`) whose `column` is `value`, as
  * receipts; none while the table does not exist.
  */
-export async function receiptsWhere(emulator: EmulatorHandle, column: 'workflow_id' | 'origin_workflow_id' | 'table_id', value: string, receiptsTable = DEFAULT_RECEIPTS_TABLE): Promise<LoadReceipt[]> {
+export async function receiptsWhere(
+  emulator: EmulatorHandle,
+  column: 'workflow_id' | 'origin_workflow_id' | 'table_id',
+  value: string,
+  receiptsTable = DEFAULT_RECEIPTS_TABLE,
+): Promise<LoadReceipt[]> {
   if (!(await tableExists(emulator, receiptsTable))) return [];
   const table = await emulator.readTable(receiptsTable);
   return table.rows.map((row) => receiptFromRow(Object.fromEntries(table.columns.map((c, i) => [c, row[i]!])))).filter((r) => r[columnKey[column]] === value);

@@ -2,7 +2,20 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { CELLS, IN_FLIGHT_DELAY_MS, S3_OUTAGE_MS, STEPS, cellsFor, isBaseline, type Cell, type Injection, type Operation, type RequestMatch, type Step, type Trigger } from '../../chaos/matrix/cells';
+import {
+  CELLS,
+  IN_FLIGHT_DELAY_MS,
+  S3_OUTAGE_MS,
+  STEPS,
+  cellsFor,
+  isBaseline,
+  type Cell,
+  type Injection,
+  type Operation,
+  type RequestMatch,
+  type Step,
+  type Trigger,
+} from '../../chaos/matrix/cells';
 import type { ExportTableResult, ImportTableResult } from '../../../src/contracts/transfer';
 import type { ExtractResult } from '../../../src/contracts/extract';
 import { testStack } from '../stack-state';
@@ -72,10 +85,17 @@ function matcher(m: RequestMatch, state: OperationState): GateMatch {
 }
 
 /** Arms a cell's fault before its workflow starts; `struck` resolves once the fault has been injected in full. */
-function arm(fx: MatrixFixture, cell: Cell, step: Step, state: OperationState, handle: () => WorkflowHandle | undefined): { struck: Promise<void>; cancel(): void } {
+function arm(
+  fx: MatrixFixture,
+  cell: Cell,
+  step: Step,
+  state: OperationState,
+  handle: () => WorkflowHandle | undefined,
+): { struck: Promise<void>; cancel(): void } {
   const inject = cell.inject as Injection;
   const emulator = fx.env.emulator;
-  const delayInFlight = (m: RequestMatch) => emulator.faults.add({ method: m.method, path: m.path, times: 1, action: { type: 'delay', ms: IN_FLIGHT_DELAY_MS } });
+  const delayInFlight = (m: RequestMatch) =>
+    emulator.faults.add({ method: m.method, path: m.path, times: 1, action: { type: 'delay', ms: IN_FLIGHT_DELAY_MS } });
   const holdAt = (trigger: Trigger) => {
     if (trigger.phase === 'in-flight') delayInFlight(trigger.at);
     return gateOf(fx, trigger.at).hold(matcher(trigger.at, state), trigger.phase === 'response' ? 'response' : 'request');
@@ -137,7 +157,9 @@ function arm(fx: MatrixFixture, cell: Cell, step: Step, state: OperationState, h
 function faultStruck(fx: MatrixFixture, cell: Cell, since: number): string | undefined {
   const inject = cell.inject!;
   if (inject.kind === 'emulator-rule') {
-    const hit = fx.env.emulator.requests.some((r) => r.time >= since && r.method === inject.method && inject.path.test(r.path) && r.fault === inject.action.type);
+    const hit = fx.env.emulator.requests.some(
+      (r) => r.time >= since && r.method === inject.method && inject.path.test(r.path) && r.fault === inject.action.type,
+    );
     return hit ? undefined : `the emulator rule ${inject.action.type} on ${inject.method} ${inject.path.source} never matched`;
   }
   if (inject.kind === 'gateway-timeout') {
@@ -181,7 +203,9 @@ async function runCell(fx: MatrixFixture, cell: Cell, state: OperationState, n: 
     const ended = await Promise.race([outcome, timedOut]);
     clearTimeout(timer);
     if (ended === 'timeout') {
-      const pending = (await handle.describe()).raw.pendingActivities?.map((a) => `${a.activityType?.name} attempt ${a.attempt} ${a.lastFailure?.message ?? ''}`);
+      const pending = (await handle.describe()).raw.pendingActivities?.map(
+        (a) => `${a.activityType?.name} attempt ${a.attempt} ${a.lastFailure?.message ?? ''}`,
+      );
       await handle.terminate('fault matrix: cell timed out').catch(() => undefined);
       throw new Error(`the workflow did not end within ${CELL_RESULT_TIMEOUT_MS / 1000} s after the fault; pending: ${JSON.stringify(pending)}`);
     }
@@ -380,7 +404,9 @@ async function extractState(fx: MatrixFixture): Promise<OperationState> {
           const r = result as ExtractResult;
           const table = await fx.env.emulator.readTable(tableId);
           const ids = table.rows.map((row) => row[table.columns.indexOf('id')]!).sort();
-          const expectedIds = Array.from({ length: EXTRACT_PAGES }, (_, i) => largePage(i + 1).map((record) => String(record.id))).flat().sort();
+          const expectedIds = Array.from({ length: EXTRACT_PAGES }, (_, i) => largePage(i + 1).map((record) => String(record.id)))
+            .flat()
+            .sort();
           expect(rowsChecksum(ids)).toBe(rowsChecksum(expectedIds));
           const rows = table.rows.map((row) => row.join(','));
           if (!state.expectedChecksum) state.expectedChecksum = rowsChecksum(rows);
@@ -445,24 +471,28 @@ export function describeMatrix(operation: Operation): void {
 
     for (const cell of all.filter((c) => selected.has(c.id) && !c.na)) {
       const title = isBaseline(cell) ? `${cell.id}: without a fault, the end state is exact` : `${cell.id} (${cell.activity}): ends exact`;
-      it(title, async () => {
-        if (fixtureError) throw fixtureError;
-        const started = Date.now();
-        const result = results.get(cell.id)!;
-        try {
-          const since = Date.now();
-          await runCell(fx, cell, state, ++n);
-          if (isBaseline(cell)) countBaseline(fx, operation, state, since);
-          result.status = 'pass';
-          result.note = undefined;
-        } catch (err) {
-          result.status = 'fail';
-          result.note = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(0, 6).join(' ') : String(err);
-          throw err;
-        } finally {
-          result.seconds = (Date.now() - started) / 1000;
-        }
-      }, 280_000 + S3_OUTAGE_MS);
+      it(
+        title,
+        async () => {
+          if (fixtureError) throw fixtureError;
+          const started = Date.now();
+          const result = results.get(cell.id)!;
+          try {
+            const since = Date.now();
+            await runCell(fx, cell, state, ++n);
+            if (isBaseline(cell)) countBaseline(fx, operation, state, since);
+            result.status = 'pass';
+            result.note = undefined;
+          } catch (err) {
+            result.status = 'fail';
+            result.note = err instanceof Error ? err.message.split('\n').filter(Boolean).slice(0, 6).join(' ') : String(err);
+            throw err;
+          } finally {
+            result.seconds = (Date.now() - started) / 1000;
+          }
+        },
+        280_000 + S3_OUTAGE_MS,
+      );
     }
   });
 }

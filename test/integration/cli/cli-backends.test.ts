@@ -21,7 +21,13 @@ describe.each<DevBackend>(sweptBackends('aws'))('the CLI on the %s backend', (ba
   beforeAll(async () => {
     workDir = mkdtempSync(join(testStack().dataDir, `cli-${backend}-`));
     // small export slices: every export is a sliced file
-    stack = await startDevStack({ dataDir: join(workDir, 'stack'), localRoots: [workDir], headless: true, backend, services: [emulatorService({ sliceSizeBytes: 4000 }), workerService()] });
+    stack = await startDevStack({
+      dataDir: join(workDir, 'stack'),
+      localRoots: [workDir],
+      headless: true,
+      backend,
+      services: [emulatorService({ sliceSizeBytes: 4000 }), workerService()],
+    });
     writeFileSync(join(workDir, 'whole.csv'), ['id,name', ...ROWS].join('\n') + '\n');
     writeFileSync(join(workDir, 'part-1.csv'), ROWS.slice(0, 150).join('\n') + '\n');
     writeFileSync(join(workDir, 'part-2.csv'), ROWS.slice(150).join('\n') + '\n');
@@ -54,7 +60,18 @@ describe.each<DevBackend>(sweptBackends('aws'))('the CLI on the %s backend', (ba
   it('imports a file and parts as one sliced file, and exports both as sliced files with the same rows', async () => {
     const whole = await json<{ importedRowsCount: number }>(['import', 'whole.csv', '--bucket', 'in.c-cli', '--create-bucket', '--table', 'whole']);
     expect(whole.importedRowsCount).toBe(ROWS.length);
-    const sliced = await json<{ importedRowsCount: number }>(['import', 'part-1.csv', '--slice', 'part-2.csv', '--columns', 'id,name', '--bucket', 'in.c-cli', '--table', 'sliced']);
+    const sliced = await json<{ importedRowsCount: number }>([
+      'import',
+      'part-1.csv',
+      '--slice',
+      'part-2.csv',
+      '--columns',
+      'id,name',
+      '--bucket',
+      'in.c-cli',
+      '--table',
+      'sliced',
+    ]);
     expect(sliced.importedRowsCount).toBe(ROWS.length);
 
     for (const table of ['whole', 'sliced']) {

@@ -28,7 +28,7 @@ function runNode(script: string[], env: Record<string, string>, cwd: string): Pr
   });
 }
 
-describe('the CLI\'s connection flags, output format and errors against the dev stack', () => {
+describe("the CLI's connection flags, output format and errors against the dev stack", () => {
   const stack = testStack();
   let env: SapiTestEnv;
   let dir: string;
@@ -50,14 +50,19 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
 
   const cli = (args: string[], childEnv: Record<string, string> = {}) =>
     runNode(['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args], childEnv, dir);
-  const healthcheck = (childEnv: Record<string, string>) => runNode([resolve(repoRoot, 'deploy', 'worker-healthcheck.js')], { SAPI_HEALTHCHECK_TIMEOUT_MS: '15000', ...childEnv }, dir);
+  const healthcheck = (childEnv: Record<string, string>) =>
+    runNode([resolve(repoRoot, 'deploy', 'worker-healthcheck.js')], { SAPI_HEALTHCHECK_TIMEOUT_MS: '15000', ...childEnv }, dir);
 
   /** A finished import of a small file on this file's worker; resolves its workflow id. */
   async function finishedImport(table: string): Promise<string> {
     const source = join(dir, `${table}.csv`);
     writeFileSync(source, 'id,v\n1,a\n');
     const workflowId = `cli-conn-${table}-${Date.now()}`;
-    await env.client.workflow.execute('importTableWorkflow', { taskQueue: env.taskQueue, workflowId, args: [{ source, bucketId: 'in.c-conn', createBucket: true, table }] });
+    await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId,
+      args: [{ source, bucketId: 'in.c-conn', createBucket: true, table }],
+    });
     return workflowId;
   }
 
@@ -80,7 +85,17 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     expect(wrongName.stderr).toContain("TLS: the server's certificate is not for the name connected to");
     expect(wrongName.stderr).toContain('temporal.example.com');
     // the same name accepted when host verification is off (the CA still checked)
-    const unverified = await cli(['status', workflowId, ...flags, '--tls-ca-path', certs.caCert, '--tls-server-name', 'temporal.example.com', '--tls-disable-host-verification', '--json']);
+    const unverified = await cli([
+      'status',
+      workflowId,
+      ...flags,
+      '--tls-ca-path',
+      certs.caCert,
+      '--tls-server-name',
+      'temporal.example.com',
+      '--tls-disable-host-verification',
+      '--json',
+    ]);
     expect(unverified).toMatchObject({ code: 0, stderr: '' });
 
     const mtls = await startTlsProxy({ target: stack.temporalAddress, cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert });
@@ -88,14 +103,29 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
       const noCert = await cli(['status', workflowId, '--address', mtls.address, '-n', stack.namespace, '--tls-ca-path', certs.caCert]);
       expect(noCert.code).toBe(1);
       expect(noCert.stderr).toContain('it wants a client certificate (mTLS) and no client certificate was sent');
-      const withCert = await cli(['status', workflowId, '--address', mtls.address, '-n', stack.namespace, '--tls-ca-path', certs.caCert, '--tls-cert-path', certs.clientCert, '--tls-key-path', certs.clientKey, '-o', 'json']);
+      const withCert = await cli([
+        'status',
+        workflowId,
+        '--address',
+        mtls.address,
+        '-n',
+        stack.namespace,
+        '--tls-ca-path',
+        certs.caCert,
+        '--tls-cert-path',
+        certs.clientCert,
+        '--tls-key-path',
+        certs.clientKey,
+        '-o',
+        'json',
+      ]);
       expect(withCert).toMatchObject({ code: 0, stderr: '' });
     } finally {
       await mtls.close();
     }
   });
 
-  it('names a host that does not resolve, a refused port and a TLS endpoint given plain text at once, not after gRPC\'s 10 s deadline', async () => {
+  it("names a host that does not resolve, a refused port and a TLS endpoint given plain text at once, not after gRPC's 10 s deadline", async () => {
     const dns = await cli(['status', 'x', '--address', 'no-such-host.invalid:7233']);
     expect(dns.code).toBe(1);
     expect(dns.stderr).toContain('DNS: host no-such-host.invalid not found');
@@ -104,14 +134,29 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     expect(refused.stderr).toContain('connection refused at 127.0.0.1:1');
     const plain = await cli(['status', 'x', '--address', tls.address, '-n', stack.namespace]);
     expect(plain.code).toBe(1);
-    expect(plain.stderr).toContain(`cannot reach Temporal at ${tls.address} (plain text): the server at ${tls.address} hangs up at once on plain text, as a TLS endpoint does`);
+    expect(plain.stderr).toContain(
+      `cannot reach Temporal at ${tls.address} (plain text): the server at ${tls.address} hangs up at once on plain text, as a TLS endpoint does`,
+    );
     // the cause named by the CLI's own probe, not gRPC's deadline ending the call (how fast is the bench's business)
     for (const outcome of [dns, refused, plain]) expect(outcome.stderr).not.toMatch(/deadline/i);
   });
 
   it('gives a wrong namespace the same code from import and status', async () => {
     writeFileSync(join(dir, 'ns.csv'), 'id\n1\n');
-    const imported = await cli(['import', 'ns.csv', '--bucket', 'in.c-conn', '--table', 'ns', '--address', stack.temporalAddress, '-n', 'no-such-namespace', '-o', 'json']);
+    const imported = await cli([
+      'import',
+      'ns.csv',
+      '--bucket',
+      'in.c-conn',
+      '--table',
+      'ns',
+      '--address',
+      stack.temporalAddress,
+      '-n',
+      'no-such-namespace',
+      '-o',
+      'json',
+    ]);
     const status = await cli(['status', 'x', '--address', stack.temporalAddress, '-n', 'no-such-namespace', '-o', 'json']);
     for (const outcome of [imported, status]) {
       expect(outcome.code).toBe(1);
@@ -125,7 +170,11 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     const created = await cli(['schedule', 'export', scheduleId, 'in.c-conn.tls', join(dir, 'out.csv'), '--every', '1h', '--paused', ...flags, '-o', 'json']);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ scheduleId, paused: true });
-    for (const [verb, action] of [['unpause', 'unpaused'], ['pause', 'paused'], ['delete', 'deleted']] as const) {
+    for (const [verb, action] of [
+      ['unpause', 'unpaused'],
+      ['pause', 'paused'],
+      ['delete', 'deleted'],
+    ] as const) {
       const outcome = await cli(['schedule', verb, scheduleId, ...flags, '-o', 'json']);
       expect(outcome).toMatchObject({ code: 0, stderr: '' });
       expect(JSON.parse(outcome.stdout)).toEqual({ scheduleId, action });
@@ -135,12 +184,12 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
     expect(JSON.parse(gone.stdout).error.code).toBe('SAPI_CLI_SCHEDULE_NOT_FOUND');
   });
 
-  it('prints the run\'s own duration from `wait` and `status` on an import that ended a while ago', async () => {
+  it("prints the run's own duration from `wait` and `status` on an import that ended a while ago", async () => {
     const workflowId = await finishedImport('duration');
     const described = await env.client.workflow.getHandle(workflowId).describe();
     const tookMs = described.closeTime!.getTime() - described.startTime.getTime();
     // a while after its end: a duration counted up to now would be a second longer than the run's own
-    await eventually(() => Date.now() >= described.closeTime!.getTime() + 1_000, 30_000, 'the clock never passed the run\'s end');
+    await eventually(() => Date.now() >= described.closeTime!.getTime() + 1_000, 30_000, "the clock never passed the run's end");
     const flags = ['--address', stack.temporalAddress, '-n', stack.namespace];
     for (const verb of ['wait', 'status']) {
       const outcome = await cli([verb, workflowId, ...flags]);
@@ -154,15 +203,33 @@ describe('the CLI\'s connection flags, output format and errors against the dev 
 
   it('finds a worker healthy through TLS with an API key, with the settings the worker itself uses', async () => {
     const taskQueue = uniqueTaskQueue('health-tls');
-    const temporal = { TEMPORAL_ADDRESS: tls.address, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert, TEMPORAL_API_KEY: 'test-api-key', TEMPORAL_TASK_QUEUE: taskQueue };
+    const temporal = {
+      TEMPORAL_ADDRESS: tls.address,
+      TEMPORAL_NAMESPACE: stack.namespace,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert,
+      TEMPORAL_API_KEY: 'test-api-key',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    };
     const settings = loadSettings({ ...temporal, SAPI_URL: 'http://127.0.0.1:1', SAPI_TOKEN: 'unused' });
-    workers.push(await startWorker({ settings, checkConnections: false, hostQueue: false, worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } }));
+    workers.push(
+      await startWorker({
+        settings,
+        checkConnections: false,
+        hostQueue: false,
+        worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } },
+      }),
+    );
     const healthy = await healthcheck({ ...temporal, SAPI_HEALTHCHECK_HOST: hostname() });
     expect(healthy.stderr).toBe('');
     expect(healthy).toMatchObject({ code: 0 });
     expect(healthy.stdout).toMatch(new RegExp(`^healthy: \\d+@${hostname().replace(/[.]/g, '\\.')} polling ${taskQueue}\n$`));
     // without the worker's TLS settings it cannot get in, and says how it tried
-    const plain = await healthcheck({ TEMPORAL_ADDRESS: tls.address, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_HEALTHCHECK_TIMEOUT_MS: '4000' });
+    const plain = await healthcheck({
+      TEMPORAL_ADDRESS: tls.address,
+      TEMPORAL_NAMESPACE: stack.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SAPI_HEALTHCHECK_TIMEOUT_MS: '4000',
+    });
     expect(plain.code).toBe(1);
     expect(plain.stderr).toMatch(/unhealthy/);
   });

@@ -32,7 +32,15 @@ describe('the CLI names what an operator got wrong', () => {
   function cli(args: string[], childEnv: NodeJS.ProcessEnv = {}, onStderr?: (stderr: string) => void): Promise<CliOutcome> {
     const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args], {
       cwd: workDir,
-      env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue, SAPI_URL: undefined, SAPI_TOKEN: undefined, ...childEnv },
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: stack.temporalAddress,
+        TEMPORAL_NAMESPACE: stack.namespace,
+        TEMPORAL_TASK_QUEUE: env.taskQueue,
+        SAPI_URL: undefined,
+        SAPI_TOKEN: undefined,
+        ...childEnv,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const output = { stdout: '', stderr: '' };
@@ -54,7 +62,19 @@ describe('the CLI names what an operator got wrong', () => {
 
   it('fails an import on a --connection the worker does not know with SAPI_INVALID_INPUT naming it and the known ones, without retrying', async () => {
     const workflowId = `cli-typo-connection-${Date.now()}`;
-    const outcome = await cli(['import', csvFile('typo.csv', 'id\n1\n'), '--bucket', 'in.c-operator', '--create-bucket', '--table', 'typo', '--connection', 'prdo', '--workflow-id', workflowId]);
+    const outcome = await cli([
+      'import',
+      csvFile('typo.csv', 'id\n1\n'),
+      '--bucket',
+      'in.c-operator',
+      '--create-bucket',
+      '--table',
+      'typo',
+      '--connection',
+      'prdo',
+      '--workflow-id',
+      workflowId,
+    ]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr).toMatch(
       /^sapi-temporal: import failed \[SAPI_INVALID_INPUT\] unknown Storage connection "prdo" \(configured: default\); set SAPI_PRDO_URL and SAPI_PRDO_TOKEN in the worker's environment/m,
@@ -69,13 +89,34 @@ describe('the CLI names what an operator got wrong', () => {
 
   it('`schedule describe` says the last run failed and why (a target that does not exist), as text, a warning and in -o json', async () => {
     const scheduleId = `missing-target-${Date.now()}`;
-    const created = await cli(['schedule', 'import', scheduleId, csvFile('nightly.csv', 'id\n1\n'), '--bucket', 'in.c-nowhere', '--table', 'nothing', '--mode', 'load', '--every', '1d', '--paused']);
+    const created = await cli([
+      'schedule',
+      'import',
+      scheduleId,
+      csvFile('nightly.csv', 'id\n1\n'),
+      '--bucket',
+      'in.c-nowhere',
+      '--table',
+      'nothing',
+      '--mode',
+      'load',
+      '--every',
+      '1d',
+      '--paused',
+    ]);
     expect(created.code).toBe(0);
     expect((await cli(['schedule', 'trigger', scheduleId])).code).toBe(0);
     const handle = env.client.schedule.getHandle(scheduleId);
     let runId: string | undefined;
-    await eventually(async () => (runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId) !== undefined, 30_000, 'the trigger started no workflow');
-    await env.client.workflow.getHandle(runId!).result().catch(() => undefined);
+    await eventually(
+      async () => (runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId) !== undefined,
+      30_000,
+      'the trigger started no workflow',
+    );
+    await env.client.workflow
+      .getHandle(runId!)
+      .result()
+      .catch(() => undefined);
 
     const json = await cli(['schedule', 'describe', scheduleId, '-o', 'json']);
     expect(json.code).toBe(0);
@@ -88,7 +129,12 @@ describe('the CLI names what an operator got wrong', () => {
       status: 'failed',
       failure: { type: 'SAPI_NOT_FOUND', message: expect.stringContaining('in.c-nowhere'), activity: expect.any(String) },
     });
-    expect(json.stderr).toMatch(new RegExp(`^warning: schedule ${scheduleId}: the last run ${runId} at \\S+, failed: \\[SAPI_NOT_FOUND\\] .*in\\.c-nowhere.*\\(see \`sapi-temporal status ${runId}\`\\)$`, 'm'));
+    expect(json.stderr).toMatch(
+      new RegExp(
+        `^warning: schedule ${scheduleId}: the last run ${runId} at \\S+, failed: \\[SAPI_NOT_FOUND\\] .*in\\.c-nowhere.*\\(see \`sapi-temporal status ${runId}\`\\)$`,
+        'm',
+      ),
+    );
 
     const text = await cli(['schedule', 'describe', scheduleId]);
     expect(text.stdout).toMatch(new RegExp(`last run +${runId} at \\S+, failed: \\[SAPI_NOT_FOUND\\] `));
@@ -100,9 +146,23 @@ describe('the CLI names what an operator got wrong', () => {
     env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const stillLine = /^import: \w+, .*job \d+ \w+ \((\d+\.\d s|\d+ min \d+ s) in this phase\)$/;
     const stillLines = (stderr: string) => stderr.split('\n').filter((line) => stillLine.test(line));
-    const outcome = await cli(['import', csvFile('slow.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-operator', '--create-bucket', '--table', 'slow', '--workflow-id', `cli-slow-job-${Date.now()}`], {}, (stderr) => {
-      if (stillLines(stderr).length >= 2) env.emulator.faults.releaseJobs('tableCreate');
-    });
+    const outcome = await cli(
+      [
+        'import',
+        csvFile('slow.csv', 'id,v\n1,a\n'),
+        '--bucket',
+        'in.c-operator',
+        '--create-bucket',
+        '--table',
+        'slow',
+        '--workflow-id',
+        `cli-slow-job-${Date.now()}`,
+      ],
+      {},
+      (stderr) => {
+        if (stillLines(stderr).length >= 2) env.emulator.faults.releaseJobs('tableCreate');
+      },
+    );
     expect(outcome.code).toBe(0);
     const lines = outcome.stderr.trimEnd().split('\n');
     // the job's phase said at its start, then again with the time spent in it, at least twice while it ran
@@ -111,7 +171,7 @@ describe('the CLI names what an operator got wrong', () => {
     expect(lines.at(-1)).toMatch(/^import: done, .*job \d+ success$/);
   });
 
-  it('`list` on a namespace without the plugin\'s search attributes names the command that registers them', async () => {
+  it("`list` on a namespace without the plugin's search attributes names the command that registers them", async () => {
     const namespace = `bare-${Date.now().toString(36)}`;
     const connection = await Connection.connect({ address: stack.temporalAddress });
     try {
@@ -121,7 +181,11 @@ describe('the CLI names what an operator got wrong', () => {
     }
     let outcome: CliOutcome | undefined;
     // a new namespace is served within seconds (until then: not found)
-    await eventually(async () => !(outcome = await cli(['list', '--table', 'in.c-x.t', '--namespace', namespace])).stderr.includes('SAPI_TEMPORAL_NAMESPACE_NOT_FOUND'), 60_000, 'the namespace was never served');
+    await eventually(
+      async () => !(outcome = await cli(['list', '--table', 'in.c-x.t', '--namespace', namespace])).stderr.includes('SAPI_TEMPORAL_NAMESPACE_NOT_FOUND'),
+      60_000,
+      'the namespace was never served',
+    );
     expect(outcome!.code).toBe(1);
     expect(outcome!.stderr).toContain(`register the search attributes: ${registerCommand(namespace)}`);
     expect(outcome!.stderr.trimEnd().split('\n')).toHaveLength(1);

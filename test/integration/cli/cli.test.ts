@@ -102,17 +102,27 @@ describe('the sapi-temporal CLI', () => {
       sha256: createHash('sha256').update(source).digest('hex'),
       typed: false,
       // the load's receipt, written to the default receipts table
-      receipt: { status: 'written', table: 'in.c-sapi-temporal.receipts', receipt: expect.objectContaining({ tableId: 'in.c-cli.orders', rows: 3, bytes: Buffer.byteLength(source) }) },
+      receipt: {
+        status: 'written',
+        table: 'in.c-sapi-temporal.receipts',
+        receipt: expect.objectContaining({ tableId: 'in.c-cli.orders', rows: 3, bytes: Buffer.byteLength(source) }),
+      },
     });
     expect(await env.emulator.readTable('in.c-cli.orders')).toEqual({
       columns: ['id', 'name'],
-      rows: [['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma']],
+      rows: [
+        ['1', 'alpha'],
+        ['2', 'beta, with comma'],
+        ['3', 'gamma'],
+      ],
     });
   });
 
   it('loads more rows incrementally and prints a human summary', async () => {
     const file = csvFile('more.csv', 'id,name\n3,gamma-2\n4,delta\n');
-    const outcome = await cli(onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'orders', '--mode', 'load', '--incremental', '--workflow-id', 'cli-load-1'));
+    const outcome = await cli(
+      onQueue('import', file, '--bucket', 'in.c-cli', '--table', 'orders', '--mode', 'load', '--incremental', '--workflow-id', 'cli-load-1'),
+    );
     expect(outcome.code).toBe(0);
     expect(firstLine(outcome.stderr)).toMatch(startedLine('import', 'cli-load-1'));
     plainProgressOnly(outcome.stderr.slice(firstLine(outcome.stderr).length), 'import');
@@ -121,7 +131,12 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.stdout).toMatch(/^ {2}job id +\d+$/m);
     expect(outcome.stdout).toMatch(/^ {2}duration +[\d.]+ s$/m);
     const table = await env.emulator.readTable('in.c-cli.orders');
-    expect([...table.rows].sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2'], ['4', 'delta']]);
+    expect([...table.rows].sort()).toEqual([
+      ['1', 'alpha'],
+      ['2', 'beta, with comma'],
+      ['3', 'gamma-2'],
+      ['4', 'delta'],
+    ]);
   });
 
   it('runs an import under a --workflow-id whose run completed no second time: "already done", its result; --rerun loads again', async () => {
@@ -136,11 +151,17 @@ describe('the sapi-temporal CLI', () => {
 
     const again = await cli(args);
     expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/^import: already done: workflow nightly-1 \(run [\w-]+\) completed before; nothing was run again \(run it again with --rerun\)$/m);
+    expect(again.stderr).toMatch(
+      /^import: already done: workflow nightly-1 \(run [\w-]+\) completed before; nothing was run again \(run it again with --rerun\)$/m,
+    );
     expect(again.stdout).toMatch(/^imported 2 rows into in\.c-cli\.nightly\n/);
     expect(again.stdout).toMatch(/^ {2}workflow +nightly-1$/m);
     expect(loads() - before).toBe(1);
-    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c']]);
+    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+    ]);
     const json = await cli([...args, '--json']);
     expect(JSON.parse(json.stdout)).toMatchObject({ workflowId: 'nightly-1', importedRowsCount: 2 });
     expect(loads() - before).toBe(1);
@@ -149,7 +170,13 @@ describe('the sapi-temporal CLI', () => {
     expect(rerun.code).toBe(0);
     expect(firstLine(rerun.stderr)).toMatch(startedLine('import', 'nightly-1'));
     expect(loads() - before).toBe(2);
-    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['2', 'b'], ['3', 'c']]);
+    expect((await env.emulator.readTable('in.c-cli.nightly')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+      ['2', 'b'],
+      ['3', 'c'],
+    ]);
   });
 
   it('exports the table to a relative path and reports the bytes and checksum of the file it wrote', async () => {
@@ -164,7 +191,11 @@ describe('the sapi-temporal CLI', () => {
     expect(result.sha256).toBe(createHash('sha256').update(written).digest('hex'));
     const rows = parse(written) as string[][];
     expect(rows[0]).toEqual(['id', 'name']);
-    expect(rows.slice(1).sort()).toEqual([['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'gamma-2']]);
+    expect(rows.slice(1).sort()).toEqual([
+      ['1', 'alpha'],
+      ['2', 'beta, with comma'],
+      ['3', 'gamma-2'],
+    ]);
   });
 
   it('fails a malformed CSV with exit code 1, one JSON error on stdout and, after the started line, one stderr line naming SAPI_JOB_FAILED and the workflow', async () => {
@@ -173,7 +204,12 @@ describe('the sapi-temporal CLI', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
     expect(JSON.parse(outcome.stdout)).toEqual({
-      error: { code: 'SAPI_JOB_FAILED', message: expect.stringMatching(/^import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)$/), workflowId: 'cli-bad-1', exitCode: 1 },
+      error: {
+        code: 'SAPI_JOB_FAILED',
+        message: expect.stringMatching(/^import failed \[SAPI_JOB_FAILED\] Storage job \d+ .*\(workflow cli-bad-1\)$/),
+        workflowId: 'cli-bad-1',
+        exitCode: 1,
+      },
     });
     const lines = outcome.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
@@ -182,32 +218,74 @@ describe('the sapi-temporal CLI', () => {
   });
 
   it('schedules a recurring incremental import, runs it on trigger, lists, pauses and deletes it', async () => {
-    expect((await cli(onQueue('import', csvFile('sched-first.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched', '--primary-key', 'id'))).code).toBe(0);
+    expect(
+      (
+        await cli(
+          onQueue('import', csvFile('sched-first.csv', 'id,v\n1,a\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched', '--primary-key', 'id'),
+        )
+      ).code,
+    ).toBe(0);
     const file = csvFile('sched.csv', 'id,v\n1,b\n2,c\n');
     const id = `nightly-${Date.now()}`;
-    const created = await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched', '--mode', 'load', '--incremental', '--cron', '0 3 * * *', '--timezone', 'Europe/Prague', '--jitter', '0', '--json'));
+    const created = await cli(
+      onQueue(
+        'schedule',
+        'import',
+        id,
+        file,
+        '--bucket',
+        'in.c-cli',
+        '--table',
+        'sched',
+        '--mode',
+        'load',
+        '--incremental',
+        '--cron',
+        '0 3 * * *',
+        '--timezone',
+        'Europe/Prague',
+        '--jitter',
+        '0',
+        '--json',
+      ),
+    );
     expect(created).toMatchObject({ code: 0, stderr: '' });
     const schedule = JSON.parse(created.stdout) as { nextActionTimes: string[] };
     expect(schedule).toMatchObject({ scheduleId: id, workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, paused: false });
     expect(schedule.nextActionTimes[0]).toMatch(/T02:00:00\.000Z$/); // 03:00 in Prague is 02:00 UTC in November
     const handle = env.client.schedule.getHandle(id);
     const described = await handle.describe();
-    expect(described.action).toMatchObject({ workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, args: [{ source: join(workDir, file), bucketId: 'in.c-cli', table: 'sched', mode: 'load', incremental: true }] });
+    expect(described.action).toMatchObject({
+      workflowType: 'importTableWorkflow',
+      taskQueue: env.taskQueue,
+      args: [{ source: join(workDir, file), bucketId: 'in.c-cli', table: 'sched', mode: 'load', incremental: true }],
+    });
 
     expect(await cli(['schedule', 'trigger', id])).toMatchObject({ code: 0, stdout: `triggered schedule ${id}\n` });
     let runId: string | undefined;
-    await eventually(async () => (runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId) !== undefined, 30_000, 'the trigger started no workflow');
+    await eventually(
+      async () => (runId = (await handle.describe()).info.recentActions[0]?.action.workflow.workflowId) !== undefined,
+      30_000,
+      'the trigger started no workflow',
+    );
     expect(runId).toMatch(new RegExp(`^${id}-`));
     const result = (await env.client.workflow.getHandle(runId!).result()) as { importedRowsCount: number };
     expect(result.importedRowsCount).toBe(2);
-    expect((await env.emulator.readTable('in.c-cli.sched')).rows.sort()).toEqual([['1', 'b'], ['2', 'c']]);
+    expect((await env.emulator.readTable('in.c-cli.sched')).rows.sort()).toEqual([
+      ['1', 'b'],
+      ['2', 'c'],
+    ]);
 
     let listed: Array<{ scheduleId: string }> = [];
-    await eventually(async () => {
-      const outcome = await cli(['schedule', 'list', '--json']);
-      listed = JSON.parse(outcome.stdout) as typeof listed;
-      return listed.some((s) => s.scheduleId === id);
-    }, 30_000, 'schedule list never showed the schedule');
+    await eventually(
+      async () => {
+        const outcome = await cli(['schedule', 'list', '--json']);
+        listed = JSON.parse(outcome.stdout) as typeof listed;
+        return listed.some((s) => s.scheduleId === id);
+      },
+      30_000,
+      'schedule list never showed the schedule',
+    );
     expect(listed.find((s) => s.scheduleId === id)).toMatchObject({ workflowType: 'importTableWorkflow', paused: false, recentWorkflowIds: [runId] });
 
     expect(await cli(['schedule', 'pause', id, '--note', 'holidays'])).toMatchObject({ code: 0, stdout: `paused schedule ${id}\n` });
@@ -222,10 +300,18 @@ describe('the sapi-temporal CLI', () => {
   });
 
   it('runs each action of a schedule under an id of its own: triggered twice after a run completed, it loads twice', async () => {
-    expect((await cli(onQueue('import', csvFile('sched-twice-first.csv', 'id\n0\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched_twice'))).code).toBe(0);
+    expect(
+      (await cli(onQueue('import', csvFile('sched-twice-first.csv', 'id\n0\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'sched_twice'))).code,
+    ).toBe(0);
     const id = `twice-${Date.now()}`;
     const file = csvFile('sched-twice.csv', 'id\n1\n');
-    expect((await cli(onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched_twice', '--mode', 'load', '--incremental', '--cron', '0 3 1 1 *'))).code).toBe(0);
+    expect(
+      (
+        await cli(
+          onQueue('schedule', 'import', id, file, '--bucket', 'in.c-cli', '--table', 'sched_twice', '--mode', 'load', '--incremental', '--cron', '0 3 1 1 *'),
+        )
+      ).code,
+    ).toBe(0);
     const handle = env.client.schedule.getHandle(id);
     const actions = async () => (await handle.describe()).info.recentActions.map((a) => a.action.workflow.workflowId);
     const ranOnce = async (count: number) => {
@@ -239,7 +325,7 @@ describe('the sapi-temporal CLI', () => {
     // same id (and, the first run having completed, be "already done"); the test triggers again once that second passed
     const first = (await handle.describe()).info.recentActions[0]!;
     const firstSecond = Math.floor(Math.max(first.scheduledAt.getTime(), first.takenAt.getTime()) / 1000);
-    await eventually(async () => Math.floor(Date.now() / 1000) > firstSecond, 5_000, 'the clock never passed the first run\'s second');
+    await eventually(async () => Math.floor(Date.now() / 1000) > firstSecond, 5_000, "the clock never passed the first run's second");
     expect((await cli(['schedule', 'trigger', id])).code).toBe(0);
     expect(await ranOnce(2)).toMatchObject({ importedRowsCount: 1 });
     const ids = await actions();
@@ -249,8 +335,10 @@ describe('the sapi-temporal CLI', () => {
     expect((await cli(['schedule', 'delete', id])).code).toBe(0);
   });
 
-  it('buffers an import schedule\'s run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap', async () => {
-    expect((await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code).toBe(0);
+  it("buffers an import schedule's run behind a slow one by default, counts skipped runs with a warning, and triggers within the overlap policy unless --allow-overlap", async () => {
+    expect(
+      (await cli(onQueue('import', csvFile('slow-sched-first.csv', 'id\n1\n'), '--bucket', 'in.c-cli', '--create-bucket', '--table', 'slow_sched'))).code,
+    ).toBe(0);
     // every load's job runs until the test releases it
     env.emulator.faults.holdJob({ tableId: 'in.c-cli.slow_sched', operationName: 'tableImport' });
     const file = csvFile('slow-sched.csv', 'id\n2\n');
@@ -264,7 +352,8 @@ describe('the sapi-temporal CLI', () => {
     const buffered = `buffered-${Date.now()}`;
     expect((await cli(onQueue('schedule', 'import', buffered, file, ...load, '--every', '1d', '--paused'))).code).toBe(0);
     expect((await describe(buffered)).listing.overlap).toBe('buffer-one');
-    const runs = async () => (await env.client.schedule.getHandle(buffered).describe()).info.recentActions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId));
+    const runs = async () =>
+      (await env.client.schedule.getHandle(buffered).describe()).info.recentActions.map((a) => env.client.workflow.getHandle(a.action.workflow.workflowId));
     expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
     await eventually(async () => (await runs()).length === 1, 30_000, 'the first trigger started no run');
     expect((await cli(['schedule', 'trigger', buffered])).code).toBe(0);
@@ -290,15 +379,22 @@ describe('the sapi-temporal CLI', () => {
     await eventually(async () => (await describe(skipping)).listing.skipped >= 2, 30_000, 'no run was skipped');
     const seen = await describe(skipping);
     expect(seen.listing).toMatchObject({ overlap: 'skip' });
-    expect(seen.stderr).toMatch(new RegExp(`^warning: schedule ${skipping}: \\d+ run\\(s\\) skipped because the previous one was still running \\(overlap skip\\)$`, 'm'));
+    expect(seen.stderr).toMatch(
+      new RegExp(`^warning: schedule ${skipping}: \\d+ run\\(s\\) skipped because the previous one was still running \\(overlap skip\\)$`, 'm'),
+    );
     const listed = await cli(['schedule', 'list']);
-    expect(listed.stdout).toMatch(new RegExp(`^${skipping}  importTableWorkflow  next \\S+  overlap skip  taken \\d+, running \\d, buffered \\d, skipped \\d+, missed 0  last ${skipping}-`, 'm'));
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `^${skipping}  importTableWorkflow  next \\S+  overlap skip  taken \\d+, running \\d, buffered \\d, skipped \\d+, missed 0  last ${skipping}-`,
+        'm',
+      ),
+    );
     expect(listed.stderr).toContain(`warning: schedule ${skipping}:`);
     expect((await cli(['schedule', 'delete', skipping])).code).toBe(0);
     env.emulator.faults.releaseJobs('tableImport');
   });
 
-  it('re-attaches to a running import with `wait <id>`, prints the import\'s summary, and `status <id>` shows it running, then completed', async () => {
+  it("re-attaches to a running import with `wait <id>`, prints the import's summary, and `status <id>` shows it running, then completed", async () => {
     // the job runs until `wait` has attached and printed the running import's progress
     env.emulator.faults.holdJob({ tableId: 'in.c-cli.waited', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-wait-${Date.now()}`;
@@ -309,7 +405,13 @@ describe('the sapi-temporal CLI', () => {
     });
     const running = await cli(['status', workflowId, '--json']);
     expect(running).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(running.stdout)).toMatchObject({ workflowId, firstRunId: handle.firstExecutionRunId, type: 'importTableWorkflow', status: 'running', taskQueue: env.taskQueue });
+    expect(JSON.parse(running.stdout)).toMatchObject({
+      workflowId,
+      firstRunId: handle.firstExecutionRunId,
+      type: 'importTableWorkflow',
+      status: 'running',
+      taskQueue: env.taskQueue,
+    });
 
     const waiting = startCli(['wait', workflowId]);
     await eventually(() => /^import: /m.test(waiting.output.stderr), 60_000, `wait printed no progress; stderr: ${waiting.output.stderr}`);
@@ -322,7 +424,10 @@ describe('the sapi-temporal CLI', () => {
     expect(waited.stdout).toMatch(/^ {2}bytes +\d+ B \(\d+ B gzipped\)$/m); // the summary knows the run's input
     expect(waited.stdout).toMatch(new RegExp(`^ {2}workflow +${workflowId}$`, 'm'));
     expect(waited.stdout).toMatch(new RegExp(`^ {2}run id +${handle.firstExecutionRunId}$`, 'm'));
-    expect((await env.emulator.readTable('in.c-cli.waited')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect((await env.emulator.readTable('in.c-cli.waited')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
 
     const json = await cli(['wait', workflowId, '--json']);
     expect(json).toMatchObject({ code: 0, stderr: '' });
@@ -359,7 +464,7 @@ describe('the sapi-temporal CLI', () => {
     }
   });
 
-  it('exits 2 with commander\'s message on a usage error, without starting anything', async () => {
+  it("exits 2 with commander's message on a usage error, without starting anything", async () => {
     const outcome = await cli(onQueue('import', 'x.csv', '--bucket', 'in.c-cli', '--table', 't', '--no-such-flag'));
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toMatch(/^error: unknown option '--no-such-flag'/);
@@ -370,7 +475,9 @@ describe('the sapi-temporal CLI', () => {
     // the job runs until the test has seen the CLI exit and the workflow still running
     env.emulator.faults.holdJob({ tableId: 'in.c-cli.ctrl_c_detach', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-detach-${Date.now()}`;
-    const running = startCli(onQueue('import', csvFile('detach.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'ctrl_c_detach', '--workflow-id', workflowId));
+    const running = startCli(
+      onQueue('import', csvFile('detach.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'ctrl_c_detach', '--workflow-id', workflowId),
+    );
     const handle = env.client.workflow.getHandle(workflowId);
     await eventually(
       async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
@@ -381,7 +488,12 @@ describe('the sapi-temporal CLI', () => {
     const outcome = await running.done;
     expect(`exit ${outcome.code}\n${outcome.stderr}`).toMatch(/^exit 130\n/); // stderr shown on failure
     // the terminal comes back while the job (held) and so the workflow still run
-    expect(outcome.stderr).toMatch(new RegExp(`^sapi-temporal: import: stopped waiting; workflow ${workflowId} keeps running \\(re-attach with \`sapi-temporal wait ${workflowId}\`\\)$`, 'm'));
+    expect(outcome.stderr).toMatch(
+      new RegExp(
+        `^sapi-temporal: import: stopped waiting; workflow ${workflowId} keeps running \\(re-attach with \`sapi-temporal wait ${workflowId}\`\\)$`,
+        'm',
+      ),
+    );
     expect((await handle.describe()).status.name).toBe('RUNNING');
     env.emulator.faults.releaseJobs('tableCreate');
     const waited = await cli(['wait', workflowId, '--json']);
@@ -392,7 +504,9 @@ describe('the sapi-temporal CLI', () => {
     // the job runs until the run was cancelled
     env.emulator.faults.holdJob({ tableId: 'in.c-cli.slow', operationName: 'tableCreate', times: 1 });
     const workflowId = `cli-cancel-${Date.now()}`;
-    const running = startCli(onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId, '--cancel-on-interrupt'));
+    const running = startCli(
+      onQueue('import', csvFile('slow.csv', 'a\n1\n'), '--bucket', 'in.c-cli', '--table', 'slow', '--workflow-id', workflowId, '--cancel-on-interrupt'),
+    );
     const handle = env.client.workflow.getHandle(workflowId);
     await eventually(
       async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
@@ -431,12 +545,21 @@ describe('the sapi-temporal CLI', () => {
   it('cancels an extraction on Ctrl-C with --cancel-on-interrupt: it stops after the page in flight, loads what it staged, and ends cancelled', async () => {
     const api = await createSampleApi({ port: 0 });
     try {
-      const config = { parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { outputBucket: 'cli-cancel', jobs: [{ endpoint: 'large/items', dataField: 'items' }] } } };
+      const config = {
+        parameters: {
+          api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+          config: { outputBucket: 'cli-cancel', jobs: [{ endpoint: 'large/items', dataField: 'items' }] },
+        },
+      };
       writeFileSync(join(workDir, 'cancel-extract.json'), JSON.stringify(config));
       const workflowId = `cli-cancel-extract-${Date.now()}`;
       const running = startCli(onQueue('extract', 'cancel-extract.json', '--mode', 'page', '--workflow-id', workflowId, '--cancel-on-interrupt'));
       const handle = env.client.workflow.getHandle(workflowId);
-      await eventually(async () => ((await handle.query<{ pages: number }>('progress').catch(() => undefined))?.pages ?? 0) >= 3, 60_000, `no pages extracted; CLI stderr: ${running.output.stderr}`);
+      await eventually(
+        async () => ((await handle.query<{ pages: number }>('progress').catch(() => undefined))?.pages ?? 0) >= 3,
+        60_000,
+        `no pages extracted; CLI stderr: ${running.output.stderr}`,
+      );
       running.child.kill('SIGINT');
       const outcome = await running.done;
       expect(outcome.code).toBe(1);
@@ -466,9 +589,17 @@ describe('the sapi-temporal CLI', () => {
     const jobsBefore = env.emulator.requests.filter((r) => r.method === 'POST' && /tables-async/.test(r.path)).length;
     const first = startCli(args);
     const handle = env.client.workflow.getHandle(workflowId);
-    await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing', 60_000, `never importing; CLI stderr: ${first.output.stderr}`);
+    await eventually(
+      async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.phase === 'importing',
+      60_000,
+      `never importing; CLI stderr: ${first.output.stderr}`,
+    );
     const attaching = startCli(args);
-    await eventually(() => /^import: attached to running workflow /m.test(attaching.output.stderr), 60_000, `the second import did not attach; stderr: ${attaching.output.stderr}`);
+    await eventually(
+      () => /^import: attached to running workflow /m.test(attaching.output.stderr),
+      60_000,
+      `the second import did not attach; stderr: ${attaching.output.stderr}`,
+    );
     env.emulator.faults.releaseJobs('tableCreate');
     const [second, firstOutcome] = await Promise.all([attaching.done, first.done]);
     expect(second.stderr).toMatch(new RegExp(`^import: attached to running workflow ${workflowId} \\(run `, 'm'));
@@ -509,7 +640,17 @@ describe('the sapi-temporal CLI', () => {
     try {
       await eventually(() => /worker polling/.test(worker.output.stdout) || worker.child.exitCode !== null, 120_000, 'the worker did not start');
       expect(worker.output.stdout).toContain(`worker polling ${taskQueue} `);
-      const imported = await cli(['import', csvFile('via-worker.csv', 'k\n1\n2\n'), '--bucket', 'in.c-cli', '--table', 'via_worker', '--task-queue', taskQueue, '--json']);
+      const imported = await cli([
+        'import',
+        csvFile('via-worker.csv', 'k\n1\n2\n'),
+        '--bucket',
+        'in.c-cli',
+        '--table',
+        'via_worker',
+        '--task-queue',
+        taskQueue,
+        '--json',
+      ]);
       expect(imported.code).toBe(0);
       expect(imported.stderr).toMatch(startedLine('import', /import-in\.c-cli\.via_worker-\w+/));
       expect((await env.emulator.readTable('in.c-cli.via_worker')).rows).toEqual([['1'], ['2']]);
@@ -545,7 +686,9 @@ describe('the sapi-temporal CLI', () => {
   it('fails the emulator with one line naming the missing S3 variables', async () => {
     const outcome = await cli(['emulator'], { AWS_ENDPOINT_URL_S3: '', AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined });
     expect(outcome.code).toBe(1);
-    expect(outcome.stderr).toMatch(/^sapi-temporal: emulator failed \[SAPI_INVALID_INPUT\] AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY are not set: .*\n$/);
+    expect(outcome.stderr).toMatch(
+      /^sapi-temporal: emulator failed \[SAPI_INVALID_INPUT\] AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY are not set: .*\n$/,
+    );
   });
   it('extracts a paginated API from a configuration file and prints the rows per table as one JSON object', async () => {
     const api = await createSampleApi({ port: 0, records: 25, pageSize: 10 });
@@ -569,7 +712,15 @@ describe('the sapi-temporal CLI', () => {
   it('rejects an invalid extractor configuration before any request, naming the path and the rule', async () => {
     const api = await createSampleApi({ port: 0 });
     try {
-      writeFileSync(join(workDir, 'bad-extract.json'), JSON.stringify({ parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', queryParam: 'cursor' } }, config: { jobs: [{ endpoint: 'cursor/items' }] } } }));
+      writeFileSync(
+        join(workDir, 'bad-extract.json'),
+        JSON.stringify({
+          parameters: {
+            api: { baseUrl: api.url, pagination: { method: 'response.param', queryParam: 'cursor' } },
+            config: { jobs: [{ endpoint: 'cursor/items' }] },
+          },
+        }),
+      );
       const outcome = await cli(['extract', 'bad-extract.json', '--task-queue', env.taskQueue]);
       expect(outcome.code).toBe(1);
       expect(outcome.stderr).toMatch(/^sapi-temporal: .*responseParam.*\n$/);

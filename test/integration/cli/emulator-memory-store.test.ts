@@ -9,11 +9,15 @@ const ROOT = resolve(__dirname, '..', '..', '..');
 
 /** `sapi-temporal emulator` with its arguments; resolves with what it printed once it exits or prints its token. */
 function emulatorCli(args: string[], dataDir: string) {
-  const child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.js'), join(ROOT, 'bin', 'sapi-temporal.js'), '--', 'emulator', '--data-dir', dataDir, ...args], {
-    // no object-storage server in the environment: the memory store needs none
-    env: { ...process.env, AWS_ENDPOINT_URL_S3: '', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', join(ROOT, 'scripts', 'ts-register.js'), join(ROOT, 'bin', 'sapi-temporal.js'), '--', 'emulator', '--data-dir', dataDir, ...args],
+    {
+      // no object-storage server in the environment: the memory store needs none
+      env: { ...process.env, AWS_ENDPOINT_URL_S3: '', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
@@ -36,9 +40,15 @@ describe('sapi-temporal emulator --store memory', () => {
       const token = /SAPI_TOKEN +(\S+)/.exec(out.stdout)?.[1] as string;
       const form = new FormData();
       form.append('data', new Blob(['a,b\n1,2\n']), 'probe.csv');
-      const uploaded = (await (await request(`${importUrl}/upload-file`, { method: 'POST', headers: { 'x-storageapi-token': token }, body: form })).body.json()) as { url: string };
+      const uploaded = (await (
+        await request(`${importUrl}/upload-file`, { method: 'POST', headers: { 'x-storageapi-token': token }, body: form })
+      ).body.json()) as { url: string };
       expect(await (await request(uploaded.url)).body.text()).toBe('a,b\n1,2\n');
-      const prepared = await request(`${url}/v2/storage/files/prepare`, { method: 'POST', headers: { 'x-storageapi-token': token, 'content-type': 'application/json' }, body: '{"name":"p.csv"}' });
+      const prepared = await request(`${url}/v2/storage/files/prepare`, {
+        method: 'POST',
+        headers: { 'x-storageapi-token': token, 'content-type': 'application/json' },
+        body: '{"name":"p.csv"}',
+      });
       expect(prepared.statusCode).toBe(501);
       expect(await prepared.body.json()).toMatchObject({ code: 'emulator.memoryStoreUnsupported' });
     } finally {

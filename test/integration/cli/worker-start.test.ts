@@ -50,20 +50,24 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
 
   /** Starts a worker process with the stack's Temporal, this env's Storage connection, and `overrides` on top. */
   function startWorkerProcess(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>) {
-    const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), ...WORKERS[kind].map((arg) => (arg.includes('/') ? resolve(repoRoot, arg) : arg))], {
-      cwd: env.dataDir,
-      env: {
-        ...process.env,
-        ...stack.env,
-        TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-start'),
-        SAPI_URL: env.emulator.url,
-        SAPI_TOKEN: env.emulator.token,
-        SAPI_WORK_DIR: resolve(env.dataDir, 'work'),
-        SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
-        ...overrides,
+    const child = spawn(
+      process.execPath,
+      ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), ...WORKERS[kind].map((arg) => (arg.includes('/') ? resolve(repoRoot, arg) : arg))],
+      {
+        cwd: env.dataDir,
+        env: {
+          ...process.env,
+          ...stack.env,
+          TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-start'),
+          SAPI_URL: env.emulator.url,
+          SAPI_TOKEN: env.emulator.token,
+          SAPI_WORK_DIR: resolve(env.dataDir, 'work'),
+          SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+          ...overrides,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     const output = { stdout: '', stderr: '' };
     child.stdout.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
@@ -86,7 +90,11 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
   }
 
   /** The one line the worker printed about its failure (the CLI prefixes `sapi-temporal: worker failed [CODE] `). */
-  const failureLine = (exit: Exit) => exit.stderr.trim().split('\n').filter((line) => !/^\s*$/.test(line));
+  const failureLine = (exit: Exit) =>
+    exit.stderr
+      .trim()
+      .split('\n')
+      .filter((line) => !/^\s*$/.test(line));
 
   describe.each(Object.keys(WORKERS) as Array<keyof typeof WORKERS>)('%s', (kind) => {
     it('exits 1 on its own when its namespace does not exist, naming TEMPORAL_NAMESPACE and the server', async () => {
@@ -101,18 +109,26 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       const exit = await runToExit(kind, { TEMPORAL_ADDRESS: '127.0.0.1:1' });
       expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
         code: 1,
-        lines: [expect.stringMatching(/TEMPORAL_ADDRESS 127\.0\.0\.1:1: unreachable \(a Temporal outage, or a wrong address\): connection refused at 127\.0\.0\.1:1/)],
+        lines: [
+          expect.stringMatching(/TEMPORAL_ADDRESS 127\.0\.0\.1:1: unreachable \(a Temporal outage, or a wrong address\): connection refused at 127\.0\.0\.1:1/),
+        ],
       });
     });
 
     it('exits 1 on its own when the Storage host does not exist, naming SAPI_URL', async () => {
       const exit = await runToExit(kind, { SAPI_URL: 'https://sapi.invalid' });
-      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL https://sapi.invalid: host not found')] });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining('SAPI_URL https://sapi.invalid: host not found')],
+      });
     });
 
     it('exits 1 on its own when nothing listens at the Storage URL, naming SAPI_URL', async () => {
       const exit = await runToExit(kind, { SAPI_URL: 'http://127.0.0.1:1' });
-      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining('SAPI_URL http://127.0.0.1:1: connection refused')] });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining('SAPI_URL http://127.0.0.1:1: connection refused')],
+      });
     });
 
     it('exits 1 on its own without a Storage connection, naming SAPI_URL and SAPI_TOKEN', async () => {
@@ -122,13 +138,21 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
 
     it('exits 1 on its own when the service rejects the token, naming SAPI_TOKEN', async () => {
       const exit = await runToExit(kind, { SAPI_TOKEN: 'not-a-valid-token' });
-      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({ code: 1, lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)] });
+      expect({ code: exit.code, lines: failureLine(exit) }).toEqual({
+        code: 1,
+        lines: [expect.stringContaining(`SAPI_TOKEN is rejected by ${env.emulator.url}`)],
+      });
     });
 
     it('exits 1 on a TLS fault naming TEMPORAL_ADDRESS, the fault and the setting that fixes it, as the CLI does (a CA that did not sign, another name, no client certificate)', async () => {
       const [wrongCa, wrongName, noClientCert] = await Promise.all([
         runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCaCert }),
-        runToExit(kind, { TEMPORAL_ADDRESS: tls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert, TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com' }),
+        runToExit(kind, {
+          TEMPORAL_ADDRESS: tls.address,
+          TEMPORAL_TLS: undefined,
+          TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert,
+          TEMPORAL_TLS_SERVER_NAME: 'temporal.example.com',
+        }),
         runToExit(kind, { TEMPORAL_ADDRESS: mtls.address, TEMPORAL_TLS: undefined, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCert }),
       ]);
       expect({ code: wrongCa.code, lines: failureLine(wrongCa) }).toEqual({
@@ -142,7 +166,11 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       });
       expect({ code: noClientCert.code, lines: failureLine(noClientCert) }).toEqual({
         code: 1,
-        lines: [expect.stringContaining(`TEMPORAL_ADDRESS ${mtls.address}: TLS: the server refused the handshake: it wants a client certificate (mTLS) and no client certificate was sent`)],
+        lines: [
+          expect.stringContaining(
+            `TEMPORAL_ADDRESS ${mtls.address}: TLS: the server refused the handshake: it wants a client certificate (mTLS) and no client certificate was sent`,
+          ),
+        ],
       });
       for (const exit of [wrongCa, wrongName, noClientCert]) expect(exit.stderr).not.toMatch(/tonic|transport::Error|InvalidCertificate/);
     });
@@ -209,7 +237,10 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
   });
 
   it('the CLI names the failure code of each cause: SAPI_TEMPORAL_NAMESPACE_NOT_FOUND, SAPI_WORKER_CONFIG', async () => {
-    const [namespace, storage] = await Promise.all([runToExit('the CLI worker', { TEMPORAL_NAMESPACE: 'nope-code' }), runToExit('the CLI worker', { SAPI_URL: 'http://127.0.0.1:1' })]);
+    const [namespace, storage] = await Promise.all([
+      runToExit('the CLI worker', { TEMPORAL_NAMESPACE: 'nope-code' }),
+      runToExit('the CLI worker', { SAPI_URL: 'http://127.0.0.1:1' }),
+    ]);
     expect(namespace.stderr).toMatch(/^sapi-temporal: worker failed \[SAPI_TEMPORAL_NAMESPACE_NOT_FOUND\] TEMPORAL_NAMESPACE "nope-code"/);
     expect(storage.stderr).toMatch(/^sapi-temporal: worker failed \[SAPI_WORKER_CONFIG\] SAPI_URL http:\/\/127\.0\.0\.1:1: /);
   });
@@ -237,7 +268,11 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       worker.child.kill('SIGTERM');
       const exit = await worker.exited;
       // at once: still inside its start (the check's connection is open, never answered), not after the check gave up
-      expect({ code: exit.code, signal: exit.signal, stderr: exit.stderr.trim().split('\n') }).toEqual({ code: 130, signal: null, stderr: [expect.stringMatching(/\[INFO\] SIGTERM: stopped while starting/)] });
+      expect({ code: exit.code, signal: exit.signal, stderr: exit.stderr.trim().split('\n') }).toEqual({
+        code: 130,
+        signal: null,
+        stderr: [expect.stringMatching(/\[INFO\] SIGTERM: stopped while starting/)],
+      });
     });
 
     it('a polling CLI worker logs JSON only when asked: one INFO line per transfer start and end with rows, bytes, duration and ids, no bundler stats', async () => {
@@ -245,7 +280,8 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
       const worker = startWorkerProcess('the CLI worker', { TEMPORAL_TASK_QUEUE: taskQueue, SAPI_LOG_FORMAT: 'json' });
       try {
         const deadline = Date.now() + 60_000;
-        while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+        while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline)
+          await new Promise((ok) => setTimeout(ok, 100));
         expect(worker.output.stdout).toMatch(/^worker polling /);
         const source = resolve(env.dataDir, 'logged.csv');
         writeFileSync(source, 'id\n1\n2\n3\n');
@@ -283,7 +319,8 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
     it('a SIGINT stops a polling CLI worker gracefully (exit 0)', async () => {
       const worker = startWorkerProcess('the CLI worker', {});
       const deadline = Date.now() + 60_000;
-      while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 100));
+      while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline)
+        await new Promise((ok) => setTimeout(ok, 100));
       expect(worker.output.stdout).toMatch(/^worker polling /);
       worker.child.kill('SIGINT');
       const exit = await worker.exited;

@@ -26,7 +26,9 @@ interface JsonPayload {
 
 /** `temporal … --output json` with every payload's base64 `data` decoded to text, for searching. */
 function cliHistoryText(stdout: string): string {
-  return JSON.stringify(JSON.parse(stdout), (key, value: unknown) => (key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value));
+  return JSON.stringify(JSON.parse(stdout), (key, value: unknown) =>
+    key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
+  );
 }
 
 /** Every payload of a history, in the codec-server JSON form (bytes as base64). */
@@ -111,7 +113,9 @@ describe('payload encryption and the codec server', () => {
     const sdkOwn = (text: string) => text.includes('"activity_type":"registeredSearchAttributes"');
     expect(texts.filter((text) => !sdkOwn(text))).toEqual([]);
     // and the search attributes it sets name nothing of the user's: no table, bucket, connection, host or state key
-    const upserted = ((await raw.fetchHistory()).events ?? []).flatMap((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+    const upserted = ((await raw.fetchHistory()).events ?? []).flatMap((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
     expect(upserted).toContain('SapiOperation');
     expect(upserted.filter((name) => IDENTIFYING_SEARCH_ATTRIBUTES.includes(name))).toEqual([]);
   });
@@ -151,7 +155,9 @@ describe('payload encryption and the codec server', () => {
     // the UI's alternative when it cannot send a header: the token as the path segment before /decode
     expect((await post(`/${token}/decode`, { payloads: payloads.slice(0, 1) })).status).toBe(200);
     // and /encode gives payloads /decode reads back
-    const encoded = (await (await post('/encode', { payloads: decoded.payloads.slice(0, 1) }, { authorization: `Bearer ${token}` })).json()) as { payloads: JsonPayload[] };
+    const encoded = (await (await post('/encode', { payloads: decoded.payloads.slice(0, 1) }, { authorization: `Bearer ${token}` })).json()) as {
+      payloads: JsonPayload[];
+    };
     expect(Buffer.from(encoded.payloads[0]!.metadata!.encoding!, 'base64').toString()).toBe('binary/encrypted');
   });
 
@@ -185,7 +191,11 @@ describe('payload encryption and the codec server', () => {
       workflowId: `codec-rotation-${Date.now()}`,
       args: [{ source, bucketId, table: 'rotated', polling: { initialMs: 200 } }],
     });
-    await eventually(async () => (await running.query<{ phase: string }>('progress').catch(() => undefined))?.phase === 'importing', 60_000, 'the import never reached its job');
+    await eventually(
+      async () => (await running.query<{ phase: string }>('progress').catch(() => undefined))?.phase === 'importing',
+      60_000,
+      'the import never reached its job',
+    );
     // the rotation: workers restart with the new key first and the old one kept for what history already holds
     await env.worker.stop();
     const settings = { ...env.settings, codecKeys: parseCodecKeys([rotated, key], 'test') };

@@ -20,7 +20,7 @@ const CIPHERTEXT_INPUT = /\bInput\s*\n\s*"[A-Za-z0-9+/]{40,}={0,2}"/;
 
 const decodeCalls = (requests: PageRequest[]) => requests.filter((request) => request.method === 'POST' && new URL(request.url).pathname.endsWith('/decode'));
 
-describe('the dev stack\'s Temporal UI decodes payloads through the codec server', () => {
+describe("the dev stack's Temporal UI decodes payloads through the codec server", () => {
   const marker = `ui-visible-${randomBytes(5).toString('hex')}`;
   const runTag = Date.now().toString(36); // workflow ids are never encrypted: they must not hold the marker
   const keyEntry = `ui1:${randomBytes(32).toString('base64')}`;
@@ -33,14 +33,14 @@ describe('the dev stack\'s Temporal UI decodes payloads through the codec server
   let imported: { workflowId: string; runId: string };
 
   beforeAll(async () => {
-    noteSecret('the UI test\'s codec key', keyEntry.slice('ui1:'.length));
+    noteSecret("the UI test's codec key", keyEntry.slice('ui1:'.length));
     noteSecret('a value only the codec may reveal', marker);
     dataDir = mkdtempSync(join(testStack().dataDir, 'codec-ui-'));
     chromium = await launchChromium(join(dataDir, 'chromium'));
     // the dev stack as `sapi-temporal dev` runs it with SAPI_CODEC_KEYS set: UI on, emulator, worker with the codec
     stack = await startDevStack({ dataDir: join(dataDir, 'stack'), localRoots: [dataDir], codec: { keys }, services: [emulatorService(), workerService()] });
-    noteSecret('the dev stack\'s codec server token', stack.codecServer!.token);
-    noteSecret('the UI test\'s Storage token', stack.env.SAPI_TOKEN!);
+    noteSecret("the dev stack's codec server token", stack.codecServer!.token);
+    noteSecret("the UI test's Storage token", stack.env.SAPI_TOKEN!);
     connection = await Connection.connect({ address: stack.temporal.address });
     const client = new Client({ connection, namespace: stack.temporal.namespace, dataConverter: codecDataConverter(keys) });
     input = { source: join(dataDir, `${marker}.csv`), bucketId: `in.c-${marker}`, table: 'orders' };
@@ -60,7 +60,7 @@ describe('the dev stack\'s Temporal UI decodes payloads through the codec server
     await stack?.stop();
   });
 
-  it('shows an import\'s input decoded on the workflow page, the codec server having answered the UI\'s decode calls', async () => {
+  it("shows an import's input decoded on the workflow page, the codec server having answered the UI's decode calls", async () => {
     // what the server holds (and hands the browser) is encrypted: the value is nowhere in the raw history
     const raw = await fetch(`${stack.temporal.httpApiUrl}/api/v1/namespaces/default/workflows/${imported.workflowId}/history`);
     const rawText = await raw.text();
@@ -79,7 +79,11 @@ describe('the dev stack\'s Temporal UI decodes payloads through the codec server
     expect(calls.every((call) => call.url.startsWith(`${stack.codecServer!.url}/${stack.codecServer!.token}/decode`))).toBe(true);
     expect(calls.some((call) => call.status === 200)).toBe(true);
     // and the stack publishes what a shell needs to do the same (`temporal workflow show --codec-endpoint`)
-    expect(stack.env).toMatchObject({ SAPI_CODEC_KEYS: keyEntry, SAPI_CODEC_SERVER_URL: stack.codecServer!.url, SAPI_CODEC_SERVER_TOKEN: stack.codecServer!.token });
+    expect(stack.env).toMatchObject({
+      SAPI_CODEC_KEYS: keyEntry,
+      SAPI_CODEC_SERVER_URL: stack.codecServer!.url,
+      SAPI_CODEC_SERVER_TOKEN: stack.codecServer!.token,
+    });
   });
 
   describe('a UI whose codec endpoint is wrong or absent', () => {

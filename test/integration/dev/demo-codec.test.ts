@@ -6,9 +6,9 @@ import { noteSecret } from '../../harness/secret-ledger';
 import { testStack } from '../../harness/stack-state';
 
 describe('the demo with codec keys in its environment', () => {
-  it('runs end to end (rows match) while its histories hold only ciphertext, decodable through the stack\'s codec server', async () => {
+  it("runs end to end (rows match) while its histories hold only ciphertext, decodable through the stack's codec server", async () => {
     const key = randomBytes(32).toString('base64');
-    noteSecret('the demo test\'s codec key', key);
+    noteSecret("the demo test's codec key", key);
     const dataDir = mkdtempSync(join(testStack().dataDir, 'demo-codec-'));
     const lines: string[] = [];
     const result = await runDemo({ dataDir, env: { SAPI_CODEC_KEYS: `demo1:${key}` }, keep: true, log: (line) => lines.push(line) });
@@ -21,7 +21,11 @@ describe('the demo with codec keys in its environment', () => {
       const history = await fetch(`${result.stack.temporal.httpApiUrl}/api/v1/namespaces/default/workflows/${result.import.workflowId}/history`);
       const raw = await history.text();
       expect(raw).toContain(`"encoding":"${Buffer.from('binary/encrypted').toString('base64')}"`);
-      const started = JSON.parse(raw) as { history: { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: Record<string, string>; data: string }> } } }> } };
+      const started = JSON.parse(raw) as {
+        history: {
+          events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: Record<string, string>; data: string }> } } }>;
+        };
+      };
       const input = started.history.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads;
       expect(Buffer.from(input[0]!.data, 'base64').toString('latin1')).not.toContain('orders.csv');
 
@@ -32,7 +36,11 @@ describe('the demo with codec keys in its environment', () => {
       });
       expect(decoded.status).toBe(200);
       const [payload] = ((await decoded.json()) as { payloads: Array<{ data: string }> }).payloads;
-      expect(JSON.parse(Buffer.from(payload!.data, 'base64').toString('utf8'))).toMatchObject({ source: join(dataDir, 'files', 'orders.csv'), bucketId: 'in.c-demo', table: 'orders' });
+      expect(JSON.parse(Buffer.from(payload!.data, 'base64').toString('utf8'))).toMatchObject({
+        source: join(dataDir, 'files', 'orders.csv'),
+        bucketId: 'in.c-demo',
+        table: 'orders',
+      });
     } finally {
       await result.stack.stop();
     }

@@ -20,7 +20,13 @@ describeInSweep('dev stack with --backend azure', () => {
 
   it('runs the emulator on Azurite: prepare answers absUploadParams and the official Python client works unchanged', async () => {
     // a tiny slice size makes the export sliced, so the client reads an azure:// manifest
-    const stack = await startDevStack({ dataDir, localRoots: [dataDir], headless: true, backend: 'azure', services: [emulatorService({ sliceSizeBytes: 40 })] });
+    const stack = await startDevStack({
+      dataDir,
+      localRoots: [dataDir],
+      headless: true,
+      backend: 'azure',
+      services: [emulatorService({ sliceSizeBytes: 40 })],
+    });
     const pids = [stack.temporal.process.pid, stack.minio.process.pid, stack.azurite!.process.pid];
     try {
       expect(stack.env).toMatchObject({ SAPI_EMULATOR_BACKEND: 'azure', AZURITE_BLOB_ENDPOINT: stack.azurite!.blobEndpoint });
@@ -53,14 +59,28 @@ describeInSweep('dev stack with --backend azure', () => {
 
   it('sapi-temporal emulator --backend azure keeps files in the account of AZURE_STORAGE_CONNECTION_STRING until Ctrl-C', async () => {
     const azurite = await startAzurite({ dataDir: join(dataDir, 'azurite') });
-    const child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.js'), join(ROOT, 'bin', 'sapi-temporal.js'), '--', 'emulator', '--backend', 'azure', '--data-dir', join(dataDir, 'emulator')], {
-      env: {
-        ...process.env,
-        AZURE_STORAGE_CONNECTION_STRING: `AccountName=${azurite.accountName};AccountKey=${azurite.accountKey};BlobEndpoint=${azurite.blobEndpoint}`,
-        SAPI_EMULATOR_BUCKET: 'cli-files',
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        join(ROOT, 'scripts', 'ts-register.js'),
+        join(ROOT, 'bin', 'sapi-temporal.js'),
+        '--',
+        'emulator',
+        '--backend',
+        'azure',
+        '--data-dir',
+        join(dataDir, 'emulator'),
+      ],
+      {
+        env: {
+          ...process.env,
+          AZURE_STORAGE_CONNECTION_STRING: `AccountName=${azurite.accountName};AccountKey=${azurite.accountKey};BlobEndpoint=${azurite.blobEndpoint}`,
+          SAPI_EMULATOR_BUCKET: 'cli-files',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));

@@ -32,7 +32,14 @@ describeInSweep('dev stack with --backend gcp', () => {
       const file = (await prepared.body.json()) as Record<string, unknown>;
       expect(file).toMatchObject({
         provider: 'gcp',
-        gcsUploadParams: { bucket: 'sapi-files', key: expect.any(String), access_token: expect.any(String), expires_in: expect.any(Number), token_type: 'Bearer', projectId: stack.fakeGcs!.projectId },
+        gcsUploadParams: {
+          bucket: 'sapi-files',
+          key: expect.any(String),
+          access_token: expect.any(String),
+          expires_in: expect.any(Number),
+          token_type: 'Bearer',
+          projectId: stack.fakeGcs!.projectId,
+        },
       });
       expect(file).not.toHaveProperty('uploadParams');
 
@@ -56,10 +63,24 @@ describeInSweep('dev stack with --backend gcp', () => {
 
   it('sapi-temporal emulator --backend gcp keeps files in the fake-gcs-server of STORAGE_EMULATOR_HOST until Ctrl-C', async () => {
     const gcs = await startFakeGcs({ dataDir: join(dataDir, 'fake-gcs') });
-    const child = spawn(process.execPath, ['-r', join(ROOT, 'scripts', 'ts-register.js'), join(ROOT, 'bin', 'sapi-temporal.js'), '--', 'emulator', '--backend', 'gcp', '--data-dir', join(dataDir, 'emulator')], {
-      env: { ...process.env, STORAGE_EMULATOR_HOST: gcs.endpoint, GOOGLE_CLOUD_PROJECT: 'cli-project', SAPI_EMULATOR_BUCKET: 'cli-files' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        join(ROOT, 'scripts', 'ts-register.js'),
+        join(ROOT, 'bin', 'sapi-temporal.js'),
+        '--',
+        'emulator',
+        '--backend',
+        'gcp',
+        '--data-dir',
+        join(dataDir, 'emulator'),
+      ],
+      {
+        env: { ...process.env, STORAGE_EMULATOR_HOST: gcs.endpoint, GOOGLE_CLOUD_PROJECT: 'cli-project', SAPI_EMULATOR_BUCKET: 'cli-files' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));

@@ -55,7 +55,12 @@ describe('dev stack', () => {
     const stack = await startDevStack({ dataDir, headless: true, services: [emulatorService()] });
     try {
       const others = new Set([stack.temporal.process.pid, stack.minio.process.pid]);
-      const emulatorPids = () => readFileSync(join(dataDir, 'stack.pids'), 'utf8').split('\n').filter(Boolean).map(Number).filter((pid) => !others.has(pid));
+      const emulatorPids = () =>
+        readFileSync(join(dataDir, 'stack.pids'), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map(Number)
+          .filter((pid) => !others.has(pid));
       const [first] = emulatorPids();
       expect(first).not.toBe(process.pid);
       const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
@@ -70,11 +75,17 @@ describe('dev stack', () => {
 
       process.kill(first!, 'SIGKILL'); // as the OOM killer would
       await eventually(() => emulatorPids().some((pid) => pid !== first && isAlive(pid)), 60_000, 'the emulator was not started again');
-      await eventually(async () => (await api('GET', '/buckets').catch(() => ({ status: 0 }))).status === 200, 30_000, 'the emulator does not answer after its restart');
+      await eventually(
+        async () => (await api('GET', '/buckets').catch(() => ({ status: 0 }))).status === 200,
+        30_000,
+        'the emulator does not answer after its restart',
+      );
       expect((await api('GET', '/buckets')).body.map((b) => b.id)).toContain('in.c-kept');
       const log = () => readFileSync(join(dataDir, 'emulator.log'), 'utf8');
       await eventually(() => /emulator restarted \(pid \d+, restart 1\)/.test(log()), 10_000, `no restart logged: ${log()}`);
-      expect(log()).toContain(`emulator (pid ${first}) exited with signal SIGKILL; restarting it on ${stack.env.SAPI_URL} (same data folder, unfinished jobs resume)`);
+      expect(log()).toContain(
+        `emulator (pid ${first}) exited with signal SIGKILL; restarting it on ${stack.env.SAPI_URL} (same data folder, unfinished jobs resume)`,
+      );
     } finally {
       await stack.stop();
     }

@@ -29,7 +29,10 @@ describe.each(Object.entries(starters))('%s on a port another process took first
     const taken = await occupy();
     const attempts: number[] = [];
     try {
-      const failure = await start(join(dataDir, 'clash'), taken.port).then(() => undefined, (err: unknown) => err);
+      const failure = await start(join(dataDir, 'clash'), taken.port).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
       expect(failure).toBeInstanceOf(Error);
       expect(isPortClash(failure)).toBe(true);
 

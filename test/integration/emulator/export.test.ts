@@ -15,7 +15,10 @@ describe('table exports', () => {
   });
 
   async function exportJob(tableId: string, params: Record<string, unknown> | string): Promise<{ job: Json; file: Json }> {
-    const res = typeof params === 'string' ? await env.api('POST', `/tables/${tableId}/export-async`, { form: params }) : await env.api('POST', `/tables/${tableId}/export-async`, { json: params });
+    const res =
+      typeof params === 'string'
+        ? await env.api('POST', `/tables/${tableId}/export-async`, { form: params })
+        : await env.api('POST', `/tables/${tableId}/export-async`, { json: params });
     expect(res.status).toBe(202);
     const job = expectSuccess(await waitForJob(env.api, res.body.id));
     const file = (await env.api('GET', `/files/${job.results.file.id}?federationToken=1`)).body;
@@ -27,7 +30,9 @@ describe('table exports', () => {
     const s3 = s3With(env.minio, file.credentials);
     try {
       const keys: string[] = file.isSliced
-        ? JSON.parse((await readObject(s3, file.s3Path.bucket, `${file.s3Path.key}manifest`)).toString()).entries.map((e: { url: string }) => e.url.replace(`s3://${file.s3Path.bucket}/`, ''))
+        ? JSON.parse((await readObject(s3, file.s3Path.bucket, `${file.s3Path.key}manifest`)).toString()).entries.map((e: { url: string }) =>
+            e.url.replace(`s3://${file.s3Path.bucket}/`, ''),
+          )
         : [file.s3Path.key];
       const parts = await Promise.all(keys.map((k) => readObject(s3, file.s3Path.bucket, k)));
       return parts.map((p) => (p[0] === 0x1f && p[1] === 0x8b ? gunzipSync(p) : p).toString()).join('');
@@ -49,7 +54,8 @@ describe('table exports', () => {
     expect(file.isSliced).toBe(true);
     const manifest: Json = await fetch(file.url).then((r) => r.json());
     expect(manifest.entries.length).toBeGreaterThan(2);
-    for (const e of manifest.entries) expect(e).toEqual({ url: expect.stringMatching(new RegExp(`^s3://sapi-files/${file.s3Path.key}part_\\d{5}$`)), mandatory: true });
+    for (const e of manifest.entries)
+      expect(e).toEqual({ url: expect.stringMatching(new RegExp(`^s3://sapi-files/${file.s3Path.key}part_\\d{5}$`)), mandatory: true });
     const text = await download(file);
     expect(text.split('\n').filter(Boolean)).toHaveLength(10);
     expect(text.startsWith('"0","name0","even"\n')).toBe(true);
@@ -67,7 +73,10 @@ describe('table exports', () => {
   test('columns, whereFilters, orderBy and limit shape the export', async () => {
     const { file } = await exportJob(T, {
       columns: 'id,kind',
-      whereFilters: [{ column: 'kind', operator: 'eq', values: ['odd'] }, { column: 'id', operator: 'gt', values: ['2'], dataType: 'INTEGER' }],
+      whereFilters: [
+        { column: 'kind', operator: 'eq', values: ['odd'] },
+        { column: 'id', operator: 'gt', values: ['2'], dataType: 'INTEGER' },
+      ],
       orderBy: [{ column: 'id', order: 'DESC', dataType: 'INTEGER' }],
       limit: 2,
     });
@@ -75,7 +84,10 @@ describe('table exports', () => {
   });
 
   test('export parameters arrive form-encoded too (nested whereFilters, legacy whereColumn)', async () => {
-    const a = await exportJob(T, 'columns=id&whereFilters[0][column]=id&whereFilters[0][operator]=ne&whereFilters[0][values][]=0&whereFilters[0][values][]=1&orderBy[0][column]=id&orderBy[0][order]=ASC&limit=2');
+    const a = await exportJob(
+      T,
+      'columns=id&whereFilters[0][column]=id&whereFilters[0][operator]=ne&whereFilters[0][values][]=0&whereFilters[0][values][]=1&orderBy[0][column]=id&orderBy[0][order]=ASC&limit=2',
+    );
     expect(await download(a.file)).toBe('"id"\n"2"\n"3"\n');
     const b = await exportJob(T, 'columns=id&whereColumn=id&whereOperator=eq&whereValues[]=5');
     expect(await download(b.file)).toBe('"id"\n"5"\n');
@@ -139,7 +151,9 @@ describe('table exports', () => {
     expect(manifest.entries.length).toBe(2);
     const s3 = s3With(env.minio, file.credentials);
     const slices = await Promise.all(
-      manifest.entries.map(async (e: { url: string }) => (await readObject(s3, file.s3Path.bucket, e.url.replace(`s3://${file.s3Path.bucket}/`, ''))).toString()),
+      manifest.entries.map(async (e: { url: string }) =>
+        (await readObject(s3, file.s3Path.bucket, e.url.replace(`s3://${file.s3Path.bucket}/`, ''))).toString(),
+      ),
     );
     s3.destroy();
     // every slice holds whole records: it ends with a closing enclosure and a newline

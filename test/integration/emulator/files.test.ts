@@ -153,7 +153,7 @@ describe('files', () => {
       expect((await env.api('GET', `/files/${file.id}`)).body.tags).toEqual(['exported', 'second']);
     });
 
-    test('a missing tag is 400; an unknown file 404; another token\'s file 403 and unchanged', async () => {
+    test("a missing tag is 400; an unknown file 404; another token's file 403 and unchanged", async () => {
       const file = (await env.api('POST', '/files/prepare', { json: { name: 'mine.csv' } })).body;
       const missing = await env.api('POST', `/files/${file.id}/tags`, { json: {} });
       expect(missing.status).toBe(400);
@@ -193,7 +193,11 @@ describe('files', () => {
       env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 60 });
       expect(await expiresIn()).toBeLessThanOrEqual(60_000);
       expect(await expiresIn()).toBeGreaterThan(10 * 60_000); // one use only: then the STS lifetime again
-      const admin = await request(`${env.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ expireCredentials: { expiresInSeconds: 0, times: 1 } }) });
+      const admin = await request(`${env.emulator.url}/_emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ expireCredentials: { expiresInSeconds: 0, times: 1 } }),
+      });
       await admin.body.dump();
       expect(admin.statusCode).toBe(201);
       expect(await expiresIn()).toBeLessThanOrEqual(0);

@@ -25,7 +25,10 @@ function encode(value: string): string {
   try {
     return encodeURIComponent(value);
   } catch {
-    return value.split(/[\uD800-\uDFFF]/).map(encodeURIComponent).join('%ED%A0%80');
+    return value
+      .split(/[\uD800-\uDFFF]/)
+      .map(encodeURIComponent)
+      .join('%ED%A0%80');
   }
 }
 
@@ -48,7 +51,40 @@ function prng(seed: number) {
 type Rng = ReturnType<typeof prng>;
 
 /** Characters that matter to the parsers, and some that matter to nothing. */
-const ALPHABET = ['a', 'Z', '0', '_', ',', ';', '\t', '"', "'", '\\', '\n', '\r', '\r\n', ' ', '[', ']', '{', '}', '=', '&', '%', '%zz', '%00', '+', '\0', '\uFEFF', 'é', '😀', '\uD800', ':', '__proto__', 'constructor'];
+const ALPHABET = [
+  'a',
+  'Z',
+  '0',
+  '_',
+  ',',
+  ';',
+  '\t',
+  '"',
+  "'",
+  '\\',
+  '\n',
+  '\r',
+  '\r\n',
+  ' ',
+  '[',
+  ']',
+  '{',
+  '}',
+  '=',
+  '&',
+  '%',
+  '%zz',
+  '%00',
+  '+',
+  '\0',
+  '\uFEFF',
+  'é',
+  '😀',
+  '\uD800',
+  ':',
+  '__proto__',
+  'constructor',
+];
 
 interface Outcome {
   what: string;
@@ -75,14 +111,26 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
     process.stderr.write(`\n[fuzz] seed ${SEED} (SAPI_FUZZ_SEED=${SEED} replays it), budget ${BUDGET_MS / 1000} s\n`);
   });
 
-  async function send(method: string, path: string, body: Buffer | string | undefined, headers: Record<string, string>): Promise<{ status: number; body: Json }> {
+  async function send(
+    method: string,
+    path: string,
+    body: Buffer | string | undefined,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: Json }> {
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(`${env.emulator.url}${path}`, { method: method as 'POST', headers: { 'x-storageapi-token': TOKEN, ...headers }, body, headersTimeout: 60_000, bodyTimeout: 60_000 });
+      res = await request(`${env.emulator.url}${path}`, {
+        method: method as 'POST',
+        headers: { 'x-storageapi-token': TOKEN, ...headers },
+        body,
+        headersTimeout: 60_000,
+        bodyTimeout: 60_000,
+      });
     } catch (error) {
       // a body over the limit is answered 413 and the connection closed while the client still writes it
       const code = (error as { code?: string }).code ?? '';
-      if (Buffer.byteLength(body ?? '') > MAX_BODY_BYTES && ['EPIPE', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(code)) return { status: 413, body: { error: 'closed', code: 'closed', exceptionId: `exception-${'0'.repeat(32)}`, status: 'error' } };
+      if (Buffer.byteLength(body ?? '') > MAX_BODY_BYTES && ['EPIPE', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(code))
+        return { status: 413, body: { error: 'closed', code: 'closed', exceptionId: `exception-${'0'.repeat(32)}`, status: 'error' } };
       throw error;
     }
     const text = await res.body.text();
@@ -107,12 +155,26 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
   /** Records a failure unless the outcome is a success or a refusal shaped like the service's. */
   function judge(kind: string, o: Outcome): void {
     counts[kind] = (counts[kind] ?? 0) + 1;
-    const shaped = (b: Json): boolean => typeof b === 'object' && b !== null && typeof b.error === 'string' && typeof b.code === 'string' && /^exception-[0-9a-f]{32}$/.test(b.exceptionId) && b.status === 'error';
-    const problem = o.status >= 500 ? `HTTP ${o.status}` : o.status >= 400 && !shaped(o.body) ? `HTTP ${o.status} without the service's error shape` : undefined;
+    const shaped = (b: Json): boolean =>
+      typeof b === 'object' &&
+      b !== null &&
+      typeof b.error === 'string' &&
+      typeof b.code === 'string' &&
+      /^exception-[0-9a-f]{32}$/.test(b.exceptionId) &&
+      b.status === 'error';
+    const problem =
+      o.status >= 500 ? `HTTP ${o.status}` : o.status >= 400 && !shaped(o.body) ? `HTTP ${o.status} without the service's error shape` : undefined;
     if (problem) failures.push(`${kind}: ${o.what} → ${problem}: ${JSON.stringify(o.body).slice(0, 300)}`);
   }
 
-  const tableRoutes = () => ['/v2/storage/buckets', '/v2/storage/buckets/in.c-fuzz/tables-async', '/v2/storage/buckets/in.c-fuzz/tables-definition', '/v2/storage/files/prepare', `/v2/storage/tables/${tableId}/export-async`, `/v2/storage/tables/${tableId}/import-async`];
+  const tableRoutes = () => [
+    '/v2/storage/buckets',
+    '/v2/storage/buckets/in.c-fuzz/tables-async',
+    '/v2/storage/buckets/in.c-fuzz/tables-definition',
+    '/v2/storage/files/prepare',
+    `/v2/storage/tables/${tableId}/export-async`,
+    `/v2/storage/tables/${tableId}/import-async`,
+  ];
 
   /** A JSON value, nested up to `depth`, with hostile keys and scalars. */
   function jsonValue(r: Rng, depth: number): unknown {
@@ -129,7 +191,24 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
       case 4:
         return Array.from({ length: r.int(6) }, () => jsonValue(r, depth - 1));
       default: {
-        const keys = ['name', 'stage', 'dataFileId', 'columns', 'primaryKey', 'delimiter', 'enclosure', 'whereFilters', 'orderBy', 'limit', 'definition', 'type', 'nullable', '__proto__', 'constructor', r.text(8)];
+        const keys = [
+          'name',
+          'stage',
+          'dataFileId',
+          'columns',
+          'primaryKey',
+          'delimiter',
+          'enclosure',
+          'whereFilters',
+          'orderBy',
+          'limit',
+          'definition',
+          'type',
+          'nullable',
+          '__proto__',
+          'constructor',
+          r.text(8),
+        ];
         return Object.fromEntries(Array.from({ length: r.int(6) }, () => [r.pick(keys), jsonValue(r, depth - 1)]));
       }
     }
@@ -154,7 +233,10 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
 
   function formKey(r: Rng): string {
     const base = r.pick(['name', 'columns', 'whereFilters', 'tags', 'primaryKey', 'delimiter', 'dataFileId', '__proto__', 'constructor', 'a', '']);
-    const segments = Array.from({ length: r.int(r.int(4) ? 4 : 40) }, () => `[${r.pick(['', '0', '1', String(r.int(2 ** 32)), '__proto__', 'prototype', 'column', 'values', r.text(3)])}]`);
+    const segments = Array.from(
+      { length: r.int(r.int(4) ? 4 : 40) },
+      () => `[${r.pick(['', '0', '1', String(r.int(2 ** 32)), '__proto__', 'prototype', 'column', 'values', r.text(3)])}]`,
+    );
     return base + segments.join('') + (r.int(8) ? '' : r.pick(['[', ']', '][']));
   }
 
@@ -179,14 +261,38 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
     if (r.int(6)) parts.push(Buffer.from(`--${boundary}--\r\n`));
     let body = Buffer.concat(parts);
     if (!r.int(8)) body = body.subarray(0, r.int(body.length));
-    return { body, headers: { 'content-type': r.int(15) ? `multipart/form-data; boundary=${boundary}` : r.pick(['multipart/form-data', 'multipart/form-data; boundary=', `multipart/mixed; boundary=${boundary}`]) } };
+    return {
+      body,
+      headers: {
+        'content-type': r.int(15)
+          ? `multipart/form-data; boundary=${boundary}`
+          : r.pick(['multipart/form-data', 'multipart/form-data; boundary=', `multipart/mixed; boundary=${boundary}`]),
+      },
+    };
   }
 
   function queryString(r: Rng): string {
     if (!r.int(10)) return 'limit=1&'.repeat(r.int(30_000));
     if (!r.int(8)) return r.text(r.int(500));
     return Array.from({ length: 1 + r.int(12) }, () => {
-      const key = r.int(2) ? formKey(r) : r.pick(['limit', 'offset', 'columns', 'format', 'changedSince', 'changedUntil', 'whereColumn', 'whereValues[]', 'whereOperator', 'orderBy[0][column]', 'orderBy[0][order]', 'tags[]', 'q', 'runId']);
+      const key = r.int(2)
+        ? formKey(r)
+        : r.pick([
+            'limit',
+            'offset',
+            'columns',
+            'format',
+            'changedSince',
+            'changedUntil',
+            'whereColumn',
+            'whereValues[]',
+            'whereOperator',
+            'orderBy[0][column]',
+            'orderBy[0][order]',
+            'tags[]',
+            'q',
+            'runId',
+          ]);
       const value = r.pick(['1', '-1', '1e309', '99999999999999999999', 'json', 'rfc', 'id', 'name,id', '-2 days', 'yesterday', '%', r.text(r.int(30))]);
       return `${encode(key)}=${r.int(4) ? encode(value) : value}`;
     }).join('&');
@@ -223,12 +329,16 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
       default: {
         const width = 1 + r.int(8);
         const header = r.int(6) ? cols(width) : Array.from({ length: width }, () => r.text(r.int(6))).join(',');
-        const rows = Array.from({ length: r.int(50) }, () => Array.from({ length: r.int(3) ? width : r.int(12) }, () => r.text(r.int(12))).join(r.pick([',', ',', ';'])));
+        const rows = Array.from({ length: r.int(50) }, () =>
+          Array.from({ length: r.int(3) ? width : r.int(12) }, () => r.text(r.int(12))).join(r.pick([',', ',', ';'])),
+        );
         what = `random text, ${width} columns`;
         content = Buffer.from(`${r.int(10) ? '' : '\uFEFF'}${header}${r.pick(['\n', '\r\n', '\r'])}${rows.join(r.pick(['\n', '\r\n']))}`);
       }
     }
-    return r.int(6) ? { what, content } : { what: `${what}, gzipped${r.int(2) ? '' : ' and cut'}`, content: ((g) => (r.int(2) ? g : g.subarray(0, r.int(g.length))))(gzipSync(content)) };
+    return r.int(6)
+      ? { what, content }
+      : { what: `${what}, gzipped${r.int(2) ? '' : ' and cut'}`, content: ((g) => (r.int(2) ? g : g.subarray(0, r.int(g.length))))(gzipSync(content)) };
   }
 
   /** Load parameters, some of them hostile. */
@@ -257,7 +367,10 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
     await fuzz('json', 0.15, async (r) => {
       const { what, body } = jsonBody(r);
       const path = r.pick(tableRoutes());
-      judge('json', { what: `${path} ${what}`, ...(await send('POST', path, body, { 'content-type': r.int(10) ? 'application/json' : 'application/json; charset=latin1' })) });
+      judge('json', {
+        what: `${path} ${what}`,
+        ...(await send('POST', path, body, { 'content-type': r.int(10) ? 'application/json' : 'application/json; charset=latin1' })),
+      });
     });
     expect(failuresOf('json')).toEqual([]);
   });
@@ -266,7 +379,12 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
     await fuzz('form', 0.15, async (r) => {
       const body = formBody(r);
       const path = r.pick(tableRoutes());
-      judge('form', { what: `${path} ${body.slice(0, 160)}`, ...(await send('POST', path, body, { 'content-type': r.int(8) ? 'application/x-www-form-urlencoded' : r.pick(['text/plain', 'application/octet-stream', 'x/y']) })) });
+      judge('form', {
+        what: `${path} ${body.slice(0, 160)}`,
+        ...(await send('POST', path, body, {
+          'content-type': r.int(8) ? 'application/x-www-form-urlencoded' : r.pick(['text/plain', 'application/octet-stream', 'x/y']),
+        })),
+      });
     });
     expect(failuresOf('form')).toEqual([]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -283,7 +401,15 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
 
   test('query strings', async () => {
     await fuzz('query', 0.15, async (r) => {
-      const path = r.pick([`/v2/storage/tables/${tableId}/data-preview`, '/v2/storage/jobs', '/v2/storage/files', '/v2/storage/tables', '/v2/storage/events', `/v2/storage/tables/${tableId}`, '/v2/storage']);
+      const path = r.pick([
+        `/v2/storage/tables/${tableId}/data-preview`,
+        '/v2/storage/jobs',
+        '/v2/storage/files',
+        '/v2/storage/tables',
+        '/v2/storage/events',
+        `/v2/storage/tables/${tableId}`,
+        '/v2/storage',
+      ]);
       const query = queryString(r);
       judge('query', { what: `GET ${path}?${query.slice(0, 160)}`, ...(await send('GET', `${path}?${query}`, undefined, {})) });
     });
@@ -298,7 +424,12 @@ describe('fuzz: the emulator parsers end every input in success or a service-lik
       const fileId = await upload(content);
       const create = r.int(3) > 0;
       const path = create ? '/v2/storage/buckets/in.c-fuzz/tables-async' : `/v2/storage/tables/${tableId}/import-async`;
-      const res = await send('POST', path, JSON.stringify({ ...params, ...(create ? { name: `f${++n}` } : { incremental: r.int(2) === 0 }), dataFileId: fileId }), { 'content-type': 'application/json' });
+      const res = await send(
+        'POST',
+        path,
+        JSON.stringify({ ...params, ...(create ? { name: `f${++n}` } : { incremental: r.int(2) === 0 }), dataFileId: fileId }),
+        { 'content-type': 'application/json' },
+      );
       const described = `${path} of ${what} with ${JSON.stringify(params).slice(0, 200)}`;
       judge('csv', { what: described, ...res });
       if (res.status !== 202) return;

@@ -19,7 +19,13 @@ describe('CSV imports', () => {
     const s3 = s3With(env.minio, prep.uploadParams.credentials);
     const key = prep.uploadParams.key;
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_1`, Body: 'k,v\n1,a\n' }));
-    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}part_2`, Body: gzipSync(Buffer.concat([Buffer.from('2,b\n3,'), Buffer.from([0xff]), Buffer.from('\n')])) }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: 'sapi-files',
+        Key: `${key}part_2`,
+        Body: gzipSync(Buffer.concat([Buffer.from('2,b\n3,'), Buffer.from([0xff]), Buffer.from('\n')])),
+      }),
+    );
     const manifest = { entries: [1, 2].map((i) => ({ url: `s3://sapi-files/${key}part_${i}` })) };
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}manifest`, Body: JSON.stringify(manifest) }));
     s3.destroy();
@@ -43,7 +49,12 @@ describe('CSV imports', () => {
     const res = await env.api('POST', '/buckets/in.c-csv/tables-async', { json: { name: 'fromslices', dataFileId: prep.id } });
     const job = await waitForJob(env.api, res.body.id);
     expect(job.status).toBe('success');
-    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['4', 'd']]);
+    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+      ['4', 'd'],
+    ]);
     expect((await env.api('GET', `/files/${prep.id}`)).body.sizeBytes).toBeGreaterThan(0);
   });
 
@@ -53,11 +64,20 @@ describe('CSV imports', () => {
     const key = prep.uploadParams.key;
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}0`, Body: '5,e\n' }));
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}1`, Body: '6,f\n' }));
-    await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${key}manifest`, Body: JSON.stringify({ entries: [{ url: `s3://sapi-files/${key}0` }, { url: `s3://sapi-files/${key}1` }] }) }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: 'sapi-files',
+        Key: `${key}manifest`,
+        Body: JSON.stringify({ entries: [{ url: `s3://sapi-files/${key}0` }, { url: `s3://sapi-files/${key}1` }] }),
+      }),
+    );
     s3.destroy();
     const res = await env.api('POST', '/tables/in.c-csv.fromslices/import-async', { json: { dataFileId: prep.id, columns: ['k', 'v'], incremental: true } });
     expect((await waitForJob(env.api, res.body.id)).status).toBe('success');
-    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows.slice(-2)).toEqual([['5', 'e'], ['6', 'f']]);
+    expect((await env.emulator.readTable('in.c-csv.fromslices')).rows.slice(-2)).toEqual([
+      ['5', 'e'],
+      ['6', 'f'],
+    ]);
   });
 
   test('a prepared file that was never uploaded fails the job clearly', async () => {

@@ -18,7 +18,11 @@ objectStoreContract(
   async () => {
     // the test stack's MinIO, in a bucket of its own (every run's keys under a prefix of their own)
     const { endpoint, region, accessKeyId, secretAccessKey } = testStack().minio;
-    const store = new S3ObjectStore({ endpoint, region, accessKeyId, secretAccessKey, bucket: 'sapi-contract' }, DEFAULT_CREDENTIALS_TTL_SECONDS, DEFAULT_PRESIGN_TTL_SECONDS);
+    const store = new S3ObjectStore(
+      { endpoint, region, accessKeyId, secretAccessKey, bucket: 'sapi-contract' },
+      DEFAULT_CREDENTIALS_TTL_SECONDS,
+      DEFAULT_PRESIGN_TTL_SECONDS,
+    );
     return { store, stop: async () => undefined };
   },
   { key: 'uploadParams', readKey: 'credentials' },

@@ -51,7 +51,9 @@ describe('persistence across restarts', () => {
       const first = await createEmulator(options);
       const api = client(first);
       await api('POST', '/buckets', { json: { name: 'typed' } });
-      const def = await api('POST', '/buckets/in.c-typed/tables-definition', { json: { name: 't', columns: [{ name: 'n', definition: { type: 'INTEGER', nullable: false } }] } });
+      const def = await api('POST', '/buckets/in.c-typed/tables-definition', {
+        json: { name: 't', columns: [{ name: 'n', definition: { type: 'INTEGER', nullable: false } }] },
+      });
       expectSuccess(await waitForJob(api, def.body.id));
       expectSuccess(await importTable(api, 'in.c-typed.t', 'n\n1\n2\n'));
       const meta = await api('POST', '/tables/in.c-typed.t/metadata', { json: { provider: 'user', metadata: [{ key: 'KBC.description', value: 'kept' }] } });
@@ -64,7 +66,13 @@ describe('persistence across restarts', () => {
       try {
         const api2 = client(second);
         const after = (await api2('GET', '/tables/in.c-typed.t')).body;
-        expect(after).toMatchObject({ isTyped: true, definition: before.definition, metadata: before.metadata, columnMetadata: before.columnMetadata, rowsCount: 2 });
+        expect(after).toMatchObject({
+          isTyped: true,
+          definition: before.definition,
+          metadata: before.metadata,
+          columnMetadata: before.columnMetadata,
+          rowsCount: 2,
+        });
         expect((await api2('GET', '/events')).body).toEqual(events);
         expect((await api2('GET', '/dev-branches/2')).body.name).toBe('kept-branch');
         const bad = await importTable(api2, 'in.c-typed.t', 'n\nx\n', { incremental: 1 });
@@ -90,8 +98,12 @@ describe('persistence across restarts', () => {
       const api = client(first);
       expect((await api('POST', '/buckets', { json: { name: 'snap' } })).status).toBe(201);
       const fileA = await uploadViaImporter(api, 'id,v\n1,a\n2,b\n');
-      expectSuccess(await waitForJob(api, (await api('POST', '/buckets/in.c-snap/tables-async', { json: { name: 't', dataFileId: fileA, primaryKey: 'id' } })).body.id));
-      const snapshot = expectSuccess(await waitForJob(api, (await api('POST', '/tables/in.c-snap.t/snapshots', { json: { description: 'kept' } })).body.id)).results;
+      expectSuccess(
+        await waitForJob(api, (await api('POST', '/buckets/in.c-snap/tables-async', { json: { name: 't', dataFileId: fileA, primaryKey: 'id' } })).body.id),
+      );
+      const snapshot = expectSuccess(
+        await waitForJob(api, (await api('POST', '/tables/in.c-snap.t/snapshots', { json: { description: 'kept' } })).body.id),
+      ).results;
       first.faults.slowJob({ operationName: 'tableColumnAdd', ms: 60_000 });
       const adding = (await api('POST', '/tables/in.c-snap.t/columns', { json: { name: 'extra' } })).body.id;
       await first.close();
@@ -102,9 +114,14 @@ describe('persistence across restarts', () => {
         expect(expectSuccess(await waitForJob(api2, adding)).results.columns).toEqual(['id', 'v', 'extra']);
         // the same snapshot, its uri on the restarted emulator's address
         expect((await api2('GET', '/tables/in.c-snap.t/snapshots')).body).toEqual([{ ...snapshot, uri: `${second.url}/v2/storage/snapshots/${snapshot.id}` }]);
-        const restored = expectSuccess(await waitForJob(api2, (await api2('POST', '/buckets/in.c-snap/tables-async', { json: { snapshotId: snapshot.id, name: 'back' } })).body.id));
+        const restored = expectSuccess(
+          await waitForJob(api2, (await api2('POST', '/buckets/in.c-snap/tables-async', { json: { snapshotId: snapshot.id, name: 'back' } })).body.id),
+        );
         expect(restored.results).toMatchObject({ columns: ['id', 'v'], primaryKey: ['id'], rowsCount: 2 });
-        expect((await second.readTable('in.c-snap.back')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+        expect((await second.readTable('in.c-snap.back')).rows).toEqual([
+          ['1', 'a'],
+          ['2', 'b'],
+        ]);
         const next = expectSuccess(await waitForJob(api2, (await api2('POST', '/tables/in.c-snap.t/snapshots', { json: {} })).body.id)).results as Json;
         expect(Number(next.id)).toBeGreaterThan(Number(snapshot.id));
       } finally {

@@ -11,9 +11,14 @@ describe('official Python client against the emulator', () => {
   const env = useEmulator();
 
   test('uploads, creates a table, loads incrementally, exports a sliced file and lists jobs', async () => {
-    const probe = spawnSync(PYTHON, ['-c', 'import kbcstorage.client, boto3; print(boto3.__version__)'], { env: { ...process.env, PYTHONPATH }, encoding: 'utf8' });
+    const probe = spawnSync(PYTHON, ['-c', 'import kbcstorage.client, boto3; print(boto3.__version__)'], {
+      env: { ...process.env, PYTHONPATH },
+      encoding: 'utf8',
+    });
     if (probe.status !== 0) {
-      throw new Error(`kbcstorage is not importable from ${PYTHONPATH}: install it with \`pip install --target .tools/python kbcstorage==0.12.0\` (the tools installer should do this)\n${probe.stderr}`);
+      throw new Error(
+        `kbcstorage is not importable from ${PYTHONPATH}: install it with \`pip install --target .tools/python kbcstorage==0.12.0\` (the tools installer should do this)\n${probe.stderr}`,
+      );
     }
     const work = mkdtempSync(join(tmpdir(), 'sapi-pyclient-'));
     try {
@@ -49,7 +54,9 @@ describe('official Python client against the emulator', () => {
       });
       if (run.status !== 0) throw new Error(`python routes check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
       const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
-      expect(out.created.metadata).toEqual([{ id: expect.stringMatching(/^\d+$/), key: 'KBC.description', value: 'People', provider: 'user', timestamp: expect.any(String) }]);
+      expect(out.created.metadata).toEqual([
+        { id: expect.stringMatching(/^\d+$/), key: 'KBC.description', value: 'People', provider: 'user', timestamp: expect.any(String) },
+      ]);
       expect(out.created.columnsMetadata.name).toEqual([expect.objectContaining({ key: 'KBC.description', value: 'first name', provider: 'user' })]);
       expect(out.listed).toEqual([{ key: 'KBC.description', value: 'People', provider: 'user' }]);
       expect(out.afterDelete).toEqual([]);
@@ -64,7 +71,7 @@ describe('official Python client against the emulator', () => {
     }
   });
 
-  test('passes its own token, bucket, metadata, export, file and configuration calls with the service\'s shapes (issue 26)', async () => {
+  test("passes its own token, bucket, metadata, export, file and configuration calls with the service's shapes (issue 26)", async () => {
     const work = mkdtempSync(join(tmpdir(), 'sapi-pyfaithful-'));
     try {
       const run = await runPython([pythonCheck('kbc_faithful_check.py'), env.emulator.url, env.emulator.token, work], {
@@ -77,7 +84,14 @@ describe('official Python client against the emulator', () => {
       const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
       expect(out.token).toEqual({ id: '101', description: 'test token', isMasterToken: true });
       expect(out.owner).toEqual({ id: 1, defaultBackend: 'snowflake', fileStorageProvider: 'aws' });
-      expect(out.emptyBucket).toEqual({ id: 'in.c-faithful', name: 'c-faithful', description: 'Test bucket', tables: [], attributes: [], backend: 'snowflake' });
+      expect(out.emptyBucket).toEqual({
+        id: 'in.c-faithful',
+        name: 'c-faithful',
+        description: 'Test bucket',
+        tables: [],
+        attributes: [],
+        backend: 'snowflake',
+      });
       expect(out.bucketTables).toEqual([{ id: 'in.c-faithful.people', name: 'people', rowsCount: 2 }]);
       expect(out.listedTables).toEqual(['in.c-faithful.people']);
       expect(out.metadata.columnsMetadata.name).toEqual([expect.objectContaining({ key: 'test_column_with_metadata', value: 'success', provider: 'test' })]);
@@ -108,7 +122,13 @@ describe('official Python client against the emulator', () => {
       });
       if (run.status !== 0) throw new Error(`python round 3 check failed (exit ${run.status}):\n${run.stderr}\n${run.stdout}`);
       const out = JSON.parse(run.stdout.trim().split('\n').pop()!);
-      expect(out.definition).toEqual({ primaryKeysNames: ['id'], columns: [{ name: 'id', definition: {} }, { name: 'amount', definition: {} }] });
+      expect(out.definition).toEqual({
+        primaryKeysNames: ['id'],
+        columns: [
+          { name: 'id', definition: {} },
+          { name: 'amount', definition: {} },
+        ],
+      });
       expect(out.verifyFeatures).toEqual(['queuev2', 'storage-types']);
       expect(out.snapshotJob).toEqual({ status: 'success', operationName: 'tableSnapshotCreate' });
       expect(out.restored).toEqual({ id: 'in.c-round3.orders_restored', columns: ['id', 'amount'], primaryKey: ['id'], rowsCount: 2 });
@@ -116,7 +136,12 @@ describe('official Python client against the emulator', () => {
       expect(out.tablesAfterDelete).toEqual(['in.c-round3.orders']);
       expect(out.fileTags).toEqual(['round3']);
       expect(out.filesByTag).toEqual([true]);
-      expect(out.genericComponent).toEqual({ id: 'ex-generic-v2', type: 'extractor', name: 'Generic', uri: `${env.emulator.url}/v2/storage/components/ex-generic-v2` });
+      expect(out.genericComponent).toEqual({
+        id: 'ex-generic-v2',
+        type: 'extractor',
+        name: 'Generic',
+        uri: `${env.emulator.url}/v2/storage/components/ex-generic-v2`,
+      });
       expect(out.rowState).toBeNull();
       expect(out.unknownComponent).toEqual({ status: 404, code: 'storage.components.notFound' });
       expect(out.metadataCreated).toEqual([['KBC.configuration.folderName', 'APIs']]);

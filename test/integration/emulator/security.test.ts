@@ -10,7 +10,9 @@ describe('temporary credentials', () => {
     const b = (await env.api('POST', '/files/prepare', { json: { name: 'b.csv' } })).body;
     const s3 = s3With(env.minio, a.uploadParams.credentials);
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: a.uploadParams.key, Body: 'mine' }));
-    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: b.uploadParams.key, Body: 'theirs' }))).rejects.toMatchObject({ name: 'AccessDenied' });
+    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: b.uploadParams.key, Body: 'theirs' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
     await expect(s3.send(new GetObjectCommand({ Bucket: 'sapi-files', Key: a.uploadParams.key }))).rejects.toMatchObject({ name: 'AccessDenied' });
     s3.destroy();
   });
@@ -27,7 +29,9 @@ describe('temporary credentials', () => {
     const s3 = s3With(env.minio, detail.credentials);
     const got = await s3.send(new GetObjectCommand({ Bucket: 'sapi-files', Key: detail.s3Path.key }));
     expect(await got.Body!.transformToString()).toBe('content');
-    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: detail.s3Path.key, Body: 'overwrite' }))).rejects.toMatchObject({ name: 'AccessDenied' });
+    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: detail.s3Path.key, Body: 'overwrite' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
     await expect(s3.send(new GetObjectCommand({ Bucket: 'sapi-files', Key: b.uploadParams.key }))).rejects.toMatchObject({ name: 'AccessDenied' });
     s3.destroy();
   });
@@ -38,7 +42,9 @@ describe('temporary credentials', () => {
     const s3 = s3With(env.minio, sliced.uploadParams.credentials);
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${sliced.uploadParams.key}part_0`, Body: 'a\n' }));
     await s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: `${sliced.uploadParams.key}manifest`, Body: '{"entries":[]}' }));
-    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: other.uploadParams.key, Body: 'x' }))).rejects.toMatchObject({ name: 'AccessDenied' });
+    await expect(s3.send(new PutObjectCommand({ Bucket: 'sapi-files', Key: other.uploadParams.key, Body: 'x' }))).rejects.toMatchObject({
+      name: 'AccessDenied',
+    });
     s3.destroy();
   });
 });

@@ -21,7 +21,9 @@ describe('sliced exports by default', () => {
     const manifest: Json = await fetch(file.url).then((r) => r.json());
     const s3 = s3With(env.minio, file.credentials);
     try {
-      const parts = await Promise.all(manifest.entries.map((e: { url: string }) => readObject(s3, file.s3Path.bucket, e.url.replace(`s3://${file.s3Path.bucket}/`, ''))));
+      const parts = await Promise.all(
+        manifest.entries.map((e: { url: string }) => readObject(s3, file.s3Path.bucket, e.url.replace(`s3://${file.s3Path.bucket}/`, ''))),
+      );
       return { file, manifest, text: parts.map((p) => (p[0] === 0x1f && p[1] === 0x8b ? gunzipSync(p) : p).toString()).join('') };
     } finally {
       s3.destroy();

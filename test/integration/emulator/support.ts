@@ -26,7 +26,12 @@ export function emulatorOptions(minio: Minio, extra: Partial<EmulatorOptions> = 
 }
 
 export function rootS3(minio: Minio): S3Client {
-  return new S3Client({ endpoint: minio.endpoint, region: minio.region, forcePathStyle: true, credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey } });
+  return new S3Client({
+    endpoint: minio.endpoint,
+    region: minio.region,
+    forcePathStyle: true,
+    credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
+  });
 }
 
 export function s3With(minio: Minio, c: { AccessKeyId: string; SecretAccessKey: string; SessionToken: string }): S3Client {

@@ -14,7 +14,7 @@ type Backend = 'aws' | 'azure' | 'gcp';
  * Issue 39: after the emulator's table changes (a column added, a truncate, a snapshot restored) the plugin's own
  * import and export workflows work on the table, on each of the three object stores.
  */
-describe.each<Backend>(['aws', 'azure', 'gcp'])('table changes then the plugin\'s import and export (%s)', (backend) => {
+describe.each<Backend>(['aws', 'azure', 'gcp'])("table changes then the plugin's import and export (%s)", (backend) => {
   let env: SapiTestEnv;
   let azurite: AzuriteHandle | undefined;
   let gcs: FakeGcsHandle | undefined;
@@ -26,7 +26,10 @@ describe.each<Backend>(['aws', 'azure', 'gcp'])('table changes then the plugin\'
     let settings: Record<string, string> = {};
     if (backend === 'azure') {
       azurite = await startAzurite({ dataDir: join(dir, 'azurite') });
-      emulator = { backend, abs: { blobEndpoint: azurite.blobEndpoint, accountName: azurite.accountName, accountKey: azurite.accountKey, container: 'sapi-files' } };
+      emulator = {
+        backend,
+        abs: { blobEndpoint: azurite.blobEndpoint, accountName: azurite.accountName, accountKey: azurite.accountKey, container: 'sapi-files' },
+      };
     } else if (backend === 'gcp') {
       gcs = await startFakeGcs({ dataDir: join(dir, 'gcs') });
       emulator = { backend, gcs: { endpoint: gcs.endpoint, projectId: gcs.projectId, bucket: 'sapi-files' } };
@@ -41,7 +44,8 @@ describe.each<Backend>(['aws', 'azure', 'gcp'])('table changes then the plugin\'
     await gcs?.stop();
   });
 
-  const api = (method: string, path: string, json?: unknown) => client(env.emulator)(method, path, { token: env.emulator.token, ...(json === undefined ? {} : { json }) });
+  const api = (method: string, path: string, json?: unknown) =>
+    client(env.emulator)(method, path, { token: env.emulator.token, ...(json === undefined ? {} : { json }) });
   /** Starts a table change and waits for its job. */
   async function change(method: string, path: string, json?: unknown): Promise<Json> {
     const res = await api(method, path, json);
@@ -60,7 +64,10 @@ describe.each<Backend>(['aws', 'azure', 'gcp'])('table changes then the plugin\'
     return execute<ImportTableResult>('importTableWorkflow', { source, bucketId: 'in.c-changes', createBucket: true, table: 't', ...input });
   }
   async function exportCsv(tableId: string): Promise<string> {
-    const result = await execute<ExportTableResult>('exportTableWorkflow', { tableId, destination: join(env.dataDir, 'out', `${++n}.csv`) } satisfies ExportTableInput);
+    const result = await execute<ExportTableResult>('exportTableWorkflow', {
+      tableId,
+      destination: join(env.dataDir, 'out', `${++n}.csv`),
+    } satisfies ExportTableInput);
     return readFileSync(result.path, 'utf8');
   }
 

@@ -66,10 +66,15 @@ describe('wide tables', () => {
     const columns = names(LIMIT);
     const row = (key: string, tag: string) => `${columns.map((_, i) => (i === 0 ? key : `${tag}_${i}`)).join(',')}\n`;
     const lastValues = async () =>
-      (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value]);
+      (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body.rows.map((r: Array<{ value: string }>) => [
+        r[0]!.value,
+        r[LIMIT - 1]!.value,
+      ]);
     // incremental: the table's r2_0 is replaced, the file's two k9 rows become one (the later)
     const incremental = `${columns.join(',')}\n${row('k9', 'a')}${row('r2_0', 'b')}${row('k9', 'c')}`;
-    const job = await measured(`import-async incremental, ${LIMIT} columns, primary key`, () => importTable(env.api, 'in.c-wide.wpk', incremental, { incremental: true }));
+    const job = await measured(`import-async incremental, ${LIMIT} columns, primary key`, () =>
+      importTable(env.api, 'in.c-wide.wpk', incremental, { incremental: true }),
+    );
     expect(expectSuccess(job).results.totalRowsCount).toBe(3);
     expect(await lastValues()).toEqual([
       ['r1_0', `r3_${LIMIT - 1}`],
@@ -87,7 +92,11 @@ describe('wide tables', () => {
 
   test('a typed table of 300 columns takes a full and an incremental load (rebuilt with its types)', async () => {
     const columns = names(300);
-    const definition = { name: 'typed300', primaryKeysNames: ['c1'], columns: columns.map((name, i) => ({ name, definition: i === 0 ? { type: 'INTEGER', nullable: false } : { type: 'VARCHAR', nullable: true } })) };
+    const definition = {
+      name: 'typed300',
+      primaryKeysNames: ['c1'],
+      columns: columns.map((name, i) => ({ name, definition: i === 0 ? { type: 'INTEGER', nullable: false } : { type: 'VARCHAR', nullable: true } })),
+    };
     const res = await env.api('POST', '/buckets/in.c-wide/tables-definition', { json: definition });
     expectSuccess(await waitForJob(env.api, res.body.id));
     const row = (key: number, tag: string) => `${columns.map((_, i) => (i === 0 ? key : `${tag}_${i}`)).join(',')}\n`;
@@ -112,14 +121,20 @@ describe('wide tables', () => {
     const job: Json = await measured(`tables-async, ${n} columns (refused)`, () => createTable(env.api, 'in.c-wide', `w${n}`, wideCsv(names(n))));
     expect(job.status).toBe('error');
     expect(job.error.code).toBe('storage.tables.validation.tooManyColumns');
-    expect(job.error.message).toBe(`Too many columns. Maximum is ${LIMIT} columns. The header of file ${job.operationParams?.source?.fileId ?? job.error.message.match(/file (\d+)/)[1]} has ${n}; split the data into narrower tables.`);
+    expect(job.error.message).toBe(
+      `Too many columns. Maximum is ${LIMIT} columns. The header of file ${job.operationParams?.source?.fileId ?? job.error.message.match(/file (\d+)/)[1]} has ${n}; split the data into narrower tables.`,
+    );
     expect((await env.api('GET', `/tables/in.c-wide.w${n}`)).status).toBe(404);
   });
 
   test('columns[] wider than the limit is refused when the load is asked for, with the same code', async () => {
     const res = await env.api('POST', '/buckets/in.c-wide/tables-async', { json: { name: 'cols', dataFileId: 1, columns: names(LIMIT + 1) } });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'storage.tables.validation.tooManyColumns', status: 'error', error: `Too many columns. Maximum is ${LIMIT} columns. The columns parameter has ${LIMIT + 1}; split the data into narrower tables.` });
+    expect(res.body).toMatchObject({
+      code: 'storage.tables.validation.tooManyColumns',
+      status: 'error',
+      error: `Too many columns. Maximum is ${LIMIT} columns. The columns parameter has ${LIMIT + 1}; split the data into narrower tables.`,
+    });
   });
 
   test('an incremental load that adds hundreds of columns keeps the rows and gives them empty new columns', async () => {

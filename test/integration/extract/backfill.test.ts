@@ -79,7 +79,17 @@ describe('backfill of an extraction on the real stack', () => {
         client.workflow.start('extractWorkflow', {
           taskQueue: env.taskQueue,
           workflowId: `backfill-live-${n}-${Date.now()}`,
-          args: [{ config: { parameters: { api: { baseUrl: gate.url, pagination: PAGINATION }, config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] } } }, stateKey: 'events-cfg' }],
+          args: [
+            {
+              config: {
+                parameters: {
+                  api: { baseUrl: gate.url, pagination: PAGINATION },
+                  config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] },
+                },
+              },
+              stateKey: 'events-cfg',
+            },
+          ],
         });
       const live = (await (await liveRun(1)).result()) as ExtractResult;
       const liveState = readFileSync(statePath('events-cfg'), 'utf8');
@@ -96,7 +106,24 @@ describe('backfill of an extraction on the real stack', () => {
       writeFileSync(configPath, JSON.stringify(config));
       const workflowId = `backfill-events-${Date.now()}`;
       const started = await runCli(
-        ['backfill', 'extract', configPath, '--from', '2025-01-01', '--to', '2025-01-13', '--window', 'P1D', '--parallel', '3', '--state-key', 'events-cfg', '-w', workflowId, '--detach'],
+        [
+          'backfill',
+          'extract',
+          configPath,
+          '--from',
+          '2025-01-01',
+          '--to',
+          '2025-01-13',
+          '--window',
+          'P1D',
+          '--parallel',
+          '3',
+          '--state-key',
+          'events-cfg',
+          '-w',
+          workflowId,
+          '--detach',
+        ],
         { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: temporal.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue },
       );
       expect(started.stderr).not.toMatch(/error/i);
@@ -114,7 +141,17 @@ describe('backfill of an extraction on the real stack', () => {
           workflowType: 'extractWorkflow',
           taskQueue: env.taskQueue,
           workflowId: `backfill-live-scheduled`,
-          args: [{ config: { parameters: { api: { baseUrl: gate.url, pagination: PAGINATION }, config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] } } }, stateKey: 'events-cfg' }],
+          args: [
+            {
+              config: {
+                parameters: {
+                  api: { baseUrl: gate.url, pagination: PAGINATION },
+                  config: { outputBucket: 'bf-live', jobs: [events('2026-11-01', '2026-11-02')] },
+                },
+              },
+              stateKey: 'events-cfg',
+            },
+          ],
         },
       });
 
@@ -139,31 +176,45 @@ describe('backfill of an extraction on the real stack', () => {
       const result = (await handle.result()) as BackfillResult;
       expect(result).toMatchObject({ windows: 12, done: 12, cancelled: false });
       expect(result.perWindow.map((w) => [w.label, w.from, w.to])).toEqual(
-        Array.from({ length: 12 }, (_, i) => [`w${String(i + 1).padStart(4, '0')}`, `2025-01-${String(i + 1).padStart(2, '0')}`, `2025-01-${String(i + 2).padStart(2, '0')}`]),
+        Array.from({ length: 12 }, (_, i) => [
+          `w${String(i + 1).padStart(4, '0')}`,
+          `2025-01-${String(i + 1).padStart(2, '0')}`,
+          `2025-01-${String(i + 2).padStart(2, '0')}`,
+        ]),
       );
       // every window's rows once, row by row: 12 days × 25 events, no duplicate from a window run twice
       const table = await env.emulator.readTable('in.c-bf-events.events');
       const at = (name: string) => table.columns.indexOf(name);
       const rows = table.rows.map((r) => `${r[at('id')]}|${r[at('day')]}|${r[at('n')]}|${r[at('value')]}`).sort();
-      const expected = datedEvents('2025-01-01', '2025-01-13', 25).map((e) => `${e.id}|${e.day}|${e.n}|${e.value}`).sort();
+      const expected = datedEvents('2025-01-01', '2025-01-13', 25)
+        .map((e) => `${e.id}|${e.day}|${e.n}|${e.value}`)
+        .sort();
       expect(rows).toEqual(expected);
       expect(result.rows).toBe(expected.length);
       // the windows neither read nor wrote the live state: the scheduled live runs form one unbroken chain from what
       // the first live run stored (each started from the state the one before it stored), and the state is byte for
       // byte what the last of them stored
       // (at least two scheduled runs ended, so the chain has a link made beside the backfill)
-      await eventually(async () => {
-        let ended = 0;
-        for await (const run of client.workflow.list({ query: `TemporalScheduledById = "${scheduleId}" AND ExecutionStatus = "Completed"` })) ended += run ? 1 : 0;
-        return ended >= 2;
-      }, 120_000, 'the live schedule never completed two runs');
+      await eventually(
+        async () => {
+          let ended = 0;
+          for await (const run of client.workflow.list({ query: `TemporalScheduledById = "${scheduleId}" AND ExecutionStatus = "Completed"` }))
+            ended += run ? 1 : 0;
+          return ended >= 2;
+        },
+        120_000,
+        'the live schedule never completed two runs',
+      );
       await schedule.delete();
       const scheduled: ExtractResult[] = [];
       const ids: { workflowId: string; runId: string; startTime: Date }[] = [];
       for await (const run of client.workflow.list({ query: `TemporalScheduledById = "${scheduleId}"` })) ids.push(run);
       ids.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
       for (const run of ids) {
-        const ended = await client.workflow.getHandle(run.workflowId, run.runId).result().catch(() => undefined);
+        const ended = await client.workflow
+          .getHandle(run.workflowId, run.runId)
+          .result()
+          .catch(() => undefined);
         if (ended) scheduled.push(ended as ExtractResult);
       }
       expect(scheduled.length).toBeGreaterThanOrEqual(2);

@@ -18,7 +18,12 @@ describe('extractWorkflow staging on s3://', () => {
 
   beforeAll(async () => {
     const { minio } = testStack();
-    const keys = { AWS_ACCESS_KEY_ID: minio.accessKeyId, AWS_SECRET_ACCESS_KEY: minio.secretAccessKey, AWS_ENDPOINT_URL_S3: minio.endpoint, AWS_REGION: minio.region };
+    const keys = {
+      AWS_ACCESS_KEY_ID: minio.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: minio.secretAccessKey,
+      AWS_ENDPOINT_URL_S3: minio.endpoint,
+      AWS_REGION: minio.region,
+    };
     [env, api] = await Promise.all([
       startSapiTestEnv('extract-s3', {
         // the worker's own keys come from its settings only: the test process's environment has none
@@ -26,7 +31,12 @@ describe('extractWorkflow staging on s3://', () => {
       }),
       createSampleApi({ records: 25, pageSize: 10 }),
     ]);
-    s3 = new S3Client({ endpoint: minio.endpoint, region: minio.region, forcePathStyle: true, credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey } });
+    s3 = new S3Client({
+      endpoint: minio.endpoint,
+      region: minio.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
+    });
   });
   afterAll(async () => {
     s3?.destroy();
@@ -46,14 +56,19 @@ describe('extractWorkflow staging on s3://', () => {
   }
 
   const config = () =>
-    sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      {
-        endpoint: 'users',
-        dataField: 'users',
-        dataType: 'users',
-        children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
-      },
-    ], 's3staged');
+    sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [
+        {
+          endpoint: 'users',
+          dataField: 'users',
+          dataType: 'users',
+          children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
+        },
+      ],
+      's3staged',
+    );
   const extract = async (keepStaging: boolean | undefined) =>
     (await env.client.workflow.execute('extractWorkflow', {
       taskQueue: env.taskQueue,

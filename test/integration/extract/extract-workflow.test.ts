@@ -86,9 +86,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     });
 
     it('pages by number in page mode (every page checkpointed, in calls of many pages), with includeParams keeping per_page', async () => {
-      const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true }, [
-        { endpoint: 'pages/items', params: { per_page: 7 }, dataField: 'data' },
-      ], 'pages');
+      const config = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true },
+        [{ endpoint: 'pages/items', params: { per_page: 7 }, dataField: 'data' }],
+        'pages',
+      );
       const oracle = await plainLoop(api, config);
       const handle = await start(config, { mode: 'page' });
       const result = (await handle.result()) as ExtractResult;
@@ -106,16 +109,24 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     });
 
     it('reads the next cursor from links.0.cursor, and sends an absolute next URL back as a value without following it', async () => {
-      const linked = sampleConfig(api, { method: 'response.param', responseParam: 'links.0.cursor', queryParam: 'cursor' }, [
-        { endpoint: 'links/items', dataField: 'results', dataType: 'linked' },
-      ], 'links');
+      const linked = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'links.0.cursor', queryParam: 'cursor' },
+        [{ endpoint: 'links/items', dataField: 'results', dataType: 'linked' }],
+        'links',
+      );
       const oracle = await plainLoop(api, linked);
       const result = await run(linked);
       expect(api.requests.map((r) => r.path)).toEqual(['/links/items', '/links/items', '/links/items']);
       await expectTablesLike(env, result, oracle);
 
       api.clearRequests();
-      const nextUrl = sampleConfig(api, { method: 'response.param', responseParam: 'links.next', queryParam: 'next' }, [{ endpoint: 'links/next-url' }], 'links');
+      const nextUrl = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'links.next', queryParam: 'next' },
+        [{ endpoint: 'links/next-url' }],
+        'links',
+      );
       const oracle2 = await plainLoop(api, nextUrl);
       const result2 = await run(nextUrl, { mode: 'page' });
       expect(api.requests.map((r) => r.path)).toEqual(['/links/next-url', '/links/next-url', '/links/next-url']);
@@ -143,14 +154,19 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('runs child jobs with placeholders between the parent pages, adding parent_<field> columns', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      {
-        endpoint: 'users',
-        dataField: 'users',
-        dataType: 'users',
-        children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
-      },
-    ], 'children');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [
+        {
+          endpoint: 'users',
+          dataField: 'users',
+          dataType: 'users',
+          children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
+        },
+      ],
+      'children',
+    );
     const oracle = await plainLoop(api, config);
     const handle = await start(config, { mode: 'batch', batchPages: 3 });
     const result = (await handle.result()) as ExtractResult;
@@ -171,9 +187,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
 
   it('creates every mapped table with its columns and primary key even when the API returned no rows, as the reference does', async () => {
     api.setDataset([]);
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      { endpoint: 'users', dataField: 'users', dataType: 'users' },
-    ], 'mapped-empty');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'users', dataField: 'users', dataType: 'users' }],
+      'mapped-empty',
+    );
     (config.parameters as { config: Record<string, unknown> }).config.mappings = {
       users: { id: { mapping: { destination: 'id', primaryKey: true } }, tags: { type: 'table', destination: 'user-tags', tableMapping: { '.': 'tag' } } },
     };
@@ -186,14 +205,27 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('starts child runs only for parent rows passing the recursionFilter, and adds userData to the top-level rows', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      {
-        endpoint: 'users',
-        dataField: 'users',
-        dataType: 'users',
-        children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' }, recursionFilter: 'active==1&id<20' }],
-      },
-    ], 'filtered');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [
+        {
+          endpoint: 'users',
+          dataField: 'users',
+          dataType: 'users',
+          children: [
+            {
+              endpoint: 'users/{user-id}/orders',
+              dataField: 'orders',
+              dataType: 'orders',
+              placeholders: { 'user-id': 'id' },
+              recursionFilter: 'active==1&id<20',
+            },
+          ],
+        },
+      ],
+      'filtered',
+    );
     (config.parameters as { config: Record<string, unknown> }).config.userData = { run: 'nightly' };
     const handle = await start(config, { mode: 'batch', batchPages: 2 });
     const result = (await handle.result()) as ExtractResult;
@@ -213,14 +245,22 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('maps records with parameters.config.mappings and creates the mapped tables with their primary keys', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      { endpoint: 'users', dataField: 'users', dataType: 'users' },
-    ], 'mapped');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'users', dataField: 'users', dataType: 'users' }],
+      'mapped',
+    );
     (config.parameters as { config: Record<string, unknown> }).config.mappings = {
       users: {
         id: { mapping: { destination: 'id', primaryKey: true } },
         'address.city': 'city',
-        tags: { type: 'table', destination: 'user-tags', parentKey: { destination: 'user_id', primaryKey: true }, tableMapping: { '.': { mapping: { destination: 'tag', primaryKey: true } } } },
+        tags: {
+          type: 'table',
+          destination: 'user-tags',
+          parentKey: { destination: 'user_id', primaryKey: true },
+          tableMapping: { '.': { mapping: { destination: 'tag', primaryKey: true } } },
+        },
       },
     };
     const handle = await start(config, { mode: 'batch', batchPages: 2 });
@@ -239,7 +279,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('stops after one page of a misspelled responseParam and returns a warning that names the path', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.nextCursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'typo');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.nextCursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'typo',
+    );
     const result = await run(config);
     expect(api.requests).toHaveLength(1);
     expect(result.pages).toBe(1);
@@ -248,7 +293,9 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('fails an invalid configuration before any request, listing every issue with its path', async () => {
-    const config = { parameters: { api: { baseUrl: 'not a url', pagination: { method: 'response.param', queryParam: 'cursor' } }, config: { jobs: [{ dataType: 'x' }] } } };
+    const config = {
+      parameters: { api: { baseUrl: 'not a url', pagination: { method: 'response.param', queryParam: 'cursor' } }, config: { jobs: [{ dataType: 'x' }] } },
+    };
     const failure = await failureOf(run(config));
     expect(failure.type).toBe('SAPI_EXTRACT_CONFIG_INVALID');
     expect(failure.nonRetryable).toBe(true);
@@ -291,7 +338,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
 
   it('pauses between batches and resumes where it stopped', async () => {
     large.clearRequests();
-    const config = sampleConfig(large, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'pause');
+    const config = sampleConfig(
+      large,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'large/items', dataField: 'items' }],
+      'pause',
+    );
     const handle = await start(config, { mode: 'batch', batchPages: 20 });
     await eventually(() => large.requests.length >= 10, 20_000, 'no pages fetched');
     await handle.executeUpdate('pause');
@@ -308,8 +360,14 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     // history: between the pause and the resume no batch was scheduled (only the one in flight ended)
     const events = (await handle.fetchHistory()).events ?? [];
     const control = (name: string) =>
-      events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === name || e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name);
-    const whilePaused = events.slice(control('pause'), control('resume')).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchPages');
+      events.findIndex(
+        (e) =>
+          e.workflowExecutionSignaledEventAttributes?.signalName === name ||
+          e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name,
+      );
+    const whilePaused = events
+      .slice(control('pause'), control('resume'))
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'fetchPages');
     expect(control('pause')).toBeGreaterThan(0);
     expect(whilePaused).toEqual([]);
     const table = await env.emulator.readTable('in.c-pause.large_items');
@@ -318,7 +376,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('on cancel stops fetching and loads what was staged, flagging the result cancelled', async () => {
-    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'cancel');
+    const config = sampleConfig(
+      huge,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'large/items', dataField: 'items' }],
+      'cancel',
+    );
     const handle = await start(config, { mode: 'page' });
     await eventually(async () => (await progressOf(handle)).pages >= 5, 30_000, 'no pages extracted');
     await handle.executeUpdate('cancel', { args: [{ reason: 'enough' }] });
@@ -338,11 +401,18 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('on cancel does not load an empty mapped table for a job it never reached', async () => {
-    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-      { endpoint: 'large/items', dataField: 'items' },
-      { endpoint: 'large/items', dataField: 'items', dataType: 'mapped-items' },
-    ], 'cancel-mapped');
-    (config.parameters as { config: Record<string, unknown> }).config.mappings = { 'mapped-items': { id: { mapping: { destination: 'id', primaryKey: true } } } };
+    const config = sampleConfig(
+      huge,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [
+        { endpoint: 'large/items', dataField: 'items' },
+        { endpoint: 'large/items', dataField: 'items', dataType: 'mapped-items' },
+      ],
+      'cancel-mapped',
+    );
+    (config.parameters as { config: Record<string, unknown> }).config.mappings = {
+      'mapped-items': { id: { mapping: { destination: 'id', primaryKey: true } } },
+    };
     const handle = await start(config, { mode: 'page' });
     await eventually(async () => (await progressOf(handle)).pages >= 3, 30_000, 'no pages extracted');
     await handle.executeUpdate('cancel', { args: [{ reason: 'enough' }] });
@@ -352,7 +422,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
   });
 
   it('reports live progress from a long batch in flight (heartbeat, no history event), and a cancel ends the batch and loads what it staged', async () => {
-    const config = sampleConfig(huge, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'live');
+    const config = sampleConfig(
+      huge,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'large/items', dataField: 'items' }],
+      'live',
+    );
     const handle = await start(config, { mode: 'batch', batchPages: 1_000_000, batchSeconds: 12 });
     // the batch heartbeats its totals: before it ends, the query's answer plus the heartbeat (what the CLI shows)
     // already counts pages, and no progress report reached history
@@ -375,7 +450,12 @@ describe('extractWorkflow against the sample API and the emulator', () => {
 
   it('extracts 2,100 small pages in batch mode with continue-as-new, each page fetched once', async () => {
     large.clearRequests();
-    const config = sampleConfig(large, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'long');
+    const config = sampleConfig(
+      large,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'large/items', dataField: 'items' }],
+      'long',
+    );
     const started = Date.now();
     const handle = await start(config, { mode: 'batch', batchPages: 50, continueAsNewAfterPages: 500 });
     const result = (await handle.result()) as ExtractResult;
@@ -417,7 +497,10 @@ describe('extractWorkflow against the sample API and the emulator', () => {
     // two pages in the first batch (the second handed back to the workflow as its own group), then the last page
     expect(readdirSync(join(staging, 'r0000000001'))).toEqual(['p0000000001-0000000001', 'p0000000002-0000000002', 'p0000000003-0000000003']);
     const users = ['p0000000001-0000000001', 'p0000000002-0000000002', 'p0000000003-0000000003'].flatMap((d) =>
-      readFileSync(join(staging, 'r0000000001', d, 'users.jsonl'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line).id),
+      readFileSync(join(staging, 'r0000000001', d, 'users.jsonl'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line).id),
     );
     expect(users).toEqual(range(1, 25).map(String));
     await expect(env.emulator.readTable('in.c-noload.users')).rejects.toThrow();

@@ -72,7 +72,11 @@ describe('user functions and authentication in extractWorkflow', () => {
       },
     };
     const input: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 } } };
-    const handle = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-functions-${Date.now()}`, args: [input] });
+    const handle = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `extract-functions-${Date.now()}`,
+      args: [input],
+    });
     const result = (await handle.result()) as ExtractResult;
 
     expect(api.requests.length).toBe(3); // the API answers 401 without the header and both params

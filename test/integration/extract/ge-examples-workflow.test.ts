@@ -31,7 +31,7 @@ import { FAST_FETCH } from './support';
  */
 const KNOWN_GAPS: Readonly<Record<string, string>> = {
   '102-oauth1':
-    'the mock requires the reference run\'s exact OAuth 1.0 signature (its host, clock and nonce); the activity signs with the real clock and a fresh nonce, and has no seam to set them',
+    "the mock requires the reference run's exact OAuth 1.0 signature (its host, clock and nonce); the activity signs with the real clock and a fresh nonce, and has no seam to set them",
   '104-oauth2-hmac': 'the same for the OAuth 2.0 MAC signature (host, clock, nonce)',
 };
 
@@ -55,13 +55,14 @@ async function startDateProxy(mock: MockApi): Promise<{ origin: string; close():
   const target = new URL(mock.origin);
   const server: Server = createServer((req, res) => {
     const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
-    const path = (req.url ?? '/')
-      .replaceAll(ymd(today), ymd(RECORDED_DAY_MS))
-      .replaceAll(ymd(today - 86_400_000), ymd(RECORDED_DAY_MS - 86_400_000));
-    const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path, headers: { ...req.headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const path = (req.url ?? '/').replaceAll(ymd(today), ymd(RECORDED_DAY_MS)).replaceAll(ymd(today - 86_400_000), ymd(RECORDED_DAY_MS - 86_400_000));
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path, headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     upstream.on('error', (err) => res.writeHead(502).end(String(err)));
     req.pipe(upstream);
   });
@@ -94,7 +95,10 @@ describe("the reference extractor's documentation examples through extractWorkfl
       if (event.eventType !== temporal.api.enums.v1.EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED) continue;
       const attrs = event.startChildWorkflowExecutionInitiatedEventAttributes!;
       if (attrs.workflowType?.name !== 'importTableWorkflow') continue;
-      const [input] = (await decodeArrayFromPayloads(env.client.options.loadedDataConverter, attrs.input?.payloads)) as Array<{ table: string; incremental?: boolean }>;
+      const [input] = (await decodeArrayFromPayloads(env.client.options.loadedDataConverter, attrs.input?.payloads)) as Array<{
+        table: string;
+        incremental?: boolean;
+      }>;
       flags[input!.table] = input!.incremental ?? false;
     }
     return flags;
@@ -122,7 +126,12 @@ describe("the reference extractor's documentation examples through extractWorkfl
       const tables: Record<string, TableOut> = {};
       for (const table of result.tables) {
         const stored = await env.emulator.readTable(table.tableId!);
-        tables[table.name] = { columns: stored.columns, rows: stored.rows, primaryKey: await primaryKeyOf(table.tableId!), incremental: incremental[table.name] ?? false };
+        tables[table.name] = {
+          columns: stored.columns,
+          rows: stored.rows,
+          primaryKey: await primaryKeyOf(table.tableId!),
+          incremental: incremental[table.name] ?? false,
+        };
       }
       return { tables, result, startedMs, endedMs };
     } catch (err) {
@@ -148,7 +157,8 @@ describe("the reference extractor's documentation examples through extractWorkfl
               if (check) {
                 const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d):000000$/.exec(cell);
                 const ms = m ? Date.parse(`${m[1]}T${m[2]}Z`) : NaN;
-                if (!(ms >= Math.floor(outcome.startedMs / 1000) * 1000 && ms <= outcome.endedMs)) problems.push(`${name}.${t.columns[i]}: ${cell} is not this run's time`);
+                if (!(ms >= Math.floor(outcome.startedMs / 1000) * 1000 && ms <= outcome.endedMs))
+                  problems.push(`${name}.${t.columns[i]}: ${cell} is not this run's time`);
               }
               return '<clock>';
             }),
@@ -184,7 +194,7 @@ describe("the reference extractor's documentation examples through extractWorkfl
     expect(differences(folder, outcomes.get(folder)!)).not.toEqual([]);
   });
 
-  it('091: the user-data dates are the workflow time of each job run\'s start, the second job not before the first', () => {
+  it("091: the user-data dates are the workflow time of each job run's start, the second job not before the first", () => {
     const outcome = outcomes.get('091-function-user-data')!;
     if ('error' in outcome) throw new Error(outcome.error);
     const users = outcome.tables.users!;

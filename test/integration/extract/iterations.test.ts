@@ -62,7 +62,11 @@ describe('extractWorkflow with parameters.iterations', () => {
     ]);
 
     const args: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 }, continueAsNewAfterPages: 1, batchPages: 1 } };
-    const handle = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-iterations-${Date.now()}`, args: [args] });
+    const handle = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `extract-iterations-${Date.now()}`,
+      args: [args],
+    });
     const result = (await handle.result()) as ExtractResult;
     expect(requestLines(api.requests).map((line) => line.replace(/^GET \/paging\/cursor\?/, ''))).toEqual([
       'since=0&limit=3',
@@ -84,7 +88,10 @@ describe('extractWorkflow with parameters.iterations', () => {
     const config = {
       parameters: {
         api: { baseUrl: secured.url },
-        config: { outputBucket: 'iterations-b', jobs: [{ endpoint: 'paging/cursor', dataType: 'items', dataField: 'items', params: { since: { attr: 'since' }, limit: 2 } }] },
+        config: {
+          outputBucket: 'iterations-b',
+          jobs: [{ endpoint: 'paging/cursor', dataType: 'items', dataField: 'items', params: { since: { attr: 'since' }, limit: 2 } }],
+        },
         iterations: [
           { since: 0, http: { headers: { 'X-Api-Key': `\${env:${ENV_NAME}}` } } },
           { since: 4, http: { headers: { 'X-Api-Key': `\${env:${ENV_NAME}}` } } },
@@ -92,7 +99,11 @@ describe('extractWorkflow with parameters.iterations', () => {
       },
     };
     const args: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 } } };
-    const handle = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-iterations-secret-${Date.now()}`, args: [args] });
+    const handle = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `extract-iterations-secret-${Date.now()}`,
+      args: [args],
+    });
     await handle.result();
     expect(requestLines(secured.requests).map((line) => line.replace(/^GET \/paging\/cursor\?/, ''))).toEqual(['since=0&limit=2', 'since=4&limit=2']);
     expect((await env.emulator.readTable('in.c-iterations-b.items')).rows.map((r) => r[0])).toEqual(['1', '2', '5', '6']);

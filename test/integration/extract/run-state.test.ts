@@ -18,7 +18,11 @@ import { storageColumnNames } from '../../../src/contracts/extract-plan';
 
 const CURSOR = { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' };
 /** A reference extractor's state.json (example 107), JSON parser keys included. */
-const REFERENCE_STATE = { time: { previousStart: 1492606006 }, 'json_parser.struct': { data: { _users: { nodeType: 'array' } }, parent_aliases: [] }, 'json_parser.structVersion': 3 };
+const REFERENCE_STATE = {
+  time: { previousStart: 1492606006 },
+  'json_parser.struct': { data: { _users: { nodeType: 'array' } }, parent_aliases: [] },
+  'json_parser.structVersion': 3,
+};
 
 describe('extractWorkflow run state', () => {
   let env: SapiTestEnv;
@@ -94,14 +98,21 @@ describe('extractWorkflow run state', () => {
     const result = (await (await start({ config, stateKey: 'cfg-d', importState: REFERENCE_STATE })).result()) as ExtractResult;
     expect(result.runTimes?.previousStart).toBe(1492606006);
     const stored = JSON.parse(readFileSync(statePath('cfg-d'), 'utf8')) as Record<string, unknown>;
-    expect(stored).toMatchObject({ time: { previousStart: result.runTimes!.currentStart }, 'json_parser.structVersion': 3, 'json_parser.struct': { parent_aliases: [] } });
+    expect(stored).toMatchObject({
+      time: { previousStart: result.runTimes!.currentStart },
+      'json_parser.structVersion': 3,
+      'json_parser.struct': { parent_aliases: [] },
+    });
     const loaded = await env.emulator.readTable('in.c-state-d.users');
     expect(storageColumnNames(columnNamesFor(schemaFromStruct(stored['json_parser.struct']).users!))).toEqual(loaded.columns);
   });
 
-  it("keeps the columns of the imported parser structure in the table (a column no record has stays, empty), as the reference", async () => {
+  it('keeps the columns of the imported parser structure in the table (a column no record has stays, empty), as the reference', async () => {
     const config = sampleConfig(api, CURSOR, [{ endpoint: 'cursor/items', dataType: 'users' }], 'state-g');
-    const struct = { data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } }, parent_aliases: [] };
+    const struct = {
+      data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } },
+      parent_aliases: [],
+    };
     const handle = await start({ config, stateKey: 'cfg-g', importState: { time: { previousStart: 1 }, 'json_parser.struct': struct } });
     await handle.result();
     const loaded = await env.emulator.readTable('in.c-state-g.users');
@@ -120,7 +131,9 @@ describe('extractWorkflow run state', () => {
   });
 
   it('incrementalOutput loads the tables incrementally: a second run appends', async () => {
-    const config = sampleConfig(api, CURSOR, [{ endpoint: 'cursor/items', dataType: 'users' }], 'state-f') as { parameters: { config: Record<string, unknown> } };
+    const config = sampleConfig(api, CURSOR, [{ endpoint: 'cursor/items', dataType: 'users' }], 'state-f') as {
+      parameters: { config: Record<string, unknown> };
+    };
     config.parameters.config.incrementalOutput = true;
     await (await start({ config })).result();
     await (await start({ config })).result();

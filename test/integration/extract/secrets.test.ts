@@ -57,7 +57,11 @@ describe('extractor secrets stay out of workflow history', () => {
       config,
       options: { fetch: { ...FAST_FETCH, maxInlineRetryAfterMs: 100 }, polling: { initialMs: 200, maxMs: 1000 }, mode: 'page' },
     };
-    return env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `extract-secrets-${name}-${Date.now()}-${++n}`, args: [input] });
+    return env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `extract-secrets-${name}-${Date.now()}-${++n}`,
+      args: [input],
+    });
   }
 
   const config = (headers: Record<string, string>, defaultParams: Record<string, string>, params: Record<string, string>) => ({

@@ -38,7 +38,17 @@ describe('extracting every pagination style of the sample API', () => {
     const users = result.tables.users;
     expect(idsOf(users.rows)).toEqual(range(1, 25));
     expect(users.columns).toEqual([
-      'id', 'name', 'email', 'active', 'score', 'address_street', 'address_city', 'address_geo_lat', 'address_geo_lng', 'tags', 'contacts',
+      'id',
+      'name',
+      'email',
+      'active',
+      'score',
+      'address_street',
+      'address_city',
+      'address_geo_lat',
+      'address_geo_lng',
+      'tags',
+      'contacts',
     ]);
     const fifth = users.rows[4];
     expect(fifth).toMatchObject({ id: '5', active: '1', score: '', address_city: 'Ostrava', address_geo_lat: '50.005', contacts: '' });
@@ -192,7 +202,11 @@ describe('the fetcher and the loop when the sample API misbehaves', () => {
     api = await createSampleApi({ records: 5 });
     api.misbehave({ kind: 'rate-limit', status: 503, retryAfter: 120 });
     const slept: number[] = [];
-    await expect(extract(cursor, cursorJob, { ...fast, sleep: async (ms) => void slept.push(ms) })).rejects.toMatchObject({ code: 'SAPI_EXTRACT_RATE_LIMITED', status: 503, retryAfterMs: 120_000 });
+    await expect(extract(cursor, cursorJob, { ...fast, sleep: async (ms) => void slept.push(ms) })).rejects.toMatchObject({
+      code: 'SAPI_EXTRACT_RATE_LIMITED',
+      status: 503,
+      retryAfterMs: 120_000,
+    });
     // handed back without waiting at all
     expect(slept).toEqual([]);
   });

@@ -35,7 +35,9 @@ describe('the sapi-temporal Nexus service', () => {
     env = await startSapiTestEnv('nexus', { env: { SAPI_NEXUS_SERVICE: 'true' }, emulator: { jobDelays: { processingMs: 4000 } } });
     connection = await Connection.connect({ address: stack.temporalAddress });
     await connection.workflowService.registerNamespace({ namespace: callerNamespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-    await connection.operatorService.createNexusEndpoint({ spec: { name: endpoint, target: { worker: { namespace: stack.namespace, taskQueue: env.taskQueue } } } });
+    await connection.operatorService.createNexusEndpoint({
+      spec: { name: endpoint, target: { worker: { namespace: stack.namespace, taskQueue: env.taskQueue } } },
+    });
     caller = new Client({ connection, namespace: callerNamespace });
 
     // the caller's worker: its own namespace and bundle, no plugin, no Storage settings
@@ -44,7 +46,9 @@ describe('the sapi-temporal Nexus service', () => {
     let worker: Worker | undefined;
     await eventually(
       async () => {
-        worker = await Worker.create({ connection: workerConnection, namespace: callerNamespace, taskQueue: callerQueue, workflowBundle }).catch(() => undefined);
+        worker = await Worker.create({ connection: workerConnection, namespace: callerNamespace, taskQueue: callerQueue, workflowBundle }).catch(
+          () => undefined,
+        );
         return worker !== undefined;
       },
       60_000,
@@ -76,7 +80,17 @@ describe('the sapi-temporal Nexus service', () => {
     const result = await caller.workflow.execute('importThroughNexus', {
       taskQueue: callerQueue,
       workflowId: `nexus-import-${suffix}`,
-      args: [endpoint, { source: csv('orders.csv', `id,name\n${rows.join('\n')}\n`), bucketId: 'in.c-nexus', createBucket: true, table: 'orders', primaryKey: ['id'], polling: { initialMs: 200, maxMs: 1000 } }],
+      args: [
+        endpoint,
+        {
+          source: csv('orders.csv', `id,name\n${rows.join('\n')}\n`),
+          bucketId: 'in.c-nexus',
+          createBucket: true,
+          table: 'orders',
+          primaryKey: ['id'],
+          polling: { initialMs: 200, maxMs: 1000 },
+        },
+      ],
     });
     expect(result).toMatchObject({ tableId: 'in.c-nexus.orders' });
     const table = await env.emulator.readTable('in.c-nexus.orders');
@@ -96,7 +110,16 @@ describe('the sapi-temporal Nexus service', () => {
     const written = readFileSync(destination);
     expect(exported).toMatchObject({ path: destination, bytes: written.length, sha256: createHash('sha256').update(written).digest('hex') });
     const lines = written.toString('utf8').trim().split('\n');
-    expect(lines.slice(1).sort()).toEqual(rows.map((r) => r.split(',').map((v) => `"${v}"`).join(',')).sort());
+    expect(lines.slice(1).sort()).toEqual(
+      rows
+        .map((r) =>
+          r
+            .split(',')
+            .map((v) => `"${v}"`)
+            .join(','),
+        )
+        .sort(),
+    );
   });
 
   it('cancelling the caller cancels the import it started through the service', async () => {
@@ -111,7 +134,9 @@ describe('the sapi-temporal Nexus service', () => {
     let importId = '';
     await eventually(
       async () => {
-        const runs = await collect(env.client.workflow.list({ query: `WorkflowType="importTableWorkflow" AND TaskQueue="${env.taskQueue}" AND ExecutionStatus="Running"` }));
+        const runs = await collect(
+          env.client.workflow.list({ query: `WorkflowType="importTableWorkflow" AND TaskQueue="${env.taskQueue}" AND ExecutionStatus="Running"` }),
+        );
         importId = runs[0]?.workflowId ?? '';
         return importId !== '';
       },

@@ -121,7 +121,13 @@ export async function createBucket(minio: TestMinio, prefix: string): Promise<st
  * Temporary credentials from MinIO STS limited by a session policy to `actions` on `bucket/keyPrefix*`, like the
  * service's upload (PutObject) and download (GetObject) credentials.
  */
-export async function temporaryCredentials(minio: TestMinio, bucket: string, keyPrefix: string, actions: string[], durationSeconds = 3600): Promise<TemporaryCredentials> {
+export async function temporaryCredentials(
+  minio: TestMinio,
+  bucket: string,
+  keyPrefix: string,
+  actions: string[],
+  durationSeconds = 3600,
+): Promise<TemporaryCredentials> {
   const sts = new STSClient({
     endpoint: minio.endpoint,
     region: minio.region,
@@ -133,7 +139,12 @@ export async function temporaryCredentials(minio: TestMinio, bucket: string, key
       Statement: [{ Effect: 'Allow', Action: actions, Resource: [`arn:aws:s3:::${bucket}/${keyPrefix}*`] }],
     };
     const out = await sts.send(
-      new AssumeRoleCommand({ RoleArn: 'arn:xxx:xxx:xxx:xxxx', RoleSessionName: 'sapi-test', DurationSeconds: durationSeconds, Policy: JSON.stringify(policy) }),
+      new AssumeRoleCommand({
+        RoleArn: 'arn:xxx:xxx:xxx:xxxx',
+        RoleSessionName: 'sapi-test',
+        DurationSeconds: durationSeconds,
+        Policy: JSON.stringify(policy),
+      }),
     );
     const c = out.Credentials!;
     return { AccessKeyId: c.AccessKeyId!, SecretAccessKey: c.SecretAccessKey!, SessionToken: c.SessionToken!, Expiration: c.Expiration!.toISOString() };

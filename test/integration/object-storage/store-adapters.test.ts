@@ -45,7 +45,10 @@ const adapters: Array<[string, () => Promise<ObjectStore>]> = [
   [
     'Azure (Azurite)',
     async () => {
-      const container = new ContainerClient(`${azurite.blobEndpoint}/staging-${Date.now()}`, new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey));
+      const container = new ContainerClient(
+        `${azurite.blobEndpoint}/staging-${Date.now()}`,
+        new StorageSharedKeyCredential(azurite.accountName, azurite.accountKey),
+      );
       await container.create();
       return absStore({ containerName: container.containerName, container, accountName: azurite.accountName });
     },
@@ -54,7 +57,11 @@ const adapters: Array<[string, () => Promise<ObjectStore>]> = [
     'GCS (fake-gcs-server)',
     async () => {
       const bucket = `staging-${Date.now()}`;
-      const res = await request(`${gcs.endpoint}/storage/v1/b?project=${gcs.projectId}`, { method: 'POST', body: JSON.stringify({ name: bucket }), headers: { 'content-type': 'application/json' } });
+      const res = await request(`${gcs.endpoint}/storage/v1/b?project=${gcs.projectId}`, {
+        method: 'POST',
+        body: JSON.stringify({ name: bucket }),
+        headers: { 'content-type': 'application/json' },
+      });
       await res.body.dump();
       expect(res.statusCode).toBe(200);
       const credentials = { access_token: 'token', projectId: gcs.projectId, expiration: new Date(Date.now() + 3600_000).toISOString() };
@@ -87,7 +94,11 @@ describe.each(adapters)('ObjectStore adapter: %s', (_name, open) => {
     const tail = await store.reader('run/csv/t.csv').get(Buffer.byteLength(rows) - 9);
     let text = '';
     for await (const chunk of tail.body) text += String(chunk);
-    expect({ text, total: tail.total, fromStart: tail.fromStart }).toEqual({ text: '9,row 19999\n'.slice(-9), total: Buffer.byteLength(rows), fromStart: true });
+    expect({ text, total: tail.total, fromStart: tail.fromStart }).toEqual({
+      text: '9,row 19999\n'.slice(-9),
+      total: Buffer.byteLength(rows),
+      fromStart: true,
+    });
 
     await store.delete(['run/r1/p2/t.jsonl', 'run/r1/p9/missing.jsonl']);
     expect(await store.list('run/')).toEqual(['run/csv/t.csv', 'run/r1/p1/t.jsonl']);

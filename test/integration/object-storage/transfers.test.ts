@@ -119,7 +119,15 @@ describe('multipart upload to MinIO with service-like temporary credentials', ()
     expect(second.counts['CompleteMultipartUploadCommand']).toBe(1);
     expect(second.counts['ListPartsCommand']).toBeUndefined();
     expect(second.counts['AbortMultipartUploadCommand']).toBeUndefined();
-    expect(result).toMatchObject({ multipart: true, parts: 9, partsUploaded: 9 - finishedBefore, resumed: true, restarted: false, bytes: 40 * MiB + 12345, sha256: expectedSha });
+    expect(result).toMatchObject({
+      multipart: true,
+      parts: 9,
+      partsUploaded: 9 - finishedBefore,
+      resumed: true,
+      restarted: false,
+      bytes: 40 * MiB + 12345,
+      sha256: expectedSha,
+    });
     expect(sha256(await getObject(key))).toBe(expectedSha);
   });
 
@@ -154,7 +162,16 @@ describe('multipart upload to MinIO with service-like temporary credentials', ()
     const csv = Buffer.from(Array.from({ length: 200_000 }, (_, i) => `${i},name-${i},${i % 7}\n`).join(''));
     const file = join(dir, 'rows.csv');
     writeFileSync(file, csv);
-    const result = await uploadMultipart({ credentials, endpoint: minio.endpoint, region: minio.region, bucket, key, source: file, gzip: true, resume: { uploadId: 'stale', parts: [] } });
+    const result = await uploadMultipart({
+      credentials,
+      endpoint: minio.endpoint,
+      region: minio.region,
+      bucket,
+      key,
+      source: file,
+      gzip: true,
+      resume: { uploadId: 'stale', parts: [] },
+    });
     expect(result.restarted).toBe(true);
     expect(result.sha256).toBe(sha256(csv));
     expect(result.bytes).toBeLessThan(csv.length);
@@ -169,7 +186,11 @@ describe('multipart upload to MinIO with service-like temporary credentials', ()
       if (range) {
         rangeRequests++;
         const start = Number(range[1]);
-        res.writeHead(206, { 'content-length': data.length - start, 'content-range': `bytes ${start}-${data.length - 1}/${data.length}`, 'accept-ranges': 'bytes' });
+        res.writeHead(206, {
+          'content-length': data.length - start,
+          'content-range': `bytes ${start}-${data.length - 1}/${data.length}`,
+          'accept-ranges': 'bytes',
+        });
         return res.end(req.method === 'HEAD' ? undefined : data.subarray(start));
       }
       res.writeHead(200, { 'content-length': data.length, 'accept-ranges': 'bytes' });
@@ -183,7 +204,15 @@ describe('multipart upload to MinIO with service-like temporary credentials', ()
       const controller = new AbortController();
       let saved: MultipartUploadState | undefined;
       await uploadMultipart({
-        credentials, endpoint: minio.endpoint, region: minio.region, bucket, key, source: url, partSizeBytes: 5 * MiB, concurrency: 1, signal: controller.signal,
+        credentials,
+        endpoint: minio.endpoint,
+        region: minio.region,
+        bucket,
+        key,
+        source: url,
+        partSizeBytes: 5 * MiB,
+        concurrency: 1,
+        signal: controller.signal,
         onProgress: (s) => {
           saved = s;
           if (s.parts.length === 1) controller.abort(new Error('stop'));
@@ -211,7 +240,14 @@ describe('multipart upload to MinIO with service-like temporary credentials', ()
 
   it('reports rejected credentials as SAPI_CREDENTIALS_EXPIRED', async () => {
     const credentials = await temporaryCredentials(minio, bucket, 'only/this/key', UPLOAD_ACTIONS);
-    const err = await uploadMultipart({ credentials, endpoint: minio.endpoint, region: minio.region, bucket, key: 'another/key', source: join(dir, 'small.csv') }).catch((e: unknown) => e);
+    const err = await uploadMultipart({
+      credentials,
+      endpoint: minio.endpoint,
+      region: minio.region,
+      bucket,
+      key: 'another/key',
+      source: join(dir, 'small.csv'),
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED', serviceCode: 'AccessDenied' });
     expect((err as Error).message).toContain('key=another/key');
   });
@@ -227,7 +263,15 @@ describe('sliced upload', () => {
       return p;
     });
     const states: number[] = [];
-    const result = await uploadSliced({ credentials, endpoint: minio.endpoint, region: minio.region, bucket, keyPrefix: prefix, slices, onProgress: (s) => states.push(s.finished.length) });
+    const result = await uploadSliced({
+      credentials,
+      endpoint: minio.endpoint,
+      region: minio.region,
+      bucket,
+      keyPrefix: prefix,
+      slices,
+      onProgress: (s) => states.push(s.finished.length),
+    });
     expect(result.manifestKey).toBe('sliced/up-1/manifest');
     const manifest = JSON.parse((await getObject('sliced/up-1/manifest')).toString());
     expect(manifest).toEqual({
@@ -238,7 +282,14 @@ describe('sliced upload', () => {
 
     // A retry with every slice finished only rewrites the manifest.
     const c = countingClient(credentials);
-    const again = await uploadSliced({ s3: c.s3, credentials, bucket, keyPrefix: prefix, slices, resume: { finished: result.slices, inProgress: [], slices: 3 } });
+    const again = await uploadSliced({
+      s3: c.s3,
+      credentials,
+      bucket,
+      keyPrefix: prefix,
+      slices,
+      resume: { finished: result.slices, inProgress: [], slices: 3 },
+    });
     expect(again.slicesUploaded).toBe(0);
     expect(c.counts).toEqual({ PutObjectCommand: 1 });
   });
@@ -284,7 +335,13 @@ describe('sliced download', () => {
 
   it('downloads slices in parallel, each at its offset in the destination, with a header', async () => {
     const dest = join(dir, 'out', 'export.csv');
-    const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, headerColumns: ['slice', 'row', 'pad'] });
+    const result = await downloadFile({
+      file: fileDetail(),
+      endpoint: store.endpoint,
+      destination: dest,
+      concurrency: 4,
+      headerColumns: ['slice', 'row', 'pad'],
+    });
     const got = readFileSync(dest);
     const header = Buffer.from('"slice","row","pad"\n');
     expect(got.equals(Buffer.concat([header, expected]))).toBe(true);
@@ -300,7 +357,11 @@ describe('sliced download', () => {
     const controller = new AbortController();
     let saved: DownloadState | undefined;
     const err = await downloadFile({
-      file: fileDetail(), endpoint: minio.endpoint, destination: dest, concurrency: 2, signal: controller.signal,
+      file: fileDetail(),
+      endpoint: minio.endpoint,
+      destination: dest,
+      concurrency: 2,
+      signal: controller.signal,
       onProgress: (s) => {
         saved = s;
         if (s.finishedSlices.length >= 5) controller.abort(new Error('test stops the download'));
@@ -328,7 +389,11 @@ describe('sliced download', () => {
     const controller = new AbortController();
     let saved: DownloadState | undefined;
     await downloadFile({
-      file: fileDetail(), endpoint: minio.endpoint, destination: dest, concurrency: 1, signal: controller.signal,
+      file: fileDetail(),
+      endpoint: minio.endpoint,
+      destination: dest,
+      concurrency: 1,
+      signal: controller.signal,
       onProgress: (s) => {
         saved = s;
         if (s.finishedSlices.length >= 2) controller.abort(new Error('test stops the download'));
@@ -337,7 +402,13 @@ describe('sliced download', () => {
     expect(saved!.finishedSlices).toEqual([0, 1]);
     const sizes = [...saved!.inPlace!.sizes];
     sizes[5] = 1; // as if slice 5 had 1 byte when the earlier attempt asked
-    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: { ...saved!, inPlace: { ...saved!.inPlace!, sizes } } }).catch((e: unknown) => e);
+    const err = await downloadFile({
+      file: fileDetail(),
+      endpoint: store.endpoint,
+      destination: dest,
+      concurrency: 4,
+      resume: { ...saved!, inPlace: { ...saved!.inPlace!, sizes } },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SapiError);
     expect((err as SapiError).toJSON()).toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', retryable: false });
     expect((err as SapiError).message).toMatch(/^slice has \d+ bytes where an earlier attempt saw 1: the stored file changed \[object=s3:\/\/.*slice_05\]$/);
@@ -346,7 +417,12 @@ describe('sliced download', () => {
 
   it('starts over when the state of a previous attempt belongs to another file or its partial file is gone', async () => {
     const dest = join(dir, 'out', 'restarted.csv');
-    const other = { slices: sliceCount, finishedSlices: [0, 1, 2], bytesDownloaded: 3, inPlace: { source: 'another file', sizes: Array<number>(sliceCount).fill(1) } };
+    const other = {
+      slices: sliceCount,
+      finishedSlices: [0, 1, 2],
+      bytesDownloaded: 3,
+      inPlace: { source: 'another file', sizes: Array<number>(sliceCount).fill(1) },
+    };
     mkdirSync(join(dir, 'out'), { recursive: true });
     writeFileSync(`${dest}.partial`, Buffer.alloc(expected.length, 'x'));
     const result = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 4, resume: other });
@@ -363,9 +439,12 @@ describe('sliced download', () => {
   ])('maps a slice GET the store answers $status $code, keeping the finished slices for a retry', async ({ status, code, expected: wanted }) => {
     const dest = join(dir, 'out', `refused-${status}.csv`);
     let gets = 0;
-    store.intercept = (kind) => (kind === 'GET' && ++gets === 3 ? { status, body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>refused</Message></Error>` } : undefined);
+    store.intercept = (kind) =>
+      kind === 'GET' && ++gets === 3 ? { status, body: `<?xml version="1.0"?><Error><Code>${code}</Code><Message>refused</Message></Error>` } : undefined;
     let saved: DownloadState | undefined;
-    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch((e: unknown) => e);
+    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SapiError);
     expect((err as SapiError).toJSON()).toMatchObject(wanted);
     expect(existsSync(dest)).toBe(false);
@@ -383,9 +462,13 @@ describe('sliced download', () => {
     let gets = 0;
     store.intercept = (kind) => (kind === 'GET' && ++gets === 3 ? { status: 200, body: 'chunked, no length' } : undefined);
     let saved: DownloadState | undefined;
-    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch((e: unknown) => e);
+    const err = await downloadFile({ file: fileDetail(), endpoint: store.endpoint, destination: dest, concurrency: 1, onProgress: (st) => (saved = st) }).catch(
+      (e: unknown) => e,
+    );
     expect((err as SapiError).toJSON()).toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', retryable: true });
-    expect((err as SapiError).message).toMatch(/^the store did not say the size of the slice \(no Content-Length in its answer\) \[object=s3:\/\/.*slice_02\]$/);
+    expect((err as SapiError).message).toMatch(
+      /^the store did not say the size of the slice \(no Content-Length in its answer\) \[object=s3:\/\/.*slice_02\]$/,
+    );
     expect(saved?.finishedSlices).toEqual([0, 1]);
     expect(existsSync(dest)).toBe(false);
   });
@@ -423,8 +506,11 @@ describe('sliced download', () => {
 
     const destBucket = await createBucket(minio, 'os-dest');
     const toS3 = await downloadFile({
-      file: fileDetail(), endpoint: minio.endpoint, destination: `s3://${destBucket}/copies/export.csv`,
-      destinationS3: minio.admin, headerColumns: ['slice', 'row', 'pad'],
+      file: fileDetail(),
+      endpoint: minio.endpoint,
+      destination: `s3://${destBucket}/copies/export.csv`,
+      destinationS3: minio.admin,
+      headerColumns: ['slice', 'row', 'pad'],
     });
     const copied = await getObject('copies/export.csv', destBucket);
     expect(copied.equals(Buffer.concat([Buffer.from('"slice","row","pad"\n'), expected]))).toBe(true);
@@ -433,6 +519,8 @@ describe('sliced download', () => {
 
   it('refuses expired read credentials', async () => {
     const file = { ...fileDetail(), credentials: { ...readCredentials, Expiration: new Date(Date.now() - 1000).toISOString() } };
-    await expect(downloadFile({ file, endpoint: minio.endpoint, destination: join(dir, 'out', 'never.csv') })).rejects.toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED' });
+    await expect(downloadFile({ file, endpoint: minio.endpoint, destination: join(dir, 'out', 'never.csv') })).rejects.toMatchObject({
+      code: 'SAPI_CREDENTIALS_EXPIRED',
+    });
   });
 });

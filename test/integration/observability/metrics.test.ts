@@ -11,7 +11,7 @@ import { testStack } from '../../harness/stack-state';
 
 // The test files' own process has a runtime installed already (setup-runtime.ts, no metrics), and a runtime is
 // installed once per process: the worker under test runs in a child process with SAPI_METRICS_ADDRESS.
-describe('the worker\'s Prometheus endpoint', () => {
+describe("the worker's Prometheus endpoint", () => {
   let env: SapiTestEnv;
   let worker: ChildProcess | undefined;
   let metricsUrl: string;
@@ -52,26 +52,26 @@ describe('the worker\'s Prometheus endpoint', () => {
     return parsePrometheusText(await response.text());
   }
 
-  it('counts the rows and bytes of an import, the bytes of an export, and serves the SDK\'s own metrics', async () => {
+  it("counts the rows and bytes of an import, the bytes of an export, and serves the SDK's own metrics", async () => {
     const rows = 2_500;
     const source = join(env.dataDir, 'metrics.csv');
     writeFileSync(source, `id,name\n${Array.from({ length: rows }, (_, i) => `${i},row-${i}`).join('\n')}\n`);
     const sourceBytes = statSync(source).size;
 
-    const imported = await env.client.workflow.execute('importTableWorkflow', {
+    const imported = (await env.client.workflow.execute('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `metrics-import-${Date.now()}`,
       args: [{ source, bucketId: 'in.c-metrics', createBucket: true, table: 'rows', polling: { initialMs: 200 } }],
-    }) as ImportTableResult;
+    })) as ImportTableResult;
     expect(imported.importedRowsCount).toBe(rows);
     expect(imported.bytes).toBe(sourceBytes);
 
     const destination = join(env.dataDir, 'metrics-out.csv');
-    const exported = await env.client.workflow.execute('exportTableWorkflow', {
+    const exported = (await env.client.workflow.execute('exportTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `metrics-export-${Date.now()}`,
       args: [{ tableId: imported.tableId, destination, polling: { initialMs: 200 } }],
-    }) as ExportTableResult;
+    })) as ExportTableResult;
     expect(readFileSync(destination).length).toBe(exported.bytes);
 
     const samples = await scrape();
@@ -83,7 +83,10 @@ describe('the worker\'s Prometheus endpoint', () => {
     // a small import uploads in the short path's uploadAndStartJob
     expect(uploaded).toMatchObject({ namespace: 'default', task_queue: env.taskQueue, activity_type: 'uploadAndStartJob' });
     expect(Object.keys(uploaded ?? {}).filter((label) => /[A-Z]/.test(label))).toEqual([]);
-    expect(samples.find((s) => s.name === 'temporal_activity_execution_latency_count')?.labels).toMatchObject({ task_queue: env.taskQueue, activity_type: expect.any(String) });
+    expect(samples.find((s) => s.name === 'temporal_activity_execution_latency_count')?.labels).toMatchObject({
+      task_queue: env.taskQueue,
+      activity_type: expect.any(String),
+    });
     // one wait per Storage job (the import's, its receipt's load and the export's), in seconds
     expect(sumOf(samples, 'sapi_job_wait_seconds_count')).toBe(3);
     expect(sumOf(samples, 'sapi_job_wait_seconds_count', { operation: 'tableExport', status: 'success' })).toBe(1);
@@ -108,7 +111,12 @@ describe('the worker\'s Prometheus endpoint', () => {
     const schedule = await env.client.schedule.create({
       scheduleId,
       spec: { intervals: [{ every: '1s' }] },
-      action: { type: 'startWorkflow', workflowType: 'importTableWorkflow', taskQueue: env.taskQueue, args: [{ source, bucketId: 'in.c-metrics', table: 'scheduled', mode: 'load', incremental: true, polling }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'importTableWorkflow',
+        taskQueue: env.taskQueue,
+        args: [{ source, bucketId: 'in.c-metrics', table: 'scheduled', mode: 'load', incremental: true, polling }],
+      },
       policies: { overlap: ScheduleOverlapPolicy.SKIP },
     });
     try {
@@ -116,7 +124,22 @@ describe('the worker\'s Prometheus endpoint', () => {
       // paused, its counts stop growing: the worker's next reading must show exactly what the Temporal CLI shows
       await schedule.pause('metrics test: compare the counts');
       const described = JSON.parse(
-        execFileSync(findTemporal().path, ['schedule', 'describe', '--schedule-id', scheduleId, '--address', testStack().temporalAddress, '--namespace', testStack().namespace, '--output', 'json'], { encoding: 'utf8' }),
+        execFileSync(
+          findTemporal().path,
+          [
+            'schedule',
+            'describe',
+            '--schedule-id',
+            scheduleId,
+            '--address',
+            testStack().temporalAddress,
+            '--namespace',
+            testStack().namespace,
+            '--output',
+            'json',
+          ],
+          { encoding: 'utf8' },
+        ),
       ) as { info: { overlapSkipped?: string | number; bufferDropped?: string | number; missedCatchupWindow?: string | number } };
       const skipped = Number(described.info.overlapSkipped ?? 0);
       expect(skipped).toBeGreaterThanOrEqual(3);
@@ -128,7 +151,9 @@ describe('the worker\'s Prometheus endpoint', () => {
       );
       const samples = await scrape();
       expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'buffer_dropped' })).toBe(Number(described.info.bufferDropped ?? 0));
-      expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'missed_catchup_window' })).toBe(Number(described.info.missedCatchupWindow ?? 0));
+      expect(sumOf(samples, 'sapi_schedule_runs_skipped_total', { ...series, reason: 'missed_catchup_window' })).toBe(
+        Number(described.info.missedCatchupWindow ?? 0),
+      );
     } finally {
       await schedule.delete();
       env.emulator.faults.releaseJobs('tableImport');

@@ -72,7 +72,14 @@ async function startReceiver(): Promise<{ url: string; spans: ReceivedSpan[]; bo
         const service = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? '');
         for (const scope of resourceSpans.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) {
-            spans.push({ traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId || undefined, name: span.name, service, attributes: attributesOf(span.attributes) });
+            spans.push({
+              traceId: span.traceId,
+              spanId: span.spanId,
+              parentSpanId: span.parentSpanId || undefined,
+              name: span.name,
+              service,
+              attributes: attributesOf(span.attributes),
+            });
           }
         }
       }
@@ -150,13 +157,16 @@ describe('traces over OTLP/HTTP', () => {
     writeFileSync(source, `id,name\n${Array.from({ length: 50 }, (_, i) => `${i},row-${i}`).join('\n')}\n`);
     const workflowId = `traced-import-${Date.now()}`;
     const stack = testStack();
-    const outcome = await runCli(['import', source, '--bucket', 'in.c-traced', '--create-bucket', '--table', 'rows', '--workflow-id', workflowId, '--task-queue', env.taskQueue, '--json'], {
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.namespace,
-      SAPI_URL: undefined,
-      SAPI_TOKEN: undefined,
-      SAPI_OTEL_ENDPOINT: receiver.url,
-    });
+    const outcome = await runCli(
+      ['import', source, '--bucket', 'in.c-traced', '--create-bucket', '--table', 'rows', '--workflow-id', workflowId, '--task-queue', env.taskQueue, '--json'],
+      {
+        TEMPORAL_ADDRESS: stack.temporalAddress,
+        TEMPORAL_NAMESPACE: stack.namespace,
+        SAPI_URL: undefined,
+        SAPI_TOKEN: undefined,
+        SAPI_OTEL_ENDPOINT: receiver.url,
+      },
+    );
     expect(outcome.stderr).not.toMatch(/tracing|opentelemetry/i);
     expect(outcome.code).toBe(0);
     expect(JSON.parse(outcome.stdout)).toMatchObject({ importedRowsCount: 50 });
@@ -181,7 +191,9 @@ describe('traces over OTLP/HTTP', () => {
     // the workflow span names the run, and carries none of its payloads (memo, last result, …)
     const run = trace.find((s) => s.name === 'RunWorkflow:importTableWorkflow')!;
     expect(run.attributes).toMatchObject({ workflowId, workflowType: 'importTableWorkflow', taskQueue: env.taskQueue });
-    expect(Object.keys(run.attributes).filter((key) => ['memo', 'lastResult', 'lastFailure', 'searchAttributes', 'typedSearchAttributes', 'unsafe'].includes(key))).toEqual([]);
+    expect(
+      Object.keys(run.attributes).filter((key) => ['memo', 'lastResult', 'lastFailure', 'searchAttributes', 'typedSearchAttributes', 'unsafe'].includes(key)),
+    ).toEqual([]);
     // the progress polling of the command is not traced
     expect(trace.filter((s) => s.name.startsWith('QueryWorkflow'))).toEqual([]);
 
@@ -209,7 +221,12 @@ describe('traces over OTLP/HTTP', () => {
   });
 
   it('record each extracted page as a span with its page number under the fetchPages activity', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'traced');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'traced',
+    );
     const workflowId = `traced-extract-${Date.now()}`;
     const result = (await env.client.workflow.execute('extractWorkflow', {
       taskQueue: env.taskQueue,

@@ -71,7 +71,11 @@ const START_SOURCE = "'/srv/drop/orders.csv'";
 
 describe('the packed plugin package in a fresh project', () => {
   const stack = testStack();
-  const workspace = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  const workspace = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
   const snippets = readmeSnippets();
   let env: SapiTestEnv;
   let project: string;
@@ -88,9 +92,15 @@ describe('the packed plugin package in a fresh project', () => {
     await run(
       'npm',
       [
-        'install', '--no-audit', '--no-fund', '--prefer-offline',
-        `./${filename}`, `@temporalio/worker@${sdk}`, `@temporalio/client@${sdk}`,
-        `typescript@${workspace.devDependencies.typescript}`, `@types/node@${workspace.devDependencies['@types/node']}`,
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        `./${filename}`,
+        `@temporalio/worker@${sdk}`,
+        `@temporalio/client@${sdk}`,
+        `typescript@${workspace.devDependencies.typescript}`,
+        `@types/node@${workspace.devDependencies['@types/node']}`,
       ],
       project,
     );
@@ -103,7 +113,7 @@ describe('the packed plugin package in a fresh project', () => {
     expect(snippets.get('workflows.ts')).toContain("export * from 'sapi-temporal/workflows'");
   });
 
-  it('installs one copy of the Temporal SDK, shared with the plugin, and none of the emulator\'s dependencies', () => {
+  it("installs one copy of the Temporal SDK, shared with the plugin, and none of the emulator's dependencies", () => {
     const modules = join(project, 'node_modules');
     for (const name of ['sapi-temporal', '@temporalio/worker', '@temporalio/workflow', '@temporalio/envconfig', '@temporalio/plugin']) {
       expect(existsSync(join(modules, name, 'package.json'))).toBe(true);
@@ -112,12 +122,13 @@ describe('the packed plugin package in a fresh project', () => {
     for (const name of ['@duckdb', 'fastify', '@fastify']) expect(existsSync(join(modules, name))).toBe(false);
     // the S3 client is the one cloud SDK a worker needs by default; the others are optional peers, not installed
     expect(existsSync(join(modules, '@aws-sdk', 'client-s3', 'package.json'))).toBe(true);
-    for (const name of ['@azure', '@google-cloud', '@opentelemetry', '@temporalio/interceptors-opentelemetry']) expect(existsSync(join(modules, name))).toBe(false);
+    for (const name of ['@azure', '@google-cloud', '@opentelemetry', '@temporalio/interceptors-opentelemetry'])
+      expect(existsSync(join(modules, name))).toBe(false);
     expect(readdirSync(join(modules, 'sapi-temporal')).sort()).toEqual(['README.md', 'bin', 'lib', 'package.json']);
     expect(existsSync(join(modules, 'sapi-temporal', 'lib', 'workflows', 'index.d.ts'))).toBe(true);
   });
 
-  it('installs the `sapi-temporal` command with every command but the dev kit\'s (emulator, dev, demo)', async () => {
+  it("installs the `sapi-temporal` command with every command but the dev kit's (emulator, dev, demo)", async () => {
     const bin = join(project, 'node_modules', '.bin', 'sapi-temporal');
     expect((await run(bin, ['--version'], project)).stdout).toBe(`${workspace.version}\n`);
     const help = (await run(bin, ['--help'], project)).stdout;
@@ -127,29 +138,33 @@ describe('the packed plugin package in a fresh project', () => {
     for (const devKit of ['emulator', 'dev', 'demo']) expect(commands).not.toContain(devKit);
   });
 
-  it.each(Object.keys(FLAVOURS) as Flavour[])('compiles the README snippets under strict tsc (%s)', async (flavour) => {
-    const { type, module, moduleResolution } = FLAVOURS[flavour];
-    const dir = join(project, flavour);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type })}\n`);
-    const tsc = join(project, 'node_modules', '.bin', 'tsc');
-    if (flavour === 'init') {
-      await run(tsc, ['--init'], dir);
-    } else {
-      // skipLibCheck as `tsc --init` sets it; the declarations are checked on their own below
-      const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution, types: ['node'], outDir: 'dist', rootDir: '.', skipLibCheck: true };
-      writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2)}\n`);
-    }
-    for (const [file, code] of snippets) writeFileSync(join(dir, file), code);
-    await run(tsc, ['-p', dir], project);
-    for (const file of snippets.keys()) expect(existsSync(join(dir, outDir(flavour), file.replace(/\.ts$/, '.js')))).toBe(true);
-    // the package's own declarations type-check too; the SDK's and zod's have errors of their own under some
-    // settings (a default import of 'long' without esModuleInterop, 'ms' without types under nodenext): not ours
-    const checked = await run(tsc, ['-p', dir, '--noEmit', '--skipLibCheck', 'false'], project).catch((err: Error) => ({ stdout: err.message }));
-    const errors = checked.stdout.split('\n').filter((line) => line.includes(': error TS'));
-    const ours = errors.filter((line) => !line.trim().startsWith('node_modules/') || line.trim().startsWith('node_modules/sapi-temporal/'));
-    expect(ours).toEqual([]);
-  }, 120_000);
+  it.each(Object.keys(FLAVOURS) as Flavour[])(
+    'compiles the README snippets under strict tsc (%s)',
+    async (flavour) => {
+      const { type, module, moduleResolution } = FLAVOURS[flavour];
+      const dir = join(project, flavour);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ type })}\n`);
+      const tsc = join(project, 'node_modules', '.bin', 'tsc');
+      if (flavour === 'init') {
+        await run(tsc, ['--init'], dir);
+      } else {
+        // skipLibCheck as `tsc --init` sets it; the declarations are checked on their own below
+        const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution, types: ['node'], outDir: 'dist', rootDir: '.', skipLibCheck: true };
+        writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2)}\n`);
+      }
+      for (const [file, code] of snippets) writeFileSync(join(dir, file), code);
+      await run(tsc, ['-p', dir], project);
+      for (const file of snippets.keys()) expect(existsSync(join(dir, outDir(flavour), file.replace(/\.ts$/, '.js')))).toBe(true);
+      // the package's own declarations type-check too; the SDK's and zod's have errors of their own under some
+      // settings (a default import of 'long' without esModuleInterop, 'ms' without types under nodenext): not ours
+      const checked = await run(tsc, ['-p', dir, '--noEmit', '--skipLibCheck', 'false'], project).catch((err: Error) => ({ stdout: err.message }));
+      const errors = checked.stdout.split('\n').filter((line) => line.includes(': error TS'));
+      const ours = errors.filter((line) => !line.trim().startsWith('node_modules/') || line.trim().startsWith('node_modules/sapi-temporal/'));
+      expect(ours).toEqual([]);
+    },
+    120_000,
+  );
 
   // one flavour runs: start.ts as written creates in.c-main.orders, and a second run into that table is refused
   // (SAPI_ALREADY_EXISTS, mode create); `init` is the project getting-started.md has the reader make
@@ -158,7 +173,13 @@ describe('the packed plugin package in a fresh project', () => {
     const connection = target.settings.connections[Object.keys(target.settings.connections)[0]!]!;
     const compiled = join(project, flavour, outDir(flavour));
     // what .env.dev gives a reader of getting-started.md: the stack's Temporal and Storage settings
-    const settings = cleanEnv({ ...stack.env, TEMPORAL_TASK_QUEUE: taskQueue, SAPI_URL: connection.url, SAPI_TOKEN: connection.token, SAPI_WORK_DIR: join(project, `work-${taskQueue}`) });
+    const settings = cleanEnv({
+      ...stack.env,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SAPI_URL: connection.url,
+      SAPI_TOKEN: connection.token,
+      SAPI_WORK_DIR: join(project, `work-${taskQueue}`),
+    });
     const worker: ChildProcess = spawn(process.execPath, [join(compiled, 'worker.js')], {
       cwd: project,
       env: settings,
@@ -173,34 +194,38 @@ describe('the packed plugin package in a fresh project', () => {
 
   // one flavour runs: start.ts as written creates in.c-main.orders, and a second run into that table is refused
   // (SAPI_ALREADY_EXISTS, mode create); `init` is the project getting-started.md has the reader make
-  it.each(['init'] as Flavour[])('runs the README worker and start snippets (%s): the import lands its rows through S3, and SIGTERM stops the worker cleanly', async (flavour) => {
-    // this env's emulator keeps its files on S3 (the stack's MinIO): the worker uploads with the S3 client it installed
-    const worker = startConsumerWorker(flavour, env, uniqueTaskQueue(`consumer-${flavour}`));
-    const { compiled, settings, output, exited } = worker;
-    try {
-      const source = join(project, `orders-${flavour}.csv`);
-      writeFileSync(source, 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n');
-      // start.js as the README writes it, its CSV path put where the snippet's comment says, with the worker's settings
-      const start = join(compiled, 'start.js');
-      const written = readFileSync(start, 'utf8');
-      expect(written.split(START_SOURCE)).toHaveLength(2);
-      writeFileSync(start, written.replace(START_SOURCE, JSON.stringify(source)));
-      const started = await Promise.race([
-        run(process.execPath, [start], project, settings),
-        exited.then((code) => Promise.reject(new Error(`the consumer's worker exited with ${code}: ${output.stderr}`))),
-      ]);
-      expect(started.stdout).toBe('3 rows into in.c-main.orders\n');
-      expect((await env.emulator.readTable('in.c-main.orders')).rows).toEqual([
-        ['1', 'alpha'],
-        ['2', 'beta, with comma'],
-        ['3', 'gamma'],
-      ]);
-    } finally {
-      worker.stop();
-    }
-    expect(await exited).toBe(0);
-    expect(output.stderr).not.toMatch(/Error|ERR_/);
-  }, 180_000);
+  it.each(['init'] as Flavour[])(
+    'runs the README worker and start snippets (%s): the import lands its rows through S3, and SIGTERM stops the worker cleanly',
+    async (flavour) => {
+      // this env's emulator keeps its files on S3 (the stack's MinIO): the worker uploads with the S3 client it installed
+      const worker = startConsumerWorker(flavour, env, uniqueTaskQueue(`consumer-${flavour}`));
+      const { compiled, settings, output, exited } = worker;
+      try {
+        const source = join(project, `orders-${flavour}.csv`);
+        writeFileSync(source, 'id,name\n1,alpha\n2,"beta, with comma"\n3,gamma\n');
+        // start.js as the README writes it, its CSV path put where the snippet's comment says, with the worker's settings
+        const start = join(compiled, 'start.js');
+        const written = readFileSync(start, 'utf8');
+        expect(written.split(START_SOURCE)).toHaveLength(2);
+        writeFileSync(start, written.replace(START_SOURCE, JSON.stringify(source)));
+        const started = await Promise.race([
+          run(process.execPath, [start], project, settings),
+          exited.then((code) => Promise.reject(new Error(`the consumer's worker exited with ${code}: ${output.stderr}`))),
+        ]);
+        expect(started.stdout).toBe('3 rows into in.c-main.orders\n');
+        expect((await env.emulator.readTable('in.c-main.orders')).rows).toEqual([
+          ['1', 'alpha'],
+          ['2', 'beta, with comma'],
+          ['3', 'gamma'],
+        ]);
+      } finally {
+        worker.stop();
+      }
+      expect(await exited).toBe(0);
+      expect(output.stderr).not.toMatch(/Error|ERR_/);
+    },
+    180_000,
+  );
 
   it('fails an import on an Azure stack with SAPI_MISSING_DEPENDENCY naming the install command, and the worker runs on', async () => {
     let azurite: AzuriteHandle | undefined;
@@ -209,7 +234,10 @@ describe('the packed plugin package in a fresh project', () => {
       azurite = await startAzurite({ dataDir: join(env.dataDir, 'azurite') });
       azure = await startSapiTestEnv('consumer-azure', {
         worker: false,
-        emulator: { backend: 'azure', abs: { blobEndpoint: azurite.blobEndpoint, accountName: azurite.accountName, accountKey: azurite.accountKey, container: 'sapi-files' } },
+        emulator: {
+          backend: 'azure',
+          abs: { blobEndpoint: azurite.blobEndpoint, accountName: azurite.accountName, accountKey: azurite.accountKey, container: 'sapi-files' },
+        },
       });
       const taskQueue = uniqueTaskQueue('consumer-azure');
       const worker = startConsumerWorker('init', azure, taskQueue);
@@ -218,7 +246,11 @@ describe('the packed plugin package in a fresh project', () => {
         writeFileSync(source, 'id,name\n1,alpha\n');
         const failure = await Promise.race([
           azure.client.workflow
-            .execute('importTableWorkflow', { taskQueue, workflowId: `consumer-azure-${Date.now()}`, args: [{ source, bucketId: 'in.c-main', createBucket: true, table: 'azure_orders' }] })
+            .execute('importTableWorkflow', {
+              taskQueue,
+              workflowId: `consumer-azure-${Date.now()}`,
+              args: [{ source, bucketId: 'in.c-main', createBucket: true, table: 'azure_orders' }],
+            })
             .then(
               () => undefined,
               (err: unknown) => err,

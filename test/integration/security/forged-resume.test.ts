@@ -36,12 +36,19 @@ describe('forged continuation state', () => {
     return { failure, activities: historyShape((await handle.fetchHistory()).events ?? []).activityTypes };
   };
 
-  it('refuses an import whose resume names the victim\'s file and bucket; the victim keeps its table, file and bucket', async () => {
+  it("refuses an import whose resume names the victim's file and bucket; the victim keeps its table, file and bucket", async () => {
     const { failure, activities } = await forged('importTableWorkflow', {
       source: join(env.dataDir, 'absent.csv'),
       bucketId: 'in.c-victim',
       table: 'people',
-      resume: { fileId: victim.fileId, bytes: 1, job: { id: 999_999, status: 'error', error: { message: 'forged' } }, pollingSince: 0, createdBucket: true, createdTable: true },
+      resume: {
+        fileId: victim.fileId,
+        bytes: 1,
+        job: { id: 999_999, status: 'error', error: { message: 'forged' } },
+        pollingSince: 0,
+        createdBucket: true,
+        createdTable: true,
+      },
     });
     expect(failure.type).toBe('SAPI_INPUT_FORBIDDEN');
     expect(failure.message).toContain('input field resume');
@@ -51,15 +58,36 @@ describe('forged continuation state', () => {
     expect((await listFiles(env.emulator)).map((f) => f.id)).toContain(victim.fileId);
   });
 
-  it('refuses an export and an extraction started with a resume (an extraction naming another run\'s staging)', async () => {
-    const exported = await forged('exportTableWorkflow', { tableId: 'in.c-victim.people', destination: join(env.dataDir, 'out.csv'), resume: { job: { id: 1, status: 'success' }, pollingSince: 0 } });
+  it("refuses an export and an extraction started with a resume (an extraction naming another run's staging)", async () => {
+    const exported = await forged('exportTableWorkflow', {
+      tableId: 'in.c-victim.people',
+      destination: join(env.dataDir, 'out.csv'),
+      resume: { job: { id: 1, status: 'success' }, pollingSince: 0 },
+    });
     expect(exported.failure.type).toBe('SAPI_INPUT_FORBIDDEN');
     expect(exported.activities).toEqual([]);
     const runKey = stagingRunKey('victim-extraction', 'a-run-id');
     const extracted = await forged('extractWorkflow', {
       config: { parameters: { api: { baseUrl: 'http://127.0.0.1:9/' }, config: { jobs: [{ endpoint: 'x' }] } } },
       options: { load: false },
-      resume: { v: 1, runKey, runId: 'a-run-id', runs: 2, nextJob: 0, nextRunNo: 1, frames: [], schema: {}, rows: {}, pages: 0, records: 0, bytes: 0, warnings: [], warningsDropped: 0, stopReasons: {}, paused: false },
+      resume: {
+        v: 1,
+        runKey,
+        runId: 'a-run-id',
+        runs: 2,
+        nextJob: 0,
+        nextRunNo: 1,
+        frames: [],
+        schema: {},
+        rows: {},
+        pages: 0,
+        records: 0,
+        bytes: 0,
+        warnings: [],
+        warningsDropped: 0,
+        stopReasons: {},
+        paused: false,
+      },
     });
     expect(extracted.failure.type).toBe('SAPI_INPUT_FORBIDDEN');
     expect(extracted.activities).toEqual([]);

@@ -86,8 +86,18 @@ describe('forged run state in a public input', () => {
   });
 
   const id = (name: string) => `forged-${name}-${suffix}-${++n}`;
-  const victimConfig = (bucket: string) => ({ parameters: { api: { baseUrl: victimApi.url, pagination: LARGE }, config: { outputBucket: bucket, jobs: [{ endpoint: 'large/items', dataField: 'items' }] } } });
-  const evilConfig = () => ({ parameters: { api: { baseUrl: evilApi.url, pagination: { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' } }, config: { outputBucket: 'evil', jobs: [{ endpoint: 'cursor/items', dataType: 'large_items' }] } } });
+  const victimConfig = (bucket: string) => ({
+    parameters: {
+      api: { baseUrl: victimApi.url, pagination: LARGE },
+      config: { outputBucket: bucket, jobs: [{ endpoint: 'large/items', dataField: 'items' }] },
+    },
+  });
+  const evilConfig = () => ({
+    parameters: {
+      api: { baseUrl: evilApi.url, pagination: { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' } },
+      config: { outputBucket: 'evil', jobs: [{ endpoint: 'cursor/items', dataType: 'large_items' }] },
+    },
+  });
 
   /** Starts a workflow with a plain JSON input, as `temporal workflow start --input` does. */
   function startRaw(type: 'extractWorkflow' | 'importTableWorkflow', name: string, input: Record<string, unknown>): Promise<WorkflowHandle> {
@@ -125,11 +135,16 @@ describe('forged run state in a public input', () => {
     );
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const events = (await handle.fetchHistory()).events ?? [];
-    const scheduled = new Map(events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?']));
+    const scheduled = new Map(
+      events
+        .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+        .map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name ?? '?']),
+    );
     for (const e of events) {
       const failed = e.activityTaskFailedEventAttributes;
       const type = failed?.failure?.applicationFailureInfo?.type;
-      if (failed && type === FORBIDDEN) return { by: `activity ${scheduled.get(String(failed.scheduledEventId)) ?? '?'}`, type, message: failed.failure?.message ?? '' };
+      if (failed && type === FORBIDDEN)
+        return { by: `activity ${scheduled.get(String(failed.scheduledEventId)) ?? '?'}`, type, message: failed.failure?.message ?? '' };
     }
     for (let cause = (err as WorkflowFailedError).cause as Error | undefined; cause; cause = (cause as Error & { cause?: Error }).cause) {
       if (cause instanceof ApplicationFailure && cause.type === FORBIDDEN) return { by: 'workflow', type: cause.type, message: cause.message };
@@ -171,11 +186,17 @@ describe('forged run state in a public input', () => {
       expect(refusal.type).toBe(FORBIDDEN);
       expect(refusal.message).toMatch(/resume|runKey/); // the field: the workflow's `resume`, or the activity's `runKey`
       await expect(env.emulator.readTable('in.c-thief.large_items')).rejects.toThrow();
-      notes.push(`extraction read of a paused victim's staging: refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 160)}); in.c-thief.large_items not created; victim staging unchanged (${Object.keys(staged).length} objects)`);
+      notes.push(
+        `extraction read of a paused victim's staging: refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 160)}); in.c-thief.large_items not created; victim staging unchanged (${Object.keys(staged).length} objects)`,
+      );
     });
 
     it("refuses a run whose clean-up would delete the victim's staging", async () => {
-      const wiper = await startRaw('extractWorkflow', 'wipe', { config: victimConfig('wiper'), options: FAST, resume: forgedCheckpoint(runKey, { schema: {}, rows: {} }) });
+      const wiper = await startRaw('extractWorkflow', 'wipe', {
+        config: victimConfig('wiper'),
+        options: FAST,
+        resume: forgedCheckpoint(runKey, { schema: {}, rows: {} }),
+      });
       const refusal = await refusalOf(wiper);
       expect(refusal.type).toBe(FORBIDDEN);
       notes.push(`extraction clean-up of a paused victim's staging: refused by ${refusal.by} (${refusal.type}); victim staging unchanged`);
@@ -192,27 +213,36 @@ describe('forged run state in a public input', () => {
       expect(refusal.type).toBe(FORBIDDEN);
       // refused before the evil API was asked for a page
       expect(evilApi.requests).toEqual([]);
-      notes.push(`inject with load: false into a paused victim's staging: refused by ${refusal.by} (${refusal.type}); the evil API saw 0 requests; victim staging unchanged`);
+      notes.push(
+        `inject with load: false into a paused victim's staging: refused by ${refusal.by} (${refusal.type}); the evil API saw 0 requests; victim staging unchanged`,
+      );
     });
 
     it('refuses the same forgeries through the Nexus service, starting no workflow', async () => {
       const { caller, endpoint, callerQueue, stop } = await nexusCaller();
       try {
         const forged = { config: victimConfig('nexus-thief'), options: FAST, resume: forgedCheckpoint(runKey, {}) };
-        const failure = await failureOf(caller.workflow.execute('extractThroughNexus', { taskQueue: callerQueue, workflowId: id('nexus-extract'), args: [endpoint, forged] }));
+        const failure = await failureOf(
+          caller.workflow.execute('extractThroughNexus', { taskQueue: callerQueue, workflowId: id('nexus-extract'), args: [endpoint, forged] }),
+        );
         expect(failure.type).toBe(FORBIDDEN);
         expect(failure.message).toMatch(/^resume: internal run state/);
         const importFailure = await failureOf(
           caller.workflow.execute('importThroughNexus', {
             taskQueue: callerQueue,
             workflowId: id('nexus-import'),
-            args: [endpoint, { source: 'x.csv', bucketId: 'in.c-victim', table: 't', resume: { fileId: 1, bytes: 1, job: { id: 1, status: 'error' }, createdBucket: true } }],
+            args: [
+              endpoint,
+              { source: 'x.csv', bucketId: 'in.c-victim', table: 't', resume: { fileId: 1, bytes: 1, job: { id: 1, status: 'error' }, createdBucket: true } },
+            ],
           }),
         );
         expect(importFailure.type).toBe(FORBIDDEN);
         const started = await collect(env.client.workflow.list({ query: `TaskQueue="${env.taskQueue}" AND WorkflowId STARTS_WITH "nexus-"` }));
         expect(started).toEqual([]);
-        notes.push(`the same through the Nexus service (extract and importTable with resume): refused by the handler (${failure.type}: ${failure.message.slice(0, 120)}); no workflow started`);
+        notes.push(
+          `the same through the Nexus service (extract and importTable with resume): refused by the handler (${failure.type}: ${failure.message.slice(0, 120)}); no workflow started`,
+        );
       } finally {
         await stop();
       }
@@ -224,11 +254,17 @@ describe('forged run state in a public input', () => {
       try {
         const attackerId = id('chained');
         const attackerFirstRun = await chain.begin(attackerId);
-        const handle = await chain.continueWith(attackerId, 'extractWorkflow', { config: victimConfig('chained'), options: FAST, resume: forgedCheckpoint(runKey, {}) });
+        const handle = await chain.continueWith(attackerId, 'extractWorkflow', {
+          config: victimConfig('chained'),
+          options: FAST,
+          resume: forgedCheckpoint(runKey, {}),
+        });
         const refusal = await refusalOf(handle);
         expect(refusal.type).toBe(FORBIDDEN);
         await expect(env.emulator.readTable('in.c-chained.large_items')).rejects.toThrow();
-        notes.push(`the read forgery from a continue-as-new of the attacker's own workflow (chain begun by run ${attackerFirstRun}) into extractWorkflow: refused by ${refusal.by} (${refusal.type}); victim staging unchanged`);
+        notes.push(
+          `the read forgery from a continue-as-new of the attacker's own workflow (chain begun by run ${attackerFirstRun}) into extractWorkflow: refused by ${refusal.by} (${refusal.type}); victim staging unchanged`,
+        );
       } finally {
         await chain.stop();
       }
@@ -240,17 +276,25 @@ describe('forged run state in a public input', () => {
       expect(result.pages).toBe(VICTIM_PAGES);
       const table = await env.emulator.readTable('in.c-victim.large_items');
       const ids = table.rows.map((r) => r[table.columns.indexOf('id')]).sort();
-      const expected = Array.from({ length: VICTIM_PAGES }, (_, i) => largePage(i + 1).map((r) => r.id)).flat().sort();
+      const expected = Array.from({ length: VICTIM_PAGES }, (_, i) => largePage(i + 1).map((r) => r.id))
+        .flat()
+        .sort();
       expect(table.rows).toHaveLength(largeRecordCount(VICTIM_PAGES));
       expect(ids).toEqual(expected);
       staged = {}; // the victim removed its own staging after loading
       expect(result.staging).toEqual({ removed: expect.any(Number) });
-      notes.push(`the victim, resumed: ${table.rows.length} rows of ${largeRecordCount(VICTIM_PAGES)} (${VICTIM_PAGES} pages), no EVIL rows, ids exactly its own`);
+      notes.push(
+        `the victim, resumed: ${table.rows.length} rows of ${largeRecordCount(VICTIM_PAGES)} (${VICTIM_PAGES} pages), no EVIL rows, ids exactly its own`,
+      );
     });
   });
 
   it("refuses a run that reuses an ended extraction's workflow id to read its staging (load: false kept it)", async () => {
-    const ended = await env.client.workflow.start('extractWorkflow', { taskQueue: env.taskQueue, workflowId: id('ended'), args: [{ config: evilConfig(), options: { ...FAST, load: false } }] });
+    const ended = await env.client.workflow.start('extractWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: id('ended'),
+      args: [{ config: evilConfig(), options: { ...FAST, load: false } }],
+    });
     const result = (await ended.result()) as ExtractResult;
     expect(result.staging).toEqual({ kept: true });
     const endedKey = stagingRunKey(ended.workflowId, ended.firstExecutionRunId);
@@ -267,7 +311,9 @@ describe('forged run state in a public input', () => {
     expect(refusal.type).toBe(FORBIDDEN);
     await expect(env.emulator.readTable('in.c-reuse.large_items')).rejects.toThrow();
     expect(snapshot(endedStaging)).toEqual(before);
-    notes.push(`a run reusing an ended extraction's workflow id with its staging key: refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); in.c-reuse.large_items not created; the ended run's staging unchanged (${Object.keys(before).length} objects)`);
+    notes.push(
+      `a run reusing an ended extraction's workflow id with its staging key: refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); in.c-reuse.large_items not created; the ended run's staging unchanged (${Object.keys(before).length} objects)`,
+    );
   });
 
   describe("against another run's import", () => {
@@ -303,21 +349,37 @@ describe('forged run state in a public input', () => {
       // a failed job the forged run can point at (any run's: job ids are listed to every token of the project)
       const ragged = join(env.dataDir, 'ragged.csv');
       writeFileSync(ragged, 'a,b\n1\n');
-      await failureOf(env.client.workflow.execute('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: id('failing'), args: [{ source: ragged, bucketId: 'in.c-victim-import', table: 'other', polling: FAST.polling }] }));
+      await failureOf(
+        env.client.workflow.execute('importTableWorkflow', {
+          taskQueue: env.taskQueue,
+          workflowId: id('failing'),
+          args: [{ source: ragged, bucketId: 'in.c-victim-import', table: 'other', polling: FAST.polling }],
+        }),
+      );
       failedJob = (await api<Array<{ id: number; status: string }>>('GET', 'jobs')).body.find((j) => j.status === 'error')!;
       expect(failedJob).toBeDefined();
     });
 
     afterEach(async () => {
       // whatever the forgery, the victim's table, file and bucket are as they were
-      expect(await victimState()).toEqual({ rows: [['1', 'a'], ['2', 'b'], ['3', 'c']], file: 200, bucket: 200 });
+      expect(await victimState()).toEqual({
+        rows: [
+          ['1', 'a'],
+          ['2', 'b'],
+          ['3', 'c'],
+        ],
+        file: 200,
+        bucket: 200,
+      });
     });
 
     it("refuses the clean-up of a forged import that would delete the victim's table, file and bucket", async () => {
       const refusal = await refusalOf(await startRaw('importTableWorkflow', 'delete', forgedImport()));
       expect(refusal.type).toBe(FORBIDDEN);
       const after = await victimState();
-      notes.push(`import clean-up with a forged resume (victim's file ${victim.fileId}, createdBucket and createdTable): refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); victim table rows ${after.rows.length}, file ${after.file}, bucket ${after.bucket} (unchanged)`);
+      notes.push(
+        `import clean-up with a forged resume (victim's file ${victim.fileId}, createdBucket and createdTable): refused by ${refusal.by} (${refusal.type}: ${refusal.message.slice(0, 200)}); victim table rows ${after.rows.length}, file ${after.file}, bucket ${after.bucket} (unchanged)`,
+      );
     });
 
     it("refuses it from a genuine continue-as-new of the attacker's own workflow into importTableWorkflow", async () => {
@@ -327,7 +389,9 @@ describe('forged run state in a public input', () => {
         await chain.begin(attackerId);
         const refusal = await refusalOf(await chain.continueWith(attackerId, 'importTableWorkflow', forgedImport()));
         expect(refusal.type).toBe(FORBIDDEN);
-        notes.push(`the same import forgery from a continue-as-new of the attacker's own workflow into importTableWorkflow: refused by ${refusal.by} (${refusal.type}); victim table, file and bucket unchanged`);
+        notes.push(
+          `the same import forgery from a continue-as-new of the attacker's own workflow into importTableWorkflow: refused by ${refusal.by} (${refusal.type}); victim table, file and bucket unchanged`,
+        );
       } finally {
         await chain.stop();
       }
@@ -341,14 +405,18 @@ describe('forged run state in a public input', () => {
     const callerQueue = uniqueTaskQueue('forged-caller');
     const connection = await Connection.connect({ address: stack.temporalAddress });
     await connection.workflowService.registerNamespace({ namespace: callerNamespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-    await connection.operatorService.createNexusEndpoint({ spec: { name: endpoint, target: { worker: { namespace: stack.namespace, taskQueue: env.taskQueue } } } });
+    await connection.operatorService.createNexusEndpoint({
+      spec: { name: endpoint, target: { worker: { namespace: stack.namespace, taskQueue: env.taskQueue } } },
+    });
     const caller = new Client({ connection, namespace: callerNamespace });
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: resolve(__dirname, '../../harness/nexus-caller-workflows.ts'), logger: quiet });
     const workerConnection = await NativeConnection.connect({ address: stack.temporalAddress });
     let worker: Worker | undefined;
     await eventually(
       async () => {
-        worker = await Worker.create({ connection: workerConnection, namespace: callerNamespace, taskQueue: callerQueue, workflowBundle }).catch(() => undefined);
+        worker = await Worker.create({ connection: workerConnection, namespace: callerNamespace, taskQueue: callerQueue, workflowBundle }).catch(
+          () => undefined,
+        );
         return worker !== undefined;
       },
       60_000,

@@ -78,7 +78,12 @@ describe('the input policy of a worker configured as in production', () => {
           : { status: 200, body: 'id,name\n1,allowed\n' },
     );
     attacker = await listen(() => ({ status: 200, body: 'line\nsecret internal data\n' }));
-    s3 = new S3Client({ endpoint: minio.endpoint, region: minio.region, forcePathStyle: true, credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey } });
+    s3 = new S3Client({
+      endpoint: minio.endpoint,
+      region: minio.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey },
+    });
     await s3.send(new CreateBucketCommand({ Bucket: userBucket }));
     await s3.send(new PutObjectCommand({ Bucket: userBucket, Key: 'allowed/in.csv', Body: 'id,name\n1,from-s3\n' }));
     await s3.send(new PutObjectCommand({ Bucket: userBucket, Key: 'private/other.csv', Body: 'id,name\n1,private\n' }));
@@ -125,7 +130,10 @@ describe('the input policy of a worker configured as in production', () => {
 
   /** What Storage holds: buckets and files (a refused run must leave both as they were). */
   async function storageState(): Promise<{ buckets: string[]; files: number }> {
-    const get = async (path: string) => (await (await request(`${env.emulator.url}/v2/storage/${path}`, { headers: { 'x-storageapi-token': env.emulator.token } })).body.json()) as Array<{ id: string | number }>;
+    const get = async (path: string) =>
+      (await (await request(`${env.emulator.url}/v2/storage/${path}`, { headers: { 'x-storageapi-token': env.emulator.token } })).body.json()) as Array<{
+        id: string | number;
+      }>;
     return { buckets: (await get('buckets')).map((b) => String(b.id)).sort(), files: (await get('files?limit=1000')).length };
   }
 
@@ -166,7 +174,10 @@ describe('the input policy of a worker configured as in production', () => {
       writeFileSync(join(root, 'ok.csv'), 'id,name\n1,alpha\n2,beta\n');
       const result = (await importRun({ source: join(root, 'ok.csv'), table: 'local_ok' })) as { importedRowsCount: number };
       expect(result.importedRowsCount).toBe(2);
-      expect((await env.emulator.readTable('in.c-policy.local_ok')).rows).toEqual([['1', 'alpha'], ['2', 'beta']]);
+      expect((await env.emulator.readTable('in.c-policy.local_ok')).rows).toEqual([
+        ['1', 'alpha'],
+        ['2', 'beta'],
+      ]);
     });
 
     it('refuses an export outside the roots or over an existing file, before the export starts; writes one under the root, and overwrites only when asked', async () => {
@@ -228,7 +239,10 @@ describe('the input policy of a worker configured as in production', () => {
         args: [{ config, options: { polling: { initialMs: 200, maxMs: 1000 }, mode: 'page' } } as ExtractInput],
       });
     const config = (baseUrl: string, headers: Record<string, string> = {}) => ({
-      parameters: { api: { baseUrl, http: { headers } }, config: { outputBucket: 'policy-ex', jobs: [{ endpoint: 'api/items', dataField: 'items', dataType: 'items' }] } },
+      parameters: {
+        api: { baseUrl, http: { headers } },
+        config: { outputBucket: 'policy-ex', jobs: [{ endpoint: 'api/items', dataField: 'items', dataType: 'items' }] },
+      },
     });
 
     it("refuses a baseUrl at Temporal's HTTP API or a local listener before any request", async () => {
@@ -254,8 +268,12 @@ describe('the input policy of a worker configured as in production', () => {
     it("refuses an object outside the allowed prefixes and the Storage service's own file", async () => {
       await refused(importRun({ source: `s3://${userBucket}/private/other.csv` }), 'source', 'private');
       await refused(importRun({ source: `s3://${userBucket}/allowed/../private/other.csv` }), 'source');
-      const files = (await (await request(`${env.emulator.url}/v2/storage/files?limit=1&federationToken=1`, { headers: { 'x-storageapi-token': env.emulator.token } })).body.json()) as Array<{ id: number }>;
-      const detail = (await (await request(`${env.emulator.url}/v2/storage/files/${files[0]!.id}?federationToken=1`, { headers: { 'x-storageapi-token': env.emulator.token } })).body.json()) as { s3Path?: { bucket: string; key: string } };
+      const files = (await (
+        await request(`${env.emulator.url}/v2/storage/files?limit=1&federationToken=1`, { headers: { 'x-storageapi-token': env.emulator.token } })
+      ).body.json()) as Array<{ id: number }>;
+      const detail = (await (
+        await request(`${env.emulator.url}/v2/storage/files/${files[0]!.id}?federationToken=1`, { headers: { 'x-storageapi-token': env.emulator.token } })
+      ).body.json()) as { s3Path?: { bucket: string; key: string } };
       expect(detail.s3Path!.bucket).toBe(filesBucket);
       const storageObject = `s3://${detail.s3Path!.bucket}/${detail.s3Path!.key}`;
       await refused(importRun({ source: storageObject }), 'source');

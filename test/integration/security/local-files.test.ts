@@ -46,7 +46,15 @@ describe('local files an attacker can touch in the root', () => {
     await env.client.workflow.execute('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `planted-import-${Date.now()}`,
-      args: [{ source: join(root, 'rows.csv'), bucketId: 'in.c-planted', createBucket: true, table: 'rows', polling: { initialMs: 200, maxMs: 1000 } } as ImportTableInput],
+      args: [
+        {
+          source: join(root, 'rows.csv'),
+          bucketId: 'in.c-planted',
+          createBucket: true,
+          table: 'rows',
+          polling: { initialMs: 200, maxMs: 1000 },
+        } as ImportTableInput,
+      ],
     });
   });
   afterAll(async () => {
@@ -96,13 +104,25 @@ describe('local files an attacker can touch in the root', () => {
     const outcomes: string[] = [];
     try {
       await new Promise<void>((resolve) => flipper.stdout!.once('data', () => resolve()));
-      const code = (err: unknown) => String((err as { cause?: { type?: string; cause?: { type?: string } } }).cause?.type ?? (err as { cause?: { cause?: { type?: string } } }).cause?.cause?.type ?? 'error');
+      const code = (err: unknown) =>
+        String(
+          (err as { cause?: { type?: string; cause?: { type?: string } } }).cause?.type ??
+            (err as { cause?: { cause?: { type?: string } } }).cause?.cause?.type ??
+            'error',
+        );
       const runs = Array.from({ length: 6 }, (_, i) => [
         env.client.workflow
           .execute('importTableWorkflow', {
             taskQueue: env.taskQueue,
             workflowId: `swap-import-${Date.now()}-${i}`,
-            args: [{ source: join(root, 'sw', 'data.csv'), bucketId: 'in.c-planted', table: `swap${i}`, polling: { initialMs: 200, maxMs: 1000 } } as ImportTableInput],
+            args: [
+              {
+                source: join(root, 'sw', 'data.csv'),
+                bucketId: 'in.c-planted',
+                table: `swap${i}`,
+                polling: { initialMs: 200, maxMs: 1000 },
+              } as ImportTableInput,
+            ],
           })
           .then(
             () => outcomes.push(`import ${i}: loaded`),
@@ -123,7 +143,11 @@ describe('local files an attacker can touch in the root', () => {
       expect((await env.emulator.readTable(`in.c-planted.swap${i}`)).rows).toEqual([['1', 'inside']]);
     }
     expect(readdirSync(join(outside, 'swd'))).toEqual([]);
-    expect(readdirSync(outside).filter((name) => !name.startsWith('victim-') && !name.startsWith('folder-')).sort()).toEqual(['sw', 'swd']);
+    expect(
+      readdirSync(outside)
+        .filter((name) => !name.startsWith('victim-') && !name.startsWith('folder-'))
+        .sort(),
+    ).toEqual(['sw', 'swd']);
     expect(outcomes).toHaveLength(12);
     process.stdout.write(`swap race through workflows: ${outcomes.sort().join('; ')}\n`);
   });

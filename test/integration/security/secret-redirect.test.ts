@@ -32,7 +32,14 @@ async function host(answer: (url: string, self: Host) => { status: number; locat
       return;
     }
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ items: [{ id: 1, from: self.host }, { id: 2, from: self.host }] }));
+    res.end(
+      JSON.stringify({
+        items: [
+          { id: 1, from: self.host },
+          { id: 2, from: self.host },
+        ],
+      }),
+    );
   });
   await new Promise<void>((resolve) => self.server.listen(0, '127.0.0.1', resolve));
   const port = (self.server.address() as AddressInfo).port;
@@ -94,7 +101,10 @@ describe('a secret bound to one host and that host redirecting elsewhere', () =>
           config: {
             parameters: {
               api: { baseUrl: opts.baseUrl ?? `${a.url}/`, http: { headers: opts.headers ?? {} } },
-              config: { outputBucket: `redirect-${n}`, jobs: [{ endpoint, dataField: 'items', dataType: 'items', ...(opts.params ? { params: opts.params } : {}) }] },
+              config: {
+                outputBucket: `redirect-${n}`,
+                jobs: [{ endpoint, dataField: 'items', dataType: 'items', ...(opts.params ? { params: opts.params } : {}) }],
+              },
             },
           },
           options: { polling: { initialMs: 200, maxMs: 1000 }, mode: 'page' },
@@ -176,7 +186,15 @@ describe('a secret bound to one host and that host redirecting elsewhere', () =>
       env.client.workflow.execute('importTableWorkflow', {
         taskQueue: env.taskQueue,
         workflowId: `secret-redirect-import-${Date.now()}`,
-        args: [{ source: `${a.url}/private/data.csv`, bucketId: 'in.c-redirect', createBucket: true, table: 'hop', polling: { initialMs: 200, maxMs: 1000 } } as ImportTableInput],
+        args: [
+          {
+            source: `${a.url}/private/data.csv`,
+            bucketId: 'in.c-redirect',
+            createBucket: true,
+            table: 'hop',
+            polling: { initialMs: 200, maxMs: 1000 },
+          } as ImportTableInput,
+        ],
       }),
     );
     expect(failure.type).toBe('SAPI_INPUT_FORBIDDEN');

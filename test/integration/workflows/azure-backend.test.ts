@@ -57,7 +57,9 @@ describe('import and export on the Azure Blob Storage backend', () => {
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `azure-direct-${Date.now()}`,
-      args: [{ source: join(env.dataDir, 'direct.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'direct', polling: { initialMs: 200, maxMs: 1000 } }],
+      args: [
+        { source: join(env.dataDir, 'direct.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'direct', polling: { initialMs: 200, maxMs: 1000 } },
+      ],
     });
     const result = (await handle.result()) as ImportTableResult;
     // 5 MiB blocks (SAPI_PART_SIZE_MIB of the test env), all sent by the one attempt
@@ -80,7 +82,15 @@ describe('import and export on the Azure Blob Storage backend', () => {
       writeFileSync(path, Array.from({ length: 3 }, (_, i) => `${part * 3 + i},${part}\n`).join(''));
       return path;
     });
-    const result = await importTable({ source: slices[0] as string, slices, columns: ['id', 'part'], bucketId: 'in.c-azure', createBucket: true, table: 'sliced', mode: 'load' });
+    const result = await importTable({
+      source: slices[0] as string,
+      slices,
+      columns: ['id', 'part'],
+      bucketId: 'in.c-azure',
+      createBucket: true,
+      table: 'sliced',
+      mode: 'load',
+    });
     expect(result).toMatchObject({ importedRowsCount: 9 });
     expect((await env.emulator.readTable('in.c-azure.sliced')).rows).toEqual(Array.from({ length: 9 }, (_, i) => [String(i), String(Math.floor(i / 3))]));
     const file = await fileDetail(result.fileId as number);
@@ -92,8 +102,17 @@ describe('import and export on the Azure Blob Storage backend', () => {
   it('imports through the importer service, which stores the file in Azure too', async () => {
     const content = 'id,qty\n1,10\n2,20\n';
     writeFileSync(join(env.dataDir, 'importer.csv'), content);
-    const result = await importTable({ source: join(env.dataDir, 'importer.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'importer', via: 'importer' });
-    expect((await env.emulator.readTable('in.c-azure.importer')).rows).toEqual([['1', '10'], ['2', '20']]);
+    const result = await importTable({
+      source: join(env.dataDir, 'importer.csv'),
+      bucketId: 'in.c-azure',
+      createBucket: true,
+      table: 'importer',
+      via: 'importer',
+    });
+    expect((await env.emulator.readTable('in.c-azure.importer')).rows).toEqual([
+      ['1', '10'],
+      ['2', '20'],
+    ]);
     expect(await fileDetail(result.fileId as number)).toMatchObject({ provider: 'azure', sizeBytes: Buffer.byteLength(content) });
   });
 
@@ -104,7 +123,10 @@ describe('import and export on the Azure Blob Storage backend', () => {
     writeFileSync(join(env.dataDir, 'expiring.csv'), 'k,v\n1,a\n2,b\n');
     const result = await importTable({ source: join(env.dataDir, 'expiring.csv'), bucketId: 'in.c-azure', createBucket: true, table: 'expiring' });
     expect(prepares() - before).toBe(2);
-    expect((await env.emulator.readTable('in.c-azure.expiring')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect((await env.emulator.readTable('in.c-azure.expiring')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
     expect(result.importedRowsCount).toBe(2);
   });
 

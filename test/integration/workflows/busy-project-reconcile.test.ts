@@ -55,12 +55,15 @@ describe('reconciling a lost job answer in a project with 5,000 other jobs', () 
 
   /** `count` other jobs, as another busy client makes them: typed-table definitions of other tables (failed cheaply). */
   async function createOtherJobs(count: number): Promise<void> {
-    env.emulator.faults.failJob({ operationName: 'tableDefinitionCreate', message: 'another client\'s job', times: count });
+    env.emulator.faults.failJob({ operationName: 'tableDefinitionCreate', message: "another client's job", times: count });
     let next = 0;
     const one = async (): Promise<void> => {
       while (next < count) {
         const i = next++;
-        await api('POST', '/v2/storage/buckets/in.c-busy/tables-definition', { name: `other_${n}_${i}`, columns: [{ name: 'id', definition: { type: 'VARCHAR' } }] });
+        await api('POST', '/v2/storage/buckets/in.c-busy/tables-definition', {
+          name: `other_${n}_${i}`,
+          columns: [{ name: 'id', definition: { type: 'VARCHAR' } }],
+        });
       }
     };
     await Promise.all(Array.from({ length: 16 }, one));
@@ -102,10 +105,18 @@ describe('reconciling a lost job answer in a project with 5,000 other jobs', () 
 
   it('a lost tables-async answer: one tableCreate job, the table with its rows, COMPLETED', async () => {
     const before = env.emulator.requests.length;
-    const result = await runWithLostAnswer(/\/tables-async$/, { source: csvFile('create.csv', 'k,v\n1,a\n2,b\n3,c\n'), bucketId: 'in.c-busy', table: 'created' });
+    const result = await runWithLostAnswer(/\/tables-async$/, {
+      source: csvFile('create.csv', 'k,v\n1,a\n2,b\n3,c\n'),
+      bucketId: 'in.c-busy',
+      table: 'created',
+    });
     const seen = env.emulator.requests.slice(before);
     expect(result).toMatchObject({ tableId: 'in.c-busy.created', importedRowsCount: 3 });
-    expect((await env.emulator.readTable('in.c-busy.created')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c']]);
+    expect((await env.emulator.readTable('in.c-busy.created')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+    ]);
     expect(await jobsOf('tableCreate', 'in.c-busy.created')).toHaveLength(1);
     expect(seen.filter((r) => r.method === 'POST' && r.path.endsWith('/tables-async') && r.path.includes('/in.c-busy/'))).toHaveLength(1); // (the receipt's own load aside)
     // the lookup walked back past the other jobs, page by page (more pages than any fixed budget of 1,000 jobs)
@@ -129,7 +140,12 @@ describe('reconciling a lost job answer in a project with 5,000 other jobs', () 
     });
     const seen = env.emulator.requests.slice(before);
     expect(result).toMatchObject({ tableId: 'in.c-busy.loaded', importedRowsCount: 2 });
-    expect((await env.emulator.readTable('in.c-busy.loaded')).rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['4', 'd']]);
+    expect((await env.emulator.readTable('in.c-busy.loaded')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+      ['4', 'd'],
+    ]);
     expect(await jobsOf('tableImport', 'in.c-busy.loaded')).toHaveLength(1);
     expect(seen.filter((r) => r.method === 'POST' && r.path.endsWith('/import-async') && r.path.includes('/in.c-busy.'))).toHaveLength(1);
     expect(seen.filter((r) => r.method === 'GET' && r.path === '/v2/storage/jobs').length).toBeGreaterThan(OTHER_JOBS / 100);

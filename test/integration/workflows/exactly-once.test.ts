@@ -57,7 +57,11 @@ describe('imports and exports under faults end exactly right', () => {
       expect(lines[0]).toBe('"id","name","qty"');
       expect(lines).toHaveLength(21);
       // the 500 did not start a job: one export-async answered, one failed
-      expect(requestsTo('POST', /export-async$/).map((r) => r.status).slice(-2)).toEqual([500, 202]);
+      expect(
+        requestsTo('POST', /export-async$/)
+          .map((r) => r.status)
+          .slice(-2),
+      ).toEqual([500, 202]);
     });
 
     it('adopts its own export when export-async committed but the answer was a 500 (one job, not two)', async () => {
@@ -152,7 +156,14 @@ describe('imports and exports under faults end exactly right', () => {
       const content = 'id\n1\n2\n3\n';
       env.emulator.faults.add({ method: 'POST', path: 'upload-file$', times: 1, action: { type: 'status-after-success', status: 500 } });
       // without a receipt: its own load also goes through the importer, and this counts the import's uploads
-      const result = await importTable({ source: csvFile(fileName, content), bucketId: 'in.c-importer-once', createBucket: true, table: 't', via: 'importer', receipts: false });
+      const result = await importTable({
+        source: csvFile(fileName, content),
+        bucketId: 'in.c-importer-once',
+        createBucket: true,
+        table: 't',
+        via: 'importer',
+        receipts: false,
+      });
       expect(result.importedRowsCount).toBe(3);
       expect(result.sha256).toBe(createHash('sha256').update(content).digest('hex'));
       expect(await filesNamed(fileName)).toHaveLength(1);

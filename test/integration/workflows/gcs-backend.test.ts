@@ -69,7 +69,11 @@ describe('import and export on the Google Cloud Storage backend', () => {
     expect(file).toMatchObject({ provider: 'gcp', sizeBytes: Buffer.byteLength(source), gcsPath: { bucket: 'sapi-files' } });
     expect(file.gcsCredentials).toEqual({ access_token: expect.any(String), expires_in: expect.any(Number), token_type: 'Bearer', projectId: gcs.projectId });
     const stored = await request(`${gcs.endpoint}/storage/v1/b/sapi-files/o/${encodeURIComponent((file.gcsPath as { key: string }).key)}?alt=media`);
-    expect(createHash('sha256').update(Buffer.from(await stored.body.arrayBuffer())).digest('hex')).toBe(result.sha256);
+    expect(
+      createHash('sha256')
+        .update(Buffer.from(await stored.body.arrayBuffer()))
+        .digest('hex'),
+    ).toBe(result.sha256);
   });
 
   it('imports headerless parts as one sliced file whose manifest lists gs:// objects, in order', async () => {
@@ -80,7 +84,15 @@ describe('import and export on the Google Cloud Storage backend', () => {
       writeFileSync(path, Array.from({ length: 3 }, (_, i) => `${part * 3 + i},${part}\n`).join(''));
       return path;
     });
-    const result = await importTable({ source: slices[0] as string, slices, columns: ['id', 'part'], bucketId: 'in.c-gcs', createBucket: true, table: 'sliced', mode: 'load' });
+    const result = await importTable({
+      source: slices[0] as string,
+      slices,
+      columns: ['id', 'part'],
+      bucketId: 'in.c-gcs',
+      createBucket: true,
+      table: 'sliced',
+      mode: 'load',
+    });
     expect(result).toMatchObject({ importedRowsCount: 9 });
     expect((await env.emulator.readTable('in.c-gcs.sliced')).rows).toEqual(Array.from({ length: 9 }, (_, i) => [String(i), String(Math.floor(i / 3))]));
     const file = await fileDetail(result.fileId as number);
@@ -92,8 +104,17 @@ describe('import and export on the Google Cloud Storage backend', () => {
   it('imports through the importer service, which stores the file in GCS too', async () => {
     const content = 'id,qty\n1,10\n2,20\n';
     writeFileSync(join(env.dataDir, 'importer.csv'), content);
-    const result = await importTable({ source: join(env.dataDir, 'importer.csv'), bucketId: 'in.c-gcs', createBucket: true, table: 'importer', via: 'importer' });
-    expect((await env.emulator.readTable('in.c-gcs.importer')).rows).toEqual([['1', '10'], ['2', '20']]);
+    const result = await importTable({
+      source: join(env.dataDir, 'importer.csv'),
+      bucketId: 'in.c-gcs',
+      createBucket: true,
+      table: 'importer',
+      via: 'importer',
+    });
+    expect((await env.emulator.readTable('in.c-gcs.importer')).rows).toEqual([
+      ['1', '10'],
+      ['2', '20'],
+    ]);
     expect(await fileDetail(result.fileId as number)).toMatchObject({ provider: 'gcp', sizeBytes: Buffer.byteLength(content) });
   });
 
@@ -104,7 +125,10 @@ describe('import and export on the Google Cloud Storage backend', () => {
     writeFileSync(join(env.dataDir, 'expiring.csv'), 'k,v\n1,a\n2,b\n');
     const result = await importTable({ source: join(env.dataDir, 'expiring.csv'), bucketId: 'in.c-gcs', createBucket: true, table: 'expiring' });
     expect(prepares() - before).toBe(2);
-    expect((await env.emulator.readTable('in.c-gcs.expiring')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect((await env.emulator.readTable('in.c-gcs.expiring')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
     expect(result.importedRowsCount).toBe(2);
   });
 

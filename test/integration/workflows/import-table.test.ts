@@ -49,7 +49,11 @@ describe('importTableWorkflow against the emulator', () => {
     expect(result.sha256).toBe(createHash('sha256').update(content).digest('hex'));
     expect(await env.emulator.readTable('in.c-direct.items')).toEqual({
       columns: ['id', 'name'],
-      rows: [['1', 'alpha'], ['2', 'beta, with comma'], ['3', 'multi\nline']],
+      rows: [
+        ['1', 'alpha'],
+        ['2', 'beta, with comma'],
+        ['3', 'multi\nline'],
+      ],
     });
   });
 
@@ -61,24 +65,33 @@ describe('importTableWorkflow against the emulator', () => {
       args: [{ source: csvFile('small.csv', content), bucketId: 'in.c-small', createBucket: true, table: 'items', polling: { initialMs: 200, maxMs: 1000 } }],
     });
     expect(await handle.result()).toMatchObject({ tableId: 'in.c-small.items', importedRowsCount: 2, bytes: Buffer.byteLength(content) });
-    expect((await env.emulator.readTable('in.c-small.items')).rows).toEqual([['1', 'alpha'], ['2', 'beta']]);
+    expect((await env.emulator.readTable('in.c-small.items')).rows).toEqual([
+      ['1', 'alpha'],
+      ['2', 'beta'],
+    ]);
     const shape = historyShape((await handle.fetchHistory()).events ?? []);
     expect(shape).toMatchObject({ activityTypes: ['prepareImport', 'uploadAndStartJob', 'writeReceipt'], timers: 0 });
-    expect({ activityTasks: shape.activityTasks <= 5, timers: shape.timers <= 1, events: shape.events <= 36 }).toEqual({ activityTasks: true, timers: true, events: true });
+    expect({ activityTasks: shape.activityTasks <= 5, timers: shape.timers <= 1, events: shape.events <= 36 }).toEqual({
+      activityTasks: true,
+      timers: true,
+      events: true,
+    });
   });
 
-  it('checks a small import\'s bucket without reading the bucket\'s detail (it lists every table) and looks once', async () => {
+  it("checks a small import's bucket without reading the bucket's detail (it lists every table) and looks once", async () => {
     const content = 'id,name\n1,alpha\n';
     await run({ source: csvFile('bucket-once-1.csv', content), bucketId: 'in.c-bucket-once', createBucket: true, table: 'first' });
     const before = env.emulator.requests.length;
-    expect(await run({ source: csvFile('bucket-once-2.csv', content), bucketId: 'in.c-bucket-once', createBucket: true, table: 'second' })).toMatchObject({ importedRowsCount: 1 });
+    expect(await run({ source: csvFile('bucket-once-2.csv', content), bucketId: 'in.c-bucket-once', createBucket: true, table: 'second' })).toMatchObject({
+      importedRowsCount: 1,
+    });
     const seen = env.emulator.requests.slice(before);
     // before: GET buckets/in.c-bucket-once twice (the check, then ensuring the bucket); now the list (other tests may list too)
     expect(seen.filter((r) => /\/buckets\/in\.c-bucket-once$/.test(r.path)).map((r) => r.method)).toEqual([]);
     expect(seen.some((r) => r.method === 'GET' && /\/v2\/storage\/buckets$/.test(r.path))).toBe(true);
   });
 
-  it('removes the bucket it created when the prepare after it fails for good (the short path\'s first activity)', async () => {
+  it("removes the bucket it created when the prepare after it fails for good (the short path's first activity)", async () => {
     env.emulator.faults.add({ method: 'POST', path: 'files/prepare$', times: 1, action: { type: 'status', status: 400 } });
     const failure = await failureOf({ source: csvFile('refused.csv', 'id\n1\n'), bucketId: 'in.c-refused-prepare', createBucket: true, table: 't' });
     expect(failure.nonRetryable).toBe(true);
@@ -105,7 +118,11 @@ describe('importTableWorkflow against the emulator', () => {
     });
     expect(second.importedRowsCount).toBe(2);
     const table = await env.emulator.readTable('in.c-importer.stock');
-    expect([...table.rows].sort()).toEqual([['1', '10'], ['2', '25'], ['3', '30']]);
+    expect([...table.rows].sort()).toEqual([
+      ['1', '10'],
+      ['2', '25'],
+      ['3', '30'],
+    ]);
   });
 
   it('replaces the rows on a full (non-incremental) load', async () => {
@@ -161,9 +178,16 @@ describe('importTableWorkflow against the emulator', () => {
     expect(table.rows[0]![MAX_TABLE_COLUMNS - 1]).toBe(String(MAX_TABLE_COLUMNS - 1));
 
     const before = env.emulator.requests.length;
-    const failure = await failureOf({ source: csvFile('too-wide.csv', wide(MAX_TABLE_COLUMNS + 1)), bucketId: 'in.c-too-wide', createBucket: true, table: 't' });
+    const failure = await failureOf({
+      source: csvFile('too-wide.csv', wide(MAX_TABLE_COLUMNS + 1)),
+      bucketId: 'in.c-too-wide',
+      createBucket: true,
+      table: 't',
+    });
     expect(failure).toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true });
-    expect(failure.message).toMatch(/^the header of \S*too-wide\.csv has 1600 columns; a table may have at most 1599 \(the service refuses more with "Too many columns"\)/);
+    expect(failure.message).toMatch(
+      /^the header of \S*too-wide\.csv has 1600 columns; a table may have at most 1599 \(the service refuses more with "Too many columns"\)/,
+    );
     expect(env.emulator.requests.slice(before).filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
@@ -176,7 +200,13 @@ describe('importTableWorkflow against the emulator', () => {
     // the job runs until the import gave up on it
     env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const before = env.emulator.requests.length;
-    const failure = await failureOf({ source: csvFile('slow.csv', 'k\n1\n'), bucketId: 'in.c-slow', createBucket: true, table: 't', polling: { initialMs: 200, deadlineMs: 2_000 } });
+    const failure = await failureOf({
+      source: csvFile('slow.csv', 'k\n1\n'),
+      bucketId: 'in.c-slow',
+      createBucket: true,
+      table: 't',
+      polling: { initialMs: 200, deadlineMs: 2_000 },
+    });
     env.emulator.faults.releaseJobs('tableCreate');
     expect(failure).toMatchObject({ type: 'SAPI_JOB_DEADLINE', nonRetryable: true });
     // the short path waits for the job inside its activity up to the deadline, so the workflow may see it a second later
@@ -195,7 +225,13 @@ describe('importTableWorkflow against the emulator', () => {
       const workflowId = `import-continued-${Date.now()}-${++n}`;
       await chain.begin(workflowId);
       const before = env.emulator.requests.length;
-      const continued = await chain.continueWith(workflowId, 'importTableWorkflow', { source: 'unused.csv', bucketId: 'in.c-can', table: 't', polling: { deadlineMs: 300_000 }, resume });
+      const continued = await chain.continueWith(workflowId, 'importTableWorkflow', {
+        source: 'unused.csv',
+        bucketId: 'in.c-can',
+        table: 't',
+        polling: { deadlineMs: 300_000 },
+        resume,
+      });
       const failure = await workflowFailure(continued.result());
       expect(failure.type).toBe('SAPI_JOB_DEADLINE');
       // counted from pollingSince (600 s before the test's start), however long the runs took on a loaded machine
@@ -217,7 +253,10 @@ describe('importTableWorkflow against the emulator', () => {
     const result = await run({ source: csvFile('expiring.csv', 'k,v\n1,a\n2,b\n'), bucketId: 'in.c-expiring', createBucket: true, table: 't' });
     expect(prepares() - before).toBe(2);
     expect(result.importedRowsCount).toBe(2);
-    expect((await env.emulator.readTable('in.c-expiring.t')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect((await env.emulator.readTable('in.c-expiring.t')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
     expect(await filesNamed('expiring.csv')).toHaveLength(1); // the expired file resource was removed
   });
 
@@ -304,7 +343,10 @@ describe('importTableWorkflow edge cases', () => {
     await new Promise<void>((ok) => maintenance.listen(0, '127.0.0.1', ok));
     try {
       const url = `http://127.0.0.1:${(maintenance.address() as { port: number }).port}`;
-      const running = await startWorker({ settings: loadSettings({ ...base, SAPI_URL: url, SAPI_TOKEN: 'x' }), worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } } });
+      const running = await startWorker({
+        settings: loadSettings({ ...base, SAPI_URL: url, SAPI_TOKEN: 'x' }),
+        worker: { workflowBundle: { code: readFileSync(stack.workflowBundlePath, 'utf8') } },
+      });
       await running.stop();
     } finally {
       await new Promise<void>((ok) => maintenance.close(() => ok()));

@@ -53,7 +53,11 @@ describe('workflows with a least-privilege token', () => {
     return path;
   };
   const run = <R>(type: string, input: object): Promise<R> =>
-    env.client.workflow.execute(type, { taskQueue: env.taskQueue, workflowId: `least-privilege-${Date.now()}-${++n}`, args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }] });
+    env.client.workflow.execute(type, {
+      taskQueue: env.taskQueue,
+      workflowId: `least-privilege-${Date.now()}-${++n}`,
+      args: [{ polling: { initialMs: 200, maxMs: 1000 }, ...input }],
+    });
   const bucketsSeenByMaster = async () => {
     const res = await request(`${env.emulator.url}/v2/storage/buckets`, { headers: { 'x-storageapi-token': MASTER } });
     return ((await res.body.json()) as Array<{ id: string }>).map((b) => b.id).sort();
@@ -77,7 +81,12 @@ describe('workflows with a least-privilege token', () => {
     env.client.workflow.execute('extractWorkflow', { taskQueue: env.taskQueue, workflowId: `least-privilege-extract-${Date.now()}-${++n}`, args: [input] });
 
   it('imports (create, then an incremental load) and exports the target bucket with write on it only', async () => {
-    const created = await run<ImportTableResult>('importTableWorkflow', { source: file('a.csv', 'id,v\n1,a\n2,b\n'), bucketId: 'in.c-target', table: 't', primaryKey: ['id'] } satisfies ImportTableInput);
+    const created = await run<ImportTableResult>('importTableWorkflow', {
+      source: file('a.csv', 'id,v\n1,a\n2,b\n'),
+      bucketId: 'in.c-target',
+      table: 't',
+      primaryKey: ['id'],
+    } satisfies ImportTableInput);
     expect(created.importedRowsCount).toBe(2);
     const loaded = await run<ImportTableResult>('importTableWorkflow', {
       source: file('b.csv', 'id,v\n2,B\n3,c\n'),
@@ -88,7 +97,11 @@ describe('workflows with a least-privilege token', () => {
       via: 'importer',
     } satisfies ImportTableInput);
     expect(loaded.importedRowsCount).toBe(2);
-    expect([...(await env.emulator.readTable('in.c-target.t')).rows].sort()).toEqual([['1', 'a'], ['2', 'B'], ['3', 'c']]);
+    expect([...(await env.emulator.readTable('in.c-target.t')).rows].sort()).toEqual([
+      ['1', 'a'],
+      ['2', 'B'],
+      ['3', 'c'],
+    ]);
     const destination = join(env.dataDir, 'out.csv');
     await run<ExportTableResult>('exportTableWorkflow', { tableId: 'in.c-target.t', destination } satisfies ExportTableInput);
     expect(readFileSync(destination, 'utf8').trim().split('\n').slice(1).sort()).toEqual(['"1","a"', '"2","B"', '"3","c"']);

@@ -54,7 +54,11 @@ describe('long jobs polled in one activity', () => {
     const exportHandle = () => env.client.workflow.getHandle(exportId).describe();
     // the export's job runs until the run waits for it in the activity
     await heldJobPolled('tableExport', 1);
-    await eventually(async () => ((await exportHandle()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob'), 60_000, 'the export job was never awaited in the activity');
+    await eventually(
+      async () => ((await exportHandle()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob'),
+      60_000,
+      'the export job was never awaited in the activity',
+    );
     env.emulator.faults.releaseJobs('tableExport');
     expect(((await exporting) as ExportTableResult).bytes).toBeGreaterThan(0);
   });
@@ -69,10 +73,14 @@ describe('long jobs polled in one activity', () => {
       workflowId: `long-cancel-${Date.now()}`,
       args: [{ source, bucketId: 'in.c-long', table: 'cancelled', polling }],
     });
-    await eventually(async () => {
-      const described = await handle.describe();
-      return (described.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob');
-    }, 60_000, 'the job was never awaited in the activity');
+    await eventually(
+      async () => {
+        const described = await handle.describe();
+        return (described.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob');
+      },
+      60_000,
+      'the job was never awaited in the activity',
+    );
     expect((await handle.query<TransferProgress>('progress')).phase).toBe('importing');
     await handle.cancel();
     await expect(handle.result()).rejects.toMatchObject({ cause: { name: 'CancelledFailure' } });
@@ -80,7 +88,7 @@ describe('long jobs polled in one activity', () => {
     env.emulator.faults.releaseJobs('tableCreate');
   });
 
-  it('keeps at most a quarter of a worker\'s activity slots waiting on jobs: the rest poll on timers', async () => {
+  it("keeps at most a quarter of a worker's activity slots waiting on jobs: the rest poll on timers", async () => {
     // 4 activity slots: one awaitJob waits, the others answer after one poll and their runs wait on timers
     const busy = await startSapiTestEnv('long-job-busy', { env: { SAPI_MAX_CONCURRENT_ACTIVITIES: '4' } });
     try {

@@ -53,7 +53,9 @@ describe('the Temporal UI shows what an import is and where it is', () => {
       if (Date.now() > deadline) {
         const shot = join(env.dataDir, `ui-${Date.now()}.png`);
         await chromium.page.screenshot(shot).catch(() => undefined);
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (screenshot ${shot}); frames: ${JSON.stringify(frames)}\npage text:\n${(await chromium.page.text()).slice(0, 3000)}`);
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what} (screenshot ${shot}); frames: ${JSON.stringify(frames)}\npage text:\n${(await chromium.page.text()).slice(0, 3000)}`,
+        );
       }
       await sleep(250);
     }
@@ -61,13 +63,28 @@ describe('the Temporal UI shows what an import is and where it is', () => {
 
   it('shows the static summary and details, the current details while the import runs, and its search attributes', async () => {
     const client = new Client({ connection, namespace: temporal.namespace });
-    const input: ImportTableInput = { source: join(env.dataDir, 'orders.csv'), bucketId: 'in.c-ui', table: 'orders', createBucket: true, polling: { initialMs: 200, maxMs: 1000 } };
+    const input: ImportTableInput = {
+      source: join(env.dataDir, 'orders.csv'),
+      bucketId: 'in.c-ui',
+      table: 'orders',
+      createBucket: true,
+      polling: { initialMs: 200, maxMs: 1000 },
+    };
     writeFileSync(input.source, 'id,amount\n1,10\n2,20\n');
     // the Storage job runs until the test has looked at the run while it waits for it
     env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const metadata = runMetadata({ workflowType: 'importTableWorkflow', input }, 'operator-ui test');
-    const handle = await client.workflow.start('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: `ui-view-${Date.now()}`, args: [input], ...metadata });
-    await eventually(async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.jobId !== undefined, 60_000, 'the import never started its Storage job');
+    const handle = await client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `ui-view-${Date.now()}`,
+      args: [input],
+      ...metadata,
+    });
+    await eventually(
+      async () => (await handle.query<TransferProgress>('progress').catch(() => undefined))?.jobId !== undefined,
+      60_000,
+      'the import never started its Storage job',
+    );
     const { jobId } = await handle.query<TransferProgress>('progress');
 
     // the run's page a person opens from the workflow list, its "User Metadata" tab
@@ -75,13 +92,15 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     await chromium.page.open(`${runPage}/user-metadata`);
     const page = await chromium.page.waitFor('the metadata page', (text) => text.includes('Current Details') && text.includes('Summary'), 60_000);
     expect(page).toContain('Details');
-    const running = await waitForFrames(
-      'the summary, details and current details of the running import',
-      (frames) => Boolean(frames['user-metadata-summary']?.includes('→') && frames['user-metadata-details'] && /importing/.test(frames['user-metadata-current-details'] ?? '')),
+    const running = await waitForFrames('the summary, details and current details of the running import', (frames) =>
+      Boolean(
+        frames['user-metadata-summary']?.includes('→') && frames['user-metadata-details'] && /importing/.test(frames['user-metadata-current-details'] ?? ''),
+      ),
     );
     expect(running['user-metadata-summary']!.trim()).toBe(metadata.staticSummary); // "import orders.csv → in.c-ui.orders (direct)"
     // the details' markdown, rendered: "**table**: in.c-ui.orders" reads "table: in.c-ui.orders"
-    for (const line of ['source: ', 'table: in.c-ui.orders', 'mode: create', 'connection: default', 'started by: operator-ui test']) expect(running['user-metadata-details']).toContain(line);
+    for (const line of ['source: ', 'table: in.c-ui.orders', 'mode: create', 'connection: default', 'started by: operator-ui test'])
+      expect(running['user-metadata-details']).toContain(line);
     // the workflow's current details: what it does now, the Storage job it waits for
     expect(running['user-metadata-current-details']).toContain('import into in.c-ui.orders');
     expect(running['user-metadata-current-details']).toMatch(/phase importing/);
@@ -93,7 +112,11 @@ describe('the Temporal UI shows what an import is and where it is', () => {
     await chromium.page.open(`${runPage}/user-metadata`);
     await waitForFrames('the final current details', (frames) => /phase done/.test(frames['user-metadata-current-details'] ?? ''));
     await chromium.page.open(`${runPage}/metadata`);
-    const text = await chromium.page.waitFor('the search attributes on the metadata page', (shown) => shown.includes('"SapiTableId": "in.c-ui.orders"'), 60_000);
+    const text = await chromium.page.waitFor(
+      'the search attributes on the metadata page',
+      (shown) => shown.includes('"SapiTableId": "in.c-ui.orders"'),
+      60_000,
+    );
     for (const shown of ['"SapiOperation": "import"', '"SapiPhase": "done"', '"SapiRows": 2', '"SapiSourceKind": "local"']) expect(text).toContain(shown);
   });
 });

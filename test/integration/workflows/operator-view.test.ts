@@ -31,14 +31,19 @@ async function scheduledSummaries(handle: WorkflowHandle): Promise<{ activities:
   const activities: Array<[string, string | undefined]> = [];
   for (const event of events) {
     if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-      activities.push([event.activityTaskScheduledEventAttributes?.activityType?.name ?? '', decodeFirst<string>({ payloads: event.userMetadata?.summary ? [event.userMetadata.summary] : [] })]);
+      activities.push([
+        event.activityTaskScheduledEventAttributes?.activityType?.name ?? '',
+        decodeFirst<string>({ payloads: event.userMetadata?.summary ? [event.userMetadata.summary] : [] }),
+      ]);
     }
   }
   return {
     activities,
     markers: events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED).length,
     // the SDK upserts TemporalChangeVersion for its patches itself: count the plugin's own
-    upserts: events.filter((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some((name) => name.startsWith('Sapi'))).length,
+    upserts: events.filter((e) =>
+      Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}).some((name) => name.startsWith('Sapi')),
+    ).length,
   };
 }
 
@@ -63,7 +68,7 @@ async function listed(client: Client, query: string, expected: string[]): Promis
   return ids.sort();
 }
 
-describe('runs an operator can find and read with Temporal\'s tools', () => {
+describe("runs an operator can find and read with Temporal's tools", () => {
   let env: SapiTestEnv;
   let api: SampleApi;
   let temporalEnv: NodeJS.ProcessEnv;
@@ -88,7 +93,10 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
     env.emulator.faults.holdJob({ operationName: 'tableCreate', times: 1 });
     const running = cli(['import', source, '--bucket', bucketId, '--table', 'orders', '--create-bucket', '--workflow-id', workflowId, '--json'], temporalEnv);
     const workflowPolls = async () => {
-      const history = await env.client.workflow.getHandle(workflowId).fetchHistory().catch(() => undefined);
+      const history = await env.client.workflow
+        .getHandle(workflowId)
+        .fetchHistory()
+        .catch(() => undefined);
       return historyShape(history?.events ?? []).activityTypes.some((type) => type === 'getJob' || type === 'awaitJob');
     };
     await eventually(workflowPolls, 120_000, 'the workflow never polled the job itself');
@@ -119,7 +127,9 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
       expect.objectContaining({ workflowId, status: 'completed', operation: 'import', tableId, bucket: bucketId, phase: 'done', rows: 3, bytes: csv.length }),
     ]);
     const listedText = await cli(['list', '--table', tableId], temporalEnv);
-    expect(listedText.stdout).toMatch(new RegExp(`^${workflowId}\\s+completed\\s+import\\s+${tableId.replace(/\./g, '\\.')}\\s+done\\s+3\\s+${csv.length}\\s`, 'm'));
+    expect(listedText.stdout).toMatch(
+      new RegExp(`^${workflowId}\\s+completed\\s+import\\s+${tableId.replace(/\./g, '\\.')}\\s+done\\s+3\\s+${csv.length}\\s`, 'm'),
+    );
     expect((await cli(['list', '--table', `${tableId}-absent`], temporalEnv)).stdout).toBe('no runs found\n');
 
     // the UI's summary and details (static, from the start), and the current details the run left
@@ -149,14 +159,25 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
   });
 
   it('finds a paused extraction by API host and phase, with its progress in the current details, and its rows at the end', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'users', dataField: 'users', dataType: 'users' }], `ops${tag}`);
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+      [{ endpoint: 'users', dataField: 'users', dataType: 'users' }],
+      `ops${tag}`,
+    );
     const workflowId = `ops-extract-${tag}`;
     // paused before its first batch: the pause signal arrives with the start
-    const handle = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId, input: { config, stateKey: `ops-${tag}`, options: { fetch: FAST_FETCH, polling: { initialMs: 200 } } } satisfies ExtractInput });
+    const handle = await startPaused(env.client, {
+      taskQueue: env.taskQueue,
+      workflowId,
+      input: { config, stateKey: `ops-${tag}`, options: { fetch: FAST_FETCH, polling: { initialMs: 200 } } } satisfies ExtractInput,
+    });
     const host = new URL(api.url).hostname;
     expect(await listed(env.client, `SapiApiHost = "${host}" AND SapiPhase = "paused" AND SapiStateKey = "ops-${tag}"`, [workflowId])).toEqual([workflowId]);
     const listedPaused = await cli(['list', '--api-host', host, '--operation', 'extract', '--status', 'running', '-o', 'json'], temporalEnv);
-    expect(JSON.parse(listedPaused.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ workflowId, phase: 'paused', apiHost: host, status: 'running' })]));
+    expect(JSON.parse(listedPaused.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ workflowId, phase: 'paused', apiHost: host, status: 'running' })]),
+    );
     expect(await currentDetails(handle)).toContain('**phase** paused');
 
     await handle.executeUpdate('resume');
@@ -164,12 +185,21 @@ describe('runs an operator can find and read with Temporal\'s tools', () => {
     const rows = result.tables.reduce((sum, table) => sum + table.rows, 0);
     expect(result.records).toBe(25);
     const described = await handle.describe();
-    expect(described.searchAttributes).toMatchObject({ SapiOperation: ['extract'], SapiApiHost: [host], SapiBucket: [`in.c-ops${tag}`], SapiPhase: ['done'], SapiRows: [rows], SapiBytes: [result.bytes] });
+    expect(described.searchAttributes).toMatchObject({
+      SapiOperation: ['extract'],
+      SapiApiHost: [host],
+      SapiBucket: [`in.c-ops${tag}`],
+      SapiPhase: ['done'],
+      SapiRows: [rows],
+      SapiBytes: [result.bytes],
+    });
     const details = await currentDetails(handle);
     expect(details).toContain('**phase** done');
     expect(details).toContain('**records** 25');
     const { activities } = await scheduledSummaries(handle);
-    expect(activities.filter(([type]) => type === 'fetchPages').map(([, s]) => s)).toEqual(expect.arrayContaining([expect.stringMatching(/^fetchPages job .* from page 1$/)]));
+    expect(activities.filter(([type]) => type === 'fetchPages').map(([, s]) => s)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^fetchPages job .* from page 1$/)]),
+    );
   });
 
   describe('in a namespace without the search attributes registered', () => {

@@ -30,7 +30,7 @@ describe("a worker's own activities and the plugin's", () => {
     await connection?.close();
   });
 
-  it('fails the worker at start, naming each colliding name, when a user activity has the name of one of the plugin\'s', async () => {
+  it("fails the worker at start, naming each colliding name, when a user activity has the name of one of the plugin's", async () => {
     const mine = { getJob: async () => 'mine', uploadFile: async () => 'mine', lookupCustomer: async () => 'mine' };
     const err = await Worker.create({
       connection,
@@ -50,7 +50,7 @@ describe("a worker's own activities and the plugin's", () => {
     expect((err as Error).message).toContain("sapi-temporal's activities");
   });
 
-  it('starts with distinct names, registering both the user\'s activities and the plugin\'s', async () => {
+  it("starts with distinct names, registering both the user's activities and the plugin's", async () => {
     const lookupCustomer = async () => 'mine';
     const worker = await Worker.create({
       connection,

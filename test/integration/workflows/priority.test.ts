@@ -33,7 +33,12 @@ describe('priority and fairness of runs', () => {
   const polling = { initialMs: 100, maxMs: 200 };
   const importOf = (table: string): ImportTableInput => ({ source, bucketId: 'in.c-priority', createBucket: true, table, polling });
   const start = (id: string, input: ImportTableInput, priority?: Priority) =>
-    env.client.workflow.start('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: `${id}-${Date.now()}`, args: [input], ...(priority ? { priority } : {}) });
+    env.client.workflow.start('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `${id}-${Date.now()}`,
+      args: [input],
+      ...(priority ? { priority } : {}),
+    });
   /** Waits for every run; returns their workflow ids in the order they closed. */
   async function closingOrder(handles: WorkflowHandle[]): Promise<string[]> {
     const closed = await Promise.all(
@@ -56,8 +61,12 @@ describe('priority and fairness of runs', () => {
 
   it('two fairness keys share a backlogged queue by their weights (3 : 1)', async () => {
     // the light key's runs are queued first: FIFO would finish them all before any heavy one
-    const light = await Promise.all(Array.from({ length: 16 }, (_, i) => start(`light-${i}`, importOf(`light${i}`), { fairnessKey: 'tenant-light', fairnessWeight: 1 })));
-    const heavy = await Promise.all(Array.from({ length: 16 }, (_, i) => start(`heavy-${i}`, importOf(`heavy${i}`), { fairnessKey: 'tenant-heavy', fairnessWeight: 3 })));
+    const light = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => start(`light-${i}`, importOf(`light${i}`), { fairnessKey: 'tenant-light', fairnessWeight: 1 })),
+    );
+    const heavy = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => start(`heavy-${i}`, importOf(`heavy${i}`), { fairnessKey: 'tenant-heavy', fairnessWeight: 3 })),
+    );
     await env.startWorker();
     const order = await closingOrder([...light, ...heavy]);
     // each run needs 7 activities in turn: with 3 of 4 dispatches the heavy key's runs all finish while the light
@@ -72,7 +81,9 @@ describe('priority and fairness of runs', () => {
     const keyed = await start('keyed', importOf('keyed'), { priorityKey: 2, fairnessKey: 'team-a' });
     await Promise.all([plain.result(), keyed.result()]);
     const scheduled = async (h: WorkflowHandle) =>
-      ((await h.fetchHistory()).events ?? []).filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes?.priority);
+      ((await h.fetchHistory()).events ?? [])
+        .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+        .map((e) => e.activityTaskScheduledEventAttributes?.priority);
     const plainPriorities = await scheduled(plain);
     expect(plainPriorities.length).toBeGreaterThanOrEqual(2); // a small import: prepareImport + uploadAndStartJob
     for (const p of plainPriorities) expect(p?.fairnessKey).toBe('storage:default');
@@ -81,14 +92,38 @@ describe('priority and fairness of runs', () => {
     expect((await keyed.describe()).raw.workflowExecutionInfo?.priority).toMatchObject({ priorityKey: 2, fairnessKey: 'team-a' });
   });
 
-  it('the CLI sets a run\'s priority from its flags, and a schedule\'s runs default to priority 2', async () => {
+  it("the CLI sets a run's priority from its flags, and a schedule's runs default to priority 2", async () => {
     const stack = testStack();
     const cliEnv = { TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: env.taskQueue };
     const id = `cli-priority-${Date.now()}`;
-    const started = await runCli(['import', source, '--bucket', 'in.c-priority', '--table', 'cli', '-w', id, '--detach', '--priority-key', '1', '--fairness-key', 'tenant-x', '--fairness-weight', '2.5', '--no-worker-check'], cliEnv);
+    const started = await runCli(
+      [
+        'import',
+        source,
+        '--bucket',
+        'in.c-priority',
+        '--table',
+        'cli',
+        '-w',
+        id,
+        '--detach',
+        '--priority-key',
+        '1',
+        '--fairness-key',
+        'tenant-x',
+        '--fairness-weight',
+        '2.5',
+        '--no-worker-check',
+      ],
+      cliEnv,
+    );
     expect(started.stderr).not.toMatch(/error/i);
     expect(started.code).toBe(0);
-    expect((await env.client.workflow.getHandle(id).describe()).raw.workflowExecutionInfo?.priority).toMatchObject({ priorityKey: 1, fairnessKey: 'tenant-x', fairnessWeight: 2.5 });
+    expect((await env.client.workflow.getHandle(id).describe()).raw.workflowExecutionInfo?.priority).toMatchObject({
+      priorityKey: 1,
+      fairnessKey: 'tenant-x',
+      fairnessWeight: 2.5,
+    });
     await env.client.workflow.getHandle(id).terminate('test over');
 
     const refused = await runCli(['import', source, '--bucket', 'in.c-priority', '--table', 'cli', '--priority-key', '7'], cliEnv);
@@ -96,7 +131,10 @@ describe('priority and fairness of runs', () => {
     expect(refused.stderr).toContain('priority must be an integer from 1 (first) to 5 (last), got 7');
 
     const scheduleId = `priority-schedule-${Date.now()}`;
-    const created = await runCli(['schedule', 'import', scheduleId, source, '--bucket', 'in.c-priority', '--table', 'sched', '--mode', 'load', '--every', '1h', '--paused'], cliEnv);
+    const created = await runCli(
+      ['schedule', 'import', scheduleId, source, '--bucket', 'in.c-priority', '--table', 'sched', '--mode', 'load', '--every', '1h', '--paused'],
+      cliEnv,
+    );
     expect(created.code).toBe(0);
     const handle = env.client.schedule.getHandle(scheduleId);
     expect((await handle.describe()).action).toMatchObject({ priority: { priorityKey: 2 } });

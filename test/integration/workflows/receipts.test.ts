@@ -85,7 +85,9 @@ describe('load receipts against the emulator', () => {
     // the receipts table: every column, keyed by receipt_id (a repeated write is an upsert)
     const table = await env.emulator.readTable(DEFAULT_RECEIPTS_TABLE);
     expect(table.columns).toEqual([...RECEIPT_COLUMNS]);
-    const described = await (await fetch(`${env.emulator.url}/v2/storage/tables/${DEFAULT_RECEIPTS_TABLE}`, { headers: { 'X-StorageApi-Token': env.emulator.token } })).json();
+    const described = await (
+      await fetch(`${env.emulator.url}/v2/storage/tables/${DEFAULT_RECEIPTS_TABLE}`, { headers: { 'X-StorageApi-Token': env.emulator.token } })
+    ).json();
     expect((described as { primaryKey: string[] }).primaryKey).toEqual(['receipt_id']);
   });
 
@@ -110,14 +112,24 @@ describe('load receipts against the emulator', () => {
 
   it('an extraction writes one receipt per loaded table, naming the extraction, the API and its window', async () => {
     const workflowId = id('extract');
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'rcx');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'rcx',
+    );
     const input: ExtractInput = { config, options: { fetch: FAST_FETCH, polling: POLLING } };
     const result = (await env.client.workflow.execute('extractWorkflow', { taskQueue: env.taskQueue, workflowId, args: [input] })) as ExtractResult;
     const receipts = await receiptsWhere(env.emulator, 'origin_workflow_id', workflowId);
     const loaded = result.tables.filter((t) => t.tableId !== null);
     expect(receipts.map((r) => r.tableId).sort()).toEqual(loaded.map((t) => t.tableId).sort());
     const users = receipts.find((r) => r.tableId === 'in.c-rcx.users')!;
-    expect(users).toMatchObject({ originRunId: result.runId, rows: 25, mode: 'create', source: { kind: 'api', location: api.url, range: { pages: result.pages } } });
+    expect(users).toMatchObject({
+      originRunId: result.runId,
+      rows: 25,
+      mode: 'create',
+      source: { kind: 'api', location: api.url, range: { pages: result.pages } },
+    });
     expect(users.source.range).toMatchObject({ previousStart: 0, currentStart: result.runTimes!.currentStart });
     expect(users.workflowId).toMatch(new RegExp(`^${workflowId}-load-users-`));
     for (const table of loaded) expect(table.receipt).toMatchObject({ status: 'written', receipt: { tableId: table.tableId } });
@@ -146,15 +158,21 @@ describe('load receipts against the emulator', () => {
     expect(text.stdout.trim().split('\n')).toEqual([expect.stringContaining(`run ${second.workflowId}`), expect.stringContaining(`run ${first.workflowId}`)]);
     expect(text.stdout).toContain(`file ${join(env.dataDir, 'v2.csv')}`);
 
-    expect(await cli('verify', '--run', second.workflowId)).toEqual({ code: 0, stdout: expect.stringMatching(/^verify .*: 1 load checked, none failed\nok +in\.c-rc\.ledger has 3 rows, the full load \(job \d+\) loaded 3\n$/) });
+    expect(await cli('verify', '--run', second.workflowId)).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^verify .*: 1 load checked, none failed\nok +in\.c-rc\.ledger has 3 rows, the full load \(job \d+\) loaded 3\n$/),
+    });
     const superseded = JSON.parse((await cli('verify', '--run', first.workflowId, '--json')).stdout) as { checks: Array<{ status: string }> };
     expect(superseded.checks.map((c) => c.status)).toEqual(['superseded']);
 
     // rows that came without a receipt: verify fails, naming the table and the counts
-    await importRun({ source: csvFile('v3.csv', 'id,v\n9,z\n'), table: 'ledger', mode: 'load', incremental: true, createBucket: false, receipts: false }).result;
+    await importRun({ source: csvFile('v3.csv', 'id,v\n9,z\n'), table: 'ledger', mode: 'load', incremental: true, createBucket: false, receipts: false })
+      .result;
     const failed = await cli('verify', '--run', second.workflowId, '--json');
     expect(failed.code).toBe(1);
-    const error = JSON.parse(failed.stdout) as { error: { code: string; message: string; checks: Array<{ status: string; tableRows: number; receiptRows: number }> } };
+    const error = JSON.parse(failed.stdout) as {
+      error: { code: string; message: string; checks: Array<{ status: string; tableRows: number; receiptRows: number }> };
+    };
     expect(error.error).toMatchObject({ code: 'SAPI_CLI_VERIFY_FAILED', checks: [{ status: 'mismatch', tableRows: 4, receiptRows: 3 }] });
     expect(error.error.message).toContain('in.c-rc.ledger has 4 rows');
   });

@@ -38,7 +38,9 @@ describe('runs queried from their first moment', () => {
     await hammer;
     handles[workflowId] = handle;
     const events = (await handle.fetchHistory()).events ?? [];
-    const marker = events.findIndex((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    const marker = events.findIndex(
+      (e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && e.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    );
     splitById[workflowId] = events[marker + 1]?.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED;
     return splitById[workflowId];
   }
@@ -49,13 +51,28 @@ describe('runs queried from their first moment', () => {
     writeFileSync(source, 'id,name\n1,a\n2,b\n');
     const handles: Record<string, WorkflowHandle> = {};
     // each run splits its first task about one time in four: twelve runs make a miss unlikely (0.75^12 ≈ 3 %)
-    const first = await queried('importTableWorkflow', 'queried-import-0', { source, bucketId: 'in.c-queried', createBucket: true, table: 't0', polling } satisfies ImportTableInput, handles);
+    const first = await queried(
+      'importTableWorkflow',
+      'queried-import-0',
+      { source, bucketId: 'in.c-queried', createBucket: true, table: 't0', polling } satisfies ImportTableInput,
+      handles,
+    );
     const splits = await Promise.all([
       ...[1, 2, 3, 4, 5, 6].map((i) =>
-        queried('importTableWorkflow', `queried-import-${i}`, { source, bucketId: 'in.c-queried', table: `t${i}`, polling } satisfies ImportTableInput, handles),
+        queried(
+          'importTableWorkflow',
+          `queried-import-${i}`,
+          { source, bucketId: 'in.c-queried', table: `t${i}`, polling } satisfies ImportTableInput,
+          handles,
+        ),
       ),
       ...[1, 2, 3, 4, 5].map((i) =>
-        queried('exportTableWorkflow', `queried-export-${i}`, { tableId: 'in.c-queried.t0', destination: join(env.dataDir, 'out', `t${i}.csv`), polling } satisfies ExportTableInput, handles),
+        queried(
+          'exportTableWorkflow',
+          `queried-export-${i}`,
+          { tableId: 'in.c-queried.t0', destination: join(env.dataDir, 'out', `t${i}.csv`), polling } satisfies ExportTableInput,
+          handles,
+        ),
       ),
     ]);
     const splitOf = [first, ...splits];

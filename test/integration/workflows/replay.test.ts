@@ -49,63 +49,166 @@ describe('workflow histories replay deterministically', () => {
   it('replays import (direct, importer, sliced, failed, typed), export (sliced) and extract (children, page mode, page checkpoints) histories', async () => {
     const rows = Array.from({ length: 3000 }, (_, i) => `${i},name-${i},"note ${i}, quoted"`).join('\n');
     const importInput = (i: ImportTableInput) => ({ polling, ...i });
-    const typedColumns = [{ name: 'id', definition: { type: 'INTEGER', nullable: false } }, { name: 'price', definition: { type: 'NUMBER', length: '10,2' } }];
-    const cursor = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'replay');
+    const typedColumns = [
+      { name: 'id', definition: { type: 'INTEGER', nullable: false } },
+      { name: 'price', definition: { type: 'NUMBER', length: '10,2' } },
+    ];
+    const cursor = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'replay',
+    );
     // in.c-replay first: the imports below load into its tables and the extractions with outputBucket 'replay' write there
-    await started('importTableWorkflow', 'import-direct-create', importInput({ source: file('a.csv', `id,name,note\n${rows}\n`), bucketId: 'in.c-replay', createBucket: true, table: 'items', primaryKey: ['id'] }));
+    await started(
+      'importTableWorkflow',
+      'import-direct-create',
+      importInput({ source: file('a.csv', `id,name,note\n${rows}\n`), bucketId: 'in.c-replay', createBucket: true, table: 'items', primaryKey: ['id'] }),
+    );
 
     // Then the independent runs side by side: each chain below runs in order what shares a table or a bucket created
     // in it, and no chain touches another's tables.
     const intoItems = async () => {
-      await started('importTableWorkflow', 'import-importer-incremental', importInput({ source: file('b.csv', 'id,name,note\n1,changed,x\n9001,new,y\n'), bucketId: 'in.c-replay', table: 'items', mode: 'load', incremental: true, via: 'importer' }));
+      await started(
+        'importTableWorkflow',
+        'import-importer-incremental',
+        importInput({
+          source: file('b.csv', 'id,name,note\n1,changed,x\n9001,new,y\n'),
+          bucketId: 'in.c-replay',
+          table: 'items',
+          mode: 'load',
+          incremental: true,
+          via: 'importer',
+        }),
+      );
       const slices = [0, 1].map((p) => file(`s${p}.csv`, `${p}0001,slice-${p},z\n`));
-      await started('importTableWorkflow', 'import-sliced-load', importInput({ source: slices[0], slices, columns: ['id', 'name', 'note'], bucketId: 'in.c-replay', table: 'items', mode: 'load', incremental: true }));
-      await started('exportTableWorkflow', 'export-sliced', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'out', 'items.csv') } satisfies ExportTableInput);
+      await started(
+        'importTableWorkflow',
+        'import-sliced-load',
+        importInput({ source: slices[0], slices, columns: ['id', 'name', 'note'], bucketId: 'in.c-replay', table: 'items', mode: 'load', incremental: true }),
+      );
+      await started('exportTableWorkflow', 'export-sliced', {
+        polling,
+        tableId: 'in.c-replay.items',
+        destination: join(env.dataDir, 'out', 'items.csv'),
+      } satisfies ExportTableInput);
       // the destination checked before the export starts: refused over an existing file
       writeFileSync(join(env.dataDir, 'exists.csv'), 'keep\n');
-      await started('exportTableWorkflow', 'export-destination-refused', { polling, tableId: 'in.c-replay.items', destination: join(env.dataDir, 'exists.csv') } satisfies ExportTableInput);
+      await started('exportTableWorkflow', 'export-destination-refused', {
+        polling,
+        tableId: 'in.c-replay.items',
+        destination: join(env.dataDir, 'exists.csv'),
+      } satisfies ExportTableInput);
     };
     const beside = async () => {
-      await started('importTableWorkflow', 'import-malformed-failed', importInput({ source: file('bad.csv', 'id,name\n1,"open\n'), bucketId: 'in.c-replay', table: 'bad' }));
+      await started(
+        'importTableWorkflow',
+        'import-malformed-failed',
+        importInput({ source: file('bad.csv', 'id,name\n1,"open\n'), bucketId: 'in.c-replay', table: 'bad' }),
+      );
       // a run rejected by the checks
-      await started('importTableWorkflow', 'import-checked-missing-table', importInput({ source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-replay', table: 'absent', mode: 'load' }));
+      await started(
+        'importTableWorkflow',
+        'import-checked-missing-table',
+        importInput({ source: file('c.csv', 'id\n1\n'), bucketId: 'in.c-replay', table: 'absent', mode: 'load' }),
+      );
       // a typed table created from a definition, loaded and described
-      await started('importTableWorkflow', 'import-typed-create-metadata', importInput({ source: file('t.csv', 'id,price\n1,1.5\n2,\n'), bucketId: 'in.c-replay', table: 'typed', typedColumns, primaryKey: ['id'], description: 'typed', metadata: { owner: 'replay' } }));
+      await started(
+        'importTableWorkflow',
+        'import-typed-create-metadata',
+        importInput({
+          source: file('t.csv', 'id,price\n1,1.5\n2,\n'),
+          bucketId: 'in.c-replay',
+          table: 'typed',
+          typedColumns,
+          primaryKey: ['id'],
+          description: 'typed',
+          metadata: { owner: 'replay' },
+        }),
+      );
     };
     const cleanedUp = async () => {
       // a failed job whose file and bucket are removed
-      await started('importTableWorkflow', 'import-failed-cleanup', importInput({ source: file('d.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-cleanup', createBucket: true, table: 't' }));
+      await started(
+        'importTableWorkflow',
+        'import-failed-cleanup',
+        importInput({ source: file('d.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-cleanup', createBucket: true, table: 't' }),
+      );
       // a typed load that fails its type check, whose empty table, file and bucket are removed
-      await started('importTableWorkflow', 'import-typed-misfit-cleanup', importInput({ source: file('tm.csv', 'id,price\n1,abc\n'), bucketId: 'in.c-replay-typed', createBucket: true, table: 'typed', typedColumns }));
+      await started(
+        'importTableWorkflow',
+        'import-typed-misfit-cleanup',
+        importInput({ source: file('tm.csv', 'id,price\n1,abc\n'), bucketId: 'in.c-replay-typed', createBucket: true, table: 'typed', typedColumns }),
+      );
     };
     // the extractions into in.c-replay (their users tables), in order
     const extractions = async () => {
-      const children = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-        { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
-      ], 'replay');
-      await started('extractWorkflow', 'extract-children-batch', { config: children, options: { fetch: FAST_FETCH, polling, batchPages: 3 } } satisfies ExtractInput);
+      const children = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+        [
+          {
+            endpoint: 'users',
+            dataField: 'users',
+            dataType: 'users',
+            children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
+          },
+        ],
+        'replay',
+      );
+      await started('extractWorkflow', 'extract-children-batch', {
+        config: children,
+        options: { fetch: FAST_FETCH, polling, batchPages: 3 },
+      } satisfies ExtractInput);
       await started('extractWorkflow', 'extract-cursor-page', { config: cursor, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
       // a run that reads its state from the store (none yet) and stores the next one
-      await started('extractWorkflow', 'extract-run-state', { config: cursor, stateKey: 'replay-state', options: { fetch: FAST_FETCH, polling } } satisfies ExtractInput);
+      await started('extractWorkflow', 'extract-run-state', {
+        config: cursor,
+        stateKey: 'replay-state',
+        options: { fetch: FAST_FETCH, polling },
+      } satisfies ExtractInput);
       // the staged pages and CSVs are removed after the load
-      await started('extractWorkflow', 'extract-clean-staging', { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput);
+      await started('extractWorkflow', 'extract-clean-staging', {
+        config: cursor,
+        options: { fetch: FAST_FETCH, polling, batchPages: 2 },
+      } satisfies ExtractInput);
       // an extraction that waits paused
-      const paused = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId: 'extract-run-view-paused', input: { config: cursor, stateKey: 'replay-view', options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput });
+      const paused = await startPaused(env.client, {
+        taskQueue: env.taskQueue,
+        workflowId: 'extract-run-view-paused',
+        input: { config: cursor, stateKey: 'replay-view', options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput,
+      });
       await eventually(async () => (await paused.query<{ phase: string }>('progress')).phase === 'paused', 20_000, 'extraction never paused');
       await paused.executeUpdate('resume');
       await paused.result();
       handles['extract-run-view-paused'] = paused;
       // start-or-attach through the typed helper
-      const startedExtract = await startExtract(env.client, { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput, { taskQueue: env.taskQueue, workflowId: 'extract-start-or-attach' });
+      const startedExtract = await startExtract(env.client, { config: cursor, options: { fetch: FAST_FETCH, polling, batchPages: 2 } } satisfies ExtractInput, {
+        taskQueue: env.taskQueue,
+        workflowId: 'extract-start-or-attach',
+      });
       await startedExtract.result();
       handles['extract-start-or-attach'] = startedExtract;
     };
     const pageCheckpoints = async () => {
       // page mode as long calls that checkpoint every page, children included
-      const pageChildren = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [
-        { endpoint: 'users', dataField: 'users', dataType: 'users', children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }] },
-      ], 'replay-page');
-      await started('extractWorkflow', 'extract-page-checkpoints', { config: pageChildren, options: { fetch: FAST_FETCH, polling, mode: 'page' } } satisfies ExtractInput);
+      const pageChildren = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+        [
+          {
+            endpoint: 'users',
+            dataField: 'users',
+            dataType: 'users',
+            children: [{ endpoint: 'users/{user-id}/orders', dataField: 'orders', dataType: 'orders', placeholders: { 'user-id': 'id' } }],
+          },
+        ],
+        'replay-page',
+      );
+      await started('extractWorkflow', 'extract-page-checkpoints', {
+        config: pageChildren,
+        options: { fetch: FAST_FETCH, polling, mode: 'page' },
+      } satisfies ExtractInput);
     };
     const iterationRuns = async () => {
       // two iterations (one page each), a user function in userData, and an imported
@@ -121,7 +224,10 @@ describe('workflow histories replay deterministically', () => {
           iterations: [{ page: 1 }, { page: 2 }],
         },
       };
-      const struct = { data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } }, parent_aliases: [] };
+      const struct = {
+        data: { _users: { nodeType: 'array', '[]': { nodeType: 'object', _id: { nodeType: 'scalar' }, _previous: { nodeType: 'scalar' } } } },
+        parent_aliases: [],
+      };
       await started('extractWorkflow', 'extract-iterations', {
         config: iterations,
         stateKey: 'replay-iter',
@@ -132,13 +238,26 @@ describe('workflow histories replay deterministically', () => {
     // search attributes upserted (after a local activity found them registered), current details, a summary on every
     // activity call
     const runView = async () => {
-      await started('importTableWorkflow', 'import-run-view', importInput({ source: file('rv.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-view', createBucket: true, table: 'view' }));
-      await started('exportTableWorkflow', 'export-run-view', { polling, tableId: 'in.c-replay-view.view', destination: join(env.dataDir, 'out', 'view.csv') } satisfies ExportTableInput);
+      await started(
+        'importTableWorkflow',
+        'import-run-view',
+        importInput({ source: file('rv.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-view', createBucket: true, table: 'view' }),
+      );
+      await started('exportTableWorkflow', 'export-run-view', {
+        polling,
+        tableId: 'in.c-replay-view.view',
+        destination: join(env.dataDir, 'out', 'view.csv'),
+      } satisfies ExportTableInput);
     };
     // `temporal workflow cancel` of an extraction stops it after the page in
     // flight, loads what it staged, and ends it cancelled
     const cancelled = async () => {
-      const large = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page' }, [{ endpoint: 'large/items', dataField: 'items' }], 'replay-cancel');
+      const large = sampleConfig(
+        api,
+        { method: 'response.param', responseParam: 'next_page', queryParam: 'page' },
+        [{ endpoint: 'large/items', dataField: 'items' }],
+        'replay-cancel',
+      );
       const cancelRequested = await env.client.workflow.start('extractWorkflow', {
         taskQueue: env.taskQueue,
         workflowId: 'extract-cancel-request',
@@ -152,8 +271,16 @@ describe('workflow histories replay deterministically', () => {
     // a small import in two activities (checks + bucket + prepare, then upload + job +
     // first polls), and one whose job fails after the run created its bucket, removed again with the file
     const shortPath = async () => {
-      await started('importTableWorkflow', 'import-short-path', importInput({ source: file('sp.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-short', createBucket: true, table: 'small' }));
-      await started('importTableWorkflow', 'import-short-path-failed-cleanup', importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }));
+      await started(
+        'importTableWorkflow',
+        'import-short-path',
+        importInput({ source: file('sp.csv', 'id,name\n1,a\n2,b\n'), bucketId: 'in.c-replay-short', createBucket: true, table: 'small' }),
+      );
+      await started(
+        'importTableWorkflow',
+        'import-short-path-failed-cleanup',
+        importInput({ source: file('spf.csv', 'id,name\n1\n'), bucketId: 'in.c-replay-short-cleanup', createBucket: true, table: 't' }),
+      );
     };
     await Promise.all([intoItems(), beside(), cleanedUp(), extractions(), pageCheckpoints(), iterationRuns(), runView(), cancelled(), shortPath()]);
 
@@ -177,18 +304,27 @@ describe('workflow histories replay deterministically', () => {
     const awaited = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: 'import-awaited-job',
-      args: [importInput({ source: file('aw.csv', 'id\n1\n'), bucketId: 'in.c-replay-short', table: 'awaited', polling: { ...polling, inActivityAfterMs: 500 } })],
+      args: [
+        importInput({ source: file('aw.csv', 'id\n1\n'), bucketId: 'in.c-replay-short', table: 'awaited', polling: { ...polling, inActivityAfterMs: 500 } }),
+      ],
     });
-    await eventually(async () => ((await awaited.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob'), 60_000, 'the job was never awaited in awaitJob');
+    await eventually(
+      async () => ((await awaited.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'awaitJob'),
+      60_000,
+      'the job was never awaited in awaitJob',
+    );
     env.emulator.faults.releaseJobs('tableCreate');
     await awaited.result();
     handles['import-awaited-job'] = awaited;
 
     // a backfill: three daily windows of the sample API's dated events, two at a time after the first, each an
     // extractWorkflow child with its bounds as {"attr": "backfill.from"}
-    const events = sampleConfig(api, { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true }, [
-      { endpoint: 'events', dataField: 'events', params: { from: { attr: 'backfill.from' }, to: { attr: 'backfill.to' } } },
-    ], 'replay-backfill');
+    const events = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'next_page', queryParam: 'page', includeParams: true },
+      [{ endpoint: 'events', dataField: 'events', params: { from: { attr: 'backfill.from' }, to: { attr: 'backfill.to' } } }],
+      'replay-backfill',
+    );
     await started('backfillWorkflow', 'backfill-extract-windows', {
       kind: 'extract',
       extract: { config: events, options: { fetch: FAST_FETCH, polling, incremental: true } },
@@ -264,7 +400,11 @@ describe('workflow histories replay deterministically', () => {
     expect(Number(of)).toBeGreaterThan(Object.keys(handles).length);
 
     const idleQueue = `${env.taskQueue}-idle`;
-    const waiting = await env.client.workflow.start('importTableWorkflow', { taskQueue: idleQueue, workflowId: 'replay-check-running', args: [{ source: 'x.csv', bucketId: 'in.c-x', table: 't' }] });
+    const waiting = await env.client.workflow.start('importTableWorkflow', {
+      taskQueue: idleQueue,
+      workflowId: 'replay-check-running',
+      args: [{ source: 'x.csv', bucketId: 'in.c-x', table: 't' }],
+    });
     try {
       await eventually(async () => (await env.client.workflow.count(`TaskQueue="${idleQueue}"`)).count === 1, 30_000, 'the waiting run is visible');
       const running = await runCli(['replay-check', '--task-queue', idleQueue], temporal);

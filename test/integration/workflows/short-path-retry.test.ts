@@ -17,16 +17,25 @@ describe('a retried short-path upload whose job already started', () => {
   beforeAll(async () => (env = await startSapiTestEnv('short-retry')));
   afterAll(() => env?.stop());
 
-  it('adopts the earlier attempt\'s job instead of uploading again: one job, the rows once', async () => {
+  it("adopts the earlier attempt's job instead of uploading again: one job, the rows once", async () => {
     const base = join(env.dataDir, 'base.csv');
     writeFileSync(base, 'id,v\n1,a\n');
-    await env.client.workflow.execute('importTableWorkflow', { taskQueue: env.taskQueue, workflowId: `short-retry-base-${Date.now()}`, args: [{ source: base, bucketId: 'in.c-retry', createBucket: true, table: 't' }] });
+    await env.client.workflow.execute('importTableWorkflow', {
+      taskQueue: env.taskQueue,
+      workflowId: `short-retry-base-${Date.now()}`,
+      args: [{ source: base, bucketId: 'in.c-retry', createBucket: true, table: 't' }],
+    });
 
     const source = join(env.dataDir, 'more.csv');
     writeFileSync(source, 'id,v\n2,b\n3,c\n');
     // fresh for 4 s (the client refuses credentials within 5 minutes of their expiry)
     env.emulator.faults.expireCredentials({ access: 'upload', expiresInSeconds: 304, times: 1 });
-    env.emulator.faults.add({ method: 'POST', path: '/tables/in\\.c-retry\\.t/import-async$', times: 1, action: { type: 'status-after-success', status: 500 } });
+    env.emulator.faults.add({
+      method: 'POST',
+      path: '/tables/in\\.c-retry\\.t/import-async$',
+      times: 1,
+      action: { type: 'status-after-success', status: 500 },
+    });
     env.emulator.faults.add({ method: 'GET', path: '^/v2/storage/jobs$', untilMs: 20_000, action: { type: 'status', status: 503 } });
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,

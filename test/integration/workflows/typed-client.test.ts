@@ -22,12 +22,23 @@ describe('typed client helpers', () => {
   it('imports and exports with typed inputs and results', async () => {
     const source = join(env.dataDir, 'orders.csv');
     writeFileSync(source, 'id,name\n1,a\n2,b\n');
-    const imported = await executeImport(env.client, { source, bucketId: 'in.c-typed-client', createBucket: true, table: 'orders', polling: { initialMs: 200, maxMs: 1000 } }, { taskQueue: env.taskQueue });
+    const imported = await executeImport(
+      env.client,
+      { source, bucketId: 'in.c-typed-client', createBucket: true, table: 'orders', polling: { initialMs: 200, maxMs: 1000 } },
+      { taskQueue: env.taskQueue },
+    );
     expect(imported.tableId).toBe('in.c-typed-client.orders');
-    expect((await env.emulator.readTable('in.c-typed-client.orders')).rows).toEqual([['1', 'a'], ['2', 'b']]);
+    expect((await env.emulator.readTable('in.c-typed-client.orders')).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+    ]);
 
     const destination = join(env.dataDir, 'out.csv');
-    const exported = await executeExport(env.client, { tableId: imported.tableId, destination, polling: { initialMs: 200, maxMs: 1000 } }, { taskQueue: env.taskQueue });
+    const exported = await executeExport(
+      env.client,
+      { tableId: imported.tableId, destination, polling: { initialMs: 200, maxMs: 1000 } },
+      { taskQueue: env.taskQueue },
+    );
     const written = readFileSync(destination);
     expect(exported).toMatchObject({ path: destination, bytes: written.length, sha256: createHash('sha256').update(written).digest('hex') });
   });
@@ -41,7 +52,8 @@ describe('typed client helpers', () => {
     const [first, second] = await Promise.all([startImport(env.client, input, options), startImport(env.client, input, options)]);
     expect(second.firstExecutionRunId).toBe(first.firstExecutionRunId);
     expect([first.attached, second.attached].sort()).toEqual([false, true]);
-    for (const started of [first, second]) expect(started.progress).toMatchObject({ tableId: 'in.c-typed-client.again', phase: expect.any(String), bytes: expect.any(Number) });
+    for (const started of [first, second])
+      expect(started.progress).toMatchObject({ tableId: 'in.c-typed-client.again', phase: expect.any(String), bytes: expect.any(Number) });
     const [a, b] = await Promise.all([first.result(), second.result()]);
     expect(b).toEqual(a);
     const runs = [];
@@ -57,8 +69,19 @@ describe('typed client helpers', () => {
     const source = join(env.dataDir, 'nightly.csv');
     writeFileSync(source, 'id,v\n1,a\n2,b\n');
     const tableId = 'in.c-typed-client.nightly';
-    await executeImport(env.client, { source, bucketId: 'in.c-typed-client', createBucket: true, table: 'nightly', polling: { initialMs: 200, maxMs: 1000 } }, { taskQueue: env.taskQueue });
-    const load = { source, bucketId: 'in.c-typed-client', table: 'nightly', mode: 'load' as const, incremental: true, polling: { initialMs: 200, maxMs: 1000 } };
+    await executeImport(
+      env.client,
+      { source, bucketId: 'in.c-typed-client', createBucket: true, table: 'nightly', polling: { initialMs: 200, maxMs: 1000 } },
+      { taskQueue: env.taskQueue },
+    );
+    const load = {
+      source,
+      bucketId: 'in.c-typed-client',
+      table: 'nightly',
+      mode: 'load' as const,
+      incremental: true,
+      polling: { initialMs: 200, maxMs: 1000 },
+    };
     const options = { taskQueue: env.taskQueue, workflowId: `typed-client-nightly-${Date.now()}` };
     const loads = () => env.emulator.requests.filter((r) => r.method === 'POST' && r.path === `/v2/storage/tables/${tableId}/import-async`).length;
     const before = loads();
@@ -66,11 +89,20 @@ describe('typed client helpers', () => {
     const first = await executeImport(env.client, load, options);
     expect(first).toMatchObject({ tableId, importedRowsCount: 2 });
     const again = await startImport(env.client, load, options);
-    expect({ attached: again.attached, alreadyDone: again.alreadyDone, progress: again.progress }).toEqual({ attached: true, alreadyDone: true, progress: undefined });
+    expect({ attached: again.attached, alreadyDone: again.alreadyDone, progress: again.progress }).toEqual({
+      attached: true,
+      alreadyDone: true,
+      progress: undefined,
+    });
     expect(await again.result()).toEqual(first);
     expect(await executeImport(env.client, load, options)).toEqual(first);
     expect(loads() - before).toBe(1);
-    expect((await env.emulator.readTable(tableId)).rows).toEqual([['1', 'a'], ['2', 'b'], ['1', 'a'], ['2', 'b']]); // created once, loaded once
+    expect((await env.emulator.readTable(tableId)).rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['1', 'a'],
+      ['2', 'b'],
+    ]); // created once, loaded once
     const runs = async () => {
       const ids = [];
       for await (const run of env.client.workflow.list({ query: `WorkflowId = "${options.workflowId}"` })) ids.push(run.runId);

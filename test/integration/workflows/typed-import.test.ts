@@ -34,11 +34,22 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
 
   /** The real CLI in a child process (as bin/sapi-temporal runs it), on this file's task queue. */
   function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args, '--task-queue', env.taskQueue], {
-      cwd: workDir,
-      env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: stack.namespace, TEMPORAL_TASK_QUEUE: undefined, SAPI_URL: undefined, SAPI_TOKEN: undefined },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), resolve(repoRoot, 'bin', 'sapi-temporal.js'), '--', ...args, '--task-queue', env.taskQueue],
+      {
+        cwd: workDir,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: stack.temporalAddress,
+          TEMPORAL_NAMESPACE: stack.namespace,
+          TEMPORAL_TASK_QUEUE: undefined,
+          SAPI_URL: undefined,
+          SAPI_TOKEN: undefined,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const out = { stdout: '', stderr: '' };
     child.stdout.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
@@ -83,9 +94,30 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   it('creates a typed table through the CLI from --column flags: the table detail has the types, the rows their typed values, the description and metadata are set', async () => {
     const source = csvFile('orders.csv', ORDERS);
     const outcome = await cli([
-      'import', source, '--bucket', 'in.c-typed', '--create-bucket', '--table', 'orders',
-      '--column', 'id:INTEGER NOT NULL', '--column', 'price:NUMBER(10,2)', '--column', 'day:DATE', '--column', 'name:VARCHAR(20)',
-      '--primary-key', 'id', '--description', 'Orders with types', '--metadata', 'owner=data-team', '--metadata', 'source.system=shop', '--json',
+      'import',
+      source,
+      '--bucket',
+      'in.c-typed',
+      '--create-bucket',
+      '--table',
+      'orders',
+      '--column',
+      'id:INTEGER NOT NULL',
+      '--column',
+      'price:NUMBER(10,2)',
+      '--column',
+      'day:DATE',
+      '--column',
+      'name:VARCHAR(20)',
+      '--primary-key',
+      'id',
+      '--description',
+      'Orders with types',
+      '--metadata',
+      'owner=data-team',
+      '--metadata',
+      'source.system=shop',
+      '--json',
     ]);
     expect(outcome).toMatchObject({ code: 0 });
     expect(JSON.parse(outcome.stdout)).toMatchObject({ tableId: 'in.c-typed.orders', importedRowsCount: 3, typed: true, metadataSet: 3 });
@@ -104,7 +136,11 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     // typed values: the decimal keeps its scale, the empty price is NULL (an empty value again when read as text)
     expect(await env.emulator.readTable('in.c-typed.orders')).toEqual({
       columns: ['id', 'price', 'day', 'name'],
-      rows: [['1', '12.50', '2024-02-29', 'alpha'], ['2', '0.99', '2024-03-01', 'beta, quoted'], ['3', '', '2024-03-02', '']],
+      rows: [
+        ['1', '12.50', '2024-02-29', 'alpha'],
+        ['2', '0.99', '2024-03-01', 'beta, quoted'],
+        ['3', '', '2024-03-02', ''],
+      ],
     });
 
     const metadata = (await api('tables/in.c-typed.orders/metadata')).body as Json[];
@@ -116,17 +152,31 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     expect(table.metadata.map((m: Json) => m.key)).toEqual(['KBC.description', 'owner', 'source.system']);
   });
 
-  it('fails a wrong-type import through the CLI with the job\'s message, loads nothing and leaves no table, file or bucket behind', async () => {
+  it("fails a wrong-type import through the CLI with the job's message, loads nothing and leaves no table, file or bucket behind", async () => {
     const source = csvFile('wrong.csv', 'id,qty\n1,5\n2,abc\n');
     const outcome = await cli([
-      'import', source, '--bucket', 'in.c-typed-wrong', '--create-bucket', '--table', 'stock', '--column', 'id:INTEGER', '--column', 'qty:INTEGER',
-      '--workflow-id', 'typed-wrong-1', '--json',
+      'import',
+      source,
+      '--bucket',
+      'in.c-typed-wrong',
+      '--create-bucket',
+      '--table',
+      'stock',
+      '--column',
+      'id:INTEGER',
+      '--column',
+      'qty:INTEGER',
+      '--workflow-id',
+      'typed-wrong-1',
+      '--json',
     ]);
     expect(outcome.code).toBe(1);
     const { error } = JSON.parse(outcome.stdout) as { error: { code: string; message: string } };
     expect(error.code).toBe('SAPI_JOB_FAILED');
     expect(error.message).toMatch(/column "qty", row 2 of file \d+: value "abc" is not a valid NUMBER\(38,0\); nothing was loaded/);
-    expect(outcome.stderr).toMatch(/^sapi-temporal: import failed \[SAPI_JOB_FAILED\] .*value "abc" is not a valid NUMBER\(38,0\).*\(workflow typed-wrong-1\)$/m);
+    expect(outcome.stderr).toMatch(
+      /^sapi-temporal: import failed \[SAPI_JOB_FAILED\] .*value "abc" is not a valid NUMBER\(38,0\).*\(workflow typed-wrong-1\)$/m,
+    );
     expect((await api('tables/in.c-typed-wrong.stock')).status).toBe(404);
     expect((await api('buckets/in.c-typed-wrong')).status).toBe(404);
     expect(await filesNamed('wrong.csv')).toEqual([]);
@@ -134,7 +184,15 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
 
   it('drops the typed table it created when the load fails, but keeps the bucket that existed before', async () => {
     const failure = await failureOf(
-      run({ source: csvFile('nulls.csv', 'id,name\n1,a\n,b\n'), bucketId: 'in.c-typed', table: 'strict', typedColumns: [{ name: 'id', definition: { type: 'INTEGER', nullable: false } }, { name: 'name', definition: { type: 'VARCHAR' } }] }),
+      run({
+        source: csvFile('nulls.csv', 'id,name\n1,a\n,b\n'),
+        bucketId: 'in.c-typed',
+        table: 'strict',
+        typedColumns: [
+          { name: 'id', definition: { type: 'INTEGER', nullable: false } },
+          { name: 'name', definition: { type: 'VARCHAR' } },
+        ],
+      }),
     );
     expect(failure.type).toBe('SAPI_JOB_FAILED');
     expect(failure.message).toMatch(/column "id", row 2 of file \d+: column is not nullable \(NUMBER\(38,0\)\) and the value is empty; nothing was loaded/);
@@ -143,13 +201,29 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   });
 
   it('loads into an existing typed table, incrementally by its key and in full; a load that does not fit leaves the rows and the table as they were', async () => {
-    const more = await run({ source: csvFile('more.csv', 'id,price,day,name\n3,7.25,2024-03-02,gamma\n4,100,2024-03-03,delta\n'), bucketId: 'in.c-typed', table: 'orders', mode: 'load', incremental: true, description: 'Orders with types, loaded twice' });
+    const more = await run({
+      source: csvFile('more.csv', 'id,price,day,name\n3,7.25,2024-03-02,gamma\n4,100,2024-03-03,delta\n'),
+      bucketId: 'in.c-typed',
+      table: 'orders',
+      mode: 'load',
+      incremental: true,
+      description: 'Orders with types, loaded twice',
+    });
     expect(more).toMatchObject({ importedRowsCount: 2, typed: true, metadataSet: 1 });
     const rows = (await env.emulator.readTable('in.c-typed.orders')).rows;
-    expect([...rows].sort()).toEqual([['1', '12.50', '2024-02-29', 'alpha'], ['2', '0.99', '2024-03-01', 'beta, quoted'], ['3', '7.25', '2024-03-02', 'gamma'], ['4', '100.00', '2024-03-03', 'delta']]);
-    expect(((await api('tables/in.c-typed.orders/metadata')).body as Json[]).find((m) => m.key === 'KBC.description')).toMatchObject({ value: 'Orders with types, loaded twice' });
+    expect([...rows].sort()).toEqual([
+      ['1', '12.50', '2024-02-29', 'alpha'],
+      ['2', '0.99', '2024-03-01', 'beta, quoted'],
+      ['3', '7.25', '2024-03-02', 'gamma'],
+      ['4', '100.00', '2024-03-03', 'delta'],
+    ]);
+    expect(((await api('tables/in.c-typed.orders/metadata')).body as Json[]).find((m) => m.key === 'KBC.description')).toMatchObject({
+      value: 'Orders with types, loaded twice',
+    });
 
-    const misfit = await failureOf(run({ source: csvFile('misfit.csv', 'id,price,day,name\n5,1.5,2024-13-45,eps\n'), bucketId: 'in.c-typed', table: 'orders', mode: 'load' }));
+    const misfit = await failureOf(
+      run({ source: csvFile('misfit.csv', 'id,price,day,name\n5,1.5,2024-13-45,eps\n'), bucketId: 'in.c-typed', table: 'orders', mode: 'load' }),
+    );
     expect(misfit.type).toBe('SAPI_JOB_FAILED');
     expect(misfit.message).toMatch(/column "day", row 1 of file \d+: value "2024-13-45" is not a valid DATE; nothing was loaded/);
     expect((await env.emulator.readTable('in.c-typed.orders')).rows).toHaveLength(4);
@@ -172,7 +246,16 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
 
   it('refuses a source whose header does not match the typed columns before creating anything', async () => {
     const failure = await failureOf(
-      run({ source: csvFile('mismatch.csv', 'id,extra\n1,x\n'), bucketId: 'in.c-typed-new', createBucket: true, table: 't', typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }, { name: 'name', definition: { type: 'VARCHAR' } }] }),
+      run({
+        source: csvFile('mismatch.csv', 'id,extra\n1,x\n'),
+        bucketId: 'in.c-typed-new',
+        createBucket: true,
+        table: 't',
+        typedColumns: [
+          { name: 'id', definition: { type: 'INTEGER' } },
+          { name: 'name', definition: { type: 'VARCHAR' } },
+        ],
+      }),
     );
     expect(failure.type).toBe('SAPI_INVALID_INPUT');
     expect(failure.message).toMatch(/header of .*mismatch\.csv \(id, extra\) does not match the typed columns \(id, name\): missing name; not defined extra/);
@@ -183,7 +266,13 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   it('reconciles a lost tables-definition response: one definition job, one typed table with the rows', async () => {
     const before = env.emulator.requests.length;
     env.emulator.faults.add({ method: 'POST', path: 'tables-definition$', times: 1, action: { type: 'dropResponse' } });
-    const result = await run({ source: csvFile('lost.csv', 'k\n1\n2\n'), bucketId: 'in.c-typed-lost', createBucket: true, table: 'lost', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }] });
+    const result = await run({
+      source: csvFile('lost.csv', 'k\n1\n2\n'),
+      bucketId: 'in.c-typed-lost',
+      createBucket: true,
+      table: 'lost',
+      typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }],
+    });
     expect(result).toMatchObject({ importedRowsCount: 2, typed: true });
     expect((await env.emulator.readTable('in.c-typed-lost.lost')).rows).toEqual([['1'], ['2']]);
     const posts = env.emulator.requests.slice(before).filter((r) => r.method === 'POST' && r.path.endsWith('/tables-definition'));
@@ -197,14 +286,32 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     try {
       const workflowId = `typed-import-continued-${Date.now()}-${++n}`;
       const marker = `sapi-temporal.${await chain.begin(workflowId)}.7`;
-      const defined = await post('buckets/in.c-typed/tables-definition', { name: 'resumed', columns: [{ name: 'k', definition: { type: 'INTEGER' } }] }, marker);
+      const defined = await post(
+        'buckets/in.c-typed/tables-definition',
+        { name: 'resumed', columns: [{ name: 'k', definition: { type: 'INTEGER' } }] },
+        marker,
+      );
       expect(defined.status).toBe(202);
       await eventuallyTable('in.c-typed.resumed');
       const file = await post('files/prepare', { name: 'resumed.csv' }, marker);
       const failedJob = ((await api('jobs?limit=100')).body as Json[]).find((j) => j.status === 'error' && j.operationName === 'tableImport');
       expect(failedJob).toBeDefined();
-      const resume = { fileId: file.body.id, bytes: 1, job: { id: failedJob.id, status: 'processing', operationName: 'tableImport' }, pollingSince: Date.now(), createdTable: true, typed: true };
-      const input = { polling: { initialMs: 200, maxMs: 1000 }, source: 'unused.csv', bucketId: 'in.c-typed', table: 'resumed', typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }], resume };
+      const resume = {
+        fileId: file.body.id,
+        bytes: 1,
+        job: { id: failedJob.id, status: 'processing', operationName: 'tableImport' },
+        pollingSince: Date.now(),
+        createdTable: true,
+        typed: true,
+      };
+      const input = {
+        polling: { initialMs: 200, maxMs: 1000 },
+        source: 'unused.csv',
+        bucketId: 'in.c-typed',
+        table: 'resumed',
+        typedColumns: [{ name: 'k', definition: { type: 'INTEGER' } }],
+        resume,
+      };
       const failure = await failureOf((await chain.continueWith(workflowId, 'importTableWorkflow', input)).result());
       expect(failure.type).toBe('SAPI_JOB_FAILED');
       expect((await api('tables/in.c-typed.resumed')).status).toBe(404);
@@ -223,7 +330,16 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   it('rejects typed columns for a load, an unknown primary key and a reserved metadata provider before touching the service', async () => {
     const source = csvFile('x.csv', 'id\n1\n');
     const failure = await failureOf(
-      run({ source, bucketId: 'in.c-typed', table: 'orders', mode: 'load', typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }], primaryKey: ['nope'], metadataProvider: 'storage', metadata: { 'bad key': 'v' } }),
+      run({
+        source,
+        bucketId: 'in.c-typed',
+        table: 'orders',
+        mode: 'load',
+        typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }],
+        primaryKey: ['nope'],
+        metadataProvider: 'storage',
+        metadata: { 'bad key': 'v' },
+      }),
     );
     expect(failure.type).toBe('SAPI_INVALID_INPUT');
     expect(failure.message).toContain('typedColumns need mode create');
@@ -233,13 +349,27 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
   });
 
   it('sets a description on an untyped table it creates; metadata the service refuses removes that table again, naming the table', async () => {
-    const ok = await run({ source: csvFile('plain.csv', 'a,b\n1,2\n'), bucketId: 'in.c-typed', table: 'plain', description: 'untyped, described', metadataProvider: 'user' });
+    const ok = await run({
+      source: csvFile('plain.csv', 'a,b\n1,2\n'),
+      bucketId: 'in.c-typed',
+      table: 'plain',
+      description: 'untyped, described',
+      metadataProvider: 'user',
+    });
     expect(ok).toMatchObject({ importedRowsCount: 1, typed: false, metadataSet: 1 });
-    expect(((await api('tables/in.c-typed.plain/metadata')).body as Json[]).map((m) => [m.key, m.value, m.provider])).toEqual([['KBC.description', 'untyped, described', 'user']]);
+    expect(((await api('tables/in.c-typed.plain/metadata')).body as Json[]).map((m) => [m.key, m.value, m.provider])).toEqual([
+      ['KBC.description', 'untyped, described', 'user'],
+    ]);
 
     // the emulator refuses values longer than 65,535 characters, as the service does
     const refused = await failureOf(
-      run({ source: csvFile('long.csv', 'id\n1\n'), bucketId: 'in.c-typed', table: 'long', typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }], description: 'x'.repeat(70_000) }),
+      run({
+        source: csvFile('long.csv', 'id\n1\n'),
+        bucketId: 'in.c-typed',
+        table: 'long',
+        typedColumns: [{ name: 'id', definition: { type: 'INTEGER' } }],
+        description: 'x'.repeat(70_000),
+      }),
     );
     expect(refused.type).toBe('SAPI_VALIDATION');
     expect(refused.message).toMatch(/setting metadata \(KBC\.description, provider sapi-temporal\) on table in\.c-typed\.long failed: .*longer than 65535/);
@@ -247,8 +377,20 @@ describe('typed tables and metadata through importTableWorkflow and the CLI', ()
     expect(await filesNamed('long.csv')).toEqual([]);
 
     // into a table the run did not create: the rows stay loaded, and the failure says so
-    const kept = await failureOf(run({ source: csvFile('plain2.csv', 'a,b\n3,4\n'), bucketId: 'in.c-typed', table: 'plain', mode: 'load', incremental: true, description: 'y'.repeat(70_000) }));
+    const kept = await failureOf(
+      run({
+        source: csvFile('plain2.csv', 'a,b\n3,4\n'),
+        bucketId: 'in.c-typed',
+        table: 'plain',
+        mode: 'load',
+        incremental: true,
+        description: 'y'.repeat(70_000),
+      }),
+    );
     expect(kept.message).toMatch(/^the rows were loaded into in\.c-typed\.plain, but its metadata was not set: setting metadata/);
-    expect((await env.emulator.readTable('in.c-typed.plain')).rows).toEqual([['1', '2'], ['3', '4']]);
+    expect((await env.emulator.readTable('in.c-typed.plain')).rows).toEqual([
+      ['1', '2'],
+      ['3', '4'],
+    ]);
   });
 });

@@ -39,11 +39,20 @@ describe('control through validated updates', () => {
     ).length;
 
   it('pause, resume and limit an extraction; refused ones leave no trace; the limit stops it at that many pages, loaded', async () => {
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'updates');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'updates',
+    );
     // the id is a saved history's name (the load children's ids derive from it)
     const workflowId = 'extract-updates-limit';
     // started paused (the pause update with the start: one accepted update), so every step below meets it where the test says
-    const handle = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId, input: { config, options: { fetch: FAST_FETCH, mode: 'page' } } satisfies ExtractInput });
+    const handle = await startPaused(env.client, {
+      taskQueue: env.taskQueue,
+      workflowId,
+      input: { config, options: { fetch: FAST_FETCH, mode: 'page' } } satisfies ExtractInput,
+    });
     await eventually(async () => (await handle.query<ExtractProgress>('progress')).phase === 'paused', 30_000, 'extraction never paused');
 
     const again = await cli('pause', workflowId);
@@ -80,7 +89,15 @@ describe('control through validated updates', () => {
     const handle = await env.client.workflow.start('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId,
-      args: [{ source, bucketId: 'in.c-updates', createBucket: true, table: 'deadline', polling: { initialMs: 200, maxMs: 500, deadlineMs: 10_000 } } satisfies ImportTableInput],
+      args: [
+        {
+          source,
+          bucketId: 'in.c-updates',
+          createBucket: true,
+          table: 'deadline',
+          polling: { initialMs: 200, maxMs: 500, deadlineMs: 10_000 },
+        } satisfies ImportTableInput,
+      ],
     });
     await eventually(async () => (await handle.query<TransferProgress>('progress')).deadlineAt !== undefined, 30_000, 'import never polled its job');
     const firstDeadline = (await handle.query<TransferProgress>('progress')).deadlineAt!;

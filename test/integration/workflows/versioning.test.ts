@@ -48,7 +48,12 @@ describe('worker deployment versioning', () => {
     await eventually(
       async () => {
         try {
-          await env.client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: testStack().namespace, deploymentName, buildId, identity: 'versioning test' });
+          await env.client.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: testStack().namespace,
+            deploymentName,
+            buildId,
+            identity: 'versioning test',
+          });
           return true;
         } catch {
           return false;
@@ -80,9 +85,18 @@ describe('worker deployment versioning', () => {
       workflowId: `versioned-import-${Date.now()}`,
       args: [{ source, bucketId: 'in.c-versioning', createBucket: true, table: 'pinned', polling: { initialMs: 200, maxMs: 500 } } satisfies ImportTableInput],
     });
-    const config = sampleConfig(api, { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' }, [{ endpoint: 'cursor/items', dataType: 'users' }], 'versioning');
+    const config = sampleConfig(
+      api,
+      { method: 'response.param', responseParam: 'meta.next_cursor', queryParam: 'cursor' },
+      [{ endpoint: 'cursor/items', dataType: 'users' }],
+      'versioning',
+    );
     // paused from the start: it has fetched nothing when build B becomes current, and moves when resumed
-    const extracting = await startPaused(env.client, { taskQueue: env.taskQueue, workflowId: 'extract-versioned-upgrade', input: { config, options: { fetch: FAST_FETCH, mode: 'page', batchPages: 2 } } satisfies ExtractInput });
+    const extracting = await startPaused(env.client, {
+      taskQueue: env.taskQueue,
+      workflowId: 'extract-versioned-upgrade',
+      input: { config, options: { fetch: FAST_FETCH, mode: 'page', batchPages: 2 } } satisfies ExtractInput,
+    });
     await eventually(async () => (await extracting.query<ExtractProgress>('progress')).phase === 'paused', 30_000, 'extraction never paused');
     await eventually(async () => (await importing.query<TransferProgress>('progress')).jobId !== undefined, 30_000, 'import never started its job');
 

@@ -31,7 +31,8 @@ describe('the layout of src/', () => {
     const crossing: string[] = [];
     for (const [from, targets] of graph) {
       for (const to of targets) {
-        if ((from.startsWith('activities/') && to.startsWith('workflows/')) || (from.startsWith('workflows/') && to.startsWith('activities/'))) crossing.push(`${from} -> ${to}`);
+        if ((from.startsWith('activities/') && to.startsWith('workflows/')) || (from.startsWith('workflows/') && to.startsWith('activities/')))
+          crossing.push(`${from} -> ${to}`);
       }
     }
     expect(crossing).toEqual([]);

@@ -21,7 +21,20 @@ function fixtureTree(files: Record<string, string>): { src: string; remove: () =
 }
 
 describe('the layer checker (a check on the checks)', () => {
-  const order = parseLayers(['# X', '', '## Layers', '', '1. `base` `util.ts` — the bottom', '2. `mid` `side` — two side by side', '3. `top` — the top', '', '## Next', '4. `not` — not a layer'].join('\n'));
+  const order = parseLayers(
+    [
+      '# X',
+      '',
+      '## Layers',
+      '',
+      '1. `base` `util.ts` — the bottom',
+      '2. `mid` `side` — two side by side',
+      '3. `top` — the top',
+      '',
+      '## Next',
+      '4. `not` — not a layer',
+    ].join('\n'),
+  );
 
   it('reads the numbered list of the Layers section, bottom first, and nothing after it', () => {
     expect(order).toEqual([{ units: ['base', 'util.ts'] }, { units: ['mid', 'side'] }, { units: ['top'] }]);
@@ -40,7 +53,7 @@ describe('the layer checker (a check on the checks)', () => {
         "const g = require('./g');",
         "const h = require.resolve('./h');",
         "// import { z } from './comment';",
-        "const text = \"import { y } from './string'\";",
+        'const text = "import { y } from \'./string\'";',
       ].join('\n'),
     );
     expect(refs).toEqual([
@@ -102,7 +115,8 @@ describe('src/ keeps the layer order of docs/architecture.md', () => {
   const edges = readImports(src);
 
   it('reads the real import graph (type imports among them)', () => {
-    const has = (from: string, to: string, typeOnly: boolean): boolean => edges.some((e: ImportEdge) => e.from === from && e.to === to && e.typeOnly === typeOnly);
+    const has = (from: string, to: string, typeOnly: boolean): boolean =>
+      edges.some((e: ImportEdge) => e.from === from && e.to === to && e.typeOnly === typeOnly);
     expect(has('plugin.ts', 'activities/index.ts', false)).toBe(true);
     expect(has('workflows/import-table.ts', 'activities/index.ts', true)).toBe(true);
     expect(new Set(edges.map((e) => unitOf(e.from))).size).toBeGreaterThan(15);
@@ -116,7 +130,7 @@ describe('src/ keeps the layer order of docs/architecture.md', () => {
     expect(unitCycles(edges)).toEqual([]);
   });
 
-  it('has no cycle between modules, type imports included, but the CLI\'s one (CliContext ⇄ runTransfer: at most 6 modules)', () => {
+  it("has no cycle between modules, type imports included, but the CLI's one (CliContext ⇄ runTransfer: at most 6 modules)", () => {
     const cycles = moduleCycles(edges);
     expect(cycles.filter((cycle) => !cycle.every((module) => module.startsWith('cli/')))).toEqual([]);
     expect(cycles.flat().length).toBeLessThanOrEqual(6);

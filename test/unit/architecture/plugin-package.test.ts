@@ -48,7 +48,8 @@ function compiledSources(): string[] {
 function resolvedPaths(file: string): string[] {
   const paths: string[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isCallExpression(node) && node.expression.getText() === 'require.resolve' && ts.isStringLiteral(node.arguments[0]!)) paths.push(node.arguments[0].text);
+    if (ts.isCallExpression(node) && node.expression.getText() === 'require.resolve' && ts.isStringLiteral(node.arguments[0]!))
+      paths.push(node.arguments[0].text);
     ts.forEachChild(node, visit);
   };
   visit(ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true));
@@ -97,8 +98,14 @@ describe('the plugin package (packages/sapi-temporal)', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('declares no dependency its sources do not import, and none of the emulator\'s', () => {
-    const imported = new Set(sources.flatMap((file) => specifiers(file).filter((s) => !isRelative(s) && !builtins.has(s)).map(packageName)));
+  it("declares no dependency its sources do not import, and none of the emulator's", () => {
+    const imported = new Set(
+      sources.flatMap((file) =>
+        specifiers(file)
+          .filter((s) => !isRelative(s) && !builtins.has(s))
+          .map(packageName),
+      ),
+    );
     const unused = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})].filter((name) => !imported.has(name));
     expect(unused).toEqual([]);
     for (const name of ['@duckdb/node-api', 'fastify', '@fastify/multipart', '@aws-sdk/client-sts', 'csv-stringify']) {
@@ -106,11 +113,20 @@ describe('the plugin package (packages/sapi-temporal)', () => {
     }
   });
 
-  it('takes the Temporal SDK as peers at the workspace\'s version, the Azure client and the tracing packages as optional peers at the workspace\'s versions (those optional-deps.ts names), and its other dependencies at the workspace\'s versions', () => {
+  it("takes the Temporal SDK as peers at the workspace's version, the Azure client and the tracing packages as optional peers at the workspace's versions (those optional-deps.ts names), and its other dependencies at the workspace's versions", () => {
     const sdk = workspace.dependencies!['@temporalio/worker']!;
     const optional = Object.keys(manifest.peerDependenciesMeta ?? {}).filter((name) => manifest.peerDependenciesMeta![name]!.optional);
     // loaded only when an Azure stack is met or tracing is on (optional-deps.ts)
-    expect(optional.sort()).toEqual(['@azure/storage-blob', '@opentelemetry/api', '@opentelemetry/context-async-hooks', '@opentelemetry/core', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@temporalio/interceptors-opentelemetry']);
+    expect(optional.sort()).toEqual([
+      '@azure/storage-blob',
+      '@opentelemetry/api',
+      '@opentelemetry/context-async-hooks',
+      '@opentelemetry/core',
+      '@opentelemetry/exporter-trace-otlp-http',
+      '@opentelemetry/resources',
+      '@opentelemetry/sdk-trace-base',
+      '@temporalio/interceptors-opentelemetry',
+    ]);
     for (const name of optional) {
       const version = workspace.dependencies![name]!;
       expect(`${name}@${manifest.peerDependencies?.[name]}`).toBe(`${name}@${name.startsWith('@temporalio/') ? `~${version}` : version}`);

@@ -18,7 +18,15 @@ describe('billed actions counted from a history', () => {
       e(11, BILLED_EVENT.WORKFLOW_EXECUTION_SIGNALED),
       e(12, 2), // workflow completed
     ];
-    expect(billedActions(events)).toEqual({ total: 1 + 1 + 3 + 1 + 1, workflowStarts: 1, activityAttempts: 3, timers: 1, searchAttributeUpserts: 1, localActivityTasks: 0, messages: 1 });
+    expect(billedActions(events)).toEqual({
+      total: 1 + 1 + 3 + 1 + 1,
+      workflowStarts: 1,
+      activityAttempts: 3,
+      timers: 1,
+      searchAttributeUpserts: 1,
+      localActivityTasks: 0,
+      messages: 1,
+    });
   });
 
   it('counts the local activities of one workflow task once, and patch markers not at all', () => {

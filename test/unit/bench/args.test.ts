@@ -29,7 +29,7 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['--workers', '1,0'])).toThrow('--workers must be a positive number, got "0"');
   });
 
-  it('takes the busy cores of the loaded transfer passes (unloaded by default) and the long job\'s time compression', () => {
+  it("takes the busy cores of the loaded transfer passes (unloaded by default) and the long job's time compression", () => {
     expect(parseBenchArgs(['upload']).loadCores).toEqual([0]);
     expect(parseBenchArgs(['upload', '--load-cores', '0, 1']).loadCores).toEqual([0, 1]);
     expect(() => parseBenchArgs(['--load-cores', '1,x'])).toThrow('--load-cores takes whole numbers ≥ 0 (comma-separated), got "x"');

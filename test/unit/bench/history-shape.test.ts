@@ -4,7 +4,8 @@ import { historyShape } from '../../harness/history';
 import { SAVED_HISTORIES_DIR } from '../../harness/replay';
 
 describe('the shape of a history (what one run cost in Temporal terms)', () => {
-  const saved = (name: string) => (JSON.parse(readFileSync(join(SAVED_HISTORIES_DIR, `${name}.json`), 'utf8')) as { events: Array<{ eventType?: unknown }> }).events;
+  const saved = (name: string) =>
+    (JSON.parse(readFileSync(join(SAVED_HISTORIES_DIR, `${name}.json`), 'utf8')) as { events: Array<{ eventType?: unknown }> }).events;
 
   it('counts events, activity tasks, timers, workflow tasks and markers of a saved sliced import (the long path)', () => {
     expect(historyShape(saved('import-sliced-load'))).toEqual({
@@ -19,6 +20,13 @@ describe('the shape of a history (what one run cost in Temporal terms)', () => {
   });
 
   it('shows the short path of a small import and its receipt: 3 activity tasks, no timer, 27 events', () => {
-    expect(historyShape(saved('import-short-path'))).toEqual({ events: 27, activityTasks: 3, activityTypes: ['prepareImport', 'uploadAndStartJob', 'writeReceipt'], timers: 0, workflowTasks: 4, markers: 1 });
+    expect(historyShape(saved('import-short-path'))).toEqual({
+      events: 27,
+      activityTasks: 3,
+      activityTypes: ['prepareImport', 'uploadAndStartJob', 'writeReceipt'],
+      timers: 0,
+      workflowTasks: 4,
+      markers: 1,
+    });
   });
 });

@@ -5,12 +5,27 @@ const at = (ms: number) => ({ seconds: { toNumber: () => Math.floor(ms / 1000) }
 describe('timings read from a workflow history', () => {
   const events = [
     { eventId: 1, eventType: EVENT.WORKFLOW_EXECUTION_STARTED, eventTime: at(1_000) },
-    { eventId: 5, eventType: EVENT.ACTIVITY_TASK_SCHEDULED, eventTime: at(1_100), activityTaskScheduledEventAttributes: { activityType: { name: 'prepareFile' } } },
+    {
+      eventId: 5,
+      eventType: EVENT.ACTIVITY_TASK_SCHEDULED,
+      eventTime: at(1_100),
+      activityTaskScheduledEventAttributes: { activityType: { name: 'prepareFile' } },
+    },
     { eventId: 6, eventType: EVENT.ACTIVITY_TASK_STARTED, eventTime: at(1_120), activityTaskStartedEventAttributes: { scheduledEventId: 5, attempt: 1 } },
     { eventId: 7, eventType: EVENT.ACTIVITY_TASK_COMPLETED, eventTime: at(1_200), activityTaskCompletedEventAttributes: { scheduledEventId: 5 } },
-    { eventId: 11, eventType: EVENT.ACTIVITY_TASK_SCHEDULED, eventTime: at(1_300), activityTaskScheduledEventAttributes: { activityType: { name: 'uploadFile' } } },
+    {
+      eventId: 11,
+      eventType: EVENT.ACTIVITY_TASK_SCHEDULED,
+      eventTime: at(1_300),
+      activityTaskScheduledEventAttributes: { activityType: { name: 'uploadFile' } },
+    },
     { eventId: 12, eventType: EVENT.ACTIVITY_TASK_STARTED, eventTime: at(1_350), activityTaskStartedEventAttributes: { scheduledEventId: 11, attempt: 2 } },
-    { eventId: 13, eventType: EVENT.ACTIVITY_TASK_COMPLETED, eventTime: at(9_350), activityTaskCompletedEventAttributes: { scheduledEventId: 11, result: 'r' } },
+    {
+      eventId: 13,
+      eventType: EVENT.ACTIVITY_TASK_COMPLETED,
+      eventTime: at(9_350),
+      activityTaskCompletedEventAttributes: { scheduledEventId: 11, result: 'r' },
+    },
     { eventId: 20, eventType: EVENT.WORKFLOW_EXECUTION_COMPLETED, eventTime: at(12_000) },
   ];
 
@@ -49,7 +64,14 @@ describe('timings read from a workflow history', () => {
 });
 
 describe('where the time of repeated activities went', () => {
-  const span = (scheduled: number, started: number, ended: number) => ({ type: 'fetchPages', scheduledEventId: String(scheduled), scheduledMs: scheduled, startedMs: started, endedMs: ended, outcome: 'completed' as const });
+  const span = (scheduled: number, started: number, ended: number) => ({
+    type: 'fetchPages',
+    scheduledEventId: String(scheduled),
+    scheduledMs: scheduled,
+    startedMs: started,
+    endedMs: ended,
+    outcome: 'completed' as const,
+  });
 
   it('sums queue, run and between-activity gaps per run, not across runs', () => {
     const runA = { events: 10, activities: [span(0, 5, 105), span(120, 122, 222)] };

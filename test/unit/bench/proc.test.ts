@@ -1,4 +1,14 @@
-import { kibToMb, parseSmaps, parseProcStatTicks, parseProcStatTimes, parseProcStatus, readCpuSeconds, readMemory, RssSampler, rssTimeline } from '../../../bench/lib/proc';
+import {
+  kibToMb,
+  parseSmaps,
+  parseProcStatTicks,
+  parseProcStatTimes,
+  parseProcStatus,
+  readCpuSeconds,
+  readMemory,
+  RssSampler,
+  rssTimeline,
+} from '../../../bench/lib/proc';
 
 const status = `Name:\tnode
 VmPeak:\t 1234567 kB

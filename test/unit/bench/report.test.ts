@@ -8,7 +8,9 @@ describe('bench report', () => {
   });
 
   it('judges an absolute target on our number and leaves the verdict open without a value', () => {
-    expect(figure({ scenario: 'upload', metric: 'worker peak RSS', unit: 'MB', ours: 180, baseline: 90, target: { on: 'ours', op: '<=', value: 300 } }).met).toBe(true);
+    expect(
+      figure({ scenario: 'upload', metric: 'worker peak RSS', unit: 'MB', ours: 180, baseline: 90, target: { on: 'ours', op: '<=', value: 300 } }).met,
+    ).toBe(true);
     expect(figure({ scenario: 'x', metric: 'y', unit: 'MB', target: { on: 'ours', op: '<=', value: 300 } }).met).toBeUndefined();
   });
 
@@ -83,6 +85,10 @@ describe('the summary of an issue’s targets', () => {
       ],
       goals,
     );
-    expect(text.split('\n').slice(0, 3)).toEqual(['g1: INCOMPLETE (a pass failed) — fast', '  MET    upload: rate: 1.00× (100 vs 100 MB/s), target ratio ≥ 0.9', '  FAILED upload: FAILED [1 busy core]: table exists']);
+    expect(text.split('\n').slice(0, 3)).toEqual([
+      'g1: INCOMPLETE (a pass failed) — fast',
+      '  MET    upload: rate: 1.00× (100 vs 100 MB/s), target ratio ≥ 0.9',
+      '  FAILED upload: FAILED [1 busy core]: table exists',
+    ]);
   });
 });

@@ -37,7 +37,13 @@ describe('bench statistics', () => {
   it('rounds and fits a slope', () => {
     expect(round(1.23456, 2)).toBe(1.23);
     expect(round(undefined)).toBeUndefined();
-    expect(slope([{ x: 0, y: 1 }, { x: 1, y: 3 }, { x: 2, y: 5 }])).toBeCloseTo(2);
+    expect(
+      slope([
+        { x: 0, y: 1 },
+        { x: 1, y: 3 },
+        { x: 2, y: 5 },
+      ]),
+    ).toBeCloseTo(2);
     expect(slope([{ x: 1, y: 1 }])).toBeUndefined();
   });
 });

@@ -23,7 +23,10 @@ describe('why Temporal cannot be reached', () => {
       message:
         "TLS: the server's certificate is not signed by a trusted CA (unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE)); the CA given (/etc/ca.pem) did not sign it: set --tls-ca-path / TEMPORAL_TLS_SERVER_CA_CERT_PATH to the server's CA",
     });
-    const name = classifyConnectionError(errno("Hostname/IP does not match certificate's altnames: Host: a. is not in the cert's altnames: DNS:b", 'ERR_TLS_CERT_ALTNAME_INVALID'), tls);
+    const name = classifyConnectionError(
+      errno("Hostname/IP does not match certificate's altnames: Host: a. is not in the cert's altnames: DNS:b", 'ERR_TLS_CERT_ALTNAME_INVALID'),
+      tls,
+    );
     expect(name?.cause).toBe('tls-hostname');
     expect(name?.message).toContain('--tls-server-name / TEMPORAL_TLS_SERVER_NAME');
     const openssl = errno(
@@ -35,7 +38,9 @@ describe('why Temporal cannot be reached', () => {
     // OpenSSL's words, not its source file and line
     expect(client?.message).toContain('(tlsv13 alert certificate required (ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED))');
     expect(client?.message).not.toContain('rec_layer_s3.c');
-    expect(classifyConnectionError(errno('Client network socket disconnected before secure TLS connection was established', 'ECONNRESET'), tls)?.cause).toBe('tls-not-tls');
+    expect(classifyConnectionError(errno('Client network socket disconnected before secure TLS connection was established', 'ECONNRESET'), tls)?.cause).toBe(
+      'tls-not-tls',
+    );
     expect(classifyConnectionError(errno('certificate has expired', 'CERT_HAS_EXPIRED'), tls)?.cause).toBe('tls-expired');
     expect(classifyConnectionError(new Error('something else'), tls)).toBeUndefined();
   });

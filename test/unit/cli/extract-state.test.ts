@@ -14,10 +14,19 @@ describe('sapi-temporal extract-state', () => {
   it('imports a reference state.json, shows it, resets it', async () => {
     const { dir, store: s } = store();
     const file = join(dir, 'state.json');
-    writeFileSync(file, JSON.stringify({ time: { previousStart: 1492606006 }, 'json_parser.struct': { users: { id: 'scalar' } }, 'json_parser.structVersion': 2 }));
+    writeFileSync(
+      file,
+      JSON.stringify({ time: { previousStart: 1492606006 }, 'json_parser.struct': { users: { id: 'scalar' } }, 'json_parser.structVersion': 2 }),
+    );
     expect(await runStateCommand(s, 'show', 'cfg')).toBe("no run state stored for 'cfg' (the next run starts with previousStart 0)");
-    expect(await runStateCommand(s, 'import', 'cfg', file)).toBe(`stored ${join(dir, 'staging', 'run-state', 'cfg.json')}: the next run of 'cfg' starts with previousStart 1492606006`);
-    expect(JSON.parse(await runStateCommand(s, 'show', 'cfg'))).toEqual({ time: { previousStart: 1492606006 }, 'json_parser.struct': { users: { id: 'scalar' } }, 'json_parser.structVersion': 2 });
+    expect(await runStateCommand(s, 'import', 'cfg', file)).toBe(
+      `stored ${join(dir, 'staging', 'run-state', 'cfg.json')}: the next run of 'cfg' starts with previousStart 1492606006`,
+    );
+    expect(JSON.parse(await runStateCommand(s, 'show', 'cfg'))).toEqual({
+      time: { previousStart: 1492606006 },
+      'json_parser.struct': { users: { id: 'scalar' } },
+      'json_parser.structVersion': 2,
+    });
     await runStateCommand(s, 'reset', 'cfg');
     expect(await runStateCommand(s, 'show', 'cfg')).toMatch(/^no run state stored/);
   });
@@ -35,7 +44,10 @@ describe('sapi-temporal extract --state-key / --import-state / --reset-state', (
     const { dir } = store();
     const file = join(dir, 'state.json');
     writeFileSync(file, '{"time": {"previousStart": 5}}');
-    expect(extractInput({}, { load: true, stateKey: 'cfg', importState: file })).toMatchObject({ stateKey: 'cfg', importState: { time: { previousStart: 5 } } });
+    expect(extractInput({}, { load: true, stateKey: 'cfg', importState: file })).toMatchObject({
+      stateKey: 'cfg',
+      importState: { time: { previousStart: 5 } },
+    });
     expect(extractInput({}, { load: true, stateKey: 'cfg', resetState: true })).toMatchObject({ stateKey: 'cfg', importState: {} });
     expect(extractInput({}, { load: true, stateKey: 'cfg' })).not.toHaveProperty('importState');
   });

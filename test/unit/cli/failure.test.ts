@@ -7,7 +7,7 @@ const activityFailed = (activityType: string, cause: Error) =>
   new ActivityFailure('Activity task failed', activityType, '7', 'NON_RETRYABLE_FAILURE', 'worker@host', cause);
 
 describe('the CLI failure line', () => {
-  it('names the failure type and the job error of a failed Storage job, not Temporal\'s wrapper, with the workflow id', () => {
+  it("names the failure type and the job error of a failed Storage job, not Temporal's wrapper, with the workflow id", () => {
     const job = ApplicationFailure.nonRetryable('Storage job 12 (tableCreate on in.c-a.t) failed: unclosed quote on line 3', 'SAPI_JOB_FAILED');
     expect(describeFailure(workflowFailed(job), 'import', 'import-in.c-a.t-x1')).toBe(
       'import failed [SAPI_JOB_FAILED] Storage job 12 (tableCreate on in.c-a.t) failed: unclosed quote on line 3 (workflow import-in.c-a.t-x1)',
@@ -49,7 +49,8 @@ describe('the CLI failure line', () => {
 
   it('gives a missing namespace one code and one message, whether the client or the server says it (status vs import)', () => {
     const fromServer = Object.assign(new Error('5 NOT_FOUND: Namespace nope is not found.'), { code: 5 });
-    const expected = 'failed [SAPI_TEMPORAL_NAMESPACE_NOT_FOUND] TEMPORAL_NAMESPACE "nope" does not exist (create it, or set TEMPORAL_NAMESPACE / --namespace to an existing one)';
+    const expected =
+      'failed [SAPI_TEMPORAL_NAMESPACE_NOT_FOUND] TEMPORAL_NAMESPACE "nope" does not exist (create it, or set TEMPORAL_NAMESPACE / --namespace to an existing one)';
     expect(describeFailure(fromServer, 'import')).toBe(`import ${expected}`);
     expect(describeFailure(new NamespaceNotFoundError('nope'), 'status', 'wf-1')).toBe(`status ${expected} (workflow wf-1)`);
   });

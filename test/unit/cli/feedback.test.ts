@@ -105,7 +105,13 @@ describe('retry display', () => {
       },
     ]);
     expect(retries).toEqual([
-      { activityId: '2', activity: 'uploadFile', attempt: 3, lastFailure: '[SAPI_SERVER_ERROR] POST files/prepare answered 500\n  (exception 42)', nextAttemptAt: 1_000_500 },
+      {
+        activityId: '2',
+        activity: 'uploadFile',
+        attempt: 3,
+        lastFailure: '[SAPI_SERVER_ERROR] POST files/prepare answered 500\n  (exception 42)',
+        nextAttemptAt: 1_000_500,
+      },
     ]);
     expect(formatRetry(retries[0]!, 400, 996_500)).toBe(
       'retrying uploadFile, attempt 3, last failure: [SAPI_SERVER_ERROR] POST files/prepare answered 500 | (exception 42) (next attempt in 4.0 s)',
@@ -117,19 +123,23 @@ describe('retry display', () => {
 
 describe('errors with --json', () => {
   it('gives the code, the one-line message, the workflow and the exit code', () => {
-    const failed = commandFailure(
-      ApplicationFailure.nonRetryable('Storage job 7 failed', 'SAPI_JOB_FAILED'),
-      'import',
-      'temporal:7233',
-      'import-1',
-    );
+    const failed = commandFailure(ApplicationFailure.nonRetryable('Storage job 7 failed', 'SAPI_JOB_FAILED'), 'import', 'temporal:7233', 'import-1');
     expect(errorJson(failed)).toEqual({
-      error: { code: 'SAPI_JOB_FAILED', message: 'import failed [SAPI_JOB_FAILED] Storage job 7 failed (workflow import-1)', workflowId: 'import-1', exitCode: 1 },
+      error: {
+        code: 'SAPI_JOB_FAILED',
+        message: 'import failed [SAPI_JOB_FAILED] Storage job 7 failed (workflow import-1)',
+        workflowId: 'import-1',
+        exitCode: 1,
+      },
     });
     const lost = commandFailure(new TemporalLostError(600_000, new Error('down')), 'import', 'temporal:7233', 'import-2');
     expect(errorJson(lost).error).toMatchObject({ code: 'SAPI_CLI_TEMPORAL_LOST_CONTACT', workflowId: 'import-2', exitCode: 3 });
     const noWorker = commandFailure(new CliError(NO_WORKER, noWorkerMessage(settings, { name: 'sapi-q', kind: 'workflow' }, 5_000)), 'import', 'temporal:7233');
-    expect(errorJson(noWorker).error).toEqual({ code: 'SAPI_CLI_NO_WORKER', message: expect.stringContaining('sapi-temporal worker --task-queue sapi-q --namespace prod'), exitCode: 1 });
+    expect(errorJson(noWorker).error).toEqual({
+      code: 'SAPI_CLI_NO_WORKER',
+      message: expect.stringContaining('sapi-temporal worker --task-queue sapi-q --namespace prod'),
+      exitCode: 1,
+    });
   });
 
   it('prints one JSON object on stdout for a usage error and for a failed command, with the same exit codes', async () => {
@@ -139,13 +149,17 @@ describe('errors with --json', () => {
     try {
       expect(await run(['node', 'sapi-temporal', 'import', 'x.csv', '--json'])).toBe(2);
       expect(stdout).toHaveLength(1);
-      expect(JSON.parse(stdout[0]!)).toEqual({ error: { code: 'commander.missingMandatoryOptionValue', message: expect.stringContaining('--bucket'), exitCode: 2 } });
+      expect(JSON.parse(stdout[0]!)).toEqual({
+        error: { code: 'commander.missingMandatoryOptionValue', message: expect.stringContaining('--bucket'), exitCode: 2 },
+      });
       stdout.length = 0;
       const failing: TransferRunner = async () => {
         throw new CliError(NO_WORKER, 'no worker polls task queue q');
       };
       expect(await run(['node', 'sapi-temporal', 'import', 'x.csv', '--bucket', 'in.c-a', '--table', 't', '--json'], { runTransfer: failing })).toBe(1);
-      expect(stdout.map((chunk) => JSON.parse(chunk) as unknown)).toEqual([{ error: { code: 'SAPI_CLI_NO_WORKER', message: 'no worker polls task queue q', exitCode: 1 } }]);
+      expect(stdout.map((chunk) => JSON.parse(chunk) as unknown)).toEqual([
+        { error: { code: 'SAPI_CLI_NO_WORKER', message: 'no worker polls task queue q', exitCode: 1 } },
+      ]);
       stdout.length = 0;
       expect(await run(['node', 'sapi-temporal', 'import', 'x.csv', '--bucket', 'in.c-a', '--table', 't'], { runTransfer: failing })).toBe(1);
       expect(stdout).toEqual([]);
@@ -179,7 +193,10 @@ describe('--version, --detach, Ctrl-C and the worker check', () => {
       return runs[0]!;
     };
     expect(await parse(['import', 'x.csv', '--bucket', 'in.c-b', '--table', 't'])).toMatchObject({ detach: false, onInterrupt: 'detach', checkWorkers: true });
-    expect(await parse(['export', 'in.c-a.t', 'o.csv', '--cancel-on-interrupt', '--no-worker-check'])).toMatchObject({ onInterrupt: 'cancel', checkWorkers: false });
+    expect(await parse(['export', 'in.c-a.t', 'o.csv', '--cancel-on-interrupt', '--no-worker-check'])).toMatchObject({
+      onInterrupt: 'cancel',
+      checkWorkers: false,
+    });
     const detached = await parse(['import', 'x.csv', '--bucket', 'in.c-b', '--table', 't', '--detach', '--transfer-task-queue', 'host-q']);
     expect(detached).toMatchObject({ detach: true });
     expect(neededQueues(detached)).toEqual([
@@ -220,9 +237,13 @@ describe('--version, --detach, Ctrl-C and the worker check', () => {
     const timing = { now: () => clock, sleep: async (ms: number) => void (clock += ms), waitMs: 5_000, recheckMs: 1_000 };
     const nobody = fakeClient([[]]);
     const waiting: string[] = [];
-    await expect(requireWorkers(nobody.client, settings, [{ name: 'sapi-q', kind: 'workflow' }], { ...timing, onWaiting: (q) => waiting.push(q.name) })).rejects.toMatchObject({
+    await expect(
+      requireWorkers(nobody.client, settings, [{ name: 'sapi-q', kind: 'workflow' }], { ...timing, onWaiting: (q) => waiting.push(q.name) }),
+    ).rejects.toMatchObject({
       code: 'SAPI_CLI_NO_WORKER',
-      message: expect.stringMatching(/^no worker polls task queue sapi-q in namespace prod at temporal:7233 .*waited 5 s; nothing was started\. Start one: `sapi-temporal worker --task-queue sapi-q --namespace prod --address temporal:7233`/),
+      message: expect.stringMatching(
+        /^no worker polls task queue sapi-q in namespace prod at temporal:7233 .*waited 5 s; nothing was started\. Start one: `sapi-temporal worker --task-queue sapi-q --namespace prod --address temporal:7233`/,
+      ),
     });
     expect(clock).toBe(5_000);
     expect(waiting).toEqual(['sapi-q']);

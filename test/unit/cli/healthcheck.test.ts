@@ -7,7 +7,7 @@ const { healthcheckSettings } = require(join(__dirname, '..', '..', '..', 'deplo
 };
 
 describe('the deploy health check', () => {
-  it('connects with the worker\'s settings: address, namespace, API key (TLS on) and the TLS files', () => {
+  it("connects with the worker's settings: address, namespace, API key (TLS on) and the TLS files", () => {
     const settings = healthcheckSettings({
       HOME: '/nonexistent',
       TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
@@ -18,7 +18,11 @@ describe('the deploy health check', () => {
       SAPI_HEALTHCHECK_HOST: 'box',
     });
     expect(settings).toMatchObject({ namespace: 'ns.acct', taskQueue: 'q', host: 'box' });
-    expect(settings.connection).toMatchObject({ address: 'ns.acct.tmprl.cloud:7233', apiKey: 'secret-key', tls: { serverNameOverride: 'ns.acct.tmprl.cloud' } });
+    expect(settings.connection).toMatchObject({
+      address: 'ns.acct.tmprl.cloud:7233',
+      apiKey: 'secret-key',
+      tls: { serverNameOverride: 'ns.acct.tmprl.cloud' },
+    });
   });
 
   it('defaults like the worker: the dev server, namespace default, queue sapi-temporal, plain text', () => {

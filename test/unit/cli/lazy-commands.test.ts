@@ -11,7 +11,11 @@ const argv = (...args: string[]) => ['node', 'sapi-temporal', ...args];
 describe('the CLI loads only the command it runs', () => {
   it('lists every registered command, with its arguments and description, in the order the whole program has them', () => {
     const help = new Help();
-    const registered = buildProgram().commands.map((command) => ({ name: command.name(), term: help.subcommandTerm(command), description: command.description() }));
+    const registered = buildProgram().commands.map((command) => ({
+      name: command.name(),
+      term: help.subcommandTerm(command),
+      description: command.description(),
+    }));
     expect([...COMMAND_GROUPS.flatMap((group) => group.commands), ...DEV_KIT_SUMMARIES]).toEqual(registered);
   });
 

@@ -21,9 +21,29 @@ describe('CLI command lines', () => {
 
   it('turns an import command line into the workflow input, with the local source made absolute', async () => {
     const transfer = await parse([
-      'import', 'data/orders.csv', '--bucket', 'in.c-main', '--table', 'orders', '--create-bucket',
-      '--primary-key', 'a, b', '--via', 'importer', '--delimiter', '\\t', '--enclosure', "'", '--gzip',
-      '--connection', 'eu', '--transfer-task-queue', 'host-q', '--workflow-id', 'my-import', '--json',
+      'import',
+      'data/orders.csv',
+      '--bucket',
+      'in.c-main',
+      '--table',
+      'orders',
+      '--create-bucket',
+      '--primary-key',
+      'a, b',
+      '--via',
+      'importer',
+      '--delimiter',
+      '\\t',
+      '--enclosure',
+      "'",
+      '--gzip',
+      '--connection',
+      'eu',
+      '--transfer-task-queue',
+      'host-q',
+      '--workflow-id',
+      'my-import',
+      '--json',
     ]);
     expect(transfer).toMatchObject({ verb: 'import', workflowType: 'importTableWorkflow', workflowId: 'my-import', json: true });
     expect(transfer.input).toEqual({
@@ -54,7 +74,23 @@ describe('CLI command lines', () => {
 
   it('lets --address, --namespace and --task-queue override the environment', async () => {
     const transfer = await parse(
-      ['import', 'x.csv', '--bucket', 'in.c-a', '--table', 't', '--mode', 'load', '--incremental', '--address', 'other:1', '--namespace', 'ns', '--task-queue', 'q-flag'],
+      [
+        'import',
+        'x.csv',
+        '--bucket',
+        'in.c-a',
+        '--table',
+        't',
+        '--mode',
+        'load',
+        '--incremental',
+        '--address',
+        'other:1',
+        '--namespace',
+        'ns',
+        '--task-queue',
+        'q-flag',
+      ],
       { TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'env-ns', TEMPORAL_TASK_QUEUE: 'q-env' },
     );
     expect(transfer.settings).toEqual({ address: 'other:1', namespace: 'ns', taskQueue: 'q-flag' });
@@ -63,8 +99,20 @@ describe('CLI command lines', () => {
 
   it('turns an export command line into the workflow input, --keep-gzip implying --gzip and --where repeatable', async () => {
     const transfer = await parse([
-      'export', 'in.c-main.orders', 'out/orders.csv', '--columns', 'id,status', '--limit', '100', '--keep-gzip', '--no-header',
-      '--where', 'status=active|pending', '--where', 'amount=gt:10', '--json',
+      'export',
+      'in.c-main.orders',
+      'out/orders.csv',
+      '--columns',
+      'id,status',
+      '--limit',
+      '100',
+      '--keep-gzip',
+      '--no-header',
+      '--where',
+      'status=active|pending',
+      '--where',
+      'amount=gt:10',
+      '--json',
     ]);
     expect(transfer).toMatchObject({ verb: 'export', workflowType: 'exportTableWorkflow', json: true });
     expect(transfer.workflowId).toMatch(/^export-in\.c-main\.orders-/);
@@ -99,7 +147,7 @@ describe('CLI command lines', () => {
     [['export', 'in.c-a.t', 'out.csv', '--where', 'noequals'], /column=value/],
     [['export', 'in.c-a.t'], /missing required argument 'destination'/],
     [['nonsense'], /unknown command 'nonsense'/],
-  ])('exits 2 with commander\'s message for the usage error in %j', async (args, message) => {
+  ])("exits 2 with commander's message for the usage error in %j", async (args, message) => {
     const runTransfer = jest.fn();
     expect(await run(['node', 'sapi-temporal', ...args], { env: {}, runTransfer })).toBe(2);
     expect(runTransfer).not.toHaveBeenCalled();
@@ -109,7 +157,9 @@ describe('CLI command lines', () => {
   it('exits 1 with one sapi-temporal: line when the command fails', async () => {
     const runTransfer = jest.fn().mockRejectedValue(new Error('import failed [SAPI_JOB_FAILED] Storage job 3 failed:\nbad CSV (workflow w)'));
     expect(await run(['node', 'sapi-temporal', 'import', 'x.csv', '--bucket', 'in.c-a', '--table', 't'], { env: {}, runTransfer })).toBe(1);
-    expect(stderr.mock.calls.map(([chunk]) => String(chunk))).toEqual(['sapi-temporal: import failed [SAPI_JOB_FAILED] Storage job 3 failed: | bad CSV (workflow w)\n']);
+    expect(stderr.mock.calls.map(([chunk]) => String(chunk))).toEqual([
+      'sapi-temporal: import failed [SAPI_JOB_FAILED] Storage job 3 failed: | bad CSV (workflow w)\n',
+    ]);
   });
 });
 
@@ -144,8 +194,12 @@ describe('CLI option values', () => {
     expect(workerLocation('https://example.com/x.csv', '/home/me')).toBe('https://example.com/x.csv');
   });
 
-  it('reads only the Temporal settings, with the worker\'s defaults, and needs no Storage token', () => {
-    expect(cliSettings({ SAPI_URL: 'https://connection.example.com' })).toEqual({ address: 'localhost:7233', namespace: 'default', taskQueue: 'sapi-temporal' });
+  it("reads only the Temporal settings, with the worker's defaults, and needs no Storage token", () => {
+    expect(cliSettings({ SAPI_URL: 'https://connection.example.com' })).toEqual({
+      address: 'localhost:7233',
+      namespace: 'default',
+      taskQueue: 'sapi-temporal',
+    });
     expect(() => cliSettings({ TEMPORAL_ADDRESS: '' })).toThrow(/TEMPORAL_ADDRESS/);
   });
 });

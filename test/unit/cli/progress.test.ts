@@ -61,10 +61,13 @@ describe('CLI progress', () => {
     expect(progressFields({ phase: 'importing', bytes: 10, totalBytes: 10 }, { bytesPerSecond: 1 }).transferred).toBe('10 B / 10 B (100%)');
   });
 
-  it('ends on the whole size and every slice of the result, not the last heartbeat\'s first slice', () => {
+  it("ends on the whole size and every slice of the result, not the last heartbeat's first slice", () => {
     const last = { phase: 'downloading', bytes: 64_000_000, slicesDone: 1, slices: 11 };
     expect(progressFields(finalProgress(last, { bytes: 643_200_000, slices: 11, sliced: true })).transferred).toBe('643.2 MB / 643.2 MB (100%), slices 11/11');
-    expect(finalProgress({ phase: 'importing', bytes: 5, jobId: 3, jobStatus: 'processing' }, { bytes: 5 })).toMatchObject({ phase: 'done', jobStatus: 'success' });
+    expect(finalProgress({ phase: 'importing', bytes: 5, jobId: 3, jobStatus: 'processing' }, { bytes: 5 })).toMatchObject({
+      phase: 'done',
+      jobStatus: 'success',
+    });
   });
 
   it('gives an upload the size of the local file as its total while the workflow reports none', () => {

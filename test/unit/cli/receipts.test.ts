@@ -22,7 +22,10 @@ function receipt(mode: LoadReceipt['mode'], rows: number, endedAt: string, table
 
 describe('a receipt as a row of the receipts table', () => {
   it('round-trips every field through the row (all strings), the range as JSON', () => {
-    const r: LoadReceipt = { ...receipt('incremental', 12, '2026-11-29T10:00:00.000Z'), source: { kind: 'api', location: 'https://api.example.com', range: { previousStart: 1, currentStart: 2, stateKey: 'crm' } } };
+    const r: LoadReceipt = {
+      ...receipt('incremental', 12, '2026-11-29T10:00:00.000Z'),
+      source: { kind: 'api', location: 'https://api.example.com', range: { previousStart: 1, currentStart: 2, stateKey: 'crm' } },
+    };
     const row = receiptRow(r);
     expect(Object.keys(row)).toEqual([...RECEIPT_COLUMNS]);
     expect(Object.values(row).every((v) => typeof v === 'string')).toBe(true);
@@ -44,7 +47,9 @@ describe('a receipt as a row of the receipts table', () => {
 
   it('prints as one line: when, mode, rows, bytes, job, file, run, source', () => {
     const r = receipt('create', 2, '2026-11-29T10:00:00.000Z');
-    expect(receiptLine(r)).toBe(`2026-11-29T10:00:00.000Z  create              2 rows      20 B  job ${r.jobId}  file ${r.fileId}  run ${r.workflowId}  file /data/orders.csv`);
+    expect(receiptLine(r)).toBe(
+      `2026-11-29T10:00:00.000Z  create              2 rows      20 B  job ${r.jobId}  file ${r.fileId}  run ${r.workflowId}  file /data/orders.csv`,
+    );
   });
 });
 
@@ -52,7 +57,10 @@ describe('verify: a receipt against its table', () => {
   it('a full load with no load after it: ok when the table has exactly its rows, mismatch otherwise', () => {
     const full = receipt('full', 40, '2026-11-29T10:00:00Z');
     expect(checkReceipt(full, 40, [full]).status).toBe('ok');
-    expect(checkReceipt(full, 41, [full])).toMatchObject({ status: 'mismatch', detail: 'in.c-main.orders has 41 rows, the full load (job ' + full.jobId + ') loaded 40' });
+    expect(checkReceipt(full, 41, [full])).toMatchObject({
+      status: 'mismatch',
+      detail: 'in.c-main.orders has 41 rows, the full load (job ' + full.jobId + ') loaded 40',
+    });
   });
 
   it('a table that is gone is missing', () => {
@@ -75,7 +83,10 @@ describe('verify: a receipt against its table', () => {
     expect(checkReceipt(inc1, 20, all).status).toBe('ok');
     expect(checkReceipt(inc1, 17, all).status).toBe('ok'); // upserts replaced some rows
     expect(checkReceipt(create, 20, all).status).toBe('ok');
-    expect(checkReceipt(inc2, 21, all)).toMatchObject({ status: 'mismatch', detail: expect.stringContaining('has 21 rows; the 3 receipted loads since its last full load brought 20') });
+    expect(checkReceipt(inc2, 21, all)).toMatchObject({
+      status: 'mismatch',
+      detail: expect.stringContaining('has 21 rows; the 3 receipted loads since its last full load brought 20'),
+    });
   });
 
   it('an incremental load with no receipted full load before it cannot be bounded', () => {

@@ -15,7 +15,10 @@ describe('which errors mean Temporal is unreachable', () => {
   it.each([
     ['gRPC UNAVAILABLE', grpcError(UNAVAILABLE, 'No connection established')],
     ['gRPC DEADLINE_EXCEEDED', grpcError(DEADLINE_EXCEEDED, 'Deadline exceeded')],
-    ['a ServiceError caused by UNAVAILABLE', new ServiceError('Failed to get Workflow execution history', { cause: grpcError(UNAVAILABLE, 'Connection dropped') })],
+    [
+      'a ServiceError caused by UNAVAILABLE',
+      new ServiceError('Failed to get Workflow execution history', { cause: grpcError(UNAVAILABLE, 'Connection dropped') }),
+    ],
     ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:7233'), { code: 'ECONNREFUSED' })],
     ['a reset connection under a wrapper', new Error('request failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) })],
     ['a failed (re)connection', new CliError('SAPI_CLI_TEMPORAL_UNREACHABLE', 'cannot reach Temporal at localhost:7233')],
@@ -24,8 +27,14 @@ describe('which errors mean Temporal is unreachable', () => {
   });
 
   it.each([
-    ['a workflow that failed', new WorkflowFailedError('Workflow execution failed', ApplicationFailure.nonRetryable('bad CSV', 'SAPI_JOB_FAILED'), 'NON_RETRYABLE_FAILURE')],
-    ['a workflow that timed out', new WorkflowFailedError('Workflow execution timed out', new TimeoutFailure('timed out', undefined, 'START_TO_CLOSE'), 'TIMEOUT')],
+    [
+      'a workflow that failed',
+      new WorkflowFailedError('Workflow execution failed', ApplicationFailure.nonRetryable('bad CSV', 'SAPI_JOB_FAILED'), 'NON_RETRYABLE_FAILURE'),
+    ],
+    [
+      'a workflow that timed out',
+      new WorkflowFailedError('Workflow execution timed out', new TimeoutFailure('timed out', undefined, 'START_TO_CLOSE'), 'TIMEOUT'),
+    ],
     ['an unknown workflow', new WorkflowNotFoundError('not found', 'wf-1', undefined)],
     ['gRPC NOT_FOUND', new ServiceError('Failed to describe', { cause: grpcError(NOT_FOUND, 'namespace nope not found') })],
     ['gRPC PERMISSION_DENIED', grpcError(PERMISSION_DENIED, 'Request unauthorized')],

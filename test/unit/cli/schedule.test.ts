@@ -78,7 +78,13 @@ describe('schedule command lines', () => {
       state: { paused: false, note: '' },
       info: {
         nextActionTimes: [at],
-        recentActions: [{ scheduledAt: at, takenAt: at, action: { type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } } }],
+        recentActions: [
+          {
+            scheduledAt: at,
+            takenAt: at,
+            action: { type: 'startWorkflow', workflow: { workflowId: 'nightly-2026-11-23T03:00:00Z', firstExecutionRunId: 'r' } },
+          },
+        ],
         numActionsTaken: 4,
         numActionsSkippedOverlap: 2,
         numActionsMissedCatchupWindow: 1,
@@ -103,7 +109,9 @@ describe('schedule command lines', () => {
     expect(listingLine(listing)).toBe(
       'nightly  importTableWorkflow  next 2026-11-24T03:00:00.000Z  overlap skip  taken 4, running 1, buffered 1, skipped 2, missed 1  last nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z',
     );
-    expect(scheduleWarning(listing)).toBe('warning: schedule nightly: 2 run(s) skipped because the previous one was still running (overlap skip); 1 run(s) missed (catch-up window)');
+    expect(scheduleWarning(listing)).toBe(
+      'warning: schedule nightly: 2 run(s) skipped because the previous one was still running (overlap skip); 1 run(s) missed (catch-up window)',
+    );
     expect(scheduleWarning({ ...listing, skipped: 0, missed: 0 })).toBeUndefined();
 
     // a last run that failed: every run into a target that does not exist fails, and the schedule goes on
@@ -111,9 +119,15 @@ describe('schedule command lines', () => {
       ...listing,
       skipped: 0,
       missed: 0,
-      lastRun: { ...listing.lastRun!, status: 'failed', failure: { type: 'SAPI_NOT_FOUND', message: 'bucket in.c-x does not exist', activity: 'checkImportTarget' } },
+      lastRun: {
+        ...listing.lastRun!,
+        status: 'failed',
+        failure: { type: 'SAPI_NOT_FOUND', message: 'bucket in.c-x does not exist', activity: 'checkImportTarget' },
+      },
     };
-    expect(lastRunLine(failed.lastRun)).toBe('nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z, failed: [SAPI_NOT_FOUND] bucket in.c-x does not exist (activity checkImportTarget)');
+    expect(lastRunLine(failed.lastRun)).toBe(
+      'nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z, failed: [SAPI_NOT_FOUND] bucket in.c-x does not exist (activity checkImportTarget)',
+    );
     expect(listingLine(failed)).toMatch(/ {2}last nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00\.000Z failed$/);
     expect(scheduleWarning(failed)).toBe(
       'warning: schedule nightly: the last run nightly-2026-11-23T03:00:00Z at 2026-11-24T03:00:00.000Z, failed: [SAPI_NOT_FOUND] bucket in.c-x does not exist (activity checkImportTarget) (see `sapi-temporal status nightly-2026-11-23T03:00:00Z`)',

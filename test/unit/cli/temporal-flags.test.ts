@@ -26,12 +26,46 @@ function commandsOf(command: Command, path: string[] = []): Array<[string, Comma
 }
 
 const TEMPORAL_COMMANDS = [
-  'import', 'export', 'extract', 'status', 'wait', 'list', 'worker', 'replay-check', 'pause', 'resume', 'cancel', 'limit', 'extend-deadline',
-  'schedule import', 'schedule export', 'schedule extract', 'schedule list', 'schedule describe', 'schedule trigger', 'schedule pause', 'schedule unpause', 'schedule delete',
+  'import',
+  'export',
+  'extract',
+  'status',
+  'wait',
+  'list',
+  'worker',
+  'replay-check',
+  'pause',
+  'resume',
+  'cancel',
+  'limit',
+  'extend-deadline',
+  'schedule import',
+  'schedule export',
+  'schedule extract',
+  'schedule list',
+  'schedule describe',
+  'schedule trigger',
+  'schedule pause',
+  'schedule unpause',
+  'schedule delete',
 ];
-const CONNECTION_FLAGS = ['--address', '--namespace', '--api-key', '--tls', '--tls-cert-path', '--tls-key-path', '--tls-ca-path', '--tls-server-name', '--tls-disable-host-verification', '--profile', '--config-file', '--env', '--env-file'];
+const CONNECTION_FLAGS = [
+  '--address',
+  '--namespace',
+  '--api-key',
+  '--tls',
+  '--tls-cert-path',
+  '--tls-key-path',
+  '--tls-ca-path',
+  '--tls-server-name',
+  '--tls-disable-host-verification',
+  '--profile',
+  '--config-file',
+  '--env',
+  '--env-file',
+];
 
-describe('the Temporal CLI\'s connection and output flags', () => {
+describe("the Temporal CLI's connection and output flags", () => {
   let dir: string;
   let stderr: jest.SpyInstance;
   let stdout: jest.SpyInstance;
@@ -59,7 +93,23 @@ describe('the Temporal CLI\'s connection and output flags', () => {
 
   it('turns the TLS, API key and profile flags into the settings their variables give, flags winning over variables', async () => {
     const transfer = await parse(
-      ['export', 'in.c-a.t', 'out.csv', '--api-key', 'k-flag', '--tls-ca-path', '/ca.pem', '--tls-cert-path', '/c.pem', '--tls-key-path', '/k.pem', '--tls-server-name', 'temporal.internal', '-n', 'ns-flag'],
+      [
+        'export',
+        'in.c-a.t',
+        'out.csv',
+        '--api-key',
+        'k-flag',
+        '--tls-ca-path',
+        '/ca.pem',
+        '--tls-cert-path',
+        '/c.pem',
+        '--tls-key-path',
+        '/k.pem',
+        '--tls-server-name',
+        'temporal.internal',
+        '-n',
+        'ns-flag',
+      ],
       { TEMPORAL_API_KEY: 'k-env', TEMPORAL_NAMESPACE: 'ns-env', HOME: dir },
     );
     expect(transfer.settings).toMatchObject({
@@ -72,7 +122,11 @@ describe('the Temporal CLI\'s connection and output flags', () => {
   it('reads --profile from --config-file, and --no-tls turns TLS off under an API key', () => {
     const file = join(dir, 'temporal.toml');
     writeFileSync(file, '[profile.prod]\naddress = "prod.example.com:7233"\nnamespace = "prod-ns"\n');
-    expect(cliSettings({ HOME: dir }, { profile: 'prod', configFile: file })).toMatchObject({ address: 'prod.example.com:7233', namespace: 'prod-ns', profile: 'prod' });
+    expect(cliSettings({ HOME: dir }, { profile: 'prod', configFile: file })).toMatchObject({
+      address: 'prod.example.com:7233',
+      namespace: 'prod-ns',
+      profile: 'prod',
+    });
     const plain = cliSettings({ HOME: dir }, { apiKey: 'k', tls: false });
     expect(plain.tls).toMatchObject({ disabled: true });
   });
@@ -93,7 +147,10 @@ describe('the Temporal CLI\'s connection and output flags', () => {
 
   it('takes the --env preset of temporal.yaml as defaults: flags win over it, it wins over the variables', async () => {
     const file = join(dir, 'temporal.yaml');
-    writeFileSync(file, 'env:\n    default:\n        address: default.example.com:7233\n    prod:\n        address: prod.example.com:7233\n        namespace: "prod-ns"\n        tls-ca-path: /ca.pem\n        tls-disable-host-verification: true\n');
+    writeFileSync(
+      file,
+      'env:\n    default:\n        address: default.example.com:7233\n    prod:\n        address: prod.example.com:7233\n        namespace: "prod-ns"\n        tls-ca-path: /ca.pem\n        tls-disable-host-verification: true\n',
+    );
     expect(cliSettings({ TEMPORAL_ADDRESS: 'env.example.com:1', HOME: dir }, { env: 'prod', envFile: file, namespace: 'flag-ns' })).toMatchObject({
       address: 'prod.example.com:7233',
       namespace: 'flag-ns',
@@ -109,7 +166,10 @@ describe('the Temporal CLI\'s connection and output flags', () => {
   });
 
   it('parses the presets file as `temporal env set` writes it, quoted values and comments included', () => {
-    expect(parseEnvFile("# presets\nenv:\n  a:\n    address: 'h:1' # here\n    api-key: \"x\\\"y\"\n  b: {}\nother: 1\n")).toEqual({ a: { address: 'h:1', 'api-key': 'x"y' }, b: {} });
+    expect(parseEnvFile('# presets\nenv:\n  a:\n    address: \'h:1\' # here\n    api-key: "x\\"y"\n  b: {}\nother: 1\n')).toEqual({
+      a: { address: 'h:1', 'api-key': 'x"y' },
+      b: {},
+    });
     expect(() => parseEnvFile('env:\n  a: 1\n')).toThrow('line 2: env a must be a mapping');
   });
 
@@ -136,7 +196,8 @@ describe('the Temporal CLI\'s connection and output flags', () => {
   });
 
   it('finds -o json wherever it is written on the command line, before a --', () => {
-    for (const args of [['--json'], ['-o', 'json'], ['-ojson'], ['--output', 'json'], ['--output=json']]) expect(wantsJson(['node', 'x', 'status', 'id', ...args])).toBe(true);
+    for (const args of [['--json'], ['-o', 'json'], ['-ojson'], ['--output', 'json'], ['--output=json']])
+      expect(wantsJson(['node', 'x', 'status', 'id', ...args])).toBe(true);
     expect(wantsJson(['node', 'x', 'status', 'id', '-o', 'text'])).toBe(false);
     expect(wantsJson(['node', 'x', 'status', '--', '--json'])).toBe(false);
   });
@@ -147,7 +208,9 @@ describe('the installed package without the dev kit', () => {
     for (const name of DEV_KIT_COMMANDS) {
       const program = new Command('sapi-temporal').exitOverride();
       registerDevKitHints(program);
-      await expect(program.parseAsync(['node', 'sapi-temporal', name, '--backend', 'aws'])).rejects.toThrow(new RegExp(`\`${name}\` is part of the repository's dev kit, not of the installed package: .*make ${name}`));
+      await expect(program.parseAsync(['node', 'sapi-temporal', name, '--backend', 'aws'])).rejects.toThrow(
+        new RegExp(`\`${name}\` is part of the repository's dev kit, not of the installed package: .*make ${name}`),
+      );
     }
   });
 });

@@ -27,8 +27,25 @@ describe('typed-table and metadata flags of sapi-temporal import', () => {
 
   it('turns repeated --column flags, --description and --metadata into typedColumns, description and metadata', async () => {
     const transfer = await parse([
-      ...base, '--column', 'id:INTEGER NOT NULL', '--column', 'price:number(10, 2)', '--column', 'name:VARCHAR(255)', '--column', 'day:DATE',
-      '--primary-key', 'id', '--description', 'Orders, typed', '--metadata', 'owner=data-team', '--metadata', 'KBC.note=a=b', '--metadata-provider', 'user',
+      ...base,
+      '--column',
+      'id:INTEGER NOT NULL',
+      '--column',
+      'price:number(10, 2)',
+      '--column',
+      'name:VARCHAR(255)',
+      '--column',
+      'day:DATE',
+      '--primary-key',
+      'id',
+      '--description',
+      'Orders, typed',
+      '--metadata',
+      'owner=data-team',
+      '--metadata',
+      'KBC.note=a=b',
+      '--metadata-provider',
+      'user',
     ]);
     expect(transfer.input).toEqual({
       source: 's3://landing/orders.csv',
@@ -50,7 +67,16 @@ describe('typed-table and metadata flags of sapi-temporal import', () => {
 
   it('reads --columns-file in the tables-definition shape, taking its primaryKeysNames when --primary-key is absent', async () => {
     const file = join(dir, 'defs.json');
-    writeFileSync(file, JSON.stringify({ primaryKeysNames: ['id'], columns: [{ name: 'id', definition: { type: 'integer', nullable: false } }, { name: 'amount', definition: { type: 'NUMERIC', length: 12, default: 0 } }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        primaryKeysNames: ['id'],
+        columns: [
+          { name: 'id', definition: { type: 'integer', nullable: false } },
+          { name: 'amount', definition: { type: 'NUMERIC', length: 12, default: 0 } },
+        ],
+      }),
+    );
     const transfer = await parse([...base, '--columns-file', file]);
     expect(transfer.input).toMatchObject({
       primaryKey: ['id'],
@@ -92,14 +118,25 @@ describe('typed-table and metadata flags of sapi-temporal import', () => {
 
   it('says in the summary that the table is typed and how many metadata entries were set, and nothing of it for a plain import', () => {
     const result = { tableId: 'in.c-a.t', fileId: 1, jobId: 2, importedRowsCount: 3, bytes: 10 };
-    expect(summarizeImport({ ...result, typed: true, metadataSet: 2 }).fields.slice(-2)).toEqual([['typed', 'yes'], ['metadata', '2 entries set']]);
+    expect(summarizeImport({ ...result, typed: true, metadataSet: 2 }).fields.slice(-2)).toEqual([
+      ['typed', 'yes'],
+      ['metadata', '2 entries set'],
+    ]);
     expect(summarizeImport({ ...result, typed: false, metadataSet: 1 }).fields.slice(-1)).toEqual([['metadata', '1 entry set']]);
     expect(summarizeImport({ ...result, typed: false }).fields.map(([label]) => label)).toEqual(['table', 'rows', 'bytes', 'sha256', 'file id', 'job id']);
   });
 
   it('exits 2 naming the entry of a --columns-file without a type', async () => {
     const file = join(dir, 'untyped.json');
-    writeFileSync(file, JSON.stringify({ columns: [{ name: 'a', definition: { type: 'INTEGER' } }, { name: 'b', definition: {} }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        columns: [
+          { name: 'a', definition: { type: 'INTEGER' } },
+          { name: 'b', definition: {} },
+        ],
+      }),
+    );
     const runTransfer = jest.fn();
     expect(await run(['node', 'sapi-temporal', ...base, '--columns-file', file], { env: {}, runTransfer })).toBe(2);
     expect(stderr.mock.calls.map(([chunk]) => String(chunk)).join('')).toMatch(/columns\[1\] \(b\) needs "definition": \{"type": …\}/);

@@ -103,7 +103,9 @@ describe('codec keys', () => {
 
   it('rejects malformed keys with the variable, the entry and how to fix it', () => {
     expect(() => parseCodecKeys(['nokey'], 'SAPI_CODEC_KEYS')).toThrow(/SAPI_CODEC_KEYS entry 1 must be id:base64key/);
-    expect(() => parseCodecKeys([`a:${randomBytes(16).toString('base64')}`], 'SAPI_CODEC_KEYS')).toThrow(/key "a"\): the key must be 32 bytes in base64, got 16 bytes; generate one with `openssl rand -base64 32`/);
+    expect(() => parseCodecKeys([`a:${randomBytes(16).toString('base64')}`], 'SAPI_CODEC_KEYS')).toThrow(
+      /key "a"\): the key must be 32 bytes in base64, got 16 bytes; generate one with `openssl rand -base64 32`/,
+    );
     expect(() => parseCodecKeys([`a:${keyA.key}`, `a:${keyB.key}`], 'SAPI_CODEC_KEYS')).toThrow(/key id "a" is listed twice/);
     expect(() => loadCodecKeys({ SAPI_CODEC_KEYS: `a:${keyA.key}`, SAPI_CODEC_KEY_FILE: '/x' })).toThrow(/either SAPI_CODEC_KEYS or SAPI_CODEC_KEY_FILE/);
     expect(() => loadCodecKeys({ SAPI_CODEC_KEY_FILE: '/nonexistent/keys' })).toThrow(/SAPI_CODEC_KEY_FILE=\/nonexistent\/keys cannot be read/);

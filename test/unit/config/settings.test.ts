@@ -29,12 +29,16 @@ describe('worker settings from the environment', () => {
   it('reads the worker tuning variables, with documented defaults, and rejects nonsense by name', () => {
     const base = { SAPI_URL: 'https://c.example.com', SAPI_TOKEN: 't' };
     expect(loadSettings(base).worker).toEqual({ maxCachedWorkflows: 1000, maxConcurrentActivities: 100, maxConcurrentWorkflowTasks: 40 });
-    expect(loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: '0', SAPI_MAX_CONCURRENT_ACTIVITIES: '20', SAPI_MAX_CONCURRENT_WORKFLOW_TASKS: '8' }).worker).toEqual({
+    expect(
+      loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: '0', SAPI_MAX_CONCURRENT_ACTIVITIES: '20', SAPI_MAX_CONCURRENT_WORKFLOW_TASKS: '8' }).worker,
+    ).toEqual({
       maxCachedWorkflows: 0,
       maxConcurrentActivities: 20,
       maxConcurrentWorkflowTasks: 8,
     });
-    expect(() => loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: 'many', SAPI_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(/SAPI_MAX_CACHED_WORKFLOWS.*SAPI_MAX_CONCURRENT_ACTIVITIES/);
+    expect(() => loadSettings({ ...base, SAPI_MAX_CACHED_WORKFLOWS: 'many', SAPI_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(
+      /SAPI_MAX_CACHED_WORKFLOWS.*SAPI_MAX_CONCURRENT_ACTIVITIES/,
+    );
   });
 
   it('reads where load receipts go: the default table, another one, or off; refuses what is not a table id by name', () => {
@@ -42,7 +46,9 @@ describe('worker settings from the environment', () => {
     expect(loadSettings(base).receiptsTable).toBe('in.c-sapi-temporal.receipts');
     expect(loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'in.c-audit.loads' }).receiptsTable).toBe('in.c-audit.loads');
     expect(loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'off' }).receiptsTable).toBeNull();
-    expect(() => loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'receipts' })).toThrow(/SAPI_RECEIPTS_TABLE must be a table id like in\.c-sapi-temporal\.receipts, or off/);
+    expect(() => loadSettings({ ...base, SAPI_RECEIPTS_TABLE: 'receipts' })).toThrow(
+      /SAPI_RECEIPTS_TABLE must be a table id like in\.c-sapi-temporal\.receipts, or off/,
+    );
   });
 
   it('says how to configure a connection a workflow names but the worker lacks', () => {
@@ -59,6 +65,10 @@ describe('worker settings from the environment', () => {
       thrown = err;
     }
     expect(thrown).toMatchObject({ code: 'SAPI_INVALID_INPUT', retryable: false, details: { connection: 'ue', configured: ['default', 'eu'] } });
-    expect(toApplicationFailure(thrown)).toMatchObject({ type: 'SAPI_INVALID_INPUT', nonRetryable: true, message: expect.stringContaining('(configured: default, eu)') });
+    expect(toApplicationFailure(thrown)).toMatchObject({
+      type: 'SAPI_INVALID_INPUT',
+      nonRetryable: true,
+      message: expect.stringContaining('(configured: default, eu)'),
+    });
   });
 });

@@ -71,7 +71,10 @@ describe('Temporal connection settings (envconfig)', () => {
     const env = { TEMPORAL_CONFIG_FILE: join(dir, 'temporal.toml'), TEMPORAL_PROFILE: 'cloud' };
     const settings = loadTemporalConnection(env);
     expect(settings).toMatchObject({ address: 'ns.acct.tmprl.cloud:7233', namespace: 'ns.acct', profile: 'cloud', grpcMeta: { 'x-team': 'data' } });
-    expect(temporalConnectionOptions(settings).native).toMatchObject({ metadata: { 'x-team': 'data' }, tls: { clientCertPair: { crt: Buffer.from('CLIENT PEM') } } });
+    expect(temporalConnectionOptions(settings).native).toMatchObject({
+      metadata: { 'x-team': 'data' },
+      tls: { clientCertPair: { crt: Buffer.from('CLIENT PEM') } },
+    });
     expect(describeTemporalSecurity(settings)).toBe('mTLS, profile cloud');
     expect(loadTemporalConnection({ ...env, TEMPORAL_NAMESPACE: 'other' }).namespace).toBe('other');
     expect(loadTemporalConnection({ TEMPORAL_CONFIG_FILE: join(dir, 'temporal.toml') }).address).toBe('default.example.com:7233');

@@ -11,11 +11,19 @@ const bounds = (input: Parameters<typeof dateWindows>[0]) => dateWindows(input).
 
 describe('backfill windows', () => {
   it('steps from `from` by the window and cuts the last one at `to`', () => {
-    expect(bounds({ from: '2025-01-01', to: '2025-01-20', window: 'P7D' })).toEqual(['2025-01-01..2025-01-08', '2025-01-08..2025-01-15', '2025-01-15..2025-01-20']);
+    expect(bounds({ from: '2025-01-01', to: '2025-01-20', window: 'P7D' })).toEqual([
+      '2025-01-01..2025-01-08',
+      '2025-01-08..2025-01-15',
+      '2025-01-15..2025-01-20',
+    ]);
   });
 
   it('counts months in the calendar, and gives full times when a bound or the window has a time of day', () => {
-    expect(bounds({ from: '2024-11-01', to: '2025-02-01', window: 'P1M' })).toEqual(['2024-11-01..2024-12-01', '2024-12-01..2025-01-01', '2025-01-01..2025-02-01']);
+    expect(bounds({ from: '2024-11-01', to: '2025-02-01', window: 'P1M' })).toEqual([
+      '2024-11-01..2024-12-01',
+      '2024-12-01..2025-01-01',
+      '2025-01-01..2025-02-01',
+    ]);
     expect(bounds({ from: '2025-01-01', to: '2025-01-01T18:00:00Z', window: 'PT6H' })).toEqual([
       '2025-01-01T00:00:00Z..2025-01-01T06:00:00Z',
       '2025-01-01T06:00:00Z..2025-01-01T12:00:00Z',
@@ -24,10 +32,15 @@ describe('backfill windows', () => {
   });
 
   it('computes the calendar by itself (workflow code makes no Date): leap days, 80 years of months as Date says', () => {
-    expect(bounds({ from: '2024-02-28', to: '2024-03-02', window: 'P1D' })).toEqual(['2024-02-28..2024-02-29', '2024-02-29..2024-03-01', '2024-03-01..2024-03-02']);
+    expect(bounds({ from: '2024-02-28', to: '2024-03-02', window: 'P1D' })).toEqual([
+      '2024-02-28..2024-02-29',
+      '2024-02-29..2024-03-01',
+      '2024-03-01..2024-03-02',
+    ]);
     const months = dateWindows({ from: '1970-01-01T00:00:00Z', to: '2050-01-01T00:00:00Z', window: 'P1MT1H1M1S' }).windows;
     const starts: string[] = [];
-    for (let i = 0; Date.UTC(1970, i, 1, i, i, i) < Date.UTC(2050, 0, 1); i++) starts.push(new Date(Date.UTC(1970, i, 1, i, i, i)).toISOString().replace(/\.000Z$/, 'Z'));
+    for (let i = 0; Date.UTC(1970, i, 1, i, i, i) < Date.UTC(2050, 0, 1); i++)
+      starts.push(new Date(Date.UTC(1970, i, 1, i, i, i)).toISOString().replace(/\.000Z$/, 'Z'));
     expect(starts.length).toBeGreaterThan(900);
     expect(months.map((w) => w.from)).toEqual(starts);
   });
@@ -53,7 +66,12 @@ describe('backfill windows', () => {
     expect(child.stateKey).toBeUndefined();
     expect(child.options).toEqual({ bucketId: 'in.c-x' });
     const parsed = parseExtractorConfig(child.config);
-    expect(parsed.config.attributes?.backfill).toEqual({ from: '2025-01-08', to: '2025-01-15', fromTimestamp: Date.UTC(2025, 0, 8) / 1000, toTimestamp: Date.UTC(2025, 0, 15) / 1000 });
+    expect(parsed.config.attributes?.backfill).toEqual({
+      from: '2025-01-08',
+      to: '2025-01-15',
+      fromTimestamp: Date.UTC(2025, 0, 8) / 1000,
+      toTimestamp: Date.UTC(2025, 0, 15) / 1000,
+    });
     expect(windowWorkflowId('bf-1', windows[1]!)).toBe('bf-1-w0002');
     // the input itself is left as it was (the live configuration has no backfill key)
     expect(config.parameters.config.backfill).toBeUndefined();

@@ -59,7 +59,10 @@ describe('the error registry', () => {
           let init: ts.Expression = node.initializer;
           while (ts.isAsExpression(init) || ts.isSatisfiesExpression(init) || ts.isParenthesizedExpression(init)) init = init.expression;
           const isCode = (e: ts.Expression) => ts.isPropertyAccessExpression(e) && ts.isIdentifier(e.expression) && e.expression.text === 'SapiErrorCode';
-          const table = ts.isObjectLiteralExpression(init) && init.properties.length > 0 && init.properties.every((p) => ts.isPropertyAssignment(p) && isCode(p.initializer));
+          const table =
+            ts.isObjectLiteralExpression(init) &&
+            init.properties.length > 0 &&
+            init.properties.every((p) => ts.isPropertyAssignment(p) && isCode(p.initializer));
           if ((ts.isIdentifier(init) && init.text === 'SapiErrorCode') || table) aliases.push(`${relative(src, file.fileName)}: ${node.name.text}`);
         }
         ts.forEachChild(node, visit);

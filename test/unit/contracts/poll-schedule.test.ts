@@ -75,7 +75,11 @@ describe('jobOutcome', () => {
       code: 'storage.tables.validation',
       exceptionId: 'e-1',
     });
-    expect(jobOutcome({ status: 'error', error: { code: 42, message: 'numeric', exceptionId: null } })).toEqual({ kind: 'error', message: 'numeric', code: '42' });
+    expect(jobOutcome({ status: 'error', error: { code: 42, message: 'numeric', exceptionId: null } })).toEqual({
+      kind: 'error',
+      message: 'numeric',
+      code: '42',
+    });
   });
 
   it('still reports an error without details, and stops on an unknown status', () => {

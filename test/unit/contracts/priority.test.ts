@@ -4,7 +4,9 @@ describe('run priority', () => {
   it('defaults the fairness key to the Storage connection, or the extracted API host', () => {
     expect(defaultFairnessKey({ operation: 'import' })).toBe('storage:default');
     expect(defaultFairnessKey({ operation: 'export', connection: 'crm' })).toBe('storage:crm');
-    expect(defaultFairnessKey({ operation: 'extract', input: { config: { parameters: { api: { baseUrl: 'https://User@API.Example.com:8443/v1/' } } } } })).toBe('api:api.example.com');
+    expect(defaultFairnessKey({ operation: 'extract', input: { config: { parameters: { api: { baseUrl: 'https://User@API.Example.com:8443/v1/' } } } } })).toBe(
+      'api:api.example.com',
+    );
     expect(defaultFairnessKey({ operation: 'extract', input: { config: {} } })).toBeUndefined();
     // the server's limit is 64 bytes
     const long = defaultFairnessKey({ operation: 'import', connection: 'ž'.repeat(60) })!;

@@ -1,34 +1,63 @@
 import { SearchAttributeType } from '@temporalio/common';
-import { attributeUpdates, exportAttributes, extractAttributes, hostOf, importAttributes, registerCommand, runMetadata, searchAttributeDefinitions } from '../../../src/contracts/search-attributes';
+import {
+  attributeUpdates,
+  exportAttributes,
+  extractAttributes,
+  hostOf,
+  importAttributes,
+  registerCommand,
+  runMetadata,
+  searchAttributeDefinitions,
+} from '../../../src/contracts/search-attributes';
 import { listQuery } from '../../../src/cli/list';
 import { withLive } from '../../../src/live-progress';
 
 describe('search attributes and run summaries', () => {
   it('describe every attribute for the dev server and for a real cluster', () => {
     expect(searchAttributeDefinitions()).toEqual(expect.arrayContaining(['SapiTableId=Keyword', 'SapiRows=Int', 'SapiBytes=Int', 'SapiApiHost=Keyword']));
-    expect(registerCommand('prod', ['SapiTableId', 'SapiRows'])).toBe('temporal operator search-attribute create --namespace prod --name SapiTableId --type Keyword --name SapiRows --type Int');
+    expect(registerCommand('prod', ['SapiTableId', 'SapiRows'])).toBe(
+      'temporal operator search-attribute create --namespace prod --name SapiTableId --type Keyword --name SapiRows --type Int',
+    );
   });
 
   it('derive what an import, an export and an extraction are searchable by, never more than the namespace registered', () => {
     expect(importAttributes({ source: 's3://b/k/orders.csv', bucketId: 'in.c-main', table: 'orders' })).toEqual({
-      SapiOperation: 'import', SapiTableId: 'in.c-main.orders', SapiBucket: 'in.c-main', SapiConnection: 'default', SapiSourceKind: 's3',
+      SapiOperation: 'import',
+      SapiTableId: 'in.c-main.orders',
+      SapiBucket: 'in.c-main',
+      SapiConnection: 'default',
+      SapiSourceKind: 's3',
     });
-    expect(importAttributes({ source: '/a', slices: ['/a', '/b'], bucketId: 'in.c-x', table: 't', connection: 'eu' })).toMatchObject({ SapiSourceKind: 'sliced', SapiConnection: 'eu' });
+    expect(importAttributes({ source: '/a', slices: ['/a', '/b'], bucketId: 'in.c-x', table: 't', connection: 'eu' })).toMatchObject({
+      SapiSourceKind: 'sliced',
+      SapiConnection: 'eu',
+    });
     expect(exportAttributes({ tableId: 'out.c-x.t', destination: '/tmp/t.csv' })).toMatchObject({ SapiBucket: 'out.c-x', SapiDestinationKind: 'local' });
-    expect(extractAttributes({ config: { parameters: { api: { baseUrl: 'https://user:pw@API.crm.example:8443/v1/' } } }, stateKey: 'crm' })).toMatchObject({ SapiApiHost: 'api.crm.example', SapiStateKey: 'crm' });
+    expect(extractAttributes({ config: { parameters: { api: { baseUrl: 'https://user:pw@API.crm.example:8443/v1/' } } }, stateKey: 'crm' })).toMatchObject({
+      SapiApiHost: 'api.crm.example',
+      SapiStateKey: 'crm',
+    });
     expect(hostOf('not a url')).toBeUndefined();
     const updates = attributeUpdates({ SapiTableId: 'in.c-x.t', SapiRows: 3, SapiPhase: undefined }, new Set(['SapiRows']));
     expect(updates.map((u) => [u.key.name, u.key.type, u.value])).toEqual([['SapiRows', SearchAttributeType.INT, 3]]);
   });
 
   it('summarize a run in one line, with the size when known', () => {
-    const { staticSummary, staticDetails } = runMetadata({ workflowType: 'importTableWorkflow', input: { source: '/data/orders.csv', bucketId: 'in.c-main', table: 'orders' }, sizeBytes: 3_100_000_000 }, 'cli');
+    const { staticSummary, staticDetails } = runMetadata(
+      { workflowType: 'importTableWorkflow', input: { source: '/data/orders.csv', bucketId: 'in.c-main', table: 'orders' }, sizeBytes: 3_100_000_000 },
+      'cli',
+    );
     expect(staticSummary).toBe('import orders.csv → in.c-main.orders (direct, 3.1 GB)');
     expect(staticDetails).toContain('**table**: in.c-main.orders');
-    expect(runMetadata({ workflowType: 'importTableWorkflow', input: { source: 'https://x/y.csv', bucketId: 'in.c-main', table: 'o', mode: 'load', incremental: true, via: 'importer' } }).staticSummary).toBe(
-      'import y.csv → in.c-main.o (importer, incremental load)',
+    expect(
+      runMetadata({
+        workflowType: 'importTableWorkflow',
+        input: { source: 'https://x/y.csv', bucketId: 'in.c-main', table: 'o', mode: 'load', incremental: true, via: 'importer' },
+      }).staticSummary,
+    ).toBe('import y.csv → in.c-main.o (importer, incremental load)');
+    expect(runMetadata({ workflowType: 'exportTableWorkflow', input: { tableId: 'in.c-main.o', destination: 's3://b/o.csv' } }).staticSummary).toBe(
+      'export in.c-main.o → o.csv (s3)',
     );
-    expect(runMetadata({ workflowType: 'exportTableWorkflow', input: { tableId: 'in.c-main.o', destination: 's3://b/o.csv' } }).staticSummary).toBe('export in.c-main.o → o.csv (s3)');
   });
 
   it('build the list query from the filters, quoting values', () => {
@@ -39,10 +68,25 @@ describe('search attributes and run summaries', () => {
   });
 
   it('add the heartbeat of the step in flight to the progress query answer', () => {
-    expect(withLive({ phase: 'uploading', bytes: 0 }, { kind: 'transfer', report: { bytes: 500, totalBytes: 1000 } })).toEqual({ phase: 'uploading', bytes: 500, totalBytes: 1000 });
+    expect(withLive({ phase: 'uploading', bytes: 0 }, { kind: 'transfer', report: { bytes: 500, totalBytes: 1000 } })).toEqual({
+      phase: 'uploading',
+      bytes: 500,
+      totalBytes: 1000,
+    });
     expect(withLive({ phase: 'importing', bytes: 1000 }, { kind: 'transfer', report: { bytes: 500 } })).toEqual({ phase: 'importing', bytes: 1000 });
-    expect(withLive({ phase: 'extracting', bytes: 10, pages: 2, records: 20, tables: { users: 20 } }, { kind: 'batch', page: 5, cursor: '6', pages: 3, records: 30, bytes: 5, rows: { users: 30 } })).toEqual({
-      phase: 'extracting', bytes: 15, pages: 5, records: 50, page: 5, cursor: '6', tables: { users: 50 },
+    expect(
+      withLive(
+        { phase: 'extracting', bytes: 10, pages: 2, records: 20, tables: { users: 20 } },
+        { kind: 'batch', page: 5, cursor: '6', pages: 3, records: 30, bytes: 5, rows: { users: 30 } },
+      ),
+    ).toEqual({
+      phase: 'extracting',
+      bytes: 15,
+      pages: 5,
+      records: 50,
+      page: 5,
+      cursor: '6',
+      tables: { users: 50 },
     });
   });
 

@@ -74,7 +74,8 @@ const option = (args: string[], name: string) => args[args.indexOf(name) + 1];
 const schema = JSON.parse(read('test/fixtures/compose-spec/compose-spec.json')) as Record<string, unknown>;
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
 const validate = ajv.compile(schema);
-const schemaErrors = (document: unknown) => (validate(document) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+const schemaErrors = (document: unknown) =>
+  validate(document) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 
 describe('docker-compose.yml', () => {
   it('is a valid Compose file by the Compose Specification schema, as written and after interpolation with the dev and production env files', () => {
@@ -129,7 +130,9 @@ describe('docker-compose.yml', () => {
     expect(prod.services.worker).toMatchObject({ build: { context: '.', dockerfile: 'deploy/worker.Dockerfile' }, image: `sapi-temporal-worker:${version}` });
     // the emulator (dev profile) runs from the workspace image, which has it
     expect(dev.services.emulator).toMatchObject({ build: '.', image: `sapi-temporal:${version}` });
-    const built = Object.entries(dev.services).filter(([, service]) => service.build !== undefined).map(([name]) => name);
+    const built = Object.entries(dev.services)
+      .filter(([, service]) => service.build !== undefined)
+      .map(([name]) => name);
     expect(built.sort()).toEqual(['emulator', 'worker']);
   });
 
@@ -183,7 +186,11 @@ describe('docker-compose.yml', () => {
     const emulator = dev.services.emulator!;
     const settings = loadSettings(worker.environment);
     const port = option(emulator.command!, '--port');
-    expect(settings.connections.default).toMatchObject({ url: `http://emulator:${port}`, token: option(emulator.command!, '--token'), importUrl: `http://emulator:${port}/import` });
+    expect(settings.connections.default).toMatchObject({
+      url: `http://emulator:${port}`,
+      token: option(emulator.command!, '--token'),
+      importUrl: `http://emulator:${port}/import`,
+    });
     expect(settings.s3.endpoint).toBe('http://minio:9000');
     expect(emulator.environment!.AWS_ENDPOINT_URL_S3).toBe('http://minio:9000');
     expect(emulator.environment!.AWS_ACCESS_KEY_ID).toBe(dev.services.minio!.environment!.MINIO_ROOT_USER);
@@ -208,7 +215,7 @@ describe('docker-compose.yml', () => {
     expect(emulator.options.find((o) => o.long === '--admin-token')!.description).toContain('SAPI_EMULATOR_ADMIN_TOKEN');
   });
 
-  it('keeps data in named volumes the containers\' users can write, and mounts only config files from the checkout', () => {
+  it("keeps data in named volumes the containers' users can write, and mounts only config files from the checkout", () => {
     const declared = Object.keys(prod.volumes);
     const used = new Set<string>();
     for (const [name, service] of Object.entries(prod.services)) {
@@ -241,7 +248,11 @@ describe('docker-compose.yml', () => {
     expect(targets).toContain(`temporal:${endpoint.split(':')[1]}`);
     expect(prod.services.prometheus!.volumes).toContain('./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro');
     expect(parse(read('deploy/temporal/dynamicconfig.yaml'))).toEqual(
-      expect.objectContaining({ 'limit.blobSize.error': [{ value: 2097152 }], 'matching.enableFairness': [{ value: true }], 'matching.useNewMatcher': [{ value: true }] }),
+      expect.objectContaining({
+        'limit.blobSize.error': [{ value: 2097152 }],
+        'matching.enableFairness': [{ value: true }],
+        'matching.useNewMatcher': [{ value: true }],
+      }),
     );
   });
 });
@@ -307,13 +318,15 @@ describe('deploy/worker.Dockerfile (the lean worker image)', () => {
     const pinned = Object.entries(plugin.peerDependencies).map(([name, range]) => `${name}@${name.startsWith('@temporalio/') ? sdkVersion : range}`);
     expect(installed.sort()).toEqual(pinned.sort());
     // nothing of the workspace reaches the runtime stage but the health check script
-    expect([...runtime.matchAll(/^COPY (?!--from=pack \/pack \/pack$)(.*)$/gm)].map(([, args]) => args)).toEqual(['deploy/worker-healthcheck.js ./deploy/worker-healthcheck.js']);
+    expect([...runtime.matchAll(/^COPY (?!--from=pack \/pack \/pack$)(.*)$/gm)].map(([, args]) => args)).toEqual([
+      'deploy/worker-healthcheck.js ./deploy/worker-healthcheck.js',
+    ]);
     expect(runtime).toMatch(/test ! -e node_modules\/@duckdb && test ! -e node_modules\/fastify/);
     expect(dockerfile).not.toMatch(/^RUN .*npm ci\b/m);
     for (const [, source] of dockerfile.matchAll(/^COPY (?!--from)(\S+)/gm)) expect(existsSync(join(root, source!))).toBe(true);
   });
 
-  it('runs the installed package\'s CLI as the non-root node user, with the health check', () => {
+  it("runs the installed package's CLI as the non-root node user, with the health check", () => {
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*CMD \["node", "\/app\/deploy\/worker-healthcheck\.js"\]$/m);
     expect(runtime).toMatch(/^ENTRYPOINT \["\/app\/node_modules\/\.bin\/sapi-temporal"\]$/m);
@@ -330,7 +343,11 @@ describe('deploy/worker.Dockerfile (the lean worker image)', () => {
 
   it.each(['bin/sapi-temporal', 'packages/sapi-temporal/bin/sapi-temporal'])('%s adds 8 MB semi-spaces to NODE_OPTIONS unless it sets its own', (wrapper) => {
     // the wrapper's NODE_OPTIONS lines, run by sh as they are (the node it then execs is not reached)
-    const script = read(wrapper).split('\n').filter((line) => !line.startsWith('exec ')).join('\n') + '\nprintf %s "$NODE_OPTIONS"\n';
+    const script =
+      read(wrapper)
+        .split('\n')
+        .filter((line) => !line.startsWith('exec '))
+        .join('\n') + '\nprintf %s "$NODE_OPTIONS"\n';
     const run = (env: Record<string, string>) => spawnSync('sh', ['-c', script], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' }).stdout;
     expect(run({})).toBe('--max-semi-space-size=8');
     expect(run({ NODE_OPTIONS: '--enable-source-maps' })).toBe('--enable-source-maps --max-semi-space-size=8');

@@ -68,7 +68,7 @@ describe('the Kubernetes example of a worker', () => {
     expect(settings.observability.metricsAddress).toBe('0.0.0.0:9464');
   });
 
-  it('probes the pod with the image\'s health check, stops it after the worker\'s drain, and restarts it', () => {
+  it("probes the pod with the image's health check, stops it after the worker's drain, and restarts it", () => {
     for (const probe of [worker.startupProbe, worker.livenessProbe]) expect(probe?.exec?.command).toEqual(['node', '/app/deploy/worker-healthcheck.js']);
     expect(pod.terminationGracePeriodSeconds! * 1000).toBeGreaterThan(WORKER_STOP_GRACE_MS);
     expect(pod.restartPolicy).toBe('Always');

@@ -6,7 +6,9 @@ import { repoRoot } from '../../harness/processes';
 
 /** The commands `make <target>` would run from scratch (`-n -B`: every step printed, none run). */
 function plannedCommands(target: string, variables: string[] = []): string[] {
-  return execFileSync('make', ['-n', '-B', target, ...variables], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n');
+  return execFileSync('make', ['-n', '-B', target, ...variables], { cwd: repoRoot, encoding: 'utf8' })
+    .trim()
+    .split('\n');
 }
 
 /** The install and build commands among them, trimmed. */
@@ -128,7 +130,12 @@ describe('make demo (with stand-in commands)', () => {
     expect(make().status).toBe(0);
     writeFileSync(join(dir, 'steps.log'), '');
     expect(make().status).toBe(0);
-    expect(steps().filter((step) => step.event === 'start').map((step) => step.name).sort()).toEqual(['azurite', 'demo', 'temporal']);
+    expect(
+      steps()
+        .filter((step) => step.event === 'start')
+        .map((step) => step.name)
+        .sort(),
+    ).toEqual(['azurite', 'demo', 'temporal']);
   });
 
   it('fails without running the demo when one install fails, after the others have finished', () => {

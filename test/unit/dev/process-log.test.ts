@@ -4,7 +4,13 @@ describe('logExcerpt', () => {
   const frames = Array.from({ length: 40 }, (_, i) => `\tframe ${i}`);
 
   it('keeps a Go panic reason that the goroutine dump pushed out of the last lines', () => {
-    const log = ['starting', 'panic: failed assigning ephemeral port: failed to assign a free port: accept tcp: too many open files', '', 'goroutine 1 [running]:', ...frames].join('\n');
+    const log = [
+      'starting',
+      'panic: failed assigning ephemeral port: failed to assign a free port: accept tcp: too many open files',
+      '',
+      'goroutine 1 [running]:',
+      ...frames,
+    ].join('\n');
     const excerpt = logExcerpt(log, 5).split('\n');
     expect(excerpt[0]).toBe('panic: failed assigning ephemeral port: failed to assign a free port: accept tcp: too many open files');
     expect(excerpt.slice(-5)).toEqual(frames.slice(-5));

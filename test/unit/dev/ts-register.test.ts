@@ -13,7 +13,8 @@ const register = join(root, 'scripts', 'ts-register.js');
 const cacheFile = (file: string, source: string) =>
   join(root, 'node_modules', '.cache', 'sapi-temporal-ts', `${createHash('sha256').update(file).update('\0').update(source).digest('hex')}.js`);
 
-const valueOf = (file: string) => execFileSync(process.execPath, ['-r', register, '-e', `console.log(require(${JSON.stringify(file)}).value)`], { encoding: 'utf8' }).trim();
+const valueOf = (file: string) =>
+  execFileSync(process.execPath, ['-r', register, '-e', `console.log(require(${JSON.stringify(file)}).value)`], { encoding: 'utf8' }).trim();
 
 describe('ts-register', () => {
   it('caches each transpiled file by name and contents, so an edit is never served stale', () => {

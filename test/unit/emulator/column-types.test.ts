@@ -1,4 +1,14 @@
-import { backendDefinition, baseTypeOf, castSql, columnSql, datatypeMetadata, definitionProblem, duckdbType, givenBaseType, misfitReason } from '../../../src/emulator/column-types';
+import {
+  backendDefinition,
+  baseTypeOf,
+  castSql,
+  columnSql,
+  datatypeMetadata,
+  definitionProblem,
+  duckdbType,
+  givenBaseType,
+  misfitReason,
+} from '../../../src/emulator/column-types';
 
 describe('typed column definitions', () => {
   test('each accepted type maps to a DuckDB type and a Keboola base type', () => {
@@ -25,13 +35,19 @@ describe('typed column definitions', () => {
   test('an unknown type, a length a type does not take, or a bad precision is described with the column', () => {
     expect(definitionProblem('a', { type: 'BLOB', nullable: true })).toMatch(/^column "a": type "BLOB" is not supported; use one of VARCHAR, /);
     expect(definitionProblem('a', { type: 'INTEGER', length: '5', nullable: true })).toBe('column "a": type INTEGER takes no length; got "5"');
-    expect(definitionProblem('a', { type: 'NUMBER', length: '5,7', nullable: true })).toBe('column "a": precision must be 1–38 and scale at most the precision; got "5,7"');
-    expect(definitionProblem('a', { type: 'NUMBER', length: 'x', nullable: true })).toBe('column "a": length must be "precision" or "precision,scale", e.g. "10,2"; got "x"');
+    expect(definitionProblem('a', { type: 'NUMBER', length: '5,7', nullable: true })).toBe(
+      'column "a": precision must be 1–38 and scale at most the precision; got "5,7"',
+    );
+    expect(definitionProblem('a', { type: 'NUMBER', length: 'x', nullable: true })).toBe(
+      'column "a": length must be "precision" or "precision,scale", e.g. "10,2"; got "x"',
+    );
     expect(definitionProblem('a', { type: 'VARCHAR', length: '0', nullable: true })).toBe('column "a": length must be an integer 1–16777216; got "0"');
   });
 
   test('CREATE TABLE column SQL carries NOT NULL and a typed default', () => {
-    expect(columnSql('n', { type: 'NUMBER', length: '5,2', nullable: false, default: '0' })).toBe(`"n" DECIMAL(5,2) NOT NULL DEFAULT CAST('0' AS DECIMAL(5,2))`);
+    expect(columnSql('n', { type: 'NUMBER', length: '5,2', nullable: false, default: '0' })).toBe(
+      `"n" DECIMAL(5,2) NOT NULL DEFAULT CAST('0' AS DECIMAL(5,2))`,
+    );
     expect(columnSql('s', { type: 'VARCHAR', nullable: true })).toBe('"s" VARCHAR');
   });
 
@@ -63,14 +79,24 @@ describe('typed column definitions', () => {
   });
 
   test('only the INT family has basetype INTEGER; NUMBER/NUMERIC/DECIMAL of any scale is NUMERIC, though Snowflake stores both as NUMBER (issue 39)', () => {
-    for (const type of ['INT', 'INTEGER', 'BIGINT', 'SMALLINT', 'TINYINT', 'BYTEINT', 'INT64']) expect([type, givenBaseType({ type, nullable: true })]).toEqual([type, 'INTEGER']);
-    for (const [type, length] of [['NUMBER', '37'], ['NUMBER', '38,0'], ['NUMBER', undefined], ['DECIMAL', '4,3'], ['NUMERIC', '10']] as const) {
+    for (const type of ['INT', 'INTEGER', 'BIGINT', 'SMALLINT', 'TINYINT', 'BYTEINT', 'INT64'])
+      expect([type, givenBaseType({ type, nullable: true })]).toEqual([type, 'INTEGER']);
+    for (const [type, length] of [
+      ['NUMBER', '37'],
+      ['NUMBER', '38,0'],
+      ['NUMBER', undefined],
+      ['DECIMAL', '4,3'],
+      ['NUMERIC', '10'],
+    ] as const) {
       expect([type, length, givenBaseType({ type, nullable: true, ...(length ? { length } : {}) })]).toEqual([type, length, 'NUMERIC']);
     }
     const int = { type: 'INT', nullable: false };
     const stored = backendDefinition(int, 'snowflake');
     expect(stored).toEqual({ type: 'NUMBER', length: '38,0', nullable: false });
     expect(datatypeMetadata(stored, givenBaseType(int))).toContainEqual({ key: 'KBC.datatype.basetype', value: 'INTEGER' });
-    expect(datatypeMetadata(backendDefinition({ type: 'NUMBER', length: '37', nullable: true }, 'snowflake'))).toContainEqual({ key: 'KBC.datatype.basetype', value: 'NUMERIC' });
+    expect(datatypeMetadata(backendDefinition({ type: 'NUMBER', length: '37', nullable: true }, 'snowflake'))).toContainEqual({
+      key: 'KBC.datatype.basetype',
+      value: 'NUMERIC',
+    });
   });
 });

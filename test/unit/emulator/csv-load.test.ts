@@ -31,7 +31,7 @@ function memoryObjects(objects: Record<string, Buffer | string>, chunkSize = 7):
   } as unknown as ObjectStore;
 }
 
-const file = (key: string, isSliced = false): FileRecord => ({ id: 7, key, isSliced } as FileRecord);
+const file = (key: string, isSliced = false): FileRecord => ({ id: 7, key, isSliced }) as FileRecord;
 const DIALECT: CsvDialect = { delimiter: ',', enclosure: '"', escapedBy: '', withoutHeaders: false, ignoredLinesCount: 0, treatValuesAsNull: [] };
 
 describe('CSV load into staging: bulk path (subset check + read_csv) and reference parser', () => {
@@ -60,7 +60,18 @@ describe('CSV load into staging: bulk path (subset check + read_csv) and referen
     dialect: Partial<CsvDialect> = {},
   ): Promise<StagingResult & { rows: string[][] }> {
     const stagingName = `t${++n}`;
-    const result = await loadCsvIntoStaging({ conn, objects, file: f, dialect: { ...DIALECT, ...dialect }, schema: 's', stagingName, tmpDir, reader, maxColumns: 1599, timestamp: 0 });
+    const result = await loadCsvIntoStaging({
+      conn,
+      objects,
+      file: f,
+      dialect: { ...DIALECT, ...dialect },
+      schema: 's',
+      stagingName,
+      tmpDir,
+      reader,
+      maxColumns: 1599,
+      timestamp: 0,
+    });
     const rows = (await conn.runAndReadAll(`SELECT * EXCLUDE (_timestamp) FROM s.${stagingName} ORDER BY rowid`)).getRowsJS() as string[][];
     return { ...result, rows };
   }
@@ -118,7 +129,12 @@ describe('CSV load into staging: bulk path (subset check + read_csv) and referen
     });
     const bulk = await load(objects, file('p/', true));
     expect(bulk.reader).toBe('bulk');
-    expect(bulk.rows).toEqual([['1', 'a'], ['2', 'b'], ['3', 'c'], ['4', 'd']]);
+    expect(bulk.rows).toEqual([
+      ['1', 'a'],
+      ['2', 'b'],
+      ['3', 'c'],
+      ['4', 'd'],
+    ]);
     expect((await load(objects, file('p/', true), 'parser')).rows).toEqual(bulk.rows);
   });
 
@@ -127,7 +143,10 @@ describe('CSV load into staging: bulk path (subset check + read_csv) and referen
     const dialect = { columns: ['a', 'b', 'c'], treatValuesAsNull: ['NULL'] };
     const bulk = await load(one(csv), file('k'), undefined, dialect);
     expect(bulk.reader).toBe('bulk');
-    expect(bulk.rows).toEqual([['x', '', '1'], ['', '', '2']]);
+    expect(bulk.rows).toEqual([
+      ['x', '', '1'],
+      ['', '', '2'],
+    ]);
     expect((await load(one(csv), file('k'), 'parser', dialect)).rows).toEqual(bulk.rows);
   });
 
@@ -153,7 +172,13 @@ describe('CSV load into staging: bulk path (subset check + read_csv) and referen
 
   test('files outside the subset (CRLF, empty lines, skipped lines) still load, through the parser', async () => {
     expect(await load(one('id,v\r\n1,a\r\n'), file('k'))).toMatchObject({ reader: 'parser', rows: [['1', 'a']] });
-    expect(await load(one('id,v\n1,a\n\n2,b\n'), file('k'))).toMatchObject({ reader: 'parser', rows: [['1', 'a'], ['2', 'b']] });
+    expect(await load(one('id,v\n1,a\n\n2,b\n'), file('k'))).toMatchObject({
+      reader: 'parser',
+      rows: [
+        ['1', 'a'],
+        ['2', 'b'],
+      ],
+    });
     expect(await load(one('junk\nid,v\n1,a\n'), file('k'), undefined, { ignoredLinesCount: 1 })).toMatchObject({ reader: 'parser', rows: [['1', 'a']] });
   });
 

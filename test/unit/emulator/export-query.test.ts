@@ -16,7 +16,13 @@ const table: TableRecord = {
 
 describe('export query building', () => {
   test('values are quoted as SQL literals, never spliced', () => {
-    const { sql } = exportSql(table, { bucketId: 'in.c-a', name: 't', gzip: false, fileType: 'csv', whereFilters: [{ column: 'name', operator: 'eq', values: ["x' OR 1=1 --"] }] });
+    const { sql } = exportSql(table, {
+      bucketId: 'in.c-a',
+      name: 't',
+      gzip: false,
+      fileType: 'csv',
+      whereFilters: [{ column: 'name', operator: 'eq', values: ["x' OR 1=1 --"] }],
+    });
     expect(sql).toContain(`"name" IN ('x'' OR 1=1 --')`);
   });
 

@@ -1,4 +1,15 @@
-import { MAX_FORM_DEPTH, MAX_FORM_INDEX, MAX_FORM_PAIRS, MAX_JSON_DEPTH, decodeQueryString, parseBool, parseIntParam, listItems, parseJsonBody, parseList } from '../../../src/emulator/form';
+import {
+  MAX_FORM_DEPTH,
+  MAX_FORM_INDEX,
+  MAX_FORM_PAIRS,
+  MAX_JSON_DEPTH,
+  decodeQueryString,
+  parseBool,
+  parseIntParam,
+  listItems,
+  parseJsonBody,
+  parseList,
+} from '../../../src/emulator/form';
 
 describe('request parameter decoding', () => {
   test('tags[]=a and tags[0]=a both decode to arrays', () => {
@@ -51,7 +62,11 @@ describe('request parameter decoding', () => {
 
   test('prototype names are refused, plain or nested, and Object.prototype stays clean', () => {
     for (const query of ['__proto__[polluted]=1', 'a[__proto__][polluted]=1', 'constructor[prototype][polluted]=1', '__proto__=x']) {
-      expect(refused(() => decodeQueryString(query))).toMatchObject({ status: 400, code: 'storage.validation', message: expect.stringMatching(/is not a parameter name/) });
+      expect(refused(() => decodeQueryString(query))).toMatchObject({
+        status: 400,
+        code: 'storage.validation',
+        message: expect.stringMatching(/is not a parameter name/),
+      });
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -14,12 +14,31 @@ describe('extract workflow options', () => {
   it('applies the documented defaults', () => {
     expect(resolveExtractOptions()).toEqual({
       problems: [],
-      options: { mode: 'batch', batchPages: DEFAULT_BATCH_PAGES, batchSeconds: 10, load: true, loadOnCancel: true, keepStaging: false, incremental: false, heartbeatTimeoutMs: 15_000, continueAsNewAfterPages: null, loadConcurrency: 4 },
+      options: {
+        mode: 'batch',
+        batchPages: DEFAULT_BATCH_PAGES,
+        batchSeconds: 10,
+        load: true,
+        loadOnCancel: true,
+        keepStaging: false,
+        incremental: false,
+        heartbeatTimeoutMs: 15_000,
+        continueAsNewAfterPages: null,
+        loadConcurrency: 4,
+      },
     });
   });
 
   it('lists every invalid option with what it got', () => {
-    const { problems } = resolveExtractOptions({ mode: 'pages' as never, batchPages: 0, batchSeconds: -1, load: 'yes' as never, keepStaging: 1 as never, bucketId: 'main', heartbeatTimeoutMs: 10 });
+    const { problems } = resolveExtractOptions({
+      mode: 'pages' as never,
+      batchPages: 0,
+      batchSeconds: -1,
+      load: 'yes' as never,
+      keepStaging: 1 as never,
+      bucketId: 'main',
+      heartbeatTimeoutMs: 10,
+    });
     expect(problems).toEqual([
       'options.mode must be "page" or "batch", got "pages"',
       'options.batchPages must be a positive integer, got 0',
@@ -56,7 +75,18 @@ describe('jobs and cursors', () => {
   const config = parseExtractorConfig({
     parameters: {
       api: { baseUrl: 'https://api.example.com/', pagination: { method: 'response.param', responseParam: 'next', queryParam: 'cursor' } },
-      config: { jobs: [{ endpoint: 'a', children: [{ endpoint: 'a/{id}/b', placeholders: { id: 'id' } }, { endpoint: 'a/{id}/c', placeholders: { id: 'id' }, children: [{ endpoint: 'x/{id}', placeholders: { id: 'id' } }] }] }, { endpoint: 'd' }] },
+      config: {
+        jobs: [
+          {
+            endpoint: 'a',
+            children: [
+              { endpoint: 'a/{id}/b', placeholders: { id: 'id' } },
+              { endpoint: 'a/{id}/c', placeholders: { id: 'id' }, children: [{ endpoint: 'x/{id}', placeholders: { id: 'id' } }] },
+            ],
+          },
+          { endpoint: 'd' },
+        ],
+      },
     },
   });
 

@@ -33,7 +33,16 @@ function inputFor(raw: Record<string, unknown>, childEndpoint?: string): FetchPa
   const config = parseExtractorConfig(pointAt(raw, server.url));
   const top = config.config.jobs[0]!;
   const job = childEndpoint ? { ...top.children[0]!, endpoint: childEndpoint } : top;
-  return { runKey: 'wf/run', runNo: 1, job, context: {}, state: createScrollerState(job, config.api, Date.now()), maxPages: 10, maxMs: 60_000, client: config.api.client };
+  return {
+    runKey: 'wf/run',
+    runNo: 1,
+    job,
+    context: {},
+    state: createScrollerState(job, config.api, Date.now()),
+    maxPages: 10,
+    maxMs: 60_000,
+    client: config.api.client,
+  };
 }
 
 async function run(d: ActivityDeps, input: FetchPagesInput): Promise<FetchPagesResult> {

@@ -65,10 +65,23 @@ function depsWithFolder(): ActivityDeps {
 
 function input(overrides: Partial<FetchPagesInput> = {}): FetchPagesInput {
   const config = parseExtractorConfig({
-    parameters: { api: { baseUrl, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { jobs: [{ endpoint: 'items', dataField: 'items' }] } },
+    parameters: {
+      api: { baseUrl, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+      config: { jobs: [{ endpoint: 'items', dataField: 'items' }] },
+    },
   });
   const job = config.config.jobs[0]!;
-  return { runKey: 'wf/run', runNo: 1, job, context: {}, state: createScrollerState(job, config.api, Date.now()), maxPages: 1000, maxMs: 60_000, fetch: { baseDelayMs: 1, maxDelayMs: 5 }, ...overrides };
+  return {
+    runKey: 'wf/run',
+    runNo: 1,
+    job,
+    context: {},
+    state: createScrollerState(job, config.api, Date.now()),
+    maxPages: 1000,
+    maxMs: 60_000,
+    fetch: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...overrides,
+  };
 }
 
 async function run(deps: ActivityDeps, activityInput: FetchPagesInput) {

@@ -48,7 +48,17 @@ function input(overrides: Partial<FetchPagesInput> = {}, jobs: unknown[] = [{ en
     parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { jobs } },
   });
   const job = config.config.jobs[0]!;
-  return { runKey: 'wf/run', runNo: 1, job, context: {}, state: createScrollerState(job, config.api, Date.now()), maxPages: 1000, maxMs: 60_000, fetch: { baseDelayMs: 1, maxDelayMs: 5 }, ...overrides };
+  return {
+    runKey: 'wf/run',
+    runNo: 1,
+    job,
+    context: {},
+    state: createScrollerState(job, config.api, Date.now()),
+    maxPages: 1000,
+    maxMs: 60_000,
+    fetch: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...overrides,
+  };
 }
 
 async function run(deps: ActivityDeps, activityInput: FetchPagesInput, info: ConstructorParameters<typeof MockActivityEnvironment>[0] = {}) {
@@ -155,14 +165,19 @@ describe('fetchPages', () => {
   });
 
   describe('a batch of child runs', () => {
-    const usersJobs = [{ endpoint: 'users', dataField: 'users', children: [{ endpoint: 'users/{uid}/orders', dataField: 'orders', placeholders: { uid: 'id' } }] }];
+    const usersJobs = [
+      { endpoint: 'users', dataField: 'users', children: [{ endpoint: 'users/{uid}/orders', dataField: 'orders', placeholders: { uid: 'id' } }] },
+    ];
     /** The users page's child list staged (run 1, page 1), and the input of a batch from child `from`. */
     async function listed(deps: ActivityDeps) {
       const parent = input({}, usersJobs);
       const { result } = await run(deps, parent);
       const ref = result.pending!.children!;
       const config = parseExtractorConfig({
-        parameters: { api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } }, config: { jobs: usersJobs } },
+        parameters: {
+          api: { baseUrl: api.url, pagination: { method: 'response.param', responseParam: 'next_page', queryParam: 'page' } },
+          config: { jobs: usersJobs },
+        },
       });
       api.clearRequests();
       const batch = (from: number, firstRunNo: number, overrides: Partial<FetchChildrenInput> = {}): FetchChildrenInput => ({
@@ -222,7 +237,11 @@ describe('fetchPages', () => {
       const second = await runBatch(deps, batch(0, 2), { attempt: 2, heartbeatDetails: beat });
       expect(second.result.resumed).toBe(true);
       expect(childRequests()).toEqual(['8:1', '9:1', '10:1']);
-      expect(second.result).toMatchObject({ pages: 12, records: orderIds(userIds(1, 10)).length, batch: { done: 10, stopReasons: { '0.0': { 'empty-cursor': 10 } } } });
+      expect(second.result).toMatchObject({
+        pages: 12,
+        records: orderIds(userIds(1, 10)).length,
+        batch: { done: 10, stopReasons: { '0.0': { 'empty-cursor': 10 } } },
+      });
       expect(await stagedField(deps, 'orderId')).toEqual(orderIds(userIds(1, 10)));
     });
 

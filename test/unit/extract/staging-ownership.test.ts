@@ -70,11 +70,13 @@ describe('staging ownership', () => {
 
   it('refuses a key that leaves its folder', async () => {
     const { deps } = staged();
-    const failure = await refusal(env('attacker', 'run-a').run(buildTableCsv(deps), { runKey: 'attacker/../victim', table: 'items', keys: ['id'], columns: ['id'] }));
+    const failure = await refusal(
+      env('attacker', 'run-a').run(buildTableCsv(deps), { runKey: 'attacker/../victim', table: 'items', keys: ['id'], columns: ['id'] }),
+    );
     expect(failure.type).toBe('SAPI_INPUT_FORBIDDEN');
   });
 
-  it("lets a run use its own key: the first run without asking the server, a continued run once it asked", async () => {
+  it('lets a run use its own key: the first run without asking the server, a continued run once it asked', async () => {
     const { deps, victim } = staged();
     expect(await env('victim', 'run-v').run(cleanStaging(deps), { runKey: 'victim/run-v' })).toMatchObject({ removed: 1 });
     expect(existsSync(victim)).toBe(false);

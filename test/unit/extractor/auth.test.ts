@@ -24,16 +24,34 @@ function issuesOf(config: unknown): Array<{ path: string; message: string }> {
 
 describe('authentication is validated before any request', () => {
   it.each([
-    [{ type: 'oauth10' }, {}, { authorization: { oauth_api: { credentials: { '#data': 'x', '#appSecret': 's' } } } }, 'authorization.oauth_api.credentials.appKey', /Missing 'appKey' for OAuth 1.0/],
+    [
+      { type: 'oauth10' },
+      {},
+      { authorization: { oauth_api: { credentials: { '#data': 'x', '#appSecret': 's' } } } },
+      'authorization.oauth_api.credentials.appKey',
+      /Missing 'appKey' for OAuth 1.0/,
+    ],
     [{ type: 'digest' }, {}, {}, 'parameters.api.authentication.type', /Unknown authorization type 'digest'/],
     [{ type: 'query' }, {}, {}, 'parameters.api.authentication.query', /requires 'query' configuration/],
     [{ type: 'login' }, {}, {}, 'parameters.api.authentication.loginRequest', /'loginRequest' is not configured/],
     [{ type: 'login', loginRequest: { method: 'GET' } }, {}, {}, 'parameters.api.authentication.loginRequest.endpoint', /Request endpoint must be set/],
-    [{ type: 'login', loginRequest: { endpoint: 'a' }, format: 'xml' }, {}, {}, 'parameters.api.authentication.format', /'format' must be either 'json' or 'text'/],
+    [
+      { type: 'login', loginRequest: { endpoint: 'a' }, format: 'xml' },
+      {},
+      {},
+      'parameters.api.authentication.format',
+      /'format' must be either 'json' or 'text'/,
+    ],
     [{ type: 'login', loginRequest: { endpoint: 'a' }, expires: 'soon' }, {}, {}, 'parameters.api.authentication.expires', /'expires' attribute must be/],
     [{ type: 'basic' }, {}, {}, 'parameters.config.#username', /Missing the required '#username'/],
     [{ type: 'oauth20' }, {}, {}, 'authorization.oauth_api.credentials', /OAuth API credentials not supplied/],
-    [{ type: 'oauth20' }, {}, { authorization: { oauth_api: { credentials: { '#data': 'x', appKey: 'k' } } } }, 'authorization.oauth_api.credentials.#appSecret', /Missing '#appSecret'/],
+    [
+      { type: 'oauth20' },
+      {},
+      { authorization: { oauth_api: { credentials: { '#data': 'x', appKey: 'k' } } } },
+      'authorization.oauth_api.credentials.#appSecret',
+      /Missing '#appSecret'/,
+    ],
     [{ type: 'query', query: { sig: { function: 'crc32', args: ['x'] } } }, {}, {}, 'parameters.api.authentication.query.sig', /Illegal function 'crc32'/],
   ])('%j is refused at %s', (authentication, extra, top, path, message) => {
     const issues = issuesOf(configWith(authentication, extra, top));
@@ -45,15 +63,23 @@ describe('authentication is validated before any request', () => {
     expect(issuesOf(configWith({ type: 'url.query', query: { k: 'v' } }))).toEqual([]);
     expect(issuesOf(configWith({ type: 'login', loginRequest: { endpoint: 'login' }, expires: { response: 'exp', relative: true } }))).toEqual([]);
     const oauth = { authorization: { oauth_api: { credentials: { '#data': '${env:SAPI_SECRET_D}', appKey: 'k', '#appSecret': '${env:SAPI_SECRET_S}' } } } };
-    expect(issuesOf(configWith({ type: 'oauth20', headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } } }, {}, oauth))).toEqual([]);
-    expect(issuesOf(configWith({ type: 'oauth20.login', loginRequest: { endpoint: 'token', params: { id: { consumer: 'client_id' } } } }, {}, oauth))).toEqual([]);
+    expect(
+      issuesOf(configWith({ type: 'oauth20', headers: { Authorization: { function: 'concat', args: ['Bearer ', { authorization: 'data' }] } } }, {}, oauth)),
+    ).toEqual([]);
+    expect(issuesOf(configWith({ type: 'oauth20.login', loginRequest: { endpoint: 'token', params: { id: { consumer: 'client_id' } } } }, {}, oauth))).toEqual(
+      [],
+    );
   });
 });
 
 describe('login sessions', () => {
   const request: RequestDescriptor = { method: 'GET', url: 'http://api.test/users?a=1', headers: {} };
   const setup = (settings: Record<string, unknown>): AuthSetup => ({
-    authentication: { type: 'login', settings: { type: 'login', loginRequest: { endpoint: 'login' }, apiRequest: { headers: { 'X-Token': { response: 'token' } } }, ...settings }, oauth: null },
+    authentication: {
+      type: 'login',
+      settings: { type: 'login', loginRequest: { endpoint: 'login' }, apiRequest: { headers: { 'X-Token': { response: 'token' } } }, ...settings },
+      oauth: null,
+    },
     attributes: {},
     baseUrl: 'http://api.test/',
   });
@@ -74,7 +100,10 @@ describe('login sessions', () => {
   }
 
   it('logs in once and reuses the session while it has not expired, then logs in again', async () => {
-    const h = harness([{ token: 'one', exp: 60 }, { token: 'two', exp: 60 }]);
+    const h = harness([
+      { token: 'one', exp: 60 },
+      { token: 'two', exp: 60 },
+    ]);
     const s = setup({ expires: { response: 'exp', relative: true } });
     expect((await applyAuthentication(request, s, h.options)).request.headers).toEqual({ 'X-Token': 'one' });
     h.tick(60);
@@ -108,7 +137,9 @@ describe('login sessions', () => {
 
   it('refuses a login response that is an array', async () => {
     const h = harness([[1, 2]]);
-    await expect(applyAuthentication(request, setup({}), h.options)).rejects.toThrow('The response to the login request should be an object or a scalar value, given "array".');
+    await expect(applyAuthentication(request, setup({}), h.options)).rejects.toThrow(
+      'The response to the login request should be an object or a scalar value, given "array".',
+    );
   });
 });
 

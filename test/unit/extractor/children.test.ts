@@ -45,7 +45,8 @@ describe('planning child runs after a parent page', () => {
 
   it('runs a grandchild without placeholders of its own once per row with the inherited ones', () => {
     const [ordersRun] = planChildRuns(
-      makeConfig({ jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{id}/o', placeholders: { id: 'id' }, children: [{ endpoint: 'u/{id}/o/all' }] }] }] }).config.jobs[0],
+      makeConfig({ jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{id}/o', placeholders: { id: 'id' }, children: [{ endpoint: 'u/{id}/o/all' }] }] }] })
+        .config.jobs[0],
       [{ id: 1 }],
       null,
     ).runs;
@@ -56,7 +57,14 @@ describe('planning child runs after a parent page', () => {
     const job = makeConfig({
       jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{a}/{b}', placeholders: { a: 'as', b: 'bs' } }] }],
     }).config.jobs[0];
-    const plan = planChildRuns(job, [{ as: ['x', 'y'], bs: [1, 2] }, { as: 'z', bs: [] }], null);
+    const plan = planChildRuns(
+      job,
+      [
+        { as: ['x', 'y'], bs: [1, 2] },
+        { as: 'z', bs: [] },
+      ],
+      null,
+    );
     expect(plan.runs.map((r) => [r.job.endpoint, r.parentColumns])).toEqual([
       ['u/x/1', { parent_as: 'x', parent_bs: '1' }],
       ['u/x/2', { parent_as: 'x', parent_bs: '2' }],
@@ -70,7 +78,11 @@ describe('planning child runs after a parent page', () => {
     const job = makeConfig({
       jobs: [{ endpoint: 'u', children: [{ endpoint: 'u/{id}', placeholders: { id: 'id' }, recursionFilter: 'role==parent|id>300&id<400' }] }],
     }).config.jobs[0];
-    const rows = [{ id: 123, role: 'parent' }, { id: 345, role: 'child' }, { id: 456, role: 'child' }];
+    const rows = [
+      { id: 123, role: 'parent' },
+      { id: 345, role: 'child' },
+      { id: 456, role: 'child' },
+    ];
     expect(planChildRuns(job, rows, null).runs.map((r) => [r.job.endpoint, r.rowIndex])).toEqual([
       ['u/123', 0],
       ['u/345', 1],

@@ -89,14 +89,20 @@ describe('Configuration: methods, endpoints, query strings, default params', () 
       name: 'a query string written in the endpoint stays on every request, and a param of the same name replaces its value',
       pagination: rp(),
       jobs: [{ endpoint: 'items?type=a&limit=5', params: { limit: 10 } }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items?type=a&limit=10', 'GET /v1/items?type=a&limit=5&cursor=c2'],
     },
     {
       name: 'the scroll value replaces a same-name param written in the endpoint instead of duplicating it',
       pagination: rp(),
       jobs: [{ endpoint: 'items?cursor=start' }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items?cursor=start', 'GET /v1/items?cursor=c2'],
     },
     {
@@ -104,7 +110,10 @@ describe('Configuration: methods, endpoints, query strings, default params', () 
       pagination: rp(),
       http: { defaultOptions: { params: { api_key: 'k' } } },
       jobs: [{ endpoint: 'items', params: { limit: 2 } }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items?api_key=k&limit=2', 'GET /v1/items?api_key=k&cursor=c2'],
     },
     {
@@ -112,7 +121,10 @@ describe('Configuration: methods, endpoints, query strings, default params', () 
       pagination: rp(),
       http: { defaultOptions: { params: { api_key: 'k' } } },
       jobs: [{ endpoint: 'search', method: 'POST', params: { q: 1 } }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['POST /v1/search {"api_key":"k","q":1}', 'POST /v1/search {"api_key":"k","cursor":"c2"}'],
     },
   ];
@@ -125,7 +137,10 @@ describe('Requests: first request, value lookup, next request, value placement',
       name: 'the first request is the job endpoint, method and params, never scrollRequest',
       pagination: rp({ responseParam: 'scroll_id', queryParam: 'scroll_id', scrollRequest: { endpoint: 'scroll', method: 'GET' } }),
       jobs: [{ endpoint: 'search', method: 'POST', params: { q: 1 } }],
-      responses: [{ hits: [{ id: 1 }], scroll_id: 's1' }, { hits: [{ id: 2 }], scroll_id: null }],
+      responses: [
+        { hits: [{ id: 1 }], scroll_id: 's1' },
+        { hits: [{ id: 2 }], scroll_id: null },
+      ],
       requests: ['POST /v1/search {"q":1}', 'GET /v1/scroll?scroll_id=s1'],
       tables: { search: ids(1, 2) },
     },
@@ -159,21 +174,22 @@ describe('Requests: first request, value lookup, next request, value placement',
       requests: ['GET /v1/items'],
       warnings: [/meta\.paging\.next/],
     },
-    ...[null, '', false, 0, '0', []].map(
-      (value): Case => ({
-        name: `the value ${JSON.stringify(value)} is empty and ends pagination`,
-        pagination: rp(),
-        jobs: [{ endpoint: 'items', dataField: 'items' }],
-        responses: [{ items: [{ id: 1 }], next: value }],
-        requests: ['GET /v1/items'],
-        tables: { items: ids(1) },
-      }),
-    ),
+    ...[null, '', false, 0, '0', []].map((value): Case => ({
+      name: `the value ${JSON.stringify(value)} is empty and ends pagination`,
+      pagination: rp(),
+      jobs: [{ endpoint: 'items', dataField: 'items' }],
+      responses: [{ items: [{ id: 1 }], next: value }],
+      requests: ['GET /v1/items'],
+      tables: { items: ids(1) },
+    })),
     {
       name: 'an empty object {} is not empty, so pagination continues with it',
       pagination: rp(),
       jobs: [{ endpoint: 'items', method: 'POST', dataField: 'items' }],
-      responses: [{ items: [{ id: 1 }], next: {} }, { items: [{ id: 2 }], next: null }],
+      responses: [
+        { items: [{ id: 1 }], next: {} },
+        { items: [{ id: 2 }], next: null },
+      ],
       requests: ['POST /v1/items []', 'POST /v1/items {"cursor":{}}'],
       tables: { items: ids(1, 2) },
     },
@@ -181,14 +197,20 @@ describe('Requests: first request, value lookup, next request, value placement',
       name: 'without includeParams the job params are dropped from scroll requests',
       pagination: rp(),
       jobs: [{ endpoint: 'items', params: { limit: 2, sort: 'id' } }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items?limit=2&sort=id', 'GET /v1/items?cursor=c2'],
     },
     {
       name: 'with includeParams the job params stay and queryParam overrides a param of the same name',
       pagination: rp({ includeParams: true }),
       jobs: [{ endpoint: 'items', params: { limit: 2, cursor: 'initial' } }],
-      responses: [{ items: [], next: 'c2' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'c2' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items?limit=2&cursor=initial', 'GET /v1/items?limit=2&cursor=c2'],
     },
     {
@@ -200,7 +222,10 @@ describe('Requests: first request, value lookup, next request, value placement',
         scrollRequest: { endpoint: 'search/scroll', params: { keep: '1m' } },
       }),
       jobs: [{ endpoint: 'search', method: 'POST', params: { q: 'x', size: 2 } }],
-      responses: [{ hits: [{ id: 1 }], scroll_id: 's1' }, { hits: [], scroll_id: null }],
+      responses: [
+        { hits: [{ id: 1 }], scroll_id: 's1' },
+        { hits: [], scroll_id: null },
+      ],
       requests: ['POST /v1/search {"q":"x","size":2}', 'POST /v1/search/scroll {"q":"x","size":2,"keep":"1m","scroll_id":"s1"}'],
     },
     {
@@ -211,28 +236,41 @@ describe('Requests: first request, value lookup, next request, value placement',
         scrollRequest: { endpoint: 'scroll', method: 'GET', params: { scroll_id: 'placeholder', keep: '1m' } },
       }),
       jobs: [{ endpoint: 'search', method: 'POST', params: { q: 'x' } }],
-      responses: [{ hits: [], scroll_id: 's1' }, { hits: [], scroll_id: 's2' }, { hits: [], scroll_id: null }],
+      responses: [
+        { hits: [], scroll_id: 's1' },
+        { hits: [], scroll_id: 's2' },
+        { hits: [], scroll_id: null },
+      ],
       requests: ['POST /v1/search {"q":"x"}', 'GET /v1/scroll?scroll_id=s1&keep=1m', 'GET /v1/scroll?scroll_id=s2&keep=1m'],
     },
     {
       name: 'the value goes in the form body when the scroll request method is FORM',
       pagination: rp({ responseParam: 'scroll_id', queryParam: 'scroll_id', scrollRequest: { endpoint: 'scroll', method: 'form' } }),
       jobs: [{ endpoint: 'search', method: 'POST' }],
-      responses: [{ hits: [], scroll_id: 's 1' }, { hits: [], scroll_id: null }],
+      responses: [
+        { hits: [], scroll_id: 's 1' },
+        { hits: [], scroll_id: null },
+      ],
       requests: ['POST /v1/search []', 'POST /v1/scroll scroll_id=s+1'],
     },
     {
       name: 'the value is sent verbatim, never followed as a URL, even when it is one',
       pagination: rp({ responseParam: 'links.next', queryParam: 'next' }),
       jobs: [{ endpoint: 'items', dataField: 'items' }],
-      responses: [{ items: [], links: { next: 'http://api.test/v1/items?page=2' } }, { items: [], links: {} }],
+      responses: [
+        { items: [], links: { next: 'http://api.test/v1/items?page=2' } },
+        { items: [], links: {} },
+      ],
       requests: ['GET /v1/items', 'GET /v1/items?next=http%3A%2F%2Fapi.test%2Fv1%2Fitems%3Fpage%3D2'],
     },
     {
       name: 'a numeric value keeps its JSON type in a POST body',
       pagination: rp({ responseParam: 'next_page', queryParam: 'page' }),
       jobs: [{ endpoint: 'items', method: 'POST', dataField: 'items' }],
-      responses: [{ items: [], next_page: 2 }, { items: [], next_page: null }],
+      responses: [
+        { items: [], next_page: 2 },
+        { items: [], next_page: null },
+      ],
       requests: ['POST /v1/items []', 'POST /v1/items {"page":2}'],
     },
   ];
@@ -307,10 +345,12 @@ describe('Records: dataField and auto-detection', () => {
 });
 
 describe('Stop conditions', () => {
-  const counting = (perPage = 1) => (_r: unknown, i: number) => ({
-    items: Array.from({ length: perPage }, (_, j) => ({ id: i * perPage + j + 1 })),
-    next: String(i + 2),
-  });
+  const counting =
+    (perPage = 1) =>
+    (_r: unknown, i: number) => ({
+      items: Array.from({ length: perPage }, (_, j) => ({ id: i * perPage + j + 1 })),
+      next: String(i + 2),
+    });
   const body = { items: [{ id: 1 }], next: '2' };
   const bodyBytes = JSON.stringify(body).length;
   const cases: Case[] = [
@@ -327,7 +367,10 @@ describe('Stop conditions', () => {
       name: 'a response identical to the previous one stops pagination and is not extracted',
       pagination: rp(),
       jobs: [{ endpoint: 'items' }],
-      responses: [{ items: [{ id: 1 }], next: 'a' }, { items: [{ id: 1 }], next: 'a' }],
+      responses: [
+        { items: [{ id: 1 }], next: 'a' },
+        { items: [{ id: 1 }], next: 'a' },
+      ],
       requests: ['GET /v1/items', 'GET /v1/items?cursor=a'],
       tables: { items: ids(1) },
     },
@@ -348,7 +391,10 @@ describe('Stop conditions', () => {
       name: 'an empty data page does not stop pagination while the cursor is non-empty',
       pagination: rp(),
       jobs: [{ endpoint: 'items' }],
-      responses: [{ items: [], next: '2' }, { items: [{ id: 2 }], next: null }],
+      responses: [
+        { items: [], next: '2' },
+        { items: [{ id: 2 }], next: null },
+      ],
       requests: ['GET /v1/items', 'GET /v1/items?cursor=2'],
       tables: { items: ids(2) },
     },
@@ -364,7 +410,11 @@ describe('Stop conditions', () => {
       name: 'forceStop.pages 0 means no limit',
       pagination: rp({ forceStop: { pages: 0 } }),
       jobs: [{ endpoint: 'items' }],
-      responses: [{ items: [], next: '2' }, { items: [], next: '3' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: '2' },
+        { items: [], next: '3' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/items', 'GET /v1/items?cursor=2', 'GET /v1/items?cursor=3'],
     },
     {
@@ -511,7 +561,12 @@ describe('Child jobs', () => {
         '/v1/users/2/orders': [{ oid: 'x' }],
       }),
       requests: ['GET /v1/users', 'GET /v1/users/1/orders', 'GET /v1/users/2/orders'],
-      tables: { orders: [{ oid: 'x', parent_id: '1' }, { oid: 'x', parent_id: '2' }] },
+      tables: {
+        orders: [
+          { oid: 'x', parent_id: '1' },
+          { oid: 'x', parent_id: '2' },
+        ],
+      },
     },
     {
       name: 'grandchildren inherit placeholders and parent columns, and "2:name" reads the grandparent row',
@@ -599,7 +654,10 @@ describe('Several scrollers (pagination.method "multiple")', () => {
       name: 'a job without scroller uses the scroller named default',
       pagination: { method: 'multiple', scrollers: { default: rp() } },
       jobs: [{ endpoint: 'a' }],
-      responses: [{ items: [], next: 'x' }, { items: [], next: null }],
+      responses: [
+        { items: [], next: 'x' },
+        { items: [], next: null },
+      ],
       requests: ['GET /v1/a', 'GET /v1/a?cursor=x'],
     },
     {
@@ -626,7 +684,7 @@ describe('Output tables', () => {
       jobs: [{ endpoint: 'items', dataType: ' My Users!!/v2 ' }],
       responses: [[{ id: 1 }]],
       requests: ['GET /v1/items'],
-      tables: { 'My_Users_v2': ids(1) },
+      tables: { My_Users_v2: ids(1) },
     },
     {
       name: 'the table name defaults to the endpoint, made safe',
@@ -638,7 +696,10 @@ describe('Output tables', () => {
     {
       name: 'rows of all pages and of jobs with the same dataType go to one table, columns in order of first appearance',
       pagination: rp(),
-      jobs: [{ endpoint: 'a', dataType: 'things' }, { endpoint: 'b', dataType: 'things' }],
+      jobs: [
+        { endpoint: 'a', dataType: 'things' },
+        { endpoint: 'b', dataType: 'things' },
+      ],
       responses: [
         { items: [{ id: 1, a: 'x' }], next: '2' },
         { items: [{ id: 2, b: 'y' }], next: null },
@@ -761,7 +822,11 @@ describe('Pagination methods offset, pagenum, response.url, zendesk.response.url
       name: 'response.url follows a relative next URL against baseUrl, without the job params',
       pagination: { method: 'response.url', urlKey: 'links.next' },
       jobs: [{ endpoint: 'items', params: { q: 'x' } }],
-      responses: [{ ...page(1), links: { next: 'items?page=2' } }, { ...page(1, 2), links: { next: '/v2/items?page=3' } }, { ...page(1, 3), links: {} }],
+      responses: [
+        { ...page(1), links: { next: 'items?page=2' } },
+        { ...page(1, 2), links: { next: '/v2/items?page=3' } },
+        { ...page(1, 3), links: {} },
+      ],
       requests: ['GET /v1/items?q=x', 'GET /v1/items?page=2', 'GET /v2/items?page=3'],
       tables: { items: ids(1, 2, 3) },
     },
@@ -770,14 +835,20 @@ describe('Pagination methods offset, pagenum, response.url, zendesk.response.url
       pagination: { method: 'response.url', includeParams: true },
       http: { defaultOptions: { params: { key: 'k' } } },
       jobs: [{ endpoint: 'items', params: { q: 'x' } }],
-      responses: [{ ...page(1), next_page: 'http://other.test/more?cursor=a%20b' }, { ...page(0), next_page: null }],
+      responses: [
+        { ...page(1), next_page: 'http://other.test/more?cursor=a%20b' },
+        { ...page(0), next_page: null },
+      ],
       requests: ['GET /v1/items?key=k&q=x', 'GET http://other.test/more?cursor=a+b&key=k&q=x'],
     },
     {
       name: 'response.url with paramIsQuery sets the query string params over the job params on the job endpoint',
       pagination: { method: 'response.url', urlKey: 'next', paramIsQuery: true, includeParams: true },
       jobs: [{ endpoint: 'items', params: { page: 'start', q: 'x' } }],
-      responses: [{ ...page(1), next: '?page=2&extra=a+b' }, { ...page(1, 2), next: '' }],
+      responses: [
+        { ...page(1), next: '?page=2&extra=a+b' },
+        { ...page(1, 2), next: '' },
+      ],
       requests: ['GET /v1/items?page=start&q=x', 'GET /v1/items?page=2&q=x&extra=a+b'],
       tables: { items: ids(1, 2) },
     },
@@ -870,13 +941,25 @@ describe('Pagination methods offset, pagenum, response.url, zendesk.response.url
 
   it('a cursor id that is not numeric fails the extraction with the value and the idKey', async () => {
     await expect(
-      run({ name: '', pagination: { method: 'cursor', idKey: 'id', param: 'after' }, jobs: [{ endpoint: 'items' }], responses: [[{ id: 'abc' }]], requests: [] }),
+      run({
+        name: '',
+        pagination: { method: 'cursor', idKey: 'id', param: 'after' },
+        jobs: [{ endpoint: 'items' }],
+        responses: [[{ id: 'abc' }]],
+        requests: [],
+      }),
     ).rejects.toThrow(`Cursor value '"abc"' is not numeric (idKey 'id').`);
   });
 
   it('a next URL that is an object fails the extraction naming urlKey', async () => {
     await expect(
-      run({ name: '', pagination: { method: 'response.url', urlKey: 'next' }, jobs: [{ endpoint: 'items' }], responses: [{ items: [], next: { href: 'x' } }], requests: [] }),
+      run({
+        name: '',
+        pagination: { method: 'response.url', urlKey: 'next' },
+        jobs: [{ endpoint: 'items' }],
+        responses: [{ items: [], next: { href: 'x' } }],
+        requests: [],
+      }),
     ).rejects.toThrow(/next page URL at urlKey 'next' must be a string, got object/);
   });
 });

@@ -18,7 +18,9 @@ const evalWith = (expr: unknown, context: Record<string, unknown> = {}, nowMs = 
 
 describe('PHP functions', () => {
   it('is exactly the reference function set', () => {
-    expect([...USER_FUNCTIONS].sort()).toEqual(['base64_encode', 'concat', 'date', 'hash_hmac', 'ifempty', 'implode', 'md5', 'sha1', 'sprintf', 'strtotime', 'time'].sort());
+    expect([...USER_FUNCTIONS].sort()).toEqual(
+      ['base64_encode', 'concat', 'date', 'hash_hmac', 'ifempty', 'implode', 'md5', 'sha1', 'sprintf', 'strtotime', 'time'].sort(),
+    );
   });
 
   it.each([
@@ -96,7 +98,13 @@ describe('context references and errors', () => {
       parameters: {
         api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { function: 'concat', args: [{ attr: 'nope' }] } } } },
         config: {
-          jobs: [{ endpoint: 'users', params: { x: { function: 'system', args: [] }, y: { time: 'lastWeek' } }, children: [{ endpoint: 'u/{id}', placeholders: { id: { path: 'id', function: 'eval' } } }] }],
+          jobs: [
+            {
+              endpoint: 'users',
+              params: { x: { function: 'system', args: [] }, y: { time: 'lastWeek' } },
+              children: [{ endpoint: 'u/{id}', placeholders: { id: { path: 'id', function: 'eval' } } }],
+            },
+          ],
         },
       },
     };
@@ -126,14 +134,26 @@ describe('where functions are evaluated', () => {
     parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/v1/' }, config: { ...extra, jobs: [{ endpoint: 'items', params }] } } });
 
   it('sends {"time": …} params as values, never as objects; previousStart is 0 on a first run', async () => {
-    const config = jobConfig({ since: { time: 'previousStart' }, until: { time: 'currentStart' }, day: { function: 'date', args: ['Y-m-d', { time: 'currentStart' }] } });
+    const config = jobConfig({
+      since: { time: 'previousStart' },
+      until: { time: 'currentStart' },
+      day: { function: 'date', args: ['Y-m-d', { time: 'currentStart' }] },
+    });
     const result = await runExtraction(config, { fetchPage: fakeFetch([[]]), now: () => T * 1000 });
     expect(result.requests.map(describeRequest)).toEqual([`GET /v1/items?since=0&until=${T}&day=2017-04-20`]);
   });
 
   it('keeps currentStart at the extraction start for every job, as the reference', async () => {
     const config = parseExtractorConfig({
-      parameters: { api: { baseUrl: 'http://api.test/v1/' }, config: { jobs: [{ endpoint: 'a', params: { t: { time: 'currentStart' } } }, { endpoint: 'b', params: { t: { time: 'currentStart' } } }] } },
+      parameters: {
+        api: { baseUrl: 'http://api.test/v1/' },
+        config: {
+          jobs: [
+            { endpoint: 'a', params: { t: { time: 'currentStart' } } },
+            { endpoint: 'b', params: { t: { time: 'currentStart' } } },
+          ],
+        },
+      },
     });
     const clock = [1_000_000, 5_000_000, 9_000_000];
     const result = await runExtraction(config, { fetchPage: fakeFetch([[], []]), now: () => clock.shift() ?? 9_999_000 });
@@ -157,7 +177,11 @@ describe('where functions are evaluated', () => {
 
   it('defers hashing to the activity, and a hash of a secret never exists before the activity fills it', () => {
     const config = jobConfig(
-      { plain: { function: 'md5', args: [{ attr: 'name' }] }, signed: { function: 'hash_hmac', args: ['sha256', { attr: '#key' }, 'TeaPot'] }, joined: { function: 'concat', args: [{ attr: '#key' }, '!'] } },
+      {
+        plain: { function: 'md5', args: [{ attr: 'name' }] },
+        signed: { function: 'hash_hmac', args: ['sha256', { attr: '#key' }, 'TeaPot'] },
+        joined: { function: 'concat', args: [{ attr: '#key' }, '!'] },
+      },
       { name: 'NotSoSecret', '#key': '${env:SAPI_SECRET_KEY}' },
     );
     const state = createScrollerState(config.config.jobs[0]!, config.api, 0, { attributes: config.config.attributes!, runTimes: null });
@@ -179,7 +203,7 @@ describe('where functions are evaluated', () => {
     expect(derived).toEqual(['d868d581b2f2edd09e8e7ce12c00723b3fcffb6a5d74c40eae9d94181a0bf731']);
   });
 
-  it('runs a placeholder function per parent row with the parent job run\'s time, and urlencode', async () => {
+  it("runs a placeholder function per parent row with the parent job run's time, and urlencode", async () => {
     const config = parseExtractorConfig({
       parameters: {
         api: { baseUrl: 'http://api.test/v1/' },
@@ -187,7 +211,19 @@ describe('where functions are evaluated', () => {
           jobs: [
             {
               endpoint: 'users',
-              children: [{ endpoint: 'user/{id}', dataField: '.', placeholders: { id: { path: 'name', function: 'concat', args: [{ function: 'urlencode', args: [{ placeholder: 'value' }] }, '-', { function: 'date', args: ['Y'] }] } } }],
+              children: [
+                {
+                  endpoint: 'user/{id}',
+                  dataField: '.',
+                  placeholders: {
+                    id: {
+                      path: 'name',
+                      function: 'concat',
+                      args: [{ function: 'urlencode', args: [{ placeholder: 'value' }] }, '-', { function: 'date', args: ['Y'] }],
+                    },
+                  },
+                },
+              ],
             },
           ],
         },
@@ -201,15 +237,22 @@ describe('where functions are evaluated', () => {
 
   it('refuses at validation a header that is an object but no function, naming it', () => {
     expect(() =>
-      parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { b: 1 } } } }, config: { jobs: [{ endpoint: 'x' }] } } }),
+      parseExtractorConfig({
+        parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { b: 1 } } } }, config: { jobs: [{ endpoint: 'x' }] } },
+      }),
     ).toThrow(/parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers at path: X-A/);
   });
 
   it('fails naming the header when a header function gives an object', () => {
     const config = parseExtractorConfig({
-      parameters: { api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { function: 'ifempty', args: ['', { a: 1 }] } } } }, config: { jobs: [{ endpoint: 'x' }] } },
+      parameters: {
+        api: { baseUrl: 'http://api.test/', http: { headers: { 'X-A': { function: 'ifempty', args: ['', { a: 1 }] } } } },
+        config: { jobs: [{ endpoint: 'x' }] },
+      },
     });
-    expect(() => createScrollerState(config.config.jobs[0]!, config.api, 0, { attributes: {}, runTimes: null })).toThrow(/parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers/);
+    expect(() => createScrollerState(config.config.jobs[0]!, config.api, 0, { attributes: {}, runTimes: null })).toThrow(
+      /parameters\.api\.http\.headers\.X-A: Invalid configuration: invalid type "object" in headers/,
+    );
   });
 
   it('keeps deferred calls on scroll requests (includeParams), finished on every page', async () => {
@@ -221,11 +264,20 @@ describe('where functions are evaluated', () => {
     });
     const result = await runExtraction(config, { fetchPage: fakeFetch([{ items: [{ id: 1 }], next: 'c2' }, { items: [{ id: 2 }] }]), now: () => 0 });
     const sent = result.requests.map((r) => describeRequest(finishDeferred(r, (j) => j).request));
-    expect(sent).toEqual(['GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072', 'GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072&cursor=c2']);
+    expect(sent).toEqual([
+      'GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072',
+      'GET /v1/items?sig=11f6ad8ec52a2984abaafd7c3b516503785c2072&cursor=c2',
+    ]);
   });
 
   it('keeps a deferred call inside a JSON body with its type', () => {
-    const request = { method: 'POST' as const, url: 'http://x/', headers: {}, body: { kind: 'json' as const, value: { a: '${fn:0}', b: 'pre-${fn:0}' } }, deferred: [{ call: { function: 'time' }, nowMs: 7000 }] };
+    const request = {
+      method: 'POST' as const,
+      url: 'http://x/',
+      headers: {},
+      body: { kind: 'json' as const, value: { a: '${fn:0}', b: 'pre-${fn:0}' } },
+      deferred: [{ call: { function: 'time' }, nowMs: 7000 }],
+    };
     expect(finishDeferred(request, (j) => j).request.body).toEqual({ kind: 'json', value: { a: 7, b: 'pre-7' } });
   });
 
@@ -238,14 +290,22 @@ describe('where functions are evaluated', () => {
 
 describe('clear secrets and functions', () => {
   it('accepts a credential header computed from secrets and refuses one computed from literals only', () => {
-    const config = (value: unknown) => ({ parameters: { api: { baseUrl: 'http://a/', http: { headers: { Authorization: value } } }, config: { '#t': '${env:SAPI_SECRET_T}', jobs: [{ endpoint: 'x' }] } } });
+    const config = (value: unknown) => ({
+      parameters: {
+        api: { baseUrl: 'http://a/', http: { headers: { Authorization: value } } },
+        config: { '#t': '${env:SAPI_SECRET_T}', jobs: [{ endpoint: 'x' }] },
+      },
+    });
     expect(findClearSecrets(config({ function: 'concat', args: ['Bearer ', { attr: '#t' }] }))).toEqual([]);
     expect(findClearSecrets(config({ function: 'concat', args: ['Bearer ', 'abc123'] }))).toEqual(['parameters.api.http.headers.Authorization']);
   });
 
   it('points at the clear attribute a credential param is computed from, and accepts it once that is a reference', () => {
     const config = (tokenValue: string) => ({
-      parameters: { api: { baseUrl: 'http://a/' }, config: { tokenValue, jobs: [{ endpoint: 'x', params: { token: { function: 'md5', args: [{ attr: 'tokenValue' }] } } }] } },
+      parameters: {
+        api: { baseUrl: 'http://a/' },
+        config: { tokenValue, jobs: [{ endpoint: 'x', params: { token: { function: 'md5', args: [{ attr: 'tokenValue' }] } } }] },
+      },
     });
     expect(findClearSecrets(config('NotSoSecret'))).toEqual(['parameters.config.tokenValue']);
     expect(findClearSecrets(config('${env:SAPI_SECRET_T}'))).toEqual([]);
@@ -256,7 +316,11 @@ describe('clear secrets and functions', () => {
       parameters: {
         api: {
           baseUrl: 'http://a/',
-          authentication: { type: 'login', loginRequest: { endpoint: 'auth', headers: { 'X-Password': 'TopSecret' } }, apiRequest: { headers: { 'X-Api-Token': 'token' } } },
+          authentication: {
+            type: 'login',
+            loginRequest: { endpoint: 'auth', headers: { 'X-Password': 'TopSecret' } },
+            apiRequest: { headers: { 'X-Api-Token': 'token' } },
+          },
         },
         config: { jobs: [{ endpoint: 'x' }] },
       },
@@ -268,13 +332,23 @@ describe('clear secrets and functions', () => {
 describe('user functions meet run state, HTTP client options and paging (ge-functions × ge-state × ge-pagination)', () => {
   const fn = (value: string) => ({ function: 'concat', args: [value, '!'] });
   const headersOf = (http: Record<string, unknown>, configHttp: Record<string, unknown>) => {
-    const parsed = parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/', http }, config: { http: { headers: configHttp }, jobs: [{ endpoint: 'x' }] } } });
+    const parsed = parseExtractorConfig({
+      parameters: { api: { baseUrl: 'http://api.test/', http }, config: { http: { headers: configHttp }, jobs: [{ endpoint: 'x' }] } },
+    });
     return createScrollerState(parsed.config.jobs[0]!, parsed.api, 0, { attributes: parsed.config.attributes!, runTimes: null }).next!.headers;
   };
 
   it('config.http.headers take functions, with the reference precedence: they replace api.http.headers, defaultOptions.headers win', () => {
-    expect(headersOf({ headers: { 'X-A': 'api', 'X-B': fn('api') } }, { 'X-A': fn('config'), 'X-B': 'config' })).toMatchObject({ 'X-A': 'config!', 'X-B': 'config' });
-    expect(headersOf({ headers: { 'X-A': 'api' }, defaultOptions: { headers: { 'X-A': 'default', 'X-C': fn('default') } } }, { 'X-A': fn('config'), 'X-C': 'config' })).toMatchObject({
+    expect(headersOf({ headers: { 'X-A': 'api', 'X-B': fn('api') } }, { 'X-A': fn('config'), 'X-B': 'config' })).toMatchObject({
+      'X-A': 'config!',
+      'X-B': 'config',
+    });
+    expect(
+      headersOf(
+        { headers: { 'X-A': 'api' }, defaultOptions: { headers: { 'X-A': 'default', 'X-C': fn('default') } } },
+        { 'X-A': fn('config'), 'X-C': 'config' },
+      ),
+    ).toMatchObject({
       'X-A': 'default',
       'X-C': 'default!',
     });
@@ -282,7 +356,12 @@ describe('user functions meet run state, HTTP client options and paging (ge-func
 
   it('a required header set by a function counts as given', () => {
     expect(() =>
-      parseExtractorConfig({ parameters: { api: { baseUrl: 'http://api.test/', http: { requiredHeaders: ['X-Key'] } }, config: { http: { headers: { 'X-Key': fn('k') } }, jobs: [{ endpoint: 'x' }] } } }),
+      parseExtractorConfig({
+        parameters: {
+          api: { baseUrl: 'http://api.test/', http: { requiredHeaders: ['X-Key'] } },
+          config: { http: { headers: { 'X-Key': fn('k') } }, jobs: [{ endpoint: 'x' }] },
+        },
+      }),
     ).not.toThrow();
   });
 
@@ -293,8 +372,15 @@ describe('user functions meet run state, HTTP client options and paging (ge-func
         config: { jobs: [{ endpoint: 'items', params: { since: { time: 'previousStart' }, now: { time: 'currentStart' } } }] },
       },
     });
-    const result = await runExtraction(config, { fetchPage: fakeFetch([[{ id: 1 }], []]), now: () => T * 1000, runTimes: { previousStart: 1000, currentStart: 2000 } });
-    expect(result.requests.map(describeRequest)).toEqual(['GET /v1/items?since=1000&now=2000&limit=1&offset=0', 'GET /v1/items?since=1000&now=2000&limit=1&offset=1']);
+    const result = await runExtraction(config, {
+      fetchPage: fakeFetch([[{ id: 1 }], []]),
+      now: () => T * 1000,
+      runTimes: { previousStart: 1000, currentStart: 2000 },
+    });
+    expect(result.requests.map(describeRequest)).toEqual([
+      'GET /v1/items?since=1000&now=2000&limit=1&offset=0',
+      'GET /v1/items?since=1000&now=2000&limit=1&offset=1',
+    ]);
     expect(result.runTimes).toEqual({ previousStart: 1000, currentStart: 2000 });
   });
 });

@@ -14,7 +14,10 @@ import { startMockApi, type MockApi } from '../../harness/ge-examples/mock-api';
 import { EXAMPLES_DIR, exampleConfig, runExample } from '../../harness/ge-examples/run-example';
 
 /** The Authorization header the reference sent (the mock's `users.requestHeaders`). */
-const expectedAuthorization = (example: string) => readFileSync(join(EXAMPLES_DIR, example, 'users.requestHeaders'), 'utf8').trim().replace(/^Authorization: /, '');
+const expectedAuthorization = (example: string) =>
+  readFileSync(join(EXAMPLES_DIR, example, 'users.requestHeaders'), 'utf8')
+    .trim()
+    .replace(/^Authorization: /, '');
 
 async function signedAt(example: string, nowSeconds: number, nonce: string): Promise<Record<string, string>> {
   const { config, env } = exampleConfig(example, 'http://mock-server');

@@ -7,7 +7,6 @@ import { createPageFetcher } from '../../../src/extractor/http/fetch-page';
 import { runExtraction, type ExtractionResult } from '../../harness/run-extraction';
 import { exampleConfig, pointAt, sampleTables, startExampleServer, storageSafe, withEnvSecrets, type ExampleServer } from './ge-examples';
 
-
 let server: ExampleServer;
 beforeAll(async () => {
   server = await startExampleServer();
@@ -38,7 +37,14 @@ function expectSample(result: ExtractionResult, example: string, { anyColumnOrde
   };
   const expected = sampleTables(example).map((t) => shape(t.name, t.columns, t.rows, t.incremental));
   const actual = Object.entries(result.tables)
-    .map(([name, t]) => shape(name, t.columns, t.rows.map((r) => t.columns.map((c) => r[c] ?? '')), result.incremental))
+    .map(([name, t]) =>
+      shape(
+        name,
+        t.columns,
+        t.rows.map((r) => t.columns.map((c) => r[c] ?? '')),
+        result.incremental,
+      ),
+    )
     .sort((a, b) => a.name.localeCompare(b.name));
   expect(actual).toEqual(expected);
 }
@@ -70,7 +76,12 @@ describe('Generic Extractor examples: headers, incremental output, retries, igno
 
   test('132: a 404 listed in api.http.ignoreErrors gives its body as {"errorData": …} and the run goes on', async () => {
     const result = await runExample('132-ignore-errors');
-    expect(server.requests.map((r) => r.uri)).toEqual(['/132-ignore-errors/users', '/132-ignore-errors/user/123', '/132-ignore-errors/user/124', '/132-ignore-errors/user/234']);
+    expect(server.requests.map((r) => r.uri)).toEqual([
+      '/132-ignore-errors/users',
+      '/132-ignore-errors/user/123',
+      '/132-ignore-errors/user/124',
+      '/132-ignore-errors/user/234',
+    ]);
     // the reference puts parent_id after errorData (its parser appends parent columns last): the JSON parser's rule
     expectSample(result, '132-ignore-errors', { anyColumnOrder: true });
   });
@@ -78,7 +89,9 @@ describe('Generic Extractor examples: headers, incremental output, retries, igno
   test('143: every request is signed with AWS Signature V4 (the secret key resolved from its env reference)', async () => {
     const result = await runExample('143-aws-signature-request');
     const auth = String(server.requests[0]?.headers.authorization);
-    expect(auth).toMatch(/^AWS4-HMAC-SHA256 Credential=testAccessKey\/\d{8}\/testRegion\/testService\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/);
+    expect(auth).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=testAccessKey\/\d{8}\/testRegion\/testService\/aws4_request, SignedHeaders=[a-z0-9;-]*host[a-z0-9;-]*, Signature=[0-9a-f]{64}$/,
+    );
     expect(server.requests[0]?.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     expectSample(result, '143-aws-signature-request');
   });

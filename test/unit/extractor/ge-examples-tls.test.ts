@@ -13,7 +13,6 @@ import { runExtraction } from '../../harness/run-extraction';
 import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
 import { exampleConfig, pointAt, sampleTables, startExampleServer, withEnvSecrets, type ExampleServer } from './ge-examples';
 
-
 describe('Generic Extractor examples over https: own CA, client certificate', () => {
   let certs: TestCertificates;
   let pem: (path: string) => string;
@@ -24,7 +23,13 @@ describe('Generic Extractor examples over https: own CA, client certificate', ()
     certs = makeTestCertificates(mkdtempSync(join(tmpdir(), 'ge-tls-')));
     pem = (path: string) => readFileSync(path, 'utf8');
     selfSigned = await startExampleServer({ cert: pem(certs.serverCert), key: pem(certs.serverKey) });
-    mutual = await startExampleServer({ cert: pem(certs.serverCert), key: pem(certs.serverKey), ca: pem(certs.caCert), requestCert: true, rejectUnauthorized: true });
+    mutual = await startExampleServer({
+      cert: pem(certs.serverCert),
+      key: pem(certs.serverKey),
+      ca: pem(certs.caCert),
+      requestCert: true,
+      rejectUnauthorized: true,
+    });
   });
   afterAll(async () => {
     await Promise.all([selfSigned?.close(), mutual?.close(), closeCustomPools()]);

@@ -26,7 +26,7 @@ describe("the reference extractor's documentation examples", () => {
     expect(outcomes.size).toBe(143);
   });
 
-  it.each(PASSING.map((f) => [f]))('%s produces the reference\'s tables', (folder) => {
+  it.each(PASSING.map((f) => [f]))("%s produces the reference's tables", (folder) => {
     expect(outcomes.get(folder)).toEqual({ status: 'pass' });
   });
 

@@ -13,7 +13,8 @@ import { parse } from 'csv-parse/sync';
 
 /** `../shared/ge-examples/examples` beside the checkout (CI puts `../shared` there), or `GE_EXAMPLES_DIR`. */
 export const GE_EXAMPLES_DIR = process.env.GE_EXAMPLES_DIR ?? resolve(__dirname, '..', '..', '..', '..', 'shared', 'ge-examples', 'examples');
-if (!existsSync(GE_EXAMPLES_DIR)) throw new Error(`the reference extractor's examples are missing at ${GE_EXAMPLES_DIR}: put ../shared beside the checkout or set GE_EXAMPLES_DIR`);
+if (!existsSync(GE_EXAMPLES_DIR))
+  throw new Error(`the reference extractor's examples are missing at ${GE_EXAMPLES_DIR}: put ../shared beside the checkout or set GE_EXAMPLES_DIR`);
 
 interface Mock {
   method: string;

@@ -29,16 +29,26 @@ describe('HTTP client options in the configuration', () => {
       codes: [500, 502, 503, 504, 408, 420, 429],
       retryHeader: 'Retry-After',
     });
-    expect(parseExtractorConfig(base({ retryConfig: { headerName: 'X-Wait', httpCodes: [503] } })).api.client.retry).toEqual({ maxRetries: 10, codes: [503], retryHeader: 'X-Wait' });
+    expect(parseExtractorConfig(base({ retryConfig: { headerName: 'X-Wait', httpCodes: [503] } })).api.client.retry).toEqual({
+      maxRetries: 10,
+      codes: [503],
+      retryHeader: 'X-Wait',
+    });
   });
 
   test('retryConfig.curl is refused naming the key (network errors are always retried)', () => {
-    expect(() => parseExtractorConfig(base({ retryConfig: { curl: { codes: [6] } } }))).toThrow(/parameters\.api\.retryConfig\.curl: 'retryConfig\.curl' is not supported/);
+    expect(() => parseExtractorConfig(base({ retryConfig: { curl: { codes: [6] } } }))).toThrow(
+      /parameters\.api\.retryConfig\.curl: 'retryConfig\.curl' is not supported/,
+    );
   });
 
   test('keys a client block does not know are refused, each named (nothing is ignored silently)', () => {
-    expect(() => parseExtractorConfig(base({ retryConfig: { maxRetries: 1, retryHeaders: 'X' } }))).toThrow(/parameters\.api\.retryConfig\.retryHeaders: 'retryConfig\.retryHeaders' is not supported/);
-    expect(() => parseExtractorConfig(base({}, { http: { headers: {}, params: { a: 1 } } }))).toThrow(/parameters\.config\.http\.params: 'config\.http\.params' is not supported/);
+    expect(() => parseExtractorConfig(base({ retryConfig: { maxRetries: 1, retryHeaders: 'X' } }))).toThrow(
+      /parameters\.api\.retryConfig\.retryHeaders: 'retryConfig\.retryHeaders' is not supported/,
+    );
+    expect(() => parseExtractorConfig(base({}, { http: { headers: {}, params: { a: 1 } } }))).toThrow(
+      /parameters\.config\.http\.params: 'config\.http\.params' is not supported/,
+    );
   });
 
   test('timeouts are seconds, kept in ms; ignoreErrors must be status codes', () => {
@@ -120,14 +130,22 @@ describe('api.http.requestTimeout', () => {
 describe('secrets of the client options', () => {
   test('a clear #clientCertificate or aws #secretKey is refused by the clear-secret check, named by path', () => {
     const clear = findClearSecrets(
-      base({ '#clientCertificate': '-----BEGIN CERTIFICATE-----' }, {}, { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': 'plain', serviceName: 's', regionName: 'r' } } } }),
+      base(
+        { '#clientCertificate': '-----BEGIN CERTIFICATE-----' },
+        {},
+        { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': 'plain', serviceName: 's', regionName: 'r' } } } },
+      ),
     );
     expect(clear).toEqual(expect.arrayContaining(['parameters.api.#clientCertificate', 'parameters.aws.signature.credentials.#secretKey']));
   });
 
   test('resolveClientSecrets fills a copy at send time and returns the values to scrub; the config keeps the references', () => {
     const client = parseExtractorConfig(
-      base({ '#clientCertificate': '${env:SAPI_SECRET_PEM}' }, {}, { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': '${env:SAPI_SECRET_AWS}', serviceName: 's', regionName: 'r' } } } }),
+      base(
+        { '#clientCertificate': '${env:SAPI_SECRET_PEM}' },
+        {},
+        { aws: { signature: { credentials: { accessKeyId: 'AK', '#secretKey': '${env:SAPI_SECRET_AWS}', serviceName: 's', regionName: 'r' } } } },
+      ),
     ).api.client;
     const { client: resolved, secrets } = resolveClientSecrets(client, { env: { SAPI_SECRET_PEM: 'PEM', SAPI_SECRET_AWS: 'KEY' } });
     expect([resolved.clientCertificate, resolved.awsSignature?.secretKey, secrets.sort()]).toEqual(['PEM', 'KEY', ['KEY', 'PEM']]);

@@ -38,7 +38,7 @@ describe('parameters.iterations', () => {
     ]);
   });
 
-  it('replaces a whole parameters.config key (a shallow merge): an iteration\'s http drops the other config headers', () => {
+  it("replaces a whole parameters.config key (a shallow merge): an iteration's http drops the other config headers", () => {
     const config = withIterations({ http: { headers: { A: '1', B: '2' } }, jobs: [{ endpoint: 'users' }] }, [{ http: { headers: { B: '3' } } }]);
     expect(iterationConfigs(config).map((c) => c.api.http.headers)).toEqual([{ B: '3' }]);
   });
@@ -52,11 +52,13 @@ describe('parameters.iterations', () => {
   it('refuses iterations that are not a list of objects, or that change what all tables are loaded with, naming the key', () => {
     expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, { a: 1 })).toThrow(/parameters\.iterations: 'iterations' must be an array of objects/);
     expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, [{}, 5])).toThrow(/parameters\.iterations\[1\]: an iteration must be an object/);
-    expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, [{ outputBucket: 'other' }])).toThrow(/parameters\.iterations\[0\]\.outputBucket: an iteration may not change 'outputBucket'/);
+    expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, [{ outputBucket: 'other' }])).toThrow(
+      /parameters\.iterations\[0\]\.outputBucket: an iteration may not change 'outputBucket'/,
+    );
     expect(() => withIterations({ jobs: [{ endpoint: 'users' }] }, [{ incrementalOutput: true }])).toThrow(/parameters\.iterations\[0\]\.incrementalOutput/);
   });
 
-  it("names the iteration when its merged configuration is invalid (an attribute only another iteration sets)", () => {
+  it('names the iteration when its merged configuration is invalid (an attribute only another iteration sets)', () => {
     expect(() => withIterations({ jobs: [{ endpoint: 'users', params: { a: { attr: 'accountId' } } }] }, [{ accountId: 1 }, { other: 2 }])).toThrow(
       /parameters\.config\.jobs\[0\]\.params\.a: User script error: Error evaluating user function - attr 'accountId' not found! \(in parameters\.iterations\[1\], merged over 'parameters\.config'\)/,
     );
@@ -69,9 +71,10 @@ describe('parameters.iterations', () => {
   });
 
   it('refuses a secret in clear in an iteration like anywhere else (the policy scans the whole configuration)', () => {
-    expect(findClearSecrets({ parameters: { iterations: [{ '#password': 'TopSecret', http: { headers: { 'X-Api-Token': 'abc' } } }, { '#password': '${env:SAPI_SECRET_P}' }] } })).toEqual([
-      'parameters.iterations[0].#password',
-      'parameters.iterations[0].http.headers.X-Api-Token',
-    ]);
+    expect(
+      findClearSecrets({
+        parameters: { iterations: [{ '#password': 'TopSecret', http: { headers: { 'X-Api-Token': 'abc' } } }, { '#password': '${env:SAPI_SECRET_P}' }] },
+      }),
+    ).toEqual(['parameters.iterations[0].#password', 'parameters.iterations[0].http.headers.X-Api-Token']);
   });
 });

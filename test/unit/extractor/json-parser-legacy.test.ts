@@ -11,8 +11,10 @@ function csv(table: FlatTable): { name: string; header: string[]; rows: string[]
   return { name: table.name, header: columnNamesFor(table.keys), rows: table.rows.map((r) => alignRow(table.keys, r)) };
 }
 
-const legacy = (records: unknown[], options: { dataType: string; parentColumns?: Record<string, string>; parentValues?: Record<string, unknown>; warnings?: string[] }) =>
-  flattenRecords(records, { ...options, legacy: true }).map(csv);
+const legacy = (
+  records: unknown[],
+  options: { dataType: string; parentColumns?: Record<string, string>; parentValues?: Record<string, unknown>; warnings?: string[] },
+) => flattenRecords(records, { ...options, legacy: true }).map(csv);
 
 describe('the legacy JSON parser (compatLevel 1)', () => {
   it('lets a parent column overwrite a field of the same name and leaves an empty md5-named column (example 124)', () => {
@@ -45,7 +47,14 @@ describe('the legacy JSON parser (compatLevel 1)', () => {
     const id = `users_${md5('O:8:"stdClass":2:{s:2:"id";i:1;s:4:"tags";a:2:{i:0;s:1:"a";i:1;s:1:"b";}}')}`;
     expect(tables).toEqual([
       { name: 'users', header: ['id', 'tags'], rows: [['1', id]] },
-      { name: 'users_tags', header: ['data', 'JSON_parentId'], rows: [['a', id], ['b', id]] },
+      {
+        name: 'users_tags',
+        header: ['data', 'JSON_parentId'],
+        rows: [
+          ['a', id],
+          ['b', id],
+        ],
+      },
     ]);
   });
 
@@ -68,7 +77,13 @@ describe('the legacy JSON parser (compatLevel 1)', () => {
   });
 
   it('gives the link ids the reference parser tests expect (PrimaryKeyTest/hash, nested_hash_deep)', () => {
-    const hash = legacy([{ pk: 1, arr: [1, 2, 3] }, { pk: 2, arr: ['a', 'b', 'c'] }], { dataType: 'hash' });
+    const hash = legacy(
+      [
+        { pk: 1, arr: [1, 2, 3] },
+        { pk: 2, arr: ['a', 'b', 'c'] },
+      ],
+      { dataType: 'hash' },
+    );
     expect(hash[0].rows).toEqual([
       ['1', 'hash_1093df659ecbfa54288647bc2cf0fed1'],
       ['2', 'hash_cfa31c446955b5d513c7e6762ef3e8e9'],

@@ -25,12 +25,21 @@ const rowsOf = (tables: ReturnType<typeof mapRecords>) => Object.fromEntries(tab
 describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
   it('maps columns in mapping order, shorthand strings included, and absent values as empty cells', () => {
     const { job } = mappedJob({ 'a.b': { mapping: { destination: 'ab' } }, id: 'ident', missing: { type: 'column', mapping: { destination: 'm' } } });
-    const tables = mapRecords([{ id: 1, a: { b: true } }, { id: 0.1 + 0.2, a: { b: 1e25 } }], job.mapping!);
+    const tables = mapRecords(
+      [
+        { id: 1, a: { b: true } },
+        { id: 0.1 + 0.2, a: { b: 1e25 } },
+      ],
+      job.mapping!,
+    );
     expect(rowsOf(tables)).toEqual({
       users: {
         keys: ['ab', 'ident', 'm'],
         // numbers as PHP prints them into the CSV (floats with 14 significant digits)
-        rows: [{ ab: '1', ident: '1', m: '' }, { ab: '1.0E+25', ident: '0.3', m: '' }],
+        rows: [
+          { ab: '1', ident: '1', m: '' },
+          { ab: '1.0E+25', ident: '0.3', m: '' },
+        ],
       },
     });
   });
@@ -60,12 +69,21 @@ describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
     });
     expect(rowsOf(mapRecords([{ first: 'J', last: 'D', tags: ['x', 'y'] }], job.mapping!))).toEqual({
       users: { keys: ['first', 'last'], rows: [{ first: 'J', last: 'D' }] },
-      tags: { keys: ['tag', 'person'], rows: [{ tag: 'x', person: 'J,D' }, { tag: 'y', person: 'J,D' }] },
+      tags: {
+        keys: ['tag', 'person'],
+        rows: [
+          { tag: 'x', person: 'J,D' },
+          { tag: 'y', person: 'J,D' },
+        ],
+      },
     });
   });
 
   it('fails when a primary key value is not a scalar', () => {
-    const { job } = mappedJob({ id: { mapping: { destination: 'id', primaryKey: true } }, tags: { type: 'table', destination: 't', tableMapping: { '.': 'v' } } });
+    const { job } = mappedJob({
+      id: { mapping: { destination: 'id', primaryKey: true } },
+      tags: { type: 'table', destination: 't', tableMapping: { '.': 'v' } },
+    });
     expect(() => mapRecords([{ id: { a: 1 }, tags: [1] }], job.mapping!)).toThrow('Only scalar values are allowed in primary key');
   });
 
@@ -106,7 +124,12 @@ describe('output mappings (the reference mapper, keboola/php-csvmap)', () => {
     const config = makeConfigWithMappings({
       users: {
         id: { mapping: { destination: 'id', primaryKey: true } },
-        addresses: { type: 'table', destination: 'user-address', parentKey: { destination: 'userId', primaryKey: true }, tableMapping: { index: { mapping: { destination: 'index', primaryKey: true } } } },
+        addresses: {
+          type: 'table',
+          destination: 'user-address',
+          parentKey: { destination: 'userId', primaryKey: true },
+          tableMapping: { index: { mapping: { destination: 'index', primaryKey: true } } },
+        },
       },
     });
     expect(mappedPrimaryKeys(config)).toEqual({ users: ['id'], 'user-address': ['index', 'userId'] });
@@ -151,7 +174,13 @@ describe('mapping configuration errors name the key', () => {
     ]);
     const twoJobs = { children: [{ endpoint: 'orders/{id}', dataType: 'orders', placeholders: { id: 'id' } }] };
     expect(
-      issuesOf({ users: { a: { type: 'table', destination: 't', tableMapping: { x: 'x' } } }, orders: { b: { type: 'table', destination: 't', tableMapping: { y: 'y' } } } }, twoJobs),
+      issuesOf(
+        {
+          users: { a: { type: 'table', destination: 't', tableMapping: { x: 'x' } } },
+          orders: { b: { type: 'table', destination: 't', tableMapping: { y: 'y' } } },
+        },
+        twoJobs,
+      ),
     ).toEqual([`parameters.config.mappings["orders"]: Multiple results for 't' table have different columns! (x, users_pk / y, orders_pk)`]);
   });
 
@@ -162,7 +191,12 @@ describe('mapping configuration errors name the key', () => {
   });
 
   it('refuses a table written both by a mapping and by a job without mapping', () => {
-    expect(issuesOf({ users: { tags: { type: 'table', destination: 'orders', tableMapping: { '.': 'tag' } } } }, { children: [{ endpoint: 'orders/{id}', dataType: 'orders', placeholders: { id: 'id' } }] })).toEqual([
+    expect(
+      issuesOf(
+        { users: { tags: { type: 'table', destination: 'orders', tableMapping: { '.': 'tag' } } } },
+        { children: [{ endpoint: 'orders/{id}', dataType: 'orders', placeholders: { id: 'id' } }] },
+      ),
+    ).toEqual([
       "parameters.config.jobs[0].children[0].dataType: Table 'orders' is written by a mapping and by this job without mapping: add a mapping for 'orders' or use another dataType.",
     ]);
   });

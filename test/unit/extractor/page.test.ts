@@ -59,7 +59,9 @@ describe('processing one fetched page for an activity', () => {
     });
     // no clash with 'tag' in orders, yet the renamed name stays; 'price' clashes here and joins the memory
     expect(ordersPage.schemaDelta[0].keys).toEqual(['order_id', 'price', `${PARENT_KEY_MARK}tag_u0`, `${PARENT_KEY_MARK}price_u0`]);
-    expect(ordersPage.tables[0].rows).toEqual([{ order_id: '9', price: '$42', [`${PARENT_KEY_MARK}tag_u0`]: 'development', [`${PARENT_KEY_MARK}price_u0`]: '$10' }]);
+    expect(ordersPage.tables[0].rows).toEqual([
+      { order_id: '9', price: '$42', [`${PARENT_KEY_MARK}tag_u0`]: 'development', [`${PARENT_KEY_MARK}price_u0`]: '$10' },
+    ]);
     expect(ordersPage.parentAliases).toEqual({ tag: 'tag_u0', price: 'price_u0' });
     expect(usersPage.parentAliases).toEqual({ tag: 'tag_u0' }); // the given memory is not changed in place
 

@@ -79,7 +79,14 @@ describe('the structure a run leaves for the next one', () => {
       'json_parser.struct': {
         data: {
           _users: {
-            '[]': { _id: scalar(), _name: scalar(), _previous: scalar(), nodeType: 'object', headerNames: 'data', _modified: scalar({ headerNames: 'modified' }) },
+            '[]': {
+              _id: scalar(),
+              _name: scalar(),
+              _previous: scalar(),
+              nodeType: 'object',
+              headerNames: 'data',
+              _modified: scalar({ headerNames: 'modified' }),
+            },
             nodeType: 'array',
           },
         },
@@ -91,7 +98,10 @@ describe('the structure a run leaves for the next one', () => {
 
   it('describes nested objects, child tables, scalar items and parent columns so the next run reads the same columns back', async () => {
     const config = parseExtractorConfig({
-      parameters: { api: { baseUrl: BASE_URL }, config: { outputBucket: 'test', userData: { src: 'api' }, jobs: [{ endpoint: 'users', dataType: 'users-2' }] } },
+      parameters: {
+        api: { baseUrl: BASE_URL },
+        config: { outputBucket: 'test', userData: { src: 'api' }, jobs: [{ endpoint: 'users', dataType: 'users-2' }] },
+      },
     });
     const result = await runExtraction(config, {
       fetchPage: fakeFetch([[{ id: 1, address: { city: 'Prague', 'zip.code': '110' }, tags: ['a', 'b'], roles: [{ name: 'admin' }] }]]),
@@ -109,14 +119,22 @@ describe('the structure a run leaves for the next one', () => {
 
 describe('renamed parent columns kept between runs (json_parser.struct.parent_aliases)', () => {
   const config = () =>
-    parseExtractorConfig({ parameters: { api: { baseUrl: BASE_URL }, config: { outputBucket: 'test', userData: { tag: 'x' }, jobs: [{ endpoint: 'users' }, { endpoint: 'orders' }] } } });
+    parseExtractorConfig({
+      parameters: {
+        api: { baseUrl: BASE_URL },
+        config: { outputBucket: 'test', userData: { tag: 'x' }, jobs: [{ endpoint: 'users' }, { endpoint: 'orders' }] },
+      },
+    });
 
   it('stores the renames of this run, and a next run keeps using them where nothing clashes', async () => {
     const first = await runExtraction(config(), { fetchPage: fakeFetch([[{ id: 1, tag: 'own' }], [{ order: 9 }]]) });
     expect(first.tables.orders.columns).toEqual(['order', 'tag_u0']);
     expect((first.parserState['json_parser.struct'] as { parent_aliases: unknown }).parent_aliases).toEqual({ tag: 'tag_u0' });
 
-    const next = await runExtraction(config(), { fetchPage: fakeFetch([[{ id: 2 }], [{ order: 10 }]]), runState: { time: { previousStart: 1 }, ...first.parserState } });
+    const next = await runExtraction(config(), {
+      fetchPage: fakeFetch([[{ id: 2 }], [{ order: 10 }]]),
+      runState: { time: { previousStart: 1 }, ...first.parserState },
+    });
     expect(next.tables.users.columns).toEqual(['id', 'tag', 'tag_u0']); // 'tag' kept from the stored structure
     expect(next.tables.orders.rows).toEqual([{ order: '10', tag_u0: 'x' }]);
   });

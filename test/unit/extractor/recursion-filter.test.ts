@@ -54,6 +54,6 @@ describe('recursionFilter: the reference grammar (keboola/php-filter)', () => {
   it('refuses a condition without an operator and a dangling logical operator, with the reference messages', () => {
     expect(() => parseRecursionFilter('role')).toThrow("Error creating a filter from role: Operator couldn't be determined.");
     expect(() => parseRecursionFilter('role==a&')).toThrow("Error creating a filter from : Operator couldn't be determined.");
-    expect(() => parseRecursionFilter('a==1&&b==2')).toThrow('Operator couldn\'t be determined');
+    expect(() => parseRecursionFilter('a==1&&b==2')).toThrow("Operator couldn't be determined");
   });
 });

@@ -32,7 +32,9 @@ describe('configuration: responseFilter and compatLevel', () => {
   });
 
   it('normalizes a single path or a list, the delimiter and the compat level into each job', () => {
-    const parsed = parseExtractorConfig(config({ responseFilter: 'a#b', responseFilterDelimiter: '#', children: [{ endpoint: 'x/{id}', responseFilter: ['c'] }] }, { compatLevel: 2 }));
+    const parsed = parseExtractorConfig(
+      config({ responseFilter: 'a#b', responseFilterDelimiter: '#', children: [{ endpoint: 'x/{id}', responseFilter: ['c'] }] }, { compatLevel: 2 }),
+    );
     expect(parsed.config.compatLevel).toBe(2);
     expect(parsed.config.jobs[0].responseFilter).toEqual({ paths: ['a#b'], delimiter: '#', legacy: true });
     expect(parsed.config.jobs[0].children[0].responseFilter).toEqual({ paths: ['c'], delimiter: '.', legacy: true });

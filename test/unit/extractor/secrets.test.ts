@@ -1,13 +1,7 @@
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import { ExtractorConfigError } from '../../../src/extractor/errors';
 import { createScrollerState } from '../../../src/extractor/scroller';
-import {
-  assertReferencesResolvable,
-  clearSecretsError,
-  findClearSecrets,
-  resolveRequestSecrets,
-  scrubError,
-} from '../../../src/extractor/secrets';
+import { assertReferencesResolvable, clearSecretsError, findClearSecrets, resolveRequestSecrets, scrubError } from '../../../src/extractor/secrets';
 import { ExtractHttpStatusError } from '../../../src/extractor/errors';
 import { cursorOf } from '../../../src/contracts/extract-plan';
 
@@ -40,9 +34,15 @@ describe('extractor secrets', () => {
   });
 
   it('fills references in JSON and form bodies', () => {
-    const json = resolveRequestSecrets({ method: 'POST', url: 'http://a/', headers: {}, body: { kind: 'json', value: { q: { token: '${env:SAPI_SECRET_KEY}' } } } }, source);
+    const json = resolveRequestSecrets(
+      { method: 'POST', url: 'http://a/', headers: {}, body: { kind: 'json', value: { q: { token: '${env:SAPI_SECRET_KEY}' } } } },
+      source,
+    );
     expect(json.request.body).toEqual({ kind: 'json', value: { q: { token: KEY } } });
-    const form = resolveRequestSecrets({ method: 'POST', url: 'http://a/', headers: {}, body: { kind: 'form', value: 'token=%24%7Benv%3ASAPI_SECRET_KEY%7D' } }, source);
+    const form = resolveRequestSecrets(
+      { method: 'POST', url: 'http://a/', headers: {}, body: { kind: 'form', value: 'token=%24%7Benv%3ASAPI_SECRET_KEY%7D' } },
+      source,
+    );
     expect(new URLSearchParams((form.request.body as { value: string }).value).get('token')).toBe(KEY);
   });
 
@@ -75,7 +75,12 @@ describe('extractor secrets', () => {
 
   it('finds secrets given in clear under # keys, credential headers and credential params, by path only', () => {
     const config = configWith(
-      { http: { headers: { Authorization: 'Bearer abc', Accept: 'application/json', 'X-Api-Key': '${env:SAPI_SECRET_KEY}' }, defaultOptions: { params: { access_token: 'zzz' } } } },
+      {
+        http: {
+          headers: { Authorization: 'Bearer abc', Accept: 'application/json', 'X-Api-Key': '${env:SAPI_SECRET_KEY}' },
+          defaultOptions: { params: { access_token: 'zzz' } },
+        },
+      },
       { params: { '#apiKey': 's3cr3t', sort_key: 'name', keyword: 'x', nested: { '#pin': 1234 }, '#empty': '' } },
     );
     (config.parameters as Record<string, unknown>)['#password'] = 'hunter2';
@@ -95,7 +100,11 @@ describe('extractor secrets', () => {
 
   it('scrubs resolved secrets (as is and percent-encoded) from an error, its URL and its cause', () => {
     const cause = new Error(`socket closed for ?k=${encodeURIComponent(KEY)}`);
-    const err = new ExtractHttpStatusError(`GET http://a/?q=${encodeURIComponent(KEY)} answered HTTP 401: bad key ${KEY}`, { status: 401, url: `http://a/?q=${encodeURIComponent(KEY)}`, retryable: false });
+    const err = new ExtractHttpStatusError(`GET http://a/?q=${encodeURIComponent(KEY)} answered HTTP 401: bad key ${KEY}`, {
+      status: 401,
+      url: `http://a/?q=${encodeURIComponent(KEY)}`,
+      retryable: false,
+    });
     Object.defineProperty(err, 'cause', { value: cause });
     scrubError(err, [KEY]);
     expect(JSON.stringify({ m: err.message, u: err.url, d: err.details, c: cause.message, s: err.stack })).not.toContain('k3y');

@@ -46,7 +46,7 @@ describe('table schema accumulated page by page', () => {
     expect(columnsOf(schema, 'users')).toEqual(['id', 'name', 'email']);
   });
 
-  it('merges pages in the order of the reference\'s structure: a nested object\'s new key joins its siblings, parent columns stay last', () => {
+  it("merges pages in the order of the reference's structure: a nested object's new key joins its siblings, parent columns stay last", () => {
     const P = PARENT_KEY_MARK;
     let schema = mergeTableSchema(createTableSchema(), [{ name: 'contacts', keys: ['type', 'properties.street', 'primary', `${P}JSON_parentId`] }]);
     schema = mergeTableSchema(schema, [{ name: 'contacts', keys: ['type', 'properties.city', 'properties.a\\.b.c', 'extra', `${P}JSON_parentId`] }]);

@@ -3,7 +3,16 @@
  * parent's next page, stop reasons, and the continue-as-new and rate-limit decisions.
  */
 import type { ChildSpec, ChildrenRef, JobFrame } from '../../../src/extractor/checkpoint';
-import { applyChildBatch, MAX_HISTORY_EVENTS, MAX_RATE_LIMIT_WAITS, nextJobRunToFetch, rateLimitAfterBatch, shouldContinueAsNew, startJobRun, type Traversal } from '../../../src/extractor/traversal';
+import {
+  applyChildBatch,
+  MAX_HISTORY_EVENTS,
+  MAX_RATE_LIMIT_WAITS,
+  nextJobRunToFetch,
+  rateLimitAfterBatch,
+  shouldContinueAsNew,
+  startJobRun,
+  type Traversal,
+} from '../../../src/extractor/traversal';
 import { makeConfig } from './fake-api';
 
 const config = makeConfig({
@@ -16,7 +25,12 @@ const config = makeConfig({
 
 const fresh = (): Traversal => ({ nextJob: 0, nextRunNo: 1, frames: [], stopReasons: {} });
 
-const child = (uid: number): ChildSpec => ({ jobId: '0.0', endpoint: `users/${uid}/orders`, parentColumns: { parent_id: String(uid) }, parent: { id: uid } as never });
+const child = (uid: number): ChildSpec => ({
+  jobId: '0.0',
+  endpoint: `users/${uid}/orders`,
+  parentColumns: { parent_id: String(uid) },
+  parent: { id: uid } as never,
+});
 
 /** The staged child lists (stand-in for the stage store): reference key → specs. */
 let staged = new Map<string, ChildSpec[]>();
@@ -28,9 +42,14 @@ beforeEach(() => (staged = new Map()));
  */
 function pageFetched(frame: JobFrame, next: string | null, children: ChildSpec[] = []): void {
   const pageNo = frame.state.pages + 1;
-  const ref: ChildrenRef | undefined = children.length > 0 ? { key: `wf/run/children/r${frame.runNo}-p${pageNo}/`, count: children.length, next: 0 } : undefined;
+  const ref: ChildrenRef | undefined =
+    children.length > 0 ? { key: `wf/run/children/r${frame.runNo}-p${pageNo}/`, count: children.length, next: 0 } : undefined;
   if (ref) staged.set(ref.key, children);
-  frame.pending = { pageNo, result: { body: { next }, bytes: 10, hash: `h${frame.runNo}-${frame.state.pages}`, recordCount: 1 }, ...(ref ? { children: ref } : {}) };
+  frame.pending = {
+    pageNo,
+    result: { body: { next }, bytes: 10, hash: `h${frame.runNo}-${frame.state.pages}`, recordCount: 1 },
+    ...(ref ? { children: ref } : {}),
+  };
 }
 
 /** Ends a job run's pagination, as a batch that reached the end does. */
@@ -107,7 +126,11 @@ describe('the extraction traversal', () => {
     const sizeWith = (rows: number) => {
       const t = fresh();
       const parent = nextJobRunToFetch(t, config, 0).frame!;
-      pageFetched(parent, 'c2', Array.from({ length: rows }, (_, i) => child(i + 1)));
+      pageFetched(
+        parent,
+        'c2',
+        Array.from({ length: rows }, (_, i) => child(i + 1)),
+      );
       const batch = nextJobRunToFetch(t, config, 0).children!;
       applyChildBatch(t, batch, { done: Math.floor(rows / 2), stopReasons: { '0.0': { 'empty-cursor': Math.floor(rows / 2) } } });
       return JSON.stringify(t).length;

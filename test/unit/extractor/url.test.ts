@@ -13,7 +13,12 @@ describe('query strings', () => {
   });
 
   it('replaces same-name params in place, appends new ones and drops the fragment', () => {
-    expect(setQueryParams('http://h/p?a=1&b=x%20y#frag', [['b', '2'], ['c', '3']])).toBe('http://h/p?a=1&b=2&c=3');
+    expect(
+      setQueryParams('http://h/p?a=1&b=x%20y#frag', [
+        ['b', '2'],
+        ['c', '3'],
+      ]),
+    ).toBe('http://h/p?a=1&b=2&c=3');
   });
 
   it('keeps an endpoint query string as written when there is nothing to add', () => {

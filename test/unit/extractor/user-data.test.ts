@@ -62,20 +62,35 @@ describe('userData with user functions: evaluated when each job run starts', () 
     expect(result.tables.orders.rows).toEqual([{ order: '9', now: '2017-04-20 15:53:52', run: '2017-04-20 15:53:49', fixed: '2017-04-20' }]);
   });
 
-  it('reads attributes and finishes hashing calls (md5 of an attribute), in the job\'s own userData too', async () => {
+  it("reads attributes and finishes hashing calls (md5 of an attribute), in the job's own userData too", async () => {
     const config = configWith({
       account: 'acme',
-      jobs: [{ endpoint: 'users', userData: { acc: { attr: 'account' }, sig: { function: 'md5', args: [{ function: 'concat', args: [{ attr: 'account' }, '-x'] }] } } }],
+      jobs: [
+        {
+          endpoint: 'users',
+          userData: { acc: { attr: 'account' }, sig: { function: 'md5', args: [{ function: 'concat', args: [{ attr: 'account' }, '-x'] }] } },
+        },
+      ],
     });
     const result = await runExtraction(config, { fetchPage: fakeFetch([[{ id: 1 }]]) });
     expect(result.tables.users.rows).toEqual([{ id: '1', acc: 'acme', sig: createHash('md5').update('acme-x').digest('hex') }]);
   });
 
   it('refuses an unknown function, a missing attribute and a secret reference, naming the key', () => {
-    expect(() => configWith({ userData: { a: { function: 'rand', args: [] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.a: User script error: Illegal function 'rand'/);
-    expect(() => configWith({ jobs: [{ endpoint: 'users', userData: { b: { attr: 'nope' } } }] })).toThrow(/parameters\.config\.jobs\[0\]\.userData\.b: .*attr 'nope' not found/);
-    expect(() => configWith({ userData: { c: { function: 'md5', args: ['${env:SAPI_SECRET_X}'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.c: 'userData\.c' must not reference a secret/);
-    expect(() => configWith({ userData: { e: { function: 'ifempty', args: ['a'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.e: User script error: Bad argument count for function 'ifempty'!/);
-    expect(() => configWith({ userData: { d: { nested: 1 } }, jobs: [{ endpoint: 'users' }] })).toThrow(/parameters\.config\.userData\.d: 'userData\.d' must be a string, number, boolean, null or a user function/);
+    expect(() => configWith({ userData: { a: { function: 'rand', args: [] } }, jobs: [{ endpoint: 'users' }] })).toThrow(
+      /parameters\.config\.userData\.a: User script error: Illegal function 'rand'/,
+    );
+    expect(() => configWith({ jobs: [{ endpoint: 'users', userData: { b: { attr: 'nope' } } }] })).toThrow(
+      /parameters\.config\.jobs\[0\]\.userData\.b: .*attr 'nope' not found/,
+    );
+    expect(() => configWith({ userData: { c: { function: 'md5', args: ['${env:SAPI_SECRET_X}'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(
+      /parameters\.config\.userData\.c: 'userData\.c' must not reference a secret/,
+    );
+    expect(() => configWith({ userData: { e: { function: 'ifempty', args: ['a'] } }, jobs: [{ endpoint: 'users' }] })).toThrow(
+      /parameters\.config\.userData\.e: User script error: Bad argument count for function 'ifempty'!/,
+    );
+    expect(() => configWith({ userData: { d: { nested: 1 } }, jobs: [{ endpoint: 'users' }] })).toThrow(
+      /parameters\.config\.userData\.d: 'userData\.d' must be a string, number, boolean, null or a user function/,
+    );
   });
 });

@@ -6,8 +6,44 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
 const src = join(__dirname, '../../../src');
-const extractor = ['types', 'checkpoint', 'children', 'errors', 'flatten', 'md5', 'path', 'records', 'request', 'scroller', 'table-names', 'table-schema', 'url', 'duration', 'page', 'traversal', 'secrets', 'paging', 'secret-echo', 'json-parser', 'json-parser-legacy', 'php-values', 'response-filter', 'recursion-filter', 'mapping', 'user-data', 'run-state', 'http-client', 'functions', 'php-time', 'user-data-functions', 'config-iterations', 'parser-struct'].map((n) => `extractor/${n}`);
-const contracts = readdirSync(join(src, 'contracts')).filter((f) => f.endsWith('.ts')).map((f) => `contracts/${f.replace(/\.ts$/, '')}`);
+const extractor = [
+  'types',
+  'checkpoint',
+  'children',
+  'errors',
+  'flatten',
+  'md5',
+  'path',
+  'records',
+  'request',
+  'scroller',
+  'table-names',
+  'table-schema',
+  'url',
+  'duration',
+  'page',
+  'traversal',
+  'secrets',
+  'paging',
+  'secret-echo',
+  'json-parser',
+  'json-parser-legacy',
+  'php-values',
+  'response-filter',
+  'recursion-filter',
+  'mapping',
+  'user-data',
+  'run-state',
+  'http-client',
+  'functions',
+  'php-time',
+  'user-data-functions',
+  'config-iterations',
+  'parser-struct',
+].map((n) => `extractor/${n}`);
+const contracts = readdirSync(join(src, 'contracts'))
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => `contracts/${f.replace(/\.ts$/, '')}`);
 const PURE = [...extractor, ...contracts, 'errors', 'http/redact'];
 const PACKAGES = ['@temporalio/common'];
 

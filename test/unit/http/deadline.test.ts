@@ -32,7 +32,7 @@ describe('retry budget bounded by a deadline', () => {
     expect(activityAttemptDeadlineMs({ ...info, startToCloseTimeoutMs: 0, scheduleToCloseTimeoutMs: 0 }, now)).toBeUndefined();
   });
 
-  it("gives an activity body run by asActivity the end of its attempt: its start plus its start-to-close", async () => {
+  it('gives an activity body run by asActivity the end of its attempt: its start plus its start-to-close', async () => {
     const activity = new MockActivityEnvironment({ startToCloseTimeoutMs: 60_000, scheduleToCloseTimeoutMs: 0 }, { logger: new DefaultLogger('ERROR') });
     const before = Date.now();
     const seen = await activity.run(() => asActivity(async () => activityDeadline() ?? 0));
@@ -101,12 +101,24 @@ describe('retry budget bounded by a deadline', () => {
 
     it("makes the SDK's retry while it fits before the deadline, and refuses it with the call's last error when it does not", async () => {
       const deadline = now + DEADLINE_MARGIN_MS + 10_000;
-      const fits = deadlineRetryStrategy(strategy(9_000) as never, () => deadline, () => now) as ReturnType<typeof strategy>;
+      const fits = deadlineRetryStrategy(
+        strategy(9_000) as never,
+        () => deadline,
+        () => now,
+      ) as ReturnType<typeof strategy>;
       const token = await fits.acquireInitialRetryToken('');
       await expect(fits.refreshRetryTokenForRetry(token as never, errorInfo as never)).resolves.toMatchObject({ getRetryDelay: expect.any(Function) });
-      const late = deadlineRetryStrategy(strategy(9_001) as never, () => deadline, () => now) as ReturnType<typeof strategy>;
+      const late = deadlineRetryStrategy(
+        strategy(9_001) as never,
+        () => deadline,
+        () => now,
+      ) as ReturnType<typeof strategy>;
       await expect(late.refreshRetryTokenForRetry(token as never, errorInfo as never)).rejects.toBe(errorInfo.error);
-      const none = deadlineRetryStrategy(strategy(60_000) as never, () => undefined, () => now) as ReturnType<typeof strategy>;
+      const none = deadlineRetryStrategy(
+        strategy(60_000) as never,
+        () => undefined,
+        () => now,
+      ) as ReturnType<typeof strategy>;
       await expect(none.refreshRetryTokenForRetry(token as never, errorInfo as never)).resolves.toBeDefined();
     });
   });

@@ -55,7 +55,14 @@ describe('Azure block blob upload', () => {
   it('stages deterministic, equal-length block ids and commits them in order into the same bytes', async () => {
     const store = fakeContainer();
     const source = data(2 * MiB + 5);
-    const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), partSizeBytes: MiB, concurrency: 2 });
+    const result = await uploadBlockBlob({
+      container: store.container,
+      containerName: 'c',
+      blobName: 'b',
+      source: bufferSource(source),
+      partSizeBytes: MiB,
+      concurrency: 2,
+    });
     expect(result).toMatchObject({ parts: 3, partsUploaded: 3, bytes: source.length, resumed: false });
     expect(result.partBuffers).toBeLessThanOrEqual(2 + 1); // memory: (concurrency + 1) blocks, whatever the size
     expect(result.sha256).toBe(createHash('sha256').update(source).digest('hex'));
@@ -69,9 +76,20 @@ describe('Azure block blob upload', () => {
     const source = data(3 * MiB);
     const blob = store.container.getBlockBlobClient('b');
     // an earlier attempt staged blocks 1 and 2, then died before heartbeating the second
-    for (const i of [1, 2]) await blob.stageBlock(blockId(i), source.subarray((i - 1) * MiB, i * MiB), MiB, { transactionalContentMD5: createHash('md5').update(source.subarray((i - 1) * MiB, i * MiB)).digest() });
+    for (const i of [1, 2])
+      await blob.stageBlock(blockId(i), source.subarray((i - 1) * MiB, i * MiB), MiB, {
+        transactionalContentMD5: createHash('md5')
+          .update(source.subarray((i - 1) * MiB, i * MiB))
+          .digest(),
+      });
     store.calls.length = 0;
-    const resume = { container: 'c', blobName: 'b', partSizeBytes: MiB, blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(source.subarray(0, MiB)).digest('base64') }], bytesSent: MiB };
+    const resume = {
+      container: 'c',
+      blobName: 'b',
+      partSizeBytes: MiB,
+      blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(source.subarray(0, MiB)).digest('base64') }],
+      bytesSent: MiB,
+    };
     const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), resume });
     expect(store.calls).toEqual(['list', `stage 3 ${MiB}`, 'commit 3']);
     expect(result).toMatchObject({ parts: 3, partsUploaded: 1, resumed: true });
@@ -82,7 +100,13 @@ describe('Azure block blob upload', () => {
     const store = fakeContainer();
     const old = data(MiB, 3);
     await store.container.getBlockBlobClient('b').stageBlock(blockId(1), old, MiB, { transactionalContentMD5: createHash('md5').update(old).digest() });
-    const resume = { container: 'c', blobName: 'b', partSizeBytes: MiB, blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(old).digest('base64') }], bytesSent: MiB };
+    const resume = {
+      container: 'c',
+      blobName: 'b',
+      partSizeBytes: MiB,
+      blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(old).digest('base64') }],
+      bytesSent: MiB,
+    };
     const source = data(MiB, 7);
     const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), resume });
     expect(result.partsUploaded).toBe(1);
@@ -110,7 +134,13 @@ describe('Azure block blob upload', () => {
     const first = source.subarray(0, MiB);
     await blob.stageBlock(blockId(1), first, MiB, { transactionalContentMD5: createHash('md5').update(first).digest() });
     store.calls.length = 0;
-    const resume = { container: 'c', blobName: 'b', partSizeBytes: MiB, blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(first).digest('base64') }], bytesSent: MiB };
+    const resume = {
+      container: 'c',
+      blobName: 'b',
+      partSizeBytes: MiB,
+      blocks: [{ index: 1, size: MiB, md5: createHash('md5').update(first).digest('base64') }],
+      bytesSent: MiB,
+    };
     const result = await uploadBlockBlob({ container: store.container, containerName: 'c', blobName: 'b', source: bufferSource(source), resume });
     expect(store.calls).toEqual(['list', `stage 2 ${MiB}`, 'commit 2']);
     expect(result).toMatchObject({ partsUploaded: 1, resumed: true });
@@ -143,7 +173,11 @@ describe('Azure addresses, credentials and errors', () => {
   });
 
   it('the emulator store writes and reads back its own entry URLs, and no other account or container', () => {
-    const store = new AbsObjectStore({ blobEndpoint: 'http://127.0.0.1:1/acct', accountName: 'acct', accountKey: Buffer.alloc(32).toString('base64'), container: 'files' }, 900, 60);
+    const store = new AbsObjectStore(
+      { blobEndpoint: 'http://127.0.0.1:1/acct', accountName: 'acct', accountKey: Buffer.alloc(32).toString('base64'), container: 'files' },
+      900,
+      60,
+    );
     expect(store.keyOfEntryUrl(store.entryUrl('a/b.csv'))).toBe('a/b.csv');
     expect(store.keyOfEntryUrl(absUrl('other', 'files', 'a'))).toBeUndefined();
     expect(store.keyOfEntryUrl(absUrl('acct', 'other', 'a'))).toBeUndefined();

@@ -45,7 +45,10 @@ class FakeSessions {
   private status(session: { key: string; data: Buffer; done: boolean }, total: number | undefined): GcsSessionStatus {
     if (session.done || (total !== undefined && session.data.length >= total)) {
       session.done = true;
-      return { state: 'complete', object: { name: session.key, bucket: 'b', size: String(session.data.length), md5Hash: createHash('md5').update(session.data).digest('base64') } };
+      return {
+        state: 'complete',
+        object: { name: session.key, bucket: 'b', size: String(session.data.length), md5Hash: createHash('md5').update(session.data).digest('base64') },
+      };
     }
     return { state: 'open', persisted: session.data.length };
   }
@@ -94,7 +97,15 @@ describe('GCS resumable upload', () => {
     store.received = [];
     const heartbeat: GcsUploadState = { bucket: 'b', key: 'k', sessionUri: uri, chunkSizeBytes: 256 * KiB, bytesSent: 256 * KiB };
     const progress: number[] = [];
-    const result = await uploadGcsObject({ client, bucket: 'b', key: 'k', source: bufferSource(data), partSizeBytes: 256 * KiB, resume: heartbeat, onProgress: (s) => progress.push(s.bytesSent) });
+    const result = await uploadGcsObject({
+      client,
+      bucket: 'b',
+      key: 'k',
+      source: bufferSource(data),
+      partSizeBytes: 256 * KiB,
+      resume: heartbeat,
+      onProgress: (s) => progress.push(s.bytesSent),
+    });
     expect(result).toMatchObject({ resumed: true, parts: 4, partsUploaded: 2, bytesUploaded: 512 * KiB });
     expect(store.received.every((r) => r.start >= 512 * KiB)).toBe(true);
     expect(progress[0]).toBe(512 * KiB);
@@ -104,8 +115,21 @@ describe('GCS resumable upload', () => {
   it('opens a new session when the store no longer knows the old one', async () => {
     const store = new FakeSessions();
     const data = randomBytes(300 * KiB);
-    const heartbeat: GcsUploadState = { bucket: 'b', key: 'k', sessionUri: 'http://store/upload?upload_id=lost', chunkSizeBytes: 256 * KiB, bytesSent: 256 * KiB };
-    const result = await uploadGcsObject({ client: store.client(), bucket: 'b', key: 'k', source: bufferSource(data), partSizeBytes: 256 * KiB, resume: heartbeat });
+    const heartbeat: GcsUploadState = {
+      bucket: 'b',
+      key: 'k',
+      sessionUri: 'http://store/upload?upload_id=lost',
+      chunkSizeBytes: 256 * KiB,
+      bytesSent: 256 * KiB,
+    };
+    const result = await uploadGcsObject({
+      client: store.client(),
+      bucket: 'b',
+      key: 'k',
+      source: bufferSource(data),
+      partSizeBytes: 256 * KiB,
+      resume: heartbeat,
+    });
     expect(result).toMatchObject({ resumed: false, bytesUploaded: data.length });
   });
 
@@ -124,6 +148,8 @@ describe('GCS resumable upload', () => {
     // a store that committed a different first half (what upstream fake-gcs-server does on a status query)
     await client.putChunk(uri, 0, randomBytes(256 * KiB), undefined, {});
     const resume: GcsUploadState = { bucket: 'b', key: 'k', sessionUri: uri, chunkSizeBytes: 256 * KiB, bytesSent: 256 * KiB };
-    await expect(uploadGcsObject({ client, bucket: 'b', key: 'k', source: bufferSource(data), partSizeBytes: 256 * KiB, resume })).rejects.toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH' });
+    await expect(uploadGcsObject({ client, bucket: 'b', key: 'k', source: bufferSource(data), partSizeBytes: 256 * KiB, resume })).rejects.toMatchObject({
+      code: 'SAPI_CHECKSUM_MISMATCH',
+    });
   });
 });

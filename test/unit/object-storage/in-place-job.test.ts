@@ -19,7 +19,8 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       if (req.url === '/s0') res.writeHead(200, { 'content-length': 3 }).end('aaa');
       else if (req.url === '/s1') res.writeHead(302, { location: '/moved/s1', 'content-length': 0 }).end();
       else if (req.url === '/moved/s1') res.writeHead(200, { 'content-length': 4 }).end('bbbb');
-      else if (req.url === '/chunked') res.writeHead(200).end('no length'); // node:http sends it chunked
+      else if (req.url === '/chunked')
+        res.writeHead(200).end('no length'); // node:http sends it chunked
       else if (req.url === '/big') {
         // 8 MiB in 1 MiB writes: many chunks, each written at its place
         res.writeHead(200, { 'content-length': BIG.length });
@@ -31,8 +32,7 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       } else if (req.url === '/silent') {
         res.writeHead(200, { 'content-length': 10 }); // the head, then nothing until the test aborts
         res.flushHeaders();
-      }
-      else res.writeHead(503, { 'x-ms-error-code': 'ServerBusy' }).end('<Error><Code>SlowDown</Code></Error>'); // chunked too
+      } else res.writeHead(503, { 'x-ms-error-code': 'ServerBusy' }).end('<Error><Code>SlowDown</Code></Error>'); // chunked too
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -66,13 +66,23 @@ describe('runInPlaceJob: slices fetched into their places', () => {
   });
 
   test('an error answer fails with its status, code and body (chunked framing taken off)', async () => {
-    const err = await runInPlaceJob(job('err', ['/busy']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch((e: unknown) => e);
+    const err = await runInPlaceJob(job('err', ['/busy']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SliceFailure);
-    expect((err as SliceFailure).failure).toEqual({ kind: 'http', index: 0, status: 503, body: '<Error><Code>SlowDown</Code></Error>', errorCode: 'ServerBusy' });
+    expect((err as SliceFailure).failure).toEqual({
+      kind: 'http',
+      index: 0,
+      status: 503,
+      body: '<Error><Code>SlowDown</Code></Error>',
+      errorCode: 'ServerBusy',
+    });
   });
 
   test('a 200 without Content-Length fails unless an earlier attempt knew the size, then its chunked body is read', async () => {
-    const err = await runInPlaceJob(job('unsized', ['/chunked']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch((e: unknown) => e);
+    const err = await runInPlaceJob(job('unsized', ['/chunked']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch(
+      (e: unknown) => e,
+    );
     expect((err as SliceFailure).failure).toMatchObject({ kind: 'size', message: expect.stringContaining('no Content-Length') });
     const known = job('known', ['/chunked'], [9]);
     await runInPlaceJob(known, { size: () => undefined, slice: () => undefined }, new AbortController().signal);
@@ -86,13 +96,17 @@ describe('runInPlaceJob: slices fetched into their places', () => {
   });
 
   test('a connection that drops before the end of the slice fails it as a network failure saying what was written', async () => {
-    const err = await runInPlaceJob(job('cut', ['/cut']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch((e: unknown) => e);
+    const err = await runInPlaceJob(job('cut', ['/cut']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch(
+      (e: unknown) => e,
+    );
     expect((err as SliceFailure).failure).toMatchObject({ kind: 'network', index: 0, written: 400, message: expect.stringContaining('download interrupted') });
   });
 
   test('an abort stops a slice whose body does not come', async () => {
     const controller = new AbortController();
-    const running = runInPlaceJob(job('silent', ['/silent']), { size: () => controller.abort(), slice: () => undefined }, controller.signal).catch((e: unknown) => e);
+    const running = runInPlaceJob(job('silent', ['/silent']), { size: () => controller.abort(), slice: () => undefined }, controller.signal).catch(
+      (e: unknown) => e,
+    );
     expect(((await running) as SliceFailure).failure).toEqual({ kind: 'aborted' });
   });
 

@@ -31,7 +31,14 @@ describe('in-place download threads', () => {
   async function download(name: string, paths: string[]): Promise<{ sha256: string; expected: string; file: Buffer }> {
     const partial = join(dir, `${name}.partial`);
     writeFileSync(partial, 'h\n');
-    const job: InPlaceJob = { partial, start: 2, slices: paths.map((p) => ({ url: `${base}/${p}`, headers: {} })), sizes: paths.map(() => null), finished: [], concurrency: 2 };
+    const job: InPlaceJob = {
+      partial,
+      start: 2,
+      slices: paths.map((p) => ({ url: `${base}/${p}`, headers: {} })),
+      sizes: paths.map(() => null),
+      finished: [],
+      concurrency: 2,
+    };
     const runner = inPlaceRunner();
     try {
       const sha256 = await runner.run(job, Buffer.from('h\n'), { size: () => undefined, slice: () => undefined });

@@ -1,6 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { chunkParts, crc32Base64, MIN_PART_SIZE_BYTES, resolvePartSize, uploadMultipart, type MultipartUploadState } from '../../../src/object-storage/multipart-upload';
+import {
+  chunkParts,
+  crc32Base64,
+  MIN_PART_SIZE_BYTES,
+  resolvePartSize,
+  uploadMultipart,
+  type MultipartUploadState,
+} from '../../../src/object-storage/multipart-upload';
 import { dropIdlePartBuffers, idlePartBufferBytes, PartBufferPool } from '../../../src/object-storage/part-pipeline';
 import { bufferSource, type ByteSource } from '../../../src/object-storage/sources';
 import { uploadSliced } from '../../../src/object-storage/sliced-upload';
@@ -80,8 +87,23 @@ describe('uploadMultipart (fake S3)', () => {
     s3.partDelayMs = 5;
     const data = randomBytes(5 * MIN_PART_SIZE_BYTES + 3);
     const states: MultipartUploadState[] = [];
-    const result = await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 2, onProgress: (s) => states.push(s) });
-    expect(result).toMatchObject({ multipart: true, parts: 6, partsUploaded: 6, bytes: data.length, sourceBytes: data.length, sha256: sha(data), etag: '"complete-etag-2"' });
+    const result = await uploadMultipart({
+      ...base,
+      s3: s3.asClient(),
+      source: bufferSource(data),
+      partSizeBytes: MIN_PART_SIZE_BYTES,
+      concurrency: 2,
+      onProgress: (s) => states.push(s),
+    });
+    expect(result).toMatchObject({
+      multipart: true,
+      parts: 6,
+      partsUploaded: 6,
+      bytes: data.length,
+      sourceBytes: data.length,
+      sha256: sha(data),
+      etag: '"complete-etag-2"',
+    });
     expect(s3.maxInFlight).toBeLessThanOrEqual(2);
     expect(s3.objects.get('b/k')!.equals(data)).toBe(true);
     const complete = s3.sent.find((c) => c.name === 'CompleteMultipartUploadCommand')!;
@@ -154,7 +176,14 @@ describe('uploadMultipart (fake S3)', () => {
       if (cmd.constructor.name === 'UploadPartCommand' && ++calls === 3) throw s3Error('InternalError', 500);
       return send(cmd);
     };
-    const err = await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, concurrency: 1, onProgress: (s) => (saved = s) }).catch((e: unknown) => e);
+    const err = await uploadMultipart({
+      ...base,
+      s3: s3.asClient(),
+      source: bufferSource(data),
+      partSizeBytes: MIN_PART_SIZE_BYTES,
+      concurrency: 1,
+      onProgress: (s) => (saved = s),
+    }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SAPI_UPLOAD_FAILED', retryable: true, message: expect.stringContaining('part=3') });
     expect(saved!.parts.map((p) => p.PartNumber)).toEqual([1, 2]);
 
@@ -175,11 +204,21 @@ describe('uploadMultipart (fake S3)', () => {
     const parts = [];
     for (const n of [1, 2]) {
       const body = data.subarray((n - 1) * MIN_PART_SIZE_BYTES, n * MIN_PART_SIZE_BYTES);
-      const out = await s3.send({ constructor: { name: 'UploadPartCommand' }, input: { UploadId: uploadId, PartNumber: n, Body: body, ContentMD5: createHash('md5').update(body).digest('base64') } });
+      const out = await s3.send({
+        constructor: { name: 'UploadPartCommand' },
+        input: { UploadId: uploadId, PartNumber: n, Body: body, ContentMD5: createHash('md5').update(body).digest('base64') },
+      });
       parts.push({ PartNumber: n, ETag: out['ETag'] as string, size: body.length });
     }
     const src = countingSource(data);
-    const result = await uploadMultipart({ ...base, s3: s3.asClient(), source: src, partSizeBytes: MIN_PART_SIZE_BYTES, sha256: false, resume: { uploadId, parts, partSizeBytes: MIN_PART_SIZE_BYTES } });
+    const result = await uploadMultipart({
+      ...base,
+      s3: s3.asClient(),
+      source: src,
+      partSizeBytes: MIN_PART_SIZE_BYTES,
+      sha256: false,
+      resume: { uploadId, parts, partSizeBytes: MIN_PART_SIZE_BYTES },
+    });
     expect(src.opens).toEqual([2 * MIN_PART_SIZE_BYTES]);
     expect(src.bytesRead).toBe(MIN_PART_SIZE_BYTES + 10);
     expect(result).toMatchObject({ partsUploaded: 2, parts: 4, sha256: undefined });
@@ -190,7 +229,10 @@ describe('uploadMultipart (fake S3)', () => {
     const s3 = new FakeS3();
     const data = randomBytes(2 * MIN_PART_SIZE_BYTES);
     const result = await uploadMultipart({
-      ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES,
+      ...base,
+      s3: s3.asClient(),
+      source: bufferSource(data),
+      partSizeBytes: MIN_PART_SIZE_BYTES,
       resume: { uploadId: 'gone', parts: [{ PartNumber: 1, ETag: '"x"', size: MIN_PART_SIZE_BYTES }] },
     });
     expect(result).toMatchObject({ restarted: true, partsUploaded: 2 });
@@ -222,7 +264,13 @@ describe('uploadMultipart (fake S3)', () => {
     const s3 = new FakeS3();
     s3.etagFor = (n, hex) => (n === 2 ? '0'.repeat(32) : hex);
     await expect(
-      uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(randomBytes(2 * MIN_PART_SIZE_BYTES)), partSizeBytes: MIN_PART_SIZE_BYTES, checksum: 'MD5' }),
+      uploadMultipart({
+        ...base,
+        s3: s3.asClient(),
+        source: bufferSource(randomBytes(2 * MIN_PART_SIZE_BYTES)),
+        partSizeBytes: MIN_PART_SIZE_BYTES,
+        checksum: 'MD5',
+      }),
     ).rejects.toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH', message: expect.stringContaining('part=2') });
     expect(s3.sent.find((c) => c.name === 'UploadPartCommand')!.input['ContentMD5']).toBeDefined();
   });
@@ -236,7 +284,9 @@ describe('uploadMultipart (fake S3)', () => {
       if (cmd.constructor.name === 'CompleteMultipartUploadCommand' && !saved?.parts.some((p) => p.size === 0)) throw s3Error('InternalError', 500);
       return send(cmd);
     };
-    await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, onProgress: (s) => (saved = s) }).catch(() => undefined);
+    await uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(data), partSizeBytes: MIN_PART_SIZE_BYTES, onProgress: (s) => (saved = s) }).catch(
+      () => undefined,
+    );
     expect(saved!.parts).toHaveLength(3);
     s3.send = send;
     const changed = Buffer.from(data);
@@ -259,7 +309,9 @@ describe('uploadMultipart (fake S3)', () => {
   it('stops before a part when the credentials are about to expire', async () => {
     const s3 = new FakeS3();
     const credentials = { ...freshCredentials, Expiration: new Date(Date.now() + 60_000).toISOString() };
-    await expect(uploadMultipart({ ...base, credentials, s3: s3.asClient(), source: bufferSource(Buffer.from('x')) })).rejects.toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED' });
+    await expect(uploadMultipart({ ...base, credentials, s3: s3.asClient(), source: bufferSource(Buffer.from('x')) })).rejects.toMatchObject({
+      code: 'SAPI_CREDENTIALS_EXPIRED',
+    });
     expect(s3.sent).toHaveLength(0);
   });
 
@@ -275,14 +327,18 @@ describe('uploadMultipart (fake S3)', () => {
     const s3 = new FakeS3();
     const data = randomBytes(2 * MIN_PART_SIZE_BYTES);
     const src: ByteSource = { description: 'shrinking', size: data.length + 100, open: async () => Readable.from([data]) };
-    await expect(uploadMultipart({ ...base, s3: s3.asClient(), source: src, partSizeBytes: MIN_PART_SIZE_BYTES })).rejects.toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH' });
+    await expect(uploadMultipart({ ...base, s3: s3.asClient(), source: src, partSizeBytes: MIN_PART_SIZE_BYTES })).rejects.toMatchObject({
+      code: 'SAPI_CHECKSUM_MISMATCH',
+    });
   });
 
   it('passes the abort reason through', async () => {
     const s3 = new FakeS3();
     const controller = new AbortController();
     controller.abort(new Error('cancelled by workflow'));
-    await expect(uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(Buffer.from('x')), signal: controller.signal })).rejects.toThrow('cancelled by workflow');
+    await expect(uploadMultipart({ ...base, s3: s3.asClient(), source: bufferSource(Buffer.from('x')), signal: controller.signal })).rejects.toThrow(
+      'cancelled by workflow',
+    );
   });
 });
 
@@ -290,7 +346,10 @@ describe('uploadSliced (fake S3)', () => {
   it('names slices part_00000… and writes the manifest last', async () => {
     const s3 = new FakeS3();
     const result = await uploadSliced({
-      credentials: freshCredentials, s3: s3.asClient(), bucket: 'b', keyPrefix: 'p/x.csv',
+      credentials: freshCredentials,
+      s3: s3.asClient(),
+      bucket: 'b',
+      keyPrefix: 'p/x.csv',
       slices: [bufferSource(Buffer.from('1\n')), bufferSource(Buffer.from('2\n'))],
     });
     expect(s3.sent.at(-1)!.input['Key']).toBe('p/x.csvmanifest');
@@ -308,7 +367,14 @@ describe('uploadSliced (fake S3)', () => {
       if (cmd.constructor.name === 'UploadPartCommand' && ++partCalls === 2) throw s3Error('SlowDown', 503);
       return orig(cmd);
     };
-    const opts = { credentials: freshCredentials, s3: s3.asClient(), bucket: 'b', keyPrefix: 'p/', partSizeBytes: MIN_PART_SIZE_BYTES, slices: [bufferSource(big)] };
+    const opts = {
+      credentials: freshCredentials,
+      s3: s3.asClient(),
+      bucket: 'b',
+      keyPrefix: 'p/',
+      partSizeBytes: MIN_PART_SIZE_BYTES,
+      slices: [bufferSource(big)],
+    };
     await expect(uploadSliced({ ...opts, onProgress: (s) => (state = s) })).rejects.toMatchObject({ code: 'SAPI_UPLOAD_FAILED' });
     expect(state!.inProgress[0]!.upload.parts).toHaveLength(1);
     const result = await uploadSliced({ ...opts, resume: state });

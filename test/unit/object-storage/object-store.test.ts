@@ -22,7 +22,11 @@ describe('sliced upload over any object store (in-memory adapter)', () => {
     const store = memoryStore('bucket-a');
     const slices = [randomBytes(3 * KiB), randomBytes(10), Buffer.alloc(0)];
     const result = await uploadSlices(store, { keyPrefix: 'f/x.csv', slices: slices.map((s) => bufferSource(s)), partSizeBytes: KiB });
-    expect(result.manifest.entries.map((e) => e.url)).toEqual(['s3://bucket-a/f/x.csvpart_00000', 's3://bucket-a/f/x.csvpart_00001', 's3://bucket-a/f/x.csvpart_00002']);
+    expect(result.manifest.entries.map((e) => e.url)).toEqual([
+      's3://bucket-a/f/x.csvpart_00000',
+      's3://bucket-a/f/x.csvpart_00001',
+      's3://bucket-a/f/x.csvpart_00002',
+    ]);
     expect(JSON.parse(store.objects.get('f/x.csvmanifest')!.toString())).toEqual(result.manifest);
     slices.forEach((s, i) => expect(store.objects.get(`f/x.csvpart_0000${i}`)!.equals(s)).toBe(true));
     expect(result.slices.map((s) => s.sha256)).toEqual(slices.map(sha));
@@ -35,7 +39,13 @@ describe('sliced upload over any object store (in-memory adapter)', () => {
     const small = randomBytes(100);
     store.faults.failPart.add('p/part_00000#3');
     let state: SlicedUploadState | undefined;
-    const options = { keyPrefix: 'p/', slices: [bufferSource(big), bufferSource(small)], partSizeBytes: KiB, concurrency: 1, onProgress: (s: SlicedUploadState) => (state = s) };
+    const options = {
+      keyPrefix: 'p/',
+      slices: [bufferSource(big), bufferSource(small)],
+      partSizeBytes: KiB,
+      concurrency: 1,
+      onProgress: (s: SlicedUploadState) => (state = s),
+    };
     await expect(uploadSlices(store, options)).rejects.toMatchObject({ code: 'SAPI_UPLOAD_FAILED', message: expect.stringContaining('injected failure') });
     expect(store.objects.has('p/manifest')).toBe(false);
     const upload = state!.inProgress.find((p) => p.index === 0)!.upload as MemoryUploadState;
@@ -73,7 +83,9 @@ describe('sliced upload over any object store (in-memory adapter)', () => {
 
   it('refuses credentials about to expire before any byte moves', async () => {
     const store = memoryStore('b', new Date(Date.now() + 60_000).toISOString());
-    await expect(uploadSlices(store, { keyPrefix: 'e/', slices: [bufferSource(Buffer.from('x'))] })).rejects.toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED' });
+    await expect(uploadSlices(store, { keyPrefix: 'e/', slices: [bufferSource(Buffer.from('x'))] })).rejects.toMatchObject({
+      code: 'SAPI_CREDENTIALS_EXPIRED',
+    });
     expect(store.partRequests).toEqual([]);
   });
 
@@ -90,7 +102,10 @@ describe('download over any object store (in-memory adapter)', () => {
   async function slicedFile(store: ReturnType<typeof memoryStore>, slices: Buffer[], gz = false): Promise<void> {
     const ext = gz ? '.gz' : '';
     slices.forEach((s, i) => store.objects.set(`exp/part_${i}${ext}`, gz ? gzipSync(s) : s));
-    store.objects.set('exp/manifest', Buffer.from(JSON.stringify({ entries: slices.map((_, i) => ({ url: `s3://${store.container}/exp/part_${i}${ext}`, mandatory: true })) })));
+    store.objects.set(
+      'exp/manifest',
+      Buffer.from(JSON.stringify({ entries: slices.map((_, i) => ({ url: `s3://${store.container}/exp/part_${i}${ext}`, mandatory: true })) })),
+    );
   }
 
   it('decompresses .gz slices through the work folder, adds the header, and hashes what it wrote', async () => {
@@ -117,7 +132,10 @@ describe('download over any object store (in-memory adapter)', () => {
     const destination = join(dir, 'short.csv');
     let state: DownloadState | undefined;
     const options = { file: { id: 2, isSliced: true }, destination, gunzip: true, concurrency: 1, onProgress: (s: DownloadState) => (state = s) };
-    await expect(downloadFromStore(store, 'exp/', options)).rejects.toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', message: expect.stringContaining('ended early') });
+    await expect(downloadFromStore(store, 'exp/', options)).rejects.toMatchObject({
+      code: 'SAPI_DOWNLOAD_FAILED',
+      message: expect.stringContaining('ended early'),
+    });
     expect(state!.finishedSlices).toEqual([0]);
     store.reads.length = 0;
     const result = await downloadFromStore(store, 'exp/', { ...options, resume: state });

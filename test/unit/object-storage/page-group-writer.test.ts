@@ -65,9 +65,15 @@ describe('PageGroupWriter', () => {
   it('stages a group of consecutive pages as one object per table, rows as JSON lines in page order', async () => {
     const { store, objects } = memoryStore(true);
     const writer = new PageGroupWriter({ store, runKey: 'wf/run', runNo: 3, checkpoint: 0 });
-    writer.addLines(1, [{ name: 'users', text: lines('a', 'b') }, { name: 'users_tags', text: lines('t') }]);
+    writer.addLines(1, [
+      { name: 'users', text: lines('a', 'b') },
+      { name: 'users_tags', text: lines('t') },
+    ]);
     writer.addLines(2, []); // a page without rows still extends the range
-    writer.addLines(3, [{ name: 'users', text: lines('c') }, { name: 'empty', text: '' }]);
+    writer.addLines(3, [
+      { name: 'users', text: lines('c') },
+      { name: 'empty', text: '' },
+    ]);
     await writer.flush(3);
     await writer.settle();
     expect([...objects.keys()].sort()).toEqual([pageKey('wf/run', 3, 1, 3, 'users'), pageKey('wf/run', 3, 1, 3, 'users_tags')]);
@@ -183,10 +189,20 @@ describe('PageGroupWriter with page checkpoints on a local folder (page log)', (
   const lines = (page: number) => [{ name: 'items', text: `{"id":${page}}\n` }];
   const setup = (onAdvance?: (checkpoint: number) => void) => {
     const store = localStore(mkdtempSync(join(tmpdir(), 'page-log-')));
-    const writer = new PageGroupWriter<number>({ store, runKey: 'x', runNo: 1, checkpoint: 0, maxPages: 1, writesInFlight: 0, markers: { tag: 't', attempt: 2 }, ...(onAdvance ? { onAdvance } : {}) });
+    const writer = new PageGroupWriter<number>({
+      store,
+      runKey: 'x',
+      runNo: 1,
+      checkpoint: 0,
+      maxPages: 1,
+      writesInFlight: 0,
+      markers: { tag: 't', attempt: 2 },
+      ...(onAdvance ? { onAdvance } : {}),
+    });
     return { store, writer };
   };
-  const marker = async (store: ObjectStore, first: number, last: number) => JSON.parse(await readText(store, groupCheckpointKey('x', 1, first, last))) as { tag: string; checkpoint: number; tables: string[] };
+  const marker = async (store: ObjectStore, first: number, last: number) =>
+    JSON.parse(await readText(store, groupCheckpointKey('x', 1, first, last))) as { tag: string; checkpoint: number; tables: string[] };
 
   it('logs each flushed page with its resume point, then stages the call as groups (a page flushed alone apart) and deletes the log', async () => {
     const advanced: number[] = [];
@@ -201,7 +217,12 @@ describe('PageGroupWriter with page checkpoints on a local folder (page log)', (
     expect(advanced).toEqual([1, 2, 3, 3]);
     expect(await store.list('x/')).toEqual([pageLogKey('x', 1, 1, 2)]); // nothing but the log while the call runs
     await writer.settle();
-    expect(await store.list('x/')).toEqual([groupCheckpointKey('x', 1, 1, 3), pageKey('x', 1, 1, 3, 'items'), groupCheckpointKey('x', 1, 4, 4), pageKey('x', 1, 4, 4, 'items')]);
+    expect(await store.list('x/')).toEqual([
+      groupCheckpointKey('x', 1, 1, 3),
+      pageKey('x', 1, 1, 3, 'items'),
+      groupCheckpointKey('x', 1, 4, 4),
+      pageKey('x', 1, 4, 4, 'items'),
+    ]);
     expect(await readText(store, pageKey('x', 1, 1, 3, 'items'))).toBe('{"id":1}\n{"id":2}\n{"id":3}\n');
     expect(await marker(store, 1, 3)).toEqual({ tag: 't', checkpoint: 3, tables: ['items'] });
     expect(await marker(store, 4, 4)).toEqual({ tag: 't', checkpoint: 3, tables: ['items'] });

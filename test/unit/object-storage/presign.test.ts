@@ -6,7 +6,12 @@ import { encodeS3Key, presignGetObject } from '../../../src/object-storage/s3-cl
 const KEYS = ['exports/slices/part0001.csv', 'a b/c+d=e&f', "odd!'()*~._-/x", 'ünï/çødé/€.csv', 'double//slash', 'percent%41/#hash?q', 'trailing/'];
 
 const client = (forcePathStyle: boolean) =>
-  new S3Client({ region: 'eu-central-1', endpoint: forcePathStyle ? 'http://127.0.0.1:9000' : undefined, forcePathStyle, credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret', sessionToken: 'token' } });
+  new S3Client({
+    region: 'eu-central-1',
+    endpoint: forcePathStyle ? 'http://127.0.0.1:9000' : undefined,
+    forcePathStyle,
+    credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret', sessionToken: 'token' },
+  });
 
 describe.each([
   ['path-style (MinIO)', true],

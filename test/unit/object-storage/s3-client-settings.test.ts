@@ -1,12 +1,16 @@
 import type { createS3Client as CreateS3Client } from '../../../src/object-storage/s3-client';
 
 /** A resolved client setting: a value, or the provider the SDK keeps for it. */
-const settingOf = <T>(setting: T | (() => Promise<T>)): Promise<T> => (typeof setting === 'function' ? (setting as () => Promise<T>)() : Promise.resolve(setting));
+const settingOf = <T>(setting: T | (() => Promise<T>)): Promise<T> =>
+  typeof setting === 'function' ? (setting as () => Promise<T>)() : Promise.resolve(setting);
 
 describe("the SDK's settings from the environment", () => {
   const saved = { fips: process.env['AWS_USE_FIPS_ENDPOINT'], retry: process.env['AWS_RETRY_MODE'] };
   afterEach(() => {
-    for (const [name, value] of [['AWS_USE_FIPS_ENDPOINT', saved.fips], ['AWS_RETRY_MODE', saved.retry]] as const) {
+    for (const [name, value] of [
+      ['AWS_USE_FIPS_ENDPOINT', saved.fips],
+      ['AWS_RETRY_MODE', saved.retry],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -14,7 +14,10 @@ describe('SliceLayout', () => {
     expect(offsets).toEqual([]); // slice 0's size is still unknown
     layout.setSize(0, 3);
     await Promise.all([third, fourth]);
-    expect(offsets).toEqual([[2, 18], [3, 25]]);
+    expect(offsets).toEqual([
+      [2, 18],
+      [3, 25],
+    ]);
     expect(layout.placeOf(1)).toEqual({ offset: 13, size: 5 });
     expect(layout.placeOf(3)).toBeUndefined(); // its own size is not known
   });
@@ -56,7 +59,11 @@ describe('keptSlices', () => {
     ['a size before a finished slice is unknown', state({ sizes: [10, null, 30, null] }), 100],
     ['another slice count', state({ sizes: [10, 20, 30] }), 100],
     ['nothing was finished', state({ finishedSlices: [] }), 100],
-    ['a state of an earlier version (no sizes)', { slices: 4, finishedSlices: [0], bytesDownloaded: 10, inPlace: { source: 'file 7', bytes: 65 } } as unknown as DownloadState, 65],
+    [
+      'a state of an earlier version (no sizes)',
+      { slices: 4, finishedSlices: [0], bytesDownloaded: 10, inPlace: { source: 'file 7', bytes: 65 } } as unknown as DownloadState,
+      65,
+    ],
     ['no state', undefined, 65],
   ])('starts over when %s', (_what, resume, partialSize) => {
     expect(keptSlices(resume, 'file 7', 4, 5, partialSize)).toEqual({ finished: [], sizes: [null, null, null, null] });

@@ -11,7 +11,12 @@ import { openSource } from '../../../src/object-storage/sources';
 import { redactUrl } from '../../../src/http';
 import { s3Error } from './fake-s3';
 
-const creds = (msFromNow: number) => ({ AccessKeyId: 'a', SecretAccessKey: 's', SessionToken: 't', Expiration: new Date(Date.now() + msFromNow).toISOString() });
+const creds = (msFromNow: number) => ({
+  AccessKeyId: 'a',
+  SecretAccessKey: 's',
+  SessionToken: 't',
+  Expiration: new Date(Date.now() + msFromNow).toISOString(),
+});
 
 async function readAll(s: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -23,7 +28,9 @@ describe('credentials', () => {
   it('counts the time left and refuses credentials inside the margin', () => {
     expect(credentialsRemainingMs(creds(60_000))).toBeGreaterThan(58_000);
     expect(() => assertCredentialsFresh(creds(10 * 60_000), 'upload [key=k]')).not.toThrow();
-    expect(() => assertCredentialsFresh(creds(60_000), 'upload [key=k]')).toThrow(/upload \[key=k\]: temporary credentials .* are expired or rejected; request the file again/);
+    expect(() => assertCredentialsFresh(creds(60_000), 'upload [key=k]')).toThrow(
+      /upload \[key=k\]: temporary credentials .* are expired or rejected; request the file again/,
+    );
     expect(() => assertCredentialsFresh(undefined, 'x')).not.toThrow();
     expect(() => assertCredentialsFresh({ ...creds(0), Expiration: 'garbage' }, 'x')).not.toThrow();
   });
@@ -31,10 +38,18 @@ describe('credentials', () => {
   it('maps S3 errors to the registry', () => {
     expect(mapS3Error(s3Error('ExpiredToken', 400), 'upload', { key: 'k' })).toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED', retryable: true });
     expect(mapS3Error(s3Error('AccessDenied', 403), 'download', { key: 'k' })).toMatchObject({ code: 'SAPI_CREDENTIALS_EXPIRED' });
-    expect(mapS3Error(s3Error('NoSuchKey', 404), 'download', { key: 'k' })).toMatchObject({ code: 'SAPI_DOWNLOAD_FAILED', retryable: false, status: 404, message: 'download failed (NoSuchKey 404) [key=k]: NoSuchKey from fake' });
+    expect(mapS3Error(s3Error('NoSuchKey', 404), 'download', { key: 'k' })).toMatchObject({
+      code: 'SAPI_DOWNLOAD_FAILED',
+      retryable: false,
+      status: 404,
+      message: 'download failed (NoSuchKey 404) [key=k]: NoSuchKey from fake',
+    });
     expect(mapS3Error(s3Error('InternalError', 500), 'upload', { part: 3 })).toMatchObject({ code: 'SAPI_UPLOAD_FAILED', retryable: true });
     expect(mapS3Error(s3Error('BadDigest', 400), 'upload', {})).toMatchObject({ code: 'SAPI_CHECKSUM_MISMATCH' });
-    expect(mapS3Error(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'upload', {})).toMatchObject({ code: 'SAPI_UPLOAD_FAILED', retryable: true });
+    expect(mapS3Error(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'upload', {})).toMatchObject({
+      code: 'SAPI_UPLOAD_FAILED',
+      retryable: true,
+    });
   });
 
   it('parses s3:// URIs', () => {
@@ -93,12 +108,17 @@ describe('sources', () => {
   });
 
   it('explains a missing local file and an unsupported scheme', async () => {
-    await expect(openSource(join(dir, 'missing.csv'))).rejects.toMatchObject({ code: 'SAPI_INVALID_INPUT', message: expect.stringContaining("must exist on the worker's host") });
+    await expect(openSource(join(dir, 'missing.csv'))).rejects.toMatchObject({
+      code: 'SAPI_INVALID_INPUT',
+      message: expect.stringContaining("must exist on the worker's host"),
+    });
     await expect(openSource('ftp://host/x?token=secret')).rejects.toMatchObject({ code: 'SAPI_INVALID_INPUT', message: expect.not.stringContaining('secret') });
   });
 
   it('hides signatures of URLs in messages', () => {
-    expect(redactUrl('https://u:p@b.s3.amazonaws.com/k.csv?X-Amz-Signature=abc&partNumber=2')).toBe('https://b.s3.amazonaws.com/k.csv?X-Amz-Signature=***&partNumber=2');
+    expect(redactUrl('https://u:p@b.s3.amazonaws.com/k.csv?X-Amz-Signature=abc&partNumber=2')).toBe(
+      'https://b.s3.amazonaws.com/k.csv?X-Amz-Signature=***&partNumber=2',
+    );
   });
 
   describe('HTTP', () => {
@@ -172,7 +192,10 @@ describe('downloadFile from a presigned URL (unsliced)', () => {
       ranges.push(req.headers.range);
       const m = /bytes=(\d+)-/.exec(req.headers.range ?? '');
       const start = m ? Number(m[1]) : 0;
-      res.writeHead(m ? 206 : 200, { 'content-length': data.length - start, ...(m ? { 'content-range': `bytes ${start}-${data.length - 1}/${data.length}` } : {}) });
+      res.writeHead(m ? 206 : 200, {
+        'content-length': data.length - start,
+        ...(m ? { 'content-range': `bytes ${start}-${data.length - 1}/${data.length}` } : {}),
+      });
       if (cutFirstResponse) {
         cutFirstResponse = false;
         res.write(data.subarray(0, 100_000), () => setTimeout(() => res.socket?.destroy(), 20));

@@ -7,7 +7,12 @@ import { createStageStore, csvKey, jobRunPrefix, pageKey, pagesPrefix, parsePage
 
 describe('staging keys', () => {
   it('sort in extraction order and parse back', () => {
-    const keys = [pageKey('wf/run', 2, 1, 1, 'users'), pageKey('wf/run', 1, 11, 20, 'users'), pageKey('wf/run', 1, 1, 10, 'users_tags'), pageKey('wf/run', 1, 1, 10, 'users')];
+    const keys = [
+      pageKey('wf/run', 2, 1, 1, 'users'),
+      pageKey('wf/run', 1, 11, 20, 'users'),
+      pageKey('wf/run', 1, 1, 10, 'users_tags'),
+      pageKey('wf/run', 1, 1, 10, 'users'),
+    ];
     expect([...keys].sort()).toEqual([keys[3], keys[2], keys[1], keys[0]]);
     expect(keys[1]).toBe('wf/run/r0000000001/p0000000011-0000000020/users.jsonl');
     expect(parsePageKey(keys[1]!)).toEqual({ runNo: 1, firstPage: 11, lastPage: 20, table: 'users' });
@@ -80,7 +85,9 @@ describe('local folder store (staging)', () => {
     const dir = root();
     const store = localStore(dir);
     writeFileSync(join(dir, 'blocked'), 'a file where the folder should be');
-    await expect(store.put('blocked/r1/p1/t.jsonl', 'a\n')).rejects.toThrow(new RegExp(`^write failed \\[folder=${dir}, key=blocked/r1/p1/t\\.jsonl\\]: .*ENOTDIR`));
+    await expect(store.put('blocked/r1/p1/t.jsonl', 'a\n')).rejects.toThrow(
+      new RegExp(`^write failed \\[folder=${dir}, key=blocked/r1/p1/t\\.jsonl\\]: .*ENOTDIR`),
+    );
     await expect(store.put('blocked/r1/p1/t.jsonl', 'b'.repeat(LARGE))).rejects.toThrow(/^write failed/);
     await expect(writeStream(store, 'blocked/csv/t.csv', Readable.from(['x']))).rejects.toThrow(/^write failed/);
     expect(readdirSync(dir)).toEqual(['blocked']);

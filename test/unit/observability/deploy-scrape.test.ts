@@ -5,7 +5,7 @@ import { loadSettings } from '../../../src/config';
 
 const read = (file: string) => readFileSync(join(__dirname, '..', '..', '..', file), 'utf8');
 
-describe('the compose deployment\'s worker metrics', () => {
+describe("the compose deployment's worker metrics", () => {
   it('has every worker serve metrics on the port Prometheus finds the worker replicas on', () => {
     const compose = parse(read('docker-compose.yml')) as { services: Record<string, { environment?: Record<string, string>; expose?: string[] }> };
     const worker = compose.services.worker!;

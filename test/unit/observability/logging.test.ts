@@ -18,7 +18,7 @@ describe('JSON worker logs', () => {
     },
   };
 
-  it('writes one entry as exactly one line of JSON with time, level, message and the SDK\'s context', () => {
+  it("writes one entry as exactly one line of JSON with time, level, message and the SDK's context", () => {
     const line = formatJsonLogLine(entry);
     expect(line.endsWith('\n')).toBe(true);
     expect(line.slice(0, -1)).not.toContain('\n');
@@ -54,7 +54,8 @@ describe('JSON worker logs', () => {
   });
 
   it("keeps webpack's bundle stats out of INFO (DEBUG shows them) and the one 'Workflow bundle created' line in", () => {
-    const stats = 'asset workflow-bundle-1f69c5372311bd4daf7f.js 2.64 MiB [emitted] [immutable] (name: main)\nruntime modules 883 bytes 4 modules\nwebpack 5.112.2 compiled successfully in 3732 ms';
+    const stats =
+      'asset workflow-bundle-1f69c5372311bd4daf7f.js 2.64 MiB [emitted] [immutable] (name: main)\nruntime modules 883 bytes 4 modules\nwebpack 5.112.2 compiled successfully in 3732 ms';
     const atInfo: string[] = [];
     const info = createWorkerLogger('INFO', 'json', (line) => atInfo.push(line));
     info.info(stats, { sdkComponent: 'worker' });
@@ -62,7 +63,9 @@ describe('JSON worker logs', () => {
     expect(atInfo.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual(['Workflow bundle created']);
     const atDebug: string[] = [];
     createWorkerLogger('DEBUG', 'json', (line) => atDebug.push(line)).info(stats);
-    expect(atDebug.map((line) => JSON.parse(line) as { level: string; message: string })).toEqual([{ level: 'DEBUG', message: stats, time: expect.any(String) }]);
+    expect(atDebug.map((line) => JSON.parse(line) as { level: string; message: string })).toEqual([
+      { level: 'DEBUG', message: stats, time: expect.any(String) },
+    ]);
   });
 
   it('reads SAPI_LOG_FORMAT and SAPI_METRICS_ADDRESS, text and no endpoint by default, and names a wrong variable', () => {
@@ -86,7 +89,9 @@ describe('a metrics endpoint the worker cannot bind', () => {
     expect(inUse.message).toBe(
       'SAPI_METRICS_ADDRESS 0.0.0.0:9464: cannot serve metrics: the address is in use: another process on this host serves there (a second worker with the same SAPI_METRICS_ADDRESS?); give each worker its own port, or unset SAPI_METRICS_ADDRESS to run without metrics',
     );
-    expect(metricsEndpointError('10.9.9.9:9464', new Error('Failed to start prometheus metrics exporter: Cannot assign requested address (os error 99)')).message).toMatch(/: not an address of this host; bind 0\.0\.0\.0:<port>/);
+    expect(
+      metricsEndpointError('10.9.9.9:9464', new Error('Failed to start prometheus metrics exporter: Cannot assign requested address (os error 99)')).message,
+    ).toMatch(/: not an address of this host; bind 0\.0\.0\.0:<port>/);
     expect(metricsEndpointError('x:1', new Error('something else')).message).toBe('SAPI_METRICS_ADDRESS x:1: cannot serve metrics: something else');
   });
 });

@@ -21,7 +21,7 @@ function recordingMeter() {
 }
 
 describe('metrics from activity results', () => {
-  it('counts upload bytes, download bytes and fetched pages from the transfer activities\' results', () => {
+  it("counts upload bytes, download bytes and fetched pages from the transfer activities' results", () => {
     const { meter, total } = recordingMeter();
     const seen = new SeenJobs();
     recordActivityResult(meter, 'uploadFile', { bytes: 100, sourceBytes: 100 }, seen);
@@ -47,7 +47,7 @@ describe('metrics from activity results', () => {
     expect(total('sapi_rows_imported_total')).toBe(42);
   });
 
-  it('counts the bytes and the finished job of the short path\'s uploadAndStartJob (the job under `job`), the job once', () => {
+  it("counts the bytes and the finished job of the short path's uploadAndStartJob (the job under `job`), the job once", () => {
     const { meter, total } = recordingMeter();
     const seen = new SeenJobs();
     recordActivityResult(meter, 'uploadAndStartJob', { bytes: 120, sha256: 'x', job: { id: 9, status: 'success', results: { importedRowsCount: 3 } } }, seen);
@@ -68,7 +68,7 @@ describe('metrics from activity results', () => {
     expect(failureType('thrown string')).toBe('UNKNOWN');
   });
 
-  it('records a job\'s wait from its own creation to its end, once, and only for ended jobs', () => {
+  it("records a job's wait from its own creation to its end, once, and only for ended jobs", () => {
     const { meter, recorded } = recordingMeter();
     const seen = new SeenJobs();
     const job = { id: 9, status: 'success', operationName: 'tableImport', createdTime: '2024-01-01T00:00:00Z', endTime: '2024-01-01T00:00:12.5Z' };

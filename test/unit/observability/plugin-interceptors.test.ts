@@ -6,10 +6,10 @@ import { loadSettings } from '../../../src/config';
 import { SapiPlugin } from '../../../src/plugin';
 import { activeTracing } from '../../../src/observability/tracing';
 
-describe('the plugin\'s metrics interceptor', () => {
+describe("the plugin's metrics interceptor", () => {
   const userFactory: ActivityInterceptorsFactory = () => ({}); // e.g. OpenTelemetry's activity interceptors
 
-  it('is appended after the worker\'s own activity interceptors, which stay (an OpenTelemetry hook keeps working)', async () => {
+  it("is appended after the worker's own activity interceptors, which stay (an OpenTelemetry hook keeps working)", async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
     const options = await plugin.configureWorker({ taskQueue: 'q', interceptors: { activity: [userFactory] } });
     // the user's, the outage interceptor's, the metrics one's
@@ -27,12 +27,19 @@ describe('the plugin\'s metrics interceptor', () => {
   });
 });
 
-describe('what the plugin does to a worker of one\'s own', () => {
-  it('logs webpack\'s bundle stats at DEBUG (its one INFO line stays)', async () => {
+describe("what the plugin does to a worker of one's own", () => {
+  it("logs webpack's bundle stats at DEBUG (its one INFO line stays)", async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
     const seen: Array<[string, string]> = [];
     const log = (level: string) => (message: string) => void seen.push([level, message]);
-    const logger = { log: (level: string, message: string) => void seen.push([level, message]), trace: log('TRACE'), debug: log('DEBUG'), info: log('INFO'), warn: log('WARN'), error: log('ERROR') };
+    const logger = {
+      log: (level: string, message: string) => void seen.push([level, message]),
+      trace: log('TRACE'),
+      debug: log('DEBUG'),
+      info: log('INFO'),
+      warn: log('WARN'),
+      error: log('ERROR'),
+    };
     const bundler = plugin.configureBundler({ workflowsPath: 'w', logger });
     bundler.logger!.info('asset workflow-bundle-1.js 2.8 MiB [emitted]\nruntime modules 883 bytes\nwebpack 5.112.2 compiled successfully in 1854 ms');
     bundler.logger!.info('Workflow bundle created');
@@ -43,7 +50,7 @@ describe('what the plugin does to a worker of one\'s own', () => {
     await plugin.close();
   });
 
-  it('changes nothing in the process when made; configuring the worker turns the AWS SDK\'s Node notice off unless set', async () => {
+  it("changes nothing in the process when made; configuring the worker turns the AWS SDK's Node notice off unless set", async () => {
     const saved = process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
     delete process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
     try {
@@ -75,13 +82,22 @@ describe('what the plugin does to a worker of one\'s own', () => {
 
   it('refuses to be registered twice on one worker (on Worker.create and on its connection)', async () => {
     const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
-    await expect(plugin.configureWorker({ taskQueue: 'q', plugins: [plugin, plugin] })).rejects.toMatchObject({ code: 'SAPI_WORKER_CONFIG', message: expect.stringMatching(/registered twice/) });
+    await expect(plugin.configureWorker({ taskQueue: 'q', plugins: [plugin, plugin] })).rejects.toMatchObject({
+      code: 'SAPI_WORKER_CONFIG',
+      message: expect.stringMatching(/registered twice/),
+    });
     await plugin.close();
   });
 });
 
 describe('the line of a call waiting out an outage, and what the run is told', () => {
-  const info = { activityType: 'getJob', attempt: 4, scheduledTimestampMs: Date.parse('2026-11-29T10:00:00Z'), scheduleToCloseTimeoutMs: 65 * 60_000, currentAttemptScheduledTimestampMs: Date.parse('2026-11-29T10:12:00Z') } as Parameters<typeof callWaiting>[0];
+  const info = {
+    activityType: 'getJob',
+    attempt: 4,
+    scheduledTimestampMs: Date.parse('2026-11-29T10:00:00Z'),
+    scheduleToCloseTimeoutMs: 65 * 60_000,
+    currentAttemptScheduledTimestampMs: Date.parse('2026-11-29T10:12:00Z'),
+  } as Parameters<typeof callWaiting>[0];
   it('says what failed, since when, and how much of the budget is left; nothing for a failure that is not retried', () => {
     const unavailable = ApplicationFailure.retryable('GET /v2/storage/jobs/7 failed: 503 Service Unavailable', 'SAPI_SERVER_ERROR');
     const now = Date.parse('2026-11-29T10:13:00Z');

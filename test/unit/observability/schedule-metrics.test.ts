@@ -19,7 +19,7 @@ const schedule = (scheduleId: string, overlap: number, dropped = 0, missed = 0):
 });
 
 describe('the schedule skip counter', () => {
-  it('adds a schedule\'s whole count on the first reading and what it grew by on later ones, so it equals the description\'s count', () => {
+  it("adds a schedule's whole count on the first reading and what it grew by on later ones, so it equals the description's count", () => {
     const { meter, total } = recordingMeter();
     const counter = new ScheduleSkipCounter(meter, 'default');
     counter.record([schedule('nightly', 3, 1, 2)]);

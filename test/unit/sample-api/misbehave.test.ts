@@ -1,6 +1,6 @@
 import { Misbehaviour } from '../../../src/sample-api/misbehave';
 
-describe('the sample API\'s misbehaviour rules', () => {
+describe("the sample API's misbehaviour rules", () => {
   it('apply after `after` requests, `times` times, and only while their `untilMs` window is open', () => {
     const rules = new Misbehaviour();
     rules.add({ kind: 'server-error', path: '/a', after: 1, times: 2, untilMs: 3_600_000 });

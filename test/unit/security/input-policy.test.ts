@@ -18,9 +18,19 @@ jest.mock('node:fs/promises', () => {
 const policy = (over: Partial<InputPolicy> = {}): InputPolicy => ({ ...CLOSED_POLICY, ...over });
 
 describe('the input policy settings', () => {
-  it('are closed by default: no local roots, no object prefixes, the worker\'s own services refused by name', () => {
-    const settings = loadSettings({ SAPI_URL: 'http://127.0.0.1:8080', SAPI_TOKEN: 't', AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000', TEMPORAL_ADDRESS: '127.0.0.1:7233' });
-    expect(settings.policy).toEqual({ localRoots: [], allowedNetworks: [], internalOrigins: ['127.0.0.1:8080', '127.0.0.1:9000', '127.0.0.1:7233'], objectPrefixes: [] });
+  it("are closed by default: no local roots, no object prefixes, the worker's own services refused by name", () => {
+    const settings = loadSettings({
+      SAPI_URL: 'http://127.0.0.1:8080',
+      SAPI_TOKEN: 't',
+      AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9000',
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+    });
+    expect(settings.policy).toEqual({
+      localRoots: [],
+      allowedNetworks: [],
+      internalOrigins: ['127.0.0.1:8080', '127.0.0.1:9000', '127.0.0.1:7233'],
+      objectPrefixes: [],
+    });
   });
 
   it('refuse a relative root, a malformed allow-list entry or prefix, naming the variable', () => {
@@ -33,7 +43,20 @@ describe('the input policy settings', () => {
 describe('URLs and addresses', () => {
   it('refuse loopback, private, link-local and mapped forms of them unless a network is allowed', () => {
     const closed = policy();
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+    ]) {
       expect([address, addressProblem(closed, address, '80')]).toEqual([address, expect.any(String)]);
     }
     expect(addressProblem(closed, '93.184.216.34', '80')).toBeUndefined();
@@ -152,7 +175,9 @@ describe('secrets bound to their hosts', () => {
 
   it('go nowhere without a _HOSTS variable, which validation reports before any request', () => {
     expect(() => assertSecretsBound(request('https://api.crm.example/', 'SAPI_SECRET_FREE'), 'https://api.crm.example/', source)).toThrow(/names no host/);
-    expect(unboundSecrets(request('x', 'SAPI_SECRET_FREE'), source)).toEqual([{ path: '${env:SAPI_SECRET_FREE}', message: expect.stringContaining('SAPI_SECRET_FREE_HOSTS') }]);
+    expect(unboundSecrets(request('x', 'SAPI_SECRET_FREE'), source)).toEqual([
+      { path: '${env:SAPI_SECRET_FREE}', message: expect.stringContaining('SAPI_SECRET_FREE_HOSTS') },
+    ]);
   });
 
   it('are not checked for library callers that do not ask for it', () => {
@@ -166,11 +191,18 @@ describe('secrets bound to their hosts', () => {
 
   it('do not follow a redirect to a host they are not bound to; unbound (library use) they stay on their origin', () => {
     const from = new URL('https://api.crm.example/items');
-    const hop = (to: string, s = source) => () => assertRedirectKeepsSecrets(request(from.href), from, new URL(to), 302, s);
+    const hop =
+      (to: string, s = source) =>
+      () =>
+        assertRedirectKeepsSecrets(request(from.href), from, new URL(to), 302, s);
     expect(hop('https://api.crm.example/v2/items')).not.toThrow();
-    expect(hop('https://other.example/items')).toThrow(/api\.crm\.example answered HTTP 302 redirecting a request that carries this secret to other\.example; the secret may only be sent to the hosts of SAPI_SECRET_CRM_HOSTS \(api\.crm\.example\)/);
+    expect(hop('https://other.example/items')).toThrow(
+      /api\.crm\.example answered HTTP 302 redirecting a request that carries this secret to other\.example; the secret may only be sent to the hosts of SAPI_SECRET_CRM_HOSTS \(api\.crm\.example\)/,
+    );
     expect(hop('https://api.crm.example/x', { ...source, bindHosts: false })).not.toThrow();
     expect(hop('https://cdn.crm.example/x', { ...source, bindHosts: false })).toThrow(/its own origin \(api\.crm\.example\)/);
-    expect(() => assertRedirectKeepsSecrets({ method: 'GET', url: from.href, headers: {} }, from, new URL('https://other.example/'), 307, source)).not.toThrow();
+    expect(() =>
+      assertRedirectKeepsSecrets({ method: 'GET', url: from.href, headers: {} }, from, new URL('https://other.example/'), 307, source),
+    ).not.toThrow();
   });
 });

@@ -77,7 +77,10 @@ describe('a folder under the root flipped between a folder and a link to outside
     const dispatcher = new Agent();
     const confinement = createConfinement({ policy, s3: () => undefined as never, sources: dispatcher, stagingUrl: join(base, 'staging') });
 
-    flipper = spawn(process.execPath, ['-e', FLIPPER, JSON.stringify([join(root, 'sw'), join(root, 'swd')])], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    flipper = spawn(process.execPath, ['-e', FLIPPER, JSON.stringify([join(root, 'sw'), join(root, 'swd')])], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve) => flipper!.stdout!.once('data', () => resolve()));
 
     const reads = { inside: 0, outside: 0, refused: 0, failed: 0 };

@@ -43,7 +43,12 @@ describe('Storage API client against a real HTTP server', () => {
   });
 
   it('retries a GET that answered 500 and returns the second answer', async () => {
-    server.on('GET', '/v2/storage/tables/in.c-main.t', json(500, { error: 'oops', code: 'internal' }), json(200, { id: 'in.c-main.t', name: 't', columns: ['a'] }));
+    server.on(
+      'GET',
+      '/v2/storage/tables/in.c-main.t',
+      json(500, { error: 'oops', code: 'internal' }),
+      json(200, { id: 'in.c-main.t', name: 't', columns: ['a'] }),
+    );
     const table = await client.getTable({ tableId: 'in.c-main.t' });
     expect(table.columns).toEqual(['a']);
     expect(server.count('GET', '/v2/storage/tables/in.c-main.t')).toBe(2);
@@ -73,7 +78,11 @@ describe('Storage API client against a real HTTP server', () => {
 
   it('reports a response that does not match the schema', async () => {
     server.on('GET', '/v2/storage/tables/in.c-a.t', json(200, { name: 't' }));
-    await expect(client.getTable({ tableId: 'in.c-a.t' })).rejects.toMatchObject({ code: 'SAPI_INVALID_RESPONSE', retryable: false, message: expect.stringContaining('id:') });
+    await expect(client.getTable({ tableId: 'in.c-a.t' })).rejects.toMatchObject({
+      code: 'SAPI_INVALID_RESPONSE',
+      retryable: false,
+      message: expect.stringContaining('id:'),
+    });
   });
 
   it('retries a GET after a connection reset', async () => {
@@ -90,7 +99,12 @@ describe('Storage API client against a real HTTP server', () => {
   });
 
   it('does not replay import-async after a 500', async () => {
-    server.on('POST', '/v2/storage/tables/in.c-x.t/import-async', json(500, { error: 'Internal error', code: 'internal', exceptionId: 'exc-5' }), json(202, job(2)));
+    server.on(
+      'POST',
+      '/v2/storage/tables/in.c-x.t/import-async',
+      json(500, { error: 'Internal error', code: 'internal', exceptionId: 'exc-5' }),
+      json(202, job(2)),
+    );
     const err = await client.loadTableAsync({ tableId: 'in.c-x.t', dataFileId: 10, incremental: true }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SAPI_SERVER_ERROR', status: 500, exceptionId: 'exc-5', mayHaveReachedService: true });
     expect(server.count('POST', '/v2/storage/tables/in.c-x.t/import-async')).toBe(1);
@@ -110,9 +124,15 @@ describe('Storage API client against a real HTTP server', () => {
   });
 
   it('names the request, status, service code, message and exceptionId in a 404', async () => {
-    server.on('POST', '/v2/storage/buckets/in.c-x/tables-async', json(404, { error: 'Bucket in.c-x not found', code: 'storage.buckets.notFound', exceptionId: 'exception-123' }));
+    server.on(
+      'POST',
+      '/v2/storage/buckets/in.c-x/tables-async',
+      json(404, { error: 'Bucket in.c-x not found', code: 'storage.buckets.notFound', exceptionId: 'exception-123' }),
+    );
     const err = await client.createTableAsync({ bucketId: 'in.c-x', name: 't', dataFileId: 1 }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe('POST /v2/storage/buckets/in.c-x/tables-async failed: 404 storage.buckets.notFound "Bucket in.c-x not found" [exceptionId=exception-123]');
+    expect((err as Error).message).toBe(
+      'POST /v2/storage/buckets/in.c-x/tables-async failed: 404 storage.buckets.notFound "Bucket in.c-x not found" [exceptionId=exception-123]',
+    );
     expect(err).toMatchObject({ code: 'SAPI_NOT_FOUND', retryable: false, mayHaveReachedService: false });
   });
 
@@ -221,7 +241,16 @@ describe('Storage API client against a real HTTP server', () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sapi-imp-'));
       const file = path.join(dir, 'rows.csv');
       fs.writeFileSync(file, csv);
-      server.on('GET', '/v2/storage', json(200, { services: [{ id: 'syrup', url: 'http://nope' }, { id: 'import', url: `${server.url}/importer/` }] }));
+      server.on(
+        'GET',
+        '/v2/storage',
+        json(200, {
+          services: [
+            { id: 'syrup', url: 'http://nope' },
+            { id: 'import', url: `${server.url}/importer/` },
+          ],
+        }),
+      );
       server.on('POST', '/importer/upload-file', json(200, { id: 55, name: 'rows.csv', isSliced: false, tags: ['x'] }));
       const f1 = await client.uploadViaImporter({ path: file, tags: ['x', 'y'] });
       await client.uploadViaImporter({ stream: Readable.from([Buffer.from(csv)]), name: 'rows.csv' });

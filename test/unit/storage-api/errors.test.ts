@@ -1,13 +1,33 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { httpErrorCode, SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiHttpError, SapiInvalidInputError, SapiInvalidResponseError, SapiNetworkError, SapiTransferError, toApplicationFailure, describeJobFailure } from '../../../src/errors';
+import {
+  httpErrorCode,
+  SapiCredentialsExpiredError,
+  SapiError,
+  SapiErrorCode,
+  SapiHttpError,
+  SapiInvalidInputError,
+  SapiInvalidResponseError,
+  SapiNetworkError,
+  SapiTransferError,
+  toApplicationFailure,
+  describeJobFailure,
+} from '../../../src/errors';
 import { ExtractNotJsonError } from '../../../src/extractor/errors';
 
 const req = { method: 'POST', path: '/v2/storage/buckets/in.c-x/tables-async' };
 
 describe('error registry', () => {
   it('names where, the status, the service code, its message and the exceptionId', () => {
-    const e = new SapiHttpError({ request: req, status: 404, serviceCode: 'storage.buckets.notFound', serviceMessage: 'Bucket in.c-x not found', exceptionId: 'exception-abc' });
-    expect(e.message).toBe('POST /v2/storage/buckets/in.c-x/tables-async failed: 404 storage.buckets.notFound "Bucket in.c-x not found" [exceptionId=exception-abc]');
+    const e = new SapiHttpError({
+      request: req,
+      status: 404,
+      serviceCode: 'storage.buckets.notFound',
+      serviceMessage: 'Bucket in.c-x not found',
+      exceptionId: 'exception-abc',
+    });
+    expect(e.message).toBe(
+      'POST /v2/storage/buckets/in.c-x/tables-async failed: 404 storage.buckets.notFound "Bucket in.c-x not found" [exceptionId=exception-abc]',
+    );
     expect(e).toBeInstanceOf(SapiError);
     expect(e).toMatchObject({ code: 'SAPI_NOT_FOUND', status: 404, serviceCode: 'storage.buckets.notFound', exceptionId: 'exception-abc', retryable: false });
   });
@@ -38,7 +58,9 @@ describe('error registry', () => {
   });
 
   it('tells how to fix an unauthorized token and when to come back after 429', () => {
-    expect(new SapiHttpError({ request: req, status: 401, serviceCode: 'storage.tokenInvalid', serviceMessage: 'Invalid access token' }).message).toMatch(/check the Storage token/);
+    expect(new SapiHttpError({ request: req, status: 401, serviceCode: 'storage.tokenInvalid', serviceMessage: 'Invalid access token' }).message).toMatch(
+      /check the Storage token/,
+    );
     expect(new SapiHttpError({ request: req, status: 429, retryAfterMs: 3000 }).message).toMatch(/retry after 3 s/);
   });
 
@@ -51,9 +73,16 @@ describe('error registry', () => {
   });
 
   it('describes a failed job with its error code, message and exceptionId, as the polling workflow raises it', () => {
-    expect(describeJobFailure({ id: 12, operationName: 'tableImport', tableId: 'in.c-a.t', message: 'bad header', code: 'storage.tables.validation', exceptionId: 'e-9' })).toBe(
-      'Storage job 12 (tableImport on in.c-a.t) failed: bad header [code=storage.tables.validation] [exceptionId=e-9]',
-    );
+    expect(
+      describeJobFailure({
+        id: 12,
+        operationName: 'tableImport',
+        tableId: 'in.c-a.t',
+        message: 'bad header',
+        code: 'storage.tables.validation',
+        exceptionId: 'e-9',
+      }),
+    ).toBe('Storage job 12 (tableImport on in.c-a.t) failed: bad header [code=storage.tables.validation] [exceptionId=e-9]');
   });
 
   it('keeps instanceof across copies of the package (branded errors)', () => {
@@ -72,7 +101,12 @@ describe('error registry', () => {
   });
 
   it('renders transfer context as [k=v]', () => {
-    const e = new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'upload failed', context: { bucket: 'b', key: 'k', part: 12 }, cause: new Error('socket hang up') });
+    const e = new SapiTransferError({
+      code: SapiErrorCode.UPLOAD_FAILED,
+      message: 'upload failed',
+      context: { bucket: 'b', key: 'k', part: 12 },
+      cause: new Error('socket hang up'),
+    });
     expect(e.message).toBe('upload failed [bucket=b, key=k, part=12]: socket hang up');
   });
 

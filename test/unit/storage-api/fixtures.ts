@@ -25,4 +25,3 @@ export const preparedSample = {
   fileType: 'csv',
   uploadParams: { key: 'exp-15/files/2017/02/14/192726698.data.csv', bucket: 'kbc-sapi-files', acl: 'private', credentials },
 };
-

@@ -6,7 +6,15 @@ const now = new Date();
 const iso = (msAgo: number): string => new Date(now.getTime() - msAgo).toISOString();
 
 function importJob(id: number, fileId: number, tableId: string | null, operationName = 'tableImport', msAgo = 1000): Record<string, unknown> {
-  return { id, status: 'processing', url: `http://x/v2/storage/jobs/${id}`, operationName, tableId, operationParams: { source: { fileId } }, createdTime: iso(msAgo) };
+  return {
+    id,
+    status: 'processing',
+    url: `http://x/v2/storage/jobs/${id}`,
+    operationName,
+    tableId,
+    operationParams: { source: { fileId } },
+    createdTime: iso(msAgo),
+  };
 }
 
 describe('reconciling async POSTs', () => {
@@ -33,10 +41,14 @@ describe('reconciling async POSTs', () => {
     });
 
     it('matches a tableCreate by bucket and name while its tableId is still null', async () => {
-      server.on('GET', '/v2/storage/jobs', json(200, [
-        { ...importJob(3, 7, null, 'tableCreate'), operationParams: { name: 'other', source: { fileId: 7 } } },
-        { ...importJob(2, 7, null, 'tableCreate'), operationParams: { name: 't', source: { fileId: '7' } } },
-      ]));
+      server.on(
+        'GET',
+        '/v2/storage/jobs',
+        json(200, [
+          { ...importJob(3, 7, null, 'tableCreate'), operationParams: { name: 'other', source: { fileId: 7 } } },
+          { ...importJob(2, 7, null, 'tableCreate'), operationParams: { name: 't', source: { fileId: '7' } } },
+        ]),
+      );
       const job = await findJobForImport({ client, operationName: 'tableCreate', fileId: 7, bucketId: 'in.c-a', name: 't' });
       expect(job?.id).toBe(2);
     });
@@ -53,7 +65,11 @@ describe('reconciling async POSTs', () => {
     it('walks back past thousands of newer jobs of a busy project to the one it looks for', async () => {
       // 2,500 jobs created after ours (another load's, the same table's other files): more than any fixed page budget
       const newer = Array.from({ length: 2_500 }, (_, i) => importJob(10_000 - i, 1_000 + i, 'in.c-a.t', 'tableImport', 500));
-      server.on('GET', '/v2/storage/jobs', jobList([...newer, importJob(7_000, 7, 'in.c-a.t', 'tableImport', 60_000), importJob(6_999, 6, 'in.c-a.t', 'tableImport', 7_200_000)]));
+      server.on(
+        'GET',
+        '/v2/storage/jobs',
+        jobList([...newer, importJob(7_000, 7, 'in.c-a.t', 'tableImport', 60_000), importJob(6_999, 6, 'in.c-a.t', 'tableImport', 7_200_000)]),
+      );
       const job = await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: now.getTime() - 120_000 });
       expect(job?.id).toBe(7_000);
       expect(server.count('GET', '/v2/storage/jobs')).toBe(26); // 25 full pages of newer jobs, ours on the 26th
@@ -68,22 +84,41 @@ describe('reconciling async POSTs', () => {
     });
 
     it('fails with SAPI_INVALID_RESPONSE rather than walking forever on a service that ignores offset', async () => {
-      server.on('GET', '/v2/storage/jobs', json(200, Array.from({ length: 100 }, (_, i) => importJob(100 - i, 1, 'in.c-a.t'))));
-      await expect(findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t' })).rejects.toMatchObject({ code: 'SAPI_INVALID_RESPONSE' });
+      server.on(
+        'GET',
+        '/v2/storage/jobs',
+        json(
+          200,
+          Array.from({ length: 100 }, (_, i) => importJob(100 - i, 1, 'in.c-a.t')),
+        ),
+      );
+      await expect(findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t' })).rejects.toMatchObject({
+        code: 'SAPI_INVALID_RESPONSE',
+      });
       expect(server.count('GET', '/v2/storage/jobs')).toBe(21); // the first page, then 20 that brought nothing older
     });
 
     it('stops at jobs older than since', async () => {
-      server.on('GET', '/v2/storage/jobs', json(200, [importJob(3, 1, 'in.c-a.t', 'tableImport', 1000), importJob(2, 7, 'in.c-a.t', 'tableImport', 3_600_000)]));
-      expect(await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: new Date(now.getTime() - 600_000) })).toBeUndefined();
+      server.on(
+        'GET',
+        '/v2/storage/jobs',
+        json(200, [importJob(3, 1, 'in.c-a.t', 'tableImport', 1000), importJob(2, 7, 'in.c-a.t', 'tableImport', 3_600_000)]),
+      );
+      expect(
+        await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', since: new Date(now.getTime() - 600_000) }),
+      ).toBeUndefined();
     });
   });
 
   it('findJobForExport returns the newest export of the table', async () => {
-    server.on('GET', '/v2/storage/jobs', json(200, [
-      { id: 5, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.other', createdTime: iso(10) },
-      { id: 4, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: iso(20) },
-    ]));
+    server.on(
+      'GET',
+      '/v2/storage/jobs',
+      json(200, [
+        { id: 5, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.other', createdTime: iso(10) },
+        { id: 4, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: iso(20) },
+      ]),
+    );
     expect((await findJobForExport({ client, tableId: 'in.c-a.t', since: now.getTime() - 60_000 }))?.id).toBe(4);
   });
 
@@ -110,10 +145,11 @@ describe('reconciling async POSTs', () => {
     });
 
     it('without run ids on the service, takes a job only when columns, limit and gzip match', async () => {
-      server.on('GET', '/v2/storage/jobs', json(200, [
-        exportJob(9, null, { columns: ['id'], limit: 3, gzip: false }),
-        exportJob(8, null, { columns: ['id', 'name'], gzip: true }),
-      ]));
+      server.on(
+        'GET',
+        '/v2/storage/jobs',
+        json(200, [exportJob(9, null, { columns: ['id'], limit: 3, gzip: false }), exportJob(8, null, { columns: ['id', 'name'], gzip: true })]),
+      );
       expect(await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: {}, since })).toBeUndefined();
       expect((await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { columns: ['id', 'name'], gzip: true }, since }))?.id).toBe(8);
       expect((await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { columns: ['id'], limit: 3 }, since }))?.id).toBe(9);
@@ -123,13 +159,26 @@ describe('reconciling async POSTs', () => {
       server.on('GET', '/v2/storage/jobs', json(200, [exportJob(9, null, { whereFilters: [{ column: 'id', operator: 'eq', values: ['1'] }] })]));
       expect(await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: {}, since })).toBeUndefined();
       expect(
-        await findJobForExport({ client, tableId: 'in.c-a.t', runId: 'ours', params: { whereFilters: [{ column: 'id', operator: 'eq', values: ['1'] }] }, since }),
+        await findJobForExport({
+          client,
+          tableId: 'in.c-a.t',
+          runId: 'ours',
+          params: { whereFilters: [{ column: 'id', operator: 'eq', values: ['1'] }] },
+          since,
+        }),
       ).toBeUndefined();
     });
   });
 
   it('findJobForImport skips a job of the same file that records another run id', async () => {
-    server.on('GET', '/v2/storage/jobs', json(200, [{ ...importJob(3, 7, 'in.c-a.t'), runId: 'other' }, { ...importJob(2, 7, 'in.c-a.t'), runId: 'ours' }]));
+    server.on(
+      'GET',
+      '/v2/storage/jobs',
+      json(200, [
+        { ...importJob(3, 7, 'in.c-a.t'), runId: 'other' },
+        { ...importJob(2, 7, 'in.c-a.t'), runId: 'ours' },
+      ]),
+    );
     expect((await findJobForImport({ client, operationName: 'tableImport', fileId: 7, tableId: 'in.c-a.t', runId: 'ours' }))?.id).toBe(2);
   });
 
@@ -177,7 +226,11 @@ describe('reconciling async POSTs', () => {
     it('gives up after two ambiguous failures with a retryable error', async () => {
       server.on('POST', '/v2/storage/tables/in.c-a.t/import-async', json(500, { error: 'boom' }));
       server.on('GET', '/v2/storage/jobs', json(200, []));
-      await expect(startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0] })).rejects.toMatchObject({ code: 'SAPI_SERVER_ERROR', retryable: true, mayHaveReachedService: true });
+      await expect(startImportOnce(client, { operation: 'load', load, reconcileDelaysMs: [0] })).rejects.toMatchObject({
+        code: 'SAPI_SERVER_ERROR',
+        retryable: true,
+        mayHaveReachedService: true,
+      });
       expect(server.count('POST', '/v2/storage/tables/in.c-a.t/import-async')).toBe(2);
     });
 
@@ -215,7 +268,11 @@ describe('reconciling async POSTs', () => {
 
   it('startExportOnce finds an export whose response was lost', async () => {
     server.on('POST', '/v2/storage/tables/in.c-a.t/export-async', reset);
-    server.on('GET', '/v2/storage/jobs', json(200, [{ id: 21, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: new Date().toISOString() }]));
+    server.on(
+      'GET',
+      '/v2/storage/jobs',
+      json(200, [{ id: 21, status: 'waiting', operationName: 'tableExport', tableId: 'in.c-a.t', createdTime: new Date().toISOString() }]),
+    );
     const r = await startExportOnce(client, { export: { tableId: 'in.c-a.t' }, reconcileDelaysMs: [0] });
     expect(r).toMatchObject({ via: 'found', posts: 1, job: { id: 21 } });
   });

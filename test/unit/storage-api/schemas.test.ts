@@ -1,5 +1,15 @@
 import { credentials, preparedSample } from './fixtures';
-import { fileSchema, jobSchema, manifestSchema, preparedFileSchema, indexSchema, tableSchema, tableExportResultsSchema, serviceErrorSchema, bucketSchema } from '../../../src/storage-api/schemas';
+import {
+  fileSchema,
+  jobSchema,
+  manifestSchema,
+  preparedFileSchema,
+  indexSchema,
+  tableSchema,
+  tableExportResultsSchema,
+  serviceErrorSchema,
+  bucketSchema,
+} from '../../../src/storage-api/schemas';
 
 describe('response schemas', () => {
   it('accept a prepare response and keep fields we do not model', () => {
@@ -20,15 +30,24 @@ describe('response schemas', () => {
       blobName: 'exp-15/1/files/2026/01/01/1.a.csv',
       accountName: 'acct',
       container: 'files',
-      absCredentials: { SASConnectionString: 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=x', expiration: '2026-01-01T12:00:00+00:00' },
+      absCredentials: {
+        SASConnectionString: 'BlobEndpoint=https://acct.blob.core.windows.net;SharedAccessSignature=sv=x',
+        expiration: '2026-01-01T12:00:00+00:00',
+      },
     };
     expect(preparedFileSchema.parse({ ...resource, provider: 'azure', absUploadParams }).absUploadParams?.container).toBe('files');
     const gcsUploadParams = { bucket: 'b', key: 'k', access_token: 'ya29.x', expires_in: 3600, token_type: 'Bearer', projectId: 'p' };
-    expect(preparedFileSchema.parse({ ...resource, provider: 'gcp', gcsUploadParams }).gcsUploadParams).toMatchObject({ bucket: 'b', key: 'k', projectId: 'p' });
+    expect(preparedFileSchema.parse({ ...resource, provider: 'gcp', gcsUploadParams }).gcsUploadParams).toMatchObject({
+      bucket: 'b',
+      key: 'k',
+      projectId: 'p',
+    });
     // without its token the GCS target is of no use: refused like a response without any upload parameters
     expect(preparedFileSchema.safeParse({ ...resource, provider: 'gcp', gcsUploadParams: { bucket: 'b', key: 'k' } }).success).toBe(false);
     const none = preparedFileSchema.safeParse({ ...resource, provider: 'other' });
-    expect(none.error?.issues[0]?.message).toMatch(/needs uploadParams \(S3\), absUploadParams \(Azure Blob Storage\) or gcsUploadParams \(Google Cloud Storage\)/);
+    expect(none.error?.issues[0]?.message).toMatch(
+      /needs uploadParams \(S3\), absUploadParams \(Azure Blob Storage\) or gcsUploadParams \(Google Cloud Storage\)/,
+    );
   });
 
   it('accept an importer response (no uploadParams) and a detail with s3Path + credentials', () => {
@@ -90,7 +109,16 @@ describe('response schemas', () => {
   });
 
   it('parse a table and a bucket', () => {
-    const t = tableSchema.parse({ id: 'in.c-main.t', name: 't', columns: ['a', 'b'], primaryKey: [], rowsCount: 2, dataSizeBytes: 10, lastImportDate: null, bucket: { id: 'in.c-main', stage: 'in' } });
+    const t = tableSchema.parse({
+      id: 'in.c-main.t',
+      name: 't',
+      columns: ['a', 'b'],
+      primaryKey: [],
+      rowsCount: 2,
+      dataSizeBytes: 10,
+      lastImportDate: null,
+      bucket: { id: 'in.c-main', stage: 'in' },
+    });
     expect(t.columns).toEqual(['a', 'b']);
     expect(bucketSchema.parse({ id: 'in.c-main', name: 'c-main', stage: 'in' }).id).toBe('in.c-main');
   });

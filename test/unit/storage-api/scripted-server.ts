@@ -33,7 +33,9 @@ export class ScriptedServer {
       req.on('end', () => {
         const seen: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
         this.requests.push(seen);
-        const route = this.routes.find((r) => r.method === seen.method && (typeof r.path === 'string' ? seen.url.split('?')[0] === r.path : r.path.test(seen.url)));
+        const route = this.routes.find(
+          (r) => r.method === seen.method && (typeof r.path === 'string' ? seen.url.split('?')[0] === r.path : r.path.test(seen.url)),
+        );
         if (!route) return json(404, { error: `no route for ${seen.method} ${seen.url}`, code: 'test.noRoute' })(seen, res);
         // Answers are consumed in order; the last one repeats.
         const answer = route.answers.length > 1 ? route.answers.shift()! : route.answers[0]!;

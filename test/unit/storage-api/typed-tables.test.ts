@@ -41,7 +41,11 @@ describe('typed tables and metadata in the Storage client', () => {
   });
 
   it('posts table metadata as {provider, metadata: [{key, value}]} and reads both answer shapes', async () => {
-    server.on('POST', '/v2/storage/tables/in.c-a.t/metadata', json(201, { metadata: [{ id: '7', key: 'KBC.description', value: 'd', provider: 'me', timestamp: 'x' }], columnsMetadata: {} }));
+    server.on(
+      'POST',
+      '/v2/storage/tables/in.c-a.t/metadata',
+      json(201, { metadata: [{ id: '7', key: 'KBC.description', value: 'd', provider: 'me', timestamp: 'x' }], columnsMetadata: {} }),
+    );
     const answer = await client.setTableMetadata({ tableId: 'in.c-a.t', provider: 'me', metadata: [{ key: 'KBC.description', value: 'd' }] });
     expect(answer.metadata).toEqual([{ id: '7', key: 'KBC.description', value: 'd', provider: 'me', timestamp: 'x' }]);
     expect(JSON.parse(server.requests[0]!.body.toString())).toEqual({ provider: 'me', metadata: [{ key: 'KBC.description', value: 'd' }] });
@@ -50,7 +54,12 @@ describe('typed tables and metadata in the Storage client', () => {
   });
 
   it('reads isTyped and the definition of a table detail, and an untyped table of an older stack as not typed', () => {
-    const typed = typedTableSchema.parse({ id: 'in.c-a.t', name: 't', isTyped: true, definition: { primaryKeysNames: ['id'], columns: [{ ...columns[0], basetype: 'INTEGER' }] } });
+    const typed = typedTableSchema.parse({
+      id: 'in.c-a.t',
+      name: 't',
+      isTyped: true,
+      definition: { primaryKeysNames: ['id'], columns: [{ ...columns[0], basetype: 'INTEGER' }] },
+    });
     expect(typed.isTyped).toBe(true);
     expect(typed.definition?.columns[0]).toMatchObject({ name: 'id', basetype: 'INTEGER' });
     expect(typedTableSchema.parse({ id: 'in.c-a.u', name: 'u' }).isTyped).toBe(false);

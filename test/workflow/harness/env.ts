@@ -35,8 +35,16 @@ export function startDevServer(suggestContinueAsNewAfterEvents: number): Promise
  */
 export async function withWorker<T>(env: TestWorkflowEnvironment, project: FakeProject, body: (taskQueue: string) => Promise<T>): Promise<T> {
   const codePath = process.env[WORKFLOW_BUNDLE_ENV];
-  if (!codePath) throw new Error(`${WORKFLOW_BUNDLE_ENV} is not set: run the workflow tier through jest's "workflow" project (its global setup bundles the workflows)`);
+  if (!codePath)
+    throw new Error(`${WORKFLOW_BUNDLE_ENV} is not set: run the workflow tier through jest's "workflow" project (its global setup bundles the workflows)`);
   const taskQueue = `wf-${randomUUID()}`;
-  const worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowBundle: { codePath }, activities: project.activities(), interceptors: { activity: [outageInterceptors()] } });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: { codePath },
+    activities: project.activities(),
+    interceptors: { activity: [outageInterceptors()] },
+  });
   return worker.runUntil(body(taskQueue));
 }

@@ -200,7 +200,13 @@ export class FakeProject {
         const source = this.source(input.source);
         const createdBucket = !target.bucketExists;
         if (createdBucket) this.buckets.add(input.bucketId);
-        return { typed: target.typed ?? false, bytes: source.bytes, createdBucket, target: this.prepare(input.fileName), small: source.bytes <= SMALL_IMPORT_MAX_BYTES };
+        return {
+          typed: target.typed ?? false,
+          bytes: source.bytes,
+          createdBucket,
+          target: this.prepare(input.fileName),
+          small: source.bytes <= SMALL_IMPORT_MAX_BYTES,
+        };
       },
       prepareFile: async (input) => this.prepare(input.name),
       uploadFile: async (input) => {
@@ -224,7 +230,10 @@ export class FakeProject {
         const source = this.source(input.source);
         this.upload(input.target.fileId, source);
         const tableId = `${input.bucketId}.${input.name}`;
-        const job = this.startJob(input.mode === 'create' ? 'tableCreate' : 'tableImport', tableId, { fileId: input.target.fileId, incremental: input.incremental });
+        const job = this.startJob(input.mode === 'create' ? 'tableCreate' : 'tableImport', tableId, {
+          fileId: input.target.fileId,
+          incremental: input.incremental,
+        });
         // the activity's own short wait: a job that ends at once is returned ended
         return { bytes: source.bytes, job: this.look(job, job.createdAt) };
       },
@@ -349,7 +358,13 @@ export class FakeProject {
     for (const [name, fn] of Object.entries(acts) as Array<[ActivityName, (input: unknown) => Promise<unknown>]>) {
       tracked[name] = async (input: unknown) => {
         const info = Context.current().info;
-        const call: Call = { name, input: input as never, attempt: info.attempt, at: info.currentAttemptScheduledTimestampMs, runId: info.workflowExecution?.runId ?? '' };
+        const call: Call = {
+          name,
+          input: input as never,
+          attempt: info.attempt,
+          at: info.currentAttemptScheduledTimestampMs,
+          runId: info.workflowExecution?.runId ?? '',
+        };
         this.calls.push(call);
         for (const waiter of this.waiters.filter((w) => w.match(call))) {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -389,7 +404,16 @@ export class FakeProject {
   private prepare(name: string): PreparedUpload {
     const fileId = this.nextId++;
     this.files.set(fileId, { name });
-    return { fileId, provider: 'aws', bucket: 'files', key: `${fileId}/${name}`, region: 'us-east-1', isSliced: false, expiration: '2099-01-01T00:00:00Z', sealedCredentials: 'sealed' };
+    return {
+      fileId,
+      provider: 'aws',
+      bucket: 'files',
+      key: `${fileId}/${name}`,
+      region: 'us-east-1',
+      isSliced: false,
+      expiration: '2099-01-01T00:00:00Z',
+      sealedCredentials: 'sealed',
+    };
   }
 
   private upload(fileId: number, source: FakeSource): void {

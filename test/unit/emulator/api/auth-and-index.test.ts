@@ -22,12 +22,25 @@ describe('authentication, index and routing', () => {
     expect(res.body).toMatchObject({ message: 'Invalid access token', status: 'error' });
   });
 
-  test('the index answers without a token, listing a stack\'s services (the importer at its own URL) and features', async () => {
+  test("the index answers without a token, listing a stack's services (the importer at its own URL) and features", async () => {
     const res = await env.api('GET', '', { token: null });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ api: 'storage', version: 'v2', host: new URL(env.emulator.url).host, components: [] });
     expect(res.body.services.map((s: { id: string }) => s.id)).toEqual([
-      'docker-runner', 'import', 'oauth', 'encryption', 'billing', 'scheduler', 'sync-actions', 'queue', 'sandboxes', 'data-science', 'notification', 'templates', 'vault', 'stream',
+      'docker-runner',
+      'import',
+      'oauth',
+      'encryption',
+      'billing',
+      'scheduler',
+      'sync-actions',
+      'queue',
+      'sandboxes',
+      'data-science',
+      'notification',
+      'templates',
+      'vault',
+      'stream',
     ]);
     const urls = Object.fromEntries(res.body.services.map((s: { id: string; url: string }) => [s.id, s.url]));
     expect(urls.import).toBe(env.emulator.importUrl);
@@ -53,7 +66,8 @@ describe('authentication, index and routing', () => {
     expect(res.status).toBe(501);
     expect(res.body).toMatchObject({
       code: 'emulator.serviceNotServed',
-      error: 'the encryption service is listed in the index but not served by the emulator (it serves only Storage and import): POST /services/encryption/encrypt',
+      error:
+        'the encryption service is listed in the index but not served by the emulator (it serves only Storage and import): POST /services/encryption/encrypt',
       status: 'error',
     });
   });

@@ -25,7 +25,10 @@ describe('development branches', () => {
       creatorToken: { id: 101, name: 'test token' },
     });
     expect((await env.api('GET', '/dev-branches/2')).body).toEqual(job.results);
-    expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => [b.id, b.name, b.isDefault])).toEqual([[2, 'feature-x', false], [1, 'Main', true]]);
+    expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => [b.id, b.name, b.isDefault])).toEqual([
+      [2, 'feature-x', false],
+      [1, 'Main', true],
+    ]);
   });
 
   test('branch-scoped paths work on a created branch: bucket, table creation through the branch and its detail', async () => {
@@ -38,7 +41,7 @@ describe('development branches', () => {
     expect(table.body).toMatchObject({ id: 'in.c-onbranch.t', rowsCount: 1, columns: ['a', 'b'] });
   });
 
-  test('a branch name used twice is refused with 400 and the service\'s text, an unknown branch answers 404 with its text', async () => {
+  test("a branch name used twice is refused with 400 and the service's text, an unknown branch answers 404 with its text", async () => {
     const again = await env.api('POST', '/dev-branches', { json: { name: 'feature-x' } });
     expect(again.status).toBe(400);
     expect(again.body).toMatchObject({ code: 'devBranch.duplicateName', error: 'There already is a branch with name "feature-x"' });
@@ -47,7 +50,7 @@ describe('development branches', () => {
     expect(missing.body).toMatchObject({ code: 'storage.devBranches.notFound', error: 'Branch id:"99" was not found.' });
   });
 
-  test('branches are listed newest first with the default branch last; PUT dev-branches/{id} changes name and description, refuses a taken name and the default branch\'s name', async () => {
+  test("branches are listed newest first with the default branch last; PUT dev-branches/{id} changes name and description, refuses a taken name and the default branch's name", async () => {
     const job = expectSuccess(await waitForJob(env.api, (await env.api('POST', '/dev-branches', { json: { name: 'feature-y' } })).body.id));
     const id = job.results.id;
     expect((await env.api('GET', '/dev-branches')).body.map((b: Json) => b.name)).toEqual(['feature-y', 'feature-x', 'Main']);
@@ -94,10 +97,23 @@ describe('development branches', () => {
   });
 
   test('branch metadata: POST (form-encoded, as the Go client sends it) answers 201 with all entries, GET lists them, DELETE removes one', async () => {
-    const res = await env.api('POST', '/branch/default/metadata', { form: { 'metadata[0][key]': 'KBC.projectDescription', 'metadata[0][value]': 'Our project', 'metadata[1][key]': 'owner', 'metadata[1][value]': 'data team' } });
+    const res = await env.api('POST', '/branch/default/metadata', {
+      form: {
+        'metadata[0][key]': 'KBC.projectDescription',
+        'metadata[0][value]': 'Our project',
+        'metadata[1][key]': 'owner',
+        'metadata[1][value]': 'data team',
+      },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual([
-      { id: expect.stringMatching(/^\d+$/), key: 'KBC.projectDescription', value: 'Our project', provider: 'user', timestamp: expect.stringMatching(/\+0000$/) },
+      {
+        id: expect.stringMatching(/^\d+$/),
+        key: 'KBC.projectDescription',
+        value: 'Our project',
+        provider: 'user',
+        timestamp: expect.stringMatching(/\+0000$/),
+      },
       { id: expect.stringMatching(/^\d+$/), key: 'owner', value: 'data team', provider: 'user', timestamp: expect.stringMatching(/\+0000$/) },
     ]);
     expect((await env.api('GET', '/branch/1/metadata')).body).toEqual(res.body);

@@ -34,7 +34,14 @@ describe('buckets and tables', () => {
     const job = await createTable(env.api, bucketId, 'items', 'id,name\n1,a\n2,b\n', { primaryKey: 'id' });
     expect(job.status).toBe('success');
     const res = await env.api('GET', '/tables/in.c-detail.items');
-    expect(res.body).toMatchObject({ id: 'in.c-detail.items', name: 'items', columns: ['id', 'name'], primaryKey: ['id'], rowsCount: 2, bucket: { id: 'in.c-detail' } });
+    expect(res.body).toMatchObject({
+      id: 'in.c-detail.items',
+      name: 'items',
+      columns: ['id', 'name'],
+      primaryKey: ['id'],
+      rowsCount: 2,
+      bucket: { id: 'in.c-detail' },
+    });
     expect(res.body.dataSizeBytes).toBeGreaterThan(0);
     expect(res.body.lastImportDate).toMatch(/\+0000$/);
     expect(res.body.created).toMatch(/\+0000$/);
@@ -105,10 +112,18 @@ describe('buckets and tables', () => {
     expect(empty.body.tables).toEqual([]);
     expect(empty.body.attributes).toEqual([]);
     await createTable(env.api, bucketId, 'rows', 'id,name\n1,a\n');
-    await env.api('POST', `/tables/${bucketId}.rows/metadata`, { json: { provider: 'user', metadata: [{ key: 'k', value: 'v' }], columnsMetadata: { id: [{ key: 'ck', value: 'cv' }] } } });
+    await env.api('POST', `/tables/${bucketId}.rows/metadata`, {
+      json: { provider: 'user', metadata: [{ key: 'k', value: 'v' }], columnsMetadata: { id: [{ key: 'ck', value: 'cv' }] } },
+    });
     const plain = (await env.api('GET', `/buckets/${bucketId}`)).body;
     expect(plain.tables).toHaveLength(1);
-    expect(plain.tables[0]).toMatchObject({ id: `${bucketId}.rows`, name: 'rows', uri: `${env.emulator.url}/v2/storage/tables/${bucketId}.rows`, rowsCount: 1, primaryKey: [] });
+    expect(plain.tables[0]).toMatchObject({
+      id: `${bucketId}.rows`,
+      name: 'rows',
+      uri: `${env.emulator.url}/v2/storage/tables/${bucketId}.rows`,
+      rowsCount: 1,
+      primaryKey: [],
+    });
     for (const absent of ['bucket', 'columns', 'metadata', 'columnMetadata']) expect(plain.tables[0]).not.toHaveProperty(absent);
     const withMetadata = (await env.api('GET', `/buckets/${bucketId}?include=metadata`)).body.tables[0];
     expect(withMetadata.metadata).toEqual([expect.objectContaining({ key: 'k', value: 'v', provider: 'user' })]);

@@ -8,11 +8,15 @@ describe('concurrent jobs', () => {
     await createBucket(env.api, 'par');
     const count = 12;
     const files = await Promise.all(Array.from({ length: count }, (_, i) => uploadViaImporter(env.api, `id,v\n${i},a\n${i + 100},b\n`)));
-    const created = await Promise.all(files.map((dataFileId, i) => env.api('POST', '/buckets/in.c-par/tables-async', { json: { name: `t${i}`, dataFileId, primaryKey: 'id' } })));
+    const created = await Promise.all(
+      files.map((dataFileId, i) => env.api('POST', '/buckets/in.c-par/tables-async', { json: { name: `t${i}`, dataFileId, primaryKey: 'id' } })),
+    );
     const jobs = await Promise.all(created.map((r) => waitForJob(env.api, r.body.id)));
     jobs.forEach(expectSuccess);
     const more = await Promise.all(Array.from({ length: count }, (_, i) => uploadViaImporter(env.api, `id,v,extra\n${i},A,x\n`)));
-    const loads = await Promise.all(more.map((dataFileId, i) => env.api('POST', `/tables/in.c-par.t${i}/import-async`, { json: { dataFileId, incremental: true } })));
+    const loads = await Promise.all(
+      more.map((dataFileId, i) => env.api('POST', `/tables/in.c-par.t${i}/import-async`, { json: { dataFileId, incremental: true } })),
+    );
     (await Promise.all(loads.map((r) => waitForJob(env.api, r.body.id)))).forEach(expectSuccess);
     for (let i = 0; i < count; i++) {
       const data = await env.emulator.readTable(`in.c-par.t${i}`);
@@ -24,7 +28,9 @@ describe('concurrent jobs', () => {
 
   test('an empty table exports as a header-only file', async () => {
     const fileId = await uploadViaImporter(env.api, 'a,b\n');
-    expectSuccess(await waitForJob(env.api, (await env.api('POST', '/buckets/in.c-par/tables-async', { json: { name: 'empty', dataFileId: fileId } })).body.id));
+    expectSuccess(
+      await waitForJob(env.api, (await env.api('POST', '/buckets/in.c-par/tables-async', { json: { name: 'empty', dataFileId: fileId } })).body.id),
+    );
     const job = expectSuccess(await waitForJob(env.api, (await env.api('POST', '/tables/in.c-par.empty/export-async', { json: {} })).body.id));
     const file = (await env.api('GET', `/files/${job.results.file.id}`)).body;
     expect(file.isSliced).toBe(false);

@@ -11,7 +11,13 @@ describe('emulator core flow', () => {
     expect(job.operationName).toBe('tableCreate');
     expect(job.results.id).toBe('in.c-core.people');
     const data = await env.emulator.readTable('in.c-core.people');
-    expect(data).toEqual({ columns: ['id', 'name'], rows: [['1', 'Ann'], ['2', 'Bob "B"']] });
+    expect(data).toEqual({
+      columns: ['id', 'name'],
+      rows: [
+        ['1', 'Ann'],
+        ['2', 'Bob "B"'],
+      ],
+    });
   });
 
   test('an incremental load appends rows and a full load replaces them', async () => {

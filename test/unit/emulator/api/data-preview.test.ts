@@ -18,9 +18,15 @@ describe('table data preview', () => {
 
   test('limit, columns and whereFilters select the rows and columns', async () => {
     expect((await env.api('GET', `/tables/${tableId}/data-preview?limit=2&columns=name,id`)).body).toBe('"name","id"\n"Prague","1"\n"Brno, South","2"\n');
-    const filtered = await env.api('GET', `/tables/${tableId}/data-preview?whereFilters[0][column]=country&whereFilters[0][operator]=eq&whereFilters[0][values][0]=CZ&whereFilters[0][values][1]=SK&columns=id`);
+    const filtered = await env.api(
+      'GET',
+      `/tables/${tableId}/data-preview?whereFilters[0][column]=country&whereFilters[0][operator]=eq&whereFilters[0][values][0]=CZ&whereFilters[0][values][1]=SK&columns=id`,
+    );
     expect(filtered.body).toBe('"id"\n"1"\n"2"\n"4"\n');
-    const numeric = await env.api('GET', `/tables/${tableId}/data-preview?whereFilters[0][column]=id&whereFilters[0][operator]=ge&whereFilters[0][values][0]=3&whereFilters[0][dataType]=INTEGER&columns=name`);
+    const numeric = await env.api(
+      'GET',
+      `/tables/${tableId}/data-preview?whereFilters[0][column]=id&whereFilters[0][operator]=ge&whereFilters[0][values][0]=3&whereFilters[0][dataType]=INTEGER&columns=name`,
+    );
     expect(numeric.body).toBe('"name"\n"Vienna"\n"Say ""hi"""\n');
     expect((await env.api('GET', `/tables/${tableId}/data-preview?whereColumn=country&whereValues[]=AT&columns=name`)).body).toBe('"name"\n"Vienna"\n');
   });
@@ -30,13 +36,25 @@ describe('table data preview', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       columns: ['id', 'name', 'country'],
-      rows: [[{ columnName: 'id', value: '1', isTruncated: false }, { columnName: 'name', value: 'Prague', isTruncated: false }, { columnName: 'country', value: 'CZ', isTruncated: false }]],
+      rows: [
+        [
+          { columnName: 'id', value: '1', isTruncated: false },
+          { columnName: 'name', value: 'Prague', isTruncated: false },
+          { columnName: 'country', value: 'CZ', isTruncated: false },
+        ],
+      ],
     });
   });
 
   test('a typed table previews its values as text', async () => {
     const created = await env.api('POST', '/buckets/in.c-preview/tables-definition', {
-      json: { name: 'typed', columns: [{ name: 'n', definition: { type: 'NUMBER', length: '6,2' } }, { name: 'd', definition: { type: 'DATE' } }] },
+      json: {
+        name: 'typed',
+        columns: [
+          { name: 'n', definition: { type: 'NUMBER', length: '6,2' } },
+          { name: 'd', definition: { type: 'DATE' } },
+        ],
+      },
     });
     expectSuccess(await waitForJob(env.api, created.body.id));
     expectSuccess(await importTable(env.api, 'in.c-preview.typed', 'n,d\n1.5,2024-02-29\n,\n'));
@@ -46,7 +64,10 @@ describe('table data preview', () => {
   test('an unknown column, a limit above 1000 or an unknown format is refused with 400 naming it', async () => {
     const column = await env.api('GET', `/tables/${tableId}/data-preview?columns=nope`);
     expect(column.status).toBe(400);
-    expect(column.body).toMatchObject({ code: 'storage.tables.columnNotFound', error: 'columns: column "nope" is not in table in.c-preview.cities (columns: id, name, country)' });
+    expect(column.body).toMatchObject({
+      code: 'storage.tables.columnNotFound',
+      error: 'columns: column "nope" is not in table in.c-preview.cities (columns: id, name, country)',
+    });
     const limit = await env.api('GET', `/tables/${tableId}/data-preview?limit=1001`);
     expect(limit.status).toBe(400);
     expect(limit.body.error).toBe('limit must be an integer 0–1000; got "1001"');

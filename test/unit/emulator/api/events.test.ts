@@ -4,7 +4,7 @@ import { createBucket, createTable, expectSuccess, importTable, OTHER_TOKEN, use
 describe('events', () => {
   const env = useMemoryEmulator();
 
-  test('the operations the emulator runs leave events, newest first, with the service\'s fields', async () => {
+  test("the operations the emulator runs leave events, newest first, with the service's fields", async () => {
     await createBucket(env.api, 'ev');
     expectSuccess(await createTable(env.api, 'in.c-ev', 't', 'a\n1\n2\n'));
     const res = await env.api('GET', '/events');
@@ -80,7 +80,17 @@ describe('events', () => {
 
   test('POST events answers 201 {id, uuid}; the event is listed and served by id and uuid with the component, configuration, params, results and duration sent', async () => {
     const res = await env.api('POST', '/events', {
-      json: { component: 'keboola.test-component', message: 'This is a word of warning', type: 'warn', description: 'longer', configurationId: 'cfg-1', duration: 200, runId: 'run-ext', params: { command: 'sync-test' }, results: { projectId: '123' } },
+      json: {
+        component: 'keboola.test-component',
+        message: 'This is a word of warning',
+        type: 'warn',
+        description: 'longer',
+        configurationId: 'cfg-1',
+        duration: 200,
+        runId: 'run-ext',
+        params: { command: 'sync-test' },
+        results: { projectId: '123' },
+      },
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.stringMatching(/^\d+$/), uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) });

@@ -1,7 +1,17 @@
 import { rmSync } from 'node:fs';
 import { request } from 'undici';
 import { createEmulator } from '../../../../src/emulator';
-import { type Json, TOKEN, client, createBucket, memoryEmulatorOptions, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
+import {
+  type Json,
+  TOKEN,
+  client,
+  createBucket,
+  memoryEmulatorOptions,
+  expectSuccess,
+  uploadViaImporter,
+  useMemoryEmulator,
+  waitForJob,
+} from '../../../harness/emulator-api';
 
 const ADMIN_TOKEN = 'test-admin-secret';
 
@@ -19,10 +29,22 @@ describe('fault injection', () => {
         ...(secret === null ? {} : { authorization: `Bearer ${secret}` }),
       },
       body: json === undefined ? undefined : JSON.stringify(json),
-    }).then(async (r) => ({ status: r.statusCode, headers: r.headers, body: r.statusCode === 204 ? undefined : await r.body.json() }) as { status: number; headers: Record<string, unknown>; body: Json });
+    }).then(
+      async (r) =>
+        ({ status: r.statusCode, headers: r.headers, body: r.statusCode === 204 ? undefined : await r.body.json() }) as {
+          status: number;
+          headers: Record<string, unknown>;
+          body: Json;
+        },
+    );
 
   test('the admin endpoints answer 401 without the admin secret and change nothing', async () => {
-    for (const [method, path] of [['GET', '/faults'], ['DELETE', '/faults'], ['GET', '/requests'], ['DELETE', '/requests']]) {
+    for (const [method, path] of [
+      ['GET', '/faults'],
+      ['DELETE', '/faults'],
+      ['GET', '/requests'],
+      ['DELETE', '/requests'],
+    ]) {
       const res = await admin(method!, path!, undefined, null);
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ code: 'emulator.adminTokenInvalid', error: expect.stringMatching(/^missing admin token: .*Authorization: Bearer/) });
@@ -36,7 +58,10 @@ describe('fault injection', () => {
   });
 
   test('the admin endpoints answer 401 to a wrong admin secret, and to a Storage token', async () => {
-    expect(await admin('GET', '/requests', undefined, 'not-the-secret')).toMatchObject({ status: 401, body: { error: expect.stringMatching(/^wrong admin token/) } });
+    expect(await admin('GET', '/requests', undefined, 'not-the-secret')).toMatchObject({
+      status: 401,
+      body: { error: expect.stringMatching(/^wrong admin token/) },
+    });
     expect((await admin('GET', '/faults', undefined, TOKEN)).status).toBe(401);
     const storageHeader = await request(`${env.emulator.url}/_emulator/faults`, { headers: { 'x-storageapi-token': TOKEN } });
     await storageHeader.body.dump();
@@ -101,7 +126,10 @@ describe('fault injection', () => {
     const fileId = await uploadViaImporter(env.api, 'a\n1\n');
     env.emulator.faults.add({ method: 'POST', path: '/tables-async$', times: 1, action: { type: 'dropResponse' } });
     await expect(env.api('POST', '/buckets/in.c-drop/tables-async', { json: { name: 't', dataFileId: fileId } })).rejects.toThrow();
-    const jobs = (await env.api('GET', '/jobs')).body.filter((j: { operationName: string; operationParams: { source?: { fileId: number } } }) => j.operationName === 'tableCreate' && j.operationParams.source?.fileId === fileId);
+    const jobs = (await env.api('GET', '/jobs')).body.filter(
+      (j: { operationName: string; operationParams: { source?: { fileId: number } } }) =>
+        j.operationName === 'tableCreate' && j.operationParams.source?.fileId === fileId,
+    );
     expect(jobs).toHaveLength(1);
     expectSuccess(await waitForJob(env.api, jobs[0].id));
     expect((await env.emulator.readTable('in.c-drop.t')).rows).toEqual([['1']]);
@@ -134,7 +162,10 @@ describe('fault injection', () => {
     expect((await admin('POST', '/faults', { path: '/x', action: { type: 'explode' } })).status).toBe(400);
     expect((await admin('POST', '/faults', { failJob: { operationName: 'tableCreate', message: 'via admin' } })).status).toBe(201);
     const fileId = await uploadViaImporter(env.api, 'a\n1\n');
-    const job = await waitForJob(env.api, (await env.api('POST', '/buckets/in.c-drop/tables-async', { json: { name: 'adminfail', dataFileId: fileId } })).body.id);
+    const job = await waitForJob(
+      env.api,
+      (await env.api('POST', '/buckets/in.c-drop/tables-async', { json: { name: 'adminfail', dataFileId: fileId } })).body.id,
+    );
     expect(job.error.message).toBe('via admin');
   });
 
@@ -156,12 +187,17 @@ describe('fault injection', () => {
   test('the request log keeps request bodies, secrets redacted and long ones cut (issue 26)', async () => {
     expect((await admin('DELETE', '/requests')).status).toBe(204);
     await env.api('POST', '/buckets', { json: { name: 'logged', stage: 'in', description: 'kept' } });
-    await env.api('POST', '/branch/default/components/x.y/configs', { json: { name: 'c', configuration: { parameters: { user: 'u', '#password': 'p', api_key: 'k', nested: [{ token: 't' }] } } } });
+    await env.api('POST', '/branch/default/components/x.y/configs', {
+      json: { name: 'c', configuration: { parameters: { user: 'u', '#password': 'p', api_key: 'k', nested: [{ token: 't' }] } } },
+    });
     await env.api('POST', '/events', { form: { component: 'c', message: 'm'.repeat(5000) } });
     await env.api('GET', '/tokens/verify');
     const [bucket, config, event, verify] = env.emulator.requests;
     expect(bucket!.body).toEqual({ name: 'logged', stage: 'in', description: 'kept' });
-    expect(config!.body).toEqual({ name: 'c', configuration: { parameters: { user: 'u', '#password': '[redacted]', api_key: '[redacted]', nested: [{ token: '[redacted]' }] } } });
+    expect(config!.body).toEqual({
+      name: 'c',
+      configuration: { parameters: { user: 'u', '#password': '[redacted]', api_key: '[redacted]', nested: [{ token: '[redacted]' }] } },
+    });
     expect(typeof event!.body).toBe('string');
     expect((event!.body as string).length).toBe(4097);
     expect((event!.body as string).endsWith('…')).toBe(true);

@@ -104,14 +104,21 @@ describe('CSV imports', () => {
   test('a full load with a primary key keeps the last row of each key', async () => {
     const job = await importTable(env.api, T, 'id,name\n1,first\n2,two\n1,last\n');
     expect(job.results).toMatchObject({ importedRowsCount: 3, totalRowsCount: 2 });
-    expect((await env.emulator.readTable(T)).rows).toEqual([['2', 'two'], ['1', 'last']]);
+    expect((await env.emulator.readTable(T)).rows).toEqual([
+      ['2', 'two'],
+      ['1', 'last'],
+    ]);
   });
 
   test('an incremental load upserts rows by the primary key', async () => {
     const job = await importTable(env.api, T, 'id,name\n2,TWO\n3,three\n', { incremental: 1 });
     expect(job.results.totalRowsCount).toBe(3);
     const rows = (await env.emulator.readTable(T)).rows.sort((a, b) => a[0]!.localeCompare(b[0]!));
-    expect(rows).toEqual([['1', 'last'], ['2', 'TWO'], ['3', 'three']]);
+    expect(rows).toEqual([
+      ['1', 'last'],
+      ['2', 'TWO'],
+      ['3', 'three'],
+    ]);
   });
 
   test('new columns in a loaded file are added to the table', async () => {
@@ -162,7 +169,13 @@ describe('CSV imports', () => {
 
   test('RFC 4180 quoting: embedded delimiters, quotes and newlines, and a BOM', async () => {
     await createTable(env.api, 'in.c-csv', 'quoted', '\uFEFFa,b\n"x,1","he said ""hi"""\n"multi\nline",""\n');
-    expect(await env.emulator.readTable('in.c-csv.quoted')).toEqual({ columns: ['a', 'b'], rows: [['x,1', 'he said "hi"'], ['multi\nline', '']] });
+    expect(await env.emulator.readTable('in.c-csv.quoted')).toEqual({
+      columns: ['a', 'b'],
+      rows: [
+        ['x,1', 'he said "hi"'],
+        ['multi\nline', ''],
+      ],
+    });
   });
 
   test('imports into one table run one after another', async () => {

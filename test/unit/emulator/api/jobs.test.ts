@@ -11,7 +11,15 @@ describe('jobs', () => {
     const fileId = await uploadViaImporter(env.api, 'a,b\n1,2\n');
     const res = await env.api('POST', '/buckets/in.c-jobs/tables-async', { json: { name: 'lifecycle', dataFileId: fileId } });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: 'waiting', operationName: 'tableCreate', tableId: 'in.c-jobs.lifecycle', results: null, error: null, startTime: null, endTime: null });
+    expect(res.body).toMatchObject({
+      status: 'waiting',
+      operationName: 'tableCreate',
+      tableId: 'in.c-jobs.lifecycle',
+      results: null,
+      error: null,
+      startTime: null,
+      endTime: null,
+    });
     expect(res.body.url).toBe(`${env.emulator.url}/v2/storage/jobs/${res.body.id}`);
     expect(res.body.operationParams).toMatchObject({ source: { fileId }, name: 'lifecycle', delimiter: ',', enclosure: '"' });
     expect(res.body.creatorToken).toEqual({ id: 101, description: 'test token' });

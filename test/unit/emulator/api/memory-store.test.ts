@@ -1,7 +1,16 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createEmulator } from '../../../../src/emulator';
-import { client, createBucket, createTable, expectSuccess, memoryEmulatorOptions, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
+import {
+  client,
+  createBucket,
+  createTable,
+  expectSuccess,
+  memoryEmulatorOptions,
+  uploadViaImporter,
+  useMemoryEmulator,
+  waitForJob,
+} from '../../../harness/emulator-api';
 
 /** `store: 'memory'`: files, tables and records in the emulator's memory, files served by the emulator itself. */
 describe('the emulator on the memory store', () => {
@@ -44,7 +53,10 @@ describe('the emulator on the memory store', () => {
     const filesBefore = (await env.api('GET', '/files')).body.length;
     const prepared = await env.api('POST', '/files/prepare', { json: { name: 'direct.csv' } });
     expect(prepared.status).toBe(501);
-    expect(prepared.body).toMatchObject({ code: 'emulator.memoryStoreUnsupported', error: expect.stringMatching(/importer \(POST \/import\/upload-file\).*store "server"/) });
+    expect(prepared.body).toMatchObject({
+      code: 'emulator.memoryStoreUnsupported',
+      error: expect.stringMatching(/importer \(POST \/import\/upload-file\).*store "server"/),
+    });
     expect((await env.api('GET', '/files')).body.length).toBe(filesBefore);
     const fileId = await uploadViaImporter(env.api, 'x\n1\n');
     const federated = await env.api('GET', `/files/${fileId}?federationToken=1`);
@@ -55,7 +67,13 @@ describe('the emulator on the memory store', () => {
   test('tables load and export through the memory store', async () => {
     await createBucket(env.api, 'mem');
     expectSuccess(await createTable(env.api, 'in.c-mem', 't', 'id,name\n1,a\n2,b\n'));
-    expect(await env.emulator.readTable('in.c-mem.t')).toEqual({ columns: ['id', 'name'], rows: [['1', 'a'], ['2', 'b']] });
+    expect(await env.emulator.readTable('in.c-mem.t')).toEqual({
+      columns: ['id', 'name'],
+      rows: [
+        ['1', 'a'],
+        ['2', 'b'],
+      ],
+    });
     const job = expectSuccess(await waitForJob(env.api, (await env.api('POST', '/tables/in.c-mem.t/export-async', { json: {} })).body.id));
     const file = (await env.api('GET', `/files/${job.results.file.id}`)).body;
     expect(await fetch(file.url).then((r) => r.text())).toBe('"id","name"\n"1","a"\n"2","b"\n');
@@ -82,8 +100,12 @@ describe('the emulator on the memory store', () => {
 
   test('store "memory" with an object-storage server or another backend, and an unknown store, are refused at start', async () => {
     const s3 = { endpoint: 'http://127.0.0.1:9', region: 'us-east-1', accessKeyId: 'k', secretAccessKey: 's', bucket: 'sapi-files' };
-    await expect(createEmulator(memoryEmulatorOptions({ s3 }))).rejects.toThrow(/store "memory" keeps files in the emulator's memory; drop s3 or use store "server"/);
-    await expect(createEmulator(memoryEmulatorOptions({ backend: 'gcp' }))).rejects.toThrow(/store "memory" answers as an aws stack; backend "gcp" needs store "server"/);
+    await expect(createEmulator(memoryEmulatorOptions({ s3 }))).rejects.toThrow(
+      /store "memory" keeps files in the emulator's memory; drop s3 or use store "server"/,
+    );
+    await expect(createEmulator(memoryEmulatorOptions({ backend: 'gcp' }))).rejects.toThrow(
+      /store "memory" answers as an aws stack; backend "gcp" needs store "server"/,
+    );
     await expect(createEmulator(memoryEmulatorOptions({ store: 'disk' as never }))).rejects.toThrow(/invalid emulator options: store/);
   });
 });

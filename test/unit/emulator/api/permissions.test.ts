@@ -1,4 +1,15 @@
-import { type Client, type Json, TOKEN, client, createBucket, createTable, expectSuccess, uploadViaImporter, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
+import {
+  type Client,
+  type Json,
+  TOKEN,
+  client,
+  createBucket,
+  createTable,
+  expectSuccess,
+  uploadViaImporter,
+  useMemoryEmulator,
+  waitForJob,
+} from '../../../harness/emulator-api';
 
 /** A token from the options that is not a master token: read on `in.c-shared` only. */
 const READER = 'test-token-reader';
@@ -38,7 +49,14 @@ describe('token permissions', () => {
 
   test('tokens/verify reports the permission model of a master token and of a limited one', async () => {
     const master = (await env.api('GET', '/tokens/verify')).body;
-    expect(master).toMatchObject({ id: '101', description: 'test token', isMasterToken: true, canManageBuckets: true, canReadAllFileUploads: true, owner: { id: 1 } });
+    expect(master).toMatchObject({
+      id: '101',
+      description: 'test token',
+      isMasterToken: true,
+      canManageBuckets: true,
+      canReadAllFileUploads: true,
+      owner: { id: 1 },
+    });
     expect(master.bucketPermissions).toMatchObject({ 'in.c-shared': 'manage', 'in.c-private': 'manage' });
     const reader = (await as(READER)('GET', '/tokens/verify')).body;
     expect(reader).toMatchObject({
@@ -83,12 +101,22 @@ describe('token permissions', () => {
 
   test('a token created with write on a bucket loads, creates and deletes its tables but cannot delete the bucket', async () => {
     const created = await newToken({ description: 'writer', bucketPermissions: { 'in.c-shared': 'write' } });
-    expect(created).toMatchObject({ description: 'writer', isMasterToken: false, canManageBuckets: false, canReadAllFileUploads: false, bucketPermissions: { 'in.c-shared': 'write' }, creatorToken: { id: 101, description: 'test token' }, expires: null });
+    expect(created).toMatchObject({
+      description: 'writer',
+      isMasterToken: false,
+      canManageBuckets: false,
+      canReadAllFileUploads: false,
+      bucketPermissions: { 'in.c-shared': 'write' },
+      creatorToken: { id: 101, description: 'test token' },
+      expires: null,
+    });
     expect(created.token).toMatch(/^1-\d+-[0-9a-f]{40}$/);
     const api = as(created.token);
     expectSuccess(await createTable(api, 'in.c-shared', 'written', 'id\n1\n'));
     const fileId = await uploadViaImporter(api, 'id\n2\n');
-    expectSuccess(await waitForJob(api, (await api('POST', '/tables/in.c-shared.written/import-async', { json: { dataFileId: fileId, incremental: true } })).body.id));
+    expectSuccess(
+      await waitForJob(api, (await api('POST', '/tables/in.c-shared.written/import-async', { json: { dataFileId: fileId, incremental: true } })).body.id),
+    );
     expect((await env.emulator.readTable('in.c-shared.written')).rows).toEqual([['1'], ['2']]);
     expect((await api('DELETE', '/tables/in.c-shared.written')).status).toBe(204);
     expectDenied(await api('DELETE', '/buckets/in.c-shared?force=1'));

@@ -26,7 +26,9 @@ describe('changing tables', () => {
   describe('asynchronous table delete', () => {
     test('DELETE tables/{id}?async=true answers 202 with a tableDrop job; once it succeeds the table, its data and its metadata are gone', async () => {
       expectSuccess(await createTable(env.api, 'in.c-change', 'gone', 'id,name\n1,a\n'));
-      expect((await env.api('POST', '/tables/in.c-change.gone/metadata', { json: { provider: 'user', metadata: [{ key: 'KBC.description', value: 'x' }] } })).status).toBe(201);
+      expect(
+        (await env.api('POST', '/tables/in.c-change.gone/metadata', { json: { provider: 'user', metadata: [{ key: 'KBC.description', value: 'x' }] } })).status,
+      ).toBe(201);
       const res = await env.api('DELETE', '/tables/in.c-change.gone?async=true');
       expect(res.status).toBe(202);
       expect(res.body).toMatchObject({
@@ -74,19 +76,38 @@ describe('changing tables', () => {
       expectSuccess(await createTable(env.api, 'in.c-change', 'people', 'id,name\n1,Ann\n2,Bob\n', { primaryKey: 'id' }));
       const res = await env.api('POST', '/tables/in.c-change.people/columns', { json: { name: 'city' } });
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ status: 'waiting', tableId: 'in.c-change.people', operationName: 'tableColumnAdd', operationParams: { name: 'city' }, results: null });
+      expect(res.body).toMatchObject({
+        status: 'waiting',
+        tableId: 'in.c-change.people',
+        operationName: 'tableColumnAdd',
+        operationParams: { name: 'city' },
+        results: null,
+      });
       const job = expectSuccess(await waitForJob(env.api, res.body.id));
       expect(job.results).toMatchObject({ id: 'in.c-change.people', columns: ['id', 'name', 'city'], rowsCount: 2 });
-      expect((await env.api('GET', '/tables/in.c-change.people')).body).toMatchObject({ columns: ['id', 'name', 'city'], primaryKey: ['id'], rowsCount: 2, isTyped: false });
-      expect(await env.emulator.readTable('in.c-change.people')).toEqual({ columns: ['id', 'name', 'city'], rows: [['1', 'Ann', ''], ['2', 'Bob', '']] });
+      expect((await env.api('GET', '/tables/in.c-change.people')).body).toMatchObject({
+        columns: ['id', 'name', 'city'],
+        primaryKey: ['id'],
+        rowsCount: 2,
+        isTyped: false,
+      });
+      expect(await env.emulator.readTable('in.c-change.people')).toEqual({
+        columns: ['id', 'name', 'city'],
+        rows: [
+          ['1', 'Ann', ''],
+          ['2', 'Bob', ''],
+        ],
+      });
       expectSuccess(await importTable(env.api, 'in.c-change.people', 'id,name,city\n2,Bob,Brno\n3,Cid,Olomouc\n', { incremental: 1 }));
       expect(await exportCsv(env.api, 'in.c-change.people')).toBe('"id","name","city"\n"1","Ann",""\n"2","Bob","Brno"\n"3","Cid","Olomouc"\n');
       const events = (await env.api('GET', '/events?limit=3')).body.map((e: Json) => e.event);
       expect(events).toContain('storage.tableColumnAdded');
     });
 
-    test('definition.description on an untyped table becomes the column\'s KBC.description; the form-encoded body works too', async () => {
-      expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.people/columns', 'tableColumnAdd', { name: 'note', definition: { description: 'free text' } }));
+    test("definition.description on an untyped table becomes the column's KBC.description; the form-encoded body works too", async () => {
+      expectSuccess(
+        await runJob(env.api, 'POST', '/tables/in.c-change.people/columns', 'tableColumnAdd', { name: 'note', definition: { description: 'free text' } }),
+      );
       const detail = (await env.api('GET', '/tables/in.c-change.people')).body;
       expect(detail.columns).toEqual(['id', 'name', 'city', 'note']);
       expect(detail.columnMetadata.note).toEqual([expect.objectContaining({ key: 'KBC.description', value: 'free text', provider: 'user' })]);
@@ -107,7 +128,7 @@ describe('changing tables', () => {
       expect((await env.api('GET', '/tables/in.c-change.people')).body.columns).toEqual(['id', 'name', 'city', 'note', 'extra']);
     });
 
-    test('a typed table takes a typed column (in the backend\'s type, with its KBC.datatype metadata) and refuses one without a type', async () => {
+    test("a typed table takes a typed column (in the backend's type, with its KBC.datatype metadata) and refuses one without a type", async () => {
       const created = await env.api('POST', '/buckets/in.c-change/tables-definition', {
         json: { name: 'typed', primaryKeysNames: ['id'], columns: [{ name: 'id', definition: { type: 'INT', nullable: false } }] },
       });
@@ -116,10 +137,24 @@ describe('changing tables', () => {
       const untyped = await env.api('POST', '/tables/in.c-change.typed/columns', { json: { name: 'amount' } });
       expect(untyped.status).toBe(400);
       expect(untyped.body.error).toBe('table in.c-change.typed is typed: a new column needs definition.type or basetype');
-      const job = expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.typed/columns', 'tableColumnAdd', { name: 'amount', definition: { type: 'NUMBER', length: '10,2', default: '0' } }));
-      expect(job.operationParams).toEqual({ name: 'amount', definition: { type: 'NUMBER', length: '10,2', nullable: true, default: '0' }, basetype: 'NUMERIC' });
+      const job = expectSuccess(
+        await runJob(env.api, 'POST', '/tables/in.c-change.typed/columns', 'tableColumnAdd', {
+          name: 'amount',
+          definition: { type: 'NUMBER', length: '10,2', default: '0' },
+        }),
+      );
+      expect(job.operationParams).toEqual({
+        name: 'amount',
+        definition: { type: 'NUMBER', length: '10,2', nullable: true, default: '0' },
+        basetype: 'NUMERIC',
+      });
       const detail = (await env.api('GET', '/tables/in.c-change.typed')).body;
-      expect(detail.definition.columns[1]).toEqual({ name: 'amount', definition: { type: 'NUMBER', length: '10,2', nullable: true, default: '0' }, basetype: 'NUMERIC', canBeFiltered: true });
+      expect(detail.definition.columns[1]).toEqual({
+        name: 'amount',
+        definition: { type: 'NUMBER', length: '10,2', nullable: true, default: '0' },
+        basetype: 'NUMERIC',
+        canBeFiltered: true,
+      });
       expect(detail.columnMetadata.amount.map((m: Json) => [m.key, m.value, m.provider])).toEqual([
         ['KBC.datatype.type', 'NUMBER', 'storage'],
         ['KBC.datatype.nullable', '1', 'storage'],
@@ -127,7 +162,13 @@ describe('changing tables', () => {
         ['KBC.datatype.length', '10,2', 'storage'],
         ['KBC.datatype.default', '0', 'storage'],
       ]);
-      expect(await env.emulator.readTable('in.c-change.typed')).toEqual({ columns: ['id', 'amount'], rows: [['1', '0.00'], ['2', '0.00']] });
+      expect(await env.emulator.readTable('in.c-change.typed')).toEqual({
+        columns: ['id', 'amount'],
+        rows: [
+          ['1', '0.00'],
+          ['2', '0.00'],
+        ],
+      });
       expectSuccess(await importTable(env.api, 'in.c-change.typed', 'id,amount\n3,12.5\n', { incremental: 1 }));
       expect(await exportCsv(env.api, 'in.c-change.typed')).toBe('"id","amount"\n"1","0.00"\n"2","0.00"\n"3","12.50"\n');
     });
@@ -143,16 +184,23 @@ describe('changing tables', () => {
       const detail = (await env.api('GET', '/tables/in.c-change.people')).body;
       expect(detail.columns).toEqual(['id', 'name', 'city', 'extra']);
       expect(detail.columnMetadata).toEqual({});
-      expect((await env.emulator.readTable('in.c-change.people')).rows).toEqual([['1', 'Ann', '', ''], ['2', 'Bob', 'Brno', ''], ['3', 'Cid', 'Olomouc', '']]);
+      expect((await env.emulator.readTable('in.c-change.people')).rows).toEqual([
+        ['1', 'Ann', '', ''],
+        ['2', 'Bob', 'Brno', ''],
+        ['3', 'Cid', 'Olomouc', ''],
+      ]);
       // a load after it takes the table's new columns
       expectSuccess(await importTable(env.api, 'in.c-change.people', 'id,name,city,extra\n4,Dan,Plzen,x\n', { incremental: 1 }));
       expect((await env.api('GET', '/tables/in.c-change.people')).body.rowsCount).toBe(4);
     });
 
-    test('an unknown column is 404, a primary key column and a typed table\'s column keep their rules; a typed column can go', async () => {
+    test("an unknown column is 404, a primary key column and a typed table's column keep their rules; a typed column can go", async () => {
       const unknown = await env.api('DELETE', '/tables/in.c-change.people/columns/nope');
       expect(unknown.status).toBe(404);
-      expect(unknown.body).toMatchObject({ code: 'storage.tables.columnNotFound', error: 'Column "nope" not found in table "in.c-change.people" (columns: id, name, city, extra)' });
+      expect(unknown.body).toMatchObject({
+        code: 'storage.tables.columnNotFound',
+        error: 'Column "nope" not found in table "in.c-change.people" (columns: id, name, city, extra)',
+      });
       const pk = await env.api('DELETE', '/tables/in.c-change.people/columns/id');
       expect(pk.status).toBe(400);
       expect(pk.body.code).toBe('storage.tables.cannotDeletePrimaryKeyColumn');
@@ -189,7 +237,11 @@ describe('changing tables', () => {
       expect((await env.api('GET', '/tables/in.c-change.keyed')).body).toMatchObject({ primaryKey: [], definition: { primaryKeysNames: [] } });
       expectSuccess(await runJob(env.api, 'DELETE', '/tables/in.c-change.keyed/columns/id', 'tableColumnDelete'));
       const duplicated = await runJob(env.api, 'POST', '/tables/in.c-change.keyed/primary-key', 'tablePrimaryKeyAdd', { columns: ['v'] });
-      expect(duplicated).toMatchObject({ status: 'error', operationParams: { columns: ['v'], skipDuplicatesCheck: false }, error: { code: 'storage.tables.primaryKeyDuplicates' } });
+      expect(duplicated).toMatchObject({
+        status: 'error',
+        operationParams: { columns: ['v'], skipDuplicatesCheck: false },
+        error: { code: 'storage.tables.primaryKeyDuplicates' },
+      });
       expect((await env.api('GET', '/tables/in.c-change.keyed')).body.primaryKey).toEqual([]);
       expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.keyed/primary-key', 'tablePrimaryKeyAdd', { columns: ['w'] }));
       expect((await env.api('GET', '/tables/in.c-change.keyed')).body).toMatchObject({ primaryKey: ['w'], definition: { primaryKeysNames: ['w'] } });
@@ -199,7 +251,10 @@ describe('changing tables', () => {
       expect([unknown.status, unknown.body.code]).toEqual([400, 'storage.tables.columnNotFound']);
       // an incremental load now upserts by the new key
       expectSuccess(await importTable(env.api, 'in.c-change.keyed', 'v,w\nb,y\n', { incremental: 1 }));
-      expect((await env.emulator.readTable('in.c-change.keyed')).rows).toEqual([['a', 'x'], ['b', 'y']]);
+      expect((await env.emulator.readTable('in.c-change.keyed')).rows).toEqual([
+        ['a', 'x'],
+        ['b', 'y'],
+      ]);
     });
   });
 
@@ -212,7 +267,11 @@ describe('changing tables', () => {
       expect((await env.api('GET', '/tables/in.c-change.trunc')).body.rowsCount).toBe(3);
       const res = await env.api('DELETE', '/tables/in.c-change.trunc/rows?allowTruncate=1');
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ tableId: 'in.c-change.trunc', operationName: 'tableRowsDelete', operationParams: { request: { changedSince: null, changedUntil: null, whereFilters: [] }, allowTruncate: true } });
+      expect(res.body).toMatchObject({
+        tableId: 'in.c-change.trunc',
+        operationName: 'tableRowsDelete',
+        operationParams: { request: { changedSince: null, changedUntil: null, whereFilters: [] }, allowTruncate: true },
+      });
       const job = expectSuccess(await waitForJob(env.api, res.body.id));
       expect(job.results).toEqual({ deletedRows: 3 });
       expect((await env.api('GET', '/tables/in.c-change.trunc')).body).toMatchObject({ columns: ['id', 'v'], rowsCount: 0, dataSizeBytes: 0 });
@@ -222,7 +281,11 @@ describe('changing tables', () => {
     });
 
     test('whereFilters (JSON body) and the deprecated whereColumn delete only the matching rows', async () => {
-      const job = expectSuccess(await runJob(env.api, 'DELETE', '/tables/in.c-change.trunc/rows', 'tableRowsDelete', { whereFilters: [{ column: 'id', operator: 'eq', values: ['7'] }] }));
+      const job = expectSuccess(
+        await runJob(env.api, 'DELETE', '/tables/in.c-change.trunc/rows', 'tableRowsDelete', {
+          whereFilters: [{ column: 'id', operator: 'eq', values: ['7'] }],
+        }),
+      );
       expect(job.results).toEqual({ deletedRows: 1 });
       expect((await env.emulator.readTable('in.c-change.trunc')).rows).toEqual([['8', 'y']]);
       // the service refuses `async` here (the delete is always a job)
@@ -240,13 +303,30 @@ describe('changing tables', () => {
   describe('definition: display name and descriptions', () => {
     test('PUT branch/default/tables/{id}/definition answers 202 with a tableDefinitionUpdate job; descriptions become KBC.description metadata, null clears them', async () => {
       const res = await env.api('PUT', '/branch/default/tables/in.c-change.people/definition', {
-        json: { displayName: 'People', description: 'Who we know', columns: [{ name: 'name', description: 'first name' }, { name: 'city', description: 'where they live' }] },
+        json: {
+          displayName: 'People',
+          description: 'Who we know',
+          columns: [
+            { name: 'name', description: 'first name' },
+            { name: 'city', description: 'where they live' },
+          ],
+        },
       });
       expect(res.status).toBe(202);
       expect(res.body).toMatchObject({
         tableId: 'in.c-change.people',
         operationName: 'tableDefinitionUpdate',
-        operationParams: { tableStringId: 'in.c-change.people', displayName: 'People', displayNameSet: true, description: 'Who we know', descriptionSet: true, columns: [{ name: 'name', description: 'first name' }, { name: 'city', description: 'where they live' }] },
+        operationParams: {
+          tableStringId: 'in.c-change.people',
+          displayName: 'People',
+          displayNameSet: true,
+          description: 'Who we know',
+          descriptionSet: true,
+          columns: [
+            { name: 'name', description: 'first name' },
+            { name: 'city', description: 'where they live' },
+          ],
+        },
       });
       expectSuccess(await waitForJob(env.api, res.body.id));
       const detail = (await env.api('GET', '/tables/in.c-change.people')).body;
@@ -254,22 +334,40 @@ describe('changing tables', () => {
       expect(detail.metadata.map((m: Json) => [m.key, m.value, m.provider])).toEqual([['KBC.description', 'Who we know', 'user']]);
       expect(detail.columnMetadata.name.map((m: Json) => [m.key, m.value])).toEqual([['KBC.description', 'first name']]);
       expect(detail.columnMetadata.city.map((m: Json) => [m.key, m.value])).toEqual([['KBC.description', 'where they live']]);
-      expectSuccess(await runJob(env.api, 'PUT', '/tables/in.c-change.people/definition', 'tableDefinitionUpdate', { description: null, columns: [{ name: 'city', description: '' }] }));
+      expectSuccess(
+        await runJob(env.api, 'PUT', '/tables/in.c-change.people/definition', 'tableDefinitionUpdate', {
+          description: null,
+          columns: [{ name: 'city', description: '' }],
+        }),
+      );
       const cleared = (await env.api('GET', '/tables/in.c-change.people')).body;
       expect(cleared.metadata).toEqual([]);
       expect(Object.keys(cleared.columnMetadata)).toEqual(['name']);
       expect(cleared.displayName).toBe('People');
     });
 
-    test('length, nullable and default only on typed tables (400 otherwise); a typed column\'s nullability and text length change; an unknown column fails the job', async () => {
+    test("length, nullable and default only on typed tables (400 otherwise); a typed column's nullability and text length change; an unknown column fails the job", async () => {
       const untyped = await env.api('PUT', '/tables/in.c-change.people/definition', { json: { columns: [{ name: 'name', length: '10' }] } });
       expect(untyped.status).toBe(400);
       expect(untyped.body.code).toBe('storage.tables.validation');
       const created = await env.api('POST', '/buckets/in.c-change/tables-definition', {
-        json: { name: 'typed2', columns: [{ name: 'id', definition: { type: 'INT', nullable: false } }, { name: 'label', definition: { type: 'VARCHAR', length: '5' } }] },
+        json: {
+          name: 'typed2',
+          columns: [
+            { name: 'id', definition: { type: 'INT', nullable: false } },
+            { name: 'label', definition: { type: 'VARCHAR', length: '5' } },
+          ],
+        },
       });
       expectSuccess(await waitForJob(env.api, created.body.id));
-      expectSuccess(await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'id', nullable: true }, { name: 'label', length: '20', description: 'a label' }] }));
+      expectSuccess(
+        await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', {
+          columns: [
+            { name: 'id', nullable: true },
+            { name: 'label', length: '20', description: 'a label' },
+          ],
+        }),
+      );
       const detail = (await env.api('GET', '/tables/in.c-change.typed2')).body;
       expect(detail.definition.columns.map((c: Json) => [c.name, c.definition])).toEqual([
         ['id', { type: 'NUMBER', length: '38,0', nullable: true }],
@@ -285,26 +383,38 @@ describe('changing tables', () => {
       // a value of the new length now loads
       expectSuccess(await importTable(env.api, 'in.c-change.typed2', 'id,label\n1,twelve chars\n'));
       const shrink = expect.objectContaining({ code: 'storage.tables.columnDefinitionUpdateNotSupported' });
-      expect((await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'label', length: '3' }] })).error).toEqual(shrink);
-      const unknown = await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'nope', description: 'x' }] });
+      expect(
+        (await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'label', length: '3' }] })).error,
+      ).toEqual(shrink);
+      const unknown = await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', {
+        columns: [{ name: 'nope', description: 'x' }],
+      });
       expect(unknown).toMatchObject({ status: 'error', error: { code: 'storage.tables.columnNotFound' } });
       // a description alone leaves a typed column's KBC.datatype entries as they are (same ids)
       const before = (await env.api('GET', '/tables/in.c-change.typed2')).body.columnMetadata.id;
-      expectSuccess(await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'id', description: 'the key' }] }));
+      expectSuccess(
+        await runJob(env.api, 'PUT', '/tables/in.c-change.typed2/definition', 'tableDefinitionUpdate', { columns: [{ name: 'id', description: 'the key' }] }),
+      );
       const after = (await env.api('GET', '/tables/in.c-change.typed2')).body.columnMetadata.id;
       expect(after).toEqual([...before, expect.objectContaining({ key: 'KBC.description', value: 'the key', provider: 'user' })]);
       // a filter value that is no number, on a NUMBER column, fails the delete job and deletes nothing
-      const badValue = await runJob(env.api, 'DELETE', '/tables/in.c-change.typed2/rows', 'tableRowsDelete', { whereFilters: [{ column: 'id', values: ['abc'] }] });
+      const badValue = await runJob(env.api, 'DELETE', '/tables/in.c-change.typed2/rows', 'tableRowsDelete', {
+        whereFilters: [{ column: 'id', values: ['abc'] }],
+      });
       expect(badValue).toMatchObject({ status: 'error', error: { code: 'storage.tables.validation' } });
       expect((await env.api('GET', '/tables/in.c-change.typed2')).body.rowsCount).toBe(1);
     });
   });
 
   describe('column definition', () => {
-    test('PUT tables/{id}/columns/{name}/definition answers 202 with a tableColumnDefinitionUpdate job as the service\'s; the typed column changes; untyped tables and unknown columns are refused', async () => {
+    test("PUT tables/{id}/columns/{name}/definition answers 202 with a tableColumnDefinitionUpdate job as the service's; the typed column changes; untyped tables and unknown columns are refused", async () => {
       const res = await env.api('PUT', '/tables/in.c-change.typed2/columns/label/definition', { json: { length: '30', nullable: false, default: null } });
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ tableId: 'in.c-change.typed2', operationName: 'tableColumnDefinitionUpdate', operationParams: { columnName: 'label', columnDefinition: { length: '30', nullable: false, removeDefault: true } } });
+      expect(res.body).toMatchObject({
+        tableId: 'in.c-change.typed2',
+        operationName: 'tableColumnDefinitionUpdate',
+        operationParams: { columnName: 'label', columnDefinition: { length: '30', nullable: false, removeDefault: true } },
+      });
       expectSuccess(await waitForJob(env.api, res.body.id));
       const label = (await env.api('GET', '/tables/in.c-change.typed2')).body.definition.columns.find((c: Json) => c.name === 'label');
       expect(label.definition).toEqual({ type: 'VARCHAR', length: '30', nullable: false });
@@ -321,7 +431,11 @@ describe('changing tables', () => {
       const before = await exportCsv(env.api, 'in.c-change.orders');
       const res = await env.api('POST', '/tables/in.c-change.orders/snapshots', { json: { description: 'before the cleanup' } });
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ tableId: 'in.c-change.orders', operationName: 'tableSnapshotCreate', operationParams: { description: 'before the cleanup' } });
+      expect(res.body).toMatchObject({
+        tableId: 'in.c-change.orders',
+        operationName: 'tableSnapshotCreate',
+        operationParams: { description: 'before the cleanup' },
+      });
       const job = expectSuccess(await waitForJob(env.api, res.body.id));
       const snapshot = {
         id: expect.stringMatching(/^\d+$/),
@@ -343,16 +457,28 @@ describe('changing tables', () => {
       await createBucket(env.api, 'restored');
       // the service needs a name (its PHP client's docs say the snapshot's table's name is the default; it is not)
       const nameless = await env.api('POST', '/buckets/in.c-restored/tables-async', { json: { snapshotId: job.results.id } });
-      expect([nameless.status, nameless.body.code, nameless.body.error]).toEqual([400, 'storage.tables.validation', 'Table create option "name" is required and cannot be empty']);
+      expect([nameless.status, nameless.body.code, nameless.body.error]).toEqual([
+        400,
+        'storage.tables.validation',
+        'Table create option "name" is required and cannot be empty',
+      ]);
       const restored = await runJob(env.api, 'POST', '/buckets/in.c-restored/tables-async', 'tableCreate', { snapshotId: job.results.id, name: 'orders' });
-      expect(expectSuccess(restored).operationParams).toEqual({ bucketId: 'in.c-restored', name: 'orders', source: { type: 'snapshot', snapshotId: Number(job.results.id) } });
+      expect(expectSuccess(restored).operationParams).toEqual({
+        bucketId: 'in.c-restored',
+        name: 'orders',
+        source: { type: 'snapshot', snapshotId: Number(job.results.id) },
+      });
       expect(restored.results).toMatchObject({ id: 'in.c-restored.orders', columns: ['id', 'amount'], primaryKey: ['id'], rowsCount: 3 });
       expect(await exportCsv(env.api, 'in.c-restored.orders')).toBe(before);
       expectSuccess(await runJob(env.api, 'POST', '/buckets/in.c-change/tables-async', 'tableCreate', { snapshotId: job.results.id, name: 'orders_back' }));
       expect(await exportCsv(env.api, 'in.c-change.orders_back')).toBe(before);
       // the restored table behaves as a table: an incremental load upserts by the restored key
       expectSuccess(await importTable(env.api, 'in.c-change.orders_back', 'id,amount\n2,21\n', { incremental: 1 }));
-      expect((await env.emulator.readTable('in.c-change.orders_back')).rows).toEqual([['1', '10'], ['3', '30'], ['2', '21']]);
+      expect((await env.emulator.readTable('in.c-change.orders_back')).rows).toEqual([
+        ['1', '10'],
+        ['3', '30'],
+        ['2', '21'],
+      ]);
       const again = await runJob(env.api, 'POST', '/buckets/in.c-change/tables-async', 'tableCreate', { snapshotId: job.results.id, name: 'orders_back' });
       expect(again).toMatchObject({ status: 'error', error: { code: 'storage.tables.alreadyExists' } });
     });
@@ -360,8 +486,19 @@ describe('changing tables', () => {
     test('snapshots of a typed table restore its types; an unknown snapshot is 404; a deleted snapshot (204) is gone', async () => {
       const snap = expectSuccess(await runJob(env.api, 'POST', '/tables/in.c-change.typed2/snapshots', 'tableSnapshotCreate', {}));
       expect(snap.results.description).toBe('');
-      const restored = expectSuccess(await runJob(env.api, 'POST', '/buckets/in.c-restored/tables-async', 'tableCreate', { snapshotId: snap.results.id, name: 'typed2' }));
-      expect(restored.results).toMatchObject({ id: 'in.c-restored.typed2', isTyped: true, definition: { columns: [{ name: 'id', basetype: 'INTEGER' }, { name: 'label', definition: { type: 'VARCHAR', length: '30', nullable: false } }] } });
+      const restored = expectSuccess(
+        await runJob(env.api, 'POST', '/buckets/in.c-restored/tables-async', 'tableCreate', { snapshotId: snap.results.id, name: 'typed2' }),
+      );
+      expect(restored.results).toMatchObject({
+        id: 'in.c-restored.typed2',
+        isTyped: true,
+        definition: {
+          columns: [
+            { name: 'id', basetype: 'INTEGER' },
+            { name: 'label', definition: { type: 'VARCHAR', length: '30', nullable: false } },
+          ],
+        },
+      });
       expect(await env.emulator.readTable('in.c-restored.typed2')).toEqual({ columns: ['id', 'label'], rows: [['1', 'twelve chars']] });
       const missing = await env.api('POST', '/buckets/in.c-restored/tables-async', { json: { snapshotId: 999999, name: 'x' } });
       expect(missing.status).toBe(404);
@@ -379,7 +516,11 @@ describe('changing tables', () => {
       const branch = expectSuccess(await runJob(env.api, 'POST', '/dev-branches', 'devBranchCreate', { name: 'pull-here' }));
       const res = await env.api('POST', `/branch/${branch.results.id}/tables/in.c-change.people/pull`);
       expect(res.status).toBe(202);
-      expect(res.body).toMatchObject({ tableId: 'in.c-change.people', operationName: 'devBranchTablePull', operationParams: { sourceBranchId: 1, targetBranchId: branch.results.id } });
+      expect(res.body).toMatchObject({
+        tableId: 'in.c-change.people',
+        operationName: 'devBranchTablePull',
+        operationParams: { sourceBranchId: 1, targetBranchId: branch.results.id },
+      });
       const job = expectSuccess(await waitForJob(env.api, res.body.id));
       expect(job.results).toMatchObject({ id: 'in.c-change.people', rowsCount: 4 });
       expect((await env.api('GET', `/branch/${branch.results.id}/tables/in.c-change.people`)).body.rowsCount).toBe(4);

@@ -1,5 +1,15 @@
 import { createEmulator } from '../../../../src/emulator';
-import { type Client, type Json, client, createBucket, memoryEmulatorOptions, expectSuccess, importTable, useMemoryEmulator, waitForJob } from '../../../harness/emulator-api';
+import {
+  type Client,
+  type Json,
+  client,
+  createBucket,
+  memoryEmulatorOptions,
+  expectSuccess,
+  importTable,
+  useMemoryEmulator,
+  waitForJob,
+} from '../../../harness/emulator-api';
 
 /** Creates a table with `tables-definition` and returns its detail. */
 async function define(api: Client, bucketId: string, body: Record<string, unknown>): Promise<Json> {
@@ -48,11 +58,23 @@ describe('tables-definition types as the stack answers them', () => {
       ['ts', 'TIMESTAMP_NTZ', '9', 'TIMESTAMP'],
       ['c', 'VARCHAR', '1', 'STRING'],
     ]);
-    expect(detail.definition.columns[0]).toEqual({ name: 'i', definition: { type: 'NUMBER', nullable: false, length: '38,0' }, basetype: 'INTEGER', canBeFiltered: true });
+    expect(detail.definition.columns[0]).toEqual({
+      name: 'i',
+      definition: { type: 'NUMBER', nullable: false, length: '38,0' },
+      basetype: 'INTEGER',
+      canBeFiltered: true,
+    });
     const metadata = Object.fromEntries(detail.columnMetadata.n37.map((m: Json) => [m.key, m.value]));
-    expect(metadata).toEqual({ 'KBC.datatype.type': 'NUMBER', 'KBC.datatype.nullable': '1', 'KBC.datatype.basetype': 'NUMERIC', 'KBC.datatype.length': '37,0' });
+    expect(metadata).toEqual({
+      'KBC.datatype.type': 'NUMBER',
+      'KBC.datatype.nullable': '1',
+      'KBC.datatype.basetype': 'NUMERIC',
+      'KBC.datatype.length': '37,0',
+    });
     expect(Object.fromEntries(detail.columnMetadata.i.map((m: Json) => [m.key, m.value]))['KBC.datatype.basetype']).toBe('INTEGER');
-    const job = expectSuccess(await importTable(env.api, `${bucketId}.all_types`, 'i,s,n37,d,f,b,dt,ts,c\n1,x,5,1.5,2.5,true,2024-01-02,2024-01-02 03:04:05,y\n'));
+    const job = expectSuccess(
+      await importTable(env.api, `${bucketId}.all_types`, 'i,s,n37,d,f,b,dt,ts,c\n1,x,5,1.5,2.5,true,2024-01-02,2024-01-02 03:04:05,y\n'),
+    );
     expect(job.results.importedRowsCount).toBe(1);
     expect((await env.emulator.readTable(`${bucketId}.all_types`)).rows[0]!.slice(0, 4)).toEqual(['1', 'x', '5', '1.500']);
   });
@@ -84,17 +106,30 @@ describe('tables-definition types as the stack answers them', () => {
   });
 
   test('columns without a type are accepted: with none typed the table is not typed, among typed ones such a column is a VARCHAR', async () => {
-    const untyped = await define(env.api, bucketId, { name: 'untyped', columns: [{ name: 'a' }, { name: 'b', definition: { nullable: true } }], primaryKeysNames: ['a'] });
+    const untyped = await define(env.api, bucketId, {
+      name: 'untyped',
+      columns: [{ name: 'a' }, { name: 'b', definition: { nullable: true } }],
+      primaryKeysNames: ['a'],
+    });
     expect(untyped).toMatchObject({ isTyped: false, columns: ['a', 'b'] });
     // the definition of an untyped table, as the service now sends it: the key, and each column with an empty definition
-    expect(untyped.definition).toEqual({ primaryKeysNames: ['a'], columns: [{ name: 'a', definition: {} }, { name: 'b', definition: {} }] });
+    expect(untyped.definition).toEqual({
+      primaryKeysNames: ['a'],
+      columns: [
+        { name: 'a', definition: {} },
+        { name: 'b', definition: {} },
+      ],
+    });
     expectSuccess(await importTable(env.api, `${bucketId}.untyped`, 'a,b\nx,y\n'));
     expect((await env.emulator.readTable(`${bucketId}.untyped`)).rows).toEqual([['x', 'y']]);
     const mixed = await define(env.api, bucketId, { name: 'mixed', columns: [{ name: 'id', definition: { type: 'INT' } }, { name: 'note' }] });
-    expect(typesOf(mixed)).toEqual([['id', 'NUMBER', '38,0', 'INTEGER'], ['note', 'VARCHAR', '16777216', 'STRING']]);
+    expect(typesOf(mixed)).toEqual([
+      ['id', 'NUMBER', '38,0', 'INTEGER'],
+      ['note', 'VARCHAR', '16777216', 'STRING'],
+    ]);
   });
 
-  test('a BigQuery stack answers BigQuery\'s types: INT64 is INTEGER, BOOLEAN BOOL, FLOAT FLOAT64, no lengths unless given', async () => {
+  test("a BigQuery stack answers BigQuery's types: INT64 is INTEGER, BOOLEAN BOOL, FLOAT FLOAT64, no lengths unless given", async () => {
     const emulator = await createEmulator(memoryEmulatorOptions({ tableBackend: 'bigquery' }));
     try {
       const api = client(emulator);

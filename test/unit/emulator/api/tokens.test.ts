@@ -33,7 +33,12 @@ describe('tokens as the service answers them', () => {
     }
     const wrong = await as('nope')('GET', '/tokens/verify');
     expect(wrong.status).toBe(401);
-    expect(wrong.body).toEqual({ error: 'Invalid access token', code: 'storage.tokenInvalid', exceptionId: expect.stringMatching(/^exception-/), status: 'error' });
+    expect(wrong.body).toEqual({
+      error: 'Invalid access token',
+      code: 'storage.tokenInvalid',
+      exceptionId: expect.stringMatching(/^exception-/),
+      status: 'error',
+    });
   });
 
   test('tokens/verify of a master token: string id, its secret, admin, organization and owner', async () => {
@@ -61,7 +66,13 @@ describe('tokens as the service answers them', () => {
       admin: { id: 101, name: 'test token', features: [], isOrganizationMember: false, role: 'admin', isActivated: false },
       organization: { id: '1' },
       // a project on the service always has features: the emulator claims the ones it serves as such (issue 39)
-      owner: expect.objectContaining({ id: 1, name: 'Storage API emulator', fileStorageProvider: 'aws', region: DEFAULT_STACK_REGION, features: ['queuev2', 'storage-types'] }),
+      owner: expect.objectContaining({
+        id: 1,
+        name: 'Storage API emulator',
+        fileStorageProvider: 'aws',
+        region: DEFAULT_STACK_REGION,
+        features: ['queuev2', 'storage-types'],
+      }),
     });
   });
 
@@ -110,7 +121,7 @@ describe('tokens as the service answers them', () => {
     expect(branch.body.map((t: Json) => t.id)).toEqual(ids);
   });
 
-  test('GET tokens/{id} answers the detail with organization and owner {id, name}; another token\'s detail is 403 without canManageTokens, an unknown id 404', async () => {
+  test("GET tokens/{id} answers the detail with organization and owner {id, name}; another token's detail is 403 without canManageTokens, an unknown id 404", async () => {
     const created = (await env.api('POST', '/tokens', { json: { description: 'detailed' } })).body;
     const res = await env.api('GET', `/tokens/${created.id}`);
     expect(res.status).toBe(200);

@@ -36,7 +36,14 @@ describe('typed tables (tables-definition)', () => {
   });
 
   test('tables-definition answers 202 with a job whose results are the new typed, empty table', () => {
-    expect(created.results).toMatchObject({ id: 'in.c-typed.people', name: 'people', isTyped: true, rowsCount: 0, primaryKey: ['id'], columns: ['id', 'name', 'score', 'born', 'active'] });
+    expect(created.results).toMatchObject({
+      id: 'in.c-typed.people',
+      name: 'people',
+      isTyped: true,
+      rowsCount: 0,
+      primaryKey: ['id'],
+      columns: ['id', 'name', 'score', 'born', 'active'],
+    });
   });
 
   test('table detail reports isTyped, the definition with base types and KBC.datatype.* column metadata of provider storage', async () => {
@@ -62,14 +69,22 @@ describe('typed tables (tables-definition)', () => {
       ['KBC.datatype.length', '5,2', 'storage'],
       ['KBC.datatype.default', '0', 'storage'],
     ]);
-    expect(score[0]).toEqual({ id: expect.stringMatching(/^\d+$/), key: 'KBC.datatype.type', value: 'NUMBER', provider: 'storage', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/) });
+    expect(score[0]).toEqual({
+      id: expect.stringMatching(/^\d+$/),
+      key: 'KBC.datatype.type',
+      value: 'NUMBER',
+      provider: 'storage',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/),
+    });
     expect(res.body.columnMetadata.id.find((m: Json) => m.key === 'KBC.datatype.nullable').value).toBe('');
     const column = await env.api('GET', `/columns/${bucketId}.people.born/metadata`);
     expect(column.body.map((m: Json) => m.key)).toEqual(['KBC.datatype.type', 'KBC.datatype.nullable', 'KBC.datatype.basetype']);
   });
 
   test('a load that fits the types is stored typed and exported back as text', async () => {
-    const job = expectSuccess(await importTable(env.api, `${bucketId}.people`, 'id,name,score,born,active\n1,Ann,12.5,1990-05-01,true\n2,Bob,,,false\n3,,-3.25,2001-12-31,\n'));
+    const job = expectSuccess(
+      await importTable(env.api, `${bucketId}.people`, 'id,name,score,born,active\n1,Ann,12.5,1990-05-01,true\n2,Bob,,,false\n3,,-3.25,2001-12-31,\n'),
+    );
     expect(job.results).toMatchObject({ importedRowsCount: 3, totalRowsCount: 3 });
     expect(await env.emulator.readTable(`${bucketId}.people`)).toEqual({
       columns: ['id', 'name', 'score', 'born', 'active'],
@@ -87,15 +102,40 @@ describe('typed tables (tables-definition)', () => {
   test('an incremental load into a typed table replaces rows by primary key', async () => {
     expectSuccess(await importTable(env.api, `${bucketId}.people`, 'id,name,score,born,active\n2,Bobby,1,,true\n4,Dan,0.5,,\n', { incremental: 1 }));
     const data = await env.emulator.readTable(`${bucketId}.people`);
-    expect(data.rows.map((r) => r.slice(0, 2))).toEqual([['1', 'Ann'], ['3', ''], ['2', 'Bobby'], ['4', 'Dan']]);
+    expect(data.rows.map((r) => r.slice(0, 2))).toEqual([
+      ['1', 'Ann'],
+      ['3', ''],
+      ['2', 'Bobby'],
+      ['4', 'Dan'],
+    ]);
     expect((await env.api('GET', `/tables/${bucketId}.people`)).body.rowsCount).toBe(4);
   });
 
   test.each([
-    ['a value that is not a number', 'id,name,score,born,active\n5,Eve,1,,\n6,Fay,abc,,\n', 'column "score", row 2 of file', 'value "abc" is not a valid NUMBER(5,2)'],
-    ['a number too large for the precision', 'id,name,score,born,active\n5,Eve,12345.6,,\n', 'column "score", row 1 of file', 'value "12345.6" is not a valid NUMBER(5,2)'],
-    ['a string longer than the length', 'id,name,score,born,active\n5,Evangeline Smith,1,,\n', 'column "name", row 1 of file', 'value is 16 characters long, longer than VARCHAR(10) allows'],
-    ['an empty value in a column that is not nullable', 'id,name,score,born,active\n,Eve,1,,\n', 'column "id", row 1 of file', 'column is not nullable (NUMBER(38,0)) and the value is empty'],
+    [
+      'a value that is not a number',
+      'id,name,score,born,active\n5,Eve,1,,\n6,Fay,abc,,\n',
+      'column "score", row 2 of file',
+      'value "abc" is not a valid NUMBER(5,2)',
+    ],
+    [
+      'a number too large for the precision',
+      'id,name,score,born,active\n5,Eve,12345.6,,\n',
+      'column "score", row 1 of file',
+      'value "12345.6" is not a valid NUMBER(5,2)',
+    ],
+    [
+      'a string longer than the length',
+      'id,name,score,born,active\n5,Evangeline Smith,1,,\n',
+      'column "name", row 1 of file',
+      'value is 16 characters long, longer than VARCHAR(10) allows',
+    ],
+    [
+      'an empty value in a column that is not nullable',
+      'id,name,score,born,active\n,Eve,1,,\n',
+      'column "id", row 1 of file',
+      'column is not nullable (NUMBER(38,0)) and the value is empty',
+    ],
     ['a date that is not a date', 'id,name,score,born,active\n5,Eve,1,1990-02-30,\n', 'column "born", row 1 of file', 'value "1990-02-30" is not a valid DATE'],
   ])('a load with %s fails the job with the column, row and value, and loads nothing', async (_what, csv, where, reason) => {
     const before = await env.emulator.readTable(`${bucketId}.people`);
@@ -133,7 +173,15 @@ describe('typed tables (tables-definition)', () => {
   });
 
   test('a column given by basetype alone gets the matching type', async () => {
-    const res = await env.api('POST', `/buckets/${bucketId}/tables-definition`, { json: { name: 'bybase', columns: [{ name: 'n', basetype: 'NUMERIC' }, { name: 's', basetype: 'STRING' }] } });
+    const res = await env.api('POST', `/buckets/${bucketId}/tables-definition`, {
+      json: {
+        name: 'bybase',
+        columns: [
+          { name: 'n', basetype: 'NUMERIC' },
+          { name: 's', basetype: 'STRING' },
+        ],
+      },
+    });
     const job = expectSuccess(await waitForJob(env.api, res.body.id));
     expect(job.results.definition.columns).toEqual([
       { name: 'n', definition: { type: 'NUMBER', length: '38,9', nullable: true }, basetype: 'NUMERIC', canBeFiltered: true },
