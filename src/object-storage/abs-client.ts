@@ -4,6 +4,7 @@
  * needed (Azurite's path-style `http://host:port/<account>` works as the real `https://<account>.blob.core.windows.net`).
  */
 import type { ContainerClient, StoragePipelineOptions } from '@azure/storage-blob';
+import { attemptBudgetMs, type Deadline } from '../http/deadline';
 import { loadOptional } from '../optional-deps';
 import { assertNotExpiring, whereOf } from './store-helpers';
 import { SapiCredentialsExpiredError, SapiError, SapiErrorCode, SapiInvalidInputError, SapiTransferError } from '../errors';
@@ -34,6 +35,36 @@ export function createContainerClient(credentials: AbsCredentials, container: st
   }).getContainerClient(container);
 }
 
+/** Why {@link attemptSignal} aborted: the activity attempt's time is up. */
+class AttemptDeadline extends Error {
+  constructor() {
+    super("the activity attempt's deadline came");
+    this.name = 'AttemptDeadline';
+  }
+}
+
+/**
+ * A signal that aborts at the end of the activity attempt's budget (its deadline less the margin, see
+ * `attemptBudgetMs`); undefined without a deadline. The Azure SDK retries throttling, 5xx and network errors itself
+ * (up to {@link DEFAULT_ABS_MAX_TRIES} tries, waits of seconds to minutes between them) and has no hook to skip a
+ * retry that would not fit, so its calls carry this signal: a wait or a try still running when the budget ends is
+ * aborted, and {@link mapAbsError} makes that a retryable failure that names the deadline (Temporal's next attempt
+ * starts with a budget of its own) instead of the SDK working on for an attempt already timed out.
+ */
+export function attemptSignal(deadline: Deadline | undefined, nowMs: number = Date.now()): AbortSignal | undefined {
+  const budget = attemptBudgetMs(deadline?.(), nowMs);
+  if (budget === undefined) return undefined;
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new AttemptDeadline()), budget).unref();
+  return controller.signal;
+}
+
+/** The caller's signal and the attempt's, either aborting the call. */
+export function withAttemptSignal(signal: AbortSignal | undefined, attempt: AbortSignal | undefined): AbortSignal | undefined {
+  if (!attempt) return signal;
+  return signal ? AbortSignal.any([signal, attempt]) : attempt;
+}
+
 /** Throws `SAPI_CREDENTIALS_EXPIRED` (retryable) when the SAS expires within `marginMs`. */
 export function assertAbsCredentialsFresh(
   credentials: AbsCredentials | undefined,
@@ -59,6 +90,15 @@ export function absErrorInfo(err: unknown): { code?: string; status?: number } {
  */
 export function mapAbsError(err: unknown, op: 'upload' | 'download', context: Record<string, string | number | undefined>, signal?: AbortSignal): unknown {
   if (err instanceof SapiError) return err;
+  if (signal?.aborted && signal.reason instanceof AttemptDeadline) {
+    return new SapiTransferError({
+      code: op === 'upload' ? SapiErrorCode.UPLOAD_FAILED : SapiErrorCode.DOWNLOAD_FAILED,
+      message: `${op} did not end before the activity attempt's deadline (the Azure SDK's tries and waits were stopped there)`,
+      context,
+      retryable: true,
+      cause: err,
+    });
+  }
   if (signal?.aborted) return signal.reason ?? err;
   const { code, status } = absErrorInfo(err);
   const where = whereOf(op, context);

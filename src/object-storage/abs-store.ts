@@ -7,7 +7,18 @@
 import { Readable } from 'node:stream';
 import { type ContainerClient } from '@azure/storage-blob';
 import { excerptOf, SapiErrorCode, SapiInvalidInputError, SapiTransferError, type SapiError } from '../errors';
-import { absErrorInfo, absUrl, assertAbsCredentialsFresh, createContainerClient, mapAbsError, parseAbsUrl, type AbsCredentials } from './abs-client';
+import { type Deadline } from '../http/deadline';
+import {
+  absErrorInfo,
+  absUrl,
+  assertAbsCredentialsFresh,
+  attemptSignal,
+  createContainerClient,
+  mapAbsError,
+  parseAbsUrl,
+  withAttemptSignal,
+  type AbsCredentials,
+} from './abs-client';
 import { uploadBlockBlob, type AbsUploadState } from './abs-upload';
 import { type ObjectReader, type ObjectStore } from './object-store';
 import { keyInside, totalFromContentRange } from './store-helpers';
@@ -21,6 +32,8 @@ export interface AbsStoreOptions {
   accountName?: string;
   /** Credentials expiring within this margin count as expired (uploads). */
   credentialsMarginMs?: number;
+  /** The end of the time each call has, the SDK's own retries included (the activity attempt's; see `attemptSignal`). */
+  deadline?: Deadline;
 }
 
 /** An Azure container behind the {@link ObjectStore} interface. */
@@ -29,6 +42,9 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
   if (!options.container && !credentials)
     throw new SapiInvalidInputError(`Azure store [container=${containerName}]: needs a container client or absCredentials`);
   const container = options.container ?? createContainerClient(credentials as AbsCredentials, containerName);
+  // one timer per store (a store serves one activity attempt): every call ends by the attempt's deadline
+  const attempt = attemptSignal(options.deadline);
+  const bound = (signal: AbortSignal | undefined) => withAttemptSignal(signal, attempt);
   return {
     provider: 'azure',
     container: containerName,
@@ -41,8 +57,9 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
       const parsed = parseAbsUrl(url);
       return keyInside({ container: parsed.container, key: parsed.blobName }, containerName, url, 'container');
     },
-    reader: (key) => absReader(container, key),
-    async put(key, content, contentType = 'application/octet-stream', signal) {
+    reader: (key) => absReader(container, key, bound),
+    async put(key, content, contentType = 'application/octet-stream', callerSignal) {
+      const signal = bound(callerSignal);
       const body = typeof content === 'string' ? Buffer.from(content) : content;
       try {
         await container.getBlockBlobClient(key).upload(body, body.length, { blobHTTPHeaders: { blobContentType: contentType }, abortSignal: signal });
@@ -64,9 +81,10 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
         resume: o.resume as AbsUploadState | undefined, // checked against the container and blob there
         onProgress: (state) => o.onProgress?.(state, state.bytesSent),
         credentialsMarginMs: options.credentialsMarginMs,
-        signal: o.signal,
+        signal: bound(o.signal),
       }),
-    async list(prefix, signal) {
+    async list(prefix, callerSignal) {
+      const signal = bound(callerSignal);
       const keys: string[] = [];
       try {
         for await (const blob of container.listBlobsFlat({ prefix, abortSignal: signal })) keys.push(blob.name);
@@ -75,7 +93,8 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
       }
       return keys.sort();
     },
-    async delete(keys, signal) {
+    async delete(keys, callerSignal) {
+      const signal = bound(callerSignal);
       for (const key of keys) {
         try {
           await container.getBlobClient(key).deleteIfExists({ abortSignal: signal });
@@ -90,13 +109,14 @@ export function absStore(options: AbsStoreOptions): ObjectStore {
 }
 
 /** One blob: ranged downloads, its properties, its SAS URL. */
-function absReader(container: ContainerClient, blobName: string): ObjectReader {
+function absReader(container: ContainerClient, blobName: string, bound: (signal: AbortSignal | undefined) => AbortSignal | undefined): ObjectReader {
   const blob = container.getBlobClient(blobName);
   const context = { container: container.containerName, blob: blobName };
   return {
     label: `azure container=${container.containerName}, blob=${blobName}`,
     gz: /\.gz$/i.test(blobName),
-    async get(start, signal) {
+    async get(start, callerSignal) {
+      const signal = bound(callerSignal);
       try {
         const out = await blob.download(start, undefined, { abortSignal: signal });
         if (!out.readableStreamBody)
@@ -108,7 +128,8 @@ function absReader(container: ContainerClient, blobName: string): ObjectReader {
         throw mapAbsError(err, 'download', { ...context, offset: start || undefined }, signal);
       }
     },
-    async size(signal) {
+    async size(callerSignal) {
+      const signal = bound(callerSignal);
       try {
         return (await blob.getProperties({ abortSignal: signal })).contentLength;
       } catch (err) {

@@ -99,6 +99,7 @@ export function storeOfTarget(
         credentials: credentials as AbsCredentials,
         accountName: target.accountName,
         credentialsMarginMs: margin,
+        deadline: env.deadline,
       });
     case 'gcp':
       return gcsStore({
@@ -140,7 +141,7 @@ export interface StoredFileLocation {
  */
 export function storeOfFile(file: StoredFileLocation, env: StoreEnvironment): { store: ObjectStore; key: string } | undefined {
   if (file.absPath && file.absCredentials) {
-    return { store: absStore({ containerName: file.absPath.container, credentials: file.absCredentials }), key: file.absPath.name };
+    return { store: absStore({ containerName: file.absPath.container, credentials: file.absCredentials, deadline: env.deadline }), key: file.absPath.name };
   }
   if (file.gcsPath && file.gcsCredentials) {
     const credentials = gcsCredentialsOf(file.gcsCredentials);
