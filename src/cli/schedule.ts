@@ -391,7 +391,26 @@ export function listingLine(s: ScheduleListing): string {
  */
 export async function triggerSchedule(client: Client, scheduleId: string, allowOverlap = false): Promise<void> {
   const handle = client.schedule.getHandle(scheduleId);
-  await handle.trigger(allowOverlap ? 'ALLOW_ALL' : (await handle.describe()).policies.overlap);
+  const description = await handle.describe();
+  const wait = waitBeforeTrigger(
+    description.info.recentActions.map((a) => Math.max(a.scheduledAt.getTime(), a.takenAt.getTime())),
+    Date.now(),
+  );
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  await handle.trigger(allowOverlap ? 'ALLOW_ALL' : description.policies.overlap);
+}
+
+/**
+ * How long a trigger waits so that its run gets an id of its own: Temporal names a triggered run
+ * `<schedule id>-<time to the second>`, so a trigger in the same second as the schedule's last action would get that
+ * action's id (refused while it runs; "already done" once it completed). Waits until that second has passed (on
+ * this machine's clock; at most 1.1 s), 0 when it has. `actionTimesMs`: the recent actions' scheduled/taken times.
+ */
+export function waitBeforeTrigger(actionTimesMs: readonly number[], nowMs: number): number {
+  if (actionTimesMs.length === 0) return 0;
+  const nextSecond = (Math.floor(Math.max(...actionTimesMs) / 1000) + 1) * 1000;
+  // at most a little over a second: a server clock far ahead of this one is not waited out
+  return nowMs < nextSecond ? Math.min(nextSecond - nowMs + 50, 1_100) : 0;
 }
 
 /** `sapi-temporal schedule …` */

@@ -1,6 +1,16 @@
 import { run } from '../../../src/cli';
 import type { ScheduleDescription } from '@temporalio/client';
-import { intervalMs, lastRunLine, listingLine, parseCron, parseEvery, scheduleShape, scheduleWarning, toListing } from '../../../src/cli/schedule';
+import {
+  intervalMs,
+  lastRunLine,
+  listingLine,
+  parseCron,
+  parseEvery,
+  scheduleShape,
+  scheduleWarning,
+  toListing,
+  waitBeforeTrigger,
+} from '../../../src/cli/schedule';
 
 describe('schedule command lines', () => {
   let stderr: jest.SpyInstance;
@@ -13,6 +23,16 @@ describe('schedule command lines', () => {
 
   // usage errors exit 2 before anything connects (the address is one nothing listens on)
   const usage = (args: string[]) => run(['node', 'sapi-temporal', ...args, '--address', '127.0.0.1:1']);
+
+  it("waits out the second of the schedule's last action before a trigger (a run is named by its time to the second)", () => {
+    const last = Date.UTC(2026, 10, 29, 12, 0, 5, 300); // 12:00:05.300
+    expect(waitBeforeTrigger([], last)).toBe(0);
+    expect(waitBeforeTrigger([last - 60_000, last], last + 100)).toBe(650); // to 12:00:06, plus 50 ms
+    expect(waitBeforeTrigger([last], last + 699)).toBe(51);
+    expect(waitBeforeTrigger([last], last + 700)).toBe(0); // 12:00:06.000: a second of its own
+    expect(waitBeforeTrigger([last, last + 400], last + 650)).toBe(100); // the latest action counts
+    expect(waitBeforeTrigger([last + 5_000], last)).toBe(1_100); // a server clock far ahead: not waited out
+  });
 
   it('refuses a scheduled import that would create the table again on every run', async () => {
     expect(await usage(['schedule', 'import', 'nightly', 'a.csv', '--bucket', 'in.c-a', '--table', 't', '--every', '1d'])).toBe(2);
