@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
@@ -102,10 +103,15 @@ function rowsOf(result: { tables?: Array<{ rows: number; tableId: string | null 
   return (result.tables ?? []).reduce((sum, table) => sum + (table.tableId !== null ? table.rows : 0), 0);
 }
 
-/** The message of a child's failure: the cause a user can act on. */
+/**
+ * The message of a child's failure: the cause a user can act on, with its code — through the child's failure and the
+ * activity failure inside it to the error the activity raised (`SAPI_INPUT_FORBIDDEN: source …`), not "Activity task
+ * failed".
+ */
 function failureMessage(err: unknown): string {
   let cause: unknown = err;
-  while (cause instanceof ChildWorkflowFailure && cause.cause) cause = cause.cause;
+  while ((cause instanceof ChildWorkflowFailure || cause instanceof ActivityFailure) && cause.cause) cause = cause.cause;
+  if (cause instanceof ApplicationFailure && cause.type) return `${cause.type}: ${cause.message}`;
   return cause instanceof Error ? cause.message : String(cause);
 }
 

@@ -183,7 +183,8 @@ describe('backfillWorkflow: extraction windows', () => {
     });
     const first = await run(p, extractBackfill({ advanceState: true, parallel: 1 } as Partial<BackfillInput>), 'bf-rerun');
     expect(codeOf(first.failure)).toBe(SapiErrorCode.BACKFILL_WINDOW_FAILED);
-    expect(String(causeOf(first.failure))).toContain('w0003 (2025-01-15..2025-01-22)');
+    // the window's failure as its activity raised it, code first (not the child's "Activity task failed")
+    expect(String(causeOf(first.failure))).toMatch(/w0003 \(2025-01-15\.\.2025-01-22\): SAPI_EXTRACT_HTTP_STATUS: .*400 Bad Request/);
     expect(p.runStates.get('live')).toEqual(LIVE);
     const loadedBefore = p.tables.get(`${BUCKET}.events`)?.rows;
     expect(loadedBefore).toBe(40); // windows 1 and 2; 4 and 5 were not started (parallel 1)

@@ -291,4 +291,64 @@ describe('the input policy of a worker configured as in production', () => {
       expect(await out.Body!.transformToString()).toContain('from-s3');
     });
   });
+
+  describe('backfills (their children meet the same policy)', () => {
+    const backfill = (input: Record<string, unknown>) =>
+      env.client.workflow.execute('backfillWorkflow', { taskQueue: env.taskQueue, workflowId: `policy-backfill-${Date.now()}-${++n}`, args: [input] });
+
+    /** A backfill whose windows name what the policy refuses: it fails naming the windows, each refused with SAPI_INPUT_FORBIDDEN. */
+    async function refusedBackfill(run: Promise<unknown>, windows: number, field: string, secretText: string): Promise<void> {
+      const before = await storageState();
+      const failure = await workflowFailure(run);
+      expect(failure.type).toBe('SAPI_BACKFILL_WINDOW_FAILED');
+      expect(failure.message).toContain(`${windows} window(s) failed`);
+      // each window names the refusal as the child's activity raised it
+      expect(failure.message.match(/: SAPI_INPUT_FORBIDDEN: /g)).toHaveLength(windows);
+      expect(failure.message).toContain(field);
+      expect(failure.message).not.toContain(secretText);
+      const details = failure.details as Array<{ window: string; error: string }>;
+      expect(details).toHaveLength(windows);
+      expect(await storageState()).toEqual(before);
+    }
+
+    it("refuses import windows naming the worker's .env and /etc/passwd: nothing loaded, nothing echoed", async () => {
+      writeFileSync(join(root, 'bf.csv'), 'id,name\n1,ok\n');
+      await importRun({ source: join(root, 'bf.csv'), table: 'bf_target' });
+      await refusedBackfill(
+        backfill({
+          kind: 'import',
+          import: { bucketId: 'in.c-policy', table: 'bf_target', mode: 'load', incremental: true },
+          sources: [join(outside, '.env'), '/etc/passwd'],
+        }),
+        2,
+        'source',
+        'the-worker-token',
+      );
+      expect((await env.emulator.readTable('in.c-policy.bf_target')).rows).toEqual([['1', 'ok']]);
+    });
+
+    it('refuses extraction windows whose API is a local listener, before any request', async () => {
+      await refusedBackfill(
+        backfill({
+          kind: 'extract',
+          from: '2025-01-01',
+          to: '2025-01-03',
+          window: 'P1D',
+          extract: {
+            config: {
+              parameters: {
+                api: { baseUrl: `${attacker.url}/` },
+                config: { outputBucket: 'policy-bf', jobs: [{ endpoint: 'api/items', dataField: 'items', dataType: 'items' }] },
+              },
+            },
+            options: { polling: { initialMs: 200, maxMs: 1000 }, incremental: true },
+          },
+        }),
+        1, // the first window runs alone (it may create the tables); the others were not started
+        'api.baseUrl',
+        'secret internal data',
+      );
+      expect(attacker.hits).toEqual([]);
+    });
+  });
 });
