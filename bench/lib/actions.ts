@@ -7,15 +7,20 @@
  *   started event reports);
  * - a timer started: 1; a search-attribute upsert: 1;
  * - local activities: 1 per workflow task that recorded any (their markers); other markers (patches) are free;
- * - a heartbeat **that reaches the server**: 1 each. They are not in the history: {@link heartbeatsSent} estimates
- *   them from the SDK's throttling (the first at once, then at most one per `min(0.8 × heartbeatTimeout, 60 s)` while
- *   the activity keeps heartbeating; `awaitJob` heartbeats after every poll, at most `maxMs` apart).
+ * - a heartbeat **that reaches the server**: 1 each. They are not in the history: {@link heartbeatsSent} counts
+ *   them from what our activities do and the SDK's throttling: an activity heartbeats through its keep-alive
+ *   (`keepAliveIntervalMs` of its heartbeat timeout; `awaitJob` only notes a poll's status for it) and, for resume
+ *   points, on progress; the worker sends at most one per `min(0.8 × heartbeatTimeout, 3 s)`
+ *   (`WORKER_HEARTBEAT_THROTTLE`).
  * Workflow tasks, activity completions and timer firings are events, not actions.
  */
+import { msToNumber } from '@temporalio/common/lib/time';
+import { keepAliveIntervalMs } from '../../src/activities/context';
+import { WORKER_HEARTBEAT_THROTTLE } from '../../src/worker';
 import type { HistoryEventLike } from './history';
 
-/** The SDK's cap on the interval between heartbeats sent to the server (`maxHeartbeatThrottleInterval`, default). */
-export const MAX_HEARTBEAT_THROTTLE_MS = 60_000;
+/** Our worker's cap on the interval between heartbeats sent to the server (`maxHeartbeatThrottleInterval`). */
+export const MAX_HEARTBEAT_THROTTLE_MS = msToNumber(WORKER_HEARTBEAT_THROTTLE);
 
 /** Event type numbers of `temporal.api.enums.v1.EventType` that are (or may be) billed. */
 export const BILLED_EVENT = {
@@ -93,12 +98,12 @@ export function billedActions(events: readonly ActionEvent[]): ActionCount {
 }
 
 /**
- * Heartbeats an activity attempt that heartbeats at least once per throttle interval sends to the server over
- * `runMs`: the first at once, then one per `min(0.8 × heartbeatTimeoutMs, 60 s)`.
+ * Heartbeats an activity attempt that heartbeats only through its keep-alive (as `awaitJob` does) sends to the server
+ * over `runMs`: one per keep-alive interval, or per throttle interval if that were longer.
  */
 export function heartbeatsSent(runMs: number, heartbeatTimeoutMs: number): number {
   if (!(runMs >= 0)) return 0;
-  return 1 + Math.floor(runMs / heartbeatThrottleMs(heartbeatTimeoutMs));
+  return Math.floor(runMs / Math.max(keepAliveIntervalMs(heartbeatTimeoutMs), heartbeatThrottleMs(heartbeatTimeoutMs)));
 }
 
 /** The SDK's interval between heartbeats sent to the server for an activity with this heartbeat timeout. */

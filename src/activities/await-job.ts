@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { JobSummary } from '../contracts/transfer';
 import { nextPollDelay, type PollSchedule } from '../contracts/poll-schedule';
 import type { ActivityDeps } from './deps';
-import { asActivity, heartbeat } from './context';
+import { asActivity, noteHeartbeat } from './context';
 import { summarizeJob } from './job-summary';
 
 /** Input of {@link awaitJob}. */
@@ -33,8 +33,9 @@ export function awaitJobLimit(deps: Pick<ActivityDeps, 'settings'>): number {
  * Polls a long job inside one activity, on the workflow's schedule (every `maxMs` at most, and within 25 % of the time
  * waited), heartbeating its status after each poll, until the job ends or `deadlineAt` comes; answers the job as
  * last seen. A job that runs for hours costs a few history events instead of about ten per poll, and a few heartbeats
- * an hour (the SDK sends one per 8 minutes: `AWAIT_JOB_HEARTBEAT_TIMEOUT_MS`). The run is cancelled at once; this
- * activity learns of it at its next heartbeat sent; a worker that dies is noticed within the heartbeat
+ * an hour (the keep-alive's, one per 8 minutes with `AWAIT_JOB_HEARTBEAT_TIMEOUT_MS`; a poll only notes its status
+ * for the next one). The run is cancelled at once; this activity learns of it at its next heartbeat sent (within
+ * 8 minutes: its polls only read, so nothing is changed meanwhile); a worker that dies is noticed within the heartbeat
  * timeout and the retry starts polling again (polls read, never change, so a retry is harmless). When the worker
  * already has {@link awaitJobLimit} of them waiting, it answers after one poll: the workflow then waits a poll interval
  * on its own timer before it asks again.
@@ -50,7 +51,8 @@ export function awaitJob(deps: ActivityDeps) {
       try {
         for (let attempt = input.attempt; ; attempt++) {
           const job = summarizeJob(await storage.getJob({ jobId: input.jobId }));
-          heartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
+          // shown with the next keep-alive (every 8 minutes with the 10-minute heartbeat timeout), not sent per poll
+          noteHeartbeat({ jobId: job.id, status: job.status, polls: attempt - input.attempt + 1 });
           const now = Date.now();
           if ((job.status !== 'waiting' && job.status !== 'processing') || now >= input.deadlineAt) return job;
           await context.sleep(

@@ -45,10 +45,10 @@ export function pollOptions(budgetMs: number, atLeastMs: number): ActivityOption
 }
 
 /**
- * How long `awaitJob` may go without a heartbeat reaching Temporal: 10 minutes. The SDK sends at most one heartbeat
- * per 80 % of it (every 8 minutes, about 7.5 an hour) whatever the poll rate: Temporal Cloud bills each heartbeat it
- * receives as an action, so a job of hours costs a few actions an hour, not one per poll (a 1-minute timeout made it
- * about 75). What it trades: a worker that dies while awaiting a job is noticed within 10 minutes (another worker then
+ * How long `awaitJob` may go without a heartbeat reaching Temporal: 10 minutes. The activity heartbeats once per
+ * 80 % of it (its keep-alive, every 8 minutes, about 7.5 an hour; a poll only notes the job's status for the next
+ * one) whatever the poll rate: Temporal Cloud bills each heartbeat it receives as an action, so a job of hours costs
+ * a few actions an hour, not one per poll. What it trades: a worker that dies while awaiting a job is noticed within 10 minutes (another worker then
  * resumes the wait; the job itself runs on the service all along), and the activity learns of a cancel at its next
  * heartbeat (the run does not wait for that: it is cancelled at once, the activity's last polls are read-only).
  */
@@ -56,7 +56,7 @@ export const AWAIT_JOB_HEARTBEAT_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * The activity that polls a long job until it ends or `deadlineAt` (ms since epoch, workflow time): its one attempt may
- * last until the deadline; it records a heartbeat after every poll (sent to Temporal at most every 8 minutes, see
+ * last until the deadline; it notes the job's status after every poll for its heartbeat (one every 8 minutes, see
  * {@link AWAIT_JOB_HEARTBEAT_TIMEOUT_MS}); an outage is waited out for the run's budget beyond that.
  */
 export function awaitJobOptions(budgetMs: number, untilDeadlineMs: number): ActivityOptions {

@@ -49,11 +49,13 @@ describe('billed actions counted from a history', () => {
 });
 
 describe('heartbeats sent to the server', () => {
-  it('sends the first at once, then one per 80 % of the heartbeat timeout, never less often than once a minute', () => {
-    expect(heartbeatThrottleMs(60_000)).toBe(48_000);
-    expect(heartbeatThrottleMs(10 * 60_000)).toBe(60_000);
-    expect(heartbeatsSent(0, 60_000)).toBe(1);
-    expect(heartbeatsSent(60 * 60_000, 60_000)).toBe(1 + 75);
-    expect(heartbeatsSent(60 * 60_000, 10 * 60_000)).toBe(1 + 60);
+  it("throttles to 80 % of the heartbeat timeout, at most the worker's 3 s; a keep-alive-only activity sends one per keep-alive", () => {
+    expect(heartbeatThrottleMs(2_000)).toBe(1_600);
+    expect(heartbeatThrottleMs(10 * 60_000)).toBe(3_000);
+    expect(heartbeatsSent(0, 10 * 60_000)).toBe(0);
+    // awaitJob's 10-minute timeout: a keep-alive every 8 minutes, 7 in an hour
+    expect(heartbeatsSent(60 * 60_000, 10 * 60_000)).toBe(7);
+    // a 10 s timeout: the 2 s keep-alive, throttled to 3 s
+    expect(heartbeatsSent(60_000, 10_000)).toBe(20);
   });
 });
