@@ -78,7 +78,7 @@ export interface FetchChildrenInput extends FetchLimits {
   api: ApiConfig;
   /** The configuration's function scope (`attr`, run times). */
   scope: FunctionScope;
-  /** The extraction's renamed parent columns so far (ge-legacy). */
+  /** The extraction's renamed parent columns so far. */
   parentAliases?: Record<string, string>;
 }
 
@@ -98,10 +98,8 @@ export interface FetchPagesTotals {
   warnings: string[];
   /** …and how many more there were (absent: none). */
   warningsDropped?: number;
-  // --- ge-legacy ---
   /** The run's renamed parent columns after these pages (the input's plus new ones); absent: none so far. */
   parentAliases?: Record<string, string>;
-  // --- end ge-legacy ---
 }
 
 export interface FetchPagesResult extends FetchPagesTotals {
@@ -140,7 +138,7 @@ function countPage(totals: FetchPagesTotals, page: LoopPage): void {
   totals.records += page.result.recordCount;
   totals.bytes += page.result.bytes;
   totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
-  if (page.parentAliases) totals.parentAliases = page.parentAliases; // ge-legacy
+  if (page.parentAliases) totals.parentAliases = page.parentAliases;
   totals.rows = { ...totals.rows };
   for (const t of page.tables) if (t.rows > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows;
 }

@@ -48,7 +48,7 @@ export interface PageLoopJob {
   job: JobConfig;
   /** Parent columns and context of the run (no functions). */
   context: Pick<RunContext, 'parentColumns' | 'parent'>;
-  /** The run's renamed parent columns before the first page (ge-legacy). */
+  /** The run's renamed parent columns before the first page. */
   parentAliases?: Record<string, string>;
   /** The resume point's scroller state; `state.next` is the first request. */
   state: ScrollerState;

@@ -20,12 +20,10 @@ export interface ExtractFlags extends WorkflowFlags {
   bucket?: string;
   incremental?: boolean;
   keepStaging?: boolean;
-  // --- ge-state (begin) ---
   stateKey?: string;
   /** A reference `state.json` to start from. */
   importState?: string;
   resetState?: boolean;
-  // --- ge-state (end) ---
   receiptsTable?: string;
   /** False with `--no-receipts`. */
   receipts?: boolean;
@@ -70,7 +68,6 @@ export function checkExtractConfig(path: string, json: unknown): void {
   }
 }
 
-// --- ge-state (begin) ---
 /** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
 export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
   if (flags.resetState && flags.importState !== undefined)
@@ -86,7 +83,6 @@ export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetSt
     throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
-// --- ge-state (end) ---
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
@@ -95,8 +91,8 @@ export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,
-    stateKey: flags.stateKey, // ge-state
-    importState: importStateOf(flags), // ge-state
+    stateKey: flags.stateKey,
+    importState: importStateOf(flags),
     options: definedOnly({
       mode: flags.mode,
       batchPages: flags.batchPages,
@@ -119,11 +115,9 @@ export function addExtractArguments(command: Command): Command {
     .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)', bucketIdArg)
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows')
     .option('--keep-staging', 'keep the staged pages and CSVs after the tables were loaded (default: removed)')
-    // --- ge-state (begin) ---
     .option('--state-key <key>', 'run state of this configuration ({"time": "previousStart"}): read at the start, stored after a successful load')
     .option('--import-state <file>', "start from this state (a reference extractor's state.json) instead of the stored one")
     .option('--reset-state', 'start from an empty state (previousStart 0) instead of the stored one');
-  // --- ge-state (end) ---
   return addReceiptsOptions(command);
 }
 
@@ -136,7 +130,6 @@ export function summarizeExtract(result: ExtractResult): Summary {
       ['bytes', formatBytes(result.bytes)],
       ['staging', result.staging && 'removed' in result.staging ? `${result.staging.removed} staged objects removed` : undefined],
       ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
-      // ge-state
       [
         'run state',
         result.runState

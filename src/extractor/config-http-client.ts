@@ -145,7 +145,7 @@ export const configRunShape = {
   http: onlyKeys(
     z.looseObject(
       {
-        // a value may also be a user function (ge-functions: evaluated per job run in workflow time, `functionHeaders`)
+        // a value may also be a user function (evaluated per job run in workflow time, `functionHeaders`)
         headers: z
           .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), {
             error: "'config.http.headers' must be an object of header names and values.",

@@ -18,7 +18,6 @@ import type {
   ScrollerConfig,
 } from './types';
 import { encodePairs, resolveEndpoint, setQueryParams, toQueryPairs } from './url';
-// --- user functions (ge-functions) ---
 import { ExtractorConfigError } from './errors';
 import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type FunctionScope } from './functions';
 
@@ -61,7 +60,6 @@ function withFunctions(spec: RequestSpec, api: ApiConfig, fn: RequestFunctions |
     ...(deferred.length > 0 ? { deferred } : {}),
   };
 }
-// --- end user functions ---
 
 /** What a request is made of before it becomes a descriptor. */
 export interface RequestSpec {

@@ -185,7 +185,7 @@ function innerRulesFor(api: ApiConfig, job: JobConfig, fn?: RequestFunctions): R
  * to run as is (for a child job: its endpoint with placeholders already filled, see `planChildRuns`).
  */
 export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number, scope?: FunctionScope): ScrollerState {
-  // user functions (ge-functions): evaluated with the workflow time of the job run's start
+  // user functions: evaluated with the workflow time of the job run's start
   const fn: RequestFunctions | undefined = scope ? { scope, nowMs: startedAtMs, path: `job '${job.id}'` } : undefined;
   const { rules, template, first, position } = rulesFor(api, job, fn);
   return {

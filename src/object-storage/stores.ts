@@ -85,7 +85,7 @@ export interface StoreEnvironment {
   deadline?: Deadline;
 }
 
-/** The store of a prepared upload target (`provider` absent in old histories: `aws`), with its opened credentials. */
+/** The store of a prepared upload target (`provider` absent: `aws`), with its opened credentials. */
 export function storeOfTarget(
   target: { provider?: StoreProvider; bucket: string; accountName?: string; region?: string; serverSideEncryption?: string },
   credentials: unknown,

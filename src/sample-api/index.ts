@@ -310,7 +310,7 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     return sendJson(request, reply, { items: wideItemsOf(id), next_page: null });
   });
 
-  // --- the reference's other paging methods (see the header) ---
+  // the reference's other paging methods (see the header)
   const items = pagingItems(options.pagingRecords ?? 100);
   const nonNegativeInt = (value: unknown, fallback: number) => {
     const n = Number(value);

@@ -281,7 +281,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       continue;
     }
 
-    // ge-functions: a login response with `format: "text"` is returned as a string, not decoded
+    // a login response with `format: "text"` is returned as a string, not decoded
     const asText = () => ({ body: raw.toString('utf8'), bytes: raw.length, hash: createHash('sha256').update(raw).digest('hex'), status, attempts: attempt });
     if (referenceRetry) {
       if (referenceRetry.codes.includes(status) && !last) {
