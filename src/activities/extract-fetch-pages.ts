@@ -4,7 +4,6 @@ import type { ScrollerState } from '../extractor/scroller';
 import type { RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { ApiConfig, HttpClientConfig, JobConfig } from '../extractor/types';
-import { ApplicationFailure } from '@temporalio/common';
 import { createScrollerState, nextStep } from '../extractor/scroller';
 import type { FunctionScope } from '../extractor/functions';
 import type { SecretSource } from '../extractor/secrets';
@@ -12,7 +11,7 @@ import { userDataForRun } from '../extractor/user-data-functions';
 import type { ChildBatchOutcome } from '../extractor/traversal';
 import type { ExtractFetchTuning } from '../contracts/extract';
 import type { ChildrenRef, PendingPage, StopReasonCounts } from '../extractor/checkpoint';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { MAX_WARNINGS } from '../contracts/extract-plan';
 import type { InputPolicy } from '../security/policy';
 import { ChildListReader, writeChildList } from '../object-storage/child-list';
@@ -460,10 +459,7 @@ async function fetchChildBatch(deps: ActivityDeps, input: FetchChildrenInput): P
       if (index > from && limitReached()) return outcome(resumeState ? { spec, state: resumeState, pending: null } : undefined);
       const template = input.jobs[spec.jobId];
       if (!template)
-        throw ApplicationFailure.nonRetryable(
-          `child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`,
-          SapiErrorCode.INVALID_INPUT,
-        );
+        throw new SapiInvalidInputError(`child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`);
       const runNo = runNoOf(index);
       const fresh = resumeState === null;
       let state = resumeState ?? createScrollerState({ ...template, endpoint: spec.endpoint }, input.api, Date.now(), input.scope);

@@ -8,7 +8,7 @@
  * run id (`DescribeWorkflowExecution`, asked at most once per run and worker, only when the run is not the first).
  */
 import { Context } from '@temporalio/activity';
-import { SapiError, SapiErrorCode, SapiInputForbiddenError } from '../errors';
+import { inContext, SapiInputForbiddenError, SapiNetworkError } from '../errors';
 import { stagingRunKey } from '../contracts/extract-plan';
 
 /** The run an activity works for: its workflow id, its run id and (when the server says) its chain's first run id. */
@@ -46,11 +46,9 @@ export async function firstRunIdOf(context: Context, workflowId: string, runId: 
   } catch (err) {
     if ((err as { code?: number }).code === 5 /* NOT_FOUND */) answer = null;
     else {
-      throw new SapiError({
-        code: SapiErrorCode.NETWORK,
-        message: `could not ask Temporal which run chain ${workflowId}/${runId} belongs to: ${(err as Error).message}`,
-        retryable: true,
-      });
+      const request = { method: 'DescribeWorkflowExecution', path: `${workflowId}/${runId}` };
+      const failure = new SapiNetworkError({ request, cause: err, mayHaveReachedService: false });
+      throw inContext(failure, `could not ask Temporal which run chain ${workflowId}/${runId} belongs to: ${(err as Error).message}`);
     }
   }
   if (answer !== undefined) {

@@ -11,7 +11,7 @@ import {
   type BackfillResult,
 } from '../contracts/backfill';
 import { backfillWindows, windowExtractInput } from '../contracts/backfill-plan';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import {
   addWorkflowOptions,
   bucketIdArg,
@@ -26,7 +26,6 @@ import {
   type WorkflowFlags,
 } from './common';
 import { checkExtractConfig, extractInput, readJsonFile, type ExtractFlags } from './extract';
-import { CliError } from './failure';
 import type { Summary } from './follow';
 import { priorityOf } from './priority';
 
@@ -57,7 +56,7 @@ export interface BackfillImportFlags extends BackfillFlags {
 /** Refuses an input the workflow would refuse, before anything starts (every problem listed). */
 function checked<I extends BackfillInput>(input: I): I {
   const { problems } = backfillWindows(input);
-  if (problems.length > 0) throw new CliError(SapiErrorCode.INVALID_INPUT, `invalid backfill: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new SapiInvalidInputError(`invalid backfill: ${problems.join('; ')}`);
   return input;
 }
 

@@ -2,13 +2,12 @@
 import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
 import { loadCodecKeys, type CodecKey } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
 import { tracingFromEnv, type TracingOptions } from '../observability/tracing';
 import type { Priority } from '@temporalio/common';
-import { CliError } from './failure';
 import type { TransferRunner } from './run-transfer';
 import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
 
@@ -122,7 +121,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     ));
   } catch (err) {
     // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
-    throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+    throw new SapiInvalidInputError(err instanceof Error ? err.message : String(err), undefined, { cause: err });
   }
   return { ...temporal, codecKeys: loadCodecKeys(env), tracing: tracingFromEnv(env) };
 }

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Command } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
 import { CliError, describeFailure } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { ExtractProgress } from '../contracts/extract';
 import type { TransferProgress } from '../contracts/transfer';
 
@@ -61,7 +61,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)',
     arg: (flags) => {
-      if (flags.maxPages === undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give --max-pages <n>');
+      if (flags.maxPages === undefined) throw new SapiInvalidInputError('give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];
     },
     options: (command) => command.option('--max-pages <n>', 'stop after this many pages in all', integerParser(1)),
@@ -73,8 +73,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
     arg: (flags) => {
-      if ((flags.by === undefined) === (flags.until === undefined))
-        throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      if ((flags.by === undefined) === (flags.until === undefined)) throw new SapiInvalidInputError('give one of --by <duration> or --until <ISO time>');
       return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
     },
     options: (command) =>
@@ -101,7 +100,7 @@ export async function sendControl(
     throw err;
   }
   if (!control.types.includes(workflowType)) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
+    throw new SapiInvalidInputError(`${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
   if (control.verb === 'cancel') return { workflowType, state: await requestCancel(client, workflowId, workflowType, flags.reason) };
   const args = control.arg(flags);

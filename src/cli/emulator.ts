@@ -13,8 +13,7 @@ import {
 } from '../emulator/options';
 import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
 import { describeFailure } from './failure';
-import { CliError } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
 export const DEFAULT_EMULATOR_REGION = 'us-east-1';
@@ -48,8 +47,7 @@ export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   const required = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: the emulator keeps files in a MinIO server and needs its endpoint and root keys ` +
         '(`sapi-temporal dev` runs the whole stack instead)',
     );
@@ -79,8 +77,7 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
   );
   const missing = ['AccountName', 'AccountKey', 'BlobEndpoint'].filter((name) => !parts.get(name.toLowerCase()));
   if (!connection || missing.length > 0) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `AZURE_STORAGE_CONNECTION_STRING ${connection ? `lacks ${missing.join(', ')}` : 'is not set'}: --backend azure keeps files in an Azure Blob Storage account ` +
         '(Azurite) and needs "AccountName=…;AccountKey=…;BlobEndpoint=http://127.0.0.1:10000/<account>" (`sapi-temporal dev --backend azure` runs the whole stack instead)',
     );
@@ -101,8 +98,7 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
 export function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
   const host = env.STORAGE_EMULATOR_HOST;
   if (!host || !/^https?:\/\//.test(host)) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `STORAGE_EMULATOR_HOST ${host ? `is ${JSON.stringify(host)}, not an http(s) URL` : 'is not set'}: --backend gcp keeps files in a fake-gcs-server ` +
         'and needs its address, e.g. STORAGE_EMULATOR_HOST=http://127.0.0.1:4443 (`sapi-temporal dev --backend gcp` runs the whole stack instead)',
     );
@@ -154,10 +150,9 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--region <region>', "the stack's region on file resources (default: AWS_REGION on aws, else us-east-1)")
     .action(async (flags: EmulatorFlags) => {
       try {
-        if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
+        if (flags.port > 65535) throw new SapiInvalidInputError(`--port must be 0–65535, got ${flags.port}`);
         if (flags.store === 'memory' && flags.backend !== 'aws') {
-          throw new CliError(
-            SapiErrorCode.INVALID_INPUT,
+          throw new SapiInvalidInputError(
             `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`,
           );
         }

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
+import { ExtractorConfigError } from '../extractor/errors';
 import { clearSecretsError, findClearSecrets } from '../extractor/secrets';
 import type { ExtractInput, ExtractResult } from '../contracts/extract';
 import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
-import { CliError } from './failure';
 import type { Summary } from './follow';
 import { formatBytes } from './progress';
-import { SapiErrorCode } from '../errors';
+import { inContext, SapiInvalidInputError } from '../errors';
 import { addReceiptsOptions, receiptsOf } from './import';
 
 /** `sapi-temporal extract` flags as commander parses them. */
@@ -46,13 +46,13 @@ export function readJsonFile(path: string): unknown {
   try {
     text = readFileSync(resolve(path), 'utf8');
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   return json;
 }
@@ -64,30 +64,29 @@ export function checkExtractConfig(path: string, json: unknown): void {
     const clear = findClearSecrets(json);
     if (clear.length > 0) throw clearSecretsError(clear);
   } catch (err) {
-    throw new CliError(SapiErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof ExtractorConfigError) throw inContext(err, `${path}: ${err.message}`);
+    throw new ExtractorConfigError([{ path: '', message: `${path}: ${err instanceof Error ? err.message : String(err)}` }]);
   }
 }
 
 /** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
 export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
-  if (flags.resetState && flags.importState !== undefined)
-    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
+  if (flags.resetState && flags.importState !== undefined) throw new SapiInvalidInputError('use either --reset-state or --import-state, not both');
   if ((flags.resetState || flags.importState !== undefined) && flags.stateKey === undefined) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
+    throw new SapiInvalidInputError('--reset-state and --import-state need --state-key (the state they replace)');
   }
   if (flags.resetState) return {};
   if (flags.importState === undefined) return undefined;
   try {
     return JSON.parse(readFileSync(resolve(flags.importState), 'utf8')) as unknown;
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
-  if (flags.receipts === false && flags.receiptsTable !== undefined)
-    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
+  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new SapiInvalidInputError('use either --no-receipts or --receipts-table, not both');
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,

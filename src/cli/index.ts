@@ -122,9 +122,8 @@ export function registerDevKitHints(program: Command): void {
       .allowExcessArguments()
       .action(async () => {
         // loaded here: the error registry brings @temporalio/common, which `--help` must not load
-        const [{ CliError }, { SapiErrorCode }] = await Promise.all([import('./failure'), import('../errors')]);
-        throw new CliError(
-          SapiErrorCode.INVALID_INPUT,
+        const { SapiInvalidInputError } = await import('../errors');
+        throw new SapiInvalidInputError(
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
         );
       });

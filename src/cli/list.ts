@@ -4,8 +4,7 @@ import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
 import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
-import { CliError } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 
 /** `list` flags as commander parses them. */
 export interface ListFlags extends TemporalFlags {
@@ -216,7 +215,7 @@ export function registerListCommand(program: Command, context: CliContext): void
       try {
         runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
       } catch (err) {
-        throw new CliError(SapiErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
+        throw new SapiInvalidInputError(await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
       }
       process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
     } finally {

@@ -1,7 +1,7 @@
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
-import { SapiErrorCode } from '../errors';
+import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { NamedHistory } from '../replay-check';
 import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
 import { CliError } from './failure';
@@ -47,7 +47,7 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
       '--tracing <on|off>',
       "replay as a worker with tracing on or off runs (its bundle differs); default: as this environment's worker would (on when SAPI_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set)",
       (value: string) => {
-        if (value !== 'on' && value !== 'off') throw new CliError(SapiErrorCode.INVALID_INPUT, `--tracing takes on or off, got ${JSON.stringify(value)}`);
+        if (value !== 'on' && value !== 'off') throw new SapiInvalidInputError(`--tracing takes on or off, got ${JSON.stringify(value)}`);
         return value;
       },
     );

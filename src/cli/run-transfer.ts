@@ -1,8 +1,7 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
 import { isGrpcServiceError, type Client } from '@temporalio/client';
-import { SapiErrorCode, SapiInvalidInputError } from '../errors';
-import { CliError } from './failure';
+import { inContext, SapiInvalidInputError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
@@ -174,8 +173,7 @@ async function startWorkflow<W extends WorkflowName>(
       onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
     });
   } catch (err) {
-    if (err instanceof SapiInvalidInputError)
-      throw new CliError(SapiErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
+    if (err instanceof SapiInvalidInputError) throw inContext(err, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
     throw err;
   }
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { type z } from 'zod';
-import { SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
+import { httpStatusError, SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
 import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
@@ -139,7 +139,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         span.set({ 'http.response.status_code': res.status, 'sapi.attempts': res.attempts, ...storageResponseAttributes(target.path, res.data) });
         return res;
       } catch (err) {
-        if (err instanceof SapiHttpError) span.set({ 'http.response.status_code': err.status, 'sapi.error_code': err.serviceCode });
+        if ((err instanceof SapiHttpError || err instanceof SapiTimeoutError) && err.status !== undefined)
+          span.set({ 'http.response.status_code': err.status, 'sapi.error_code': err.serviceCode });
         throw err;
       }
     });
@@ -287,7 +288,7 @@ export function httpError(
   text: string,
   retryAfter: string | undefined,
   mayHaveReachedService: boolean,
-): SapiHttpError {
+): SapiHttpError | SapiTimeoutError {
   let serviceCode: string | undefined;
   let serviceMessage: string | undefined;
   let exceptionId: string | undefined;
@@ -305,7 +306,7 @@ export function httpError(
     // not JSON: the excerpt goes into the message
   }
   const retryAfterMs = retryAfter !== undefined ? parseRetryAfterMs(retryAfter) : undefined;
-  return new SapiHttpError({
+  return httpStatusError({
     request: desc,
     status,
     serviceCode,
