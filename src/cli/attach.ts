@@ -3,12 +3,12 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { progressQuery } from '../workflows';
 import type { TransferProgress } from '../contracts/transfer';
-import type { CliSettings } from './common';
+import type { CliSettings, Summary } from './context';
 import { summarizeExport } from './export';
 import { summarizeExtract } from './extract';
 import { summarizeBackfill } from './backfill';
 import { CliError, rootFailure, type RootFailure } from './failure';
-import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
+import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS } from './follow';
 import { summarizeImport } from './import';
 import { activityRetries, formatDuration, formatRetry, progressFields, type ActivityRetry } from './progress';
 import { heartbeatProgress, withLive } from '../live-progress';

@@ -12,6 +12,7 @@ import {
 } from '../contracts/backfill';
 import { backfillWindows, windowExtractInput } from '../contracts/backfill-plan';
 import { SapiInvalidInputError } from '../errors';
+import type { CliContext, Summary } from './context';
 import {
   addWorkflowOptions,
   bucketIdArg,
@@ -22,11 +23,9 @@ import {
   runOptions,
   tableNameArg,
   workerLocation,
-  type CliContext,
   type WorkflowFlags,
 } from './common';
 import { checkExtractConfig, extractInput, readJsonFile, type ExtractFlags } from './extract';
-import type { Summary } from './follow';
 import { priorityOf } from './priority';
 
 /** Flags every backfill command takes. */

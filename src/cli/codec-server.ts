@@ -2,7 +2,8 @@ import { type Command } from 'commander';
 import { SapiInvalidInputError } from '../errors';
 import { CODEC_KEYS_ENV, CODEC_KEY_FILE_ENV, loadCodecKeys } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, DEFAULT_CODEC_SERVER_HOST, DEFAULT_CODEC_SERVER_PORT } from '../codec/server';
-import { integerParser, onStopSignals, parseList, type CliContext } from './common';
+import type { CliContext } from './context';
+import { integerParser, onStopSignals, parseList } from './common';
 
 export { CODEC_SERVER_TOKEN_ENV };
 /** Environment variable with the default CORS origins (comma-separated), e.g. the Temporal UI's. */

@@ -6,7 +6,7 @@
  * compares them).
  */
 import type { Command } from 'commander';
-import type { CliContext } from './common';
+import type { CliContext } from './context';
 
 /** One command as the top-level help lists it. */
 export interface CommandSummary {

@@ -4,53 +4,12 @@ import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { SapiInvalidInputError } from '../errors';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
-import { loadCodecKeys, type CodecKey } from '../codec/keys';
+import { loadCodecKeys } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
-import { tracingFromEnv, type TracingOptions } from '../observability/tracing';
+import { tracingFromEnv } from '../observability/tracing';
 import type { Priority } from '@temporalio/common';
-import type { TransferRunner } from './run-transfer';
+import type { CliSettings, TemporalFlags } from './context';
 import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
-
-/**
- * Where and how the CLI reaches Temporal (address, namespace, API key, TLS, profile) and the task queue. The CLI
- * needs nothing else: Storage tokens live in the worker's environment.
- */
-export interface CliSettings extends TemporalConnectionSettings {
-  taskQueue: string;
-  /** Payload-encryption keys (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`) for the client's data converter; absent: off. */
-  codecKeys?: CodecKey[];
-  /** Tracing of a transfer command (`SAPI_OTEL_ENDPOINT` / `OTEL_EXPORTER_OTLP_*`, as the worker reads them); absent: off. */
-  tracing?: TracingOptions;
-}
-
-/** The Temporal connection flags as commander parses them (the Temporal CLI's names). */
-export interface TemporalFlags {
-  address?: string;
-  namespace?: string;
-  taskQueue?: string;
-  /** `--env`: a preset of `temporal env set` (`~/.config/temporalio/temporal.yaml`). */
-  env?: string;
-  envFile?: string;
-  /** `--profile` of the TOML config file (`temporal config set`). */
-  profile?: string;
-  configFile?: string;
-  apiKey?: string;
-  /** `--tls`: TLS on without any other TLS setting (true), or off (`--no-tls`: false). */
-  tls?: boolean;
-  tlsCertPath?: string;
-  tlsKeyPath?: string;
-  tlsCaPath?: string;
-  tlsServerName?: string;
-  tlsDisableHostVerification?: boolean;
-}
-
-/** What the commands depend on; tests replace `runTransfer` to see the workflow input a command line produces. */
-export interface CliContext {
-  /** Environment the commands read. Default `process.env`. */
-  env: NodeJS.ProcessEnv;
-  /** Starts a transfer workflow, shows its progress and prints its result. Default {@link runTransfer}. */
-  runTransfer: TransferRunner;
-}
 
 /**
  * The connection flags and the variable each writes over (the variables `@temporalio/envconfig` reads, so a flag

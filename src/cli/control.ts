@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration } from './common';
 import { CliError, describeFailure } from './failure';
 import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { ExtractProgress } from '../contracts/extract';

@@ -11,7 +11,8 @@ import {
   type EmulatorS3Options,
   type EmulatorStore,
 } from '../emulator/options';
-import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
+import type { CliContext } from './context';
+import { integerParser, onStopSignals, parsePositiveNumber } from './common';
 import { describeFailure } from './failure';
 import { SapiInvalidInputError } from '../errors';
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SapiInvalidInputError } from '../errors';
-import type { TemporalFlags } from './common';
+import type { TemporalFlags } from './context';
 
 /** Name of the preset used when none is named (`--env`, `TEMPORAL_ENV`); applied only when the file has it. */
 export const DEFAULT_ENV_NAME = 'default';

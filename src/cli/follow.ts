@@ -6,17 +6,12 @@ import { CliError, CommandFailedError, describeFailure, failureCode } from './fa
 import { heartbeatProgress, withLive, type LiveProgress } from '../live-progress';
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
+import type { Summary } from './context';
 import type { TemporalLink } from './temporal-link';
 import { SapiErrorCode } from '../errors';
 
 /** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
 export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
-
-/** A result as a person reads it: a title line and labelled values (undefined values are left out). */
-export interface Summary {
-  title: string;
-  fields: Array<[label: string, value: string | number | undefined]>;
-}
 
 /** One workflow to follow, as `runTransfer` (just started) or `wait` (found by id) describes it. */
 export interface FollowRequest {

@@ -1,8 +1,8 @@
 import { Command, CommanderError, Help } from 'commander';
 import { COMMAND_GROUPS, DEV_KIT_SUMMARIES, type CommandSummary, type RegisterCommands } from './commands';
-import type { CliContext } from './common';
+import type { CliContext, TransferRunner } from './context';
 import { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE } from './exit-codes';
-import type { TransferRunner } from './run-transfer';
+
 import { packageVersion } from '../version';
 
 // The CLI's entry point. It loads commander and the command table only: a command's module (and with it the

@@ -2,7 +2,8 @@
 // workflows set (src/contracts/search-attributes.ts).
 import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings } from './common';
 import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { SapiInvalidInputError } from '../errors';
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { addOutputOptions, integerParser, type CliContext } from './common';
+import type { CliContext } from './context';
+import { addOutputOptions, integerParser } from './common';
 import type { ReceiptsFlags } from './receipts-run';
 
 /** Most receipts `receipts` lists by default (the service answers at most 1000 rows at once). */

@@ -3,7 +3,8 @@ import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
 import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { NamedHistory } from '../replay-check';
-import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser } from './common';
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */

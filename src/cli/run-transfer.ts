@@ -5,49 +5,14 @@ import { inContext, SapiInvalidInputError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
+import type { WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
 import { startOrAttach } from '../client';
-import type { Priority } from '@temporalio/common';
-import type { CliSettings } from './common';
-import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
+import type { TransferRun } from './context';
+import { commandFailure, followAndPrint, reattachHint } from './follow';
 import { type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
-
-/** One workflow run as a command describes it: a registered workflow and its typed input. */
-export interface TransferRun<W extends WorkflowName = WorkflowName> {
-  /** `import` or `export`: names the run in messages. */
-  verb: string;
-  /** Registered workflow name, e.g. `importTableWorkflow`. */
-  workflowType: W;
-  workflowId: string;
-  input: WorkflowInput<W>;
-  settings: CliSettings;
-  /** Print exactly one JSON object `{workflowId, runId, ...result}` on stdout, no summary and no progress bar. */
-  json: boolean;
-  /** Keep following through a Temporal outage this long before giving up with exit code 3 (ms). */
-  reconnectTimeoutMs: number;
-  /** `--detach`: start the workflow, print its id (`{workflowId, runId, taskQueue}` with `json`) and return. Default false. */
-  detach?: boolean;
-  /** First Ctrl-C while following: `detach` (default) stops waiting, `cancel` (`--cancel-on-interrupt`) cancels the workflow. */
-  onInterrupt?: 'detach' | 'cancel';
-  /**
-   * Run again when the last run under `workflowId` completed (`--rerun`). Default false: such a command runs nothing,
-   * says the run is already done and prints its result. A run still going under the id is always followed instead of
-   * starting a second one (two commands racing to start it get one workflow).
-   */
-  rerun?: boolean;
-  /** Priority and fairness of the run (inherited by its activities and child workflows); the server's default when absent. */
-  priority?: Priority;
-  /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
-  checkWorkers?: boolean;
-  /** The human summary: a title line and labelled values (undefined values are left out). */
-  summarize(result: WorkflowResult<W>): Summary;
-}
-
-/** {@link runTransfer}'s shape, so tests can put a recorder in its place. */
-export type TransferRunner = <W extends WorkflowName>(run: TransferRun<W>) => Promise<void>;
 
 /**
  * Checks that a worker polls the task queue (and `transferTaskQueue`) lately, and starts nothing when none shows up

@@ -11,16 +11,8 @@ import {
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
-import {
-  addOutputOptions,
-  addTemporalOptions,
-  cliSettings,
-  parseDuration,
-  type CliContext,
-  type CliSettings,
-  type TemporalFlags,
-  type WorkflowFlags,
-} from './common';
+import type { CliContext, CliSettings, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, parseDuration, type WorkflowFlags } from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';

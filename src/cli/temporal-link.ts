@@ -6,7 +6,7 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { codecDataConverter } from '../codec';
 import { activeTracing } from '../observability/tracing';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
-import type { CliSettings } from './common';
+import type { CliSettings } from './context';
 import { probeConnection, type ConnectionCause, type ConnectionDiagnosis } from './connection-probe';
 import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';

@@ -2,7 +2,7 @@
 // the task queue lately: a workflow on a queue no worker polls waits forever, and the CLI would wait with it.
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { CliSettings } from './common';
+import type { CliSettings } from './context';
 import { CliError, NO_WORKER } from './failure';
 
 /** A long poll lasts up to about 70 s before the worker polls again: a poller older than this stopped polling (ms). */

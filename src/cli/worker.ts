@@ -1,6 +1,7 @@
 import { type Command } from 'commander';
 import { loadSettings } from '../config';
-import { addTemporalOptions, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addTemporalOptions, withTemporalFlags } from './common';
 import { SapiInvalidInputError } from '../errors';
 import { describeFailure } from './failure';
 
