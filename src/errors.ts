@@ -214,7 +214,7 @@ export function errorClassOf(code: SapiErrorCode): string {
 }
 
 /** What a failed Storage job reported, for {@link describeJobFailure}. */
-export interface FailedJob {
+interface FailedJob {
   id: number | string;
   operationName?: string;
   tableId?: string | null;

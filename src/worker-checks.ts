@@ -32,7 +32,7 @@ export function checkActivityNames(own: object | undefined, plugin: object, plug
 }
 
 /** What {@link checkConnections} tells about a connection that answered but not well (the worker starts anyway). */
-export interface StartCheckOptions {
+interface StartCheckOptions {
   /** Called with a line about a service that answered with a server error (it may be in maintenance). */
   warn?(message: string): void;
 }

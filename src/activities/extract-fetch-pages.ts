@@ -25,10 +25,10 @@ import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
 import { recordSpan, tracingOn } from '../observability/spans';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
-export const HEARTBEAT_CALL_INTERVAL_MS = 200;
+const HEARTBEAT_CALL_INTERVAL_MS = 200;
 
 /** Pages a batch fetches beyond the last one staged (the page loop stops there while the staging catches up). */
-export const PAGES_AHEAD = 32;
+const PAGES_AHEAD = 32;
 
 /** How much one call fetches, and how (shared by a job run's call and a child batch). */
 export interface FetchLimits {

@@ -12,7 +12,7 @@ import { inContext, SapiInputForbiddenError, SapiNetworkError } from '../errors'
 import { stagingRunKey } from '../contracts/extract-plan';
 
 /** The run an activity works for: its workflow id, its run id and (when the server says) its chain's first run id. */
-export interface RunChain {
+interface RunChain {
   workflowId: string;
   runId: string;
 }
@@ -22,7 +22,7 @@ const firstRunIds = new Map<string, string | null>();
 const MAX_CACHED = 10_000;
 
 /** The workflow run the current activity works for; a call outside a workflow's activity is refused. */
-export function currentRun(field: string): RunChain & { context: Context } {
+function currentRun(field: string): RunChain & { context: Context } {
   const context = Context.current();
   const execution = context.info.workflowExecution;
   if (!execution) throw new SapiInputForbiddenError(field, 'only an activity of a workflow run may use run-owned state');

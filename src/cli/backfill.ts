@@ -42,7 +42,7 @@ export interface BackfillExtractFlags extends BackfillFlags, Omit<ExtractFlags, 
 }
 
 /** `sapi-temporal backfill import` flags as commander parses them. */
-export interface BackfillImportFlags extends BackfillFlags {
+interface BackfillImportFlags extends BackfillFlags {
   bucket: string;
   table: string;
   incremental?: boolean;

@@ -7,10 +7,10 @@ import { integerParser, onStopSignals, parseList } from './common';
 
 export { CODEC_SERVER_TOKEN_ENV };
 /** Environment variable with the default CORS origins (comma-separated), e.g. the Temporal UI's. */
-export const CODEC_SERVER_CORS_ENV = 'SAPI_CODEC_SERVER_CORS_ORIGINS';
+const CODEC_SERVER_CORS_ENV = 'SAPI_CODEC_SERVER_CORS_ORIGINS';
 
 /** `sapi-temporal codec-server` flags as commander parses them. */
-export interface CodecServerFlags {
+interface CodecServerFlags {
   port: number;
   host: string;
   corsOrigin?: string[];

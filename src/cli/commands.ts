@@ -20,7 +20,7 @@ export interface CommandSummary {
 export type RegisterCommands = (program: Command, context: CliContext) => void;
 
 /** Commands registered by one module. */
-export interface CommandGroup {
+interface CommandGroup {
   readonly commands: readonly CommandSummary[];
   load(): Promise<RegisterCommands>;
 }

@@ -15,7 +15,7 @@ import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
  * The connection flags and the variable each writes over (the variables `@temporalio/envconfig` reads, so a flag
  * has the meaning its variable has). Names as the Temporal CLI spells them.
  */
-export const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, variable: string]> = [
+const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, variable: string]> = [
   ['address', 'TEMPORAL_ADDRESS'],
   ['namespace', 'TEMPORAL_NAMESPACE'],
   ['taskQueue', 'TEMPORAL_TASK_QUEUE'],
@@ -86,7 +86,7 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
 }
 
 /** Output formats of `-o, --output` (the Temporal CLI's flag). */
-export const OUTPUT_FORMATS = ['text', 'json'] as const;
+const OUTPUT_FORMATS = ['text', 'json'] as const;
 
 /**
  * Adds `-o, --output text|json` and `--json` (the same as `-o json`); `json` says what JSON output is. A preAction
@@ -157,7 +157,7 @@ export function defaultWorkflowId(verb: string, target: string): string {
 /** Default of `--reconnect-timeout`: how long a command keeps following a workflow while Temporal is unreachable (10 min, in ms). */
 export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
 /** Environment variable with the default of `--reconnect-timeout` (same syntax: `90s`, `10m`, `1h`, bare seconds). */
-export const RECONNECT_TIMEOUT_ENV = 'SAPI_CLI_RECONNECT_TIMEOUT';
+const RECONNECT_TIMEOUT_ENV = 'SAPI_CLI_RECONNECT_TIMEOUT';
 
 const DURATION_UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, min: 60_000, h: 3_600_000 };
 

@@ -36,7 +36,7 @@ const EXTRACT = ['extractWorkflow'];
 const PAUSABLE = [...EXTRACT, 'backfillWorkflow'];
 const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
 
-export const CONTROLS: readonly Control[] = [
+const CONTROLS: readonly Control[] = [
   {
     verb: 'pause',
     update: 'pause',
@@ -83,7 +83,7 @@ export const CONTROLS: readonly Control[] = [
 ];
 
 /** Sends `control`'s update to the run `workflowId` and resolves with the run's new state. */
-export async function sendControl(
+async function sendControl(
   client: Client,
   control: Control,
   workflowId: string,
@@ -177,7 +177,7 @@ export function lostWithItsTask(err: unknown): boolean {
 }
 
 /** The run's new state in one line: phase and what it says about pausing, cancelling, limits and deadline. */
-export function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
+function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
   const parts = [`phase ${state.phase}`];
   if ('pages' in state)
     parts.push(

@@ -17,10 +17,10 @@ import { describeFailure } from './failure';
 import { SapiInvalidInputError } from '../errors';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
-export const DEFAULT_EMULATOR_REGION = 'us-east-1';
+const DEFAULT_EMULATOR_REGION = 'us-east-1';
 
 /** `sapi-temporal emulator` flags as commander parses them. */
-export interface EmulatorFlags {
+interface EmulatorFlags {
   port: number;
   host: string;
   dataDir: string;
@@ -37,14 +37,14 @@ export interface EmulatorFlags {
 }
 
 /** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
-export const EMULATOR_ADMIN_TOKEN_ENV = 'SAPI_EMULATOR_ADMIN_TOKEN';
+const EMULATOR_ADMIN_TOKEN_ENV = 'SAPI_EMULATOR_ADMIN_TOKEN';
 
 /**
  * The emulator's object storage from the environment: `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`,
  * `AWS_SECRET_ACCESS_KEY` (required: a MinIO server and its root keys, for STS), `AWS_REGION` (default us-east-1),
  * `SAPI_EMULATOR_BUCKET` (default `sapi-files`).
  */
-export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
+function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   const required = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
@@ -96,7 +96,7 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
  * variable Google's own clients read), `GOOGLE_CLOUD_PROJECT` (default `sapi-dev`) and `SAPI_EMULATOR_BUCKET` as the
  * bucket (default `sapi-files`).
  */
-export function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
+function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
   const host = env.STORAGE_EMULATOR_HOST;
   if (!host || !/^https?:\/\//.test(host)) {
     throw new SapiInvalidInputError(

@@ -8,7 +8,7 @@ import { SapiInvalidInputError } from '../errors';
 import type { TemporalFlags } from './context';
 
 /** Name of the preset used when none is named (`--env`, `TEMPORAL_ENV`); applied only when the file has it. */
-export const DEFAULT_ENV_NAME = 'default';
+const DEFAULT_ENV_NAME = 'default';
 
 /** The preset keys (the Temporal CLI's flag names) this CLI takes, and the flag each sets. */
 const PRESET_KEYS: Readonly<Record<string, keyof TemporalFlags>> = {
@@ -28,7 +28,7 @@ const PRESET_KEYS: Readonly<Record<string, keyof TemporalFlags>> = {
 const BOOLEAN_FLAGS: ReadonlySet<keyof TemporalFlags> = new Set(['tls', 'tlsDisableHostVerification']);
 
 /** The default presets file: `$HOME/.config/temporalio/temporal.yaml`, where `temporal env set` writes. */
-export function defaultEnvFile(env: NodeJS.ProcessEnv): string {
+function defaultEnvFile(env: NodeJS.ProcessEnv): string {
   return join(env.HOME ?? homedir(), '.config', 'temporalio', 'temporal.yaml');
 }
 

@@ -197,7 +197,7 @@ export async function main(argv: string[]): Promise<void> {
  * (`channel-credentials.js`), so every TLS connection to `127.0.0.1:7233` printed it. Nothing the user can act on;
  * other warnings pass.
  */
-export function dropIpServerNameWarning(): void {
+function dropIpServerNameWarning(): void {
   const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const [typeOrOptions, code] = rest;

@@ -15,7 +15,7 @@ export interface ReceiptsFlags {
 }
 
 /** Reads receipts and tables: the receipts table, its rows by a column's value, a table's row count. */
-export interface ReceiptsReader {
+interface ReceiptsReader {
   receiptsTable: string;
   /** Receipts whose `column` equals `value`, newest first (at most `limit`). */
   where(column: 'table_id' | 'workflow_id' | 'origin_workflow_id', value: string, limit?: number): Promise<LoadReceipt[]>;
@@ -39,7 +39,7 @@ export function receiptsReader(env: NodeJS.ProcessEnv, flags: ReceiptsFlags): Re
 }
 
 /** {@link ReceiptsReader} over a Storage client. */
-export function storageReader(storage: StorageClient, receiptsTable: string): ReceiptsReader {
+function storageReader(storage: StorageClient, receiptsTable: string): ReceiptsReader {
   return {
     receiptsTable,
     async where(column, value, limit = PREVIEW_MAX_ROWS) {
@@ -85,7 +85,7 @@ export function receiptLine(r: LoadReceipt): string {
 }
 
 /** One table's check of `verify`. */
-export interface VerifyCheck {
+interface VerifyCheck {
   tableId: string;
   receiptId: string;
   mode: LoadReceipt['mode'];

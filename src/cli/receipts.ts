@@ -4,7 +4,7 @@ import { addOutputOptions, integerParser } from './common';
 import type { ReceiptsFlags } from './receipts-run';
 
 /** Most receipts `receipts` lists by default (the service answers at most 1000 rows at once). */
-export const DEFAULT_RECEIPTS_LIMIT = 100;
+const DEFAULT_RECEIPTS_LIMIT = 100;
 
 /**
  * `sapi-temporal receipts --table T` (the receipts of the loads into a table, newest first) and `sapi-temporal verify

@@ -8,10 +8,10 @@ import { addOutputOptions, addTemporalOptions, cliSettings, integerParser } from
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */
-export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
+const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
 
 /** Most histories downloaded by default: a check before a deploy, not an archive scan. */
-export const DEFAULT_REPLAY_LIMIT = 200;
+const DEFAULT_REPLAY_LIMIT = 200;
 
 interface ReplayCheckFlags extends TemporalFlags {
   query?: string;
@@ -23,7 +23,7 @@ interface ReplayCheckFlags extends TemporalFlags {
 }
 
 /** The visibility query of the runs a deploy would take over: the plugin's workflows still running on the task queue. */
-export function defaultReplayQuery(taskQueue: string): string {
+function defaultReplayQuery(taskQueue: string): string {
   return `TaskQueue="${taskQueue}" AND ExecutionStatus="Running" AND WorkflowType IN (${PLUGIN_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')})`;
 }
 

@@ -147,7 +147,7 @@ async function startWorkflow<W extends WorkflowName>(
  * The bytes an import will upload when the CLI can tell: a local file it can see, sent as is (`--gzip` compresses
  * it on the way, to a size unknown in advance). Undefined otherwise.
  */
-export function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): number | undefined {
+function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): number | undefined {
   const { source, gzip } = run.input as { source?: unknown; gzip?: boolean };
   if (run.workflowType !== 'importTableWorkflow' || gzip || typeof source !== 'string' || !source.startsWith('/')) return undefined;
   try {
@@ -161,7 +161,7 @@ export function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): nu
  * What the Temporal UI shows of a run the CLI starts: `import orders.csv → in.c-main.orders (direct, 3.1 GB)` (the
  * size when the source is a file the CLI can see) and the details of the command line.
  */
-export function startMetadata(run: Pick<TransferRun, 'workflowType' | 'input'>): { staticSummary: string; staticDetails: string } {
+function startMetadata(run: Pick<TransferRun, 'workflowType' | 'input'>): { staticSummary: string; staticDetails: string } {
   let sizeBytes: number | undefined;
   const source = (run.input as { source?: unknown }).source;
   if (run.workflowType === 'importTableWorkflow' && typeof source === 'string' && source.startsWith('/')) {

@@ -12,7 +12,7 @@ import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
 
 /** Longest wait for one reconnection attempt (ms); the retry loop then waits and dials again. */
-export const RECONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
+const RECONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
 
 /** gRPC attempts the client makes on UNAVAILABLE before the CLI's own loop takes over (and says so). */
 const UNAVAILABLE_ATTEMPTS = 4;

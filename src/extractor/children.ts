@@ -31,7 +31,7 @@ function placeholderFunction(fn: unknown, value: unknown, placeholder: string, c
 }
 
 /** A placeholder value taken from a parent row. */
-export interface PlaceholderValue {
+interface PlaceholderValue {
   placeholder: string;
   /** The field path in the parent row. */
   field: string;
@@ -60,7 +60,7 @@ export interface ChildRun {
 }
 
 /** The plan after one parent page. */
-export interface ChildPlan {
+interface ChildPlan {
   runs: ChildRun[];
   warnings: string[];
 }

@@ -22,7 +22,7 @@ function onlyKeys<T extends z.ZodType>(schema: T, where: string, known: readonly
 }
 
 /** The reference's retry defaults (juicer `RetryHandler`), used when `api.retryConfig` is given without them. */
-export const REFERENCE_RETRY_DEFAULTS = Object.freeze({
+const REFERENCE_RETRY_DEFAULTS = Object.freeze({
   maxRetries: 10,
   codes: [500, 502, 503, 504, 408, 420, 429] as readonly number[],
   retryHeader: 'Retry-After',
@@ -40,7 +40,7 @@ const statusList = (what: string) => z.array(statusCode(what), { error: `'${what
 const NOT_SUPPORTED_CURL = 'is not supported: network errors (connection refused or reset, DNS, TLS, timeouts) are always retried; remove the key.';
 
 /** `api.retryConfig` (juicer 9 shape, plus the juicer 8 `headerName`/`httpCodes` it converts). */
-export const retryConfigSchema = onlyKeys(
+const retryConfigSchema = onlyKeys(
   z.looseObject(
     {
       maxRetries: z

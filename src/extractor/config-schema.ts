@@ -39,7 +39,7 @@ const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.bo
 });
 
 /** The whole configuration file: `{parameters: {api, config}}`. Unknown keys are allowed (and ignored). */
-export const extractorConfigInputSchema = z.looseObject({
+const extractorConfigInputSchema = z.looseObject({
   parameters: z.looseObject(
     {
       api: z.looseObject(
@@ -105,7 +105,7 @@ export const extractorConfigInputSchema = z.looseObject({
 });
 
 /** Formats a zod path as `parameters.config.jobs[0].endpoint`. */
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return path.reduce<string>((acc, seg) => {
     if (typeof seg === 'number') return `${acc}[${seg}]`;
     return acc === '' ? String(seg) : `${acc}.${String(seg)}`;

@@ -270,7 +270,7 @@ function unusedMappingIssues(jobs: JobConfig[], mappings: Record<string, TableMa
 }
 
 /** What `applyJobFeatures` adds to the normalized configuration. */
-export interface JobFeatureResult {
+interface JobFeatureResult {
   issues: ConfigIssue[];
   /** The configuration with `recursionFilter`, `userData` and `mapping` set on its jobs (a new object). */
   config: ExtractorConfig;

@@ -60,7 +60,7 @@ export interface ProcessedPage {
  * A fetched page read up to its rows: what `nextStep` and the child runs need, and `rows()` to flatten its records
  * (the larger part of the work, so a caller can send the next request first).
  */
-export interface ReadPage extends Omit<ProcessedPage, 'tables' | 'schemaDelta' | 'parentAliases'> {
+interface ReadPage extends Omit<ProcessedPage, 'tables' | 'schemaDelta' | 'parentAliases'> {
   /** The tables, their keys and the run's renamed parent columns; `warnings` then holds every warning of the page. */
   rows(): Pick<ProcessedPage, 'tables' | 'schemaDelta' | 'warnings' | 'parentAliases'>;
 }

@@ -44,7 +44,7 @@ export type StopReason =
   | 'limit-stop';
 
 /** The pagination rules a job runs with (resolved from `pagination`, including `multiple`). */
-export interface ScrollRules {
+interface ScrollRules {
   kind: ScrollerConfig['method'];
   /** `response.param`: the path of the value; `response.url`: `urlKey`. */
   responseParam: string | null;
@@ -90,13 +90,13 @@ export interface ScrollerState {
 }
 
 /** A lookup result carried in a digest (`found: false` = the path does not resolve; `value` is then null). */
-export interface DigestValue {
+interface DigestValue {
   found: boolean;
   value: unknown;
 }
 
 /** The few values of a response the scroller needs; computed next to the body by `digestPage`. */
-export interface PageDigest {
+interface PageDigest {
   /** Value at `responseParam` (`null` without response.param pagination). */
   cursor: DigestValue | null;
   /** Root property `nextPageFlag.field` (`null` when not configured). */
@@ -127,7 +127,7 @@ export interface PageResult {
 }
 
 /** Result of one step. */
-export interface StepResult {
+interface StepResult {
   state: ScrollerState;
   /** Next request to send, or `null` when pagination ended (`stopReason` says why). */
   next: RequestDescriptor | null;

@@ -232,7 +232,7 @@ export function resolveRequestSecrets(request: RequestDescriptor, source: Secret
 }
 
 /** `text` with every secret (as is, and percent-encoded) replaced by `***`. */
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
+function scrubSecrets(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) {
     if (secret === '') continue;

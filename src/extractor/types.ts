@@ -61,7 +61,7 @@ export interface ResponseParamScrollerConfig extends StopConditions {
 }
 
 /** No `method`: one request per job (the stop conditions are accepted but have nothing to stop). */
-export interface NoScrollerConfig extends StopConditions {
+interface NoScrollerConfig extends StopConditions {
   method: 'none';
 }
 
@@ -131,7 +131,7 @@ export type ScrollerConfig =
  * `method: "multiple"`: named scrollers, a job picks one with `scroller`. Its own stop conditions apply on top of
  * the picked scroller's (checked first), as the reference decorates the multiple scroller.
  */
-export interface MultiplePaginationConfig extends StopConditions {
+interface MultiplePaginationConfig extends StopConditions {
   method: 'multiple';
   scrollers: Record<string, ScrollerConfig>;
   /** Name of the scroller for jobs without `scroller` (reference: `pagination.default`); else the one named `default`. */

@@ -34,7 +34,7 @@ export type { DatedEvent, PagingItem, SampleOrder, SampleUser } from './dataset'
 export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
 
 /** Options of `createSampleApi`. */
-export interface SampleApiOptions {
+interface SampleApiOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;
   /** Default `127.0.0.1`. */

@@ -47,12 +47,12 @@ export function createDefaultDispatcher(options: { connectMs?: number; connectio
 export type QueryValue = string | number | boolean | undefined | null | readonly (string | number)[];
 
 /** A request body made fresh for every attempt (streams cannot be replayed). */
-export interface BodyFactory {
+interface BodyFactory {
   /** Returns the body and its headers (`content-type`, maybe `content-length`). */
   (): { body: Readable | string | Buffer; headers: Record<string, string> };
 }
 
-export interface HttpRequest<S extends z.ZodType> {
+interface HttpRequest<S extends z.ZodType> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
   /** Path under the base URL (`/v2/storage/...`), or an absolute URL (the importer, a job's `url`). */
   path: string;
@@ -73,7 +73,7 @@ export interface HttpRequest<S extends z.ZodType> {
   signal?: AbortSignal;
 }
 
-export interface HttpResponse<T> {
+interface HttpResponse<T> {
   status: number;
   data: T;
   headers: Record<string, string | string[] | undefined>;
@@ -282,7 +282,7 @@ function parseBody<S extends z.ZodType>(
 }
 
 /** Builds the registry error for a non-2xx answer, reading the service's error body when it has one. */
-export function httpError(
+function httpError(
   desc: RequestDescription,
   status: number,
   text: string,
@@ -331,7 +331,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 }
 
 /** Encodes a query; arrays become `name[]=v`, undefined/null are skipped, booleans become `1`/`0`. */
-export function encodeQuery(query?: Record<string, QueryValue>): string {
+function encodeQuery(query?: Record<string, QueryValue>): string {
   if (!query) return '';
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {

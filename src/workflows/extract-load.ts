@@ -12,10 +12,10 @@ import type { Priority } from '@temporalio/common';
 import { importTableWorkflow } from './import-table';
 
 /** What loading reads from the checkpoint: where the pages are staged, the schema and the rows per table. */
-export type StagedTables = Pick<ExtractCheckpoint, 'runKey' | 'runId' | 'schema' | 'rows'>;
+type StagedTables = Pick<ExtractCheckpoint, 'runKey' | 'runId' | 'schema' | 'rows'>;
 
 /** Everything {@link loadTables} needs besides the checkpoint. */
-export interface LoadTablesOptions {
+interface LoadTablesOptions {
   /** The extraction's workflow id (the import children are `<id>-load-<table>-<run id prefix>`). */
   workflowId: string;
   connection: string | undefined;
@@ -43,7 +43,7 @@ export interface LoadTablesOptions {
 }
 
 /** Tables with staged rows and known columns, in schema order; the tables named in `always` even without rows. */
-export function stagedTables(staged: StagedTables, always: readonly string[] = []): string[] {
+function stagedTables(staged: StagedTables, always: readonly string[] = []): string[] {
   return Object.keys(staged.schema).filter((name) => ((staged.rows[name] ?? 0) > 0 || always.includes(name)) && (staged.schema[name]?.length ?? 0) > 0);
 }
 
@@ -63,7 +63,7 @@ export function notLoaded(staged: StagedTables): ExtractTableResult[] {
  * (every one runs to its end whatever the others do). Deterministic in a workflow: which item starts next depends
  * only on completions, which replay from history.
  */
-export async function settleInTurn<T, R>(items: readonly T[], limit: number, each: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
+async function settleInTurn<T, R>(items: readonly T[], limit: number, each: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
   const results: PromiseSettledResult<R>[] = new Array(items.length);
   let next = 0;
   const lane = async () => {

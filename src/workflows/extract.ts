@@ -104,7 +104,7 @@ function checkLimits(limits: unknown, pagesDone: number, inFlight: number): void
 export { MAX_RATE_LIMIT_WAITS };
 
 /** Failure types the extraction never retries (besides the Storage ones). */
-export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
+const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
 function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined, budgetMs: number) {
   const retry = outageRetry(EXTRACT_NON_RETRYABLE_ERROR_CODES);

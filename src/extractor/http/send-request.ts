@@ -31,7 +31,7 @@ export function requestAuthOf(config: {
 }
 
 /** Options of {@link sendRequest}. */
-export interface SendRequestOptions extends Partial<Omit<ApplyAuthOptions, 'sendLogin'>> {
+interface SendRequestOptions extends Partial<Omit<ApplyAuthOptions, 'sendLogin'>> {
   secrets: SecretSource;
   auth?: RequestAuth;
   fetch?: FetchPageOptions;
