@@ -8,7 +8,7 @@ import type { ProgressReport } from '../contracts/transfer';
  * worker that dies is noticed within the activity's heartbeat timeout (seconds), not its start-to-close timeout
  * (minutes). The SDK throttles what reaches the server to 80 % of the heartbeat timeout.
  */
-const KEEPALIVE_INTERVAL_MS = 2_000;
+export const KEEPALIVE_INTERVAL_MS = 2_000;
 
 /** The last details each running activity heartbeated (what the keep-alive re-sends). */
 const lastDetails = new WeakMap<Context, { details: unknown }>();
