@@ -157,8 +157,64 @@ export const NON_RETRYABLE_ERROR_CODES: readonly string[] = Object.freeze(
   (Object.entries(ERROR_CODES) as Array<[SapiErrorCode, ErrorCodeInfo]>).filter(([, info]) => !info.retryable).map(([code]) => code),
 );
 
+/**
+ * The class that raises each code: every code has exactly one, and a code is raised only by its class (or a subclass:
+ * {@link SapiHttpError} is the {@link SapiStorageError} built from an HTTP answer). `test/unit/contracts/error-registry.test.ts`
+ * reads every raise in src/ and holds the code to it. The classes outside this module: `WorkerStartError` is here
+ * too; the extractor's are in `src/extractor/errors.ts`, `CliError` in `src/cli/failure.ts`. `ApplicationFailure`: codes
+ * only workflow code raises, as an `ApplicationFailure` typed by the code (workflow code also raises the codes of
+ * the classes so, since it cannot construct them: the type says which class's code it is).
+ */
+export const ERROR_CLASSES: Readonly<Record<string, readonly SapiErrorCode[]>> = Object.freeze({
+  SapiStorageError: [
+    SapiErrorCode.UNAUTHORIZED,
+    SapiErrorCode.NOT_FOUND,
+    SapiErrorCode.ALREADY_EXISTS,
+    SapiErrorCode.VALIDATION,
+    SapiErrorCode.CLIENT_ERROR,
+    SapiErrorCode.RATE_LIMITED,
+    SapiErrorCode.MAINTENANCE,
+    SapiErrorCode.SERVER_ERROR,
+  ],
+  SapiNetworkError: [SapiErrorCode.NETWORK],
+  SapiTimeoutError: [SapiErrorCode.TIMEOUT],
+  SapiInvalidResponseError: [SapiErrorCode.INVALID_RESPONSE],
+  SapiJobError: [SapiErrorCode.JOB_FAILED, SapiErrorCode.JOB_DEADLINE],
+  SapiCredentialsExpiredError: [SapiErrorCode.CREDENTIALS_EXPIRED],
+  SapiTransferError: [SapiErrorCode.UPLOAD_FAILED, SapiErrorCode.DOWNLOAD_FAILED, SapiErrorCode.CHECKSUM_MISMATCH],
+  SapiInvalidInputError: [SapiErrorCode.INVALID_INPUT],
+  SapiInputForbiddenError: [SapiErrorCode.INPUT_FORBIDDEN],
+  SapiMissingDependencyError: [SapiErrorCode.MISSING_DEPENDENCY],
+  WorkerStartError: [SapiErrorCode.WORKER_CONFIG, SapiErrorCode.TEMPORAL_NAMESPACE_NOT_FOUND],
+  ExtractorConfigError: [SapiErrorCode.EXTRACT_CONFIG_INVALID],
+  ExtractorDataError: [SapiErrorCode.EXTRACT_DATA_INVALID],
+  PlaceholderMissingError: [SapiErrorCode.EXTRACT_PLACEHOLDER_MISSING],
+  ExtractHttpStatusError: [SapiErrorCode.EXTRACT_HTTP_STATUS],
+  ExtractNotJsonError: [SapiErrorCode.EXTRACT_NOT_JSON],
+  ExtractRateLimitedError: [SapiErrorCode.EXTRACT_RATE_LIMITED],
+  ExtractNetworkError: [SapiErrorCode.EXTRACT_NETWORK],
+  CliError: [
+    SapiErrorCode.CLI_SCHEDULE_EXISTS,
+    SapiErrorCode.CLI_SCHEDULE_NOT_FOUND,
+    SapiErrorCode.CLI_WORKFLOW_NOT_FOUND,
+    SapiErrorCode.CLI_TEMPORAL_UNREACHABLE,
+    SapiErrorCode.CLI_TEMPORAL_LOST_CONTACT,
+    SapiErrorCode.CLI_INTERRUPTED,
+    SapiErrorCode.CLI_NO_WORKER,
+    SapiErrorCode.CLI_REPLAY_FAILED,
+    SapiErrorCode.CLI_VERIFY_FAILED,
+    SapiErrorCode.CLI_UPDATE_REFUSED,
+  ],
+  ApplicationFailure: [SapiErrorCode.CANCELLED, SapiErrorCode.BACKFILL_WINDOW_FAILED],
+});
+
+/** The class that raises `code` (see {@link ERROR_CLASSES}). */
+export function errorClassOf(code: SapiErrorCode): string {
+  return Object.entries(ERROR_CLASSES).find(([, codes]) => codes.includes(code))![0];
+}
+
 /** What a failed Storage job reported, for {@link describeJobFailure}. */
-export interface FailedJob {
+interface FailedJob {
   id: number | string;
   operationName?: string;
   tableId?: string | null;
@@ -274,8 +330,34 @@ function describe(req: RequestDescription): string {
   return `${req.method} ${req.path}`;
 }
 
-/** The service answered with a non-2xx status. The code depends on the status (see {@link httpErrorCode}). */
-export class SapiHttpError extends SapiError {
+/** The codes of the Storage API's verdicts on an operation ({@link SapiStorageError}). */
+export type StorageErrorCode =
+  | typeof SapiErrorCode.UNAUTHORIZED
+  | typeof SapiErrorCode.NOT_FOUND
+  | typeof SapiErrorCode.ALREADY_EXISTS
+  | typeof SapiErrorCode.VALIDATION
+  | typeof SapiErrorCode.CLIENT_ERROR
+  | typeof SapiErrorCode.RATE_LIMITED
+  | typeof SapiErrorCode.MAINTENANCE
+  | typeof SapiErrorCode.SERVER_ERROR;
+
+/**
+ * The Storage API refused or failed an operation: from its HTTP answer ({@link SapiHttpError}), or from what a look at
+ * its state found (a table to create is already there after a lost answer, a bucket to load into is missing).
+ */
+export class SapiStorageError extends SapiError {
+  declare readonly code: StorageErrorCode;
+
+  constructor(options: SapiErrorOptions & { code: StorageErrorCode }) {
+    super(options);
+  }
+}
+
+/**
+ * The service answered with a non-2xx status other than 408. The code depends on the status (see {@link httpErrorCode});
+ * a 408 is a {@link SapiTimeoutError} (phase `service`): the client picks the class (`httpStatusError`).
+ */
+export class SapiHttpError extends SapiStorageError {
   readonly method: string;
   readonly path: string;
 
@@ -292,6 +374,7 @@ export class SapiHttpError extends SapiError {
     details?: SapiErrorDetails;
   }) {
     const code = httpErrorCode(options.status, options.serviceCode);
+    if (code === SapiErrorCode.TIMEOUT) throw new TypeError(`SapiHttpError: a ${options.status} answer is a SapiTimeoutError (use httpStatusError)`);
     const parts = [`${describe(options.request)} failed: ${options.status}`];
     if (options.serviceCode !== undefined) parts.push(options.serviceCode);
     if (options.serviceMessage !== undefined) parts.push(JSON.stringify(options.serviceMessage));
@@ -299,7 +382,7 @@ export class SapiHttpError extends SapiError {
     if (options.exceptionId !== undefined) parts.push(`[exceptionId=${options.exceptionId}]`);
     const hint = httpErrorHint(code, options.retryAfterMs);
     super({
-      code,
+      code: code as StorageErrorCode,
       message: parts.join(' ') + (hint ? ` (${hint})` : ''),
       retryable: isRetryableStatus(options.status),
       status: options.status,
@@ -312,6 +395,20 @@ export class SapiHttpError extends SapiError {
     this.method = options.request.method;
     this.path = options.request.path;
   }
+}
+
+/** The error of a non-2xx answer: a {@link SapiTimeoutError} for 408 (Request Timeout), else a {@link SapiHttpError}. */
+export function httpStatusError(options: ConstructorParameters<typeof SapiHttpError>[0]): SapiHttpError | SapiTimeoutError {
+  if (httpErrorCode(options.status) !== SapiErrorCode.TIMEOUT) return new SapiHttpError(options);
+  return new SapiTimeoutError({
+    request: options.request,
+    phase: 'service',
+    status: options.status,
+    serviceCode: options.serviceCode,
+    exceptionId: options.exceptionId,
+    retryAfterMs: options.retryAfterMs,
+    mayHaveReachedService: options.mayHaveReachedService ?? false,
+  });
 }
 
 /** Maps an HTTP status (and the service's code) to one of our codes. */
@@ -364,22 +461,34 @@ export class SapiNetworkError extends SapiError {
   }
 }
 
-/** Connect, headers or body timeout. */
+/** Connect, headers or body timeout, or the service's own (`service`: it answered 408 Request Timeout). */
 export class SapiTimeoutError extends SapiError {
   constructor(options: {
     request: RequestDescription;
-    phase: 'connect' | 'headers' | 'body';
+    phase: 'connect' | 'headers' | 'body' | 'service';
     timeoutMs?: number;
+    /** Phase `service`: the status (408), the service's code, `exceptionId` and `Retry-After` (ms). */
+    status?: number;
+    serviceCode?: string;
+    exceptionId?: string;
+    retryAfterMs?: number;
     cause?: unknown;
     mayHaveReachedService: boolean;
   }) {
+    const service = options.phase === 'service';
     super({
       code: SapiErrorCode.TIMEOUT,
-      message:
-        `${describe(options.request)} failed: ${options.phase} timeout` +
-        `${options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : ''}` +
-        ` (raise timeouts.${options.phase}Ms if the service is slow)`,
+      message: service
+        ? `${describe(options.request)} failed: ${options.status ?? 408}${options.serviceCode !== undefined ? ` ${options.serviceCode}` : ''}: ` +
+          `the service timed out waiting for the request${options.exceptionId !== undefined ? ` [exceptionId=${options.exceptionId}]` : ''}`
+        : `${describe(options.request)} failed: ${options.phase} timeout` +
+          `${options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : ''}` +
+          ` (raise timeouts.${options.phase}Ms if the service is slow)`,
       retryable: true,
+      status: options.status,
+      serviceCode: options.serviceCode,
+      exceptionId: options.exceptionId,
+      retryAfterMs: options.retryAfterMs,
       mayHaveReachedService: options.mayHaveReachedService,
       details: compact({ method: options.request.method, path: options.request.path, phase: options.phase, timeoutMs: options.timeoutMs }),
       cause: options.cause,
@@ -437,6 +546,31 @@ export class SapiCredentialsExpiredError extends SapiError {
   }
 }
 
+/**
+ * A Storage job ended in `error` (`SAPI_JOB_FAILED`: its message, code and `exceptionId` in the message, see
+ * `describeJobFailure`) or did not end in time (`SAPI_JOB_DEADLINE`). The polling workflow raises the same codes
+ * as `ApplicationFailure`s.
+ */
+export class SapiJobError extends SapiError {
+  constructor(options: {
+    code: typeof SapiErrorCode.JOB_FAILED | typeof SapiErrorCode.JOB_DEADLINE;
+    message: string;
+    jobId: number | string;
+    /** Default false: a failed job fails the same way again. */
+    retryable?: boolean;
+    details?: SapiErrorDetails;
+    cause?: unknown;
+  }) {
+    super({
+      code: options.code,
+      message: options.message,
+      retryable: options.retryable ?? false,
+      details: { jobId: options.jobId, ...options.details },
+      cause: options.cause,
+    });
+  }
+}
+
 /** Upload, download or checksum failure while moving bytes to/from object storage. */
 export class SapiTransferError extends SapiError {
   constructor(options: {
@@ -467,8 +601,8 @@ export class SapiTransferError extends SapiError {
 
 /** The caller passed something unusable. Never retried. */
 export class SapiInvalidInputError extends SapiError {
-  constructor(message: string, details?: SapiErrorDetails) {
-    super({ code: SapiErrorCode.INVALID_INPUT, message, retryable: false, details });
+  constructor(message: string, details?: SapiErrorDetails, options: { cause?: unknown } = {}) {
+    super({ code: SapiErrorCode.INVALID_INPUT, message, retryable: false, details, cause: options.cause });
   }
 }
 
@@ -497,6 +631,33 @@ export class SapiMissingDependencyError extends SapiError {
       cause,
     });
   }
+}
+
+/**
+ * A worker cannot start: `message` is one line naming the setting (`SAPI_WORKER_CONFIG`), or the Temporal namespace
+ * does not exist (`SAPI_TEMPORAL_NAMESPACE_NOT_FOUND`). Never retried.
+ */
+export class WorkerStartError extends SapiError {
+  constructor(
+    message: string,
+    options: { code?: typeof SapiErrorCode.WORKER_CONFIG | typeof SapiErrorCode.TEMPORAL_NAMESPACE_NOT_FOUND; cause?: unknown } = {},
+  ) {
+    super({ code: options.code ?? SapiErrorCode.WORKER_CONFIG, message, retryable: false, cause: options.cause });
+  }
+}
+
+/**
+ * `err` said where it happened: a copy of the same class (code, status, service fields and all) with `message` and
+ * `details` added to its own, `err` its cause. For a step that adds its context to what a call below it raised.
+ */
+export function inContext<E extends SapiError>(err: E, message: string, details?: SapiErrorDetails): E {
+  const copy = Object.create(Object.getPrototypeOf(err) as object, Object.getOwnPropertyDescriptors(err)) as E;
+  const own = { configurable: true, writable: true, enumerable: false };
+  Object.defineProperty(copy, 'message', { ...own, value: message });
+  Object.defineProperty(copy, 'cause', { ...own, value: err });
+  Object.defineProperty(copy, 'stack', { ...own, value: `${err.name}: ${message}\n${(err.stack ?? '').split('\n').slice(1).join('\n')}` });
+  Object.defineProperty(copy, 'details', { ...own, enumerable: true, value: err.details || details ? { ...err.details, ...details } : undefined });
+  return copy;
 }
 
 /** True for any error raised by this package. */

@@ -27,7 +27,7 @@ interface OptionalModules {
 }
 
 /** A package this module loads. */
-export type OptionalDependency = keyof OptionalModules;
+type OptionalDependency = keyof OptionalModules;
 
 /** Who needs what: the feature named in the error, and every package it takes (installed together). */
 export const OPTIONAL_FEATURES = {
@@ -46,7 +46,7 @@ export const OPTIONAL_FEATURES = {
   },
 } as const satisfies Record<string, { feature: string; packages: readonly string[] }>;
 
-export type OptionalFeature = keyof typeof OPTIONAL_FEATURES;
+type OptionalFeature = keyof typeof OPTIONAL_FEATURES;
 
 /**
  * Loads an optional package for a feature (a `require`, cached by Node after the first call). Throws

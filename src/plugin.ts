@@ -19,7 +19,7 @@ import { withJobTiming } from './activities/job-timing';
 import { configurePluginRuntime, metricsInterceptors, outageInterceptors, SeenJobs } from './observability';
 import { withBundlerStatsAtDebug } from './observability/logging';
 import { replayTracingPlugin, startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
-import { SapiError, SapiErrorCode } from './errors';
+import { WorkerStartError } from './errors';
 import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
 
 /** Name the plugin registers under. */
@@ -154,11 +154,9 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
    */
   async configureWorker(given: WorkerOptions): Promise<WorkerOptions> {
     if ((given.plugins ?? []).filter((plugin) => plugin === this).length > 1) {
-      throw new SapiError({
-        code: SapiErrorCode.WORKER_CONFIG,
-        message: `the ${PLUGIN_NAME} plugin is registered twice on this worker (on Worker.create and on its NativeConnection, whose plugins the worker takes): register it on one of them`,
-        retryable: false,
-      });
+      throw new WorkerStartError(
+        `the ${PLUGIN_NAME} plugin is registered twice on this worker (on Worker.create and on its NativeConnection, whose plugins the worker takes): register it on one of them`,
+      );
     }
     // a user's activity named like one of the plugin's fails the start (SimplePlugin would replace it silently)
     checkActivityNames(given.activities, this.activities, PLUGIN_NAME);

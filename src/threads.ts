@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /** Starts a thread on the module with the given `workerData` and options. */
-export type StartThread = (workerData: unknown, options?: Omit<WorkerOptions, 'workerData' | 'eval'>) => Worker;
+type StartThread = (workerData: unknown, options?: Omit<WorkerOptions, 'workerData' | 'eval'>) => Worker;
 
 /**
  * How to start a thread on `file` (a module's `__filename`): the compiled `.js` directly; the TypeScript sources

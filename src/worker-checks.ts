@@ -3,7 +3,7 @@
 // from its worker hook (a user's own worker gets them too); `startWorker` adds the Temporal connection's.
 import type { NativeConnection } from '@temporalio/worker';
 import { connectionVariable, type Settings } from './config';
-import { namespaceNotFoundMessage, SapiError, SapiErrorCode, isSapiError } from './errors';
+import { namespaceNotFoundMessage, SapiErrorCode, isSapiError, WorkerStartError } from './errors';
 import { createStorageClient } from './storage-api';
 import { transportCause } from './storage-api/retry-policy';
 
@@ -13,12 +13,7 @@ export const START_CHECK_TIMEOUT_MS = 5_000;
 /** gRPC status NOT_FOUND. */
 const GRPC_NOT_FOUND = 5;
 
-/** A worker cannot start: `message` is one line naming the setting; `code` is from the registry. */
-export class WorkerStartError extends SapiError {
-  constructor(message: string, options: { code?: SapiErrorCode; cause?: unknown } = {}) {
-    super({ code: options.code ?? SapiErrorCode.WORKER_CONFIG, message, retryable: false, cause: options.cause });
-  }
-}
+export { WorkerStartError };
 
 /**
  * Fails with a {@link WorkerStartError} (`SAPI_WORKER_CONFIG`) when the worker's own activities (`own`, the
@@ -37,7 +32,7 @@ export function checkActivityNames(own: object | undefined, plugin: object, plug
 }
 
 /** What {@link checkConnections} tells about a connection that answered but not well (the worker starts anyway). */
-export interface StartCheckOptions {
+interface StartCheckOptions {
   /** Called with a line about a service that answered with a server error (it may be in maintenance). */
   warn?(message: string): void;
 }

@@ -1,11 +1,13 @@
 // docs/errors.md from the error registry (src/errors.ts): every code the workflows, activities and
 // CLI raise, whether Temporal retries it, and what it means.
-import { ERROR_CODES } from '../../src/errors';
+import { ERROR_CODES, errorClassOf, type SapiErrorCode } from '../../src/errors';
 
 /** The registry as a markdown table (test/unit/contracts/error-registry.test.ts looks for it in docs/errors.md). */
 export function renderErrorTable(): string {
-  const rows = Object.entries(ERROR_CODES).map(([code, info]) => `| \`${code}\` | ${info.retryable ? 'yes' : 'never'} | ${info.meaning} |`);
-  return ['| code | retried | meaning |', '|---|---|---|', ...rows].join('\n');
+  const rows = Object.entries(ERROR_CODES).map(
+    ([code, info]) => `| \`${code}\` | ${info.retryable ? 'yes' : 'never'} | \`${errorClassOf(code as SapiErrorCode)}\` | ${info.meaning} |`,
+  );
+  return ['| code | retried | raised by | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** The markdown of docs/errors.md. */
@@ -20,7 +22,8 @@ export function renderErrorsReference(): string {
     'rendered from it. Codes are the `type` of Temporal failures (`ApplicationFailure`) and the `[CODE]` of CLI error',
     'lines. "never": not retried; "yes": retried (with backoff or after `Retry-After`) unless the error itself says it',
     'cannot help (a 501, a 4xx of an extracted API). Errors are `SapiError`s whose `instanceof` holds across copies of',
-    'the package.',
+    'the package. Each code is raised by one class ("raised by"; `ApplicationFailure`: only workflow code raises it),',
+    "and workflow code raises the others' codes as `ApplicationFailure`s typed by the code.",
     "`SAPI_JOB_FAILED` carries the Storage job's message, code and `exceptionId`. What to do about the common ones:",
     '[storage-api.md](storage-api.md) (troubleshooting).',
     '',

@@ -1,4 +1,4 @@
-import { SapiError, SapiErrorCode, unlessNotFound } from '../errors';
+import { SapiErrorCode, SapiStorageError, unlessNotFound, type StorageErrorCode } from '../errors';
 import { typedTableSchema } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
@@ -37,7 +37,8 @@ export async function checkTarget(deps: ActivityDeps, input: CheckImportTargetIn
   const table = await unlessNotFound(() => storage.getTable({ tableId }));
   // a table found says its bucket exists (no look at the bucket: its detail lists all its tables)
   const bucketExists = table !== undefined || (await findBucket(storage, input.bucketId)) !== undefined;
-  const fail = (code: SapiErrorCode, message: string) => new SapiError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
+  const fail = (code: StorageErrorCode, message: string) =>
+    new SapiStorageError({ code, message, retryable: false, details: { bucketId: input.bucketId, tableId } });
   if (!bucketExists && !input.createBucket) {
     throw fail(SapiErrorCode.NOT_FOUND, `bucket ${input.bucketId} does not exist; create it first or pass createBucket (CLI: --create-bucket)`);
   }

@@ -1,4 +1,4 @@
-import { SapiError, SapiErrorCode, SapiInputForbiddenError, unlessNotFound } from '../errors';
+import { SapiErrorCode, SapiInputForbiddenError, SapiJobError, unlessNotFound } from '../errors';
 import type { StorageClient } from '../storage-api';
 import type { ActivityDeps } from './deps';
 import { asActivity } from './context';
@@ -74,7 +74,7 @@ async function waitForTableDrop(storage: StorageClient, jobId: number): Promise<
     if (job.status === 'success') return;
     if (job.status === 'error') {
       const message = typeof job.error === 'string' ? job.error : job.error?.message;
-      throw new SapiError({ code: SapiErrorCode.JOB_FAILED, message: `dropping the table failed (job ${jobId}): ${message}`, retryable: true });
+      throw new SapiJobError({ code: SapiErrorCode.JOB_FAILED, message: `dropping the table failed (job ${jobId}): ${message}`, jobId, retryable: true });
     }
     await new Promise((r) => setTimeout(r, 500));
   }

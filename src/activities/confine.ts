@@ -24,7 +24,7 @@ import { checkUrl } from '../security/network';
 import { checkObjectUri, type InputPolicy } from '../security/policy';
 
 /** Options of {@link createConfinement}. */
-export interface ConfinementOptions {
+interface ConfinementOptions {
   policy: InputPolicy;
   /** The worker's own S3 client (for allowed `s3://` objects and an `s3://` staging area). */
   s3: () => S3Client;

@@ -14,8 +14,8 @@ export function createExtractActivities(deps: ActivityDeps) {
     fetchPages: fetchPages(deps),
     buildTableCsv: buildTableCsv(deps),
     findTable: findTable(deps),
-    readRunState: readRunState(deps), // ge-state
-    writeRunState: writeRunState(deps), // ge-state
+    readRunState: readRunState(deps),
+    writeRunState: writeRunState(deps),
     cleanStaging: cleanStaging(deps),
   };
 }

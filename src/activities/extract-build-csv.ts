@@ -6,7 +6,7 @@ import { assertOwnRunKey } from './ownership';
 import { csvKey, pagesPrefix, parsePageKey, readText, readableOf, stageStoreOf, writeStream } from '../object-storage/stage-store';
 
 /** Staged pages read ahead while the CSV is written (memory ≈ this × one page's rows). */
-export const CSV_READ_AHEAD = 16;
+const CSV_READ_AHEAD = 16;
 /** CSV text buffered before it is handed to the writer. */
 const CHUNK_CHARS = 256 * 1024;
 

@@ -4,7 +4,6 @@ import type { ScrollerState } from '../extractor/scroller';
 import type { RequestAuth } from '../extractor/http/send-request';
 import { mergeTableSchema, type TableSchema } from '../extractor/table-schema';
 import type { ApiConfig, HttpClientConfig, JobConfig } from '../extractor/types';
-import { ApplicationFailure } from '@temporalio/common';
 import { createScrollerState, nextStep } from '../extractor/scroller';
 import type { FunctionScope } from '../extractor/functions';
 import type { SecretSource } from '../extractor/secrets';
@@ -12,7 +11,7 @@ import { userDataForRun } from '../extractor/user-data-functions';
 import type { ChildBatchOutcome } from '../extractor/traversal';
 import type { ExtractFetchTuning } from '../contracts/extract';
 import type { ChildrenRef, PendingPage, StopReasonCounts } from '../extractor/checkpoint';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { MAX_WARNINGS } from '../contracts/extract-plan';
 import type { InputPolicy } from '../security/policy';
 import { ChildListReader, writeChildList } from '../object-storage/child-list';
@@ -26,10 +25,10 @@ import { secretsOf, startPageLoop, type LoopPage } from './extract-page-loop';
 import { recordSpan, tracingOn } from '../observability/spans';
 
 /** Shortest time between two heartbeat calls while pages stream in (ms). */
-export const HEARTBEAT_CALL_INTERVAL_MS = 200;
+const HEARTBEAT_CALL_INTERVAL_MS = 200;
 
 /** Pages a batch fetches beyond the last one staged (the page loop stops there while the staging catches up). */
-export const PAGES_AHEAD = 32;
+const PAGES_AHEAD = 32;
 
 /** How much one call fetches, and how (shared by a job run's call and a child batch). */
 export interface FetchLimits {
@@ -78,7 +77,7 @@ export interface FetchChildrenInput extends FetchLimits {
   api: ApiConfig;
   /** The configuration's function scope (`attr`, run times). */
   scope: FunctionScope;
-  /** The extraction's renamed parent columns so far (ge-legacy). */
+  /** The extraction's renamed parent columns so far. */
   parentAliases?: Record<string, string>;
 }
 
@@ -98,10 +97,8 @@ export interface FetchPagesTotals {
   warnings: string[];
   /** …and how many more there were (absent: none). */
   warningsDropped?: number;
-  // --- ge-legacy ---
   /** The run's renamed parent columns after these pages (the input's plus new ones); absent: none so far. */
   parentAliases?: Record<string, string>;
-  // --- end ge-legacy ---
 }
 
 export interface FetchPagesResult extends FetchPagesTotals {
@@ -140,7 +137,7 @@ function countPage(totals: FetchPagesTotals, page: LoopPage): void {
   totals.records += page.result.recordCount;
   totals.bytes += page.result.bytes;
   totals.schema = mergeTableSchema(totals.schema, page.schemaDelta);
-  if (page.parentAliases) totals.parentAliases = page.parentAliases; // ge-legacy
+  if (page.parentAliases) totals.parentAliases = page.parentAliases;
   totals.rows = { ...totals.rows };
   for (const t of page.tables) if (t.rows > 0) totals.rows[t.name] = (totals.rows[t.name] ?? 0) + t.rows;
 }
@@ -462,10 +459,7 @@ async function fetchChildBatch(deps: ActivityDeps, input: FetchChildrenInput): P
       if (index > from && limitReached()) return outcome(resumeState ? { spec, state: resumeState, pending: null } : undefined);
       const template = input.jobs[spec.jobId];
       if (!template)
-        throw ApplicationFailure.nonRetryable(
-          `child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`,
-          SapiErrorCode.INVALID_INPUT,
-        );
+        throw new SapiInvalidInputError(`child job '${spec.jobId}' of ${ref.key} is not among the jobs given (${Object.keys(input.jobs).join(', ')})`);
       const runNo = runNoOf(index);
       const fresh = resumeState === null;
       let state = resumeState ?? createScrollerState({ ...template, endpoint: spec.endpoint }, input.api, Date.now(), input.scope);

@@ -39,16 +39,16 @@ import type { PageTableLines } from '../object-storage/page-group-writer';
 import { threadStarter } from '../threads';
 
 /** Pages reported in one message at most… */
-export const BATCH_PAGES = 16;
+const BATCH_PAGES = 16;
 /** …and the longest a fetched page waits to be reported (ms). */
-export const BATCH_MS = 20;
+const BATCH_MS = 20;
 
 /** What a page loop needs (plain data: it is posted to the thread). */
-export interface PageLoopJob {
+interface PageLoopJob {
   job: JobConfig;
   /** Parent columns and context of the run (no functions). */
   context: Pick<RunContext, 'parentColumns' | 'parent'>;
-  /** The run's renamed parent columns before the first page (ge-legacy). */
+  /** The run's renamed parent columns before the first page. */
   parentAliases?: Record<string, string>;
   /** The resume point's scroller state; `state.next` is the first request. */
   state: ScrollerState;
@@ -113,7 +113,7 @@ export interface LoopPage {
  * Consecutive pages: `pages` stepped (`state` is the scroller state after them), then possibly the `pending` page the
  * loop stopped at (children, a repeated body, `maxPages` or `maxMs`), handed back un-stepped with its child runs.
  */
-export interface LoopPages {
+interface LoopPages {
   kind: 'pages';
   pages: LoopPage[];
   state: ScrollerState;
@@ -121,7 +121,7 @@ export interface LoopPages {
 }
 
 /** A failure as the activity will report it (`toApplicationFailure` of the error, in the loop's thread). */
-export interface LoopFailure {
+interface LoopFailure {
   type: string;
   message: string;
   nonRetryable: boolean;
@@ -131,7 +131,7 @@ export interface LoopFailure {
 }
 
 /** What a loop reports, in order; every kind but `pages` and `retry` ends it. */
-export type LoopEvent =
+type LoopEvent =
   | LoopPages
   | { kind: 'retry' }
   | { kind: 'rateLimited'; retryAfterMs: number; message: string }
@@ -139,7 +139,7 @@ export type LoopEvent =
   | { kind: 'aborted' };
 
 /** A running page loop, seen from the activity. */
-export interface PageLoop {
+interface PageLoop {
   /** The next pages (or the end: rate limited); throws the loop's failure, or the signal's reason once aborted. */
   next(): Promise<LoopPages | { kind: 'rateLimited'; retryAfterMs: number; message: string }>;
   /** The activity took page `pageNo`: the loop may fetch up to `pageNo + 1 + ahead`. */
@@ -383,7 +383,7 @@ interface LoopThread {
 }
 
 /** A thread without loops for this long (ms) is stopped: an idle worker keeps no page-loop heap. */
-export const THREAD_IDLE_MS = 60_000;
+const THREAD_IDLE_MS = 60_000;
 
 let thread: LoopThread | undefined;
 let lastId = 0;

@@ -8,11 +8,11 @@
  * run id (`DescribeWorkflowExecution`, asked at most once per run and worker, only when the run is not the first).
  */
 import { Context } from '@temporalio/activity';
-import { SapiError, SapiErrorCode, SapiInputForbiddenError } from '../errors';
+import { inContext, SapiInputForbiddenError, SapiNetworkError } from '../errors';
 import { stagingRunKey } from '../contracts/extract-plan';
 
 /** The run an activity works for: its workflow id, its run id and (when the server says) its chain's first run id. */
-export interface RunChain {
+interface RunChain {
   workflowId: string;
   runId: string;
 }
@@ -22,7 +22,7 @@ const firstRunIds = new Map<string, string | null>();
 const MAX_CACHED = 10_000;
 
 /** The workflow run the current activity works for; a call outside a workflow's activity is refused. */
-export function currentRun(field: string): RunChain & { context: Context } {
+function currentRun(field: string): RunChain & { context: Context } {
   const context = Context.current();
   const execution = context.info.workflowExecution;
   if (!execution) throw new SapiInputForbiddenError(field, 'only an activity of a workflow run may use run-owned state');
@@ -46,11 +46,9 @@ export async function firstRunIdOf(context: Context, workflowId: string, runId: 
   } catch (err) {
     if ((err as { code?: number }).code === 5 /* NOT_FOUND */) answer = null;
     else {
-      throw new SapiError({
-        code: SapiErrorCode.NETWORK,
-        message: `could not ask Temporal which run chain ${workflowId}/${runId} belongs to: ${(err as Error).message}`,
-        retryable: true,
-      });
+      const request = { method: 'DescribeWorkflowExecution', path: `${workflowId}/${runId}` };
+      const failure = new SapiNetworkError({ request, cause: err, mayHaveReachedService: false });
+      throw inContext(failure, `could not ask Temporal which run chain ${workflowId}/${runId} belongs to: ${(err as Error).message}`);
     }
   }
   if (answer !== undefined) {

@@ -12,7 +12,7 @@ export interface RegisteredSearchAttributesResult {
 }
 
 /** How long a namespace's answer is reused (ms): an attribute registered meanwhile is used within a minute. */
-export const REGISTERED_ATTRIBUTES_TTL_MS = 60_000;
+const REGISTERED_ATTRIBUTES_TTL_MS = 60_000;
 
 const cache = new Map<string, { at: number; names: Promise<string[]> }>();
 /** Namespaces this process warned about (one warning per namespace and missing set). */

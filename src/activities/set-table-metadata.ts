@@ -1,4 +1,4 @@
-import { SapiError } from '../errors';
+import { inContext, SapiError } from '../errors';
 import { DESCRIPTION_METADATA_KEY } from '../contracts/transfer';
 import type { MetadataPair } from '../storage-api';
 import type { ActivityDeps } from './deps';
@@ -36,17 +36,13 @@ export function setTableMetadata(deps: ActivityDeps) {
         await deps.storage(input.connection).setTableMetadata({ tableId: input.tableId, provider: input.provider, metadata: pairs });
       } catch (err) {
         if (err instanceof SapiError) {
-          throw new SapiError({
-            code: err.code,
-            message: `setting metadata (${pairs.map((p) => p.key).join(', ')}, provider ${input.provider}) on table ${input.tableId} failed: ${err.message}`,
-            retryable: err.retryable,
-            status: err.status,
-            serviceCode: err.serviceCode,
-            exceptionId: err.exceptionId,
-            retryAfterMs: err.retryAfterMs,
-            cause: err,
-            details: { tableId: input.tableId },
-          });
+          throw inContext(
+            err,
+            `setting metadata (${pairs.map((p) => p.key).join(', ')}, provider ${input.provider}) on table ${input.tableId} failed: ${err.message}`,
+            {
+              tableId: input.tableId,
+            },
+          );
         }
         throw err;
       }

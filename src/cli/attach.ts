@@ -3,12 +3,12 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { progressQuery } from '../workflows';
 import type { TransferProgress } from '../contracts/transfer';
-import type { CliSettings } from './common';
+import type { CliSettings, Summary } from './context';
 import { summarizeExport } from './export';
 import { summarizeExtract } from './extract';
 import { summarizeBackfill } from './backfill';
 import { CliError, rootFailure, type RootFailure } from './failure';
-import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS, type Summary } from './follow';
+import { commandFailure, followAndPrint, printSummary, PROGRESS_QUERY_TIMEOUT_MS } from './follow';
 import { summarizeImport } from './import';
 import { activityRetries, formatDuration, formatRetry, progressFields, type ActivityRetry } from './progress';
 import { heartbeatProgress, withLive } from '../live-progress';
@@ -18,13 +18,13 @@ import { noWorkerSeen, pollersOf, startWorkerHint } from './worker-check';
 import { SapiErrorCode } from '../errors';
 
 /** What the CLI knows about a workflow type: the command that runs it and how that command summarizes its result. */
-export interface WorkflowKind {
+interface WorkflowKind {
   verb: string;
   summarize(result: object, input: object): Summary;
 }
 
 /** The plugin's workflows the run commands start; others are followed too, with their result shown as JSON. */
-export const WORKFLOW_KINDS: Readonly<Record<string, WorkflowKind>> = Object.freeze({
+const WORKFLOW_KINDS: Readonly<Record<string, WorkflowKind>> = Object.freeze({
   importTableWorkflow: { verb: 'import', summarize: (result, input) => summarizeImport(result as never, input) },
   exportTableWorkflow: { verb: 'export', summarize: (result, input) => summarizeExport(result as never, input) },
   extractWorkflow: { verb: 'extract', summarize: (result) => summarizeExtract(result as never) },
@@ -32,7 +32,7 @@ export const WORKFLOW_KINDS: Readonly<Record<string, WorkflowKind>> = Object.fre
 });
 
 /** The kind of `workflowType`: one of {@link WORKFLOW_KINDS}, else a generic one. */
-export function workflowKind(workflowType: string): WorkflowKind {
+function workflowKind(workflowType: string): WorkflowKind {
   return (
     WORKFLOW_KINDS[workflowType] ?? {
       verb: workflowType,
@@ -53,7 +53,7 @@ const STATUS_NAMES: Readonly<Record<string, string>> = {
 };
 
 /** `status` and `wait` as the commands describe them. */
-export interface AttachRequest {
+interface AttachRequest {
   workflowId: string;
   settings: CliSettings;
   json: boolean;
@@ -61,7 +61,7 @@ export interface AttachRequest {
 }
 
 /** `sapi-temporal status <workflowId>` as `--json` prints it. */
-export interface WorkflowStatus {
+interface WorkflowStatus {
   workflowId: string;
   /** The chain's first run (what the run command printed) and its latest run. */
   firstRunId: string;

@@ -11,7 +11,8 @@ import {
   type BackfillResult,
 } from '../contracts/backfill';
 import { backfillWindows, windowExtractInput } from '../contracts/backfill-plan';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
+import type { CliContext, Summary } from './context';
 import {
   addWorkflowOptions,
   bucketIdArg,
@@ -22,12 +23,9 @@ import {
   runOptions,
   tableNameArg,
   workerLocation,
-  type CliContext,
   type WorkflowFlags,
 } from './common';
 import { checkExtractConfig, extractInput, readJsonFile, type ExtractFlags } from './extract';
-import { CliError } from './failure';
-import type { Summary } from './follow';
 import { priorityOf } from './priority';
 
 /** Flags every backfill command takes. */
@@ -44,7 +42,7 @@ export interface BackfillExtractFlags extends BackfillFlags, Omit<ExtractFlags, 
 }
 
 /** `sapi-temporal backfill import` flags as commander parses them. */
-export interface BackfillImportFlags extends BackfillFlags {
+interface BackfillImportFlags extends BackfillFlags {
   bucket: string;
   table: string;
   incremental?: boolean;
@@ -57,7 +55,7 @@ export interface BackfillImportFlags extends BackfillFlags {
 /** Refuses an input the workflow would refuse, before anything starts (every problem listed). */
 function checked<I extends BackfillInput>(input: I): I {
   const { problems } = backfillWindows(input);
-  if (problems.length > 0) throw new CliError(SapiErrorCode.INVALID_INPUT, `invalid backfill: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new SapiInvalidInputError(`invalid backfill: ${problems.join('; ')}`);
   return input;
 }
 

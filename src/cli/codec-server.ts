@@ -1,16 +1,16 @@
 import { type Command } from 'commander';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { CODEC_KEYS_ENV, CODEC_KEY_FILE_ENV, loadCodecKeys } from '../codec/keys';
 import { CODEC_SERVER_TOKEN_ENV, DEFAULT_CODEC_SERVER_HOST, DEFAULT_CODEC_SERVER_PORT } from '../codec/server';
-import { integerParser, onStopSignals, parseList, type CliContext } from './common';
-import { CliError } from './failure';
+import type { CliContext } from './context';
+import { integerParser, onStopSignals, parseList } from './common';
 
 export { CODEC_SERVER_TOKEN_ENV };
 /** Environment variable with the default CORS origins (comma-separated), e.g. the Temporal UI's. */
-export const CODEC_SERVER_CORS_ENV = 'SAPI_CODEC_SERVER_CORS_ORIGINS';
+const CODEC_SERVER_CORS_ENV = 'SAPI_CODEC_SERVER_CORS_ORIGINS';
 
 /** `sapi-temporal codec-server` flags as commander parses them. */
-export interface CodecServerFlags {
+interface CodecServerFlags {
   port: number;
   host: string;
   corsOrigin?: string[];
@@ -32,11 +32,10 @@ export function registerCodecServerCommand(program: Command, context: CliContext
       (value: string, previous: string[] | undefined) => [...(previous ?? []), ...parseList(value)],
     )
     .action(async (flags: CodecServerFlags) => {
-      if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
+      if (flags.port > 65535) throw new SapiInvalidInputError(`--port must be 0–65535, got ${flags.port}`);
       const token = context.env[CODEC_SERVER_TOKEN_ENV] ?? '';
       if (token.trim() === '') {
-        throw new CliError(
-          SapiErrorCode.INVALID_INPUT,
+        throw new SapiInvalidInputError(
           `${CODEC_SERVER_TOKEN_ENV} is not set: the codec server decrypts histories and only serves callers with this bearer token (e.g. \`openssl rand -hex 24\`)`,
         );
       }
@@ -44,13 +43,10 @@ export function registerCodecServerCommand(program: Command, context: CliContext
       try {
         keys = loadCodecKeys(context.env);
       } catch (err) {
-        throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+        throw new SapiInvalidInputError(err instanceof Error ? err.message : String(err), undefined, { cause: err });
       }
       if (!keys)
-        throw new CliError(
-          SapiErrorCode.INVALID_INPUT,
-          `no codec keys: set ${CODEC_KEYS_ENV}=id:base64key[,…] or ${CODEC_KEY_FILE_ENV}, the same keys as the workers'`,
-        );
+        throw new SapiInvalidInputError(`no codec keys: set ${CODEC_KEYS_ENV}=id:base64key[,…] or ${CODEC_KEY_FILE_ENV}, the same keys as the workers'`);
       const corsOrigins = flags.corsOrigin ?? parseOrigins(context.env[CODEC_SERVER_CORS_ENV]);
       const { createCodecServer, EncryptionCodec } = await import('../codec');
       const server = await createCodecServer({ codec: new EncryptionCodec(keys), token, corsOrigins, port: flags.port, host: flags.host });

@@ -6,7 +6,7 @@
  * compares them).
  */
 import type { Command } from 'commander';
-import type { CliContext } from './common';
+import type { CliContext } from './context';
 
 /** One command as the top-level help lists it. */
 export interface CommandSummary {
@@ -20,7 +20,7 @@ export interface CommandSummary {
 export type RegisterCommands = (program: Command, context: CliContext) => void;
 
 /** Commands registered by one module. */
-export interface CommandGroup {
+interface CommandGroup {
   readonly commands: readonly CommandSummary[];
   load(): Promise<RegisterCommands>;
 }

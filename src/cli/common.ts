@@ -2,62 +2,20 @@
 import { resolve } from 'node:path';
 import { envPreset } from './env-preset';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { BUCKET_ID_PATTERN, TABLE_NAME_PATTERN } from '../contracts/transfer';
-import { loadCodecKeys, type CodecKey } from '../codec/keys';
+import { loadCodecKeys } from '../codec/keys';
 import { DEFAULT_TASK_QUEUE, loadSettings, type TemporalConnectionSettings } from '../config';
-import { tracingFromEnv, type TracingOptions } from '../observability/tracing';
+import { tracingFromEnv } from '../observability/tracing';
 import type { Priority } from '@temporalio/common';
-import { CliError } from './failure';
-import type { TransferRunner } from './run-transfer';
+import type { CliSettings, TemporalFlags } from './context';
 import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
-
-/**
- * Where and how the CLI reaches Temporal (address, namespace, API key, TLS, profile) and the task queue. The CLI
- * needs nothing else: Storage tokens live in the worker's environment.
- */
-export interface CliSettings extends TemporalConnectionSettings {
-  taskQueue: string;
-  /** Payload-encryption keys (`SAPI_CODEC_KEYS` / `SAPI_CODEC_KEY_FILE`) for the client's data converter; absent: off. */
-  codecKeys?: CodecKey[];
-  /** Tracing of a transfer command (`SAPI_OTEL_ENDPOINT` / `OTEL_EXPORTER_OTLP_*`, as the worker reads them); absent: off. */
-  tracing?: TracingOptions;
-}
-
-/** The Temporal connection flags as commander parses them (the Temporal CLI's names). */
-export interface TemporalFlags {
-  address?: string;
-  namespace?: string;
-  taskQueue?: string;
-  /** `--env`: a preset of `temporal env set` (`~/.config/temporalio/temporal.yaml`). */
-  env?: string;
-  envFile?: string;
-  /** `--profile` of the TOML config file (`temporal config set`). */
-  profile?: string;
-  configFile?: string;
-  apiKey?: string;
-  /** `--tls`: TLS on without any other TLS setting (true), or off (`--no-tls`: false). */
-  tls?: boolean;
-  tlsCertPath?: string;
-  tlsKeyPath?: string;
-  tlsCaPath?: string;
-  tlsServerName?: string;
-  tlsDisableHostVerification?: boolean;
-}
-
-/** What the commands depend on; tests replace `runTransfer` to see the workflow input a command line produces. */
-export interface CliContext {
-  /** Environment the commands read. Default `process.env`. */
-  env: NodeJS.ProcessEnv;
-  /** Starts a transfer workflow, shows its progress and prints its result. Default {@link runTransfer}. */
-  runTransfer: TransferRunner;
-}
 
 /**
  * The connection flags and the variable each writes over (the variables `@temporalio/envconfig` reads, so a flag
  * has the meaning its variable has). Names as the Temporal CLI spells them.
  */
-export const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, variable: string]> = [
+const TEMPORAL_FLAG_VARIABLES: ReadonlyArray<[flag: keyof TemporalFlags, variable: string]> = [
   ['address', 'TEMPORAL_ADDRESS'],
   ['namespace', 'TEMPORAL_NAMESPACE'],
   ['taskQueue', 'TEMPORAL_TASK_QUEUE'],
@@ -122,13 +80,13 @@ export function cliSettings(env: NodeJS.ProcessEnv, flags: TemporalFlags = {}): 
     ));
   } catch (err) {
     // a setting of the user's (a config file, a profile, a TLS pair): one code whichever command reads it
-    throw new CliError(SapiErrorCode.INVALID_INPUT, err instanceof Error ? err.message : String(err), undefined, { cause: err });
+    throw new SapiInvalidInputError(err instanceof Error ? err.message : String(err), undefined, { cause: err });
   }
   return { ...temporal, codecKeys: loadCodecKeys(env), tracing: tracingFromEnv(env) };
 }
 
 /** Output formats of `-o, --output` (the Temporal CLI's flag). */
-export const OUTPUT_FORMATS = ['text', 'json'] as const;
+const OUTPUT_FORMATS = ['text', 'json'] as const;
 
 /**
  * Adds `-o, --output text|json` and `--json` (the same as `-o json`); `json` says what JSON output is. A preAction
@@ -199,7 +157,7 @@ export function defaultWorkflowId(verb: string, target: string): string {
 /** Default of `--reconnect-timeout`: how long a command keeps following a workflow while Temporal is unreachable (10 min, in ms). */
 export const DEFAULT_RECONNECT_TIMEOUT_MS = 600_000;
 /** Environment variable with the default of `--reconnect-timeout` (same syntax: `90s`, `10m`, `1h`, bare seconds). */
-export const RECONNECT_TIMEOUT_ENV = 'SAPI_CLI_RECONNECT_TIMEOUT';
+const RECONNECT_TIMEOUT_ENV = 'SAPI_CLI_RECONNECT_TIMEOUT';
 
 const DURATION_UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, min: 60_000, h: 3_600_000 };
 

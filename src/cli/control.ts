@@ -4,9 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, parseDuration } from './common';
 import { CliError, describeFailure } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { ExtractProgress } from '../contracts/extract';
 import type { TransferProgress } from '../contracts/transfer';
 
@@ -35,7 +36,7 @@ const EXTRACT = ['extractWorkflow'];
 const PAUSABLE = [...EXTRACT, 'backfillWorkflow'];
 const TRANSFERS = ['importTableWorkflow', 'exportTableWorkflow'];
 
-export const CONTROLS: readonly Control[] = [
+const CONTROLS: readonly Control[] = [
   {
     verb: 'pause',
     update: 'pause',
@@ -61,7 +62,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'set limits of a running extraction: stop fetching at --max-pages pages in all, then load the tables (exact: refused below the pages already fetched plus the most the call in flight may add, and the refusal names the least limit accepted)',
     arg: (flags) => {
-      if (flags.maxPages === undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, 'give --max-pages <n>');
+      if (flags.maxPages === undefined) throw new SapiInvalidInputError('give --max-pages <n>');
       return [{ maxPages: flags.maxPages }];
     },
     options: (command) => command.option('--max-pages <n>', 'stop after this many pages in all', integerParser(1)),
@@ -73,8 +74,7 @@ export const CONTROLS: readonly Control[] = [
     description:
       'move the deadline of the Storage job an import or export polls (refused when no job is polled, or the time is not later than the current deadline)',
     arg: (flags) => {
-      if ((flags.by === undefined) === (flags.until === undefined))
-        throw new CliError(SapiErrorCode.INVALID_INPUT, 'give one of --by <duration> or --until <ISO time>');
+      if ((flags.by === undefined) === (flags.until === undefined)) throw new SapiInvalidInputError('give one of --by <duration> or --until <ISO time>');
       return [{ until: flags.until ?? new Date(Date.now() + flags.by!).toISOString() }];
     },
     options: (command) =>
@@ -83,7 +83,7 @@ export const CONTROLS: readonly Control[] = [
 ];
 
 /** Sends `control`'s update to the run `workflowId` and resolves with the run's new state. */
-export async function sendControl(
+async function sendControl(
   client: Client,
   control: Control,
   workflowId: string,
@@ -101,7 +101,7 @@ export async function sendControl(
     throw err;
   }
   if (!control.types.includes(workflowType)) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
+    throw new SapiInvalidInputError(`${control.verb} applies to ${control.types.join(' and ')} runs; ${workflowId} is a ${workflowType}`);
   }
   if (control.verb === 'cancel') return { workflowType, state: await requestCancel(client, workflowId, workflowType, flags.reason) };
   const args = control.arg(flags);
@@ -177,7 +177,7 @@ export function lostWithItsTask(err: unknown): boolean {
 }
 
 /** The run's new state in one line: phase and what it says about pausing, cancelling, limits and deadline. */
-export function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
+function describeState(verb: string, workflowId: string, state: TransferProgress | ExtractProgress): string {
   const parts = [`phase ${state.phase}`];
   if ('pages' in state)
     parts.push(

@@ -1,5 +1,5 @@
 import { type Command } from 'commander';
-import type { CliContext } from './common';
+import type { CliContext } from './context';
 import { registerDemoCommand } from './demo';
 import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';

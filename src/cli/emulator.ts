@@ -11,16 +11,16 @@ import {
   type EmulatorS3Options,
   type EmulatorStore,
 } from '../emulator/options';
-import { integerParser, onStopSignals, parsePositiveNumber, type CliContext } from './common';
+import type { CliContext } from './context';
+import { integerParser, onStopSignals, parsePositiveNumber } from './common';
 import { describeFailure } from './failure';
-import { CliError } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 
 /** Region used when `AWS_REGION` is not set (MinIO's default). */
-export const DEFAULT_EMULATOR_REGION = 'us-east-1';
+const DEFAULT_EMULATOR_REGION = 'us-east-1';
 
 /** `sapi-temporal emulator` flags as commander parses them. */
-export interface EmulatorFlags {
+interface EmulatorFlags {
   port: number;
   host: string;
   dataDir: string;
@@ -37,19 +37,18 @@ export interface EmulatorFlags {
 }
 
 /** Where the CLI and the dev stack publish the secret of the emulator's `/_emulator/*` admin endpoints. */
-export const EMULATOR_ADMIN_TOKEN_ENV = 'SAPI_EMULATOR_ADMIN_TOKEN';
+const EMULATOR_ADMIN_TOKEN_ENV = 'SAPI_EMULATOR_ADMIN_TOKEN';
 
 /**
  * The emulator's object storage from the environment: `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`,
  * `AWS_SECRET_ACCESS_KEY` (required: a MinIO server and its root keys, for STS), `AWS_REGION` (default us-east-1),
  * `SAPI_EMULATOR_BUCKET` (default `sapi-files`).
  */
-export function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
+function emulatorS3(env: NodeJS.ProcessEnv): EmulatorS3Options {
   const required = ['AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set: the emulator keeps files in a MinIO server and needs its endpoint and root keys ` +
         '(`sapi-temporal dev` runs the whole stack instead)',
     );
@@ -79,8 +78,7 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
   );
   const missing = ['AccountName', 'AccountKey', 'BlobEndpoint'].filter((name) => !parts.get(name.toLowerCase()));
   if (!connection || missing.length > 0) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `AZURE_STORAGE_CONNECTION_STRING ${connection ? `lacks ${missing.join(', ')}` : 'is not set'}: --backend azure keeps files in an Azure Blob Storage account ` +
         '(Azurite) and needs "AccountName=…;AccountKey=…;BlobEndpoint=http://127.0.0.1:10000/<account>" (`sapi-temporal dev --backend azure` runs the whole stack instead)',
     );
@@ -98,11 +96,10 @@ export function emulatorAbs(env: NodeJS.ProcessEnv): EmulatorAbsOptions {
  * variable Google's own clients read), `GOOGLE_CLOUD_PROJECT` (default `sapi-dev`) and `SAPI_EMULATOR_BUCKET` as the
  * bucket (default `sapi-files`).
  */
-export function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
+function emulatorGcs(env: NodeJS.ProcessEnv): EmulatorGcsOptions {
   const host = env.STORAGE_EMULATOR_HOST;
   if (!host || !/^https?:\/\//.test(host)) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `STORAGE_EMULATOR_HOST ${host ? `is ${JSON.stringify(host)}, not an http(s) URL` : 'is not set'}: --backend gcp keeps files in a fake-gcs-server ` +
         'and needs its address, e.g. STORAGE_EMULATOR_HOST=http://127.0.0.1:4443 (`sapi-temporal dev --backend gcp` runs the whole stack instead)',
     );
@@ -154,10 +151,9 @@ export function registerEmulatorCommand(program: Command, context: CliContext): 
     .option('--region <region>', "the stack's region on file resources (default: AWS_REGION on aws, else us-east-1)")
     .action(async (flags: EmulatorFlags) => {
       try {
-        if (flags.port > 65535) throw new CliError(SapiErrorCode.INVALID_INPUT, `--port must be 0–65535, got ${flags.port}`);
+        if (flags.port > 65535) throw new SapiInvalidInputError(`--port must be 0–65535, got ${flags.port}`);
         if (flags.store === 'memory' && flags.backend !== 'aws') {
-          throw new CliError(
-            SapiErrorCode.INVALID_INPUT,
+          throw new SapiInvalidInputError(
             `--store memory answers as an aws stack and keeps files in memory; --backend ${flags.backend} needs --store server and its object-storage server`,
           );
         }

@@ -4,12 +4,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { SapiErrorCode } from '../errors';
-import { CliError } from './failure';
-import type { TemporalFlags } from './common';
+import { SapiInvalidInputError } from '../errors';
+import type { TemporalFlags } from './context';
 
 /** Name of the preset used when none is named (`--env`, `TEMPORAL_ENV`); applied only when the file has it. */
-export const DEFAULT_ENV_NAME = 'default';
+const DEFAULT_ENV_NAME = 'default';
 
 /** The preset keys (the Temporal CLI's flag names) this CLI takes, and the flag each sets. */
 const PRESET_KEYS: Readonly<Record<string, keyof TemporalFlags>> = {
@@ -29,28 +28,28 @@ const PRESET_KEYS: Readonly<Record<string, keyof TemporalFlags>> = {
 const BOOLEAN_FLAGS: ReadonlySet<keyof TemporalFlags> = new Set(['tls', 'tlsDisableHostVerification']);
 
 /** The default presets file: `$HOME/.config/temporalio/temporal.yaml`, where `temporal env set` writes. */
-export function defaultEnvFile(env: NodeJS.ProcessEnv): string {
+function defaultEnvFile(env: NodeJS.ProcessEnv): string {
   return join(env.HOME ?? homedir(), '.config', 'temporalio', 'temporal.yaml');
 }
 
 /**
  * The flags the `--env` preset sets: the one named by `--env` or `TEMPORAL_ENV` (it must exist), else `default`
- * when the file has it, else none. Throws a {@link CliError} naming the file or the preset.
+ * when the file has it, else none. Throws a `SapiInvalidInputError` naming the file or the preset.
  */
 export function envPreset(env: NodeJS.ProcessEnv, flags: Pick<TemporalFlags, 'env' | 'envFile'>): TemporalFlags {
   const named = flags.env ?? (env.TEMPORAL_ENV?.trim() || undefined);
   const file = flags.envFile ?? defaultEnvFile(env);
   if (!existsSync(file)) {
-    if (flags.envFile !== undefined) throw new CliError(SapiErrorCode.INVALID_INPUT, `env file ${file} not found (--env-file)`);
+    if (flags.envFile !== undefined) throw new SapiInvalidInputError(`env file ${file} not found (--env-file)`);
     if (named !== undefined)
-      throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
+      throw new SapiInvalidInputError(`env ${named} not found: no env file ${file} (create one with \`temporal env set --env ${named} …\`)`);
     return {};
   }
   let presets: Record<string, Record<string, string>>;
   try {
     presets = parseEnvFile(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, {
+    throw new SapiInvalidInputError(`cannot read env file ${file}: ${err instanceof Error ? err.message : String(err)}`, undefined, {
       cause: err,
     });
   }
@@ -58,7 +57,7 @@ export function envPreset(env: NodeJS.ProcessEnv, flags: Pick<TemporalFlags, 'en
   if (preset === undefined) {
     if (named === undefined) return {};
     const known = Object.keys(presets);
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `env ${named} not found in ${file} (${known.length ? `it has ${known.join(', ')}` : 'it has none'})`);
+    throw new SapiInvalidInputError(`env ${named} not found in ${file} (${known.length ? `it has ${known.join(', ')}` : 'it has none'})`);
   }
   const flagsOfPreset: TemporalFlags = {};
   for (const [key, value] of Object.entries(preset)) {

@@ -1,17 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExportTableInput, ExportTableResult } from '../contracts/transfer';
-import {
-  addWorkflowOptions,
-  runOptions,
-  defaultWorkflowId,
-  definedOnly,
-  integerParser,
-  parseList,
-  workerLocation,
-  type CliContext,
-  type WorkflowFlags,
-} from './common';
-import type { Summary } from './follow';
+import type { CliContext, Summary } from './context';
+import { addWorkflowOptions, runOptions, defaultWorkflowId, definedOnly, integerParser, parseList, workerLocation, type WorkflowFlags } from './common';
 import { formatBytes } from './progress';
 
 type WhereFilter = NonNullable<ExportTableInput['whereFilters']>[number];

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadSettings } from '../config';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 import { parseRunState } from '../extractor/run-state';
 import { deleteRunState, loadRunState, saveRunState } from '../object-storage/run-state-store';
 import { createS3Client } from '../object-storage/s3-client';
 import { createStageStore, type StageStore } from '../object-storage/stage-store';
-import { CliError } from './failure';
 
 /** The workers' stage store as the environment names it (`SAPI_STAGING_URL`, S3 keys from the AWS variables). */
 export function stageStoreFromEnv(env: NodeJS.ProcessEnv): StageStore {
@@ -30,9 +29,9 @@ export async function runStateCommand(store: StageStore, op: 'show' | 'reset' | 
   try {
     json = JSON.parse(readFileSync(resolve(file ?? ''), 'utf8'));
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read the state ${file ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`cannot read the state ${file ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const parsed = parseRunState(json);
-  if (!parsed.state) throw new CliError(SapiErrorCode.INVALID_INPUT, `${file ?? ''}: ${parsed.problems.join('; ')}`);
+  if (!parsed.state) throw new SapiInvalidInputError(`${file ?? ''}: ${parsed.problems.join('; ')}`);
   return `stored ${await saveRunState(store, stateKey, parsed.state)}: the next run of '${stateKey}' starts with previousStart ${parsed.state.time.previousStart}`;
 }

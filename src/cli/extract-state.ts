@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CliContext } from './common';
+import type { CliContext } from './context';
 
 /**
  * `sapi-temporal extract-state show|reset|import <stateKey> [file]`: the run state the workers keep for a

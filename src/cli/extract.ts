@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { parseExtractorConfig } from '../extractor/config-schema';
+import { ExtractorConfigError } from '../extractor/errors';
 import { clearSecretsError, findClearSecrets } from '../extractor/secrets';
 import type { ExtractInput, ExtractResult } from '../contracts/extract';
-import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, integerParser, runOptions, type CliContext, type WorkflowFlags } from './common';
-import { CliError } from './failure';
-import type { Summary } from './follow';
+import type { CliContext, Summary } from './context';
+import { addWorkflowOptions, bucketIdArg, defaultWorkflowId, definedOnly, integerParser, runOptions, type WorkflowFlags } from './common';
 import { formatBytes } from './progress';
-import { SapiErrorCode } from '../errors';
+import { inContext, SapiInvalidInputError } from '../errors';
 import { addReceiptsOptions, receiptsOf } from './import';
 
 /** `sapi-temporal extract` flags as commander parses them. */
@@ -20,12 +20,10 @@ export interface ExtractFlags extends WorkflowFlags {
   bucket?: string;
   incremental?: boolean;
   keepStaging?: boolean;
-  // --- ge-state (begin) ---
   stateKey?: string;
   /** A reference `state.json` to start from. */
   importState?: string;
   resetState?: boolean;
-  // --- ge-state (end) ---
   receiptsTable?: string;
   /** False with `--no-receipts`. */
   receipts?: boolean;
@@ -48,13 +46,13 @@ export function readJsonFile(path: string): unknown {
   try {
     text = readFileSync(resolve(path), 'utf8');
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`${path} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   return json;
 }
@@ -66,37 +64,34 @@ export function checkExtractConfig(path: string, json: unknown): void {
     const clear = findClearSecrets(json);
     if (clear.length > 0) throw clearSecretsError(clear);
   } catch (err) {
-    throw new CliError(SapiErrorCode.EXTRACT_CONFIG_INVALID, `${path}: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof ExtractorConfigError) throw inContext(err, `${path}: ${err.message}`);
+    throw new ExtractorConfigError([{ path: '', message: `${path}: ${err instanceof Error ? err.message : String(err)}` }]);
   }
 }
 
-// --- ge-state (begin) ---
 /** The state to start from: `--reset-state` (`{}`), or the JSON file of `--import-state` (a reference `state.json`). */
 export function importStateOf(flags: Pick<ExtractFlags, 'importState' | 'resetState' | 'stateKey'>): unknown {
-  if (flags.resetState && flags.importState !== undefined)
-    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --reset-state or --import-state, not both');
+  if (flags.resetState && flags.importState !== undefined) throw new SapiInvalidInputError('use either --reset-state or --import-state, not both');
   if ((flags.resetState || flags.importState !== undefined) && flags.stateKey === undefined) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, '--reset-state and --import-state need --state-key (the state they replace)');
+    throw new SapiInvalidInputError('--reset-state and --import-state need --state-key (the state they replace)');
   }
   if (flags.resetState) return {};
   if (flags.importState === undefined) return undefined;
   try {
     return JSON.parse(readFileSync(resolve(flags.importState), 'utf8')) as unknown;
   } catch (err) {
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SapiInvalidInputError(`cannot read the state ${flags.importState}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
-// --- ge-state (end) ---
 
 /** The workflow input a command line describes. */
 export function extractInput(config: unknown, flags: ExtractFlags): ExtractInput {
-  if (flags.receipts === false && flags.receiptsTable !== undefined)
-    throw new CliError(SapiErrorCode.INVALID_INPUT, 'use either --no-receipts or --receipts-table, not both');
+  if (flags.receipts === false && flags.receiptsTable !== undefined) throw new SapiInvalidInputError('use either --no-receipts or --receipts-table, not both');
   return definedOnly<ExtractInput>({
     connection: flags.connection,
     config,
-    stateKey: flags.stateKey, // ge-state
-    importState: importStateOf(flags), // ge-state
+    stateKey: flags.stateKey,
+    importState: importStateOf(flags),
     options: definedOnly({
       mode: flags.mode,
       batchPages: flags.batchPages,
@@ -119,11 +114,9 @@ export function addExtractArguments(command: Command): Command {
     .option('--bucket <id>', 'target bucket (default in.c-<outputBucket>)', bucketIdArg)
     .option('--incremental', 'load into existing tables incrementally instead of replacing their rows')
     .option('--keep-staging', 'keep the staged pages and CSVs after the tables were loaded (default: removed)')
-    // --- ge-state (begin) ---
     .option('--state-key <key>', 'run state of this configuration ({"time": "previousStart"}): read at the start, stored after a successful load')
     .option('--import-state <file>', "start from this state (a reference extractor's state.json) instead of the stored one")
     .option('--reset-state', 'start from an empty state (previousStart 0) instead of the stored one');
-  // --- ge-state (end) ---
   return addReceiptsOptions(command);
 }
 
@@ -136,7 +129,6 @@ export function summarizeExtract(result: ExtractResult): Summary {
       ['bytes', formatBytes(result.bytes)],
       ['staging', result.staging && 'removed' in result.staging ? `${result.staging.removed} staged objects removed` : undefined],
       ['warnings', result.warnings.length ? result.warnings.join('; ') : undefined],
-      // ge-state
       [
         'run state',
         result.runState

@@ -23,8 +23,8 @@ export { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE };
 /** `SAPI_CLI_NO_WORKER`: a run command found no worker polling its task queue and started nothing. */
 export const NO_WORKER = SapiErrorCode.CLI_NO_WORKER;
 
-/** The codes a {@link CliError} carries: the registry's. */
-export type CliErrorCode = SapiErrorCode;
+/** The codes a {@link CliError} carries: the registry's `SAPI_CLI_…` (the CLI raises the others through their classes). */
+type CliErrorCode = Extract<SapiErrorCode, `SAPI_CLI_${string}`>;
 
 /** An error the CLI raises itself; `code` is the failure type on the stderr line, `exitCode` the process's. */
 export class CliError extends Error {
@@ -70,7 +70,7 @@ export class CommandFailedError extends Error {
 }
 
 /** What `--json` prints on stdout when a command fails (instead of its result). */
-export interface ErrorJson {
+interface ErrorJson {
   error: {
     /** `SAPI_…`, `TIMEOUT_…`, `CANCELLED`, `TERMINATED`, or commander's code for a usage error (`commander.unknownOption`). */
     code: string;

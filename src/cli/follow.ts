@@ -6,20 +6,15 @@ import { CliError, CommandFailedError, describeFailure, failureCode } from './fa
 import { heartbeatProgress, withLive, type LiveProgress } from '../live-progress';
 import { activityRetries, formatDuration, plainProgress, pollProgress, progressBar, RETRY_POLL_MS, type ProgressView, type RunProgress } from './progress';
 import { TemporalLostError } from './reconnect';
+import type { Summary } from './context';
 import type { TemporalLink } from './temporal-link';
 import { SapiErrorCode } from '../errors';
 
 /** Longest wait for one progress query (ms); a slow answer is skipped, the next poll asks again. */
 export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
 
-/** A result as a person reads it: a title line and labelled values (undefined values are left out). */
-export interface Summary {
-  title: string;
-  fields: Array<[label: string, value: string | number | undefined]>;
-}
-
 /** One workflow to follow, as `runTransfer` (just started) or `wait` (found by id) describes it. */
-export interface FollowRequest {
+interface FollowRequest {
   /** `import`, `export`, `extract`: names the run in messages. */
   verb: string;
   workflowId: string;
@@ -89,7 +84,7 @@ export function withTotal(progress: RunProgress, totalBytes: number | undefined)
 }
 
 /** The progress display on stderr: none with `json`, a bar on a terminal, plain lines otherwise (CI, cron, a log). */
-export function progressView(verb: string, json: boolean, stream: NodeJS.WriteStream = process.stderr): ProgressView | undefined {
+function progressView(verb: string, json: boolean, stream: NodeJS.WriteStream = process.stderr): ProgressView | undefined {
   if (json) return undefined;
   return stream.isTTY ? progressBar(stream, verb) : plainProgress((line) => stream.write(line), verb);
 }
@@ -100,7 +95,7 @@ export function progressView(verb: string, json: boolean, stream: NodeJS.WriteSt
  * to 10 s) for `reconnectTimeoutMs`; the workflow runs on meanwhile. Rejects with the workflow's failure, a
  * {@link TemporalLostError}, or (`detach`) a {@link CliError} with exit code 130 after Ctrl-C.
  */
-export async function followWorkflow(link: TemporalLink, request: FollowRequest): Promise<object> {
+async function followWorkflow(link: TemporalLink, request: FollowRequest): Promise<object> {
   const { verb, workflowId, firstExecutionRunId } = request;
   let view = progressView(verb, request.json);
   const onTerminal = process.stderr.isTTY === true;

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_RECEIPTS_TABLE, RECEIPTS_TABLE_PATTERN, type ReceiptsOption } from '../contracts/receipts';
 import { DEFAULT_METADATA_PROVIDER, type CsvDialect, type ImportTableInput, type ImportTableResult, type TypedColumn } from '../contracts/transfer';
+import type { CliContext, Summary } from './context';
 import {
   addWorkflowOptions,
   bucketIdArg,
@@ -11,10 +12,8 @@ import {
   parseCsvCharacter,
   parseList,
   workerLocation,
-  type CliContext,
   type WorkflowFlags,
 } from './common';
-import type { Summary } from './follow';
 import { formatBytes } from './progress';
 import { collectColumn, collectMetadata, readColumnsFile } from './typed-columns';
 

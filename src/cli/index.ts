@@ -1,8 +1,8 @@
 import { Command, CommanderError, Help } from 'commander';
 import { COMMAND_GROUPS, DEV_KIT_SUMMARIES, type CommandSummary, type RegisterCommands } from './commands';
-import type { CliContext } from './common';
+import type { CliContext, TransferRunner } from './context';
 import { FAILURE_EXIT_CODE, LOST_CONTACT_EXIT_CODE, USAGE_EXIT_CODE } from './exit-codes';
-import type { TransferRunner } from './run-transfer';
+
 import { packageVersion } from '../version';
 
 // The CLI's entry point. It loads commander and the command table only: a command's module (and with it the
@@ -122,9 +122,8 @@ export function registerDevKitHints(program: Command): void {
       .allowExcessArguments()
       .action(async () => {
         // loaded here: the error registry brings @temporalio/common, which `--help` must not load
-        const [{ CliError }, { SapiErrorCode }] = await Promise.all([import('./failure'), import('../errors')]);
-        throw new CliError(
-          SapiErrorCode.INVALID_INPUT,
+        const { SapiInvalidInputError } = await import('../errors');
+        throw new SapiInvalidInputError(
           `\`${name}\` is part of the repository's dev kit, not of the installed package: clone the sapi-temporal repository and run \`make ${name}\` there (or \`docker compose --profile dev up\` for the dev stack)`,
         );
       });
@@ -198,7 +197,7 @@ export async function main(argv: string[]): Promise<void> {
  * (`channel-credentials.js`), so every TLS connection to `127.0.0.1:7233` printed it. Nothing the user can act on;
  * other warnings pass.
  */
-export function dropIpServerNameWarning(): void {
+function dropIpServerNameWarning(): void {
   const emit = process.emitWarning.bind(process) as (...args: unknown[]) => void;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const [typeOrOptions, code] = rest;

@@ -2,13 +2,13 @@
 // workflows set (src/contracts/search-attributes.ts).
 import type { Client } from '@temporalio/client';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { addOutputOptions, addTemporalOptions, cliSettings, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings } from './common';
 import { registerCommand, SAPI_SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
-import { CliError } from './failure';
-import { SapiErrorCode } from '../errors';
+import { SapiInvalidInputError } from '../errors';
 
 /** `list` flags as commander parses them. */
-export interface ListFlags extends TemporalFlags {
+interface ListFlags extends TemporalFlags {
   table?: string;
   bucket?: string;
   operation?: 'import' | 'export' | 'extract' | 'backfill';
@@ -23,10 +23,10 @@ export interface ListFlags extends TemporalFlags {
 }
 
 /** The plugin's workflow types: every `list` is limited to them. */
-export const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'];
+const LISTED_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'];
 
 /** `--status` values and the `ExecutionStatus` each stands for. */
-export const STATUS_FILTERS: Readonly<Record<string, string>> = {
+const STATUS_FILTERS: Readonly<Record<string, string>> = {
   running: 'Running',
   completed: 'Completed',
   failed: 'Failed',
@@ -37,7 +37,7 @@ export const STATUS_FILTERS: Readonly<Record<string, string>> = {
 };
 
 /** Default and largest `--limit`. */
-export const DEFAULT_LIST_LIMIT = 50;
+const DEFAULT_LIST_LIMIT = 50;
 
 const quoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
@@ -59,7 +59,7 @@ export function listQuery(flags: ListFlags): string {
 }
 
 /** One run as `list` prints it (`-o json`: an array of these). */
-export interface ListedRun {
+interface ListedRun {
   workflowId: string;
   runId: string;
   type: string;
@@ -97,7 +97,7 @@ const ATTRIBUTE_FIELDS: ReadonlyArray<[keyof ListedRun, string]> = [
 ];
 
 /** The runs the query finds, newest first, at most `limit`. */
-export async function listRuns(client: Client, query: string, limit: number): Promise<ListedRun[]> {
+async function listRuns(client: Client, query: string, limit: number): Promise<ListedRun[]> {
   const runs: ListedRun[] = [];
   for await (const execution of client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
     const attributes = execution.searchAttributes as Record<string, unknown[] | undefined>;
@@ -120,7 +120,7 @@ export async function listRuns(client: Client, query: string, limit: number): Pr
 }
 
 /** The text table of `list`: one line per run. */
-export function formatRuns(runs: ListedRun[]): string {
+function formatRuns(runs: ListedRun[]): string {
   if (runs.length === 0) return 'no runs found\n';
   const header = ['WORKFLOW ID', 'STATUS', 'OPERATION', 'TARGET', 'PHASE', 'ROWS', 'BYTES', 'STARTED'];
   const rows = runs.map((r) => [
@@ -216,7 +216,7 @@ export function registerListCommand(program: Command, context: CliContext): void
       try {
         runs = await listRuns(link.client, query, flags.limit ?? DEFAULT_LIST_LIMIT);
       } catch (err) {
-        throw new CliError(SapiErrorCode.INVALID_INPUT, await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
+        throw new SapiInvalidInputError(await listFailure(link.client, settings.namespace, query, err), undefined, { cause: err });
       }
       process.stdout.write(flags.json ? `${JSON.stringify(runs, null, 2)}\n` : formatRuns(runs));
     } finally {

@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import { registerBackfillCommand } from './backfill';
 import { registerCodecServerCommand } from './codec-server';
-import { normalizeOutputFlags, type CliContext } from './common';
+import type { CliContext } from './context';
+import { normalizeOutputFlags } from './common';
 import { registerControlCommands } from './control';
 import { registerExportCommand } from './export';
 import { registerExtractCommand } from './extract';

@@ -9,16 +9,16 @@ import type { RunProgress } from '../live-progress';
 export { formatBytes };
 
 /** How often the CLI asks a running workflow for its progress (ms). */
-export const PROGRESS_POLL_MS = 500;
+const PROGRESS_POLL_MS = 500;
 /** How often the CLI reads the workflow's description: retrying activities, and the live progress the step in flight heartbeats (ms). */
 export const RETRY_POLL_MS = 2_000;
 /** Plain progress (not a TTY): at most one line this often while the phase stays the same (ms). */
-export const PLAIN_PROGRESS_INTERVAL_MS = 10_000;
+const PLAIN_PROGRESS_INTERVAL_MS = 10_000;
 /**
  * Plain progress: at least one line this often, whatever the phase (ms). A phase where nothing the CLI sees changes
  * (the Storage job importing, a worker not picking the run up yet) repeats its line with the time spent in it.
  */
-export const PLAIN_STILL_INTERVAL_MS = 15_000;
+const PLAIN_STILL_INTERVAL_MS = 15_000;
 /** Longest last-failure message on the bar (characters); plain lines carry up to {@link PLAIN_FAILURE_CHARS}. */
 const BAR_FAILURE_CHARS = 80;
 const PLAIN_FAILURE_CHARS = 400;
@@ -73,7 +73,7 @@ export function pollProgress<T = RunProgress>(query: () => Promise<T>, onProgres
 const MOVING_PHASES: ReadonlySet<string> = new Set(['uploading', 'downloading', 'extracting', 'fetching']);
 
 /** How fast the bytes move, and how long the rest will take at that pace. */
-export interface Speed {
+interface Speed {
   /** Bytes per second over the last {@link RATE_WINDOW_MS}. */
   bytesPerSecond: number;
   /** Time left (ms) when the total is known and the pace is not zero. */
@@ -81,7 +81,7 @@ export interface Speed {
 }
 
 /** The window the rate is measured over (ms): long enough to smooth the heartbeats' steps, short enough to follow a change of pace. */
-export const RATE_WINDOW_MS = 10_000;
+const RATE_WINDOW_MS = 10_000;
 
 /**
  * Measures the rate of a growing byte count from timed samples (the progress answers), over the last
@@ -108,7 +108,7 @@ export class RateMeter {
 }
 
 /** `12.5 MB/s, 1 min 5 s left`. */
-export function formatSpeed(speed: Speed): string {
+function formatSpeed(speed: Speed): string {
   const left = speed.etaMs === undefined ? '' : `, ${formatEta(speed.etaMs)} left`;
   return `${formatBytes(Math.round(speed.bytesPerSecond))}/s${left}`;
 }
@@ -191,7 +191,7 @@ export function plainProgressLine(label: string, progress: RunProgress): string 
 }
 
 /** One plain retry line: `import: retrying uploadFile, attempt 3, last failure: [SAPI_SERVER_ERROR] … (next attempt in 4 s)`. */
-export function plainRetryLine(label: string, retry: ActivityRetry, now: number = Date.now()): string {
+function plainRetryLine(label: string, retry: ActivityRetry, now: number = Date.now()): string {
   return printable(`${label}: ${formatRetry(retry, PLAIN_FAILURE_CHARS, now)}`);
 }
 
@@ -203,7 +203,7 @@ export function formatRetry(retry: ActivityRetry, maxChars = PLAIN_FAILURE_CHARS
 }
 
 /** A pending activity as Temporal describes it (`describe().raw.pendingActivities`), reduced to what the CLI reads. */
-export interface PendingActivitySeen {
+interface PendingActivitySeen {
   activityId?: string | null;
   activityType?: { name?: string | null } | null;
   attempt?: number | null;
@@ -234,7 +234,7 @@ export function activityRetries(pending: readonly PendingActivitySeen[] | null |
 }
 
 /** How {@link plainProgress} writes and keeps time; tests pass fakes. */
-export interface PlainProgressOptions {
+interface PlainProgressOptions {
   intervalMs?: number;
   /** Longest silence (ms): default {@link PLAIN_STILL_INTERVAL_MS}. */
   stillMs?: number;
@@ -244,7 +244,7 @@ export interface PlainProgressOptions {
 }
 
 /** {@link plainProgress}'s view: `tick()` writes the line of a long silence when one is due (its own timer calls it every second). */
-export interface PlainProgressView extends ProgressView {
+interface PlainProgressView extends ProgressView {
   tick(): void;
 }
 

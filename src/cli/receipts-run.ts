@@ -2,7 +2,7 @@
 import { connectionFor, loadSettings } from '../config';
 import { DEFAULT_RECEIPTS_TABLE, RECEIPTS_TABLE_PATTERN, receiptFromRow, type LoadReceipt } from '../contracts/receipts';
 import { formatBytes } from '../contracts/search-attributes';
-import { isSapiError, SapiErrorCode } from '../errors';
+import { inContext, isSapiError, SapiErrorCode, SapiInvalidInputError } from '../errors';
 import { createStorageClient, PREVIEW_MAX_ROWS, type StorageClient } from '../storage-api';
 import { CliError } from './failure';
 
@@ -15,7 +15,7 @@ export interface ReceiptsFlags {
 }
 
 /** Reads receipts and tables: the receipts table, its rows by a column's value, a table's row count. */
-export interface ReceiptsReader {
+interface ReceiptsReader {
   receiptsTable: string;
   /** Receipts whose `column` equals `value`, newest first (at most `limit`). */
   where(column: 'table_id' | 'workflow_id' | 'origin_workflow_id', value: string, limit?: number): Promise<LoadReceipt[]>;
@@ -28,19 +28,18 @@ export function receiptsReader(env: NodeJS.ProcessEnv, flags: ReceiptsFlags): Re
   const settings = loadSettings(env);
   const receiptsTable = flags.receiptsTable ?? settings.receiptsTable;
   if (receiptsTable === null) {
-    throw new CliError(
-      SapiErrorCode.INVALID_INPUT,
+    throw new SapiInvalidInputError(
       `receipts are off here (SAPI_RECEIPTS_TABLE=off): name the receipts table with --receipts-table (e.g. ${DEFAULT_RECEIPTS_TABLE})`,
     );
   }
   if (!RECEIPTS_TABLE_PATTERN.test(receiptsTable))
-    throw new CliError(SapiErrorCode.INVALID_INPUT, `--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
+    throw new SapiInvalidInputError(`--receipts-table must be a table id like ${DEFAULT_RECEIPTS_TABLE}, got ${JSON.stringify(receiptsTable)}`);
   const { url, token, branchId } = connectionFor(settings, flags.connection);
   return storageReader(createStorageClient({ url, token, branchId }), receiptsTable);
 }
 
 /** {@link ReceiptsReader} over a Storage client. */
-export function storageReader(storage: StorageClient, receiptsTable: string): ReceiptsReader {
+function storageReader(storage: StorageClient, receiptsTable: string): ReceiptsReader {
   return {
     receiptsTable,
     async where(column, value, limit = PREVIEW_MAX_ROWS) {
@@ -54,12 +53,7 @@ export function storageReader(storage: StorageClient, receiptsTable: string): Re
         return preview.rows.map(receiptFromRow);
       } catch (err) {
         if (isSapiError(err) && err.code === SapiErrorCode.NOT_FOUND) {
-          throw new CliError(
-            SapiErrorCode.NOT_FOUND,
-            `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`,
-            undefined,
-            { cause: err },
-          );
+          throw inContext(err, `receipts table ${receiptsTable} not found: no load has written a receipt there yet (or name another with --receipts-table)`);
         }
         throw err;
       }
@@ -91,7 +85,7 @@ export function receiptLine(r: LoadReceipt): string {
 }
 
 /** One table's check of `verify`. */
-export interface VerifyCheck {
+interface VerifyCheck {
   tableId: string;
   receiptId: string;
   mode: LoadReceipt['mode'];

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { addOutputOptions, integerParser, type CliContext } from './common';
+import type { CliContext } from './context';
+import { addOutputOptions, integerParser } from './common';
 import type { ReceiptsFlags } from './receipts-run';
 
 /** Most receipts `receipts` lists by default (the service answers at most 1000 rows at once). */
-export const DEFAULT_RECEIPTS_LIMIT = 100;
+const DEFAULT_RECEIPTS_LIMIT = 100;
 
 /**
  * `sapi-temporal receipts --table T` (the receipts of the loads into a table, newest first) and `sapi-temporal verify

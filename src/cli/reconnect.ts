@@ -9,7 +9,7 @@ import { formatDuration } from './progress';
 import { SapiErrorCode } from '../errors';
 
 /** Waits between reconnection attempts: 1 s, ×2, at most 10 s. */
-export const RECONNECT_SCHEDULE: Readonly<Pick<PollSchedule, 'initialMs' | 'factor' | 'maxMs'>> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 10_000 });
+const RECONNECT_SCHEDULE: Readonly<Pick<PollSchedule, 'initialMs' | 'factor' | 'maxMs'>> = Object.freeze({ initialMs: 1_000, factor: 2, maxMs: 10_000 });
 
 /** gRPC status codes of a server that did not answer (not of one that answered with an error). */
 const GRPC_UNAVAILABLE = 14;
@@ -22,7 +22,7 @@ const UNREACHABLE_ERRNO_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'E
 /** Code of the {@link CliError} a failed (re)connection raises. */
 export const TEMPORAL_UNREACHABLE = SapiErrorCode.CLI_TEMPORAL_UNREACHABLE;
 /** Code of the {@link CliError} raised after giving up. */
-export const TEMPORAL_LOST_CONTACT = SapiErrorCode.CLI_TEMPORAL_LOST_CONTACT;
+const TEMPORAL_LOST_CONTACT = SapiErrorCode.CLI_TEMPORAL_LOST_CONTACT;
 
 /** Longest chain of causes followed (a guard against cycles). */
 const MAX_CAUSE_DEPTH = 16;

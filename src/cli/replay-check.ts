@@ -1,16 +1,17 @@
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import type * as TemporalWorker from '@temporalio/worker';
 import type { Command } from 'commander';
-import { SapiErrorCode } from '../errors';
+import { SapiErrorCode, SapiInvalidInputError } from '../errors';
 import type { NamedHistory } from '../replay-check';
-import { addOutputOptions, addTemporalOptions, cliSettings, integerParser, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, integerParser } from './common';
 import { CliError } from './failure';
 
 /** The plugin's workflow types: what the default query selects. */
-export const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
+const PLUGIN_WORKFLOW_TYPES = ['importTableWorkflow', 'exportTableWorkflow', 'extractWorkflow', 'backfillWorkflow'] as const;
 
 /** Most histories downloaded by default: a check before a deploy, not an archive scan. */
-export const DEFAULT_REPLAY_LIMIT = 200;
+const DEFAULT_REPLAY_LIMIT = 200;
 
 interface ReplayCheckFlags extends TemporalFlags {
   query?: string;
@@ -22,7 +23,7 @@ interface ReplayCheckFlags extends TemporalFlags {
 }
 
 /** The visibility query of the runs a deploy would take over: the plugin's workflows still running on the task queue. */
-export function defaultReplayQuery(taskQueue: string): string {
+function defaultReplayQuery(taskQueue: string): string {
   return `TaskQueue="${taskQueue}" AND ExecutionStatus="Running" AND WorkflowType IN (${PLUGIN_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')})`;
 }
 
@@ -47,7 +48,7 @@ export function registerReplayCheckCommand(program: Command, context: CliContext
       '--tracing <on|off>',
       "replay as a worker with tracing on or off runs (its bundle differs); default: as this environment's worker would (on when SAPI_OTEL_ENDPOINT or OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set)",
       (value: string) => {
-        if (value !== 'on' && value !== 'off') throw new CliError(SapiErrorCode.INVALID_INPUT, `--tracing takes on or off, got ${JSON.stringify(value)}`);
+        if (value !== 'on' && value !== 'off') throw new SapiInvalidInputError(`--tracing takes on or off, got ${JSON.stringify(value)}`);
         return value;
       },
     );

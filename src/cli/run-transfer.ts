@@ -1,54 +1,18 @@
 // Runs one transfer workflow for a command: make sure a worker will pick it up, start it, say its id (to re-attach),
 // then either return at once (`--detach`) or follow it to its end and print its result.
 import { isGrpcServiceError, type Client } from '@temporalio/client';
-import { SapiErrorCode, SapiInvalidInputError } from '../errors';
-import { CliError } from './failure';
+import { inContext, SapiInvalidInputError } from '../errors';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/workflows';
+import type { WorkflowName, WorkflowResult } from '../contracts/workflows';
 import { runMetadata } from '../contracts/search-attributes';
 import { startOrAttach } from '../client';
-import type { Priority } from '@temporalio/common';
-import type { CliSettings } from './common';
-import { commandFailure, followAndPrint, reattachHint, type Summary } from './follow';
+import type { TransferRun } from './context';
+import { commandFailure, followAndPrint, reattachHint } from './follow';
 import { type RetryWhileUnreachableOptions } from './reconnect';
 import { TemporalLink } from './temporal-link';
 import { noWorkerSeen, pollersOf, startWorkerHint, requireWorkers, WORKER_WAIT_MS, type NeededQueue } from './worker-check';
-
-/** One workflow run as a command describes it: a registered workflow and its typed input. */
-export interface TransferRun<W extends WorkflowName = WorkflowName> {
-  /** `import` or `export`: names the run in messages. */
-  verb: string;
-  /** Registered workflow name, e.g. `importTableWorkflow`. */
-  workflowType: W;
-  workflowId: string;
-  input: WorkflowInput<W>;
-  settings: CliSettings;
-  /** Print exactly one JSON object `{workflowId, runId, ...result}` on stdout, no summary and no progress bar. */
-  json: boolean;
-  /** Keep following through a Temporal outage this long before giving up with exit code 3 (ms). */
-  reconnectTimeoutMs: number;
-  /** `--detach`: start the workflow, print its id (`{workflowId, runId, taskQueue}` with `json`) and return. Default false. */
-  detach?: boolean;
-  /** First Ctrl-C while following: `detach` (default) stops waiting, `cancel` (`--cancel-on-interrupt`) cancels the workflow. */
-  onInterrupt?: 'detach' | 'cancel';
-  /**
-   * Run again when the last run under `workflowId` completed (`--rerun`). Default false: such a command runs nothing,
-   * says the run is already done and prints its result. A run still going under the id is always followed instead of
-   * starting a second one (two commands racing to start it get one workflow).
-   */
-  rerun?: boolean;
-  /** Priority and fairness of the run (inherited by its activities and child workflows); the server's default when absent. */
-  priority?: Priority;
-  /** Check that a worker polls the task queue(s) before starting (default true; `--no-worker-check` turns it off). */
-  checkWorkers?: boolean;
-  /** The human summary: a title line and labelled values (undefined values are left out). */
-  summarize(result: WorkflowResult<W>): Summary;
-}
-
-/** {@link runTransfer}'s shape, so tests can put a recorder in its place. */
-export type TransferRunner = <W extends WorkflowName>(run: TransferRun<W>) => Promise<void>;
 
 /**
  * Checks that a worker polls the task queue (and `transferTaskQueue`) lately, and starts nothing when none shows up
@@ -174,8 +138,7 @@ async function startWorkflow<W extends WorkflowName>(
       onUnreachable: () => process.stderr.write(`${run.verb}: Temporal unreachable while starting workflow ${run.workflowId}, retrying…\n`),
     });
   } catch (err) {
-    if (err instanceof SapiInvalidInputError)
-      throw new CliError(SapiErrorCode.INVALID_INPUT, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
+    if (err instanceof SapiInvalidInputError) throw inContext(err, err.message.replace(/choose another workflow id$/, 'choose another --workflow-id'));
     throw err;
   }
 }
@@ -184,7 +147,7 @@ async function startWorkflow<W extends WorkflowName>(
  * The bytes an import will upload when the CLI can tell: a local file it can see, sent as is (`--gzip` compresses
  * it on the way, to a size unknown in advance). Undefined otherwise.
  */
-export function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): number | undefined {
+function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): number | undefined {
   const { source, gzip } = run.input as { source?: unknown; gzip?: boolean };
   if (run.workflowType !== 'importTableWorkflow' || gzip || typeof source !== 'string' || !source.startsWith('/')) return undefined;
   try {
@@ -198,7 +161,7 @@ export function uploadSize(run: Pick<TransferRun, 'workflowType' | 'input'>): nu
  * What the Temporal UI shows of a run the CLI starts: `import orders.csv → in.c-main.orders (direct, 3.1 GB)` (the
  * size when the source is a file the CLI can see) and the details of the command line.
  */
-export function startMetadata(run: Pick<TransferRun, 'workflowType' | 'input'>): { staticSummary: string; staticDetails: string } {
+function startMetadata(run: Pick<TransferRun, 'workflowType' | 'input'>): { staticSummary: string; staticDetails: string } {
   let sizeBytes: number | undefined;
   const source = (run.input as { source?: unknown }).source;
   if (run.workflowType === 'importTableWorkflow' && typeof source === 'string' && source.startsWith('/')) {

@@ -11,16 +11,8 @@ import {
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExtractInput } from '../contracts/extract';
 import type { ExportTableInput, ImportTableInput } from '../contracts/transfer';
-import {
-  addOutputOptions,
-  addTemporalOptions,
-  cliSettings,
-  parseDuration,
-  type CliContext,
-  type CliSettings,
-  type TemporalFlags,
-  type WorkflowFlags,
-} from './common';
+import type { CliContext, CliSettings, TemporalFlags } from './context';
+import { addOutputOptions, addTemporalOptions, cliSettings, parseDuration, type WorkflowFlags } from './common';
 import { addExportArguments, exportInput, type ExportFlags } from './export';
 import { addExtractArguments, extractInput, readExtractConfig, type ExtractFlags } from './extract';
 import { addImportArguments, checkImportFlags, importInput, type ImportFlags } from './import';
@@ -36,7 +28,7 @@ import { SCHEDULED_PRIORITY } from '../contracts/priority';
 import { addPriorityOptions, priorityOf, type PriorityFlags } from './priority';
 
 /** Overlap policies by their CLI names: what a run does when the previous one is still going. */
-export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
+const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> = Object.freeze({
   skip: 'SKIP',
   'buffer-one': 'BUFFER_ONE',
   'buffer-all': 'BUFFER_ALL',
@@ -46,22 +38,22 @@ export const OVERLAP_POLICIES: Readonly<Record<string, ScheduleOverlapPolicy>> =
 });
 
 /** Default overlap policy of exports and extractions: a run due while the previous one still runs is skipped. */
-export const DEFAULT_OVERLAP = 'skip';
+const DEFAULT_OVERLAP = 'skip';
 
 /**
  * Default overlap policy of imports: a run due while the previous one still runs waits for it (one buffered), so a
  * slow load delays the next instead of dropping it (a skipped incremental import is data that arrives a whole period
  * late); never two loads into one table at once.
  */
-export const DEFAULT_IMPORT_OVERLAP = 'buffer-one';
+const DEFAULT_IMPORT_OVERLAP = 'buffer-one';
 
 /** The overlap policy a schedule of `workflowType` gets unless `--overlap` says otherwise. */
-export function defaultOverlap(workflowType: string): string {
+function defaultOverlap(workflowType: string): string {
   return workflowType === 'importTableWorkflow' ? DEFAULT_IMPORT_OVERLAP : DEFAULT_OVERLAP;
 }
 
 /** The schedule flags as commander parses them. */
-export interface ScheduleFlags extends PriorityFlags {
+interface ScheduleFlags extends PriorityFlags {
   cron?: string[];
   every?: string[];
   timezone?: string;
@@ -79,19 +71,19 @@ export interface ScheduleFlags extends PriorityFlags {
  * Default catch-up window: runs missed while Temporal was down are still taken when it comes back within an hour;
  * older ones are dropped (and counted as missed), so an outage of a day does not start a day of runs at once.
  */
-export const DEFAULT_CATCHUP_WINDOW_MS = 60 * 60 * 1000;
+const DEFAULT_CATCHUP_WINDOW_MS = 60 * 60 * 1000;
 
 /** Longest default jitter: schedules due at the same minute start spread over up to 30 s, not in one burst. */
-export const DEFAULT_JITTER_MS = 30_000;
+const DEFAULT_JITTER_MS = 30_000;
 
 /** Default jitter: {@link DEFAULT_JITTER_MS}, but at most a tenth of the shortest `--every` interval. */
-export function defaultJitterMs(flags: Pick<ScheduleFlags, 'every'>): number {
+function defaultJitterMs(flags: Pick<ScheduleFlags, 'every'>): number {
   const shortest = Math.min(...(flags.every ?? []).map(intervalMs));
   return Math.min(DEFAULT_JITTER_MS, Number.isFinite(shortest) ? Math.floor(shortest / 10) : DEFAULT_JITTER_MS);
 }
 
 /** What a `schedule <verb>` command asks Temporal for: a schedule that starts `workflowType` with `input`. */
-export interface ScheduleRequest<W extends WorkflowName = WorkflowName> {
+interface ScheduleRequest<W extends WorkflowName = WorkflowName> {
   /** `import`, `export` or `extract`: names the command in messages. */
   verb: string;
   scheduleId: string;
@@ -205,7 +197,7 @@ async function withClient<T>(what: string, settings: CliSettings, scheduleId: st
 }
 
 /** Creates the schedule and prints it (one JSON object with `--json`). */
-export async function createSchedule<W extends WorkflowName>(request: ScheduleRequest<W>): Promise<void> {
+async function createSchedule<W extends WorkflowName>(request: ScheduleRequest<W>): Promise<void> {
   const { scheduleId, workflowType, settings } = request;
   const shape = scheduleShape(request.flags, workflowType);
   const description = await withClient(`schedule ${request.verb}`, settings, scheduleId, async (client) => {
@@ -247,7 +239,7 @@ export async function createSchedule<W extends WorkflowName>(request: ScheduleRe
 }
 
 /** One schedule as `schedule list --json` and `schedule describe --json` print it. */
-export interface ScheduleListing {
+interface ScheduleListing {
   scheduleId: string;
   workflowType?: string;
   paused: boolean;
@@ -278,7 +270,7 @@ export interface ScheduleListing {
 }
 
 /** The last run of a schedule, as {@link ScheduleListing} shows it. */
-export interface LastRun {
+interface LastRun {
   workflowId: string;
   /** The run id the schedule started (the chain's first). */
   runId?: string;
@@ -325,7 +317,7 @@ export function toListing(description: ScheduleDescription): ScheduleListing {
 }
 
 /** A workflow execution status as the CLI prints it: `RUNNING` → `running`, `TIMED_OUT` → `timed out`. */
-export function statusName(status: string): string {
+function statusName(status: string): string {
   return status.toLowerCase().replace(/_/g, ' ');
 }
 
@@ -333,7 +325,7 @@ export function statusName(status: string): string {
  * The listing with its last run's status and, when the run did not complete, its root failure: what Temporal says of
  * the workflow the schedule started last. A run Temporal no longer has (retention) keeps only its id and start.
  */
-export async function withLastRunStatus(client: Client, listing: ScheduleListing): Promise<ScheduleListing> {
+async function withLastRunStatus(client: Client, listing: ScheduleListing): Promise<ScheduleListing> {
   const last = listing.lastRun;
   if (!last) return listing;
   // the chain's latest run (an extraction may continue as new), its result followed from the run the schedule started
@@ -389,7 +381,7 @@ export function listingLine(s: ScheduleListing): string {
  * Starts a run of the schedule now, under the schedule's own overlap policy (the SDK's `trigger()` without a policy
  * means ALLOW_ALL: a manual run beside a scheduled one, into the same table), or `ALLOW_ALL` with `allowOverlap`.
  */
-export async function triggerSchedule(client: Client, scheduleId: string, allowOverlap = false): Promise<void> {
+async function triggerSchedule(client: Client, scheduleId: string, allowOverlap = false): Promise<void> {
   const handle = client.schedule.getHandle(scheduleId);
   const description = await handle.describe();
   const wait = waitBeforeTrigger(

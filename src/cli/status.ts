@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { addOutputOptions, addReconnectOption, addTemporalOptions, cliSettings, reconnectTimeoutMs, type CliContext, type TemporalFlags } from './common';
+import type { CliContext, TemporalFlags } from './context';
+import { addOutputOptions, addReconnectOption, addTemporalOptions, cliSettings, reconnectTimeoutMs } from './common';
 
 /** `status` and `wait` flags as commander parses them. */
 interface AttachFlags extends TemporalFlags {

@@ -6,13 +6,13 @@ import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor }
 import { codecDataConverter } from '../codec';
 import { activeTracing } from '../observability/tracing';
 import { describeTemporalSecurity, temporalConnectionOptions } from '../config/temporal';
-import type { CliSettings } from './common';
+import type { CliSettings } from './context';
 import { probeConnection, type ConnectionCause, type ConnectionDiagnosis } from './connection-probe';
 import { CliError } from './failure';
 import { retryWhileUnreachable, TEMPORAL_UNREACHABLE, type RetryWhileUnreachableOptions } from './reconnect';
 
 /** Longest wait for one reconnection attempt (ms); the retry loop then waits and dials again. */
-export const RECONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
+const RECONNECT_ATTEMPT_TIMEOUT_MS = 5_000;
 
 /** gRPC attempts the client makes on UNAVAILABLE before the CLI's own loop takes over (and says so). */
 const UNAVAILABLE_ATTEMPTS = 4;

@@ -1,7 +1,7 @@
 // A transfer command as one trace: with tracing configured (`SAPI_OTEL_ENDPOINT` / `OTEL_EXPORTER_OTLP_*`), the
 // command runs under a root span (`sapi-temporal import`), the client's start carries it to the workflow (the SDK's
 // OpenTelemetry plugin on the CLI's client, see temporal-link.ts), and the spans are sent before the command returns.
-import type { TransferRun, TransferRunner } from './run-transfer';
+import type { TransferRun, TransferRunner } from './context';
 import type { WorkflowName } from '../contracts/workflows';
 import { startTracing } from '../observability/tracing';
 import type { SpanAttributes } from '../observability/spans';

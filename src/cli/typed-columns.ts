@@ -37,7 +37,7 @@ export function collectMetadata(value: string, previous: Record<string, string> 
 }
 
 /** What a columns file describes. */
-export interface ColumnsFile {
+interface ColumnsFile {
   columns: TypedColumn[];
   /** The file's `primaryKeysNames`, when it has them. */
   primaryKey?: string[];

@@ -2,15 +2,15 @@
 // the task queue lately: a workflow on a queue no worker polls waits forever, and the CLI would wait with it.
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { CliSettings } from './common';
+import type { CliSettings } from './context';
 import { CliError, NO_WORKER } from './failure';
 
 /** A long poll lasts up to about 70 s before the worker polls again: a poller older than this stopped polling (ms). */
-export const MAX_POLL_AGE_MS = 120_000;
+const MAX_POLL_AGE_MS = 120_000;
 /** How long a run command waits for a worker to appear before it gives up (ms); with connecting, well within 10 s. */
 export const WORKER_WAIT_MS = 5_000;
 /** Between two looks at the task queue while waiting for a worker (ms). */
-export const WORKER_RECHECK_MS = 1_000;
+const WORKER_RECHECK_MS = 1_000;
 
 /** A queue a workflow needs a worker on: its workflow tasks, or (`--transfer-task-queue`) its transfer activities. */
 export interface NeededQueue {
@@ -19,7 +19,7 @@ export interface NeededQueue {
 }
 
 /** A poller as Temporal lists it (`describeTaskQueue`), reduced to what the check reads. */
-export interface PollerSeen {
+interface PollerSeen {
   identity?: string | null;
   lastAccessTime?: { seconds?: number | Long | string | null; nanos?: number | null } | null;
 }
@@ -72,7 +72,7 @@ export async function pollersOf(client: Client, namespace: string, queue: Needed
 }
 
 /** How {@link requireWorkers} waits; tests shorten it. */
-export interface RequireWorkersOptions {
+interface RequireWorkersOptions {
   waitMs?: number;
   recheckMs?: number;
   /** Called once when the first look found nobody (the command says it is waiting). */

@@ -1,8 +1,9 @@
 import { type Command } from 'commander';
 import { loadSettings } from '../config';
-import { addTemporalOptions, withTemporalFlags, type CliContext, type TemporalFlags } from './common';
-import { SapiErrorCode } from '../errors';
-import { CliError, describeFailure } from './failure';
+import type { CliContext, TemporalFlags } from './context';
+import { addTemporalOptions, withTemporalFlags } from './common';
+import { SapiInvalidInputError } from '../errors';
+import { describeFailure } from './failure';
 
 /** `sapi-temporal worker`: a worker for the plugin, configured from the environment, until SIGINT/SIGTERM. */
 export function registerWorkerCommand(program: Command, context: CliContext): void {
@@ -16,8 +17,7 @@ export function registerWorkerCommand(program: Command, context: CliContext): vo
     try {
       const settings = loadSettings(withTemporalFlags(context.env, flags));
       if (settings.temporal.disableHostVerification) {
-        throw new CliError(
-          SapiErrorCode.INVALID_INPUT,
+        throw new SapiInvalidInputError(
           "the worker cannot skip host verification (Temporal's core SDK has no such option): set --tls-server-name (TEMPORAL_TLS_SERVER_NAME) to the name in the server's certificate",
         );
       }

@@ -8,7 +8,7 @@ export const DEFAULT_CODEC_SERVER_PORT = 8888;
 /** Default interface: only this machine. */
 export const DEFAULT_CODEC_SERVER_HOST = '127.0.0.1';
 /** Largest request body accepted (bytes): a history's payloads are decoded a few events at a time. */
-export const CODEC_SERVER_MAX_BODY_BYTES = 32 * 1024 * 1024;
+const CODEC_SERVER_MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** Environment variable with the bearer token the codec server requires (`sapi-temporal codec-server`, the dev stack). */
 export const CODEC_SERVER_TOKEN_ENV = 'SAPI_CODEC_SERVER_TOKEN';
 /** Headers the Temporal UI and CLI send with codec requests (answered in CORS preflights). */

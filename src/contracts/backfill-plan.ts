@@ -10,11 +10,12 @@ import {
   type BackfillInput,
   type BackfillWindow,
 } from './backfill';
+import { civilFromDays } from '../extractor/php-time';
 import type { ExtractInput } from './extract';
 import type { ImportTableInput } from './transfer';
 
 /** An ISO 8601 duration as calendar parts. */
-export interface WindowLength {
+interface WindowLength {
   years: number;
   months: number;
   days: number;
@@ -38,7 +39,7 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?Z$/;
 
 /** `2025-01-01` (UTC midnight) or `2025-01-01T06:00:00Z` as ms since epoch; null when neither (or not a real date). */
-export function parseBound(text: string): number | null {
+function parseBound(text: string): number | null {
   const m = DATE_ONLY.exec(text) ?? DATE_TIME.exec(text);
   if (!m) return null;
   const [y, mo, d, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
@@ -49,25 +50,11 @@ export function parseBound(text: string): number | null {
   return ms;
 }
 
-/** Calendar parts (UTC) of ms since epoch, by arithmetic (workflow code constructs no `Date`: days-from-civil inverted). */
+/** Calendar parts (UTC) of ms since epoch, by arithmetic (workflow code constructs no `Date`). */
 function partsOf(ms: number): { year: number; month: number; day: number; hours: number; minutes: number; seconds: number } {
   const days = Math.floor(ms / 86_400_000);
   const inDay = Math.floor((ms - days * 86_400_000) / 1000);
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  return {
-    year: yoe + era * 400 + (month <= 2 ? 1 : 0),
-    month,
-    day: doy - Math.floor((153 * mp + 2) / 5) + 1,
-    hours: Math.floor(inDay / 3600),
-    minutes: Math.floor((inDay % 3600) / 60),
-    seconds: inDay % 60,
-  };
+  return { ...civilFromDays(days), hours: Math.floor(inDay / 3600), minutes: Math.floor((inDay % 3600) / 60), seconds: inDay % 60 };
 }
 
 /** `start` moved by `times` × `length` in calendar terms (UTC). */
@@ -92,7 +79,7 @@ function boundText(ms: number, dateOnly: boolean): string {
 }
 
 /** `w0001` for window 0. */
-export function windowLabel(index: number): string {
+function windowLabel(index: number): string {
   return `w${String(index + 1).padStart(4, '0')}`;
 }
 

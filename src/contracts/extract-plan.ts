@@ -16,11 +16,11 @@ import { receiptsOptionProblems } from './receipts';
  */
 export const DEFAULT_BATCH_PAGES = 5000;
 /** Default seconds one batch keeps fetching. */
-export const DEFAULT_BATCH_SECONDS = 10;
+const DEFAULT_BATCH_SECONDS = 10;
 /** Default heartbeat timeout of the page-fetching activity (ms). */
-export const DEFAULT_FETCH_HEARTBEAT_TIMEOUT_MS = 15_000;
+const DEFAULT_FETCH_HEARTBEAT_TIMEOUT_MS = 15_000;
 /** Bucket used when neither `bucketId` nor `outputBucket` is given. */
-export const DEFAULT_EXTRACT_BUCKET = 'in.c-extractor';
+const DEFAULT_EXTRACT_BUCKET = 'in.c-extractor';
 /** Warnings kept in the result (the rest are counted). */
 export const MAX_WARNINGS = 100;
 
@@ -39,7 +39,7 @@ export interface ResolvedExtractOptions {
 }
 
 /** Tables an extraction loads at once by default (`options.loadConcurrency`). */
-export const DEFAULT_LOAD_CONCURRENCY = 4;
+const DEFAULT_LOAD_CONCURRENCY = 4;
 
 const positiveInt = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v > 0;
 

@@ -28,8 +28,7 @@ export interface ExtractOptions {
   /**
    * `batch` (default): one activity fetches up to `batchPages` pages or `batchSeconds`, staging pages in groups and
    * heartbeating the resume point; `page`: calls of at most 0.5 s (the `pause` and `cancel` updates act between them) in which every page is
-   * staged with its checkpoint before the next is fetched, so a crash loses at most the page in flight (runs started
-   * before this changed ran one activity per page).
+   * staged with its checkpoint before the next is fetched, so a crash loses at most the page in flight.
    */
   mode?: ExtractMode;
   /** Pages per activity in batch mode. Default 5000 (`batchSeconds` usually ends a batch first). */
@@ -81,7 +80,6 @@ export interface ExtractInput {
   /** The Generic-Extractor configuration JSON (`{parameters: {api, config}}`), validated by an activity before any request. */
   config: unknown;
   options?: ExtractOptions;
-  // --- ge-state (begin) ---
   /**
    * Names the run state of this configuration (1–200 of `[A-Za-z0-9._-]`, e.g. the configuration id): the run reads
    * `previousStart` from it at its start and, only when its tables were loaded, stores the next state (previousStart =
@@ -94,7 +92,6 @@ export interface ExtractInput {
    * after migrating), or `{}` to reset (`previousStart` 0). Stored like any state after a successful load.
    */
   importState?: unknown;
-  // --- ge-state (end) ---
 }
 
 /** One output table. */
@@ -147,12 +144,10 @@ export interface ExtractResult {
    * nothing was loaded, or on a run that started before this field existed: absent then).
    */
   staging?: { removed: number } | { kept: true };
-  // --- ge-state (begin) ---
   /** This run's times (Unix seconds): `previousStart` from the state read at the start, `currentStart` this run's. */
   runTimes?: ExtractRunTimes;
   /** With `stateKey`: the state stored for the next run (`null` when not stored: nothing loaded, or cancelled). */
   runState?: { stateKey: string; stored: ExtractRunState | null };
-  // --- ge-state (end) ---
 }
 
 export type ExtractPhase = 'extracting' | 'paused' | 'loading' | 'done' | 'cancelled' | 'failed';
@@ -190,5 +185,5 @@ export interface ExtractProgress {
   childBatch?: string;
   error?: string;
   /** This run's times (Unix seconds), once known. */
-  runTimes?: ExtractRunTimes; // ge-state
+  runTimes?: ExtractRunTimes;
 }

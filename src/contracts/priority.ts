@@ -10,7 +10,7 @@ export const PRIORITY_LOWEST = 5;
 /** A schedule's runs default to this priority: ahead of ad-hoc runs (the server's default, 3) and backfills. */
 export const SCHEDULED_PRIORITY = 2;
 /** The server's limit on a fairness key. */
-export const MAX_FAIRNESS_KEY_BYTES = 64;
+const MAX_FAIRNESS_KEY_BYTES = 64;
 
 /**
  * The fairness key a run's activities use when the run was started without one: the Storage connection for imports

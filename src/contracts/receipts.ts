@@ -1,4 +1,4 @@
-// Load receipts: one row per table load that ended well (issue 42), in the run's result and in a Storage table. Types
+// Load receipts: one row per table load that ended well, in the run's result and in a Storage table. Types
 // and pure helpers only: safe for workflow code, activities and the CLI.
 
 /** The Storage table receipts go to unless the input or the worker names another: `in.c-sapi-temporal.receipts`. */

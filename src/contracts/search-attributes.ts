@@ -69,7 +69,7 @@ export function registerCommand(namespace: string, names: readonly string[] = SA
 }
 
 /** The kind of an import source or export destination: `s3`, `http`, `local`. */
-export function locationKind(location: string | undefined): string {
+function locationKind(location: string | undefined): string {
   if (!location) return 'local';
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]?.toLowerCase();
   if (scheme === 'https') return 'http';
@@ -177,7 +177,7 @@ export function baseNameOf(location: string): string {
 }
 
 /** The one-line summary the Temporal UI shows for a run: `import orders.csv → in.c-main.orders (direct, 3.1 GB)`. */
-export function runSummary(
+function runSummary(
   run:
     | { workflowType: 'importTableWorkflow'; input: ImportTableInput; sizeBytes?: number }
     | { workflowType: 'exportTableWorkflow'; input: ExportTableInput }
@@ -201,7 +201,7 @@ export function runSummary(
 }
 
 /** The static details (markdown) the Temporal UI shows under the summary: what the run was asked to do, no secrets. */
-export function runDetails(fields: Record<string, string | number | boolean | undefined>): string {
+function runDetails(fields: Record<string, string | number | boolean | undefined>): string {
   return Object.entries(fields)
     .filter(([, value]) => value !== undefined && value !== '')
     .map(([name, value]) => `**${name}**: ${String(value)}`)

@@ -14,13 +14,13 @@ import type { WorkflowInput, WorkflowName, WorkflowResult } from '../contracts/w
 export { DEFAULT_DEMO_BACKEND } from './defaults';
 
 /** Rows of the demo's sample CSV. */
-export const DEMO_ROWS = 20_000;
+const DEMO_ROWS = 20_000;
 /** Export slice size the demo's emulator uses, so the export comes back sliced (bytes). */
-export const DEMO_SLICE_BYTES = 64 * 1024;
+const DEMO_SLICE_BYTES = 64 * 1024;
 /** What the demo's first line names as the emulator's file storage, per backend. */
 const FILE_STORES: Record<DevBackend, string> = { aws: 'MinIO', azure: 'Azurite', gcp: 'fake-gcs-server' };
 
-export interface DemoOptions {
+interface DemoOptions {
   /** Where the stack and the demo files live; wiped first. Default `.data/demo`. */
   dataDir?: string;
   /** Lines of progress go here. Default stdout. */

@@ -7,9 +7,9 @@ import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** Account the dev stack creates in Azurite (manifests then read `azure://sapidev.blob.core.windows.net/…`). */
-export const AZURITE_ACCOUNT = 'sapidev';
+const AZURITE_ACCOUNT = 'sapidev';
 
-export interface StartAzuriteOptions {
+interface StartAzuriteOptions {
   /** Data folder: blobs live in `<dataDir>/data`, the log in `<dataDir>/azurite.log`. */
   dataDir: string;
   /** 0 or absent: a free port. */

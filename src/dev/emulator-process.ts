@@ -7,11 +7,11 @@ import { freePort, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** Pause before an emulator that died is started again (ms). */
-export const EMULATOR_RESTART_DELAY_MS = 1_000;
+const EMULATOR_RESTART_DELAY_MS = 1_000;
 /** Crashes in a row (each within a minute of its start) after which the emulator is left down. */
-export const EMULATOR_MAX_QUICK_RESTARTS = 5;
+const EMULATOR_MAX_QUICK_RESTARTS = 5;
 
-export interface EmulatorProcessOptions {
+interface EmulatorProcessOptions {
   /** The emulator's options; `port` 0 or absent: a free one, kept across restarts. */
   emulator: EmulatorOptions;
   /** The child's output, and a line for every restart. */

@@ -7,11 +7,11 @@ import { freePort } from './ports';
 import { ManagedProcess } from './process';
 
 /** Project id the dev stack's fake-gcs-server reports (and the emulator hands out in `gcsCredentials.projectId`). */
-export const FAKE_GCS_PROJECT = 'sapi-dev';
+const FAKE_GCS_PROJECT = 'sapi-dev';
 /** Attempts at a port we picked ourselves before giving up (another service may bind it between pick and bind). */
 const PORT_ATTEMPTS = 5;
 
-export interface StartFakeGcsOptions {
+interface StartFakeGcsOptions {
   /** Data folder: objects live in `<dataDir>/data` (filesystem backend: they survive restarts), the log in `<dataDir>/fake-gcs.log`. */
   dataDir: string;
   /** 0 or absent: a free port, picked again when another process takes it first. */

@@ -7,9 +7,9 @@ import { freePorts, retryOnPortClash } from './ports';
 import { ManagedProcess } from './process';
 
 /** MinIO's default region; the emulator and the S3 clients use the same. */
-export const MINIO_REGION = 'us-east-1';
+const MINIO_REGION = 'us-east-1';
 
-export interface StartMinioOptions {
+interface StartMinioOptions {
   /** Data folder: objects live in `<dataDir>/data`, the log in `<dataDir>/minio.log`. */
   dataDir: string;
   /** 0 or absent: a free port. */

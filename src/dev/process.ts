@@ -4,11 +4,11 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How long a managed process gets to become healthy before start-up fails (ms). */
-export const DEFAULT_HEALTH_TIMEOUT_MS = 60_000;
+const DEFAULT_HEALTH_TIMEOUT_MS = 60_000;
 /** How long a managed process gets to exit after SIGTERM before SIGKILL (ms). */
-export const DEFAULT_STOP_GRACE_MS = 5_000;
+const DEFAULT_STOP_GRACE_MS = 5_000;
 
-export interface ManagedProcessOptions {
+interface ManagedProcessOptions {
   /** Short name used in messages: `temporal`, `minio`, `emulator`, `worker`. */
   name: string;
   command: string;

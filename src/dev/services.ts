@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { startEmulatorProcess } from './emulator-process';
 import { DEFAULT_FILES_BUCKET, type DevStackMinio, type DevStackService } from './stack';
 
-export interface DevServicesOptions {
+interface DevServicesOptions {
   /** Run a worker for the plugin inside the stack. Default true. */
   worker?: boolean;
   /** Storage token the emulator accepts; generated when absent. */

@@ -22,7 +22,7 @@ export const DEFAULT_FILES_BUCKET = 'sapi-files';
  */
 export type DevStackMinio = MinioHandle | undefined;
 
-export interface DevStackOptions<Minio extends DevStackMinio = MinioHandle> {
+interface DevStackOptions<Minio extends DevStackMinio = MinioHandle> {
   /** Everything the stack writes (SQLite, MinIO objects, DuckDB, logs) lives under this folder. */
   dataDir: string;
   /** Temporal without its web UI (tests). Default false. */
@@ -76,12 +76,12 @@ function devPolicyEnv(options: Pick<DevStackOptions, 'localRoots'>, temporal: Te
 }
 
 /** Networks the dev stack's worker may reach although the input policy refuses them by default: loopback only. */
-export const DEV_ALLOWED_NETWORKS = '127.0.0.0/8,::1/128';
+const DEV_ALLOWED_NETWORKS = '127.0.0.0/8,::1/128';
 
 /** Environment variable the dev stack publishes with the codec server's base URL (no token in it). */
-export const CODEC_SERVER_URL_ENV = 'SAPI_CODEC_SERVER_URL';
+const CODEC_SERVER_URL_ENV = 'SAPI_CODEC_SERVER_URL';
 
-export interface DevStackCodecOptions {
+interface DevStackCodecOptions {
   /** The payload keys (first encrypts, all decrypt): the same the stack's worker and its clients use. */
   keys: readonly CodecKey[];
   /** Bearer token of the codec server; generated (48 hex digits) when absent. */
@@ -106,7 +106,7 @@ export function devCodecFromEnv(env: NodeJS.ProcessEnv = process.env): DevStackC
 }
 
 /** The dev stack's codec server. */
-export interface DevCodecServer {
+interface DevCodecServer {
   /** Base URL, e.g. `http://127.0.0.1:41234`, for `temporal workflow show --codec-endpoint` (with `--codec-auth`). */
   url: string;
   token: string;
@@ -125,7 +125,7 @@ export type DevStackService<Minio extends DevStackMinio = MinioHandle> = (
   stack: DevStackCore<Minio>,
 ) => Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
 
-export interface DevStackCore<Minio extends DevStackMinio = MinioHandle> {
+interface DevStackCore<Minio extends DevStackMinio = MinioHandle> {
   dataDir: string;
   temporal: TemporalHandle;
   /** Absent when the stack was started with `minio: false`. */
@@ -275,7 +275,7 @@ function codecEnv(options: DevStackCodecOptions, server: DevCodecServer): Record
 }
 
 /** `KEY=VALUE` lines, values single-quoted when they hold anything a shell would interpret. */
-export function formatEnv(env: Record<string, string>): string {
+function formatEnv(env: Record<string, string>): string {
   return Object.entries(env)
     .map(([key, value]) => `${key}=${/^[A-Za-z0-9_./:@-]*$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`}`)
     .join('\n')

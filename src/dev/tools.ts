@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 
 /** Where the installer (`scripts/install-tools.sh`) puts its tools: `SAPI_TOOLS_DIR`, else `<package root>/.tools`. */
-export function toolsDir(): string {
+function toolsDir(): string {
   return process.env.SAPI_TOOLS_DIR ?? resolve(__dirname, '..', '..', '.tools');
 }
 
-export interface ToolLocation {
+interface ToolLocation {
   path: string;
   /** How it was found: an explicit environment variable, PATH, or the project's tools folder. */
   source: 'env' | 'path' | 'tools';

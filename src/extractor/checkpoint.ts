@@ -76,18 +76,12 @@ export interface ExtractCheckpoint {
   paused: boolean;
   /** Stop fetching once this many pages are fetched (set by the `setLimits` update; absent: no limit). */
   maxPages?: number;
-  // --- ge-state (begin) ---
-  /** This run's times for `{"time": …}` functions (absent in checkpoints of runs before run state existed). */
+  /** This run's times for `{"time": …}` functions (absent until the run has read its state, at its start). */
   runTimes?: ExtractRunTimes;
   /** The state read at the start (with `stateKey`), kept to write the next one. */
   runState?: { stateKey: string; previous: ExtractRunState | null };
-  // --- ge-state (end) ---
-  // --- ge-legacy ---
   /** Parent columns renamed so far (JSON parser: `tag` → `tag_u0`), kept for every later page of the run. */
   parentAliases?: Record<string, string>;
-  // --- end ge-legacy ---
-  // --- ge-iter (begin) ---
   /** Index of the `parameters.iterations` entry being run (absent: the first, or a configuration without iterations). */
   iteration?: number;
-  // --- ge-iter (end) ---
 }

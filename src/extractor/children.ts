@@ -13,7 +13,6 @@ import { cellValue } from './flatten';
 import { getPath } from './path';
 import { matchesRecursionFilter, parseRecursionFilter } from './recursion-filter';
 import type { JobConfig } from './types';
-// --- user functions (ge-functions) ---
 import { DeferredCall, evaluateFunctions, type CryptoFunctions } from './functions';
 
 /**
@@ -30,10 +29,9 @@ function placeholderFunction(fn: unknown, value: unknown, placeholder: string, c
   }
   return result;
 }
-// --- end user functions ---
 
 /** A placeholder value taken from a parent row. */
-export interface PlaceholderValue {
+interface PlaceholderValue {
   placeholder: string;
   /** The field path in the parent row. */
   field: string;
@@ -62,7 +60,7 @@ export interface ChildRun {
 }
 
 /** The plan after one parent page. */
-export interface ChildPlan {
+interface ChildPlan {
   runs: ChildRun[];
   warnings: string[];
 }

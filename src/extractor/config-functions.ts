@@ -1,5 +1,5 @@
 /**
- * User functions in the configuration (ge-functions): headers whose value is a function, the `attr` context, a
+ * User functions in the configuration: headers whose value is a function, the `attr` context, a
  * function `baseUrl` (evaluated once, at validation), and the static checks of every place that takes functions.
  *
  * NOT workflow-safe: used by config-schema.ts.

@@ -22,7 +22,7 @@ function onlyKeys<T extends z.ZodType>(schema: T, where: string, known: readonly
 }
 
 /** The reference's retry defaults (juicer `RetryHandler`), used when `api.retryConfig` is given without them. */
-export const REFERENCE_RETRY_DEFAULTS = Object.freeze({
+const REFERENCE_RETRY_DEFAULTS = Object.freeze({
   maxRetries: 10,
   codes: [500, 502, 503, 504, 408, 420, 429] as readonly number[],
   retryHeader: 'Retry-After',
@@ -40,7 +40,7 @@ const statusList = (what: string) => z.array(statusCode(what), { error: `'${what
 const NOT_SUPPORTED_CURL = 'is not supported: network errors (connection refused or reset, DNS, TLS, timeouts) are always retried; remove the key.';
 
 /** `api.retryConfig` (juicer 9 shape, plus the juicer 8 `headerName`/`httpCodes` it converts). */
-export const retryConfigSchema = onlyKeys(
+const retryConfigSchema = onlyKeys(
   z.looseObject(
     {
       maxRetries: z
@@ -145,7 +145,7 @@ export const configRunShape = {
   http: onlyKeys(
     z.looseObject(
       {
-        // a value may also be a user function (ge-functions: evaluated per job run in workflow time, `functionHeaders`)
+        // a value may also be a user function (evaluated per job run in workflow time, `functionHeaders`)
         headers: z
           .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.looseObject({})]), {
             error: "'config.http.headers' must be an object of header names and values.",

@@ -19,7 +19,7 @@ type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `parameters.config` keys an iteration may not set (they apply to the loading of all iterations' tables). */
-export const ITERATION_FIXED_KEYS = ['outputBucket', 'incrementalOutput', 'mappings', 'compatLevel'] as const;
+const ITERATION_FIXED_KEYS = ['outputBucket', 'incrementalOutput', 'mappings', 'compatLevel'] as const;
 
 /** The raw iterations of a configuration: `null` when it has none (absent, `null` or `[]`, as the reference's `empty()`). */
 function rawIterations(json: unknown): unknown[] | null {

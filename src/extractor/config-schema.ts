@@ -19,8 +19,7 @@ import { safeName } from './table-names';
 import type { ApiConfig, ExtractorConfig, JobConfig, JsonObject } from './types';
 import { isHttpUrl } from './url';
 import { unknownKeyIssues } from './known-keys';
-// --- ge-state (begin) ---
-import { parseIterations } from './config-iterations'; // ge-iter
+import { parseIterations } from './config-iterations';
 import {
   apiClientShape,
   apiHttpClientShape,
@@ -31,7 +30,6 @@ import {
   requiredHeaderIssues,
   sshProxySchema,
 } from './config-http-client';
-// --- ge-state (end) ---
 
 export { jobSchema } from './job-schema';
 export { SUPPORTED_PAGINATION_METHODS, UNSUPPORTED_PAGINATION_METHODS } from './scroller-schema';
@@ -41,7 +39,7 @@ const headersSchema = z.record(z.string(), z.union([z.string(), z.number(), z.bo
 });
 
 /** The whole configuration file: `{parameters: {api, config}}`. Unknown keys are allowed (and ignored). */
-export const extractorConfigInputSchema = z.looseObject({
+const extractorConfigInputSchema = z.looseObject({
   parameters: z.looseObject(
     {
       api: z.looseObject(
@@ -52,7 +50,7 @@ export const extractorConfigInputSchema = z.looseObject({
                 .string({ error: "The 'baseUrl' attribute must be set in API configuration" })
                 .min(1, { error: "The 'baseUrl' attribute must be set in API configuration", abort: true })
                 .refine(isHttpUrl, { error: "The 'baseUrl' attribute in API configuration is not a valid URL" }),
-              // user functions (ge-functions): a function object, evaluated in normalization
+              // user functions: a function object, evaluated in normalization
               z.looseObject({ function: z.unknown() }),
             ],
             {
@@ -62,7 +60,7 @@ export const extractorConfigInputSchema = z.looseObject({
                   : "The 'baseUrl' attribute must be set in API configuration",
             },
           ),
-          // user functions and authentication (ge-functions)
+          // user functions and authentication
           authentication: z.preprocess(emptyToUndefined, authenticationSchema.optional()),
           pagination: z.preprocess(emptyToUndefined, paginationSchema.optional()),
           http: z
@@ -78,38 +76,36 @@ export const extractorConfigInputSchema = z.looseObject({
                     { error: "'http.defaultOptions' must be an object." },
                   )
                   .nullish(),
-                ...apiHttpClientShape, // ge-state
+                ...apiHttpClientShape,
               },
               { error: "'api.http' must be an object." },
             )
             .nullish(),
-          ...apiClientShape, // ge-state
+          ...apiClientShape,
         },
         { error: "The 'api' section is required in configuration." },
       ),
       config: z.looseObject(
         {
           outputBucket: z.string({ error: "'outputBucket' must be a string." }).nullish(),
-          compatLevel: compatLevelSchema, // JSON parser parity (ge-json)
+          compatLevel: compatLevelSchema, // the reference JSON parser's behaviour to match (1-3)
           debug: z.boolean({ error: "'debug' must be a boolean." }).nullish(),
           jobs: z
             .array(jobSchema, { error: "The 'jobs' section is required in the configuration." })
             .min(1, { error: "The 'jobs' section is required in the configuration." }),
-          ...configRunShape, // ge-state
+          ...configRunShape,
         },
         { error: "The 'config' section is required in the configuration." },
       ),
-      // --- ge-state (begin) ---
       aws: awsSchema,
       sshProxy: sshProxySchema,
-      // --- ge-state (end) ---
     },
     { error: "The 'parameters' section is required in the configuration." },
   ),
 });
 
 /** Formats a zod path as `parameters.config.jobs[0].endpoint`. */
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return path.reduce<string>((acc, seg) => {
     if (typeof seg === 'number') return `${acc}[${seg}]`;
     return acc === '' ? String(seg) : `${acc}.${String(seg)}`;
@@ -156,10 +152,9 @@ function crossChecks(config: ExtractorConfig): ConfigIssue[] {
  * any request is sent.
  */
 export function parseExtractorConfig(json: unknown): ExtractorConfig {
-  // --- ge-iter: `parameters.iterations`: every iteration parsed as a configuration of its own ---
+  // `parameters.iterations`: every iteration parsed as a configuration of its own
   const iterated = parseIterations(json, parseExtractorConfig);
   if (iterated) return deepFreeze(iterated);
-  // --- end ge-iter ---
   const parsed = extractorConfigInputSchema.safeParse(json);
   if (!parsed.success) {
     throw new ExtractorConfigError(parsed.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })));
@@ -172,7 +167,7 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
   const http = (apiRaw.http as Raw | null | undefined) ?? {};
   const defaults = (http.defaultOptions as Raw | null | undefined) ?? {};
   const configRaw = params.config as Raw;
-  // user functions and authentication (ge-functions)
+  // user functions and authentication
   const attributes = attributesOf(configRaw);
   const configHttp = isObject(configRaw.http) ? configRaw.http : {};
   const fnIssues: ConfigIssue[] = [];
@@ -188,7 +183,7 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
       defaultParams: (defaults.params as JsonObject | undefined) ?? {},
       ...(Object.keys(functionHeaders).length > 0 ? { functionHeaders } : {}),
     },
-    client: normalizeHttpClient(params), // ge-state
+    client: normalizeHttpClient(params),
     ...(authentication ? { authentication } : {}),
   };
   const config: ExtractorConfig = {
@@ -196,18 +191,17 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
     config: {
       outputBucket: (configRaw.outputBucket as string | null | undefined) || null,
       debug: configRaw.debug === true,
-      compatLevel: (configRaw.compatLevel as number | undefined) ?? 3, // JSON parser parity (ge-json)
+      compatLevel: (configRaw.compatLevel as number | undefined) ?? 3, // the reference JSON parser's latest behaviour
       jobs: (configRaw.jobs as Raw[]).map((job, i) => normalizeJob(job, String(i), (configRaw.compatLevel as number | undefined) ?? 3)),
-      incrementalOutput: configRaw.incrementalOutput === true, // ge-state
-      attributes, // user functions (ge-functions)
+      incrementalOutput: configRaw.incrementalOutput === true,
+      attributes, // the `attr` context of user functions
     },
   };
-  functionPlacementIssues(config, fnIssues); // user functions (ge-functions)
-  const issues = [...fnIssues, ...crossChecks(config), ...requiredHeaderIssues(params)]; // ge-state: requiredHeaderIssues
-  // --- ge-features: mappings, userData, recursionFilter (mapping-config.ts) ---
+  functionPlacementIssues(config, fnIssues);
+  const issues = [...fnIssues, ...crossChecks(config), ...requiredHeaderIssues(params)];
+  // mappings, userData, recursionFilter (mapping-config.ts)
   const features = applyJobFeatures(configRaw, config);
   issues.push(...features.issues);
-  // --- end ge-features ---
   if (issues.length > 0) throw new ExtractorConfigError(issues);
   return deepFreeze(features.config);
 }

@@ -5,7 +5,7 @@
 import { SapiError, SapiErrorCode } from '../errors';
 
 /** The registry's extractor codes (`SAPI_EXTRACT_…`). */
-export type ExtractorErrorCode =
+type ExtractorErrorCode =
   | typeof SapiErrorCode.EXTRACT_CONFIG_INVALID
   | typeof SapiErrorCode.EXTRACT_DATA_INVALID
   | typeof SapiErrorCode.EXTRACT_PLACEHOLDER_MISSING
@@ -15,7 +15,7 @@ export type ExtractorErrorCode =
   | typeof SapiErrorCode.EXTRACT_NETWORK;
 
 /** Options of `ExtractorError`. */
-export interface ExtractorErrorOptions {
+interface ExtractorErrorOptions {
   retryable?: boolean;
   /** HTTP status received, when the failure came from a response. */
   status?: number;

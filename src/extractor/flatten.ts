@@ -25,7 +25,7 @@ export interface FlatTable {
 }
 
 /** Options of `flattenRecords`. */
-export interface FlattenOptions {
+interface FlattenOptions {
   /** The job's `dataType` (before sanitizing; child tables and link ids are named from it). */
   dataType: string;
   /** Columns added to every root row (a child job's `parent_<field>` columns), as cell text. */

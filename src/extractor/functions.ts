@@ -29,7 +29,7 @@ import type { DeferredValue, ExtractRunTimes } from './types';
 export const USER_FUNCTIONS = ['md5', 'sha1', 'time', 'date', 'strtotime', 'base64_encode', 'hash_hmac', 'sprintf', 'concat', 'ifempty', 'implode'] as const;
 
 /** Functions that need a {@link CryptoFunctions} implementation (node:crypto in activities). */
-export const CRYPTO_FUNCTIONS: ReadonlySet<string> = new Set(['md5', 'sha1', 'base64_encode', 'hash_hmac']);
+const CRYPTO_FUNCTIONS: ReadonlySet<string> = new Set(['md5', 'sha1', 'base64_encode', 'hash_hmac']);
 
 /** Functions that carry a `${env:NAME}` reference through unchanged, so they can run before secrets are filled. */
 const REFERENCE_SAFE: ReadonlySet<string> = new Set(['concat', 'implode', 'ifempty']);
@@ -47,7 +47,7 @@ export interface CryptoFunctions {
 export type FunctionContext = Record<string, unknown>;
 
 /** Options of {@link evaluateFunctions}. */
-export interface EvaluateOptions {
+interface EvaluateOptions {
   /** "Now" in ms since the epoch, for `time()`, `date(format)` and relative `strtotime`. */
   nowMs: number;
   /** Hashing/encoding; without it those calls are deferred. */
@@ -68,16 +68,6 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** True for `{"function": …}` objects. */
 export function isFunctionCall(value: unknown): value is { function: unknown; args?: unknown } {
   return isObject(value) && 'function' in value;
-}
-
-/** True when the value holds a call or a reference to one of `contexts` anywhere inside. */
-export function containsFunctions(value: unknown, contexts: readonly string[] = []): boolean {
-  if (Array.isArray(value)) return value.some((v) => containsFunctions(v, contexts));
-  if (!isObject(value)) return false;
-  if ('function' in value) return true;
-  const keys = Object.keys(value);
-  if (keys.length === 1 && contexts.includes(keys[0]!)) return true;
-  return Object.values(value).some((v) => containsFunctions(v, contexts));
 }
 
 /** PHP's `flattenArray`: nested objects/arrays to `a.b.0` keys, leaves only. */
@@ -324,7 +314,7 @@ function build(value: unknown, ctx: Record<string, Record<string, unknown>>, opt
 // Deferred calls in requests: `${fn:N}` tokens.
 
 /** The token that stands for deferred value `index` in a request (`${fn:0}`). */
-export const deferredToken = (index: number): string => `\${fn:${index}}`;
+const deferredToken = (index: number): string => `\${fn:${index}}`;
 
 /** `${fn:N}` as written, or percent-encoded (URL, form body). */
 export const DEFERRED_TOKEN = /(?:\$|%24)(?:\{|%7B)fn(?::|%3A)(\d+)(?:\}|%7D)/gi;

@@ -26,7 +26,7 @@ const placeholdersSchema = z.record(
   z.union(
     [
       z.string(),
-      // user functions (ge-functions): `{path, function, args}` or `{path, placeholder: "value"}`
+      // user functions: `{path, function, args}` or `{path, placeholder: "value"}`
       z.looseObject({ path: z.string().min(1) }),
     ],
     {
@@ -39,7 +39,7 @@ const placeholdersSchema = z.record(
   { error: "The 'placeholders' property must be an object mapping placeholder names to parent fields." },
 );
 
-// --- JSON parser parity (ge-json) ---
+// `responseFilter`: properties kept as one JSON-encoded cell, as the reference's JSON parser does
 const RESPONSE_FILTER_MESSAGE = "The 'responseFilter' property must be a path string or an array of path strings.";
 
 /** `compatLevel` values as the reference reads them: empty (null, "", 0, "0") means the latest, 3. */
@@ -59,7 +59,6 @@ function normalizeResponseFilter(raw: Raw, compatLevel: number): ResponseFilterC
     legacy: compatLevel <= 2,
   };
 }
-// --- end JSON parser parity ---
 
 /** One job; `children` are jobs too. */
 export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
@@ -72,7 +71,6 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
       dataType: z.string({ error: "The 'dataType' property must be a string." }).nullish(),
       placeholders: z.preprocess(emptyToUndefined, placeholdersSchema.optional()),
       scroller: z.string({ error: "The 'scroller' property must be a scroller name." }).nullish(),
-      // --- JSON parser parity (ge-json) ---
       responseFilter: z.preprocess(
         emptyToUndefined,
         z.union([z.string(), z.array(z.string({ error: RESPONSE_FILTER_MESSAGE }))], { error: RESPONSE_FILTER_MESSAGE }).optional(),
@@ -81,7 +79,6 @@ export const jobSchema: z.ZodType<unknown> = z.lazy(() =>
         emptyToUndefined,
         z.string({ error: "The 'responseFilterDelimiter' property must be a non-empty string." }).optional(),
       ),
-      // --- end JSON parser parity ---
       children: z.preprocess(emptyToUndefined, z.array(jobSchema, { error: "The 'children' property must be an array of jobs." }).optional()),
     },
     { error: 'Job configuration must be an object.' },
@@ -107,8 +104,8 @@ export function normalizeJob(raw: Raw, id: string, compatLevel: number): JobConf
     ...normalizePlaceholders(raw.placeholders as Record<string, unknown> | undefined),
     scroller: (raw.scroller as string | null | undefined) || null,
     children: ((raw.children as Raw[] | undefined) ?? []).map((child, i) => normalizeJob(child, `${id}.${i}`, compatLevel)),
-    responseFilter: normalizeResponseFilter(raw, compatLevel), // JSON parser parity (ge-json)
-    ...(compatLevel <= 1 ? { legacyJsonParser: true } : {}), // ge-legacy: the reference's legacy JSON parser
+    responseFilter: normalizeResponseFilter(raw, compatLevel),
+    ...(compatLevel <= 1 ? { legacyJsonParser: true } : {}), // the reference's legacy JSON parser
   };
 }
 

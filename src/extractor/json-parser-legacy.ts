@@ -373,7 +373,7 @@ class LegacyParser {
 }
 
 /** Options of {@link parseRecordsLegacy}. */
-export interface ParseRecordsLegacyOptions {
+interface ParseRecordsLegacyOptions {
   /** The job's `dataType` as configured (names the tables and prefixes the link ids). */
   dataType: string;
   /** Parent columns of every root row, in order, with their values as decoded (user data, `parent_<field>`). */

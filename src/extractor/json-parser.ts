@@ -25,9 +25,9 @@ import { safeName } from './table-names';
 /** Marks the header key of a parent column (`JSON_parentId`, `parent_<field>`); `safeName` drops it. */
 export const PARENT_KEY_MARK = '\u001f';
 /** Column of scalar items (and JSON-encoded nested arrays). */
-export const DATA_KEY = 'data';
+const DATA_KEY = 'data';
 /** Link column of child-table rows. */
-export const PARENT_ID_KEY = 'JSON_parentId';
+const PARENT_ID_KEY = 'JSON_parentId';
 const ARRAY = '[]';
 
 type NodeType = 'null' | 'scalar' | 'object' | 'array';

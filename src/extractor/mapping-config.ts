@@ -8,8 +8,8 @@ import { mappedTables, type MappedTableSpec } from './mapping';
 import { parseRecursionFilter, RecursionFilterSyntaxError } from './recursion-filter';
 import { safeName } from './table-names';
 import type { ExtractorConfig, JobConfig, MappingEntry, TableMapping, UserDataFunction, UserDataValue } from './types';
-import { evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions'; // ge-iter
-import { referencedNames } from './secrets'; // ge-iter
+import { evaluateFunctions, flattenContext, functionIssues, isFunctionCall } from './functions';
+import { referencedNames } from './secrets';
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -198,7 +198,7 @@ function normalizeUserData(
   if (Object.keys(raw).length === 0) return undefined;
   const result: Record<string, UserDataValue | UserDataFunction> = {};
   for (const [key, value] of Object.entries(raw)) {
-    // --- ge-iter: user functions and `{attr}`/`{time}` references (evaluated per job run, user-data-functions.ts) ---
+    // user functions and `{attr}`/`{time}` references (evaluated per job run, user-data-functions.ts)
     if (isObject(value) && (isFunctionCall(value) || (Object.keys(value).length === 1 && ['attr', 'time'].includes(Object.keys(value)[0]!)))) {
       const before = issues.length;
       issues.push(...functionIssues(value, `${path}.${key}`, { attr: flattenContext(attributes), time: { previousStart: 0, currentStart: 0 } }));
@@ -220,7 +220,6 @@ function normalizeUserData(
       }
       continue;
     }
-    // --- end ge-iter ---
     if (value !== null && typeof value === 'object') {
       issues.push({
         path: `${path}.${key}`,
@@ -271,7 +270,7 @@ function unusedMappingIssues(jobs: JobConfig[], mappings: Record<string, TableMa
 }
 
 /** What `applyJobFeatures` adds to the normalized configuration. */
-export interface JobFeatureResult {
+interface JobFeatureResult {
   issues: ConfigIssue[];
   /** The configuration with `recursionFilter`, `userData` and `mapping` set on its jobs (a new object). */
   config: ExtractorConfig;

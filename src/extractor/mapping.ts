@@ -31,20 +31,20 @@ interface ParentLink {
 }
 
 /** The link column of a table entry's rows (`null` when disabled). */
-export function linkColumnOf(entry: TableMappingEntry, parentTable: string): string | null {
+function linkColumnOf(entry: TableMappingEntry, parentTable: string): string | null {
   if (entry.parentKey.disable) return null;
   return entry.parentKey.destination ?? `${parentTable}_pk`;
 }
 
 /** The primary-key columns of a mapping's table: entries with `primaryKey`, then the link column when it is one. */
-export function mappingPrimaryKey(mapping: TableMapping, link: { column: string; primaryKey: boolean } | null): string[] {
+function mappingPrimaryKey(mapping: TableMapping, link: { column: string; primaryKey: boolean } | null): string[] {
   const pk = mapping.entries.filter((e): e is ColumnMappingEntry => e.type !== 'table' && e.primaryKey).map((e) => e.destination);
   if (link?.primaryKey) pk.push(link.column);
   return pk;
 }
 
 /** The columns of a mapping's table, in order (see the module comment). */
-export function mappingColumns(mapping: TableMapping, link: { column: string; primaryKey: boolean } | null): string[] {
+function mappingColumns(mapping: TableMapping, link: { column: string; primaryKey: boolean } | null): string[] {
   const hasPk = mappingPrimaryKey(mapping, link).length > 0;
   const columns: string[] = [];
   for (const entry of mapping.entries) {

@@ -20,7 +20,7 @@ import { digestPage, type PageResult, type ScrollerState } from './scroller';
 import type { CryptoFunctions } from './functions';
 import type { JobConfig } from './types';
 import { rootColumns, runUserData } from './user-data';
-import { finishUserData } from './user-data-functions'; // ge-iter
+import { finishUserData } from './user-data-functions';
 
 /** Where a job run sits in the job tree (empty for a top-level job). */
 export interface RunContext {
@@ -32,10 +32,8 @@ export interface RunContext {
   crypto?: CryptoFunctions;
   /** "Now" for placeholder functions (ms): the job run's start, so a retried page gives the same child runs. */
   nowMs?: number;
-  // --- ge-legacy: renamed parent columns, remembered for the rest of the run ---
   /** The run's renamed parent columns so far (`ProcessedPage.parentAliases` of the pages before, in run order). */
   parentAliases?: Record<string, string>;
-  // --- end ge-legacy ---
 }
 
 /** What `processPage` found in a page. */
@@ -51,20 +49,18 @@ export interface ProcessedPage {
   /** Child runs to execute, in order, before the job's next page. */
   children: ChildRun[];
   warnings: string[];
-  // --- ge-legacy ---
   /**
    * The run's renamed parent columns after this page, when there are any (the given ones plus this page's): pass
    * them as `RunContext.parentAliases` to every later page of the run, of any job (plain JSON, checkpointed).
    */
   parentAliases?: Record<string, string>;
-  // --- end ge-legacy ---
 }
 
 /**
  * A fetched page read up to its rows: what `nextStep` and the child runs need, and `rows()` to flatten its records
  * (the larger part of the work, so a caller can send the next request first).
  */
-export interface ReadPage extends Omit<ProcessedPage, 'tables' | 'schemaDelta' | 'parentAliases'> {
+interface ReadPage extends Omit<ProcessedPage, 'tables' | 'schemaDelta' | 'parentAliases'> {
   /** The tables, their keys and the run's renamed parent columns; `warnings` then holds every warning of the page. */
   rows(): Pick<ProcessedPage, 'tables' | 'schemaDelta' | 'warnings' | 'parentAliases'>;
 }
@@ -91,7 +87,7 @@ export function readPage(
   fetched: { body: unknown; bytes: number; hash: string },
   context: RunContext = {},
 ): ReadPage {
-  // ge-iter: hashing calls the workflow left in `userData` (userDataForRun) finished with the run's start as "now"
+  // hashing calls the workflow left in `userData` (userDataForRun) finished with the run's start as "now"
   job = finishUserData(job, context.crypto, context.nowMs);
   if (state.lastHash !== null && state.lastHash === fetched.hash) {
     return {
@@ -114,7 +110,7 @@ export function readPage(
     warnings: [...resolved.warnings, ...plan.warnings],
     rows: () => {
       const parserWarnings: string[] = [];
-      const parentAliases = { ...(context.parentAliases ?? {}) }; // ge-legacy
+      const parentAliases = { ...(context.parentAliases ?? {}) };
       // a mapped data type goes through its mapping; otherwise the JSON parser, with the run's user data columns
       const tables = job.mapping
         ? mapRecords(records, job.mapping, runUserData(job, context.parent))
@@ -123,14 +119,14 @@ export function readPage(
             parentColumns: rootColumns(job, context.parentColumns),
             parentValues: runUserData(job, context.parent),
             warnings: parserWarnings,
-            legacy: job.legacyJsonParser, // ge-legacy
-            parentAliases, // ge-legacy
+            legacy: job.legacyJsonParser,
+            parentAliases,
           });
       return {
         tables,
         schemaDelta: tables.map((t) => ({ name: t.name, keys: t.keys })),
         warnings: [...resolved.warnings, ...parserWarnings, ...plan.warnings],
-        ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}), // ge-legacy
+        ...(Object.keys(parentAliases).length > 0 ? { parentAliases } : {}),
       };
     },
   };

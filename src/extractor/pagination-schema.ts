@@ -10,7 +10,7 @@ import { isPhpNumeric, phpInt } from './paging';
 import type { CursorScrollerConfig, OffsetScrollerConfig, PageNumberScrollerConfig, ResponseUrlScrollerConfig, StopConditions } from './types';
 
 /** Defaults of the paging methods (the reference's). */
-export const PAGING_DEFAULTS = {
+const PAGING_DEFAULTS = {
   limitParam: 'limit',
   offsetParam: 'offset',
   pageParam: 'page',

@@ -31,10 +31,10 @@ import type {
 import { resolveEndpoint } from './url';
 
 /** `zendesk.response.url`: a next page whose `start_time` is less than this many minutes ago is not requested. */
-export const ZENDESK_NEXT_PAGE_FILTER_MINUTES = 6;
+const ZENDESK_NEXT_PAGE_FILTER_MINUTES = 6;
 
 /** The scrollers this module runs. */
-export type PagingScrollerConfig = OffsetScrollerConfig | PageNumberScrollerConfig | ResponseUrlScrollerConfig | CursorScrollerConfig;
+type PagingScrollerConfig = OffsetScrollerConfig | PageNumberScrollerConfig | ResponseUrlScrollerConfig | CursorScrollerConfig;
 
 /** A paging method resolved for one job run (limits taken from the job's params already). Plain JSON. */
 export type PagingRules =
@@ -55,7 +55,7 @@ export interface PagingPosition {
 }
 
 /** What a job run starts with. */
-export interface PagingStart {
+interface PagingStart {
   rules: PagingRules;
   /** Every request after the first is this plus the method's params (or, for `response.url`, the next URL). */
   template: RequestSpec;
@@ -73,7 +73,7 @@ export interface PagingDigest {
 }
 
 /** What to do after a page: stop (and why), or the next request and position. */
-export type PagingDecision =
+type PagingDecision =
   { stop: 'empty-cursor' | 'short-page' | 'empty-page' | 'start-time-too-recent' } | { stop?: undefined; next: RequestSpec; position: PagingPosition };
 
 /** PHP's `is_numeric`: numbers and numeric strings (leading/trailing whitespace allowed, no hex). */
@@ -243,7 +243,7 @@ export function pagingDigest(rules: PagingRules, body: unknown, records: readonl
 }
 
 /** Guzzle's `Query::parse`: `a=1&b` → `{a: "1", b: null}`; `+` and `%XX` decoded; a repeated key gives an array. */
-export function parseQueryString(query: string): JsonObject {
+function parseQueryString(query: string): JsonObject {
   const result: JsonObject = {};
   if (query === '') return result;
   const decode = (s: string) => {

@@ -135,7 +135,7 @@ export function structFromSchema(schema: TableSchema, dataTypes: readonly string
 }
 
 /** The data types the JSON parser writes in a configuration (every job and child job without a mapping, all iterations). */
-export function parserDataTypes(config: ExtractorConfig): string[] {
+function parserDataTypes(config: ExtractorConfig): string[] {
   const types: string[] = [];
   const visit = (job: JobConfig) => {
     if (!job.mapping) types.push(job.dataType);

@@ -15,7 +15,7 @@ const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frid
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (month 1–12; out-of-range months/days overflow like PHP). */
-export function daysFromCivil(year: number, month: number, day: number): number {
+function daysFromCivil(year: number, month: number, day: number): number {
   const y0 = year + Math.floor((month - 1) / 12);
   const m0 = ((((month - 1) % 12) + 12) % 12) + 1;
   const y = m0 <= 2 ? y0 - 1 : y0;

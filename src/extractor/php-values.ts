@@ -9,16 +9,16 @@
  */
 
 /** The parser sets `serialize_precision` to 17 (used by `serialize` and `json_encode`). */
-export const PHP_SERIALIZE_PRECISION = 17;
+const PHP_SERIALIZE_PRECISION = 17;
 /** PHP's default `precision` (string conversion of floats, e.g. CSV cells). */
-export const PHP_PRECISION = 14;
+const PHP_PRECISION = 14;
 
 const INT64_LIMIT = 2 ** 63;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** True when PHP would hold `n` as an integer (see the module comment). */
-export function isPhpInteger(n: number): boolean {
+function isPhpInteger(n: number): boolean {
   return Number.isInteger(n) && n < INT64_LIMIT && n >= -INT64_LIMIT;
 }
 

@@ -6,7 +6,7 @@ import { getPath, isEmptyValue } from './path';
 import type { JobConfig } from './types';
 
 /** Records of one response, with warnings (e.g. a `dataField` that holds no data). */
-export interface ResolvedRecords {
+interface ResolvedRecords {
   records: unknown[];
   warnings: string[];
 }

@@ -19,14 +19,14 @@ import { phpNumberString } from './php-values';
 type Operator = '==' | '!=' | '>=' | '<=' | '~~' | '!~' | '>' | '<';
 
 /** One parsed condition. */
-export interface FilterCondition {
+interface FilterCondition {
   path: string;
   operator: Operator;
   value: string;
 }
 
 /** A parsed filter: a condition, or two filters joined by `&`/`|`. */
-export type RecursionFilter = FilterCondition | { operator: '&' | '|'; left: RecursionFilter; right: RecursionFilter };
+type RecursionFilter = FilterCondition | { operator: '&' | '|'; left: RecursionFilter; right: RecursionFilter };
 
 /** A filter string the grammar refuses (the message is the reference's wording). */
 export class RecursionFilterSyntaxError extends Error {}

@@ -18,7 +18,6 @@ import type {
   ScrollerConfig,
 } from './types';
 import { encodePairs, resolveEndpoint, setQueryParams, toQueryPairs } from './url';
-// --- user functions (ge-functions) ---
 import { ExtractorConfigError } from './errors';
 import { DeferredCall, evaluateFunctions, timeContext, tokenizeDeferred, type FunctionScope } from './functions';
 
@@ -61,7 +60,6 @@ function withFunctions(spec: RequestSpec, api: ApiConfig, fn: RequestFunctions |
     ...(deferred.length > 0 ? { deferred } : {}),
   };
 }
-// --- end user functions ---
 
 /** What a request is made of before it becomes a descriptor. */
 export interface RequestSpec {
@@ -81,7 +79,7 @@ const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !==
  * PHP's `array_replace_recursive`: keys of `over` replace those of `base` (keeping `base`'s key order); where both
  * sides hold objects or arrays, they merge recursively (arrays by index).
  */
-export function replaceRecursive(base: unknown, over: unknown): unknown {
+function replaceRecursive(base: unknown, over: unknown): unknown {
   const baseIsContainer = isObject(base) || Array.isArray(base);
   const overIsContainer = isObject(over) || Array.isArray(over);
   if (!baseIsContainer || !overIsContainer) return over;
@@ -117,11 +115,16 @@ export function scrollerForJob(pagination: PaginationConfig, job: Pick<JobConfig
 
 /** The first request of a job: its endpoint, method and params (never `scrollRequest`). */
 export function firstRequestSpec(api: ApiConfig, job: Pick<JobConfig, 'endpoint' | 'method' | 'params'>, fn?: RequestFunctions): RequestSpec {
+  return endpointSpec(api, job, fn);
+}
+
+/** A request to `endpoint` (resolved against `baseUrl`) with `params` over the default params and the API's headers. */
+function endpointSpec(api: ApiConfig, request: { endpoint: string; method: JobMethod; params: JsonObject }, fn: RequestFunctions | undefined): RequestSpec {
   return withFunctions(
     {
-      url: resolveEndpoint(api.baseUrl, job.endpoint),
-      method: job.method,
-      params: replaceRecursive(api.http.defaultParams, job.params) as JsonObject,
+      url: resolveEndpoint(api.baseUrl, request.endpoint),
+      method: request.method,
+      params: replaceRecursive(api.http.defaultParams, request.params) as JsonObject,
       headers: { ...api.http.headers },
     },
     api,
@@ -145,16 +148,7 @@ export function scrollTemplateSpec(
     params: scroller.includeParams ? job.params : {},
   };
   if (scroller.scrollRequest) base = replaceRecursive(base, scroller.scrollRequest) as typeof base;
-  return withFunctions(
-    {
-      url: resolveEndpoint(api.baseUrl, base.endpoint),
-      method: base.method,
-      params: replaceRecursive(api.http.defaultParams, base.params) as JsonObject,
-      headers: { ...api.http.headers },
-    },
-    api,
-    fn,
-  );
+  return endpointSpec(api, base, fn);
 }
 
 /** Sets `<name> = <value>` in params (replacing in place a param of that name, else appending). */

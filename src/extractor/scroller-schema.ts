@@ -119,7 +119,7 @@ function unknownMethodMessage(input: unknown): string {
   return `Unknown pagination method '${shown}'`;
 }
 
-// --- pagination methods of ./paging (shapes in ./pagination-schema) ---
+// pagination methods of ./paging (shapes in ./pagination-schema)
 const pagingScrollerSchemas = [
   z.looseObject({ ...offsetShape, ...stopConditionShape }),
   z.looseObject({ ...pageNumberShape, ...stopConditionShape }),
@@ -127,7 +127,6 @@ const pagingScrollerSchemas = [
   z.looseObject({ ...zendeskResponseUrlShape, ...stopConditionShape }),
   z.looseObject({ ...cursorShape, ...stopConditionShape }),
 ] as const;
-// --- end ---
 
 const scrollerSchema = z.discriminatedUnion('method', [noScrollerSchema, responseParamScrollerSchema, ...pagingScrollerSchemas], {
   error: (iss) => (iss.code === 'invalid_union' ? unknownMethodMessage(iss.input) : undefined),

@@ -44,7 +44,7 @@ export type StopReason =
   | 'limit-stop';
 
 /** The pagination rules a job runs with (resolved from `pagination`, including `multiple`). */
-export interface ScrollRules {
+interface ScrollRules {
   kind: ScrollerConfig['method'];
   /** `response.param`: the path of the value; `response.url`: `urlKey`. */
   responseParam: string | null;
@@ -90,13 +90,13 @@ export interface ScrollerState {
 }
 
 /** A lookup result carried in a digest (`found: false` = the path does not resolve; `value` is then null). */
-export interface DigestValue {
+interface DigestValue {
   found: boolean;
   value: unknown;
 }
 
 /** The few values of a response the scroller needs; computed next to the body by `digestPage`. */
-export interface PageDigest {
+interface PageDigest {
   /** Value at `responseParam` (`null` without response.param pagination). */
   cursor: DigestValue | null;
   /** Root property `nextPageFlag.field` (`null` when not configured). */
@@ -127,7 +127,7 @@ export interface PageResult {
 }
 
 /** Result of one step. */
-export interface StepResult {
+interface StepResult {
   state: ScrollerState;
   /** Next request to send, or `null` when pagination ended (`stopReason` says why). */
   next: RequestDescriptor | null;
@@ -185,7 +185,7 @@ function innerRulesFor(api: ApiConfig, job: JobConfig, fn?: RequestFunctions): R
  * to run as is (for a child job: its endpoint with placeholders already filled, see `planChildRuns`).
  */
 export function createScrollerState(job: JobConfig, api: ApiConfig, startedAtMs: number, scope?: FunctionScope): ScrollerState {
-  // user functions (ge-functions): evaluated with the workflow time of the job run's start
+  // user functions: evaluated with the workflow time of the job run's start
   const fn: RequestFunctions | undefined = scope ? { scope, nowMs: startedAtMs, path: `job '${job.id}'` } : undefined;
   const { rules, template, first, position } = rulesFor(api, job, fn);
   return {

@@ -11,7 +11,7 @@ import type { RequestDescriptor } from './types';
 import { encodeQueryComponent } from './url';
 
 /** Secrets shorter than this are not searched for in response values (they would match ordinary text). */
-export const MIN_ECHOED_SECRET_LENGTH = 6;
+const MIN_ECHOED_SECRET_LENGTH = 6;
 
 /** Every form of `value` a URL or body may show it in: as is, percent-encoded (both styles), form-encoded. */
 function formsOf(value: string): string[] {
@@ -30,7 +30,7 @@ function replaceEchoes(text: string, pairs: ReadonlyArray<[string, string]>): st
 const REFERENCE_HINT = /env(:|%3A)/i;
 
 /** The secrets `request` references (value → reference), longest first; empty when it references none. */
-export function requestSecrets(request: RequestDescriptor, source: SecretSource): Array<[string, string]> {
+function requestSecrets(request: RequestDescriptor, source: SecretSource): Array<[string, string]> {
   const prefix = source.prefix ?? DEFAULT_SECRET_ENV_PREFIX;
   const pairs: Array<[string, string]> = [];
   const json = JSON.stringify(request);

@@ -12,12 +12,12 @@ import { hostMatches, listSetting, portOf } from '../security/policy';
 import { carriedNames, envReference, referencedNames, type SecretSource } from './secrets';
 
 /** The variable that lists the hosts a secret may be sent to. */
-export function secretHostsVariable(name: string): string {
+function secretHostsVariable(name: string): string {
   return `${name}_HOSTS`;
 }
 
 /** The hosts `name` may be sent to on this worker (empty: none). */
-export function secretHosts(name: string, source: SecretSource): string[] {
+function secretHosts(name: string, source: SecretSource): string[] {
   return listSetting(source.env[secretHostsVariable(name)]);
 }
 

@@ -112,7 +112,7 @@ export function findClearSecrets(json: unknown): string[] {
   const isClear = (value: unknown) =>
     typeof value === 'string' ? value !== '' && !hasReference(value) : typeof value === 'number' || typeof value === 'boolean';
   const visit = (value: unknown, path: string, within: 'headers' | 'params' | null, secret: boolean) => {
-    // user functions (ge-functions): a call or context reference under a credential name is fine when it draws on a
+    // user functions: a call or context reference under a credential name is fine when it draws on a
     // secret (a reference, a `#` attribute, OAuth credentials, the login response); literal args alone are clear
     if (secret && isCallOrReference(value)) {
       if (!drawsOnSecret(value, (attr) => valueAtAttr(json, attr))) {
@@ -232,7 +232,7 @@ export function resolveRequestSecrets(request: RequestDescriptor, source: Secret
 }
 
 /** `text` with every secret (as is, and percent-encoded) replaced by `***`. */
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
+function scrubSecrets(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) {
     if (secret === '') continue;
@@ -262,7 +262,6 @@ export function scrubError<E>(err: E, secrets: readonly string[]): E {
   return err;
 }
 
-// --- ge-state (begin) ---
 /**
  * `text` with every `${env:NAME}` filled from the worker's environment (not encoded); each value filled is added to
  * `secrets` (to scrub errors). Same rules and failures as {@link resolveRequestSecrets}.
@@ -274,9 +273,8 @@ export function resolveSecretString(text: string, source: SecretSource, secrets:
     return value;
   });
 }
-// --- ge-state (end) ---
 
-// --- user functions and authentication (ge-functions) ---
+// user functions and authentication
 /**
  * A copy of any JSON value with every `${env:NAME}` in its strings filled (keys too), and the values filled (to
  * scrub). For what the activity needs besides the request itself: deferred calls, authentication settings.
@@ -297,4 +295,3 @@ export function resolveJsonSecrets(json: unknown, source: SecretSource): { value
   };
   return { value: visit(json), secrets: [...secrets] };
 }
-// --- end user functions and authentication ---

@@ -28,7 +28,7 @@ function shorten(name: string): string {
   return next <= 0 ? short : short + name.slice(next);
 }
 
-// --- ge-legacy: keys that already are column names ---
+// keys that already are column names
 /**
  * Marks a header key that already is its final column name (the legacy JSON parser names its columns itself):
  * `columnNamesFor` keeps what follows the mark as it is. It may follow the parent mark (`\u001f`).
@@ -41,7 +41,6 @@ function baseColumnName(key: string): string {
   if (verbatim === 0 || verbatim === 1) return key.slice(verbatim + 1) || 'column';
   return safeName(key) || 'column';
 }
-// --- end ge-legacy ---
 
 /**
  * Turns flattened keys (in first-appearance order) into unique column names: `safeName(key)` (a verbatim key: its

@@ -28,7 +28,7 @@ export type Traversal = Pick<ExtractCheckpoint, 'nextJob' | 'nextRunNo' | 'frame
  * What {@link nextJobRunToFetch} decided: the job run whose `state.next` is sent next (`frame`), or a batch of the
  * child runs a page waits for (`children`), or neither (every job is done).
  */
-export interface NextFetch {
+interface NextFetch {
   frame: JobFrame | null;
   /** Child runs to fetch next (then `frame` is null); apply the call's outcome with {@link applyChildBatch}. */
   children?: ChildBatch;
@@ -147,7 +147,7 @@ export function applyChildBatch(t: Traversal, batch: ChildBatch, outcome: ChildB
 }
 
 /** What the run knows about its history (`workflowInfo()`). */
-export interface HistoryInfo {
+interface HistoryInfo {
   continueAsNewSuggested: boolean;
   historyLength: number;
 }
@@ -161,7 +161,7 @@ export function shouldContinueAsNew(history: HistoryInfo, pagesThisRun: number, 
 }
 
 /** What a batch reported about rate limiting. */
-export interface BatchRateLimit {
+interface BatchRateLimit {
   /** Pages the batch extracted. */
   pages: number;
   /** The API asked to wait this long (ms) before the next request; absent when it did not. */
@@ -169,7 +169,7 @@ export interface BatchRateLimit {
 }
 
 /** What to do after a batch: the new count of consecutive waits, how long to wait (ms, `null`: no wait), or give up. */
-export interface RateLimitDecision {
+interface RateLimitDecision {
   waits: number;
   waitMs: number | null;
   /** More than {@link MAX_RATE_LIMIT_WAITS} waits in a row without a page in between. */

@@ -61,7 +61,7 @@ export interface ResponseParamScrollerConfig extends StopConditions {
 }
 
 /** No `method`: one request per job (the stop conditions are accepted but have nothing to stop). */
-export interface NoScrollerConfig extends StopConditions {
+interface NoScrollerConfig extends StopConditions {
   method: 'none';
 }
 
@@ -131,7 +131,7 @@ export type ScrollerConfig =
  * `method: "multiple"`: named scrollers, a job picks one with `scroller`. Its own stop conditions apply on top of
  * the picked scroller's (checked first), as the reference decorates the multiple scroller.
  */
-export interface MultiplePaginationConfig extends StopConditions {
+interface MultiplePaginationConfig extends StopConditions {
   method: 'multiple';
   scrollers: Record<string, ScrollerConfig>;
   /** Name of the scroller for jobs without `scroller` (reference: `pagination.default`); else the one named `default`. */
@@ -151,22 +151,16 @@ export interface ApiConfig {
     headers: Record<string, string>;
     /** `api.http.defaultOptions.params`: sent with every request, first and later. */
     defaultParams: JsonObject;
-    // --- user functions and authentication (ge-functions) ---
     /** Headers whose values are user functions (`api.http.headers`, `config.http.headers`), evaluated per request. */
     functionHeaders?: Record<string, unknown>;
-    // --- end user functions and authentication ---
   };
-  // --- user functions and authentication (ge-functions) ---
   /** `api.authentication` (validated; `${env:NAME}` references kept) and OAuth credentials; `null`: none. */
   authentication?: AuthenticationConfig | null;
-  // --- end user functions and authentication ---
-  // --- ge-state: HTTP client options (begin) ---
   /** How requests are sent: retries, ignored statuses, timeouts, TLS, request signing (`HttpClientConfig`). */
   client: HttpClientConfig;
-  // --- ge-state: HTTP client options (end) ---
 }
 
-// --- ge-state: HTTP client options, run state (begin) ---
+// HTTP client options, run state
 /** `api.retryConfig`: the reference's retry policy. Absent: the fetcher's own defaults (`FetchPageOptions`). */
 export interface RetryConfig {
   /** Retries after the first attempt (reference default 10). */
@@ -211,9 +205,8 @@ export interface ExtractRunTimes {
   previousStart: number;
   currentStart: number;
 }
-// --- ge-state: HTTP client options, run state (end) ---
 
-// --- user functions and authentication (ge-functions) ---
+// user functions and authentication
 /** `api.authentication` as configured (types `query`, `basic`, `login`, `oauth10`, `oauth20`, `oauth20.login`). */
 export interface AuthenticationConfig {
   type: 'query' | 'basic' | 'login' | 'oauth10' | 'oauth20' | 'oauth20.login';
@@ -222,7 +215,6 @@ export interface AuthenticationConfig {
   /** `authorization.oauth_api.credentials` for the OAuth types (`#data`, `appKey`, `#appSecret`), else null. */
   oauth: JsonObject | null;
 }
-// --- end user functions and authentication ---
 
 /** Where a job's records are: a path with its delimiter; `path === delimiter` (e.g. `"."`) = the whole response. */
 export interface DataFieldConfig {
@@ -244,36 +236,27 @@ export interface JobConfig {
   dataType: string;
   /** Placeholder name → field path in the parent row (`"2:id"` names the grandparent's row). */
   placeholders: Record<string, string>;
-  // --- user functions (ge-functions) ---
   /** Placeholder name → the function applied to the parent value (`{path, function, args}` minus `path`). */
   placeholderFunctions?: Record<string, unknown>;
-  // --- end user functions ---
   /** Scroller name for `pagination.method: "multiple"`. */
   scroller: string | null;
   children: JobConfig[];
-  // --- JSON parser parity (ge-json) ---
   /** `responseFilter` + `responseFilterDelimiter` (+ the config's `compatLevel`); absent or null: none. */
   responseFilter?: ResponseFilterConfig | null;
-  // --- end JSON parser parity ---
-  // --- ge-legacy ---
   /** `compatLevel` 1: rows go through the reference's legacy JSON parser (`json-parser-legacy.ts`); absent: the current one. */
   legacyJsonParser?: boolean;
-  // --- end ge-legacy ---
-  // --- ge-features: recursionFilter, userData, mappings (absent when not configured) ---
   /** Child jobs: only parent rows passing this filter (the reference's grammar, `recursion-filter.ts`) start runs. */
   recursionFilter?: string;
   /**
    * Columns added to every row of this job's own table (not its child tables): `parameters.config.userData` for
-   * top-level jobs, then the job's own `userData`. Values are JSON scalars, or (ge-iter) a user function / context
+   * top-level jobs, then the job's own `userData`. Values are JSON scalars, or a user function / context
    * reference object, evaluated when the job run starts (`user-data-functions.ts`).
    */
   userData?: Record<string, UserDataValue | UserDataFunction>;
   /** `parameters.config.mappings[dataType]`: rows go through this mapping instead of the JSON parser. */
   mapping?: TableMapping;
-  // --- end ge-features ---
 }
 
-// --- JSON parser parity (ge-json) ---
 /** A job's `responseFilter`: properties kept as one JSON-encoded cell instead of being flattened. */
 export interface ResponseFilterConfig {
   /** Paths (split at `delimiter`; `name[]` applies the rest to every item of the array). */
@@ -283,13 +266,12 @@ export interface ResponseFilterConfig {
   /** `compatLevel` 2: empty values are left alone and scalars kept as text (3: everything JSON-encoded). */
   legacy: boolean;
 }
-// --- end JSON parser parity ---
 
-// --- ge-features: output mappings (`parameters.config.mappings`, the reference's keboola/php-csvmap) ---
+// output mappings (`parameters.config.mappings`, the reference's keboola/php-csvmap)
 
 /** A user-data value. */
 export type UserDataValue = string | number | boolean | null;
-/** (ge-iter) A user function or `{attr}`/`{time}` reference in `userData`, evaluated per job run. */
+/** A user function or `{attr}`/`{time}` reference in `userData`, evaluated per job run. */
 export type UserDataFunction = Record<string, unknown>;
 
 /** `type: "column"` (default) or `"user"` (value read from the user data: `userData` and `parent_<field>`). */
@@ -332,7 +314,6 @@ export interface TableMapping {
   table: string;
   entries: MappingEntry[];
 }
-// --- end ge-features ---
 
 /** The normalized configuration. */
 export interface ExtractorConfig {
@@ -340,32 +321,24 @@ export interface ExtractorConfig {
   config: {
     outputBucket: string | null;
     debug: boolean;
-    // --- JSON parser parity (ge-json) ---
     /** `compatLevel`: 3 (the default, latest), 2 (legacy `responseFilter`) or 1 (that and the legacy JSON parser). */
     compatLevel?: number;
-    // --- end JSON parser parity ---
     jobs: JobConfig[];
-    // --- ge-state (begin) ---
     /** `incrementalOutput`: load the tables incrementally (manifest `incremental: true`). Default false. */
     incrementalOutput: boolean;
     /**
-     * This run's times for `{"time": …}` functions (the same field as on branch ge-functions, which reads it); set by
+     * This run's times for `{"time": …}` functions (request building reads them here); set by
      * the run (`withRunTimes`) from the run state, never by the configuration.
      */
     runTimes?: ExtractRunTimes | null;
-    // --- ge-state (end) ---
-    // --- user functions (ge-functions) ---
     /** `parameters.config` without `jobs`: the `attr` context of user functions. */
     attributes?: JsonObject;
-    // --- end user functions ---
   };
-  // --- ge-iter: `parameters.iterations` (config-iterations.ts) ---
   /**
    * One normalized configuration per iteration (each `parameters.config` with that iteration merged over it), run
    * in order into the same tables; absent without iterations. The configuration itself is the first iteration's.
    */
   iterations?: ExtractorConfig[];
-  // --- end ge-iter ---
 }
 
 /** A request ready to send: plain JSON, checkpointed in workflow history. */
@@ -376,10 +349,8 @@ export interface RequestDescriptor {
   headers: Record<string, string>;
   /** `json`: `value` is the JSON value to send; `form`: `value` is the urlencoded string. */
   body?: { kind: 'json'; value: unknown } | { kind: 'form'; value: string };
-  // --- user functions (ge-functions) ---
   /** Calls the activity finishes before sending (hashing, or secrets involved); `${fn:N}` marks where each goes. */
   deferred?: DeferredValue[];
-  // --- end user functions ---
 }
 
 /** A deferred call of a request, finished by the activity right before sending. */

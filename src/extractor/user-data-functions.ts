@@ -16,7 +16,7 @@ import type { JobConfig, UserDataValue } from './types';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** True when the job's user data holds a function call or a context reference still to evaluate. */
-export function hasUserDataFunctions(job: Pick<JobConfig, 'userData'>): boolean {
+function hasUserDataFunctions(job: Pick<JobConfig, 'userData'>): boolean {
   return Object.values(job.userData ?? {}).some((v) => isObject(v));
 }
 

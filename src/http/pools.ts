@@ -7,15 +7,15 @@ import type { InputPolicy } from '../security/policy';
 import { guardedAgent } from '../security/network';
 
 /** Sockets per origin for Storage API calls. Default 32 (200 concurrent imports share them). */
-export const STORAGE_CONNECTIONS_PER_ORIGIN = 32;
+const STORAGE_CONNECTIONS_PER_ORIGIN = 32;
 /** Sockets per origin for extracted APIs. Default 64. */
-export const EXTRACTOR_CONNECTIONS_PER_ORIGIN = 64;
+const EXTRACTOR_CONNECTIONS_PER_ORIGIN = 64;
 /** Sockets per origin for HTTP(S) sources and presigned downloads. Default 16. */
-export const TRANSFER_CONNECTIONS_PER_ORIGIN = 16;
+const TRANSFER_CONNECTIONS_PER_ORIGIN = 16;
 /** Idle keep-alive of pooled sockets. Default 30 s. */
-export const KEEP_ALIVE_MS = 30_000;
+const KEEP_ALIVE_MS = 30_000;
 /** Connect timeout. Default 10 s. */
-export const CONNECT_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 /** Redirects followed for extracted APIs, sources and presigned URLs (never for Storage API calls). */
 export const MAX_REDIRECTIONS = 5;
 

@@ -19,7 +19,7 @@ export interface AbsCredentials {
 }
 
 /** Attempts the SDK makes per Azure call (its own retry of throttling/5xx/network). Default 4, like S3. */
-export const DEFAULT_ABS_MAX_TRIES = 4;
+const DEFAULT_ABS_MAX_TRIES = 4;
 
 /** A container client authorised by the SAS of `credentials`. */
 export function createContainerClient(credentials: AbsCredentials, container: string, options: StoragePipelineOptions = {}): ContainerClient {

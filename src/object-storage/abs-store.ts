@@ -23,7 +23,7 @@ import { uploadBlockBlob, type AbsUploadState } from './abs-upload';
 import { type ObjectReader, type ObjectStore } from './object-store';
 import { keyInside, totalFromContentRange } from './store-helpers';
 
-export interface AbsStoreOptions {
+interface AbsStoreOptions {
   containerName: string;
   /** Container client to use; otherwise one is made from `credentials`. */
   container?: ContainerClient;

@@ -26,10 +26,10 @@ import { openSource, type ByteSource } from './sources';
 /** Most blocks in one block blob. */
 export const MAX_BLOCKS = 50_000;
 /** Largest block Azure accepts: 4000 MiB. */
-export const MAX_BLOCK_SIZE_BYTES = 4000 * 1024 * 1024;
+const MAX_BLOCK_SIZE_BYTES = 4000 * 1024 * 1024;
 
 /** One staged block, as recorded in heartbeats. */
-export interface StagedBlock {
+interface StagedBlock {
   /** 1-based position in the blob. */
   index: number;
   size: number;
@@ -48,7 +48,7 @@ export interface AbsUploadState {
   bytesSent: number;
 }
 
-export interface UploadBlockBlobOptions {
+interface UploadBlockBlobOptions {
   /** Container client to use; otherwise one is made from `credentials`. */
   container?: ContainerClient;
   credentials?: AbsCredentials;
@@ -71,7 +71,7 @@ export interface UploadBlockBlobOptions {
 }
 
 /** What {@link uploadBlockBlob} stored: `parts` are blocks; `resumed` when blocks of an earlier attempt were found (heartbeat or block list). */
-export interface UploadBlockBlobResult extends StoredObject {
+interface UploadBlockBlobResult extends StoredObject {
   container: string;
   blobName: string;
   sha256: string;

@@ -12,7 +12,7 @@ import { DEFAULT_CREDENTIALS_MARGIN_MS } from './s3-client';
 import { tracedRequest } from '../observability/traced-request';
 
 /** The real service's JSON API root. */
-export const DEFAULT_GCS_ENDPOINT = 'https://storage.googleapis.com';
+const DEFAULT_GCS_ENDPOINT = 'https://storage.googleapis.com';
 
 /** GCS credentials as the plugin keeps them (sealed): the service's `access_token` and `projectId`, and when they expire. */
 export interface GcsCredentials {
@@ -62,7 +62,7 @@ export type GcsSessionStatus =
   | { state: 'gone' };
 
 /** The fields of an object resource we read. */
-export interface GcsObjectResource {
+interface GcsObjectResource {
   name: string;
   bucket: string;
   /** Decimal string. */

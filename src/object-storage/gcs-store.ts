@@ -15,7 +15,7 @@ import { uploadGcsObject, type GcsUploadState } from './gcs-upload';
 import { type ObjectReader, type ObjectStore, type StateSealer } from './object-store';
 import { keyInside, totalFromContentRange } from './store-helpers';
 
-export interface GcsStoreOptions {
+interface GcsStoreOptions {
   bucket: string;
   /** Client to use; otherwise one is made from `credentials`, `endpoint` and `dispatcher`. */
   client?: GcsClient;

@@ -40,7 +40,7 @@ export interface GcsUploadState {
   bytesSent: number;
 }
 
-export interface UploadGcsObjectOptions {
+interface UploadGcsObjectOptions {
   /** Client to use; otherwise one is made from `credentials`, `endpoint` and `dispatcher`. */
   client?: GcsClient;
   credentials?: GcsCredentials;
@@ -63,7 +63,7 @@ export interface UploadGcsObjectOptions {
 }
 
 /** What {@link uploadGcsObject} stored: `parts` are chunks, `partsUploaded` those sent wholly or partly by this call; `resumed` when an earlier attempt's session was continued. */
-export interface UploadGcsObjectResult extends StoredObject {
+interface UploadGcsObjectResult extends StoredObject {
   bucket: string;
   key: string;
   /** Bytes sent by this call. */

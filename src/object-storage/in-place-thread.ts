@@ -29,7 +29,7 @@ import { createSliceHasher, type HashJob, SliceLayout, type SlicePlace } from '.
 export { SliceLayout, type SlicePlace } from './slice-layout';
 
 /** One slice as a plain GET. */
-export interface SliceGet {
+interface SliceGet {
   url: string;
   headers: Record<string, string>;
 }
@@ -51,7 +51,7 @@ export interface InPlaceJob {
 }
 
 /** Why a thread stopped without its result. */
-export type InPlaceFailure =
+type InPlaceFailure =
   | { kind: 'http'; index: number; status: number; body: string; errorCode?: string }
   | { kind: 'network' | 'size'; index: number; message: string; written: number; retryable?: false }
   | { kind: 'expired'; index: number }
@@ -59,14 +59,14 @@ export type InPlaceFailure =
   | { kind: 'internal'; message: string; stack?: string };
 
 /** What the fetching thread tells: a slice's size as soon as its answer says it, each finished slice and where it lies. */
-export type InPlaceMessage =
+type InPlaceMessage =
   | { type: 'size'; index: number; size: number }
   | ({ type: 'slice'; index: number } & SlicePlace)
   | { type: 'done' }
   | { type: 'failed'; failure: InPlaceFailure };
 
 /** What the fetching half reports as it goes. */
-export interface InPlaceEvents {
+interface InPlaceEvents {
   size(index: number, size: number): void;
   slice(index: number, place: SlicePlace): void;
 }
@@ -101,7 +101,7 @@ export interface InPlaceRunner {
 }
 
 /** A pair of threads idle this long (ms) after its last job is stopped: an idle worker keeps no download threads. */
-export const DOWNLOAD_THREAD_IDLE_MS = 60_000;
+const DOWNLOAD_THREAD_IDLE_MS = 60_000;
 
 /** A fetching and a hashing thread, and the handlers of the job they run (none while idle). */
 interface ThreadPair {

@@ -32,7 +32,7 @@ export interface Faults {
   shortRead: Map<string, number>;
 }
 
-export interface MemoryStore extends ObjectStore {
+interface MemoryStore extends ObjectStore {
   objects: Map<string, Buffer>;
   faults: Faults;
   /** Part requests that reached the store (`key#part`), in order. */

@@ -47,20 +47,20 @@ export const DEFAULT_PART_SIZE_BYTES = 8 * 1024 * 1024;
 /** Smallest part S3 accepts (except the last): 5 MiB. */
 export const MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
 /** Largest part S3 accepts: 5 GiB. */
-export const MAX_PART_SIZE_BYTES = 5 * 1024 * 1024 * 1024;
+const MAX_PART_SIZE_BYTES = 5 * 1024 * 1024 * 1024;
 /** Most parts in one upload. */
-export const MAX_PARTS = 10_000;
+const MAX_PARTS = 10_000;
 /** Parts uploaded in parallel by default: 4. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 4;
 
 /** How parts are checksummed. `CRC32` is fixed at CreateMultipartUpload and must be repeated at completion. */
-export type PartChecksum = 'CRC32' | 'MD5';
+type PartChecksum = 'CRC32' | 'MD5';
 
 /** Default part checksum: CRC32 (native zlib, cheap); MD5 on runtimes without `zlib.crc32`. */
-export const DEFAULT_PART_CHECKSUM: PartChecksum = typeof crc32 === 'function' ? 'CRC32' : 'MD5';
+const DEFAULT_PART_CHECKSUM: PartChecksum = typeof crc32 === 'function' ? 'CRC32' : 'MD5';
 
 /** One finished part, as recorded in heartbeats. */
-export interface UploadedPart {
+interface UploadedPart {
   PartNumber: number;
   ETag: string;
   /** Bytes of the part. */
@@ -83,7 +83,7 @@ export interface MultipartUploadState {
 }
 
 /** What a retry passes back. `partSizeBytes` must match the first run (it is taken from here when present). */
-export interface MultipartResume {
+interface MultipartResume {
   uploadId: string;
   parts: readonly UploadedPart[];
   partSizeBytes?: number;
@@ -91,7 +91,7 @@ export interface MultipartResume {
   checksum?: PartChecksum;
 }
 
-export interface UploadMultipartOptions {
+interface UploadMultipartOptions {
   /** S3 client to use; otherwise one is made from `credentials` (+ `region`, `endpoint`). */
   s3?: S3Client;
   /** Temporary credentials of the destination: checked for expiry before each part. */
@@ -127,7 +127,7 @@ export interface UploadMultipartOptions {
 }
 
 /** What {@link uploadMultipart} stored (`parts` is 1 for PutObject; `sha256` absent with `sha256: false` when a resume skipped reading). */
-export interface UploadMultipartResult extends StoredObject {
+interface UploadMultipartResult extends StoredObject {
   bucket: string;
   key: string;
   /** False when the source fit in one part and went up with PutObject. */

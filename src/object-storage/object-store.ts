@@ -16,10 +16,10 @@ import { type ByteSource } from './sources';
 export type StoreProvider = 'aws' | 'azure' | 'gcp';
 
 /** What serves an {@link ObjectStore}: a backend of the service, or a store of the worker's own (staging, tests). */
-export type StoreKind = StoreProvider | 'local' | 'memory';
+type StoreKind = StoreProvider | 'local' | 'memory';
 
 /** One answer of a ranged read. */
-export interface RangedRead {
+interface RangedRead {
   /** The bytes from the asked offset (or from 0 when `fromStart` is false). */
   body: Readable;
   /** Size of the whole object, when the answer says it. */

@@ -24,13 +24,13 @@ import { type AppendLog, type ObjectStore } from './object-store';
 import { groupCheckpointKey, isPageLogKey, jobRunPrefix, pageKey, pageLogKey, parseGroupKey, parsePageLogKey, readText } from './stage-store';
 
 /** A group of consecutive pages is staged (one object per table) once it holds this many pages… */
-export const GROUP_MAX_PAGES = 100;
+const GROUP_MAX_PAGES = 100;
 /** …or this many characters of rows… */
-export const GROUP_MAX_CHARS = 4 * 1024 * 1024;
+const GROUP_MAX_CHARS = 4 * 1024 * 1024;
 /** …or when its first page is this old (ms): the resume point moves at least this often. */
-export const GROUP_MAX_MS = 1_000;
+const GROUP_MAX_MS = 1_000;
 /** Staged groups being written while the next pages are fetched. */
-export const GROUP_WRITES_IN_FLIGHT = 2;
+const GROUP_WRITES_IN_FLIGHT = 2;
 
 /** The rows one page adds to one table, as JSON lines (one `JSON.stringify(row)` and `\n` per row). */
 export interface PageTableLines {
@@ -39,7 +39,7 @@ export interface PageTableLines {
 }
 
 /** Options of {@link PageGroupWriter}; the limits default to the `GROUP_*` constants. */
-export interface PageGroupWriterOptions<C> {
+interface PageGroupWriterOptions<C> {
   store: ObjectStore;
   /** Staging key of the extraction. */
   runKey: string;

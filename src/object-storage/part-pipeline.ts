@@ -15,7 +15,7 @@ import { SapiError, SapiErrorCode, SapiTransferError } from '../errors';
 import { throwIfAborted } from './s3-client';
 import { type ByteSource } from './sources';
 
-export interface PartPipelineOptions {
+interface PartPipelineOptions {
   source: ByteSource;
   partSize: number;
   /** Parts sent at once. */
@@ -44,7 +44,7 @@ export interface PartPipelineOptions {
   part(index: number, data: Buffer, final: boolean): Promise<(() => Promise<void>) | undefined> | (() => Promise<void>) | undefined;
 }
 
-export interface PartPipelineResult {
+interface PartPipelineResult {
   /** Index of the last part (0 when the pipeline stopped before one). */
   lastPart: number;
   /** Bytes read from the source, counting from 0 (the start offset included). */
@@ -215,9 +215,9 @@ export function assertSourceUnchanged(
 }
 
 /** Most bytes of idle part buffers kept for the next upload: a default upload's five 8 MiB parts, and some. */
-export const MAX_IDLE_PART_BYTES = 64 * 1024 * 1024;
+const MAX_IDLE_PART_BYTES = 64 * 1024 * 1024;
 /** Idle part buffers are dropped (left to the GC) this long after the last upload gave some back. */
-export const IDLE_PART_BUFFERS_MS = 30_000;
+const IDLE_PART_BUFFERS_MS = 30_000;
 
 /**
  * Whole part buffers that finished uploads gave back, by part size, for the next upload. V8 counts every new

@@ -27,11 +27,11 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Credentials expiring within this margin are treated as expired: 5 min. */
 export const DEFAULT_CREDENTIALS_MARGIN_MS = 5 * 60 * 1000;
 /** Attempts the SDK makes per S3 call (its own retry of throttling/5xx/network). Default 4. */
-export const DEFAULT_S3_MAX_ATTEMPTS = 4;
+const DEFAULT_S3_MAX_ATTEMPTS = 4;
 /** Sockets per S3 endpoint. Default 64 (parts × concurrent transfers). */
-export const DEFAULT_S3_MAX_SOCKETS = 64;
+const DEFAULT_S3_MAX_SOCKETS = 64;
 
-export interface S3ClientOptions {
+interface S3ClientOptions {
   /** Temporary credentials; absent = the default AWS credentials chain. */
   credentials?: TemporaryCredentials;
   /** Default: `AWS_REGION`, `AWS_DEFAULT_REGION`, then {@link DEFAULT_REGION}. */

@@ -33,7 +33,7 @@ import {
   type TemporaryCredentials,
 } from './s3-client';
 
-export interface S3StoreOptions {
+interface S3StoreOptions {
   bucket: string;
   /** Client to use (not destroyed by `close`); otherwise one is made from `credentials`, `region` and `endpoint`. */
   s3?: S3Client;
@@ -198,7 +198,7 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
 }
 
 /** One S3 object: ranged GetObject, HeadObject, a presigned GET. */
-export function s3Reader(s3: S3Client, bucket: string, key: string): ObjectReader {
+function s3Reader(s3: S3Client, bucket: string, key: string): ObjectReader {
   return {
     label: `s3://${bucket}/${key}`,
     gz: /\.gz$/i.test(key),

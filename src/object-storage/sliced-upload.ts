@@ -19,7 +19,7 @@ import { openSource, type ByteSource } from './sources';
 import type { S3Client } from '@aws-sdk/client-s3';
 
 /** One stored slice. */
-export interface UploadedSlice {
+interface UploadedSlice {
   index: number;
   key: string;
   /** Stored bytes (compressed with gzip). */
@@ -37,7 +37,7 @@ export interface SlicedUploadState<U = unknown> {
   slices: number;
 }
 
-export interface UploadSlicesOptions {
+interface UploadSlicesOptions {
   /** `uploadParams.key` (Azure: `blobName`, GCS: `key`) of a sliced prepare: a prefix. */
   keyPrefix: string;
   /** Sources in slice order (local paths, URIs or {@link ByteSource}s). */
@@ -57,7 +57,7 @@ export interface UploadSlicesOptions {
   signal?: AbortSignal;
 }
 
-export interface UploadSlicesResult {
+interface UploadSlicesResult {
   keyPrefix: string;
   manifestKey: string;
   manifest: { entries: { url: string; mandatory: boolean }[] };
@@ -131,7 +131,7 @@ export async function uploadSlices(store: ObjectStore, options: UploadSlicesOpti
   return { keyPrefix, manifestKey, manifest, slices, bytes: slices.reduce((n, s) => n + s.bytes, 0), slicesUploaded };
 }
 
-export interface UploadSlicedOptions extends Omit<UploadSlicesOptions, 'resume' | 'onProgress'> {
+interface UploadSlicedOptions extends Omit<UploadSlicesOptions, 'resume' | 'onProgress'> {
   s3?: S3Client;
   credentials?: TemporaryCredentials;
   region?: string;
@@ -143,7 +143,7 @@ export interface UploadSlicedOptions extends Omit<UploadSlicesOptions, 'resume' 
   onProgress?: (state: SlicedUploadState<MultipartUploadState>) => void;
 }
 
-export interface UploadSlicedResult extends UploadSlicesResult {
+interface UploadSlicedResult extends UploadSlicesResult {
   bucket: string;
 }
 

@@ -37,7 +37,7 @@ export interface ByteSource {
 /** Stream buffer size of local file reads: 1 MiB (fewer syscalls than the 64 KiB default). */
 export const FILE_READ_HIGH_WATER_MARK = 1024 * 1024;
 
-export interface OpenSourceOptions {
+interface OpenSourceOptions {
   /** S3 client for `s3://` sources; default: {@link createS3Client} with the default credentials chain. */
   s3?: S3Client;
   /** undici dispatcher for HTTP(S) sources; default: `defaultHttpPools().transfers` (the plugin passes its own). */
@@ -231,7 +231,7 @@ export async function s3Source(uri: string, options: OpenSourceOptions = {}): Pr
 }
 
 /** Drops the first `n` bytes of a stream. */
-export function skipBytes(n: number): Transform {
+function skipBytes(n: number): Transform {
   let remaining = n;
   return new Transform({
     transform(chunk: Buffer, _enc, cb: TransformCallback) {

@@ -23,7 +23,7 @@ import { type ByteSource } from './sources';
 export type StageStore = ObjectStore;
 
 /** Part size of streamed writes (the built CSVs): 8 MiB, 2 in flight. */
-export const STAGE_PART_SIZE_BYTES = 8 * 1024 * 1024;
+const STAGE_PART_SIZE_BYTES = 8 * 1024 * 1024;
 
 const pad = (n: number) => String(n).padStart(10, '0');
 
@@ -118,7 +118,7 @@ export function createStageStore(stagingUrl: string, s3: () => S3Client): Object
 }
 
 /** What {@link stageStoreOf} needs from the worker's dependencies (the activity deps satisfy it). */
-export interface StageStoreDeps {
+interface StageStoreDeps {
   settings: { stagingUrl: string };
   /** The worker's own S3 client (only called for an `s3://` staging URL). */
   userS3(): S3Client;

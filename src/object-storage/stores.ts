@@ -16,7 +16,7 @@ import { DEFAULT_REGION, type TemporaryCredentials } from './s3-client';
 import { s3Store } from './s3-store';
 
 /** Where a prepared file goes and the credentials to write it, whatever the backend. */
-export interface UploadTarget {
+interface UploadTarget {
   provider: StoreProvider;
   /** S3 or GCS bucket, or Azure container. */
   bucket: string;
@@ -71,7 +71,7 @@ export function uploadTargetOf(
 }
 
 /** What the adapters need from the worker besides the file's own fields. */
-export interface StoreEnvironment {
+interface StoreEnvironment {
   /** S3 endpoint (MinIO, a local stack); default `AWS_ENDPOINT_URL_S3`. */
   s3Endpoint?: string;
   /** GCS JSON API root (an emulator's). */
@@ -85,7 +85,7 @@ export interface StoreEnvironment {
   deadline?: Deadline;
 }
 
-/** The store of a prepared upload target (`provider` absent in old histories: `aws`), with its opened credentials. */
+/** The store of a prepared upload target (`provider` absent: `aws`), with its opened credentials. */
 export function storeOfTarget(
   target: { provider?: StoreProvider; bucket: string; accountName?: string; region?: string; serverSideEncryption?: string },
   credentials: unknown,

@@ -94,7 +94,7 @@ export function recordActivityFailure(meter: MetricMeter, err: unknown, tags: Me
 }
 
 /** A job record as the Storage API returns it (only the fields the wait needs). */
-export interface TimedJob {
+interface TimedJob {
   id: number | string;
   status: string;
   operationName?: string | null;

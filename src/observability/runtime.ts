@@ -1,7 +1,7 @@
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import { createWorkerLogger, DEFAULT_LOG_FORMAT, type LogFormat } from './logging';
 import { JOB_WAIT_BUCKETS_SECONDS, METRIC_JOB_WAIT } from './metrics';
-import { SapiError, SapiErrorCode } from '../errors';
+import { WorkerStartError } from '../errors';
 
 export interface WorkerRuntimeOptions {
   /** `TRACE`, `DEBUG`, `INFO`, `WARN`, `ERROR` (`SAPI_LOG_LEVEL`). Default `INFO`. */
@@ -94,7 +94,7 @@ function isAlreadyInstalled(err: unknown): boolean {
  * `SAPI_WORKER_CONFIG` for an exporter that could not bind: the core says `Failed to start prometheus metrics
  * exporter: Address already in use (os error 98)`.
  */
-export function metricsEndpointError(address: string, err: unknown): SapiError {
+export function metricsEndpointError(address: string, err: unknown): WorkerStartError {
   const message = err instanceof Error ? err.message : String(err);
   const reason = /address already in use|os error (48|98|10048)\b/i.test(message)
     ? `the address is in use: another process on this host serves there (a second worker with the same SAPI_METRICS_ADDRESS?); give each worker its own port, or unset SAPI_METRICS_ADDRESS to run without metrics`
@@ -103,12 +103,7 @@ export function metricsEndpointError(address: string, err: unknown): SapiError {
       : /permission denied|os error 13\b/i.test(message)
         ? 'permission denied (ports below 1024 need privileges); pick a port above 1024'
         : message;
-  return new SapiError({
-    code: SapiErrorCode.WORKER_CONFIG,
-    message: `SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: ${reason}`,
-    retryable: false,
-    cause: err,
-  });
+  return new WorkerStartError(`SAPI_METRICS_ADDRESS ${address}: cannot serve metrics: ${reason}`, { cause: err });
 }
 
 /**

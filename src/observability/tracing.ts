@@ -13,7 +13,7 @@ import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { SimplePlugin } from '@temporalio/plugin';
 import type { BundlerPlugin, WorkerPlugin } from '@temporalio/worker';
-import { OPTIONAL_FEATURES, loadOptional } from '../optional-deps';
+import { loadOptional } from '../optional-deps';
 import { packageVersion } from '../version';
 import { installSpanRecorder, type SpanAttributes, type SpanHandle, type SpanRecorder } from './spans';
 
@@ -30,9 +30,6 @@ export interface TracingOptions {
   /** `service.name` of the spans (`OTEL_SERVICE_NAME`). Default `sapi-temporal-worker` (worker), `sapi-temporal-cli` (CLI). */
   serviceName?: string;
 }
-
-/** The packages tracing loads, at the versions this package is tested with (all optional peer dependencies). */
-export const TRACING_PACKAGES: readonly string[] = OPTIONAL_FEATURES.tracing.packages;
 
 /**
  * The tracing the environment asks for, or undefined (off): `SAPI_OTEL_ENDPOINT`, else
@@ -184,7 +181,7 @@ function create(tracesUrl: string | undefined, serviceName: string, key: string)
  * `memo`, `lastResult`, `lastFailure`, `searchAttributes`, `retryPolicy`, `unsafe`, … (payloads the codec would keep
  * encrypted, and noise).
  */
-export const WORKFLOW_SPAN_KEPT_INFO: ReadonlySet<string> = new Set([
+const WORKFLOW_SPAN_KEPT_INFO: ReadonlySet<string> = new Set([
   'workflowId',
   'runId',
   'workflowType',

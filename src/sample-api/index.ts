@@ -34,7 +34,7 @@ export type { DatedEvent, PagingItem, SampleOrder, SampleUser } from './dataset'
 export type { MisbehaveRule, MisbehaviourKind } from './misbehave';
 
 /** Options of `createSampleApi`. */
-export interface SampleApiOptions {
+interface SampleApiOptions {
   /** Port to listen on; 0 (default) picks a free one. */
   port?: number;
   /** Default `127.0.0.1`. */
@@ -310,7 +310,7 @@ export async function createSampleApi(options: SampleApiOptions = {}): Promise<S
     return sendJson(request, reply, { items: wideItemsOf(id), next_page: null });
   });
 
-  // --- the reference's other paging methods (see the header) ---
+  // the reference's other paging methods (see the header)
   const items = pagingItems(options.pagingRecords ?? 100);
   const nonNegativeInt = (value: unknown, fallback: number) => {
     const n = Number(value);

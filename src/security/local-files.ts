@@ -134,7 +134,7 @@ export async function openFolder(real: string, field: string): Promise<OpenedFol
  * descriptor's real path `real` (the path that was checked against the roots). `O_NONBLOCK`: a FIFO put in its place
  * cannot hang the open.
  */
-export async function openFileChecked(real: string, field: string): Promise<FileHandle> {
+async function openFileChecked(real: string, field: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
     handle = await open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -154,7 +154,7 @@ export async function openFileChecked(real: string, field: string): Promise<File
 }
 
 /** A local file checked once and opened again, checked, on every read (see {@link checkedFile}). */
-export interface CheckedFile {
+interface CheckedFile {
   /** Its size when it was checked. */
   size: number;
   /** Opens it again: checked as the first time, and refused unless it is the same file (device and inode). */

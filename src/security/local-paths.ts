@@ -15,7 +15,7 @@ const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
 const within = (path: string, root: string) => path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 
 /** How long a root's real path is reused before it is resolved again (ms): a root moved meanwhile is seen after this. */
-export const ROOT_REALPATH_TTL_MS = 60_000;
+const ROOT_REALPATH_TTL_MS = 60_000;
 
 /** Real paths of roots, resolved at `at` (a root that did not exist is not kept: it is looked for again next time). */
 const rootRealpaths = new Map<string, { real: Promise<string | undefined>; at: number }>();

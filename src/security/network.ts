@@ -168,7 +168,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * to one of the worker's own services, or to an address the rule refuses: IP literals are checked before connecting,
  * names in the DNS lookup (every address it returns), and the socket's remote address once connected.
  */
-export function guardedConnector(policy: InputPolicy, field: string, options: buildConnector.BuildOptions = {}): buildConnector.connector {
+function guardedConnector(policy: InputPolicy, field: string, options: buildConnector.BuildOptions = {}): buildConnector.connector {
   const lookup = (port: string) => (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback) =>
     dnsLookup(hostname, { ...lookupOptions, all: true }, (err, addresses) => {
       if (err) return callback(err, []);

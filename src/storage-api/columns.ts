@@ -1,7 +1,7 @@
 /** The service's rules for column names, checked on our side before anything is uploaded. */
 
 /** Column names the service accepts: letters, digits, underscore; 1–64 characters. */
-export const COLUMN_NAME_PATTERN = /^[A-Za-z0-9_]{1,64}$/;
+const COLUMN_NAME_PATTERN = /^[A-Za-z0-9_]{1,64}$/;
 
 /**
  * Most columns a table may have, checked before an import creates anything: the lowest of the service's per-backend

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Readable } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { type z } from 'zod';
-import { SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
+import { httpStatusError, SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
 import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
@@ -47,12 +47,12 @@ export function createDefaultDispatcher(options: { connectMs?: number; connectio
 export type QueryValue = string | number | boolean | undefined | null | readonly (string | number)[];
 
 /** A request body made fresh for every attempt (streams cannot be replayed). */
-export interface BodyFactory {
+interface BodyFactory {
   /** Returns the body and its headers (`content-type`, maybe `content-length`). */
   (): { body: Readable | string | Buffer; headers: Record<string, string> };
 }
 
-export interface HttpRequest<S extends z.ZodType> {
+interface HttpRequest<S extends z.ZodType> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
   /** Path under the base URL (`/v2/storage/...`), or an absolute URL (the importer, a job's `url`). */
   path: string;
@@ -73,7 +73,7 @@ export interface HttpRequest<S extends z.ZodType> {
   signal?: AbortSignal;
 }
 
-export interface HttpResponse<T> {
+interface HttpResponse<T> {
   status: number;
   data: T;
   headers: Record<string, string | string[] | undefined>;
@@ -139,7 +139,8 @@ export function createHttpTransport(options: HttpTransportOptions): HttpTranspor
         span.set({ 'http.response.status_code': res.status, 'sapi.attempts': res.attempts, ...storageResponseAttributes(target.path, res.data) });
         return res;
       } catch (err) {
-        if (err instanceof SapiHttpError) span.set({ 'http.response.status_code': err.status, 'sapi.error_code': err.serviceCode });
+        if ((err instanceof SapiHttpError || err instanceof SapiTimeoutError) && err.status !== undefined)
+          span.set({ 'http.response.status_code': err.status, 'sapi.error_code': err.serviceCode });
         throw err;
       }
     });
@@ -281,13 +282,13 @@ function parseBody<S extends z.ZodType>(
 }
 
 /** Builds the registry error for a non-2xx answer, reading the service's error body when it has one. */
-export function httpError(
+function httpError(
   desc: RequestDescription,
   status: number,
   text: string,
   retryAfter: string | undefined,
   mayHaveReachedService: boolean,
-): SapiHttpError {
+): SapiHttpError | SapiTimeoutError {
   let serviceCode: string | undefined;
   let serviceMessage: string | undefined;
   let exceptionId: string | undefined;
@@ -305,7 +306,7 @@ export function httpError(
     // not JSON: the excerpt goes into the message
   }
   const retryAfterMs = retryAfter !== undefined ? parseRetryAfterMs(retryAfter) : undefined;
-  return new SapiHttpError({
+  return httpStatusError({
     request: desc,
     status,
     serviceCode,
@@ -330,7 +331,7 @@ function headerValue(v: string | string[] | undefined): string | undefined {
 }
 
 /** Encodes a query; arrays become `name[]=v`, undefined/null are skipped, booleans become `1`/`0`. */
-export function encodeQuery(query?: Record<string, QueryValue>): string {
+function encodeQuery(query?: Record<string, QueryValue>): string {
   if (!query) return '';
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {

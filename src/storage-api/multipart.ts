@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 
-export interface MultipartFile {
+interface MultipartFile {
   /** Form field name (`data` for the importer). */
   field: string;
   filename: string;
@@ -16,13 +16,13 @@ export interface MultipartFile {
   content: Readable;
 }
 
-export interface MultipartBody {
+interface MultipartBody {
   body: Readable;
   headers: Record<string, string>;
 }
 
 /** Text fields: arrays are sent as repeated `name[]` fields. */
-export type MultipartFields = Record<string, string | number | boolean | readonly string[] | undefined>;
+type MultipartFields = Record<string, string | number | boolean | readonly string[] | undefined>;
 
 export function encodeMultipart(fields: MultipartFields, file: MultipartFile): MultipartBody {
   const boundary = `----sapi-temporal-${randomBytes(12).toString('hex')}`;

@@ -12,7 +12,7 @@
  * Invariants: never two imports of the same file into the same table; never another export's file.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SapiError, SapiErrorCode, SapiInvalidResponseError, unlessNotFound } from '../errors';
+import { SapiError, SapiErrorCode, SapiInvalidResponseError, SapiStorageError, unlessNotFound } from '../errors';
 import {
   type CreateTableAsyncInput,
   type CreateTableDefinitionInput,
@@ -228,7 +228,7 @@ export async function startImportOnce(client: ImportClient, input: StartImportOn
     if (input.operation !== 'create') return;
     const tableId = `${input.create.bucketId}.${input.create.name}`;
     if (await tableExists(client, tableId, input.signal)) {
-      throw new SapiError({
+      throw new SapiStorageError({
         code: SapiErrorCode.ALREADY_EXISTS,
         message:
           `table ${tableId} exists but no tableCreate job for file ${input.create.dataFileId} was found after a lost response ` +
@@ -305,7 +305,7 @@ export async function startTableDefinitionOnce(client: DefinitionClient, input: 
     post: () => client.createTableDefinitionAsync({ ...input.definition, signal: input.signal }),
     beforeRepost: async (original) => {
       if (await tableExists(client, tableId, input.signal)) {
-        throw new SapiError({
+        throw new SapiStorageError({
           code: SapiErrorCode.ALREADY_EXISTS,
           message: `table ${tableId} exists but no tableDefinitionCreate job of this run was found after a lost response (${original.message}); load into it instead, or delete it and retry`,
           retryable: false,

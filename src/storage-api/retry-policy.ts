@@ -35,7 +35,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 });
 
 /** Did a failed exchange possibly reach the service? `no` = provably not (refused, connect timeout, DNS). */
-export type Reach = 'no' | 'maybe';
+type Reach = 'no' | 'maybe';
 
 /** What happened on one attempt. */
 export type AttemptOutcome = { kind: 'status'; status: number; retryAfter?: string | null } | { kind: 'network'; reach: Reach; retryable?: boolean };
@@ -95,7 +95,7 @@ export function decideRetry(input: RetryDecisionInput): RetryDecision {
 }
 
 /** How a transport error (no HTTP answer) is treated. */
-export interface TransportErrorClass {
+interface TransportErrorClass {
   kind: 'network' | 'timeout';
   /** For timeouts: which phase ran out. */
   phase?: 'connect' | 'headers' | 'body';

@@ -3,6 +3,7 @@
  * exports (each answers a job; none is replayed, see `reconcile.ts`); table metadata.
  */
 import { z } from 'zod';
+import type { TypedColumn } from '../contracts/transfer';
 import { SapiInvalidInputError } from '../errors';
 import { type CallContext, type CallOptions, compact, type MarkedCallOptions, requireId, requireNonEmpty, seg } from './calls';
 import { type JobCalls, waitBriefly } from './job-calls';
@@ -44,19 +45,8 @@ export interface LoadTableAsyncInput extends MarkedCallOptions {
   escapedBy?: string;
 }
 
-/** A typed column as `tables-definition` takes it. */
-export interface ColumnDefinitionInput {
-  name: string;
-  definition: {
-    /** The backend's type name, e.g. `VARCHAR`, `NUMBER`, `INTEGER`, `DATE`, `TIMESTAMP`. */
-    type: string;
-    /** `255` for strings, `10,2` for numbers. */
-    length?: string;
-    /** Default true. */
-    nullable?: boolean;
-    default?: string;
-  };
-}
+/** A typed column as `tables-definition` takes it: the shape `importTableWorkflow`'s `typedColumns` has. */
+export type ColumnDefinitionInput = TypedColumn;
 
 export interface CreateTableDefinitionInput extends MarkedCallOptions {
   bucketId: string;

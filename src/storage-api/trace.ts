@@ -19,7 +19,7 @@ const ID_SEGMENTS: Readonly<Record<string, string>> = {
 const FILE_VERBS = new Set(['prepare']);
 
 /** The path with its ids as `{id}`: `/v2/storage/jobs/123` → `/v2/storage/jobs/{id}`. */
-export function storageRoute(path: string): string {
+function storageRoute(path: string): string {
   const segments = pathWithoutQuery(path).split('/');
   return segments.map((segment, i) => (i > 0 && isIdAfter(segments[i - 1]!, segment) ? '{id}' : segment)).join('/');
 }

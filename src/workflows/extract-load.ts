@@ -12,10 +12,10 @@ import type { Priority } from '@temporalio/common';
 import { importTableWorkflow } from './import-table';
 
 /** What loading reads from the checkpoint: where the pages are staged, the schema and the rows per table. */
-export type StagedTables = Pick<ExtractCheckpoint, 'runKey' | 'runId' | 'schema' | 'rows'>;
+type StagedTables = Pick<ExtractCheckpoint, 'runKey' | 'runId' | 'schema' | 'rows'>;
 
 /** Everything {@link loadTables} needs besides the checkpoint. */
-export interface LoadTablesOptions {
+interface LoadTablesOptions {
   /** The extraction's workflow id (the import children are `<id>-load-<table>-<run id prefix>`). */
   workflowId: string;
   connection: string | undefined;
@@ -26,12 +26,10 @@ export interface LoadTablesOptions {
   outageBudgetMs?: number;
   /** Task queue of the import's transfer (`activityTaskQueue`). */
   transferTaskQueue: string | undefined;
-  // --- ge-features: mapped tables' primary keys ---
   /** Primary keys of mapped tables (safe table name → columns as the mapping names them), set when a table is created. */
   primaryKeys?: Record<string, string[]>;
   /** Mapped tables (name → columns): loaded even without rows (header only), as the reference writes them. */
   mappedTables?: Record<string, string[]>;
-  // --- end ge-features ---
   /** The fairness key the import children get when the extraction was started without one (they inherit the rest). */
   priority?: Priority;
   /** Tables loaded at once (the others wait their turn, in schema order). */
@@ -45,7 +43,7 @@ export interface LoadTablesOptions {
 }
 
 /** Tables with staged rows and known columns, in schema order; the tables named in `always` even without rows. */
-export function stagedTables(staged: StagedTables, always: readonly string[] = []): string[] {
+function stagedTables(staged: StagedTables, always: readonly string[] = []): string[] {
   return Object.keys(staged.schema).filter((name) => ((staged.rows[name] ?? 0) > 0 || always.includes(name)) && (staged.schema[name]?.length ?? 0) > 0);
 }
 
@@ -65,7 +63,7 @@ export function notLoaded(staged: StagedTables): ExtractTableResult[] {
  * (every one runs to its end whatever the others do). Deterministic in a workflow: which item starts next depends
  * only on completions, which replay from history.
  */
-export async function settleInTurn<T, R>(items: readonly T[], limit: number, each: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
+async function settleInTurn<T, R>(items: readonly T[], limit: number, each: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
   const results: PromiseSettledResult<R>[] = new Array(items.length);
   let next = 0;
   const lane = async () => {
@@ -88,7 +86,7 @@ export async function settleInTurn<T, R>(items: readonly T[], limit: number, eac
  * refuses the load), then an `importTableWorkflow` child (`create`, or `load` into the existing table).
  */
 export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Promise<ExtractTableResult[]> {
-  // --- ge-features: mapped tables without rows are loaded too (their columns come from the mapping) ---
+  // mapped tables without rows are loaded too (their columns come from the mapping)
   const mapped = o.mappedTables ?? {};
   if (Object.keys(mapped).length > 0)
     staged = {
@@ -98,7 +96,6 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
         Object.entries(mapped).map(([name, keys]) => ({ name, keys })),
       ),
     };
-  // --- end ge-features ---
   // every table's load runs to its end, even when a sibling's fails: a child is never terminated (and its clean-up
   // skipped) because the parent failed early; the first failure is reported once all have ended
   const settled = await settleInTurn(stagedTables(staged, Object.keys(mapped)), o.concurrency, async (name): Promise<ExtractTableResult> => {
@@ -109,9 +106,8 @@ export async function loadTables(staged: StagedTables, o: LoadTablesOptions): Pr
     const known = new Set(ours.map((c) => c.toLowerCase()));
     const columns = [...ours, ...existing.columns.filter((c) => !known.has(c.toLowerCase()))];
     const csv = await o.activities.buildTableCsv({ runKey: staged.runKey, table: name, keys, columns });
-    // --- ge-features: a mapped table is created with its primary key (Storage names of its columns) ---
+    // a mapped table is created with its primary key (Storage names of its columns)
     const primaryKey = existing.exists ? [] : (o.primaryKeys?.[name] ?? []).map((k) => ours[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
-    // --- end ge-features ---
     const imported = await executeChild(importTableWorkflow, {
       workflowId: `${o.workflowId}-load-${name}-${staged.runId.slice(0, 8)}`,
       ...(o.priority ? { priority: o.priority } : {}),

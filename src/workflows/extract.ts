@@ -104,7 +104,7 @@ function checkLimits(limits: unknown, pagesDone: number, inFlight: number): void
 export { MAX_RATE_LIMIT_WAITS };
 
 /** Failure types the extraction never retries (besides the Storage ones). */
-export const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
+const EXTRACT_NON_RETRYABLE_ERROR_CODES: readonly string[] = NON_RETRYABLE_ERROR_CODES;
 
 function activityOptionsFor(o: ResolvedExtractOptions, taskQueue: string | undefined, priority: Priority | undefined, budgetMs: number) {
   const retry = outageRetry(EXTRACT_NON_RETRYABLE_ERROR_CODES);
@@ -243,7 +243,7 @@ function capped<L extends { maxPages: number }>(limits: L, cp: ExtractCheckpoint
 }
 
 /**
- * (ge-iter) The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
+ * The job of a frame as its run sees it: endpoint filled, user functions in `userData` evaluated at the run's
  * start (derived again each batch, never checkpointed). A user-function error fails the extraction (not the
  * workflow task, which would retry forever).
  */
@@ -256,13 +256,13 @@ function jobForRun(config: ExtractorConfig, frame: JobFrame): JobConfig {
   }
 }
 
-/** (ge-iter) The state the run started from: the stored one of `stateKey`, else `importState`, else none. */
+/** The state the run started from: the stored one of `stateKey`, else `importState`, else none. */
 function previousRunState(cp: ExtractCheckpoint, input: ExtractInput): ExtractRunState | null {
   return cp.runState ? cp.runState.previous : input.importState !== undefined ? parseRunState(input.importState).state : null;
 }
 
 /**
- * (ge-iter) The checkpoint as loading sees it: with a previous run state holding `json_parser.struct` (the stored
+ * The checkpoint as loading sees it: with a previous run state holding `json_parser.struct` (the stored
  * one of `stateKey`, or `importState`), every table this run wrote keeps the structure's columns, as in the reference.
  */
 function withParserStruct(cp: ExtractCheckpoint, input: ExtractInput): ExtractCheckpoint {
@@ -292,7 +292,7 @@ function addBatchTotals(cp: ExtractCheckpoint, r: FetchPagesResult | FetchChildr
     Object.entries(r.schema).map(([name, keys]) => ({ name, keys })),
   );
   cp.warningsDropped += r.warningsDropped ?? 0; // (the batch's own warnings beyond its cap)
-  if (r.parentAliases) cp.parentAliases = r.parentAliases; // ge-legacy: the input's aliases plus the batch's
+  if (r.parentAliases) cp.parentAliases = r.parentAliases; // the input's aliases plus the batch's
   for (const [table, rows] of Object.entries(r.rows)) cp.rows[table] = (cp.rows[table] ?? 0) + rows;
 }
 
@@ -444,7 +444,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
 
     try {
       if (problems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract options: ${problems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
-      const stateProblems = runStateInputProblems(input); // ge-state
+      const stateProblems = runStateInputProblems(input);
       if (stateProblems.length > 0) throw ApplicationFailure.nonRetryable(`invalid extract input: ${stateProblems.join('; ')}`, SapiErrorCode.INVALID_INPUT);
       const validated = await validateConfig(acts, input.config);
       const bucketId = extractBucketId(input.options?.bucketId, validated.config.outputBucket);
@@ -455,15 +455,15 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         );
       }
       view.set({ SapiBucket: bucketId });
-      // ge-state: this run's times, where request building reads them (`config.config.runTimes`)
-      const fresh = cp.runTimes === undefined; // ge-iter
+      // this run's times, where request building reads them (`config.config.runTimes`)
+      const fresh = cp.runTimes === undefined;
       const runTimes = await startRunState(cp, input, acts.readRunState);
-      // ge-iter: the renamed parent columns the previous run's parser structure kept, as the reference reuses them
+      // the renamed parent columns the previous run's parser structure kept, as the reference reuses them
       if (fresh) {
         const storedAliases = parentAliasesOf(previousRunState(cp, input));
         if (storedAliases) cp.parentAliases = { ...storedAliases, ...(cp.parentAliases ?? {}) };
       }
-      // ge-iter: with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
+      // with `parameters.iterations`, the configuration of the iteration in the checkpoint (`cp.iteration`)
       const iterations = validated.iterations !== undefined ? iterationConfigs(validated) : [validated];
       const iterationAt = (index: number) => withRunTimes(iterations[index] ?? validated, runTimes);
       let config = iterationAt(cp.iteration ?? 0);
@@ -490,7 +490,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
         addWarnings(next.warnings);
         const frame = next.frame;
         if (!frame && !next.children) {
-          // ge-iter: the next iteration starts its jobs from the first, into the same tables
+          // the next iteration starts its jobs from the first, into the same tables
           if ((cp.iteration ?? 0) + 1 < iterations.length) {
             cp.iteration = (cp.iteration ?? 0) + 1;
             cp.nextJob = 0;
@@ -541,7 +541,7 @@ export async function extractWorkflow(input: ExtractInput & { resume?: ExtractCh
             r = await fetcher.fetchPages({
               runKey: cp.runKey,
               runNo: run.runNo,
-              // ge-iter: user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
+              // user functions in userData, evaluated at the job run's start (derived again, not checkpointed)
               job: jobForRun(config, run),
               context: { parentColumns: run.parentColumns, parent: run.parent, ...(cp.parentAliases ? { parentAliases: cp.parentAliases } : {}) },
               state: run.state,

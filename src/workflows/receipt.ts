@@ -1,4 +1,4 @@
-// The receipt step of a load (issue 42): after the load's job ended well, one `writeReceipt` activity upserts the
+// The receipt step of a load: after the load's job ended well, one `writeReceipt` activity upserts the
 // load's receipt into the receipts table. Workflow code (sandbox-safe).
 import { ActivityFailure, ApplicationFailure, CancellationScope, log, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';

@@ -35,18 +35,14 @@ export interface FetchedPage {
 export interface RunExtractionOptions {
   /**
    * Sends one request (e.g. `createPageFetcher()` from `./http/fetch-page`, or a fake); the second argument is the
-   * configuration's `api.client` (retries, ignored statuses, TLS, signing), the third (ge-iter) the authentication
+   * configuration's `api.client` (retries, ignored statuses, TLS, signing), the third the authentication
    * of the iteration being run (`null`: none), as `createRequestSender` takes them.
    */
   fetchPage: (request: RequestDescriptor, client: HttpClientConfig, auth?: RequestAuth | null) => Promise<FetchedPage>;
-  // --- ge-state (begin) ---
   /** This run's times for `{"time": …}` functions (default: previousStart 0, currentStart the extraction's start). */
   runTimes?: ExtractRunTimes;
-  // --- ge-state (end) ---
-  // --- ge-iter (begin) ---
   /** The previous run's state: its `json_parser.struct` seeds the tables' columns (`parser-struct.ts`). */
   runState?: ExtractRunState | null;
-  // --- ge-iter (end) ---
   /** Clock in ms (default `Date.now`), for `forceStop.time`. */
   now?: () => number;
   /** Called with every extracted page's tables (e.g. to stream them somewhere). */
@@ -85,13 +81,11 @@ export interface ExtractionResult {
   runs: JobRunSummary[];
   /** Pages extracted in all. */
   pages: number;
-  // --- ge-state (begin) ---
   /** `config.incrementalOutput`: the tables are meant to be loaded incrementally (manifest `incremental`). */
   incremental: boolean;
   /** The run's times as given (`null`: not given). */
   runTimes: ExtractRunTimes | null;
-  // --- ge-state (end) ---
-  /** (ge-iter) The `json_parser.*` keys the next run's state gets: the parser structure with this run's tables. */
+  /** The `json_parser.*` keys the next run's state gets: the parser structure with this run's tables. */
   parserState: Record<string, unknown>;
 }
 
@@ -196,14 +190,13 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
     }
   }
 
-  // ge-iter: the previous run's parser structure keeps its columns (and their order) in the tables this run wrote
+  // the previous run's parser structure keeps its columns (and their order) in the tables this run wrote
   schema = seedSchema(schema, schemaFromStruct(parserStructOf(options.runState)));
-  // --- ge-features: every mapped table exists, even without rows (the reference writes its header) ---
+  // every mapped table exists, even without rows (the reference writes its header)
   schema = mergeTableSchema(
     schema,
     configMappedTables(config).map((t) => ({ name: t.name, keys: t.columns })),
   );
-  // --- end ge-features ---
   const tables: Record<string, ExtractedTable> = {};
   const primaryKeys = mappedPrimaryKeys(config);
   for (const [name, keys] of Object.entries(schema)) {
@@ -216,11 +209,10 @@ export async function runExtraction(configIn: ExtractorConfig, options: RunExtra
         return Object.fromEntries(columns.map((c, i) => [c, values[i]]));
       }),
     };
-    // --- ge-features: a mapped table's primary key, named like its columns ---
+    // a mapped table's primary key, named like its columns
     const primaryKey = (primaryKeys[name] ?? []).map((k) => columns[keys.indexOf(k)]).filter((c): c is string => c !== undefined);
     if (primaryKey.length > 0) tables[name].primaryKey = primaryKey;
-    // --- end ge-features ---
   }
-  const parserState = parserStateOf(schema, configIn, options.runState, parentAliases); // ge-iter
+  const parserState = parserStateOf(schema, configIn, options.runState, parentAliases);
   return { tables, requests, warnings, runs, pages, incremental: config.config.incrementalOutput, runTimes: givenRunTimes, parserState };
 }

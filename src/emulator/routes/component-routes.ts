@@ -1,5 +1,5 @@
 /**
- * Components and configurations (issue 26 item 4): configurations of any component id, kept per branch as the service
+ * Components and configurations: configurations of any component id, kept per branch as the service
  * keeps them: the configuration JSON as sent, `state`, rows, a version (with `changeDescription`) for every change,
  * a soft delete (a second delete purges, on the default branch). The emulator runs no component; it stores what
  * clients write so they can list, read, update and delete it.

@@ -41,10 +41,10 @@ export interface AuthSetup {
 }
 
 /** Sends the login request (same retries/errors as pages); `text` gives the raw body. */
-export type LoginSender = (request: RequestDescriptor, format: 'json' | 'text') => Promise<{ body: unknown }>;
+type LoginSender = (request: RequestDescriptor, format: 'json' | 'text') => Promise<{ body: unknown }>;
 
 /** A logged-in session: what to add to requests, and until when (seconds; `null`: no expiry). */
-export interface LoginSession {
+interface LoginSession {
   query: Record<string, unknown>;
   headers: Record<string, unknown>;
   expiresAt: number | null;
@@ -65,7 +65,7 @@ export class LoginSessions {
 }
 
 /** The login sessions of this thread (for activities: the page-loop thread's). */
-export const processLoginSessions = new LoginSessions();
+const processLoginSessions = new LoginSessions();
 
 /** Test seams and the login transport. */
 export interface ApplyAuthOptions {
@@ -78,7 +78,7 @@ export interface ApplyAuthOptions {
 }
 
 /** The result: the request to send and the values to scrub from errors (tokens, computed credentials). */
-export interface AppliedAuth {
+interface AppliedAuth {
   request: RequestDescriptor;
   secrets: string[];
 }
@@ -150,7 +150,7 @@ function setHeaders(request: RequestDescriptor, headers: Record<string, unknown>
 }
 
 /** The reference's request context (`{"request": "method"}` …). */
-export function requestContext(request: RequestDescriptor): Record<string, unknown> {
+function requestContext(request: RequestDescriptor): Record<string, unknown> {
   const url = new URL(request.url);
   const query = url.search.replace(/^\?/, '');
   return {
@@ -347,7 +347,7 @@ const rfc3986 = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => 
  * base string has the method, the URL without query (default port left out) and the sorted oauth, query and form
  * params; the header lists the oauth params sorted, values percent-encoded.
  */
-export function oauth1Header(request: RequestDescriptor, keys: OAuth1Keys): string {
+function oauth1Header(request: RequestDescriptor, keys: OAuth1Keys): string {
   const oauth: Record<string, string> = {
     oauth_consumer_key: keys.consumerKey,
     oauth_nonce: keys.nonce,

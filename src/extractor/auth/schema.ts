@@ -8,7 +8,7 @@ import type { ConfigIssue } from '../errors';
 import type { AuthenticationConfig, JsonObject } from '../types';
 
 /** Authentication types this extractor implements. */
-export const SUPPORTED_AUTH_TYPES = ['query', 'url.query', 'basic', 'login', 'oauth10', 'oauth20', 'oauth20.login'] as const;
+const SUPPORTED_AUTH_TYPES = ['query', 'url.query', 'basic', 'login', 'oauth10', 'oauth20', 'oauth20.login'] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown) =>

@@ -37,7 +37,7 @@ class NodeSha256 {
 }
 
 /** What is signed: the request as it will be sent. */
-export interface SignableRequest {
+interface SignableRequest {
   method: string;
   url: string;
   headers: Record<string, string>;

@@ -78,7 +78,7 @@ export interface FetchPageOptions {
 }
 
 /** Defaults of `FetchPageOptions`. */
-export const DEFAULT_FETCH_PAGE_OPTIONS = Object.freeze({
+const DEFAULT_FETCH_PAGE_OPTIONS = Object.freeze({
   maxAttempts: 4,
   baseDelayMs: 250,
   maxDelayMs: 5_000,
@@ -89,7 +89,7 @@ export const DEFAULT_FETCH_PAGE_OPTIONS = Object.freeze({
 });
 
 /** A redirect about to be followed. */
-export interface RedirectHop {
+interface RedirectHop {
   /** The URL that answered with the redirect. */
   from: URL;
   /** Where the redirect leads (its `Location`, resolved against `from`). */
@@ -281,7 +281,7 @@ export async function fetchPage(descriptor: RequestDescriptor, options: FetchPag
       continue;
     }
 
-    // ge-functions: a login response with `format: "text"` is returned as a string, not decoded
+    // a login response with `format: "text"` is returned as a string, not decoded
     const asText = () => ({ body: raw.toString('utf8'), bytes: raw.length, hash: createHash('sha256').update(raw).digest('hex'), status, attempts: attempt });
     if (referenceRetry) {
       if (referenceRetry.codes.includes(status) && !last) {
@@ -446,7 +446,7 @@ export async function fetchPageResolved(
 }
 
 /** Options of {@link createPageFetcher}. */
-export interface PageFetcherOptions extends FetchPageOptions {
+interface PageFetcherOptions extends FetchPageOptions {
   /** Fill `${env:NAME}` references from here before sending (see {@link fetchPageResolved}). Default: sent as they are. */
   secrets?: SecretSource;
 }

@@ -31,12 +31,12 @@ export function requestAuthOf(config: {
 }
 
 /** Options of {@link sendRequest}. */
-export interface SendRequestOptions extends Partial<Omit<ApplyAuthOptions, 'sendLogin'>> {
+interface SendRequestOptions extends Partial<Omit<ApplyAuthOptions, 'sendLogin'>> {
   secrets: SecretSource;
   auth?: RequestAuth;
   fetch?: FetchPageOptions;
   sessions?: LoginSessions;
-  /** The configuration's `api.client` (ge-state: retries, ignored statuses, timeouts, TLS, signing; references kept). */
+  /** The configuration's `api.client` (retries, ignored statuses, timeouts, TLS, signing; references kept). */
   client?: HttpClientConfig;
 }
 
@@ -66,7 +66,7 @@ export async function sendRequest(request: RequestDescriptor, options: SendReque
         checkRedirect?.(hop);
       },
     };
-    // ge-state: the HTTP client options, their secrets (client certificate, AWS keys) filled in this copy only
+    // the HTTP client options, their secrets (client certificate, AWS keys) filled in this copy only
     if (options.client) {
       const client = resolveClientSecrets(options.client, options.secrets);
       scrub.push(...client.secrets);
@@ -99,7 +99,7 @@ export async function sendRequest(request: RequestDescriptor, options: SendReque
 export function createRequestSender(
   options: SendRequestOptions,
 ): (request: RequestDescriptor, client?: HttpClientConfig, auth?: RequestAuth | null) => Promise<FetchPageResult> {
-  // ge-iter: `auth` (an iteration's authentication; null: none) replaces the sender's when given
+  // `auth` (an iteration's authentication; null: none) replaces the sender's when given
   return (request, client, auth) => {
     const withAuth = auth === undefined ? options : { ...options, auth: auth ?? undefined };
     return sendRequest(request, client ? { ...withAuth, client } : withAuth);

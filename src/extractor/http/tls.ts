@@ -17,7 +17,7 @@ export interface ConnectionSettings {
 }
 
 /** Distinct settings kept at most; the oldest pool is closed beyond it. */
-export const MAX_CUSTOM_POOLS = 16;
+const MAX_CUSTOM_POOLS = 16;
 
 const pools = new Map<string, Agent>();
 

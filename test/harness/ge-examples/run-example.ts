@@ -24,7 +24,7 @@ export const EXAMPLES_DIR = resolve(__dirname, '..', '..', '..', '..', 'shared',
 export const EXAMPLES_NOW_MS = Date.UTC(2017, 8, 7, 12, 0, 0);
 
 /**
- * (ge-iter) Examples whose tables show the reference run's clock: 091's `date()` in `userData` ("now" at each job's
+ * Examples whose tables show the reference run's clock: 091's `date()` in `userData` ("now" at each job's
  * start) was recorded at 2017-04-20 15:53:50 UTC, its second job starting in the next second. Their clock starts
  * there and moves 0.6 s per reading (job run start, step after each page), which puts the second job at :51.
  */

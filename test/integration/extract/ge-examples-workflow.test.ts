@@ -111,7 +111,7 @@ describe("the reference extractor's documentation examples through extractWorkfl
     // each bound to the mock API's host, as the worker's input policy asks
     for (const name of Object.keys(secrets)) process.env[`${name}_HOSTS`] = new URL(origin).host;
     const stateFile = join(EXAMPLES_DIR, folder, 'in', 'state.json');
-    const workflowId = `ge-durable-${folder}-${stamp}`;
+    const workflowId = `examples-durable-${folder}-${stamp}`;
     const input: ExtractInput = {
       config,
       options: { bucketId: `in.c-ge-${folder.slice(0, 3)}-${stamp}`, fetch: FAST_FETCH, polling: { initialMs: 200, maxMs: 1000 } },
@@ -170,7 +170,7 @@ describe("the reference extractor's documentation examples through extractWorkfl
   }
 
   beforeAll(async () => {
-    [env, mock] = await Promise.all([startSapiTestEnv('ge-durable'), startMockApi(EXAMPLES_DIR)]);
+    [env, mock] = await Promise.all([startSapiTestEnv('examples-durable'), startMockApi(EXAMPLES_DIR)]);
     proxy = await startDateProxy(mock);
     for (let i = 0; i < PASSING.length; i += BATCH) {
       const batch = PASSING.slice(i, i + BATCH);

@@ -16,7 +16,7 @@ describe('extractWorkflow and the JSON parsers across batches (reference example
   let n = 0;
 
   beforeAll(async () => {
-    [env, mock] = await Promise.all([startSapiTestEnv('ge-parser'), startMockApi(EXAMPLES_DIR)]);
+    [env, mock] = await Promise.all([startSapiTestEnv('parser-memory'), startMockApi(EXAMPLES_DIR)]);
   });
   afterAll(async () => {
     await mock?.close();

@@ -1,5 +1,5 @@
 /**
- * `parameters.iterations` through the durable run (ge-iter): the workflow runs each iteration's jobs in order into
+ * `parameters.iterations` through the durable run: the workflow runs each iteration's jobs in order into
  * the same tables, keeps the iteration in its checkpoint (continue-as-new after every page here, so later
  * iterations start from a checkpoint), and loads what the plain loop produces. Real Temporal dev server, the
  * sample API, the emulator.

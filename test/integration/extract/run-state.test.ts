@@ -62,7 +62,7 @@ describe('extractWorkflow run state', () => {
     expect(stored).toMatchObject({ time: { previousStart: first.runTimes!.currentStart }, 'json_parser.structVersion': 3 });
     expect(first.runState!.stateKey).toBe('cfg-a');
     expect(JSON.parse(readFileSync(statePath('cfg-a'), 'utf8'))).toEqual(stored);
-    // ge-iter: like the reference, the state holds the parser structure of the tables written (their columns)
+    // like the reference, the state holds the parser structure of the tables written (their columns)
     const loaded = await env.emulator.readTable('in.c-state-a.users');
     expect(storageColumnNames(columnNamesFor(schemaFromStruct(stored['json_parser.struct']).users!))).toEqual(loaded.columns);
     // the run's own start, within the run's lifetime as its history records it (not the test's clock)

@@ -8,7 +8,7 @@ import { CliError, errorJson, NO_WORKER, printable } from '../../../src/cli/fail
 import { commandFailure } from '../../../src/cli/follow';
 import { activityRetries, formatRetry, plainProgress, plainProgressLine } from '../../../src/cli/progress';
 import { TemporalLostError } from '../../../src/cli/reconnect';
-import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
+import type { TransferRun, TransferRunner } from '../../../src/cli/context';
 import { neededQueues } from '../../../src/cli/run-transfer';
 import { activePollers, noWorkerMessage, requireWorkers } from '../../../src/cli/worker-check';
 

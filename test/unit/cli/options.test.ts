@@ -3,7 +3,7 @@ import { run } from '../../../src/cli';
 import { buildProgram } from '../../../src/cli/program';
 import { cliSettings, parseCsvCharacter, parseList, workerLocation } from '../../../src/cli/common';
 import { parseWhere } from '../../../src/cli/export';
-import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
+import type { TransferRun, TransferRunner } from '../../../src/cli/context';
 
 /** Parses a command line with a recorder in place of the workflow runner; nothing connects anywhere. */
 async function parse(args: string[], env: NodeJS.ProcessEnv = {}): Promise<TransferRun> {

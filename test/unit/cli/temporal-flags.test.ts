@@ -6,7 +6,7 @@ import { DEV_KIT_COMMANDS, registerDevKitHints, run, wantsJson } from '../../../
 import { buildProgram } from '../../../src/cli/program';
 import { cliSettings } from '../../../src/cli/common';
 import { envPreset, parseEnvFile } from '../../../src/cli/env-preset';
-import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
+import type { TransferRun, TransferRunner } from '../../../src/cli/context';
 import { temporalConnectionOptions } from '../../../src/config';
 
 /** Parses a command line with a recorder in place of the workflow runner; nothing connects anywhere. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../../src/cli';
 import { buildProgram } from '../../../src/cli/program';
-import type { TransferRun, TransferRunner } from '../../../src/cli/run-transfer';
+import type { TransferRun, TransferRunner } from '../../../src/cli/context';
 import { summarizeImport } from '../../../src/cli/import';
 import { parseColumnFlag } from '../../../src/cli/typed-columns';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readExtractConfig } from '../../../src/cli/extract';
-import { CliError } from '../../../src/cli/failure';
+import { ExtractorConfigError } from '../../../src/extractor/errors';
 
 function configFile(api: Record<string, unknown>, params: Record<string, unknown> = {}): string {
   const path = join(mkdtempSync(join(tmpdir(), 'cli-secrets-')), 'config.json');
@@ -19,9 +19,10 @@ describe('sapi-temporal extract and secrets', () => {
     } catch (err) {
       error = err;
     }
-    expect(error).toBeInstanceOf(CliError);
-    const message = (error as CliError).message;
-    expect((error as CliError).code).toBe('SAPI_EXTRACT_CONFIG_INVALID');
+    expect(error).toBeInstanceOf(ExtractorConfigError);
+    const message = (error as ExtractorConfigError).message;
+    expect((error as ExtractorConfigError).code).toBe('SAPI_EXTRACT_CONFIG_INVALID');
+    expect(message.startsWith(`${path}: Invalid extractor configuration`)).toBe(true);
     expect(message).toContain('parameters.api.http.headers.X-Api-Key');
     expect(message).toContain('parameters.config.jobs[0].params.#token');
     expect(message).toContain('${env:SAPI_SECRET_NAME}');

@@ -369,7 +369,7 @@ describe('parseExtractorConfig normalizes a valid configuration', () => {
           responseFilter: null,
         },
       ],
-      incrementalOutput: false, // ge-state
+      incrementalOutput: false,
     });
     expect(config.api.pagination).toEqual({
       method: 'response.param',

@@ -329,7 +329,7 @@ describe('clear secrets and functions', () => {
   });
 });
 
-describe('user functions meet run state, HTTP client options and paging (ge-functions × ge-state × ge-pagination)', () => {
+describe('user functions meet run state, HTTP client options and paging', () => {
   const fn = (value: string) => ({ function: 'concat', args: [value, '!'] });
   const headersOf = (http: Record<string, unknown>, configHttp: Record<string, unknown>) => {
     const parsed = parseExtractorConfig({

@@ -1,5 +1,5 @@
 /**
- * `parameters.iterations` (ge-iter): the configuration runs once per iteration, in order, with the iteration's keys
+ * `parameters.iterations`: the configuration runs once per iteration, in order, with the iteration's keys
  * replacing those of `parameters.config` (the reference's `array_replace`), into the same tables.
  */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';

@@ -1,5 +1,5 @@
 /**
- * The reference parser's stored structure (`json_parser.struct`) as columns (ge-iter): a table keeps the columns
+ * The reference parser's stored structure (`json_parser.struct`) as columns: a table keeps the columns
  * of earlier runs, in the structure's order.
  */
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';

@@ -39,7 +39,7 @@ describe('userData: columns added to the root rows of every top-level job', () =
   });
 });
 
-// --- ge-iter: user functions in userData ---
+// user functions in userData
 describe('userData with user functions: evaluated when each job run starts', () => {
   const at = (iso: string) => Date.parse(iso);
 

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import {
   httpErrorCode,
+  httpStatusError,
   SapiCredentialsExpiredError,
   SapiError,
   SapiErrorCode,
@@ -49,7 +50,7 @@ describe('error registry', () => {
   });
 
   it('marks 5xx (but 501), 408 and 429 retryable, other 4xx not', () => {
-    const make = (status: number): SapiHttpError => new SapiHttpError({ request: req, status });
+    const make = (status: number): SapiError => httpStatusError({ request: req, status });
     expect(make(500).retryable).toBe(true);
     expect(make(501).retryable).toBe(false);
     expect(make(429).retryable).toBe(true);
