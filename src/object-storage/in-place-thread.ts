@@ -120,10 +120,16 @@ const idlePairs: ThreadPair[] = [];
 /** Idle pairs kept (downloads at once beyond it start threads of their own); each idle thread holds ~5–10 MB. */
 const MAX_IDLE_PAIRS = 2;
 let pairsStarted = 0;
+let threadJobs = 0;
 
 /** Pairs of download threads started by this process so far (tests: are idle pairs reused?). */
 export function downloadThreadPairsStarted(): number {
   return pairsStarted;
+}
+
+/** Jobs posted to download threads by this process so far (tests: did a download use threads?). */
+export function downloadThreadJobs(): number {
+  return threadJobs;
 }
 
 function startPair(entry: (role: ThreadRole) => Worker): ThreadPair {
@@ -179,13 +185,22 @@ async function stopPair(pair: ThreadPair): Promise<void> {
 }
 
 /**
+ * Downloads of at most this many bytes (the file detail's `sizeBytes`) run in the calling thread: starting the two
+ * threads costs ~140 ms of CPU, more than such a download takes in the worker's main thread, and an idle pair holds
+ * ~10 MB for {@link DOWNLOAD_THREAD_IDLE_MS} (an idle worker that only moved small files kept it).
+ */
+export const IN_THREAD_DOWNLOAD_BYTES = 8 * 1024 * 1024;
+
+/**
  * A fetching thread and a hashing thread (two cores: the transfer and the hashing overlap), idle ones of an earlier
  * download or new ones that load while the caller prepares the job, until {@link InPlaceRunner.run} posts it. From the
  * TypeScript sources (tests, `ts-register`) the threads load this file through the repository's
- * `scripts/ts-register.js`; without it the job runs in this thread.
+ * `scripts/ts-register.js`; without it, or for a download known to be small (`expectedBytes` ≤
+ * {@link IN_THREAD_DOWNLOAD_BYTES}), the job runs in this thread.
  */
-export function inPlaceRunner(): InPlaceRunner {
-  const entry = threadEntry();
+export function inPlaceRunner(expectedBytes?: number): InPlaceRunner {
+  const small = expectedBytes !== undefined && expectedBytes <= IN_THREAD_DOWNLOAD_BYTES;
+  const entry = small ? undefined : threadEntry();
   if (!entry) return { run: runHere, close: async () => undefined };
   const pair = takePair(entry);
   let ran = false;
@@ -194,6 +209,7 @@ export function inPlaceRunner(): InPlaceRunner {
     async run(job, headerBytes, events, signal) {
       if (ran) throw new Error('an in-place runner runs one job');
       ran = true;
+      threadJobs++;
       if (pair.broken) throw new SliceFailure({ kind: 'internal', message: 'a download thread exited before its job' });
       const sha256 = new Promise<string>((resolve, reject) => {
         const fail = (failure: InPlaceFailure): void => reject(new SliceFailure(failure));
