@@ -25,6 +25,8 @@ export interface InPlaceDownload {
   /** The work folder of the other paths, as its opened parent reaches it: removed when left over. */
   workDir: string;
   resume: DownloadState | undefined;
+  /** The file detail's size, when it says it (a small download runs without threads: see `inPlaceRunner`). */
+  sizeBytes?: number;
   /** Identity of the stored file (see `identityOf`). */
   source: string;
   /** When the read credentials expire (ISO 8601), if known: no slice starts after it. */
@@ -46,7 +48,7 @@ export interface InPlaceDownload {
  * {@link keptSlices}); an unfinished slice is fetched again whole.
  */
 export async function downloadInPlace(d: InPlaceDownload): Promise<DownloadFileResult> {
-  const runner = inPlaceRunner(); // its threads load meanwhile
+  const runner = inPlaceRunner(d.sizeBytes); // its threads (if any) load meanwhile
   try {
     return await downloadInPlaceWith(runner, d);
   } finally {

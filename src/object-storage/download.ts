@@ -7,7 +7,8 @@
  * - Sliced to a local path, nothing to decompress: the manifest (`<prefix>manifest`, or `url`), then every slice downloaded **in parallel** (bounded by `concurrency`,
  *   requested in manifest order) and written **at its offset** in `<dest>.partial` (from the answers' sizes), renamed
  *   into place at the end: no second pass (`download-in-place.ts`). The transfer runs in a
- *   worker thread as plain GETs of presigned URLs, and the hash in another (`in-place-thread.ts`). Resumable: a
+ *   worker thread as plain GETs of presigned URLs, and the hash in another (`in-place-thread.ts`; a file of at most
+ *   8 MiB by its `sizeBytes`, in the calling thread: starting the threads would cost more). Resumable: a
  *   retry keeps the slices the heartbeated state lists as finished.
  * - Sliced otherwise (`.gz` slices decompressed, or an `s3://` destination): every slice downloaded in parallel into
  *   `<dest>.parts/<index>`, then concatenated **in manifest order** into the destination. Resumable: a slice file is
@@ -216,6 +217,7 @@ async function downloadInto(
       workDir: workParent.path(workName),
       resume: options.resume,
       source: identityOf(file),
+      sizeBytes: file.sizeBytes ?? undefined,
       expiration,
       where,
       onProgress: options.onProgress,

@@ -120,10 +120,16 @@ const idlePairs: ThreadPair[] = [];
 /** Idle pairs kept (downloads at once beyond it start threads of their own); each idle thread holds ~5–10 MB. */
 const MAX_IDLE_PAIRS = 2;
 let pairsStarted = 0;
+let threadJobs = 0;
 
 /** Pairs of download threads started by this process so far (tests: are idle pairs reused?). */
 export function downloadThreadPairsStarted(): number {
   return pairsStarted;
+}
+
+/** Jobs posted to download threads by this process so far (tests: did a download use threads?). */
+export function downloadThreadJobs(): number {
+  return threadJobs;
 }
 
 function startPair(entry: (role: ThreadRole) => Worker): ThreadPair {
@@ -179,13 +185,22 @@ async function stopPair(pair: ThreadPair): Promise<void> {
 }
 
 /**
+ * Downloads of at most this many bytes (the file detail's `sizeBytes`) run in the calling thread: starting the two
+ * threads costs ~140 ms of CPU, more than such a download takes in the worker's main thread, and an idle pair holds
+ * ~10 MB for {@link DOWNLOAD_THREAD_IDLE_MS} (an idle worker that only moved small files kept it).
+ */
+export const IN_THREAD_DOWNLOAD_BYTES = 8 * 1024 * 1024;
+
+/**
  * A fetching thread and a hashing thread (two cores: the transfer and the hashing overlap), idle ones of an earlier
  * download or new ones that load while the caller prepares the job, until {@link InPlaceRunner.run} posts it. From the
  * TypeScript sources (tests, `ts-register`) the threads load this file through the repository's
- * `scripts/ts-register.js`; without it the job runs in this thread.
+ * `scripts/ts-register.js`; without it, or for a download known to be small (`expectedBytes` ≤
+ * {@link IN_THREAD_DOWNLOAD_BYTES}), the job runs in this thread.
  */
-export function inPlaceRunner(): InPlaceRunner {
-  const entry = threadEntry();
+export function inPlaceRunner(expectedBytes?: number): InPlaceRunner {
+  const small = expectedBytes !== undefined && expectedBytes <= IN_THREAD_DOWNLOAD_BYTES;
+  const entry = small ? undefined : threadEntry();
   if (!entry) return { run: runHere, close: async () => undefined };
   const pair = takePair(entry);
   let ran = false;
@@ -194,6 +209,7 @@ export function inPlaceRunner(): InPlaceRunner {
     async run(job, headerBytes, events, signal) {
       if (ran) throw new Error('an in-place runner runs one job');
       ran = true;
+      threadJobs++;
       if (pair.broken) throw new SliceFailure({ kind: 'internal', message: 'a download thread exited before its job' });
       const sha256 = new Promise<string>((resolve, reject) => {
         const fail = (failure: InPlaceFailure): void => reject(new SliceFailure(failure));
@@ -328,111 +344,217 @@ const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS;
  * failure with its status and body excerpt.
  */
 async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise<SlicePlace> {
-  const { dispatcher, fd, layout, events, signal } = job;
   let url = new URL(slice.url);
   for (let redirects = 0; ; redirects++) {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: 'GET',
-        headers: slice.headers,
-        signal,
-        headersTimeout: HEADERS_TIMEOUT_MS,
-        bodyTimeout: IDLE_TIMEOUT_MS,
-      });
-    } catch (err) {
-      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-      throw new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 });
-    }
-    const location = headerOf(res.headers, 'location');
-    if (REDIRECTS.includes(res.statusCode) && location && redirects < MAX_REDIRECTS) {
-      await res.body.dump();
-      url = new URL(location, url);
-      continue;
-    }
-    if (res.statusCode !== 200) {
-      const body = await excerptOfBody(res.body);
-      throw new SliceFailure({
-        kind: 'http',
-        index,
-        status: res.statusCode,
-        body: body.slice(0, ERROR_BODY_CHARS),
-        errorCode: headerOf(res.headers, 'x-ms-error-code'),
-      });
-    }
-    let size: number;
-    let offset: number;
-    try {
-      const header = headerOf(res.headers, 'content-length');
-      const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
-      if (declared === undefined && layout.size(index) === undefined) {
-        throw new SliceFailure({ kind: 'size', index, message: 'the store did not say the size of the slice (no Content-Length in its answer)', written: 0 });
-      }
-      size = declared === undefined ? layout.size(index)! : checkedSize(declared, index, layout.size(index));
-      if (layout.size(index) === undefined) {
-        layout.setSize(index, size);
-        events.size(index, size);
-      }
-      offset = await layout.offsetOf(index);
-    } catch (err) {
-      discard(res.body);
-      throw err;
-    }
-    let written = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (written + chunk.length > size) {
-          throw new SliceFailure({
-            kind: 'size',
-            index,
-            message: `slice is larger than its ${size} bytes: it changed while downloading`,
-            written: written + chunk.length,
-          });
-        }
-        for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at, offset + written + at);
-        written += chunk.length;
-      }
-    } catch (err) {
-      discard(res.body);
-      if (signal.aborted) throw new SliceFailure({ kind: 'aborted' });
-      if (err instanceof SliceFailure) throw err;
-      throw new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written });
-    }
-    if (written !== size) throw new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written });
-    return { offset, size };
+    const answer = await getSlice(job, url, slice.headers, index, redirects < MAX_REDIRECTS);
+    if ('place' in answer) return answer.place;
+    url = new URL(answer.location, url);
   }
+}
+
+/**
+ * One GET of a slice through `dispatcher.dispatch` with a handler of our own: the body's chunks come straight from
+ * undici's parser to {@link writeSync}, without a readable stream, its async iterator and a promise per chunk in
+ * between (the download's CPU per GB: the stream's per-chunk objects kept the thread's small young generation
+ * collecting). Resolves to the slice's place, or to the location of a redirect to follow (its body dropped).
+ */
+function getSlice(
+  job: SliceFetch,
+  url: URL,
+  headers: Record<string, string>,
+  index: number,
+  followRedirect: boolean,
+): Promise<{ place: SlicePlace } | { location: string }> {
+  const { dispatcher, fd, layout, events, signal } = job;
+  return new Promise((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    /** What the answer's body is for: the slice's bytes, an error's excerpt, nothing (a redirect). */
+    let mode: 'slice' | 'error' | 'drop' | undefined;
+    let status = 0;
+    let errorCode: string | undefined;
+    let location = '';
+    const excerpt: Buffer[] = [];
+    let excerptBytes = 0;
+    let size = 0;
+    let offset: number | undefined;
+    /** Chunks that came before the slice's offset was known (at most what one read brought: the answer is paused). */
+    let pending: Buffer[] | undefined;
+    let written = 0;
+
+    const finish = (outcome: { failure: unknown } | { value: { place: SlicePlace } | { location: string } }): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if ('failure' in outcome) reject(outcome.failure);
+      else resolve(outcome.value);
+    };
+    /** Fails the slice and stops its answer (undici then reports the abort: ignored, the slice has settled). */
+    const fail = (failure: unknown): void => {
+      finish({ failure });
+      if (controller && !controller.aborted) controller.abort(new Error('slice abandoned'));
+    };
+    function onAbort(): void {
+      fail(new SliceFailure({ kind: 'aborted' }));
+    }
+    const write = (chunk: Buffer): void => {
+      if (written + chunk.length > size) {
+        throw new SliceFailure({
+          kind: 'size',
+          index,
+          message: `slice is larger than its ${size} bytes: it changed while downloading`,
+          written: written + chunk.length,
+        });
+      }
+      for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at, offset! + written + at);
+      written += chunk.length;
+    };
+    const httpFailure = (): SliceFailure =>
+      new SliceFailure({ kind: 'http', index, status, body: Buffer.concat(excerpt).toString('utf8').slice(0, ERROR_BODY_CHARS), errorCode });
+    const failWriting = (err: unknown): void =>
+      fail(err instanceof SliceFailure ? err : new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written }));
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (settled) c.abort(new Error('slice abandoned'));
+      },
+      onResponseStart(c, statusCode, answerHeaders) {
+        status = statusCode;
+        const redirect = headerOf(answerHeaders, 'location');
+        if (REDIRECTS.includes(statusCode) && redirect && followRedirect) {
+          mode = 'drop';
+          location = redirect;
+          return;
+        }
+        if (statusCode !== 200) {
+          mode = 'error';
+          errorCode = headerOf(answerHeaders, 'x-ms-error-code');
+          return;
+        }
+        mode = 'slice';
+        try {
+          const header = headerOf(answerHeaders, 'content-length');
+          const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
+          if (declared === undefined && layout.size(index) === undefined) {
+            throw new SliceFailure({
+              kind: 'size',
+              index,
+              message: 'the store did not say the size of the slice (no Content-Length in its answer)',
+              written: 0,
+            });
+          }
+          size = declared === undefined ? layout.size(index)! : checkedSize(declared, index, layout.size(index));
+          if (layout.size(index) === undefined) {
+            layout.setSize(index, size);
+            events.size(index, size);
+          }
+        } catch (err) {
+          fail(err);
+          return;
+        }
+        offset = layout.placeOf(index)?.offset;
+        if (offset !== undefined) return;
+        // the slices before it have no size yet: the body waits (paused) until their answers tell
+        pending = [];
+        c.pause();
+        layout.offsetOf(index).then(
+          (at) => {
+            if (settled) return;
+            offset = at;
+            try {
+              for (const chunk of pending!) write(chunk);
+            } catch (err) {
+              failWriting(err);
+              return;
+            }
+            pending = undefined;
+            c.resume();
+          },
+          (err: unknown) => fail(err),
+        );
+      },
+      onResponseData(_c, chunk) {
+        if (settled) return;
+        if (mode === 'slice') {
+          if (pending) pending.push(chunk);
+          else {
+            try {
+              write(chunk);
+            } catch (err) {
+              failWriting(err);
+            }
+          }
+        } else if (mode === 'error') {
+          excerpt.push(chunk.subarray(0, ERROR_BODY_BYTES - excerptBytes));
+          excerptBytes += chunk.length;
+          if (excerptBytes >= ERROR_BODY_BYTES) fail(httpFailure()); // the rest is not read
+        }
+      },
+      onResponseEnd() {
+        if (settled) return;
+        if (mode === 'drop') finish({ value: { location } });
+        else if (mode === 'error') finish({ failure: httpFailure() });
+        else if (pending) {
+          // ended while it waited for its offset: written once the offset is known
+          const rest = pending;
+          pending = undefined;
+          layout.offsetOf(index).then(
+            (at) => {
+              offset = at;
+              try {
+                for (const chunk of rest) write(chunk);
+              } catch (err) {
+                failWriting(err);
+                return;
+              }
+              endOfSlice();
+            },
+            (err: unknown) => fail(err),
+          );
+        } else endOfSlice();
+      },
+      onResponseError(_c, err) {
+        if (signal.aborted) fail(new SliceFailure({ kind: 'aborted' }));
+        else if (mode === 'error')
+          finish({ failure: httpFailure() }); // the excerpt is what arrived
+        else if (mode === undefined) fail(new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 }));
+        else fail(new SliceFailure({ kind: 'network', index, message: `download interrupted: ${messageOf(err)}`, written }));
+      },
+    };
+    const endOfSlice = (): void => {
+      if (written !== size)
+        finish({ failure: new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written }) });
+      else finish({ value: { place: { offset: offset!, size } } });
+    };
+
+    if (signal.aborted) {
+      finish({ failure: new SliceFailure({ kind: 'aborted' }) });
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      dispatcher.dispatch(
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: 'GET',
+          headers,
+          headersTimeout: HEADERS_TIMEOUT_MS,
+          bodyTimeout: IDLE_TIMEOUT_MS,
+        },
+        handler,
+      );
+    } catch (err) {
+      fail(new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 }));
+    }
+  });
 }
 
 /** A header's value (repeated ones joined), undefined when absent. */
-function headerOf(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/** The first {@link ERROR_BODY_BYTES} of an error answer's body, as text (the rest is dumped). */
-async function excerptOfBody(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const kept: Buffer[] = [];
-  let length = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (length < ERROR_BODY_BYTES) kept.push(chunk.subarray(0, ERROR_BODY_BYTES - length));
-      length += chunk.length;
-      if (length >= ERROR_BODY_BYTES) break;
-    }
-  } catch {
-    // the excerpt is what arrived
-  } finally {
-    discard(body);
-  }
-  return Buffer.concat(kept).toString('utf8');
-}
-
-/** Closes a body left unread (undici reports the abort as an error of the stream: ignored, we chose it). */
-function discard(body: Dispatcher.ResponseData['body']): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /** The size an answer declares, checked against the size an earlier attempt saw. */

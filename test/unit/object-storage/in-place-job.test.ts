@@ -12,6 +12,9 @@ describe('runInPlaceJob: slices fetched into their places', () => {
   const BIG = Buffer.from(Array.from({ length: 8 * 1024 * 1024 }, (_, i) => (i * 31 + (i >> 13)) & 0xff));
   const dir = mkdtempSync(join(tmpdir(), 'in-place-job-'));
   const seen: string[] = [];
+  const EARLY = Buffer.alloc(16 * 1024, 'e'); // fits the socket's buffers: sent whole while the client holds it
+  let earlyServed: () => void = () => undefined;
+  const earlySent = new Promise<void>((resolve) => (earlyServed = resolve));
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -32,7 +35,12 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       } else if (req.url === '/silent') {
         res.writeHead(200, { 'content-length': 10 }); // the head, then nothing until the test aborts
         res.flushHeaders();
-      } else res.writeHead(503, { 'x-ms-error-code': 'ServerBusy' }).end('<Error><Code>SlowDown</Code></Error>'); // chunked too
+      } else if (req.url === '/early') {
+        // answered whole at once, while the slice before it (/held) has not said its size
+        res.writeHead(200, { 'content-length': EARLY.length }).end(EARLY, () => earlyServed());
+      } else if (req.url === '/held') void earlySent.then(() => res.writeHead(200, { 'content-length': 5 }).end('held-'));
+      else if (req.url === '/long-error') res.writeHead(500).end('e'.repeat(50_000));
+      else res.writeHead(503, { 'x-ms-error-code': 'ServerBusy' }).end('<Error><Code>SlowDown</Code></Error>'); // chunked too
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -63,6 +71,25 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       [1, 4],
     ]);
     expect(seen).toEqual(expect.arrayContaining(['/s0', '/s1', '/moved/s1']));
+  });
+
+  test('a slice whose body arrives before the slice ahead of it has a size waits, then lands after it', async () => {
+    const j = job('held', ['/held', '/early']);
+    const places: Array<[number, SlicePlace]> = [];
+    await runInPlaceJob(j, { size: () => undefined, slice: (i, p) => places.push([i, p]) }, new AbortController().signal);
+    expect(readFileSync(j.partial)).toEqual(Buffer.concat([Buffer.from('h\nheld-'), EARLY]));
+    expect(places.sort((a, b) => a[0] - b[0])).toEqual([
+      [0, { offset: 2, size: 5 }],
+      [1, { offset: 7, size: EARLY.length }], // placed after the held slice, whose size came later
+    ]);
+  });
+
+  test('a long error answer fails with the first 1,000 characters of its body', async () => {
+    const err = await runInPlaceJob(job('long-error', ['/long-error']), { size: () => undefined, slice: () => undefined }, new AbortController().signal).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(SliceFailure);
+    expect((err as SliceFailure).failure).toEqual({ kind: 'http', index: 0, status: 500, body: 'e'.repeat(1000), errorCode: undefined });
   });
 
   test('an error answer fails with its status, code and body (chunked framing taken off)', async () => {

@@ -4,7 +4,14 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { downloadThreadPairsStarted, type InPlaceJob, inPlaceRunner, SliceFailure } from '../../../src/object-storage/in-place-thread';
+import {
+  downloadThreadJobs,
+  downloadThreadPairsStarted,
+  IN_THREAD_DOWNLOAD_BYTES,
+  type InPlaceJob,
+  inPlaceRunner,
+  SliceFailure,
+} from '../../../src/object-storage/in-place-thread';
 
 // The download threads (loaded through scripts/ts-register.js from the sources) run one job after another: a job that
 // succeeds leaves its pair idle for the next download, a job that fails has its pair stopped.
@@ -28,7 +35,7 @@ describe('in-place download threads', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function download(name: string, paths: string[]): Promise<{ sha256: string; expected: string; file: Buffer }> {
+  async function download(name: string, paths: string[], expectedBytes?: number): Promise<{ sha256: string; expected: string; file: Buffer }> {
     const partial = join(dir, `${name}.partial`);
     writeFileSync(partial, 'h\n');
     const job: InPlaceJob = {
@@ -39,7 +46,7 @@ describe('in-place download threads', () => {
       finished: [],
       concurrency: 2,
     };
-    const runner = inPlaceRunner();
+    const runner = inPlaceRunner(expectedBytes);
     try {
       const sha256 = await runner.run(job, Buffer.from('h\n'), { size: () => undefined, slice: () => undefined });
       const file = readFileSync(partial);
@@ -48,6 +55,17 @@ describe('in-place download threads', () => {
       await runner.close();
     }
   }
+
+  test('a download its file detail says is small runs in this thread, with the same bytes and hash; a larger one in the threads', async () => {
+    const jobs = downloadThreadJobs();
+    const small = await download('small', ['f', 'g'], 600_000);
+    expect(downloadThreadJobs()).toBe(jobs); // no thread ran it
+    expect(small.sha256).toBe(small.expected);
+    expect(small.file).toEqual(Buffer.concat([Buffer.from('h\n'), body('f'), body('g')]));
+    const large = await download('large', ['f', 'g'], IN_THREAD_DOWNLOAD_BYTES + 1);
+    expect(downloadThreadJobs()).toBe(jobs + 1);
+    expect(large.sha256).toBe(small.sha256);
+  });
 
   test('a second download reuses the idle threads of the first, and each hash is its own file', async () => {
     const first = await download('one', ['a', 'b', 'c']);
