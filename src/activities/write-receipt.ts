@@ -34,32 +34,37 @@ const MAX_POLL_MS = 2_000;
  * A receipts table without `receipt_id` as its primary key is refused (its rows would repeat).
  */
 export function writeReceipt(deps: ActivityDeps) {
-  return (input: WriteReceiptInput): Promise<WriteReceiptResult> =>
-    asActivity(async () => {
-      const table = input.table ?? deps.settings.receiptsTable;
-      if (table === null) return { status: 'off' };
-      if (!RECEIPTS_TABLE_PATTERN.test(table))
-        throw new SapiInvalidInputError(`receipts table must be a table id like in.c-sapi-temporal.receipts, got ${JSON.stringify(table)}`);
-      try {
-        await upsertReceipt(deps, input, table);
-      } catch (err) {
-        if (!(err instanceof SapiError) || err instanceof SapiInvalidInputError) throw err;
-        // where it failed: the receipts table (the load it receipts stands)
-        throw new SapiError({
-          code: err.code,
-          message: `writing the receipt ${input.receipt.receiptId} into ${table} failed: ${err.message}`,
-          retryable: err.retryable,
-          status: err.status,
-          serviceCode: err.serviceCode,
-          exceptionId: err.exceptionId,
-          retryAfterMs: err.retryAfterMs,
-          mayHaveReachedService: err.mayHaveReachedService,
-          cause: err,
-          details: { receiptsTable: table },
-        });
-      }
-      return { status: 'written', table };
+  return (input: WriteReceiptInput): Promise<WriteReceiptResult> => asActivity(() => writeReceiptRow(deps, input));
+}
+
+/**
+ * What {@link writeReceipt} does, for an activity that writes a receipt itself (the short path's `uploadAndStartJob`,
+ * when it saw its job end well): must run inside an activity (it heartbeats while the receipt's job runs).
+ */
+export async function writeReceiptRow(deps: ActivityDeps, input: WriteReceiptInput): Promise<WriteReceiptResult> {
+  const table = input.table ?? deps.settings.receiptsTable;
+  if (table === null) return { status: 'off' };
+  if (!RECEIPTS_TABLE_PATTERN.test(table))
+    throw new SapiInvalidInputError(`receipts table must be a table id like in.c-sapi-temporal.receipts, got ${JSON.stringify(table)}`);
+  try {
+    await upsertReceipt(deps, input, table);
+  } catch (err) {
+    if (!(err instanceof SapiError) || err instanceof SapiInvalidInputError) throw err;
+    // where it failed: the receipts table (the load it receipts stands)
+    throw new SapiError({
+      code: err.code,
+      message: `writing the receipt ${input.receipt.receiptId} into ${table} failed: ${err.message}`,
+      retryable: err.retryable,
+      status: err.status,
+      serviceCode: err.serviceCode,
+      exceptionId: err.exceptionId,
+      retryAfterMs: err.retryAfterMs,
+      mayHaveReachedService: err.mayHaveReachedService,
+      cause: err,
+      details: { receiptsTable: table },
     });
+  }
+  return { status: 'written', table };
 }
 
 /** Creates the receipts table (and bucket) when missing, then upserts the receipt's row. */
