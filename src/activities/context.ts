@@ -4,11 +4,21 @@ import { toApplicationFailure } from '../errors';
 import type { ProgressReport } from '../contracts/transfer';
 
 /**
- * How often a running activity re-sends its last heartbeat (ms): every activity heartbeats while it runs, so a
- * worker that dies is noticed within the activity's heartbeat timeout (seconds), not its start-to-close timeout
- * (minutes). The SDK throttles what reaches the server to 80 % of the heartbeat timeout.
+ * How often a running activity re-sends its last heartbeat at least (ms): every activity heartbeats while it runs, so
+ * a worker that dies is noticed within the activity's heartbeat timeout (seconds), not its start-to-close timeout
+ * (minutes). The SDK throttles what reaches the server to 80 % of the heartbeat timeout, so the keep-alive beats at
+ * {@link KEEPALIVE_TIMEOUT_SHARE} of that timeout (4 s for 10 s), never more often than this, at most every minute:
+ * a beat more often only costs the worker a call into the SDK.
  */
 export const KEEPALIVE_INTERVAL_MS = 2_000;
+/** The share of the heartbeat timeout between two keep-alive beats. */
+export const KEEPALIVE_TIMEOUT_SHARE = 0.4;
+
+/** The keep-alive interval of an activity whose heartbeat timeout is `heartbeatTimeoutMs` (ms). */
+export function keepAliveIntervalMs(heartbeatTimeoutMs: number | undefined): number {
+  if (!heartbeatTimeoutMs || heartbeatTimeoutMs <= 0) return KEEPALIVE_INTERVAL_MS;
+  return Math.min(60_000, Math.max(KEEPALIVE_INTERVAL_MS, heartbeatTimeoutMs * KEEPALIVE_TIMEOUT_SHARE));
+}
 
 /** The last details each running activity heartbeated (what the keep-alive re-sends). */
 const lastDetails = new WeakMap<Context, { details: unknown }>();
@@ -17,14 +27,17 @@ const startedAt = new WeakMap<Context, number>();
 
 /**
  * Runs an activity body and turns whatever it throws into an `ApplicationFailure` typed by our error code. While
- * it runs, the activity heartbeats every {@link KEEPALIVE_INTERVAL_MS}, re-sending the last details given to
+ * it runs, the activity heartbeats every {@link keepAliveIntervalMs}, re-sending the last details given to
  * {@link heartbeat} (or the previous attempt's, so a keep-alive never erases a resume point).
  */
 export async function asActivity<T>(body: () => Promise<T>): Promise<T> {
   const context = activeContext();
   if (context) startedAt.set(context, Date.now());
   const timer = context
-    ? setInterval(() => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails), KEEPALIVE_INTERVAL_MS)
+    ? setInterval(
+        () => context.heartbeat(lastDetails.get(context)?.details ?? context.info.heartbeatDetails),
+        keepAliveIntervalMs(context.info.heartbeatTimeoutMs),
+      )
     : undefined;
   try {
     return await body();
