@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { LoadReceipt } from '../contracts/receipts';
 
 /** Where a batch of receipts goes: a connection's receipts table. */
@@ -15,6 +16,8 @@ interface Batch {
   receipts: Map<string, LoadReceipt>;
   done: Promise<void>;
   settle: (err?: unknown) => void;
+  /** Runs a function in the async context of the batch's first caller (its activity's: its deadline, its logger). */
+  inCallerContext: (fn: () => void) => void;
 }
 
 interface Queue {
@@ -47,6 +50,10 @@ export class ReceiptBatches {
     return batch.done;
   }
 
+  /**
+   * Writes the next batch of `key`, in the async context of its first caller: a batch that follows another does not
+   * run in the context of the activity that started the chain (whose deadline may have passed long ago).
+   */
   private flush(key: string, queue: Queue): void {
     const batch = queue.next;
     queue.next = undefined;
@@ -55,15 +62,17 @@ export class ReceiptBatches {
       return;
     }
     queue.running = true;
-    void this.writeBatch(batch.target, [...batch.receipts.values()])
-      .then(
-        () => batch.settle(),
-        (err: unknown) => batch.settle(err ?? new Error('the receipt batch failed')),
-      )
-      .finally(() => {
-        queue.running = false;
-        this.flush(key, queue);
-      });
+    batch.inCallerContext(() => {
+      void this.writeBatch(batch.target, [...batch.receipts.values()])
+        .then(
+          () => batch.settle(),
+          (err: unknown) => batch.settle(err ?? new Error('the receipt batch failed')),
+        )
+        .finally(() => {
+          queue.running = false;
+          this.flush(key, queue);
+        });
+    });
   }
 }
 
@@ -74,5 +83,5 @@ function newBatch(target: ReceiptTarget): Batch {
   });
   // a batch nobody awaits any more (its callers gave up) must not end the process with an unhandled rejection
   done.catch(() => undefined);
-  return { target, receipts: new Map(), done, settle };
+  return { target, receipts: new Map(), done, settle, inCallerContext: AsyncResource.bind((fn: () => void) => fn()) };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoadReceipt } from '../../../src/contracts/receipts';
 import { ReceiptBatches, type ReceiptTarget } from '../../../src/activities/receipt-batches';
 
@@ -75,5 +76,26 @@ describe('receipt batches: the receipts a worker writes into one table at once s
     expect(w.writes[3]!.ids).toEqual(['a']);
     w.writes.slice(1).forEach((x) => x.end());
     await Promise.all(waiting);
+  });
+
+  it("writes each batch in the async context of its own first caller (its activity's deadline), not the first batch's", async () => {
+    const caller = new AsyncLocalStorage<string>();
+    const w = heldWriter();
+    const contexts: Array<string | undefined> = [];
+    const batches = new ReceiptBatches((target, receipts) => {
+      contexts.push(caller.getStore());
+      return w.write(target, receipts);
+    });
+    const target = { table: 'in.c-r.receipts' };
+    const first = caller.run('activity-1', () => batches.write(target, receipt('a')));
+    await w.started(1);
+    const second = caller.run('activity-2', () => batches.write(target, receipt('b')));
+    const third = caller.run('activity-3', () => batches.write(target, receipt('c')));
+    w.writes[0]!.end();
+    await first;
+    await w.started(2);
+    w.writes[1]!.end();
+    await Promise.all([second, third]);
+    expect(contexts).toEqual(['activity-1', 'activity-2']);
   });
 });
