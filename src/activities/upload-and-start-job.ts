@@ -119,7 +119,7 @@ async function withReceipt(deps: ActivityDeps, input: UploadAndStartJobInput, re
     rows: job.results?.importedRowsCount ?? 0,
     bytes: result.bytes,
     jobId: job.id,
-    endedAt: Date.now(),
+    endedAt: new Date().toISOString(),
   });
   const table = input.receipt.table;
   try {

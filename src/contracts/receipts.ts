@@ -94,8 +94,8 @@ export interface ReceiptFacts {
   rows: number;
   bytes: number;
   jobId: number;
-  /** When the job was seen ended well (ms since epoch). */
-  endedAt: number;
+  /** When the job was seen ended well (ISO 8601). */
+  endedAt: string;
 }
 
 /** A draft and the load's end as the receipt: the same receipt, with the same key, whichever side completes it. */
@@ -116,7 +116,7 @@ export function completeReceipt(draft: ReceiptDraft, facts: ReceiptFacts): LoadR
     jobId,
     source: draft.source,
     startedAt: draft.startedAt,
-    endedAt: new Date(facts.endedAt).toISOString(),
+    endedAt: facts.endedAt,
   };
 }
 

@@ -42,7 +42,7 @@ export function receiptOf(
     rows: result.importedRowsCount,
     bytes: result.bytes,
     jobId: result.jobId,
-    endedAt,
+    endedAt: new Date(endedAt).toISOString(),
   });
 }
 

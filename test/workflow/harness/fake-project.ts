@@ -406,7 +406,7 @@ export class FakeProject {
       rows: job.results?.importedRowsCount ?? 0,
       bytes,
       jobId: job.id,
-      endedAt: info.currentAttemptScheduledTimestampMs,
+      endedAt: new Date(info.currentAttemptScheduledTimestampMs).toISOString(),
     });
     const table = request.table;
     try {
