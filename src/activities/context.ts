@@ -4,22 +4,29 @@ import { toApplicationFailure } from '../errors';
 import type { ProgressReport } from '../contracts/transfer';
 
 /**
- * How often a running activity with a heartbeat timeout of seconds re-sends its last heartbeat (ms): every activity
- * heartbeats while it runs, so a worker that dies is noticed within the activity's heartbeat timeout, not its
- * start-to-close timeout (minutes). See {@link keepAliveIntervalMs} for long heartbeat timeouts.
+/**
+ * How often a running activity re-sends its last heartbeat at least (ms): every activity heartbeats while it runs, so
+ * a worker that dies is noticed within the activity's heartbeat timeout, not its start-to-close timeout (minutes).
+ * See {@link keepAliveIntervalMs}.
  */
 export const KEEPALIVE_INTERVAL_MS = 2_000;
+/** The share of a heartbeat timeout of seconds between two keep-alive beats (4 s for 10 s). */
+export const KEEPALIVE_TIMEOUT_SHARE = 0.4;
+/** From this heartbeat timeout on, the keep-alive beats once per 80 % of it (less at least a minute of slack). */
+export const LONG_HEARTBEAT_TIMEOUT_MS = 5 * 60_000;
 
 /**
- * The keep-alive interval of an activity with this heartbeat timeout: every {@link KEEPALIVE_INTERVAL_MS} for a timeout
- * of seconds (a late beat on a busy event loop must not cost the attempt), 80 % of a timeout of minutes less at
- * least a minute of slack (`awaitJob`'s 10 minutes: one every 8 minutes, ~7.5 an hour, each a billed action on
- * Temporal Cloud; every 2 s it was one per 3 s that reached the server, ~1,200 an hour). Without a timeout: the
- * short interval (nothing waits for it; the SDK throttles it to its default).
+ * The keep-alive interval of an activity whose heartbeat timeout is `heartbeatTimeoutMs`: for a timeout of seconds
+ * {@link KEEPALIVE_TIMEOUT_SHARE} of it, between {@link KEEPALIVE_INTERVAL_MS} and a minute (a late beat on a busy
+ * event loop must not cost the attempt; a beat more often only costs a call into the SDK, whose throttle sends at most
+ * one per 3 s); for a timeout of minutes (`awaitJob`'s 10) 80 % of it less at least a minute of slack: one every 8
+ * minutes, ~7.5 an hour, each a billed action on Temporal Cloud (every 2 s it was one per 3 s that reached the server,
+ * ~1,200 an hour). Without a timeout: the short interval (the SDK throttles it to its default).
  */
 export function keepAliveIntervalMs(heartbeatTimeoutMs: number | undefined): number {
   if (!heartbeatTimeoutMs || heartbeatTimeoutMs <= 0) return KEEPALIVE_INTERVAL_MS;
-  return Math.max(KEEPALIVE_INTERVAL_MS, Math.min(0.8 * heartbeatTimeoutMs, heartbeatTimeoutMs - 60_000));
+  if (heartbeatTimeoutMs >= LONG_HEARTBEAT_TIMEOUT_MS) return Math.min(0.8 * heartbeatTimeoutMs, heartbeatTimeoutMs - 60_000);
+  return Math.min(60_000, Math.max(KEEPALIVE_INTERVAL_MS, heartbeatTimeoutMs * KEEPALIVE_TIMEOUT_SHARE));
 }
 
 /** The last details each running activity heartbeated (what the keep-alive re-sends). */

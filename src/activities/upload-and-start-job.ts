@@ -8,6 +8,8 @@ import type { PreparedUpload } from './prepare-file';
 import { uploadToTarget } from './upload-file';
 import { createTableJob, loadTableJob } from './table-jobs';
 import { summarizeJob } from './job-summary';
+import { completeReceipt, type ReceiptDraft, type ReceiptOutcome } from '../contracts/receipts';
+import { writeReceiptRow } from './write-receipt';
 
 /** First and longest pause between its polls (ms): a small job is usually done within the first. */
 const FIRST_POLL_MS = 50;
@@ -34,6 +36,11 @@ export interface UploadAndStartJobInput {
   columns?: string[];
   /** Longest wait for the job's end in the activity (ms). Default {@link SHORT_PATH_JOB_WAIT_MS}. */
   waitMs?: number;
+  /**
+   * The load's receipt to write when the job ends well within this call: the run's part of it and the receipts table
+   * the run names (absent: the worker's `SAPI_RECEIPTS_TABLE`). Absent: no receipt here (the run turned them off).
+   */
+  receipt?: { draft: ReceiptDraft; table?: string };
 }
 
 export interface UploadAndStartJobResult {
@@ -41,6 +48,12 @@ export interface UploadAndStartJobResult {
   sha256?: string;
   /** The job as last seen: ended, or still waiting/processing (the workflow polls on). */
   job: JobSummary;
+  /**
+   * The receipt, when the job ended well within this call and a receipt was asked for: `written` / `off` stand;
+   * `failed` (its write failed here, `error` says why) is written again by the workflow's `writeReceipt`, with its
+   * retries. Absent: the workflow writes it after polling.
+   */
+  receipt?: ReceiptOutcome;
 }
 
 /**
@@ -50,15 +63,17 @@ export interface UploadAndStartJobResult {
  * timer and no further activity. A retry first looks for the job an earlier attempt started (its marker, the file,
  * the table): when there is one, the file is not uploaded again (the job may be reading it, and the prepared file's
  * credentials may have expired meanwhile, which would send the workflow to a fresh file and a second job). Once the
- * job started, nothing fails the activity: a poll that fails leaves the job to the workflow's polling.
+ * job started, nothing fails the activity: a poll that fails leaves the job to the workflow's polling. A job seen
+ * ending well within the call gets its receipt here (`input.receipt`), so a small import needs no third activity.
  */
 export function uploadAndStartJob(deps: ActivityDeps) {
   return (input: UploadAndStartJobInput): Promise<UploadAndStartJobResult> =>
     asActivity(async () => {
+      const waitMs = input.waitMs ?? SHORT_PATH_JOB_WAIT_MS;
       const earlier = await earlierAttemptsJob(deps, input);
       if (earlier) {
         const file = await deps.storage(input.connection).getFile({ fileId: input.target.fileId });
-        return { bytes: file.sizeBytes ?? 0, job: await waitBriefly(deps, input.connection, summarizeJob(earlier), input.waitMs ?? SHORT_PATH_JOB_WAIT_MS) };
+        return withReceipt(deps, input, { bytes: file.sizeBytes ?? 0, job: await waitBriefly(deps, input.connection, summarizeJob(earlier), waitMs) });
       }
       const uploaded = await uploadToTarget(deps, {
         connection: input.connection,
@@ -87,8 +102,33 @@ export function uploadAndStartJob(deps: ActivityDeps) {
               csv: input.csv,
               columns: input.columns,
             });
-      return { bytes: uploaded.bytes, sha256: uploaded.sha256, job: await waitBriefly(deps, input.connection, job, input.waitMs ?? SHORT_PATH_JOB_WAIT_MS) };
+      return withReceipt(deps, input, { bytes: uploaded.bytes, sha256: uploaded.sha256, job: await waitBriefly(deps, input.connection, job, waitMs) });
     });
+}
+
+/**
+ * The receipt of a job seen ending well within the call, written here (an upsert by its key: a retry of this activity
+ * that writes it again keeps one row). Its write never fails the activity: a failure comes back as `failed` and the
+ * workflow writes it with its own activity and retries.
+ */
+async function withReceipt(deps: ActivityDeps, input: UploadAndStartJobInput, result: UploadAndStartJobResult): Promise<UploadAndStartJobResult> {
+  const { job } = result;
+  if (!input.receipt || job.status !== 'success') return result;
+  const receipt = completeReceipt(input.receipt.draft, {
+    tableId: job.tableId ?? `${input.bucketId}.${input.name}`,
+    rows: job.results?.importedRowsCount ?? 0,
+    bytes: result.bytes,
+    jobId: job.id,
+    endedAt: new Date().toISOString(),
+  });
+  const table = input.receipt.table;
+  try {
+    const written = await writeReceiptRow(deps, { connection: input.connection, receipt, ...(table !== undefined ? { table } : {}) });
+    result.receipt = written.status === 'off' ? { receipt, status: 'off' } : { receipt, status: 'written', table: written.table };
+  } catch (err) {
+    result.receipt = { receipt, status: 'failed', ...(table !== undefined ? { table } : {}), error: err instanceof Error ? err.message : String(err) };
+  }
+  return result;
 }
 
 /** From the second attempt on: the job an earlier attempt of this activity started for this file and table, if any. */

@@ -62,7 +62,10 @@ export interface LoadReceipt {
   source: ReceiptSource;
   /** When the run began (ISO 8601, workflow time). */
   startedAt: string;
-  /** When its job was seen ended well (ISO 8601, workflow time). */
+  /**
+   * When its job was seen ended well (ISO 8601): workflow time, or the worker's clock when the short path's activity
+   * saw the job end within its own call (and wrote the receipt there).
+   */
   endedAt: string;
 }
 
@@ -76,6 +79,45 @@ export interface ReceiptOutcome {
   /** The receipts table (absent when off). */
   table?: string;
   error?: string;
+}
+
+/**
+ * What a receipt holds before its load ended: the run's facts (ids, build, mode, file, source, start), known to the
+ * workflow before the job starts. The short path hands it to the activity that starts the job, which completes it
+ * with {@link completeReceipt} when it sees the job end well.
+ */
+export type ReceiptDraft = Omit<LoadReceipt, 'receiptId' | 'tableId' | 'rows' | 'bytes' | 'jobId' | 'endedAt'>;
+
+/** The facts of a load that ended well that complete a {@link ReceiptDraft}. */
+export interface ReceiptFacts {
+  tableId: string;
+  rows: number;
+  bytes: number;
+  jobId: number;
+  /** When the job was seen ended well (ISO 8601). */
+  endedAt: string;
+}
+
+/** A draft and the load's end as the receipt: the same receipt, with the same key, whichever side completes it. */
+export function completeReceipt(draft: ReceiptDraft, facts: ReceiptFacts): LoadReceipt {
+  const { tableId, rows, bytes, jobId } = facts;
+  return {
+    receiptId: receiptIdOf({ workflowId: draft.workflowId, runId: draft.runId, tableId, jobId }),
+    workflowId: draft.workflowId,
+    runId: draft.runId,
+    originWorkflowId: draft.originWorkflowId,
+    originRunId: draft.originRunId,
+    buildId: draft.buildId,
+    tableId,
+    mode: draft.mode,
+    rows,
+    bytes,
+    fileId: draft.fileId,
+    jobId,
+    source: draft.source,
+    startedAt: draft.startedAt,
+    endedAt: facts.endedAt,
+  };
 }
 
 /** The receipt row's primary key: deterministic, so a repeated write is an upsert of the same row. */

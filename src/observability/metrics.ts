@@ -1,5 +1,5 @@
 import type { Info as ActivityInfo } from '@temporalio/activity';
-import type { MetricMeter, MetricTags } from '@temporalio/common';
+import type { MetricCounter, MetricHistogram, MetricMeter, MetricTags } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { JobSummary } from '../contracts/transfer';
 
@@ -23,7 +23,38 @@ export const JOB_WAIT_BUCKETS_SECONDS = [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600
  * tag them `taskQueue`, `activityType`.
  */
 export function activityMeter(info: Pick<ActivityInfo, 'activityNamespace' | 'taskQueue' | 'activityType'>): MetricMeter {
-  return Runtime.instance().metricMeter.withTags({ namespace: info.activityNamespace, task_queue: info.taskQueue, activity_type: info.activityType });
+  // one tagged meter per activity type and queue, kept (each activity's result is recorded on it)
+  const base = Runtime.instance().metricMeter;
+  let tagged = taggedMeters.get(base);
+  if (!tagged) taggedMeters.set(base, (tagged = new Map()));
+  const key = `${info.activityNamespace}\n${info.taskQueue}\n${info.activityType}`;
+  let meter = tagged.get(key);
+  if (!meter) {
+    meter = base.withTags({ namespace: info.activityNamespace, task_queue: info.taskQueue, activity_type: info.activityType });
+    tagged.set(key, meter);
+  }
+  return meter;
+}
+
+/** The tagged meters of {@link activityMeter}, by the runtime's meter (a new runtime gets new ones). */
+const taggedMeters = new WeakMap<MetricMeter, Map<string, MetricMeter>>();
+/** The instruments created on a meter, by name: created once (each creation is a call into the native runtime). */
+const instruments = new WeakMap<MetricMeter, Map<string, MetricCounter | MetricHistogram>>();
+
+function instrument<M extends MetricCounter | MetricHistogram>(meter: MetricMeter, name: string, create: () => M): M {
+  let made = instruments.get(meter);
+  if (!made) instruments.set(meter, (made = new Map()));
+  let metric = made.get(name) as M | undefined;
+  if (!metric) {
+    metric = create();
+    made.set(name, metric);
+  }
+  return metric;
+}
+
+/** The counter `name` of `meter`, created at its first use. */
+function counterOf(meter: MetricMeter, name: string, unit: string, description: string): MetricCounter {
+  return instrument(meter, name, () => meter.createCounter(name, unit, description));
 }
 
 /** Activities whose result carries `bytes`, and the direction they move them in. */
@@ -64,15 +95,15 @@ export function recordActivityResult(meter: MetricMeter, activityType: string, r
   const fields = result as Record<string, unknown>;
   const direction = BYTES_DIRECTION[activityType];
   const bytes = numberOf(fields.bytes);
-  if (direction && bytes) meter.createCounter(METRIC_BYTES_TRANSFERRED, 'By', 'Bytes moved by transfer activities').add(bytes, { direction });
+  if (direction && bytes) counterOf(meter, METRIC_BYTES_TRANSFERRED, 'By', 'Bytes moved by transfer activities').add(bytes, { direction });
   const pages = numberOf(fields.pages);
-  if (activityType === 'fetchPages' && pages) meter.createCounter(METRIC_PAGES_FETCHED, '1', 'Pages an extraction fetched and staged').add(pages);
+  if (activityType === 'fetchPages' && pages) counterOf(meter, METRIC_PAGES_FETCHED, '1', 'Pages an extraction fetched and staged').add(pages);
   if (JOB_ACTIVITIES.has(activityType)) {
     const job = (activityType === 'uploadAndStartJob' ? fields.job : result) as JobSummary | undefined;
     if (!job || typeof job !== 'object') return;
     const rows = numberOf(job.results?.importedRowsCount);
     if (job.status === 'success' && rows !== undefined && seen.first(`rows:${job.id}`)) {
-      meter.createCounter(METRIC_ROWS_IMPORTED, '1', 'Rows imported by finished Storage import jobs').add(rows);
+      counterOf(meter, METRIC_ROWS_IMPORTED, '1', 'Rows imported by finished Storage import jobs').add(rows);
     }
   }
 }
@@ -90,7 +121,7 @@ export function failureType(err: unknown): string {
 
 /** Counts one failed activity attempt under its error code. */
 export function recordActivityFailure(meter: MetricMeter, err: unknown, tags: MetricTags = {}): void {
-  meter.createCounter(METRIC_ACTIVITY_FAILURES, '1', 'Failed activity attempts by error code').add(1, { ...tags, type: failureType(err) });
+  counterOf(meter, METRIC_ACTIVITY_FAILURES, '1', 'Failed activity attempts by error code').add(1, { ...tags, type: failureType(err) });
 }
 
 /** A job record as the Storage API returns it (only the fields the wait needs). */
@@ -109,7 +140,8 @@ export function recordJobWait(meter: MetricMeter, job: TimedJob, seen: SeenJobs)
   const ended = job.endTime ? Date.parse(job.endTime) : NaN;
   if (!Number.isFinite(created) || !Number.isFinite(ended) || ended < created) return;
   if (!seen.first(`wait:${job.id}`)) return;
-  meter
-    .createHistogram(METRIC_JOB_WAIT, 'float', 's', "Time from a Storage job's creation to its end")
-    .record((ended - created) / 1000, { operation: job.operationName ?? 'unknown', status: job.status });
+  instrument(meter, METRIC_JOB_WAIT, () => meter.createHistogram(METRIC_JOB_WAIT, 'float', 's', "Time from a Storage job's creation to its end")).record(
+    (ended - created) / 1000,
+    { operation: job.operationName ?? 'unknown', status: job.status },
+  );
 }

@@ -29,7 +29,8 @@ import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
 import { ownContinuation } from './continued';
-import { receiptOf, writeReceiptStep } from './receipt';
+import { receiptOf, receiptRequestOf, receiptStepAfter } from './receipt';
+import type { ReceiptOutcome } from '../contracts/receipts';
 import { receiptsOptionProblems } from '../contracts/receipts';
 
 /** How many times a prepare + upload is redone when the temporary credentials expire mid-transfer. */
@@ -99,8 +100,14 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
       let loaded = false;
       let loadEndedAt = 0;
       let loadResult: ImportTableResult | undefined;
-      /** The receipt of the load that ended well (written once: after the metadata, or when the metadata failed). */
-      const receipt = (r: ImportTableResult) => writeReceiptStep(acts, input, receiptOf(input, r, workflowInfo().startTime.getTime(), loadEndedAt));
+      /** The receipt the short path's last activity wrote itself (its job ended well within that call). */
+      let receiptWritten: ReceiptOutcome | undefined;
+      /**
+       * The receipt of the load that ended well (written once: after the metadata, or when the metadata failed), unless
+       * the short path's activity wrote it already.
+       */
+      const receipt = (r: ImportTableResult) =>
+        receiptStepAfter(acts, input, receiptWritten, () => receiptOf(input, r, workflowInfo().startTime.getTime(), loadEndedAt));
       try {
         if (input.resume) {
           ({ fileId, bytes, sha256, job } = input.resume);
@@ -118,6 +125,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
             const run = await shortPath(input, progress, acts, transfer, view, priority, created, control);
             ({ fileId, bytes, sha256, job, typed } = run);
             pollingBegan = run.pollingBegan;
+            receiptWritten = run.receipt;
           } else {
             progress.phase = 'checking';
             const target = await acts.checkImportTarget({
@@ -303,11 +311,14 @@ interface ShortPathRun {
   typed: boolean;
   /** When the job's wait began (workflow time): before the activity that started it. */
   pollingBegan?: number;
+  /** The receipt `uploadAndStartJob` wrote (or tried to) when it saw the job end well. */
+  receipt?: ReceiptOutcome;
 }
 
 /**
  * The short path of a direct import: `prepareImport` (checks, bucket, prepare) then, for a
- * small source, `uploadAndStartJob` (one upload request, the job, its first polls); a larger source goes on with
+ * small source, `uploadAndStartJob` (one upload request, the job, its first polls and, when the job ended well within
+ * them, the load's receipt); a larger source goes on with
  * `uploadFile` and `createTableAsync` / `loadTableAsync` from the prepared file. Both short activities run to their
  * end even when the run is cancelled meanwhile (they last about a second): the run then knows what they created and
  * whether a job started, and the cancel acts right after (removing what was created, or leaving a started job to
@@ -374,11 +385,29 @@ async function shortPath(
     try {
       // its wait for the job ends by the job's deadline (the polling that follows fails the run at it)
       const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
+      // a job that ends well within the call gets its receipt there: no third activity for a small import
+      const receipt = receiptRequestOf(input, begun.target.fileId, workflowInfo().startTime.getTime());
       const started = await CancellationScope.nonCancellable(() =>
-        smallUpload.uploadAndStartJob({ source: input.source, target: begun.target, gzip: input.gzip, ...grantOf(input), ...job, waitMs }),
+        smallUpload.uploadAndStartJob({
+          source: input.source,
+          target: begun.target,
+          gzip: input.gzip,
+          ...grantOf(input),
+          ...job,
+          waitMs,
+          ...(receipt ? { receipt } : {}),
+        }),
       );
       progress.bytes = started.bytes;
-      return { fileId: begun.target.fileId, bytes: started.bytes, sha256: started.sha256, job: started.job, typed: begun.typed, pollingBegan };
+      return {
+        fileId: begun.target.fileId,
+        bytes: started.bytes,
+        sha256: started.sha256,
+        job: started.job,
+        typed: begun.typed,
+        pollingBegan,
+        ...(started.receipt ? { receipt: started.receipt } : {}),
+      };
     } catch (err) {
       if (failureType(err) !== SapiErrorCode.CREDENTIALS_EXPIRED) throw err;
       // the prepared file's credentials expired before its upload: remove it, then the long way with a fresh one

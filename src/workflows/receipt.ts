@@ -1,8 +1,9 @@
 // The receipt step of a load: after the load's job ended well, one `writeReceipt` activity upserts the
-// load's receipt into the receipts table. Workflow code (sandbox-safe).
+// load's receipt into the receipts table, unless the short path's `uploadAndStartJob` saw the job end within its own
+// call and wrote it there (same row, same key). Workflow code (sandbox-safe).
 import { ActivityFailure, ApplicationFailure, CancellationScope, log, workflowInfo } from '@temporalio/workflow';
 import type { SapiActivities } from '../activities';
-import { receiptIdOf, type LoadReceipt, type ReceiptOrigin, type ReceiptOutcome, type ReceiptsOption } from '../contracts/receipts';
+import { completeReceipt, type LoadReceipt, type ReceiptDraft, type ReceiptOrigin, type ReceiptOutcome, type ReceiptsOption } from '../contracts/receipts';
 import type { ImportTableInput, ImportTableResult } from '../contracts/transfer';
 
 /** What the receipt step needs of the import's input. */
@@ -11,6 +12,24 @@ export type ReceiptInput = Pick<ImportTableInput, 'connection' | 'source' | 'sli
   receiptOrigin?: ReceiptOrigin;
 };
 
+/** The run's part of a load's receipt, known before its job starts (workflow time: the same on replay). */
+export function receiptDraftOf(input: ReceiptInput, fileId: number, startedAt: number): ReceiptDraft {
+  const info = workflowInfo();
+  const runId = info.firstExecutionRunId;
+  const origin = input.receiptOrigin;
+  return {
+    workflowId: info.workflowId,
+    runId,
+    originWorkflowId: origin?.workflowId ?? info.workflowId,
+    originRunId: origin?.runId ?? runId,
+    buildId: info.currentDeploymentVersion?.buildId ?? '',
+    mode: (input.mode ?? 'create') === 'create' ? 'create' : input.incremental ? 'incremental' : 'full',
+    fileId,
+    source: origin?.source ?? { kind: 'file', location: (input.slices?.length ? input.slices.join(',') : input.source).replace(/[?#].*$/, '') },
+    startedAt: new Date(startedAt).toISOString(),
+  };
+}
+
 /** The receipt of a load that ended well, from the run's own facts (workflow time: the same on replay). */
 export function receiptOf(
   input: ReceiptInput,
@@ -18,24 +37,37 @@ export function receiptOf(
   startedAt: number,
   endedAt: number,
 ): LoadReceipt {
-  const info = workflowInfo();
-  const runId = info.firstExecutionRunId;
-  const origin = input.receiptOrigin;
-  const base = { workflowId: info.workflowId, runId, tableId: result.tableId, jobId: result.jobId };
-  return {
-    receiptId: receiptIdOf(base),
-    ...base,
-    originWorkflowId: origin?.workflowId ?? info.workflowId,
-    originRunId: origin?.runId ?? runId,
-    buildId: info.currentDeploymentVersion?.buildId ?? '',
-    mode: (input.mode ?? 'create') === 'create' ? 'create' : input.incremental ? 'incremental' : 'full',
+  return completeReceipt(receiptDraftOf(input, result.fileId, startedAt), {
+    tableId: result.tableId,
     rows: result.importedRowsCount,
     bytes: result.bytes,
-    fileId: result.fileId,
-    source: origin?.source ?? { kind: 'file', location: (input.slices?.length ? input.slices.join(',') : input.source).replace(/[?#].*$/, '') },
-    startedAt: new Date(startedAt).toISOString(),
+    jobId: result.jobId,
     endedAt: new Date(endedAt).toISOString(),
-  };
+  });
+}
+
+/**
+ * Where the receipt goes, for an activity that writes it itself (the short path's `uploadAndStartJob`): none when the
+ * run turned receipts off.
+ */
+export function receiptRequestOf(input: ReceiptInput, fileId: number, startedAt: number): { draft: ReceiptDraft; table?: string } | undefined {
+  if (input.receipts === false) return undefined;
+  const table = input.receipts?.table;
+  return { draft: receiptDraftOf(input, fileId, startedAt), ...(table !== undefined ? { table } : {}) };
+}
+
+/**
+ * The receipt an activity wrote itself, as the step's outcome: `written` or `off` stand; anything else (not written
+ * there, or its write failed there) is written by {@link writeReceiptStep} with the receipt the activity completed.
+ */
+export async function receiptStepAfter(
+  acts: Pick<SapiActivities, 'writeReceipt'>,
+  input: ReceiptInput,
+  inActivity: ReceiptOutcome | undefined,
+  otherwise: () => LoadReceipt,
+): Promise<ReceiptOutcome> {
+  if (inActivity?.status === 'written' || inActivity?.status === 'off') return inActivity;
+  return writeReceiptStep(acts, input, inActivity?.receipt ?? otherwise());
 }
 
 /**

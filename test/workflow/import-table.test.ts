@@ -73,12 +73,13 @@ function runWith<T>(
 const names = (p: FakeProject) => p.calls.filter((c) => c.name !== 'registeredSearchAttributes').map((c) => c.name);
 
 describe('importTableWorkflow: paths', () => {
-  it('short path: a small source is checked and prepared in one activity, uploaded and its job started in a second', async () => {
+  it('short path: a small source is checked and prepared in one activity, uploaded, its job started and its receipt written in a second', async () => {
     const p = project();
     const result = await run(p, {});
-    expect(result).toMatchObject({ tableId: 'in.c-main.t', importedRowsCount: 2, bytes: 20 });
+    expect(result).toMatchObject({ tableId: 'in.c-main.t', importedRowsCount: 2, bytes: 20, receipt: { status: 'written' } });
     expect(p.tables.get('in.c-main.t')?.rows).toBe(2);
-    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob', 'writeReceipt']);
+    expect(names(p)).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect(p.receipts.size).toBe(1);
   });
 
   it('short path, job still running after the first wait: polled with durable timers until it ends', async () => {

@@ -13,6 +13,7 @@ import { extractWorkflow, importTableWorkflow } from '../../src/workflows';
 import { FakeProject, unavailable } from './harness/fake-project';
 import { startTimeSkipping, withWorker } from './harness/env';
 import { codeOf, settled } from './harness/outcome';
+import { historyShape } from '../harness/history';
 
 /** The message of a failed run (its workflow failure's). */
 const messageOf = (err: unknown) => (err instanceof WorkflowFailedError ? String(err.cause?.message) : String(err));
@@ -102,9 +103,10 @@ describe('receipts: imports', () => {
 
   it('a receipt write that fails through an outage is retried by its own activity: one receipt, the load not redone', async () => {
     const p = new FakeProject();
+    // the first failure is the short path's own write (inside uploadAndStartJob), the next two writeReceipt's
     p.failTimes('writeReceipt', 3, () => unavailable('writeReceipt'));
     const { result } = await importRun(p, {});
-    expect(calls(p, 'writeReceipt')).toBe(4);
+    expect(calls(p, 'writeReceipt')).toBe(3);
     expect(receipts(p)).toHaveLength(1);
     expect(result!.receipt?.status).toBe('written');
     expect(calls(p, 'uploadAndStartJob')).toBe(1);
@@ -159,6 +161,74 @@ describe('receipts: imports', () => {
     expect(codeOf(error)).toBe(ErrorCode.INVALID_INPUT);
     expect(messageOf(error)).toContain('receipts.table must be a table id');
     expect(p.calls.filter((c) => c.name !== 'registeredSearchAttributes')).toHaveLength(0);
+  });
+});
+
+describe("receipts: the short path writes a small load's receipt itself", () => {
+  /** Runs an import and returns its result, its history's shape and the project. */
+  async function shaped(p: FakeProject, input: Partial<ImportTableInput> = {}) {
+    const workflowId = `import-shape-${++seq}`;
+    return withWorker(env, p, async (taskQueue) => {
+      const handle = await env.client.workflow.start(importTableWorkflow, {
+        taskQueue,
+        workflowId,
+        args: [{ source: '/data/small.csv', bucketId: 'in.c-main', table: 't', ...input, polling: { inActivityAfterMs: -1 } }],
+      });
+      const result = await handle.result();
+      return { result, workflowId, shape: historyShape((await handle.fetchHistory()).events ?? []) };
+    });
+  }
+
+  it('a job that ends within uploadAndStartJob: the receipt is written there; 2 activity tasks, no timer, at most 30 events', async () => {
+    const p = new FakeProject();
+    const { result, workflowId, shape } = await shaped(p);
+    expect(shape).toMatchObject({ activityTypes: ['prepareImport', 'uploadAndStartJob'], activityTasks: 2, timers: 0 });
+    expect(shape.events).toBeLessThanOrEqual(30);
+    expect(calls(p, 'writeReceipt')).toBe(0);
+    const [{ receipt, table }] = receipts(p);
+    expect(receipts(p)).toHaveLength(1);
+    expect(table).toBe(DEFAULT_TABLE);
+    expect(receipt).toMatchObject({ workflowId, tableId: 'in.c-main.t', mode: 'create', rows: 2, bytes: 20, fileId: result.fileId, jobId: result.jobId });
+    expect(receipt.receiptId).toBe(`${workflowId}/${receipt.runId}/in.c-main.t/${result.jobId}`);
+    expect(result.receipt).toEqual({ receipt, status: 'written', table: DEFAULT_TABLE });
+  });
+
+  it('the table the run names, and receipts: false (nothing written, no activity added)', async () => {
+    const p = new FakeProject();
+    const named = await shaped(p, { receipts: { table: 'in.c-audit.loads' } });
+    expect(named.result.receipt).toMatchObject({ status: 'written', table: 'in.c-audit.loads' });
+    expect(receipts(p).map((r) => r.table)).toEqual(['in.c-audit.loads']);
+    const off = await shaped(p, { table: 't2', receipts: false });
+    expect(off.result.receipt).toMatchObject({ status: 'off', receipt: { tableId: 'in.c-main.t2', rows: 2 } });
+    expect(off.shape.activityTypes).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect(receipts(p)).toHaveLength(1);
+    expect(calls(p, 'writeReceipt')).toBe(0);
+  });
+
+  it('a job still running when uploadAndStartJob returns: polled, then the receipt written by writeReceipt, once', async () => {
+    const p = new FakeProject();
+    p.jobRunsMs = 10 * 60 * 1000;
+    const { result, shape } = await shaped(p);
+    expect(shape.activityTypes[0]).toBe('prepareImport');
+    expect(shape.activityTypes[1]).toBe('uploadAndStartJob');
+    expect(shape.activityTypes.slice(2, -1).every((t) => t === 'getJob')).toBe(true);
+    expect(shape.activityTypes.at(-1)).toBe('writeReceipt');
+    expect(shape.timers).toBeGreaterThan(0);
+    expect(calls(p, 'writeReceipt')).toBe(1);
+    expect(receipts(p).map((r) => [r.receipt.jobId, r.receipt.rows])).toEqual([[result.jobId, 2]]);
+    // the receipt's end is the workflow's, after the job's end
+    const job = [...p.jobs.values()][0]!;
+    expect(Date.parse(receipts(p)[0]!.receipt.endedAt)).toBeGreaterThanOrEqual(job.createdAt + p.jobRunsMs);
+    expect(result.receipt).toMatchObject({ status: 'written' });
+  });
+
+  it('a failed job within uploadAndStartJob writes no receipt there nor after', async () => {
+    const p = new FakeProject();
+    p.nextJobFails = 'bad row 3';
+    const { failure: error } = await importRun(p, {});
+    expect(codeOf(error)).toBe(ErrorCode.JOB_FAILED);
+    expect(receipts(p)).toHaveLength(0);
+    expect(calls(p, 'writeReceipt')).toBe(0);
   });
 });
 

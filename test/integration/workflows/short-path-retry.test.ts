@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
 import { historyShape } from '../../harness/history';
-import { listJobs } from '../../harness/matrix/checks';
+import { listJobs, receiptsWhere } from '../../harness/matrix/checks';
 
 describe('a retried short-path upload whose job already started', () => {
   let env: SapiTestEnv;
@@ -50,6 +50,10 @@ describe('a retried short-path upload whose job already started', () => {
     const events = (await handle.fetchHistory()).events ?? [];
     // the retry happened, and the run went no other way (no fresh file, no second job)
     expect(events.find((e) => e.activityTaskStartedEventAttributes && (e.activityTaskStartedEventAttributes.attempt ?? 1) > 1)).toBeDefined();
-    expect(historyShape(events).activityTypes).toEqual(['prepareImport', 'uploadAndStartJob', 'writeReceipt']);
+    // the retry saw the job end and wrote the load's receipt itself: one row
+    expect(historyShape(events).activityTypes).toEqual(['prepareImport', 'uploadAndStartJob']);
+    expect((await receiptsWhere(env.emulator, 'workflow_id', handle.workflowId)).map((r) => [r.tableId, r.jobId, r.rows])).toEqual([
+      ['in.c-retry.t', result.jobId, 2],
+    ]);
   });
 });

@@ -55,7 +55,7 @@ describe('heartbeats sent to the server', () => {
     expect(heartbeatsSent(0, 10 * 60_000)).toBe(0);
     // awaitJob's 10-minute timeout: a keep-alive every 8 minutes, 7 in an hour
     expect(heartbeatsSent(60 * 60_000, 10 * 60_000)).toBe(7);
-    // a 10 s timeout: the 2 s keep-alive, throttled to 3 s
-    expect(heartbeatsSent(60_000, 10_000)).toBe(20);
+    // a 10 s timeout: the keep-alive every 4 s
+    expect(heartbeatsSent(60_000, 10_000)).toBe(15);
   });
 });

@@ -21,6 +21,17 @@ function recordingMeter() {
 }
 
 describe('metrics from activity results', () => {
+  it('creates each instrument of a meter once (a creation is a call into the native runtime), whatever the number of results', () => {
+    const { meter, total } = recordingMeter();
+    const created = jest.spyOn(meter, 'createCounter');
+    const seen = new SeenJobs();
+    for (let i = 0; i < 5; i++) recordActivityResult(meter, 'uploadFile', { bytes: 10 }, seen);
+    for (let i = 0; i < 3; i++) recordActivityFailure(meter, ApplicationFailure.retryable('x', 'SAPI_SERVER_ERROR'));
+    expect(total('sapi_bytes_transferred_total', { direction: 'upload' })).toBe(50);
+    expect(total('sapi_activity_failures_total')).toBe(3);
+    expect(created.mock.calls.map(([name]) => name)).toEqual(['sapi_bytes_transferred_total', 'sapi_activity_failures_total']);
+  });
+
   it("counts upload bytes, download bytes and fetched pages from the transfer activities' results", () => {
     const { meter, total } = recordingMeter();
     const seen = new SeenJobs();

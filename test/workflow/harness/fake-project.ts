@@ -13,7 +13,7 @@ import { SapiErrorCode, toApplicationFailure } from '../../../src/errors';
 import type { JobSummary } from '../../../src/contracts/transfer';
 import { parseExtractorConfig } from '../../../src/extractor/config-schema';
 import type { ExtractRunState } from '../../../src/extractor/run-state';
-import type { LoadReceipt } from '../../../src/contracts/receipts';
+import { completeReceipt, type LoadReceipt, type ReceiptOutcome } from '../../../src/contracts/receipts';
 
 export type ActivityName = keyof SapiActivities;
 type Input<N extends ActivityName> = Parameters<SapiActivities[N]>[0];
@@ -234,8 +234,13 @@ export class FakeProject {
           fileId: input.target.fileId,
           incremental: input.incremental,
         });
-        // the activity's own short wait: a job that ends at once is returned ended
-        return { bytes: source.bytes, job: this.look(job, job.createdAt) };
+        // the activity's own short wait: a job that ends at once is returned ended, with its receipt written there
+        const seen = this.look(job, job.createdAt);
+        return {
+          bytes: source.bytes,
+          job: seen,
+          ...(input.receipt && seen.status === 'success' ? { receipt: this.receiptInside(input, seen, source.bytes) } : {}),
+        };
       },
       createTableAsync: async (input) => this.summary(this.startJob('tableCreate', `${input.bucketId}.${input.name}`, { fileId: input.fileId })),
       loadTableAsync: async (input) => this.summary(this.startJob('tableImport', input.tableId, { fileId: input.fileId, incremental: input.incremental })),
@@ -257,12 +262,7 @@ export class FakeProject {
         if (!job) throw ApplicationFailure.nonRetryable(`job ${jobId} not found`, SapiErrorCode.NOT_FOUND);
         return this.look(job, Context.current().info.currentAttemptScheduledTimestampMs);
       },
-      writeReceipt: async ({ receipt, table }) => {
-        const target = table ?? this.receiptsTable;
-        if (target === null) return { status: 'off' };
-        this.receipts.set(receipt.receiptId, { receipt, table: target });
-        return { status: 'written', table: target };
-      },
+      writeReceipt: async ({ receipt, table }) => this.writeReceiptRow(receipt, table),
       setTableMetadata: async (input) => {
         const table = this.tables.get(input.tableId);
         if (!table) throw ApplicationFailure.nonRetryable(`table ${input.tableId} not found`, SapiErrorCode.NOT_FOUND);
@@ -384,6 +384,45 @@ export class FakeProject {
       };
     }
     return tracked as unknown as SapiActivities;
+  }
+
+  /** The receipts table's upsert (`writeReceipt`'s, and the short path's own). */
+  private writeReceiptRow(receipt: LoadReceipt, table: string | undefined): { status: 'written' | 'off'; table?: string } {
+    const target = table ?? this.receiptsTable;
+    if (target === null) return { status: 'off' };
+    this.receipts.set(receipt.receiptId, { receipt, table: target });
+    return { status: 'written', table: target };
+  }
+
+  /**
+   * The receipt `uploadAndStartJob` writes when it saw its job end well: the faults of `writeReceipt` apply to this
+   * write too (they stand for the receipts table failing), and a failure comes back as `failed`, not as the call's.
+   */
+  private receiptInside(input: Parameters<SapiActivities['uploadAndStartJob']>[0], job: JobSummary, bytes: number): ReceiptOutcome {
+    const request = input.receipt!;
+    const info = Context.current().info;
+    const receipt = completeReceipt(request.draft, {
+      tableId: job.tableId ?? `${input.bucketId}.${input.name}`,
+      rows: job.results?.importedRowsCount ?? 0,
+      bytes,
+      jobId: job.id,
+      endedAt: new Date(info.currentAttemptScheduledTimestampMs).toISOString(),
+    });
+    const table = request.table;
+    try {
+      const call: Call = {
+        name: 'writeReceipt',
+        input: { receipt, table },
+        attempt: 1,
+        at: info.currentAttemptScheduledTimestampMs,
+        runId: info.workflowExecution?.runId ?? '',
+      };
+      for (const fault of this.faults.get('writeReceipt') ?? []) fault(call);
+      const written = this.writeReceiptRow(receipt, table);
+      return written.status === 'off' ? { receipt, status: 'off' } : { receipt, status: 'written', table: written.table! };
+    } catch (err) {
+      return { receipt, status: 'failed', ...(table !== undefined ? { table } : {}), error: err instanceof Error ? err.message : String(err) };
+    }
   }
 
   private source(uri: string): FakeSource {
