@@ -1,7 +1,8 @@
 /**
  * The worker running an extraction is SIGKILLed mid-pagination (after N pages; while a page's request is in
  * flight; right after the API answered a page and before its checkpoint). A new worker process takes over and the
- * tables end with every record exactly once. Pages are staged on S3 (MinIO) so any worker can resume.
+ * tables end with every record exactly once. Pages are staged on S3 (MinIO) so any worker can resume. The cases run
+ * side by side, each on its own task queue with its own workers.
  */
 import { type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import type { ExtractOptions, ExtractResult } from '../../src/contracts/extract'
 import { activityResults, pendingHeartbeat } from '../harness/history';
 import { eventually, spawnTs, waitForLine } from '../harness/processes';
 import { startSapiTestEnv, type SapiTestEnv } from '../harness/sapi-env';
-import { testStack } from '../harness/stack-state';
+import { testStack, uniqueTaskQueue } from '../harness/stack-state';
 import { startGate } from '../harness/api-gate';
 
 const PAGES = 300;
@@ -23,6 +24,7 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
   const stagingPrefix = `chaos-${Date.now().toString(36)}`;
   let env: SapiTestEnv;
   let api: SampleApi;
+  /** Every worker process started (each case kills its own; afterAll whatever a failed case left). */
   const children: ChildProcess[] = [];
   let n = 0;
 
@@ -32,33 +34,56 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
       createSampleApi({ records: 40, pageSize: 10, largePages: PAGES, logRequests: false }),
     ]);
   });
-  afterEach(() => {
-    // each test starts with no worker: the next one's first worker must be the only one running the extraction
-    for (const child of children.splice(0)) child.kill('SIGKILL');
-  });
   afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
     await api?.close();
     await env?.stop();
   });
 
-  async function startWorkerProcess(identity: string): Promise<ChildProcess> {
-    const stack = testStack();
-    const child = spawnTs('test/harness/worker-child.ts', [], {
-      ...stack.env,
-      TEMPORAL_TASK_QUEUE: env.taskQueue,
-      SAPI_URL: env.emulator.url,
-      SAPI_TOKEN: env.emulator.token,
-      SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
-      SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
-      SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
-      AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
-      SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
-      SAPI_TEST_WORKER_IDENTITY: identity,
-    });
-    children.push(child);
-    await waitForLine(child, /^READY$/, 60_000);
-    return child;
+  /**
+   * One case's own task queue and workers: the cases run side by side (`it.concurrent`), and a case's workers (the
+   * killed one and its takeover) are the only ones that take its run.
+   */
+  function caseRun() {
+    const taskQueue = uniqueTaskQueue('chaos-extract');
+    const mine: ChildProcess[] = [];
+    return {
+      async startWorkerProcess(identity: string): Promise<ChildProcess> {
+        const stack = testStack();
+        const child = spawnTs('test/harness/worker-child.ts', [], {
+          ...stack.env,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          SAPI_URL: env.emulator.url,
+          SAPI_TOKEN: env.emulator.token,
+          SAPI_WORK_DIR: join(env.dataDir, `work-${identity}`),
+          SAPI_STAGING_URL: `s3://extract-chaos/${stagingPrefix}`,
+          SAPI_STAGING_TOKEN: 'unused', // loadSettings reads SAPI_<NAME>_URL as a connection and wants its token
+          AWS_ACCESS_KEY_ID: stack.minio.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: stack.minio.secretAccessKey,
+          SAPI_TEST_WORKFLOW_BUNDLE: stack.workflowBundlePath,
+          SAPI_TEST_WORKER_IDENTITY: identity,
+        });
+        children.push(child);
+        mine.push(child);
+        await waitForLine(child, /^READY$/, 60_000);
+        return child;
+      },
+      start(config: unknown, options: ExtractOptions = {}): Promise<WorkflowHandle> {
+        return env.client.workflow.start('extractWorkflow', {
+          taskQueue,
+          workflowId: `chaos-extract-${Date.now()}-${++n}`,
+          args: [
+            {
+              config,
+              options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options },
+            },
+          ],
+        });
+      },
+      stop() {
+        for (const child of mine) child.kill('SIGKILL');
+      },
+    };
   }
 
   function large(gate: { url: string }, bucket: string): Record<string, unknown> {
@@ -68,16 +93,6 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
         config: { outputBucket: bucket, jobs: [{ endpoint: 'large/items', dataField: 'items' }] },
       },
     };
-  }
-
-  async function start(config: unknown, options: ExtractOptions = {}): Promise<WorkflowHandle> {
-    return env.client.workflow.start('extractWorkflow', {
-      taskQueue: env.taskQueue,
-      workflowId: `chaos-extract-${Date.now()}-${++n}`,
-      args: [
-        { config, options: { heartbeatTimeoutMs: 5_000, fetch: { baseDelayMs: 5, maxDelayMs: 20 }, polling: { initialMs: 200, maxMs: 1000 }, ...options } },
-      ],
-    });
   }
 
   const pageOf = (url: string) => Number(new URL(url, 'http://x').searchParams.get('page') ?? 1);
@@ -92,12 +107,18 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
     return result;
   }
 
-  it('after N pages seen by the API, a new worker resumes from the last heartbeat and every record lands once', async () => {
-    const gate = await startGate(api.url, 25); // slow enough that a second heartbeat reaches the server mid-batch
+  it.concurrent('after N pages seen by the API, a new worker resumes from the last heartbeat and every record lands once', async () => {
+    const gate = await startGate(api.url, 25); // slow enough that the first pages fill groups (1 s each) before the hold
+    const run = caseRun();
     try {
-      const first = await startWorkerProcess('pages-first');
-      const handle = await start(large(gate, 'chaos-pages'));
-      await eventually(() => gate.seen.length >= 120, 60_000, 'the API never saw 120 pages');
+      // the answer to page 120 is held until the kill: the batch cannot end before it, however slow the heartbeats
+      // are to reach the server
+      let answered = false;
+      let release = () => {};
+      gate.hold({ match: (url) => pageOf(url) === 120, answered: () => (answered = true), release: new Promise<void>((ok) => (release = ok)) });
+      const first = await run.startWorkerProcess('pages-first');
+      const handle = await run.start(large(gate, 'chaos-pages'));
+      await eventually(() => answered, 60_000, 'the API never saw 120 pages');
       // killed once the server holds a checkpoint past the first page (the SDK sends heartbeats at most every 80% of
       // the heartbeat timeout: on a loaded machine the server could still hold only the starting point)
       await eventually(
@@ -107,8 +128,9 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
       );
       first.kill('SIGKILL');
       const seenAtKill = gate.seen.length;
+      release(); // the held answer goes nowhere; the takeover asks for that page again
       expect(seenAtKill).toBeLessThan(PAGES); // killed mid-batch
-      await startWorkerProcess('pages-second');
+      await run.startWorkerProcess('pages-second');
       await expectEveryPageOnce(handle, 'chaos-pages');
       const pages = gate.seen.map(pageOf);
       expect(new Set(pages)).toEqual(new Set(range(1, PAGES)));
@@ -117,32 +139,36 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
       expect(fetches.some((f) => f.resumed)).toBe(true);
       expect(pages.length).toBeLessThan(PAGES + seenAtKill); // a restart of the batch would fetch all of them again
     } finally {
+      run.stop();
       await gate.close();
     }
   });
 
-  it('while a page request is in flight, the page is fetched again by the new worker and stored once', async () => {
+  it.concurrent('while a page request is in flight, the page is fetched again by the new worker and stored once', async () => {
     const gate = await startGate(api.url, 5);
+    const run = caseRun();
     try {
       let answered!: () => void;
       const upstreamAnswered = new Promise<void>((r) => (answered = r));
       let release!: () => void;
       gate.hold({ match: (url) => pageOf(url) === 150, answered, release: new Promise<void>((r) => (release = r)) });
-      const first = await startWorkerProcess('inflight-first');
-      const handle = await start(large(gate, 'chaos-inflight'));
+      const first = await run.startWorkerProcess('inflight-first');
+      const handle = await run.start(large(gate, 'chaos-inflight'));
       await upstreamAnswered; // page 150 answered by the API, the answer held: the worker waits for it
       first.kill('SIGKILL');
       release();
-      await startWorkerProcess('inflight-second');
+      await run.startWorkerProcess('inflight-second');
       await expectEveryPageOnce(handle, 'chaos-inflight');
       expect(gate.seen.map(pageOf).filter((p) => p === 150).length).toBe(2);
     } finally {
+      run.stop();
       await gate.close();
     }
   });
 
-  it('right after the API answered a page (fetched, not yet checkpointed), the page is stored once', async () => {
+  it.concurrent('right after the API answered a page (fetched, not yet checkpointed), the page is stored once', async () => {
     const gate = await startGate(api.url, 5);
+    const run = caseRun();
     try {
       const worker: { first?: ChildProcess } = {};
       // kill the moment page 200's answer is handed to the worker's socket: it has (or is reading) the page but
@@ -156,22 +182,24 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
           },
         });
       });
-      worker.first = await startWorkerProcess('answered-first');
-      const handle = await start(large(gate, 'chaos-answered'));
+      worker.first = await run.startWorkerProcess('answered-first');
+      const handle = await run.start(large(gate, 'chaos-answered'));
       await killed;
-      await startWorkerProcess('answered-second');
+      await run.startWorkerProcess('answered-second');
       await expectEveryPageOnce(handle, 'chaos-answered');
       expect(gate.seen.map(pageOf).filter((p) => p === 200).length).toBe(2);
     } finally {
+      run.stop();
       await gate.close();
     }
   });
 
-  it.each(['page', 'batch'] as const)(
+  it.concurrent.each(['page', 'batch'] as const)(
     'while child jobs run between parent pages (%s mode, child runs in batches), the takeover leaves every parent and child row exactly once',
     async (mode) => {
       const gate = await startGate(api.url, 15);
       const bucket = `chaos-children-${mode}`;
+      const run = caseRun();
       try {
         const config = {
           parameters: {
@@ -189,11 +217,11 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
             },
           },
         };
-        const first = await startWorkerProcess(`children-${mode}-first`);
-        const handle = await start(config, { mode });
+        const first = await run.startWorkerProcess(`children-${mode}-first`);
+        const handle = await run.start(config, { mode });
         await eventually(() => gate.seen.some((u) => u.startsWith('/users/15/orders')), 60_000, 'the children of page 2 never started');
         first.kill('SIGKILL');
-        await startWorkerProcess(`children-${mode}-second`);
+        await run.startWorkerProcess(`children-${mode}-second`);
         const result = (await handle.result()) as ExtractResult;
         expect(result.records).toBe(40 + makeUsers(40).reduce((sum, u) => sum + ordersOf(u.id).length, 0));
         const users = await env.emulator.readTable(`in.c-${bucket}.users`);
@@ -202,6 +230,7 @@ describe('extraction survives SIGKILL of its worker mid-pagination', () => {
         expect(orders.rows.map((r) => r[orders.columns.indexOf('orderId')])).toEqual(makeUsers(40).flatMap((u) => ordersOf(u.id).map((o) => o.orderId)));
         expect(orders.rows.every((r) => r[orders.columns.indexOf('parent_id')] === r[orders.columns.indexOf('userId')])).toBe(true);
       } finally {
+        run.stop();
         await gate.close();
       }
     },

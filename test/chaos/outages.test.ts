@@ -19,7 +19,10 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
   beforeAll(async () => (env = await startSapiTestEnv('outages')));
   afterAll(() => env?.stop());
 
-  it('finishes an import whose Temporal server was killed and restarted while the job was polled', async () => {
+  // the two restarts run side by side (`it.concurrent`): each has its own worker and task queue, and the Storage API
+  // restart its own emulator; the maintenance case runs after them alone (its import's tableCreate must not meet the
+  // Temporal restart's held one)
+  it.concurrent('finishes an import whose Temporal server was killed and restarted while the job was polled', async () => {
     const stack = testStack();
     const temporal = await startTemporal({ dataDir: join(env.dataDir, 'own-temporal'), headless: true });
     const taskQueue = uniqueTaskQueue('temporal-restart');
@@ -83,7 +86,7 @@ describe('imports survive outages of Temporal and of the Storage API', () => {
     expect(env.emulator.requests.filter((r) => r.status === 500 && r.path.endsWith('files/prepare')).length).toBe(2);
   });
 
-  it('finishes an import whose Storage API restarted mid-job (the job survives on its data folder)', async () => {
+  it.concurrent('finishes an import whose Storage API restarted mid-job (the job survives on its data folder)', async () => {
     const dataDir = join(env.dataDir, 'restart-emulator');
     const stack = testStack();
     const s3 = { ...stack.minio, bucket: `restart-emulator-${Date.now().toString(36)}` };

@@ -7,7 +7,7 @@ import type { DownloadState } from '../../src/object-storage/download';
 import type { UploadFileResult } from '../../src/activities/upload-file';
 import type { ExportTableResult, ImportTableResult } from '../../src/contracts/transfer';
 import { startSapiTestEnv, startWorkerProcess, type SapiTestEnv } from '../harness/sapi-env';
-import { testStack } from '../harness/stack-state';
+import { testStack, uniqueTaskQueue } from '../harness/stack-state';
 import { eventually } from '../harness/processes';
 import { startThrottleProxy } from '../harness/throttle-proxy';
 import { activityResults, pendingHeartbeat } from '../harness/history';
@@ -33,31 +33,51 @@ async function writeCsv(path: string, sizeBytes: number): Promise<number> {
 
 describe('transfers resume after the worker is killed mid-way', () => {
   let env: SapiTestEnv;
+  /** Every worker process started (each case kills its own; afterAll whatever a failed case left). */
   const children: ChildProcess[] = [];
   beforeAll(async () => (env = await startSapiTestEnv('chaos-transfer', { emulator: { sliceSizeBytes: 1 * MiB } })));
-  // a worker left from one test would poll the next test's tasks through a proxy that is gone: stop them per test
-  afterEach(() => {
-    for (const child of children.splice(0)) child.kill('SIGKILL');
+  afterAll(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await env?.stop();
   });
-  afterAll(() => env?.stop());
 
-  /** A worker in its own process whose S3 traffic goes through `s3Endpoint`. */
-  async function startWorker(s3Endpoint: string, identity: string): Promise<ChildProcess> {
-    const child = await startWorkerProcess(env, identity, { AWS_ENDPOINT_URL_S3: s3Endpoint, SAPI_PART_SIZE_MIB: '5', SAPI_TRANSFER_CONCURRENCY: '1' });
-    children.push(child);
-    return child;
+  /**
+   * One case's own task queue and worker processes, their S3 traffic through the case's slow link: the two cases run
+   * side by side (`it.concurrent`), and only a case's workers (the killed one and its takeover) take its run; the
+   * file's in-process worker (on the env's task queue, direct to MinIO) never does.
+   */
+  function caseRun(name: string) {
+    const taskQueue = uniqueTaskQueue(`chaos-transfer-${name}`);
+    const mine: ChildProcess[] = [];
+    return {
+      taskQueue,
+      async startWorker(s3Endpoint: string, identity: string): Promise<ChildProcess> {
+        const child = await startWorkerProcess(env, identity, {
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          AWS_ENDPOINT_URL_S3: s3Endpoint,
+          SAPI_PART_SIZE_MIB: '5',
+          SAPI_TRANSFER_CONCURRENCY: '1',
+        });
+        children.push(child);
+        mine.push(child);
+        return child;
+      },
+      stop() {
+        for (const child of mine) child.kill('SIGKILL');
+      },
+    };
   }
 
-  it('finishes a multipart upload on a new worker without re-sending the finished parts', async () => {
-    await env.worker.stop(); // this test's transfers run on worker processes behind a slow link
+  it.concurrent('finishes a multipart upload on a new worker without re-sending the finished parts', async () => {
+    const run = caseRun('upload');
     const source = join(env.dataDir, 'upload.csv');
     const rows = await writeCsv(source, 40 * MiB);
     const size = statSync(source).size;
     const proxy = await startThrottleProxy(testStack().minio.endpoint, 3 * MiB);
     try {
-      const first = await startWorker(proxy.url, 'first');
+      const first = await run.startWorker(proxy.url, 'first');
       const handle = await env.client.workflow.start('importTableWorkflow', {
-        taskQueue: env.taskQueue,
+        taskQueue: run.taskQueue,
         workflowId: `chaos-upload-${Date.now()}`,
         args: [{ source, bucketId: 'in.c-chaos', createBucket: true, table: 'upload', polling: { initialMs: 200, maxMs: 1000 } }],
       });
@@ -71,7 +91,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
         'the upload never recorded 3 parts',
       );
       first.kill('SIGKILL');
-      await startWorker(proxy.url, 'second');
+      await run.startWorker(proxy.url, 'second');
       const result = (await handle.result()) as ImportTableResult;
       expect(result.importedRowsCount).toBe(rows);
       expect(result.sha256).toBe(createHash('sha256').update(readFileSync(source)).digest('hex'));
@@ -82,29 +102,29 @@ describe('transfers resume after the worker is killed mid-way', () => {
       expect(upload!.partsUploaded).toBeLessThanOrEqual(upload!.parts - partsAtKill + 1);
       expect(proxy.bytes.up).toBeLessThan(size + 2 * 5 * MiB + MiB);
     } finally {
+      run.stop();
       await proxy.close();
     }
   });
 
-  it('finishes a sliced download on a new worker without fetching the finished slices again', async () => {
+  it.concurrent('finishes a sliced download on a new worker without fetching the finished slices again', async () => {
+    const run = caseRun('download');
     const source = join(env.dataDir, 'export-source.csv');
     const rows = await writeCsv(source, 24 * MiB);
-    // load the table fast (direct to MinIO, worker in this process)
-    const loader = await env.startWorker();
+    // load the table fast (direct to MinIO, the file's worker in this process)
     await env.client.workflow.execute('importTableWorkflow', {
       taskQueue: env.taskQueue,
       workflowId: `chaos-export-load-${Date.now()}`,
-      args: [{ source, bucketId: 'in.c-chaos', createBucket: true, table: 'download', polling: { initialMs: 200, maxMs: 1000 } }],
+      args: [{ source, bucketId: 'in.c-chaos-export', createBucket: true, table: 'download', polling: { initialMs: 200, maxMs: 1000 } }],
     });
-    await loader.stop();
     const proxy = await startThrottleProxy(testStack().minio.endpoint, 3 * MiB);
     try {
-      const first = await startWorker(proxy.url, 'download-first');
+      const first = await run.startWorker(proxy.url, 'download-first');
       const destination = join(env.dataDir, 'out', 'download.csv');
       const handle = await env.client.workflow.start('exportTableWorkflow', {
-        taskQueue: env.taskQueue,
+        taskQueue: run.taskQueue,
         workflowId: `chaos-download-${Date.now()}`,
-        args: [{ tableId: 'in.c-chaos.download', destination, polling: { initialMs: 200, maxMs: 1000 } }],
+        args: [{ tableId: 'in.c-chaos-export.download', destination, polling: { initialMs: 200, maxMs: 1000 } }],
       });
       let slicesAtKill = 0;
       let slices = 0;
@@ -121,7 +141,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
       expect(slices).toBeGreaterThanOrEqual(10);
       first.kill('SIGKILL');
       const downBeforeTakeover = proxy.bytes.down;
-      await startWorker(proxy.url, 'download-second');
+      await run.startWorker(proxy.url, 'download-second');
       const result = (await handle.result()) as ExportTableResult;
       const text = readFileSync(destination, 'utf8');
       expect(result.sha256).toBe(createHash('sha256').update(text).digest('hex'));
@@ -132,6 +152,7 @@ describe('transfers resume after the worker is killed mid-way', () => {
       const exportBytes = result.bytes;
       expect(proxy.bytes.down - downBeforeTakeover).toBeLessThan(exportBytes * (1 - slicesAtKill / slices) + 3 * MiB);
     } finally {
+      run.stop();
       await proxy.close();
     }
   });

@@ -3,7 +3,8 @@
  * server suggests it. The time-skipping test server never suggests continue-as-new, so these run on the Temporal
  * CLI's dev server with `limit.historyCount.suggestContinueAsNew` set low (real time: the polling waits are set to
  * milliseconds), with the same fake activities. Each test waits for the event it needs (a poll from a later run), then
- * lets the job end.
+ * lets the job end. The tests run side by side (`it.concurrent`: each has its own fake project, worker and task queue),
+ * so their real-time deadlines pass together.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SapiErrorCode } from '../../src/errors';
@@ -38,31 +39,34 @@ function project(): FakeProject {
 const pollingRuns = (p: FakeProject) => [...new Set(p.callsOf('getJob').map((c) => c.runId))];
 
 describe('continue-as-new while polling a long job', () => {
-  it('import: the run continues as new while it polls, carries its file and job, and the table gets its rows once (and one receipt, keyed by the first run)', async () => {
-    const p = project();
-    let firstRunId = '';
-    const result = await withWorker(env, p, async (taskQueue) => {
-      const handle = await env.client.workflow.start(importTableWorkflow, {
-        taskQueue,
-        workflowId: `can-import-${++seq}`,
-        args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: FAST }],
+  it.concurrent(
+    'import: the run continues as new while it polls, carries its file and job, and the table gets its rows once (and one receipt, keyed by the first run)',
+    async () => {
+      const p = project();
+      let firstRunId = '';
+      const result = await withWorker(env, p, async (taskQueue) => {
+        const handle = await env.client.workflow.start(importTableWorkflow, {
+          taskQueue,
+          workflowId: `can-import-${++seq}`,
+          args: [{ source: BIG, bucketId: 'in.c-main', table: 't', polling: FAST }],
+        });
+        firstRunId = handle.firstExecutionRunId;
+        // a poll from a third run: two continue-as-new happened while the job was processing
+        await p.waitFor('getJob', () => pollingRuns(p).length >= 3);
+        p.release();
+        return handle.result();
       });
-      firstRunId = handle.firstExecutionRunId;
-      // a poll from a third run: two continue-as-new happened while the job was processing
-      await p.waitFor('getJob', () => pollingRuns(p).length >= 3);
-      p.release();
-      return handle.result();
-    });
-    expect([...p.receipts.values()].map(({ receipt }) => [receipt.runId, receipt.rows, receipt.jobId])).toEqual([[firstRunId, 1000, result.jobId]]);
-    expect(result.importedRowsCount).toBe(1000);
-    expect(p.tables.get('in.c-main.t')?.rows).toBe(1000);
-    expect(p.jobs.size).toBe(1);
-    expect(p.files.size).toBe(1);
-    expect(p.callsOf('uploadFile')).toHaveLength(1);
-    expect(pollingRuns(p).length).toBeGreaterThanOrEqual(3);
-  });
+      expect([...p.receipts.values()].map(({ receipt }) => [receipt.runId, receipt.rows, receipt.jobId])).toEqual([[firstRunId, 1000, result.jobId]]);
+      expect(result.importedRowsCount).toBe(1000);
+      expect(p.tables.get('in.c-main.t')?.rows).toBe(1000);
+      expect(p.jobs.size).toBe(1);
+      expect(p.files.size).toBe(1);
+      expect(p.callsOf('uploadFile')).toHaveLength(1);
+      expect(pollingRuns(p).length).toBeGreaterThanOrEqual(3);
+    },
+  );
 
-  it('import: the deadline counts from the first run (a continued run does not restart it)', async () => {
+  it.concurrent('import: the deadline counts from the first run (a continued run does not restart it)', async () => {
     const p = project();
     const { failure } = await withWorker(env, p, async (taskQueue) => {
       const handle = await env.client.workflow.start(importTableWorkflow, {
@@ -77,7 +81,7 @@ describe('continue-as-new while polling a long job', () => {
     expect(p.files.size).toBe(1);
   });
 
-  it('import: a deadline moved by extendDeadline is carried into the continued runs', async () => {
+  it.concurrent('import: a deadline moved by extendDeadline is carried into the continued runs', async () => {
     const p = project();
     const result = await withWorker(env, p, async (taskQueue) => {
       const handle = await env.client.workflow.start(importTableWorkflow, {
@@ -98,7 +102,7 @@ describe('continue-as-new while polling a long job', () => {
     expect(p.tables.get('in.c-main.t')?.rows).toBe(1000);
   });
 
-  it('export: continues as new while it polls, then downloads the file once', async () => {
+  it.concurrent('export: continues as new while it polls, then downloads the file once', async () => {
     const p = project();
     const result = await withWorker(env, p, async (taskQueue) => {
       const handle = await env.client.workflow.start(exportTableWorkflow, {
@@ -115,7 +119,7 @@ describe('continue-as-new while polling a long job', () => {
     expect(p.callsOf('checkDestination')).toHaveLength(1);
   });
 
-  it('extraction: continues as new between batches when the server suggests it; every page once', async () => {
+  it.concurrent('extraction: continues as new between batches when the server suggests it; every page once', async () => {
     const p = project();
     p.holdJobs = false;
     p.api.set('users', 30);
