@@ -558,6 +558,9 @@ export class SapiJobError extends SapiError {
     jobId: number | string;
     /** Default false: a failed job fails the same way again. */
     retryable?: boolean;
+    /** The job's error code and exception id, as the service reported them. */
+    serviceCode?: string;
+    exceptionId?: string;
     details?: SapiErrorDetails;
     cause?: unknown;
   }) {
@@ -565,6 +568,8 @@ export class SapiJobError extends SapiError {
       code: options.code,
       message: options.message,
       retryable: options.retryable ?? false,
+      serviceCode: options.serviceCode,
+      exceptionId: options.exceptionId,
       details: { jobId: options.jobId, ...options.details },
       cause: options.cause,
     });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeJobFailure, SapiError, SapiErrorCode, SapiInvalidInputError, unlessNotFound } from '../errors';
+import { describeJobFailure, inContext, SapiError, SapiErrorCode, SapiInvalidInputError, SapiJobError, unlessNotFound } from '../errors';
 import { RECEIPT_COLUMNS, RECEIPTS_TABLE_PATTERN, receiptRow, type LoadReceipt } from '../contracts/receipts';
 import type { Job, StorageClient } from '../storage-api';
 import type { ActivityDeps } from './deps';
@@ -54,19 +54,8 @@ export async function writeReceiptRow(deps: ActivityDeps, input: WriteReceiptInp
     await stateOf(deps).batches.write({ connection: input.connection, table }, input.receipt);
   } catch (err) {
     if (!(err instanceof SapiError) || err instanceof SapiInvalidInputError) throw err;
-    // where it failed: the receipts table (the load it receipts stands)
-    throw new SapiError({
-      code: err.code,
-      message: `writing the receipt ${input.receipt.receiptId} into ${table} failed: ${err.message}`,
-      retryable: err.retryable,
-      status: err.status,
-      serviceCode: err.serviceCode,
-      exceptionId: err.exceptionId,
-      retryAfterMs: err.retryAfterMs,
-      mayHaveReachedService: err.mayHaveReachedService,
-      cause: err,
-      details: { receiptsTable: table },
-    });
+    // where it failed: the receipts table (the load it receipts stands); same class and code
+    throw inContext(err, `writing the receipt ${input.receipt.receiptId} into ${table} failed: ${err.message}`, { receiptsTable: table });
   }
   return { status: 'written', table };
 }
@@ -158,9 +147,9 @@ async function ended(storage: StorageClient, job: Job): Promise<Job> {
   return job;
 }
 
-function failure(job: Job, table: string): SapiError {
+function failure(job: Job, table: string): SapiJobError {
   const error = summarizeJob(job).error;
-  return new SapiError({
+  return new SapiJobError({
     code: SapiErrorCode.JOB_FAILED,
     message: describeJobFailure({
       id: job.id,
@@ -170,10 +159,9 @@ function failure(job: Job, table: string): SapiError {
       code: error?.code,
       exceptionId: error?.exceptionId,
     }),
-    retryable: false,
+    jobId: job.id,
     serviceCode: error?.code,
     exceptionId: error?.exceptionId,
-    details: { jobId: job.id },
   });
 }
 
