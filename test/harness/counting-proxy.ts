@@ -15,6 +15,8 @@ export interface CountingProxy {
   maxInFlight: Record<string, number>;
   /** When set and it returns an answer, the store is not asked: the proxy answers instead (a fault). */
   intercept?: (kind: string, path: string) => { status: number; body: string } | undefined;
+  /** When set and it returns a promise, the request waits for it before it goes to the store (a held request). */
+  hold?: (kind: string, path: string) => Promise<void> | undefined;
   close(): Promise<void>;
 }
 
@@ -51,12 +53,18 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       res.writeHead(injected.status, { 'content-type': 'application/xml' }).end(injected.body);
       return;
     }
-    const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    const forward = (): void => {
+      if (res.destroyed) return; // the client gave up while the request was held
+      const upstream = http.request({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    const held = proxy.hold?.(kind, path);
+    if (held) void held.then(forward);
+    else forward();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

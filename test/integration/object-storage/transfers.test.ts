@@ -356,17 +356,30 @@ describe('sliced download', () => {
     const dest = join(dir, 'out', 'resumed.csv');
     const controller = new AbortController();
     let saved: DownloadState | undefined;
+    // the slices from the 8th on are held until the abort: the download cannot end before it, however fast it is
+    const gate = await startCountingProxy(minio.endpoint);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    gate.hold = (kind, path) => (kind === 'GET' && /slice_(0[7-9]|1\d)$/.test(path) ? released : undefined);
     const err = await downloadFile({
       file: fileDetail(),
-      endpoint: minio.endpoint,
+      endpoint: gate.endpoint,
       destination: dest,
       concurrency: 2,
       signal: controller.signal,
       onProgress: (s) => {
         saved = s;
-        if (s.finishedSlices.length >= 5) controller.abort(new Error('test stops the download'));
+        if (s.finishedSlices.length >= 5) {
+          controller.abort(new Error('test stops the download'));
+          release();
+        }
       },
-    }).catch((e: unknown) => e);
+    })
+      .catch((e: unknown) => e)
+      .finally(() => {
+        release();
+        return gate.close();
+      });
     expect((err as Error).message).toBe('test stops the download');
     expect(existsSync(dest)).toBe(false);
     const finished = saved!.finishedSlices.length;
@@ -388,17 +401,30 @@ describe('sliced download', () => {
     const dest = join(dir, 'out', 'changed.csv');
     const controller = new AbortController();
     let saved: DownloadState | undefined;
+    // slices from the 3rd on are held until the abort (the download cannot run past it)
+    const gate = await startCountingProxy(minio.endpoint);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    gate.hold = (kind, path) => (kind === 'GET' && /slice_(0[2-9]|1\d)$/.test(path) ? released : undefined);
     await downloadFile({
       file: fileDetail(),
-      endpoint: minio.endpoint,
+      endpoint: gate.endpoint,
       destination: dest,
       concurrency: 1,
       signal: controller.signal,
       onProgress: (s) => {
         saved = s;
-        if (s.finishedSlices.length >= 2) controller.abort(new Error('test stops the download'));
+        if (s.finishedSlices.length >= 2) {
+          controller.abort(new Error('test stops the download'));
+          release();
+        }
       },
-    }).catch(() => undefined);
+    })
+      .catch(() => undefined)
+      .finally(() => {
+        release();
+        return gate.close();
+      });
     expect(saved!.finishedSlices).toEqual([0, 1]);
     const sizes = [...saved!.inPlace!.sizes];
     sizes[5] = 1; // as if slice 5 had 1 byte when the earlier attempt asked
