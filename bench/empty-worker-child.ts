@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { serveMemoryReports } from './lib/memory-report';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, DEFAULT_MAX_CONCURRENT_ACTIVITIES, DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../src/config';
-import { WORKER_HEARTBEAT_THROTTLE } from '../src/worker';
+import { WORKER_HEARTBEAT_THROTTLE } from '../src/activities/context';
 import { floorActivities } from './floor-activities';
 
 void (async () => {

@@ -16,12 +16,10 @@ import { SapiPlugin, workflowsPath } from './plugin';
 import { METRIC_SCHEDULE_RUNS_SKIPPED, watchScheduleSkips } from './observability/schedule-metrics';
 import { transportCause } from './storage-api/retry-policy';
 import { WorkerStartError } from './worker-checks';
+import { WORKER_HEARTBEAT_THROTTLE } from './activities/context';
 import { isSapiError } from './errors';
 
 export { checkConnections, checkNamespace, WorkerStartError, START_CHECK_TIMEOUT_MS } from './worker-checks';
-
-/** Longest time a heartbeat (a resume point) waits before it is sent to the server. */
-export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
 
 /**
  * Sets the Temporal worker runtime's log level once per process (`SAPI_LOG_LEVEL`: TRACE, DEBUG, INFO, WARN, ERROR;

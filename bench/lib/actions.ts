@@ -15,8 +15,7 @@
  * Workflow tasks, activity completions and timer firings are events, not actions.
  */
 import { msToNumber } from '@temporalio/common/lib/time';
-import { keepAliveIntervalMs } from '../../src/activities/context';
-import { WORKER_HEARTBEAT_THROTTLE } from '../../src/worker';
+import { keepAliveIntervalMs, WORKER_HEARTBEAT_THROTTLE } from '../../src/activities/context';
 import type { HistoryEventLike } from './history';
 
 /** Our worker's cap on the interval between heartbeats sent to the server (`maxHeartbeatThrottleInterval`). */

@@ -10,10 +10,12 @@ import type { ProgressReport } from '../contracts/transfer';
  * See {@link keepAliveIntervalMs}.
  */
 export const KEEPALIVE_INTERVAL_MS = 2_000;
+/** Longest time a heartbeat (a resume point) waits before the worker sends it to the server (its `maxHeartbeatThrottleInterval`). */
+export const WORKER_HEARTBEAT_THROTTLE = '3 seconds';
 /** The share of a heartbeat timeout of seconds between two keep-alive beats (4 s for 10 s). */
-export const KEEPALIVE_TIMEOUT_SHARE = 0.4;
+const KEEPALIVE_TIMEOUT_SHARE = 0.4;
 /** From this heartbeat timeout on, the keep-alive beats once per 80 % of it (less at least a minute of slack). */
-export const LONG_HEARTBEAT_TIMEOUT_MS = 5 * 60_000;
+const LONG_HEARTBEAT_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * The keep-alive interval of an activity whose heartbeat timeout is `heartbeatTimeoutMs`: for a timeout of seconds
