@@ -1,3 +1,4 @@
+import { type DuckDBConnection } from '@duckdb/node-api';
 import { ApiError } from '../errors';
 import { type TableRecord } from '../model';
 import { TIMESTAMP_COLUMN, ident, tableRef } from '../table-store';
@@ -101,10 +102,17 @@ export function whereSql(p: Pick<ExportOperationParams, 'whereFilters' | 'change
  * The SELECT that produces the export, in table order unless `orderBy` says otherwise. `text`: every value as a
  * string, NULL as '' (what a CSV writer should print).
  */
-export function exportSql(table: TableRecord, p: ExportOperationParams, options: { text?: boolean } = {}): { sql: string; columns: string[] } {
+export function exportSql(
+  table: TableRecord,
+  p: ExportOperationParams,
+  options: { text?: boolean; stableOrder?: boolean } = {},
+): { sql: string; columns: string[] } {
   const columns = p.columns?.length ? p.columns : table.columns;
   const condition = whereSql(p);
-  const order = p.orderBy?.length ? p.orderBy.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`).join(', ') : 'rowid';
+  const orderBy = p.orderBy?.map((o) => `${typed(ident(o.column), o.dataType)} ${o.order}`) ?? [];
+  // a stable order breaks ties by insertion order, so reads of the same rows in several queries line up
+  const stable = options.stableOrder === true;
+  const order = orderBy.length ? [...orderBy, ...(stable ? ['rowid'] : [])].join(', ') : 'rowid';
   const from = tableRef(table.bucketId, table.name);
   const where = condition ? `WHERE ${condition}` : '';
   // Typed columns leave as text (DuckDB's canonical form: `2024-05-01`, `12.50`, `true`), like the CSV they came from.
@@ -112,8 +120,37 @@ export function exportSql(table: TableRecord, p: ExportOperationParams, options:
   // A limit in table order is a plain LIMIT of the scan, which keeps the insertion (rowid) order: DuckDB's top-N of
   // `ORDER BY rowid LIMIT n` takes ~200 KiB per column (a preview of 999 columns did not fit its 256 MB).
   const limit = p.limit === undefined ? '' : `LIMIT ${Math.max(0, Math.floor(p.limit))}`;
-  const sql = [select, where, p.orderBy?.length || !limit ? `ORDER BY ${order}` : '', limit].filter(Boolean).join(' ');
+  const sql = [select, where, stable || orderBy.length || !limit ? `ORDER BY ${order}` : '', limit].filter(Boolean).join(' ');
   return { sql, columns };
+}
+
+/**
+ * Columns per query of {@link readRows}: a scan holds buffers per column and thread (32 KiB pieces), and a preview of
+ * 1,599 columns in one query ran out of DuckDB's 256 MB pool now and then on a loaded machine.
+ */
+const READ_GROUP_COLUMNS = 200;
+
+/**
+ * Reads the rows `p` asks for into memory (a preview). A table wider than {@link READ_GROUP_COLUMNS} is read a group
+ * of columns at a time in one transaction (one snapshot), each group in the same stable order, and the parts joined.
+ */
+export async function readRows(conn: DuckDBConnection, table: TableRecord, p: ExportOperationParams): Promise<{ columns: string[]; rows: unknown[][] }> {
+  const columns = p.columns?.length ? p.columns : table.columns;
+  if (columns.length <= READ_GROUP_COLUMNS) {
+    const { sql } = exportSql(table, p);
+    return { columns, rows: (await conn.runAndReadAll(sql)).getRowsJS() };
+  }
+  const rows: unknown[][] = [];
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    for (let start = 0; start < columns.length; start += READ_GROUP_COLUMNS) {
+      const { sql } = exportSql(table, { ...p, columns: columns.slice(start, start + READ_GROUP_COLUMNS) }, { stableOrder: true });
+      (await conn.runAndReadAll(sql)).getRowsJS().forEach((part, i) => (rows[i] ??= []).push(...part));
+    }
+  } finally {
+    await conn.run('COMMIT').catch(() => undefined);
+  }
+  return { columns, rows };
 }
 
 /** `changedSince`/`changedUntil`: unix seconds, an ISO date, or a relative `-2 days` / `-30 minutes`. Epoch ms. */

@@ -108,8 +108,8 @@ const CHECKPOINT_COLUMNS = 200;
  * Until a checkpoint, each column of a freshly loaded table holds a block (256 KiB) of DuckDB's buffer pool, and a
  * scan pins them all at once: a table of 1,599 columns could not be exported or previewed within the pool's 256 MB.
  * The checkpoint packs the small columns into shared blocks. It cannot run while another transaction writes (a job
- * record, an event): tried again for up to {@link CHECKPOINT_TRIES} × 100 ms (a preview that still runs out of memory
- * checkpoints and tries once more, see `readWide`).
+ * record, an event): tried again for up to {@link CHECKPOINT_TRIES} × 100 ms (a preview reads wide tables a group of
+ * columns at a time, see `readRows`).
  */
 async function checkpointWide(conn: DuckDBConnection, columns: number): Promise<void> {
   if (columns < CHECKPOINT_COLUMNS) return;
@@ -125,20 +125,6 @@ async function checkpointWide(conn: DuckDBConnection, columns: number): Promise<
 
 /** Attempts of {@link checkpointWide} (100 ms apart). */
 const CHECKPOINT_TRIES = 30;
-
-/**
- * Runs a read; one that ran out of DuckDB's memory (a wide table read before its checkpoint) runs once more after a
- * checkpoint.
- */
-export async function readWide(conn: DuckDBConnection, sql: string): Promise<unknown[][]> {
-  try {
-    return (await conn.runAndReadAll(sql)).getRowsJS();
-  } catch (err) {
-    if (!/Out of Memory/i.test(err instanceof Error ? err.message : String(err))) throw err;
-    await conn.run('CHECKPOINT').catch(() => undefined);
-    return (await conn.runAndReadAll(sql)).getRowsJS();
-  }
-}
 
 export async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
   await conn.run('BEGIN TRANSACTION');

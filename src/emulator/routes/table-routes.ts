@@ -3,13 +3,11 @@ import { type EmulatorContext } from '../context';
 import { notFound, validation } from '../errors';
 import { type FormObject, listItems, parseBool, parseIntParam, parseList, parseString } from '../form';
 import { readParams, runIdOf, tokenOf } from '../http';
-import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, validateExport } from '../jobs/export-query';
+import { type ExportOperationParams, type OrderBy, type WhereFilter, type WhereOperator, parseTimeParam, readRows, validateExport } from '../jobs/export-query';
 import { type BucketPermission, type TableRecord, type TokenRecord } from '../model';
 import { jobResource, tableResource } from '../resources';
 import { columnList, loadParams } from './load-params';
 import { csvLine } from '../jobs/table-export';
-import { exportSql } from '../jobs/export-query';
-import { readWide } from '../jobs/table-load';
 
 /** Default and largest number of rows of `data-preview`. */
 export const PREVIEW_DEFAULT_LIMIT = 100;
@@ -157,14 +155,14 @@ export function registerTableRoutes(app: FastifyInstance, ctx: EmulatorContext):
       fileType: 'csv',
     };
     validateExport(table, query);
-    const { sql, columns } = exportSql(table, query);
     const conn = await ctx.tables.connect();
-    let rows: unknown[][];
+    let read: { columns: string[]; rows: unknown[][] };
     try {
-      rows = await readWide(conn, sql);
+      read = await readRows(conn, table, query);
     } finally {
       conn.closeSync();
     }
+    const { columns, rows } = read;
     const text = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
     if (format === 'json') {
       return { columns, rows: rows.map((r) => r.map((v, i) => ({ columnName: columns[i], value: text(v), isTruncated: false }))) };

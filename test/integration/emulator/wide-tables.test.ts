@@ -30,16 +30,23 @@ describe('wide tables', () => {
     return result;
   }
 
+  /** A JSON preview of `tableId` (`query` appended), failing with the emulator's answer when it is not 200. */
+  async function preview(tableId: string, query = ''): Promise<Json> {
+    const res = await env.api('GET', `/tables/${tableId}/data-preview?format=json${query}`);
+    if (res.status !== 200) throw new Error(`preview of ${tableId}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+
   async function expectTable(tableId: string, columns: string[], rows: number): Promise<void> {
     const detail = (await env.api('GET', `/tables/${tableId}`)).body;
     expect(detail.columns).toEqual(columns);
     expect(detail.rowsCount).toBe(rows);
-    const preview = (await env.api('GET', `/tables/${tableId}/data-preview?format=json`)).body;
-    expect(preview).toMatchObject({ columns });
-    expect(preview.rows).toHaveLength(rows);
+    const read = await preview(tableId);
+    expect(read).toMatchObject({ columns });
+    expect(read.rows).toHaveLength(rows);
     const last = columns.length - 1;
-    expect(preview.rows[0][last]).toEqual({ columnName: columns[last], value: `r1_${last}`, isTruncated: false });
-    expect(preview.rows[rows - 1][0].value).toBe(`r${rows}_0`);
+    expect(read.rows[0][last]).toEqual({ columnName: columns[last], value: `r1_${last}`, isTruncated: false });
+    expect(read.rows[rows - 1][0].value).toBe(`r${rows}_0`);
   }
 
   test.each([999, 1000, LIMIT])('a CSV of %i columns becomes a table of as many columns, with bounded memory', async (n) => {
@@ -55,8 +62,7 @@ describe('wide tables', () => {
     const csv = `${wideCsv(columns)}${columns.map((_, i) => (i === 0 ? 'r1_0' : `r3_${i}`)).join(',')}\n`;
     const job = await measured(`tables-async, ${LIMIT} columns, primary key`, () => createTable(env.api, 'in.c-wide', 'wpk', csv, { primaryKey: 'c1' }));
     expect(expectSuccess(job).results.columns).toHaveLength(LIMIT);
-    const preview = (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body;
-    expect(preview.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value])).toEqual([
+    expect((await preview('in.c-wide.wpk')).rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value])).toEqual([
       ['r2_0', `r2_${LIMIT - 1}`],
       ['r1_0', `r3_${LIMIT - 1}`],
     ]);
@@ -65,11 +71,7 @@ describe('wide tables', () => {
   test(`loads of ${LIMIT} columns into a table with a primary key keep the last row of each key, with bounded memory`, async () => {
     const columns = names(LIMIT);
     const row = (key: string, tag: string) => `${columns.map((_, i) => (i === 0 ? key : `${tag}_${i}`)).join(',')}\n`;
-    const lastValues = async () =>
-      (await env.api('GET', '/tables/in.c-wide.wpk/data-preview?format=json')).body.rows.map((r: Array<{ value: string }>) => [
-        r[0]!.value,
-        r[LIMIT - 1]!.value,
-      ]);
+    const lastValues = async () => (await preview('in.c-wide.wpk')).rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[LIMIT - 1]!.value]);
     // incremental: the table's r2_0 is replaced, the file's two k9 rows become one (the later)
     const incremental = `${columns.join(',')}\n${row('k9', 'a')}${row('r2_0', 'b')}${row('k9', 'c')}`;
     const job = await measured(`import-async incremental, ${LIMIT} columns, primary key`, () =>
@@ -106,8 +108,7 @@ describe('wide tables', () => {
     const detail = (await env.api('GET', '/tables/in.c-wide.typed300')).body;
     expect(detail.isTyped).toBe(true);
     expect(detail.definition.columns[0]).toMatchObject({ name: 'c1', basetype: 'INTEGER' });
-    const preview = (await env.api('GET', '/tables/in.c-wide.typed300/data-preview?format=json')).body;
-    expect(preview.rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[299]!.value])).toEqual([
+    expect((await preview('in.c-wide.typed300')).rows.map((r: Array<{ value: string }>) => [r[0]!.value, r[299]!.value])).toEqual([
       ['1', 'a_299'],
       ['2', 'b_299'],
       ['3', 'b_299'],
@@ -141,8 +142,7 @@ describe('wide tables', () => {
     const wider = [...names(999), ...names(400, 'n')];
     const job = await measured('import-async, 999 + 400 new columns', () => importTable(env.api, 'in.c-wide.w999', wideCsv(wider), { incremental: true }));
     expect(expectSuccess(job).results.newColumns).toHaveLength(400);
-    const preview = (await env.api('GET', '/tables/in.c-wide.w999/data-preview?format=json&columns=c1,n1,n400')).body;
-    expect(preview.rows.map((r: Json[]) => r.map((v) => v.value))).toEqual([
+    expect((await preview('in.c-wide.w999', '&columns=c1,n1,n400')).rows.map((r: Json[]) => r.map((v) => v.value))).toEqual([
       ['r1_0', '', ''],
       ['r2_0', '', ''],
       ['r1_0', 'r1_999', 'r1_1398'],
@@ -159,6 +159,23 @@ describe('wide tables', () => {
     const [header, first] = csv.split('\n');
     expect(header!.split(',')).toHaveLength(LIMIT);
     expect(first!.split(',')[LIMIT - 1]).toBe(`"r1_${LIMIT - 1}"`);
+  });
+
+  test(`a preview of ${LIMIT} columns keeps each row whole across the columns, ordered with ties and filtered`, async () => {
+    const columns = names(LIMIT);
+    // five rows, c2 takes two values (ties), c3 their number; every cell names its row
+    const row = (n: number) => `${columns.map((_, i) => (i === 1 ? (n % 2 ? 'odd' : 'even') : i === 2 ? String(n) : `r${n}_${i}`)).join(',')}\n`;
+    await createTable(env.api, 'in.c-wide', 'wsort', `${columns.join(',')}\n${[1, 2, 3, 4, 5].map(row).join('')}`).then(expectSuccess);
+    const rowsOf = (read: Json) =>
+      read.rows.map((r: Json[]) => {
+        const n = r[2].value;
+        // the row's number from its third column, and every other cell of the row must name it
+        expect(r.filter((cell, i) => i > 2 && cell.value !== `r${n}_${i}`)).toEqual([]);
+        return n;
+      });
+    expect(rowsOf(await preview('in.c-wide.wsort', '&orderBy[0][column]=c2&orderBy[0][order]=DESC'))).toEqual(['1', '3', '5', '2', '4']);
+    expect(rowsOf(await preview('in.c-wide.wsort', '&whereColumn=c2&whereValues[]=even&limit=1'))).toEqual(['2']);
+    expect(rowsOf(await preview('in.c-wide.wsort', '&limit=3'))).toEqual(['1', '2', '3']);
   });
 
   test('the emulator process was never restarted', () => {
