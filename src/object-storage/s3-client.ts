@@ -6,7 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { GetObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type Deadline, retryFits } from '../http/deadline';
 import { assertNotExpiring, whereOf } from './store-helpers';
@@ -27,7 +27,7 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Credentials expiring within this margin are treated as expired: 5 min. */
 export const DEFAULT_CREDENTIALS_MARGIN_MS = 5 * 60 * 1000;
 /** Attempts the SDK makes per S3 call (its own retry of throttling/5xx/network). Default 4. */
-const DEFAULT_S3_MAX_ATTEMPTS = 4;
+export const DEFAULT_S3_MAX_ATTEMPTS = 4;
 /** Sockets per S3 endpoint. Default 64 (parts × concurrent transfers). */
 const DEFAULT_S3_MAX_SOCKETS = 64;
 
@@ -268,7 +268,7 @@ export function mapS3Error(err: unknown, op: 'upload' | 'download', context: Rec
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
 /** A request as the client's middleware builds it (the part a presigned URL needs). */
-interface BuiltRequest {
+export interface BuiltRequest {
   protocol: string;
   hostname: string;
   port?: number;
@@ -350,9 +350,16 @@ async function presignSigner(s3: S3Client): Promise<SignatureV4> {
   });
 }
 
-/** The GetObject request of `key` as the client's middleware builds it, stopped before it is signed and sent. */
-async function builtRequest(s3: S3Client, bucket: string, key: string): Promise<BuiltRequest> {
-  const command = new GetObjectCommand({ Bucket: bucket, Key: key });
+/**
+ * The GetObject request of `key` (or `command`'s) as the client's middleware builds it, stopped before it is signed
+ * and sent.
+ */
+export async function builtRequest(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  command: GetObjectCommand | PutObjectCommand = new GetObjectCommand({ Bucket: bucket, Key: key }),
+): Promise<BuiltRequest> {
   const stack = s3.middlewareStack.concat(command.middlewareStack);
   let built: BuiltRequest | undefined;
   stack.addRelativeTo(
@@ -365,15 +372,15 @@ async function builtRequest(s3: S3Client, bucket: string, key: string): Promise<
   await command.resolveMiddleware(stack as never, s3.config, {})({ input: command.input } as never);
   if (!built)
     throw new SapiTransferError({
-      code: SapiErrorCode.DOWNLOAD_FAILED,
-      message: 'could not presign the slice URL',
+      code: command instanceof GetObjectCommand ? SapiErrorCode.DOWNLOAD_FAILED : SapiErrorCode.UPLOAD_FAILED,
+      message: `could not build the ${command instanceof GetObjectCommand ? 'slice URL' : 'upload request'}`,
       context: { bucket, key },
       retryable: false,
     });
   return built;
 }
 
-function hostOf(request: BuiltRequest): string {
+export function hostOf(request: BuiltRequest): string {
   return request.headers['host'] ?? `${request.hostname}${request.port ? `:${request.port}` : ''}`;
 }
 

@@ -6,6 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
+import { type Dispatcher } from 'undici';
 import {
   CreateBucketCommand,
   DeleteObjectsCommand,
@@ -19,12 +21,15 @@ import {
 } from '@aws-sdk/client-s3';
 import { excerptOf, SapiCredentialsExpiredError, SapiErrorCode, SapiInvalidInputError, SapiTransferError, type SapiError } from '../errors';
 import { type Deadline } from '../http/deadline';
-import { uploadMultipart, type MultipartUploadState } from './multipart-upload';
-import { type ObjectReader, type ObjectStore } from './object-store';
+import { crc32Base64, resolvePartSize, uploadMultipart, type MultipartUploadState } from './multipart-upload';
+import { type ObjectReader, type ObjectStore, type StoredObject, type StoreUploadOptions } from './object-store';
+import { runPartPipeline } from './part-pipeline';
+import { signedPutObject } from './s3-put';
 import { keyInside, totalFromContentRange } from './store-helpers';
 import {
   assertCredentialsFresh,
   createS3Client,
+  DEFAULT_CREDENTIALS_MARGIN_MS,
   mapS3Error,
   parseS3Uri,
   presignGetObject,
@@ -54,12 +59,20 @@ interface S3StoreOptions {
   prefix?: string;
   /** Create the bucket when it is missing, before the first write or list (a staging bucket of the worker's own). */
   createBucket?: boolean;
+  /**
+   * The pool a small upload with temporary `credentials` goes through: a source smaller than one part is sent with
+   * one PutObject signed here ({@link signedPutObject}), no SDK client made. Absent: through the SDK client.
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** An S3 bucket (or a prefix of it) behind the {@link ObjectStore} interface. */
 export function s3Store(options: S3StoreOptions): ObjectStore {
   const { bucket, credentials } = options;
-  const s3 = options.s3 ?? createS3Client({ credentials, region: options.region, endpoint: options.endpoint, deadline: options.deadline });
+  // made at the first call that needs it: a small upload with temporary credentials and a pool needs none
+  let made: S3Client | undefined;
+  const s3 = (): S3Client =>
+    options.s3 ?? (made ??= createS3Client({ credentials, region: options.region, endpoint: options.endpoint, deadline: options.deadline }));
   const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
   const full = (key: string): string => (prefix === '' ? key : `${prefix}/${key}`);
   // the worker's own keys refused are a configuration to fix, not credentials of the service to prepare again
@@ -82,14 +95,14 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
     if (!options.createBucket) return undefined;
     ready ??= (async () => {
       try {
-        await s3.send(new HeadBucketCommand({ Bucket: bucket }));
+        await s3().send(new HeadBucketCommand({ Bucket: bucket }));
         return;
       } catch (err) {
         const { name, status } = s3ErrorInfo(err);
         if (status !== 404 && name !== 'NotFound' && name !== 'NoSuchBucket') throw fail(err, 'download', { bucket, step: 'head bucket' });
       }
       try {
-        await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+        await s3().send(new CreateBucketCommand({ Bucket: bucket }));
       } catch (err) {
         const { name } = s3ErrorInfo(err);
         if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw fail(err, 'upload', { bucket, step: 'create bucket' });
@@ -112,12 +125,12 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
       if (!key.startsWith(`${prefix}/`)) throw new SapiInvalidInputError(`${url} is outside s3://${bucket}/${prefix}/`);
       return key.slice(prefix.length + 1);
     },
-    reader: (key) => s3Reader(s3, bucket, full(key)),
+    reader: (key) => s3Reader(s3(), bucket, full(key)),
     async put(key, content, contentType = 'application/octet-stream', signal) {
       await ensureBucket();
       const body = typeof content === 'string' ? Buffer.from(content) : content;
       try {
-        await s3.send(
+        await s3().send(
           new PutObjectCommand({
             Bucket: bucket,
             Key: full(key),
@@ -138,8 +151,18 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
       const key = full(o.key);
       const previous = o.resume as MultipartUploadState | undefined;
       try {
+        if (
+          credentials &&
+          options.dispatcher &&
+          options.region &&
+          !o.gzip &&
+          o.source.size !== undefined &&
+          o.source.size < resolvePartSize(o.partSizeBytes, o.source.size)
+        ) {
+          return await putSmall({ ...options, credentials, dispatcher: options.dispatcher, region: options.region }, key, o);
+        }
         return await uploadMultipart({
-          s3,
+          s3: s3(),
           credentials,
           bucket,
           key,
@@ -169,7 +192,9 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
       let token: string | undefined;
       try {
         do {
-          const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: full(listPrefix), ContinuationToken: token }), { abortSignal: signal });
+          const page = await s3().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: full(listPrefix), ContinuationToken: token }), {
+            abortSignal: signal,
+          });
           for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key.slice(strip));
           token = page.IsTruncated ? page.NextContinuationToken : undefined;
         } while (token);
@@ -184,7 +209,7 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
       for (let i = 0; i < keys.length; i += 1000) {
         const objects = keys.slice(i, i + 1000).map((k) => ({ Key: full(k) }));
         try {
-          await s3.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }), { abortSignal: signal });
+          await s3().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }), { abortSignal: signal });
         } catch (err) {
           throw fail(err, 'upload', { bucket, key: `${objects[0]!.Key}…`, step: 'delete' }, signal);
         }
@@ -192,9 +217,83 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
     },
     assertFresh: (where, marginMs) => assertCredentialsFresh(credentials, where, marginMs),
     close() {
-      if (!options.s3) s3.destroy();
+      made?.destroy();
     },
   };
+}
+
+/**
+ * A source smaller than one part, as `uploadMultipart` sends it (one PutObject, its CRC32 — or Content-MD5 — checked
+ * by the store and compared with what it echoes, the source's sha256 computed while it is read), but signed here and
+ * sent through the worker's pool: no SDK client is made for it.
+ */
+async function putSmall(
+  options: S3StoreOptions & { credentials: TemporaryCredentials; dispatcher: Dispatcher; region: string },
+  key: string,
+  o: StoreUploadOptions,
+): Promise<StoredObject> {
+  const { bucket, credentials } = options;
+  const context = { bucket, key };
+  assertCredentialsFresh(credentials, `upload [bucket=${bucket}, key=${key}]`, options.credentialsMarginMs ?? DEFAULT_CREDENTIALS_MARGIN_MS);
+  const partSize = resolvePartSize(o.partSizeBytes, o.source.size);
+  let sent = false;
+  const read = await runPartPipeline({
+    source: o.source,
+    partSize,
+    concurrency: 1,
+    context,
+    signal: o.signal,
+    part(index, data) {
+      // the source grew past the size it announced while it was read: an attempt that reads it again decides
+      if (index > 1 || data.length >= partSize) {
+        throw new SapiTransferError({
+          code: SapiErrorCode.UPLOAD_FAILED,
+          message: `source changed during the upload: more than the ${o.source.size} bytes it announced`,
+          context: { ...context, source: o.source.description },
+        });
+      }
+      return async () => {
+        const md5 = typeof crc32 === 'function' ? undefined : createHash('md5').update(data).digest();
+        const crc = md5 ? undefined : crc32Base64(data);
+        let out: { etag?: string; checksumCrc32?: string };
+        try {
+          out = await signedPutObject({
+            credentials,
+            region: options.region,
+            endpoint: options.endpoint,
+            bucket,
+            key,
+            body: data,
+            contentType: o.contentType,
+            acl: options.acl,
+            serverSideEncryption: options.serverSideEncryption,
+            checksumHeaders: md5 ? { 'content-md5': md5.toString('base64') } : { 'x-amz-checksum-crc32': crc! },
+            dispatcher: options.dispatcher,
+            deadline: options.deadline,
+            signal: o.signal,
+          });
+        } catch (err) {
+          // the pipeline wraps what is not ours: S3's code and status are mapped here
+          throw mapS3Error(err, 'upload', context, o.signal);
+        }
+        if (!out.etag) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'the store returned no ETag', context });
+        const etag = out.etag.replace(/"/g, '').toLowerCase();
+        const differs = crc
+          ? out.checksumCrc32 !== undefined && out.checksumCrc32 !== crc
+          : options.serverSideEncryption !== 'aws:kms' && /^[0-9a-f]{32}$/.test(etag) && etag !== md5!.toString('hex');
+        if (differs) {
+          throw new SapiTransferError({
+            code: SapiErrorCode.CHECKSUM_MISMATCH,
+            message: `stored object differs from what was sent: ${crc ? `CRC32 ${out.checksumCrc32}, sent ${crc}` : `ETag ${etag}, MD5 ${md5!.toString('hex')}`}`,
+            context,
+          });
+        }
+        sent = true;
+      };
+    },
+  });
+  if (!sent) throw new SapiTransferError({ code: SapiErrorCode.UPLOAD_FAILED, message: 'nothing was uploaded', context });
+  return { parts: 1, partsUploaded: 1, bytes: read.storedBytes, sourceBytes: read.sourceBytes, sha256: read.sha256, resumed: false };
 }
 
 /** One S3 object: ranged GetObject, HeadObject, a presigned GET. */

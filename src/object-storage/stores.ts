@@ -119,6 +119,7 @@ export function storeOfTarget(
         serverSideEncryption: target.serverSideEncryption,
         credentialsMarginMs: margin,
         deadline: env.deadline,
+        dispatcher: env.dispatcher,
       });
   }
 }

@@ -1,0 +1,278 @@
+/**
+ * One PutObject of a small body with the service's temporary credentials, signed here (SigV4, `@smithy/signature-v4`)
+ * and sent through the worker's undici pool, without an AWS SDK client: a small import's file goes up in one request,
+ * and a client built for it (its credentials are its own) cost more CPU and allocation than the rest of its upload.
+ *
+ * What the SDK decides is still the SDK's: the request (endpoint, path or virtual-host style, region, the key's
+ * encoding) is built by a client's middleware once per region, endpoint and bucket, on one process-wide client that
+ * never sends anything (see `builtRequest`), and the other keys of the bucket reuse it, their key encoded as the SDK
+ * encodes it (checked on the first key; a bucket where it differs is built for each key). What the SDK's client did
+ * around the call is done here: its retries (network errors, 5xx, 429 and throttling codes; at most
+ * {@link DEFAULT_S3_MAX_ATTEMPTS} attempts, exponential backoff with jitter), each bounded by the activity's deadline
+ * (`retryFits`), and S3's errors as the SDK reports them (`Code`, status), which `mapS3Error` maps to the registry.
+ * Redirects are never followed (the SDK does not follow them either): the signature is the endpoint's.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { type Dispatcher } from 'undici';
+import { backoffDelayMs } from '../http/backoff';
+import { attemptBudgetMs, retryFits, type Deadline } from '../http/deadline';
+import { excerptOf } from '../errors';
+import {
+  builtRequest,
+  createS3Client,
+  DEFAULT_S3_MAX_ATTEMPTS,
+  encodeS3Key,
+  hostOf,
+  s3ErrorCodeOf,
+  type BuiltRequest,
+  type TemporaryCredentials,
+} from './s3-client';
+
+/** Per-attempt wait for the answer's headers and for each chunk of its body, as the SDK client's `requestTimeout`. */
+const PUT_TIMEOUT_MS = 120_000;
+/** First retry waits up to this (ms, jittered), doubling: the SDK's standard strategy. */
+const RETRY_BASE_MS = 100;
+/** Longest wait before a retry (ms), as the SDK's. */
+const RETRY_MAX_MS = 20_000;
+/** S3 error codes the SDK retries whatever the status (throttling, transient). */
+const RETRYABLE_CODES = new Set([
+  'SlowDown',
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'BandwidthLimitExceeded',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalError',
+]);
+
+export interface SignedPutOptions {
+  credentials: TemporaryCredentials;
+  region: string;
+  /** S3 endpoint (MinIO: path-style); absent: `AWS_ENDPOINT_URL_S3`, else the region's. */
+  endpoint?: string;
+  bucket: string;
+  key: string;
+  body: Buffer;
+  /** Default `application/octet-stream`. */
+  contentType?: string;
+  acl?: string;
+  serverSideEncryption?: string;
+  /** The body's checksum headers (`x-amz-checksum-crc32` or `content-md5`): the store verifies them. */
+  checksumHeaders: Record<string, string>;
+  /** The pool the request goes through. */
+  dispatcher: Dispatcher;
+  /** The end of the time the call has, its retries included (the activity attempt's). */
+  deadline?: Deadline;
+  signal?: AbortSignal;
+  /** Default {@link DEFAULT_S3_MAX_ATTEMPTS}. */
+  maxAttempts?: number;
+  /** For tests: the jitter of the backoff. */
+  random?: () => number;
+}
+
+/** What the store answered: its ETag and the CRC32 it computed (when asked for one). */
+export interface SignedPutResult {
+  etag?: string;
+  checksumCrc32?: string;
+}
+
+/** An S3 error answer in the shape of the SDK's errors (`Code`, `$metadata.httpStatusCode`), for `mapS3Error`. */
+export class S3PutError extends Error {
+  readonly Code: string | undefined;
+  readonly $metadata: { httpStatusCode?: number; attempts: number };
+  constructor(code: string | undefined, status: number | undefined, message: string, attempts: number, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = code ?? 'S3PutError';
+    this.Code = code;
+    this.$metadata = { httpStatusCode: status, attempts };
+  }
+}
+
+/** The request of a PutObject with the key left out: the endpoint and the path before the key. */
+interface PutTemplate {
+  protocol: string;
+  hostname: string;
+  port?: number;
+  host: string;
+  pathBeforeKey: string;
+  query: Record<string, string>;
+  sha256: ConstructorParameters<typeof SignatureV4>[0]['sha256'];
+}
+
+/** Clients that only build requests (never send one), by region and endpoint; their templates by bucket. */
+const builders = new Map<string, S3Client>();
+const templates = new Map<string, Promise<PutTemplate | undefined>>();
+
+function builderOf(region: string, endpoint: string | undefined): S3Client {
+  const id = `${region}\n${endpoint ?? ''}`;
+  let client = builders.get(id);
+  if (!client) {
+    // static placeholder keys: the middleware stops before anything is signed
+    client = createS3Client({ region, endpoint, credentials: { AccessKeyId: 'unused', SecretAccessKey: 'unused', SessionToken: '', Expiration: '' } });
+    builders.set(id, client);
+  }
+  return client;
+}
+
+function putCommand(bucket: string, key: string): PutObjectCommand {
+  return new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.alloc(0) });
+}
+
+async function templateOf(region: string, endpoint: string | undefined, bucket: string, key: string): Promise<PutTemplate | undefined> {
+  const client = builderOf(region, endpoint);
+  const request = await builtRequest(client, bucket, key, putCommand(bucket, key));
+  const encoded = encodeS3Key(key);
+  if (!request.path.endsWith(encoded)) return undefined;
+  return {
+    protocol: request.protocol,
+    hostname: request.hostname,
+    port: request.port,
+    host: hostOf(request),
+    pathBeforeKey: request.path.slice(0, request.path.length - encoded.length),
+    query: { ...request.query },
+    sha256: client.config.sha256,
+  };
+}
+
+/** The PutObject request of `key` as the SDK builds it (its template reused), and the hash the signer uses. */
+async function requestOf(
+  region: string,
+  endpoint: string | undefined,
+  bucket: string,
+  key: string,
+): Promise<{ request: BuiltRequest; sha256: PutTemplate['sha256'] }> {
+  const id = `${region}\n${endpoint ?? ''}\n${bucket}`;
+  let template = templates.get(id);
+  if (!template) {
+    template = templateOf(region, endpoint, bucket, key);
+    templates.set(id, template);
+    template.catch(() => templates.delete(id)); // tried again by the next key
+  }
+  const t = await template;
+  if (!t) {
+    const client = builderOf(region, endpoint);
+    return { request: await builtRequest(client, bucket, key, putCommand(bucket, key)), sha256: client.config.sha256 };
+  }
+  return {
+    request: {
+      protocol: t.protocol,
+      hostname: t.hostname,
+      port: t.port,
+      path: `${t.pathBeforeKey}${encodeS3Key(key)}`,
+      query: t.query,
+      headers: { host: t.host },
+    },
+    sha256: t.sha256,
+  };
+}
+
+/** `k=v&…` of a request's query, encoded as SigV4 canonicalizes it (a flag without value as `k=`). */
+function queryString(query: Record<string, string>): string {
+  return Object.entries(query)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v ?? '')}`)
+    .join('&');
+}
+
+/**
+ * Sends one signed PutObject of `body`; retries as the SDK client does, within the deadline. Throws {@link S3PutError}
+ * for an answer other than 2xx (its S3 `Code` and status), undici's error for a failed connection, or the signal's
+ * reason; the caller maps them (`mapS3Error`).
+ */
+export async function signedPutObject(options: SignedPutOptions): Promise<SignedPutResult> {
+  const { credentials, region, bucket, key, body, signal } = options;
+  const { request, sha256 } = await requestOf(region, options.endpoint, bucket, key);
+  const signer = new SignatureV4({
+    service: 's3',
+    region,
+    credentials: { accessKeyId: credentials.AccessKeyId, secretAccessKey: credentials.SecretAccessKey, sessionToken: credentials.SessionToken },
+    sha256,
+    uriEscapePath: false,
+    applyChecksum: false,
+  });
+  const host = hostOf(request);
+  const headers: Record<string, string> = {
+    host,
+    'content-type': options.contentType ?? 'application/octet-stream',
+    'content-length': String(body.length),
+    // the body carries its own checksum, which the store verifies: it is not hashed into the signature (as the SDK
+    // client's `unsignedChecksummedPayload` middleware sends it)
+    'x-amz-content-sha256': 'UNSIGNED-PAYLOAD',
+    ...options.checksumHeaders,
+  };
+  if (options.acl) headers['x-amz-acl'] = options.acl;
+  if (options.serverSideEncryption) headers['x-amz-server-side-encryption'] = options.serverSideEncryption;
+  const query = queryString(request.query);
+  const path = query === '' ? request.path : `${request.path}?${query}`;
+  const origin = `${request.protocol}//${host}`;
+  const maxAttempts = options.maxAttempts ?? DEFAULT_S3_MAX_ATTEMPTS;
+  const deadlineMs = options.deadline?.();
+
+  for (let attempt = 1; ; attempt++) {
+    signal?.throwIfAborted();
+    // signed at each attempt: its date is the attempt's (a retry after minutes of backoff is not a stale signature)
+    const signed = await signer.sign({
+      method: 'PUT',
+      protocol: request.protocol,
+      hostname: request.hostname,
+      port: request.port,
+      path: request.path,
+      query: request.query,
+      headers: { ...headers },
+    });
+    const budgetMs = attemptBudgetMs(deadlineMs, Date.now());
+    const timeoutMs = budgetMs === undefined ? PUT_TIMEOUT_MS : Math.max(1, Math.min(PUT_TIMEOUT_MS, budgetMs));
+    let failure: unknown;
+    let retryable: boolean;
+    try {
+      const res = await options.dispatcher.request({
+        origin,
+        path,
+        method: 'PUT',
+        headers: signed.headers,
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal,
+        // the signature holds for this endpoint only; the SDK follows no redirect either (its types omit the field)
+        maxRedirections: 0,
+      } as Dispatcher.RequestOptions);
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        await res.body.dump();
+        return { etag: headerOf(res.headers, 'etag'), checksumCrc32: headerOf(res.headers, 'x-amz-checksum-crc32') };
+      }
+      const text = await res.body.text().catch(() => '');
+      const code = s3ErrorCodeOf(text) ?? statusCode(res.statusCode);
+      failure = new S3PutError(code, res.statusCode, text ? excerptOf(text) : `HTTP ${res.statusCode}`, attempt);
+      retryable = res.statusCode >= 500 || res.statusCode === 429 || (code !== undefined && RETRYABLE_CODES.has(code));
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      failure = err;
+      retryable = true; // no answer: a network error or a timeout, which the SDK retries too
+    }
+    const delayMs = backoffDelayMs(attempt, RETRY_BASE_MS, RETRY_MAX_MS, options.random);
+    if (!retryable || attempt >= maxAttempts || !retryFits(deadlineMs, Date.now(), delayMs)) throw failure;
+    await sleep(delayMs, undefined, signal ? { signal } : undefined).catch((err: unknown) => {
+      throw signal?.reason ?? err;
+    });
+  }
+}
+
+function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The SDK's error name of an answer without an S3 error body (a HEAD-like empty answer). */
+function statusCode(status: number): string | undefined {
+  if (status === 403) return 'Forbidden';
+  if (status === 404) return 'NotFound';
+  if (status === 400) return 'BadRequest';
+  return undefined;
+}
