@@ -4,7 +4,9 @@
  * and its source-map consumer). The SDK's default bundle is a two-byte string (one `→` or `…` in a comment makes V8
  * store every character in 2 bytes) with an inline source map carrying every module's source: 3.1 M characters, 6.2 MB
  * per copy for the plugin's workflows. Lean: ASCII only (other characters escaped, `\u2192`) and a source map of lines
- * without the sources (stack traces still name the TypeScript file and line): 1.2 MB per copy.
+ * without the sources (stack traces still name the TypeScript file and line): 1.2 MB per copy. The sources only
+ * served the enhanced stack-trace query of a worker with `showStackTraceSources` (off by default): such a worker
+ * answers it without them; a caller's own `webpackConfigHook` can set `devtool: 'inline-source-map'` back.
  */
 import type { BundleOptions } from '@temporalio/worker';
 
