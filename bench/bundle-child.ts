@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { leanBundleOptions } from '../src/workflow-bundle';
 
 const quiet = {
   log: () => undefined,
@@ -18,7 +19,9 @@ void (async () => {
   const out = process.argv[2];
   if (!out) throw new Error('usage: bundle-child <output file> [workflows folder]');
   const workflowsPath = process.argv[3] ? resolve(process.argv[3]) : resolve(__dirname, '..', 'src', 'workflows');
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet });
+  // the plugin's workflows as its worker bundles them (lean, src/workflow-bundle.ts); another folder (the empty
+  // worker's, the SDK's floor) with the SDK's defaults
+  const bundle = await bundleWorkflowCode(process.argv[3] ? { workflowsPath, logger: quiet } : leanBundleOptions({ workflowsPath, logger: quiet }));
   writeFileSync(out, bundle.code);
 })().catch((err: unknown) => {
   process.stderr.write(`bundle-child: ${err instanceof Error ? err.stack : String(err)}\n`);

@@ -21,6 +21,7 @@ import { withBundlerStatsAtDebug } from './observability/logging';
 import { replayTracingPlugin, startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
 import { WorkerStartError } from './errors';
 import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
+import { leanBundleOptions } from './workflow-bundle';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -135,7 +136,8 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
 
   configureBundler(given: BundleOptions): BundleOptions {
     // webpack's 20 lines of stats at DEBUG, not at every start (the bundler's default logger is the SDK's at INFO)
-    const options = { ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) };
+    // the lean bundle (ASCII, a source map without the sources): the worker holds it several times over, see workflow-bundle.ts
+    const options = leanBundleOptions({ ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) });
     const traced = this.tracingForBundles();
     return this.wiring.configureBundler(traced?.configureBundler?.(options) ?? options);
   }

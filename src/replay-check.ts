@@ -8,6 +8,7 @@ import type { DataConverter } from '@temporalio/common';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker, type WorkerPlugin, type WorkflowBundle } from '@temporalio/worker';
 import { replayTracingPlugin } from './observability/tracing';
+import { leanBundleOptions } from './workflow-bundle';
 
 /** A history to replay and the name it is reported under (its workflow id, or its file's name). */
 export interface NamedHistory {
@@ -50,12 +51,14 @@ export async function workerBundle(
   options: Pick<ReplayCheckOptions, 'workflowsPath' | 'tracing'> = {},
 ): Promise<{ bundle: WorkflowBundle; plugins: WorkerPlugin[] }> {
   const plugins: WorkerPlugin[] = options.tracing ? [replayTracingPlugin()] : [];
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: options.workflowsPath ?? pluginWorkflowsPath,
-    workflowInterceptorModules: [transferLogModule],
-    plugins,
-    logger: quiet,
-  });
+  const bundle = await bundleWorkflowCode(
+    leanBundleOptions({
+      workflowsPath: options.workflowsPath ?? pluginWorkflowsPath,
+      workflowInterceptorModules: [transferLogModule],
+      plugins,
+      logger: quiet,
+    }),
+  );
   return { bundle, plugins };
 }
 

@@ -3,7 +3,8 @@
 // node runs with --expose-gc, so the bench can split its RSS into V8 heap, external buffers and the rest. (Not a
 // signal: the Temporal runtime shuts the worker down on SIGUSR2 as on SIGINT/SIGTERM.)
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { basename, join } from 'node:path';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 
 /** Answers memory-report requests while the process runs (no-op without BENCH_MEMORY_REPORT). */
 export function serveMemoryReports(reportPath: string | undefined = process.env.BENCH_MEMORY_REPORT): void {
@@ -25,6 +26,14 @@ export function serveMemoryReports(reportPath: string | undefined = process.env.
     writeFileSync(`${reportPath}.tmp`, JSON.stringify(report));
     // rename: the reader never sees half a report
     renameSync(`${reportPath}.tmp`, reportPath);
+    // BENCH_HEAP_SNAPSHOT_DIR: also the main thread's heap snapshot and the modules it loaded, for finding what it keeps (after
+    // the report: this run's RSS figures then include the snapshot's own memory)
+    const snapshots = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+    if (snapshots) {
+      const name = join(snapshots, basename(reportPath, '.json'));
+      writeHeapSnapshot(`${name}.heapsnapshot`);
+      writeFileSync(`${name}.modules.txt`, Object.keys(require.cache).sort().join('\n') + '\n');
+    }
   }, 200);
   poll.unref();
 }

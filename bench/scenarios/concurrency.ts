@@ -7,6 +7,7 @@
  * worker's idle RSS is reported with where it goes: V8 heap of the main isolate, external buffers, and the rest of
  * the process by mapping (`/proc/<pid>/smaps`).
  */
+import { emptyWorkerEnv } from '../lib/empty-worker';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -392,6 +393,7 @@ async function sdkFloor(ctx: ScenarioContext, ours: BatchCosts, count: number): 
   if (!existsSync(bundle)) await stack.bundleWorkflows(resolve(__dirname, '..', 'empty-workflows'), bundle);
   const taskQueue = `bench-floor-${Date.now().toString(36)}`;
   const side = await stack.startSideProcess('sdk-floor-worker', 'bench/empty-worker-child.ts', {
+    ...emptyWorkerEnv(),
     BENCH_EMPTY_BUNDLE: bundle,
     BENCH_EMPTY_TASK_QUEUE: taskQueue,
     BENCH_EMPTY_FLOOR: '1',

@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import type { ExportTableResult, ImportTableResult } from '../../src/contracts/transfer';
 import type { Scenario, ScenarioContext } from '../lib/context';
 import { kibToMb, readMemory, readRssBreakdown, type RssBreakdown } from '../lib/proc';
+import { emptyWorkerEnv } from '../lib/empty-worker';
 import { figure } from '../lib/report';
 
 /** Target of issue 27: the idle worker's RSS (MB). */
@@ -27,6 +28,7 @@ const SETTLE_MS = 3_000;
 
 interface MemoryReport {
   memoryUsage: NodeJS.MemoryUsage;
+  heapSpaces?: { name: string; size: number; used: number }[];
 }
 
 interface IdleMemory {
@@ -34,6 +36,10 @@ interface IdleMemory {
   heapTotalMb?: number;
   heapUsedMb?: number;
   externalMb?: number;
+  /** Of the external memory, ArrayBuffers' (Buffers, WebAssembly memories). */
+  arrayBuffersMb?: number;
+  /** V8's heap spaces of the main thread (size, used), MB. */
+  heapSpacesMb?: Record<string, { size: number; used: number }>;
   threads?: number;
   breakdown?: Record<string, number | Record<string, number>>;
 }
@@ -64,6 +70,7 @@ export const idleScenario: Scenario = async (ctx) => {
     const report = join(stack.dataDir, `${label}-memory.json`);
     const side = await stack.startSideProcess(label, 'bench/empty-worker-child.ts', {
       ...env,
+      ...emptyWorkerEnv(),
       BENCH_EMPTY_BUNDLE: emptyBundle,
       BENCH_EMPTY_TASK_QUEUE: taskQueue,
       BENCH_MEMORY_REPORT: report,
@@ -129,6 +136,8 @@ async function idleMemory(ctx: ScenarioContext, pid: number, reportPath: string)
     heapTotalMb: mb(report?.memoryUsage.heapTotal),
     heapUsedMb: mb(report?.memoryUsage.heapUsed),
     externalMb: mb(report?.memoryUsage.external),
+    arrayBuffersMb: mb(report?.memoryUsage.arrayBuffers),
+    heapSpacesMb: report?.heapSpaces && Object.fromEntries(report.heapSpaces.map((s) => [s.name, { size: mb(s.size)!, used: mb(s.used)! }])),
     threads: memory?.threads,
     breakdown: b && {
       anonymousMb: kibToMb(b.anonymousKiB),
@@ -141,5 +150,5 @@ async function idleMemory(ctx: ScenarioContext, pid: number, reportPath: string)
 }
 
 function describe(m: IdleMemory): string {
-  return `RSS ${m.rssMb} MB; V8 heap ${m.heapTotalMb} MB (used ${m.heapUsedMb}), external ${m.externalMb} MB, ${m.threads} threads; by mapping ${JSON.stringify(m.breakdown)}`;
+  return `RSS ${m.rssMb} MB; V8 heap ${m.heapTotalMb} MB (used ${m.heapUsedMb}), external ${m.externalMb} MB (ArrayBuffers ${m.arrayBuffersMb}), ${m.threads} threads; by mapping ${JSON.stringify(m.breakdown)}`;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevStack, type DevStack } from '../../src/dev/stack';
+import { leanBundleOptions } from '../../src/workflow-bundle';
 import { noteSecret } from './secret-ledger';
 import { STACK_STATE_ENV, type TestStackState } from './stack-state';
 
@@ -18,7 +19,7 @@ export default async function globalSetup(): Promise<void> {
   const [stack, bundle] = await Promise.all([
     // the tests' files live in temporary folders (and fixtures in the checkout): the roots of the tests' workers
     startDevStack({ dataDir, headless: true, localRoots: [process.env.SAPI_TEST_DATA_DIR ?? tmpdir(), tmpdir(), process.cwd()] }),
-    bundleWorkflowCode({ workflowsPath: resolve(__dirname, 'workflows.ts'), logger: quietLogger }),
+    bundleWorkflowCode(leanBundleOptions({ workflowsPath: resolve(__dirname, 'workflows.ts'), logger: quietLogger })),
   ]);
   globalThis.__SAPI_TEST_STACK__ = stack;
   mkdirSync(dataDir, { recursive: true });

@@ -4,6 +4,7 @@ import { callWaiting, waitingLine } from '../../../src/observability/activity-in
 import { asCallWaiting, reportsAttempt } from '../../../src/contracts/call-waiting';
 import { loadSettings } from '../../../src/config';
 import { SapiPlugin } from '../../../src/plugin';
+import { LEAN_BUNDLE_DEVTOOL } from '../../../src/workflow-bundle';
 import { activeTracing } from '../../../src/observability/tracing';
 
 describe("the plugin's metrics interceptor", () => {
@@ -47,6 +48,18 @@ describe("what the plugin does to a worker of one's own", () => {
       ['DEBUG', expect.stringMatching(/^asset workflow-bundle-/)],
       ['INFO', 'Workflow bundle created'],
     ]);
+    await plugin.close();
+  });
+
+  it('bundles the workflows lean (ASCII, a source map without the sources) before a hook of the caller', async () => {
+    const plugin = new SapiPlugin({ settings: loadSettings({}), startChecks: false });
+    const bundler = plugin.configureBundler({
+      workflowsPath: 'w',
+      webpackConfigHook: (config) => ({ ...config, name: `${String(config.devtool)} then mine` }),
+    });
+    const config = bundler.webpackConfigHook!({ devtool: 'inline-source-map', plugins: [] });
+    expect(config.name).toBe(`${LEAN_BUNDLE_DEVTOOL} then mine`);
+    expect(config.plugins).toHaveLength(1);
     await plugin.close();
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { transferLogModule, workflowsPath } from '../../../src/plugin';
 import { findTestServer } from '../../../src/dev/tools';
+import { leanBundleOptions } from '../../../src/workflow-bundle';
 import { WORKFLOW_BUNDLE_ENV } from './env';
 
 /**
@@ -14,7 +15,7 @@ import { WORKFLOW_BUNDLE_ENV } from './env';
 export default async function globalSetup(): Promise<void> {
   if (process.env[WORKFLOW_BUNDLE_ENV]) return;
   findTestServer();
-  const bundle = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [transferLogModule], logger: quietLogger });
+  const bundle = await bundleWorkflowCode(leanBundleOptions({ workflowsPath, workflowInterceptorModules: [transferLogModule], logger: quietLogger }));
   const dir = mkdtempSync(join(process.env.SAPI_TEST_DATA_DIR ?? tmpdir(), 'sapi-temporal-workflow-tier-'));
   const path = join(dir, 'workflow-bundle.js');
   writeFileSync(path, bundle.code);
