@@ -4,6 +4,8 @@
  * workflow tier runs the real workflows on the SDK's time-skipping test server (one per file) with fake activities
  * (its global setup bundles the workflows once).
  */
+// The CLI's child processes run this checkout's sources, never an older build left in lib/ (bin/sapi-temporal.js).
+process.env.SAPI_TEMPORAL_FROM_SOURCES = '1';
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 const common = {
   testEnvironment: 'node',

@@ -9,9 +9,12 @@ const { join } = require('node:path');
 // `bin/sapi-temporal` (the shell wrapper) passes `--` first; drop it so commander sees the real arguments.
 const argv = process.argv[2] === '--' ? [...process.argv.slice(0, 2), ...process.argv.slice(3)] : process.argv;
 const compiled = join(__dirname, '..', 'lib', 'cli', 'index.js');
-if (existsSync(compiled)) {
+const sources = join(__dirname, '..', 'src', 'cli', 'index.ts');
+// SAPI_TEMPORAL_FROM_SOURCES=1 (the test tiers set it): a checkout's sources even when an older build is in lib/
+const fromSources = process.env.SAPI_TEMPORAL_FROM_SOURCES === '1' && existsSync(sources);
+if (existsSync(compiled) && !fromSources) {
   require(compiled).main(argv);
 } else {
   require('../scripts/ts-register.js');
-  require('../src/cli/index.ts').main(argv);
+  require(sources).main(argv);
 }
