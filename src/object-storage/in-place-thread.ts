@@ -18,7 +18,7 @@
  * two of them cost ~140 ms of CPU to start, a sixth of a 256 MiB download's); after a failure the parent terminates
  * them (no write or read of the failed job lands after that).
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writevSync } from 'node:fs';
 import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
 import type * as Undici from 'undici';
 import { type Dispatcher } from 'undici';
@@ -53,6 +53,7 @@ export interface InPlaceJob {
 /** Why a thread stopped without its result. */
 type InPlaceFailure =
   | { kind: 'http'; index: number; status: number; body: string; errorCode?: string }
+  // written: bytes of the slice received before it failed (an unfinished slice is fetched again whole)
   | { kind: 'network' | 'size'; index: number; message: string; written: number; retryable?: false }
   | { kind: 'expired'; index: number }
   | { kind: 'aborted' }
@@ -337,8 +338,9 @@ const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS;
 
 /**
  * GETs one slice into the file (`fd`) at its offset through undici (the proxy of `HTTP_PROXY` / `HTTPS_PROXY` /
- * `NO_PROXY` when set), each chunk written at its place with a synchronous positional write as it arrives: this
- * thread does nothing else, so a write (to the page cache) blocks nothing that waits. Its size is the answer's
+ * `NO_PROXY` when set), its chunks written at their place with synchronous positional writes as they arrive, about
+ * 1 MiB at a time (see {@link WRITE_BATCH_BYTES}): this thread does nothing else, so a write (to the page cache)
+ * blocks nothing that waits. Its size is the answer's
  * `Content-Length` (which must match what an earlier attempt saw; without one, chunked, the size an earlier attempt
  * learned) and the body must have exactly that many bytes. Redirects are followed; any other answer than 200 is a
  * failure with its status and body excerpt.
@@ -354,7 +356,7 @@ async function fetchAt(job: SliceFetch, slice: SliceGet, index: number): Promise
 
 /**
  * One GET of a slice through `dispatcher.dispatch` with a handler of our own: the body's chunks come straight from
- * undici's parser to {@link writeSync}, without a readable stream, its async iterator and a promise per chunk in
+ * undici's parser to the file ({@link writeAllAt}), without a readable stream, its async iterator and a promise per chunk in
  * between (the download's CPU per GB: the stream's per-chunk objects kept the thread's small young generation
  * collecting). Resolves to the slice's place, or to the location of a redirect to follow (its body dropped).
  */
@@ -380,7 +382,12 @@ function getSlice(
     let offset: number | undefined;
     /** Chunks that came before the slice's offset was known (at most what one read brought: the answer is paused). */
     let pending: Buffer[] | undefined;
+    /** Bytes of the slice received so far (the batch's included). */
     let written = 0;
+    /** Received chunks not yet in the file, written together at the slice's offset + `flushed` ({@link flush}). */
+    let batch: Buffer[] = [];
+    let batchBytes = 0;
+    let flushed = 0;
 
     const finish = (outcome: { failure: unknown } | { value: { place: SlicePlace } | { location: string } }): void => {
       if (settled) return;
@@ -406,8 +413,18 @@ function getSlice(
           written: written + chunk.length,
         });
       }
-      for (let at = 0; at < chunk.length;) at += writeSync(fd, chunk, at, chunk.length - at, offset! + written + at);
+      batch.push(chunk);
+      batchBytes += chunk.length;
       written += chunk.length;
+      if (batchBytes >= WRITE_BATCH_BYTES || batch.length >= WRITE_BATCH_CHUNKS) flush();
+    };
+    /** Writes the batch at its place (one positional `writev`); before the slice is reported finished. */
+    const flush = (): void => {
+      if (batchBytes === 0) return;
+      writeAllAt(fd, batch, offset! + flushed);
+      flushed += batchBytes;
+      batch = [];
+      batchBytes = 0;
     };
     const httpFailure = (): SliceFailure =>
       new SliceFailure({ kind: 'http', index, status, body: Buffer.concat(excerpt).toString('utf8').slice(0, ERROR_BODY_CHARS), errorCode });
@@ -523,9 +540,17 @@ function getSlice(
       },
     };
     const endOfSlice = (): void => {
-      if (written !== size)
+      if (written !== size) {
         finish({ failure: new SliceFailure({ kind: 'size', index, message: `download ended early: ${written} of ${size} bytes`, written }) });
-      else finish({ value: { place: { offset: offset!, size } } });
+        return;
+      }
+      try {
+        flush();
+      } catch (err) {
+        failWriting(err);
+        return;
+      }
+      finish({ value: { place: { offset: offset!, size } } });
     };
 
     if (signal.aborted) {
@@ -549,6 +574,28 @@ function getSlice(
       fail(new SliceFailure({ kind: 'network', index, message: messageOf(err), written: 0 }));
     }
   });
+}
+
+/**
+ * Received chunks of a slice are written this many bytes at a time (one `writev` of the chunks as undici gave them,
+ * no copy): a 64 KiB socket read each (16 KiB over TLS) cost a system call each.
+ */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+/** …or this many chunks at a time (well under the system's IOV_MAX of 1024). */
+const WRITE_BATCH_CHUNKS = 64;
+
+/** Writes every byte of `chunks` at `position` of `fd`: positional `writev`s, again from where a short one stopped. */
+export function writeAllAt(fd: number, chunks: readonly Buffer[], position: number): void {
+  let rest = chunks;
+  let at = position;
+  while (rest.length > 0) {
+    let n = writevSync(fd, rest as Buffer[], at);
+    if (n === 0) throw new Error(`nothing was written at ${at}`);
+    at += n;
+    let i = 0;
+    for (; i < rest.length && n >= rest[i]!.length; i++) n -= rest[i]!.length;
+    rest = i < rest.length && n > 0 ? [rest[i]!.subarray(n), ...rest.slice(i + 1)] : rest.slice(i);
+  }
 }
 
 /** A header's value (repeated ones joined), undefined when absent. */
