@@ -3,7 +3,16 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type InPlaceJob, runInPlaceJob, SliceFailure, type SlicePlace, writeAllAt } from '../../../src/object-storage/in-place-thread';
+import { EnvHttpProxyAgent } from 'undici';
+import {
+  ENV_HTTP_PROXY_AGENT_MODULE,
+  envHttpProxyAgent,
+  type InPlaceJob,
+  runInPlaceJob,
+  SliceFailure,
+  type SlicePlace,
+  writeAllAt,
+} from '../../../src/object-storage/in-place-thread';
 
 // The fetching half of an in-place download against a real HTTP server (node:http's, answering as stores do).
 describe('runInPlaceJob: slices fetched into their places', () => {
@@ -200,5 +209,13 @@ describe('writeAllAt: a batch of received chunks written at its place', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("envHttpProxyAgent: the download thread loads undici's proxy agent alone", () => {
+  test("the module it loads is undici's EnvHttpProxyAgent itself (a later undici that moved it fails here, not silently)", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    expect(require(ENV_HTTP_PROXY_AGENT_MODULE)).toBe(EnvHttpProxyAgent);
+    expect(envHttpProxyAgent()).toBe(EnvHttpProxyAgent);
   });
 });
