@@ -1,9 +1,18 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type InPlaceJob, runInPlaceJob, SliceFailure, type SlicePlace } from '../../../src/object-storage/in-place-thread';
+import { EnvHttpProxyAgent } from 'undici';
+import {
+  ENV_HTTP_PROXY_AGENT_MODULE,
+  envHttpProxyAgent,
+  type InPlaceJob,
+  runInPlaceJob,
+  SliceFailure,
+  type SlicePlace,
+  writeAllAt,
+} from '../../../src/object-storage/in-place-thread';
 
 // The fetching half of an in-place download against a real HTTP server (node:http's, answering as stores do).
 describe('runInPlaceJob: slices fetched into their places', () => {
@@ -180,5 +189,33 @@ describe('runInPlaceJob: slices fetched into their places', () => {
       proxy.closeAllConnections();
       await new Promise<void>((r) => proxy.close(() => r()));
     }
+  });
+});
+
+describe('writeAllAt: a batch of received chunks written at its place', () => {
+  test('every chunk lands in order at the position, empty chunks and more chunks than one writev takes included', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'write-all-at-'));
+    try {
+      const path = join(dir, 'f');
+      writeFileSync(path, Buffer.alloc(10, '.'));
+      const chunks = Array.from({ length: 3000 }, (_, i) => (i % 7 === 0 ? Buffer.alloc(0) : Buffer.alloc(1 + (i % 5), 97 + (i % 26))));
+      const fd = openSync(path, 'r+');
+      try {
+        writeAllAt(fd, chunks, 4);
+      } finally {
+        closeSync(fd);
+      }
+      expect(readFileSync(path).equals(Buffer.concat([Buffer.alloc(4, '.'), ...chunks]))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("envHttpProxyAgent: the download thread loads undici's proxy agent alone", () => {
+  test("the module it loads is undici's EnvHttpProxyAgent itself (a later undici that moved it fails here, not silently)", () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    expect(require(ENV_HTTP_PROXY_AGENT_MODULE)).toBe(EnvHttpProxyAgent);
+    expect(envHttpProxyAgent()).toBe(EnvHttpProxyAgent);
   });
 });
