@@ -117,15 +117,23 @@ export interface RssWindow {
 
 /**
  * CPU seconds the sampled process spent between two moments (epoch ms, e.g. an activity's start and end from the
- * history), from the samples just before the start and just after the end (so at most one sampling interval more
- * on either side); undefined when the samples do not cover the window.
+ * history): its CPU counter read at each moment, interpolated between the samples around it (at most one sampling
+ * interval apart), so that the work just before the start and just after the end is not counted (taking the outer
+ * samples added up to 0.2 s per window: +0.37 s/GB on a 256 MiB download). A moment outside the samples takes the
+ * nearest one; undefined when there are fewer than two samples or the window is reversed.
  */
 export function cpuSecondsWithin(window: RssWindow, fromMs: number, toMs: number): number | undefined {
   const samples = window.samples.filter((s) => s.cpuS !== undefined);
-  const before = samples.filter((s) => window.startedAtMs + s.tMs <= fromMs).at(-1) ?? samples[0];
-  const after = samples.find((s) => window.startedAtMs + s.tMs >= toMs) ?? samples.at(-1);
-  if (!before || !after || after.tMs < before.tMs) return undefined;
-  return Math.round((after.cpuS! - before.cpuS!) * 100) / 100;
+  if (samples.length < 2 || toMs < fromMs) return undefined;
+  const cpuAt = (ms: number): number => {
+    const t = ms - window.startedAtMs;
+    const next = samples.findIndex((s) => s.tMs >= t);
+    if (next <= 0) return next === 0 ? samples[0]!.cpuS! : samples.at(-1)!.cpuS!;
+    const a = samples[next - 1]!;
+    const b = samples[next]!;
+    return b.tMs === a.tMs ? b.cpuS! : a.cpuS! + ((b.cpuS! - a.cpuS!) * (t - a.tMs)) / (b.tMs - a.tMs);
+  };
+  return Math.round((cpuAt(toMs) - cpuAt(fromMs)) * 100) / 100;
 }
 
 /** Samples a process's VmRSS every `intervalMs` between `start()` and `stop()`. */

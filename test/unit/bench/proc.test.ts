@@ -1,4 +1,5 @@
 import {
+  cpuSecondsWithin,
   kibToMb,
   parseSmaps,
   parseProcStatTicks,
@@ -87,5 +88,30 @@ describe('splitting a process RSS by mapping', () => {
       addonsKiB: { 'index.node': 30000 },
       otherFilesKiB: 1500,
     });
+  });
+});
+
+describe('CPU seconds within a window', () => {
+  // samples every 100 ms from t0 = 1,000,000; the process uses 0.05 s of CPU per 100 ms
+  const window = {
+    peakKiB: 0,
+    startKiB: 0,
+    endKiB: 0,
+    hwmReset: false,
+    durationMs: 1000,
+    startedAtMs: 1_000_000,
+    samples: Array.from({ length: 11 }, (_, i) => ({ tMs: i * 100, rssKiB: 1, cpuS: i * 0.05 })),
+  };
+
+  it('reads the counter at each moment between its samples: work outside the window is not counted', () => {
+    // 250 ms → 430 ms: 0.18 s × 0.5 = 0.09 s (the outer samples, 200 → 500 ms, would give 0.15 s)
+    expect(cpuSecondsWithin(window, 1_000_250, 1_000_430)).toBe(0.09);
+    expect(cpuSecondsWithin(window, 1_000_200, 1_000_500)).toBe(0.15);
+  });
+
+  it('takes the nearest sample outside them, and refuses a reversed window or too few samples', () => {
+    expect(cpuSecondsWithin(window, 999_000, 1_005_000)).toBe(0.5);
+    expect(cpuSecondsWithin(window, 1_000_500, 1_000_400)).toBeUndefined();
+    expect(cpuSecondsWithin({ ...window, samples: window.samples.slice(0, 1) }, 1_000_000, 1_000_100)).toBeUndefined();
   });
 });
