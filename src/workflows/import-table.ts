@@ -59,6 +59,8 @@ interface ImportResume {
  * poll the job with durable timers. A run that fails before its job started, or whose job failed, removes what it
  * created (the file resource, the bucket while empty). The Storage token never enters history: the workflow names
  * a connection the worker resolves.
+ *
+ * Not `async`: it hands on runTransfer's promise (an async wrapper adds promises, each a stack trace the SDK takes).
  */
 export function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
   ownContinuation(input.resume, 'importTableWorkflow');
