@@ -9,7 +9,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { PreparedUpload, SapiActivities } from '../activities';
-import { DEFAULT_JOB_DEADLINE_MS, waitForJob, type AwaitJob } from './polling';
+import { DEFAULT_JOB_DEADLINE_MS, endedWell, waitForJob, type AwaitJob } from './polling';
 import { SHORT_PATH_JOB_WAIT_MS } from '../contracts/poll-schedule';
 import { activityOptions, awaitJobOptions, outageBudget, pollOptions, shortTransferOptions, transferOptions } from './options';
 import { runTransfer, type TransferControl } from './transfer-run';
@@ -29,7 +29,7 @@ import { importAttributes } from '../contracts/search-attributes';
 import { defaultFairnessKey } from '../contracts/priority';
 import { prioritized, runPriority } from './priority';
 import { ownContinuation } from './continued';
-import { receiptOf, receiptRequestOf, receiptStepAfter } from './receipt';
+import { receiptOf, receiptRequestOf, receiptStepAfter, standingReceipt } from './receipt';
 import type { ReceiptOutcome } from '../contracts/receipts';
 import { receiptsOptionProblems } from '../contracts/receipts';
 
@@ -59,8 +59,10 @@ interface ImportResume {
  * poll the job with durable timers. A run that fails before its job started, or whose job failed, removes what it
  * created (the file resource, the bucket while empty). The Storage token never enters history: the workflow names
  * a connection the worker resolves.
+ *
+ * Not `async`: it hands on runTransfer's promise (an async wrapper adds promises, each a stack trace the SDK takes).
  */
-export async function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
+export function importTableWorkflow(input: ImportTableInput & { resume?: ImportResume }): Promise<ImportTableResult> {
   ownContinuation(input.resume, 'importTableWorkflow');
   const tableId = `${input.bucketId}.${input.table}`;
   const progress: TransferProgress = { phase: 'starting', bytes: 0, tableId };
@@ -189,30 +191,26 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
         const pollingSince = input.resume?.pollingSince ?? pollingBegan ?? Date.now();
         let polls = 0;
         control.pollingFrom(pollingSince);
-        const done = await waitForJob(
-          job,
-          async (jobId) => {
-            if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
-              // a very long job: keep history bounded and carry on polling in a fresh run
-              const resume: ImportResume = {
-                fileId,
-                bytes,
-                sha256,
-                job: { ...job, id: jobId },
-                pollingSince,
-                createdBucket: created.bucket,
-                createdTable: created.table,
-                typed,
-              };
-              await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
-            }
-            return getJob(jobId);
-          },
-          control.polling,
-          onStatus,
-          pollingSince,
-          awaitJob,
-        );
+        /** One poll of the job; past the first, a run the service suggests continuing as new continues with it. */
+        const poll = async (jobId: number): Promise<JobSummary> => {
+          if (++polls > 1 && workflowInfo().continueAsNewSuggested) {
+            // a very long job: keep history bounded and carry on polling in a fresh run
+            const resume: ImportResume = {
+              fileId,
+              bytes,
+              sha256,
+              job: { ...job, id: jobId },
+              pollingSince,
+              createdBucket: created.bucket,
+              createdTable: created.table,
+              typed,
+            };
+            await continueAsNew<typeof importTableWorkflow>({ ...input, polling: control.polling, resume });
+          }
+          return getJob(jobId);
+        };
+        // a job the short path saw end well needs no polling call (its promises cost the SDK a stack trace each)
+        const done = endedWell(job, onStatus) ?? (await waitForJob(job, poll, control.polling, onStatus, pollingSince, awaitJob));
         delete progress.deadlineAt;
         loaded = true;
         loadEndedAt = Date.now();
@@ -238,7 +236,7 @@ export async function importTableWorkflow(input: ImportTableInput & { resume?: I
           });
           result.metadataSet = set.entries;
         }
-        result.receipt = await receipt(result);
+        result.receipt = standingReceipt(receiptWritten) ?? (await receipt(result));
         progress.phase = 'done';
         return result;
       } catch (err) {
@@ -345,7 +343,10 @@ async function shortPath(
     describeCall(progress),
   );
   progress.phase = 'checking';
-  const begun = await CancellationScope.nonCancellable(() =>
+  // the body's scope (a cancel of the run cancels it), and one scope both short activities run to their end in
+  const body = CancellationScope.current();
+  const shielded = new CancellationScope({ cancellable: false });
+  const begun = await shielded.run(() =>
     nearSources.prepareImport({
       connection,
       bucketId: input.bucketId,
@@ -376,7 +377,7 @@ async function shortPath(
   };
   // a cancel that came while prepareImport ran acts now, before anything is uploaded or started (the scope of the
   // next activity would not be cancelled: it runs to its end)
-  if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('cancelled before the upload');
+  if (body.consideredCancelled) throw new CancelledFailure('cancelled before the upload');
   if (begun.small) {
     // one phase for upload + job: the upload of a small file is over in a moment, the job is what is waited for
     progress.phase = 'importing';
@@ -387,7 +388,7 @@ async function shortPath(
       const waitMs = Math.min(SHORT_PATH_JOB_WAIT_MS, control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS);
       // a job that ends well within the call gets its receipt there: no third activity for a small import
       const receipt = receiptRequestOf(input, begun.target.fileId, workflowInfo().startTime.getTime());
-      const started = await CancellationScope.nonCancellable(() =>
+      const started = await shielded.run(() =>
         smallUpload.uploadAndStartJob({
           source: input.source,
           target: begun.target,

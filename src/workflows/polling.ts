@@ -73,6 +73,16 @@ export async function waitForJob(
   }
 }
 
+/**
+ * A job that already ended well, as {@link waitForJob} would answer it (`onStatus` told of it); undefined for any other
+ * status (then call `waitForJob`, which fails the run on an `error` and polls a running job).
+ */
+export function endedWell(job: JobSummary, onStatus: (job: JobSummary) => void): JobSummary | undefined {
+  if (job.status !== 'success') return undefined;
+  onStatus(job);
+  return job;
+}
+
 function jobFailure(job: JobSummary): ApplicationFailure {
   const error = job.error ?? { message: 'job failed without a message' };
   return ApplicationFailure.create({

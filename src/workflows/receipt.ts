@@ -57,8 +57,17 @@ export function receiptRequestOf(input: ReceiptInput, fileId: number, startedAt:
 }
 
 /**
- * The receipt an activity wrote itself, as the step's outcome: `written` or `off` stand; anything else (not written
- * there, or its write failed there) is written by {@link writeReceiptStep} with the receipt the activity completed.
+ * The outcome of a receipt an activity wrote itself, when it stands (`written` or `off`): the step is over with no
+ * activity and no await (a small import's usual end).
+ */
+export function standingReceipt(inActivity: ReceiptOutcome | undefined): ReceiptOutcome | undefined {
+  return inActivity?.status === 'written' || inActivity?.status === 'off' ? inActivity : undefined;
+}
+
+/**
+ * The receipt an activity wrote itself, as the step's outcome: `written` or `off` stand ({@link standingReceipt});
+ * anything else (not written there, or its write failed there) is written by {@link writeReceiptStep} with the
+ * receipt the activity completed.
  */
 export async function receiptStepAfter(
   acts: Pick<SapiActivities, 'writeReceipt'>,
@@ -66,8 +75,7 @@ export async function receiptStepAfter(
   inActivity: ReceiptOutcome | undefined,
   otherwise: () => LoadReceipt,
 ): Promise<ReceiptOutcome> {
-  if (inActivity?.status === 'written' || inActivity?.status === 'off') return inActivity;
-  return writeReceiptStep(acts, input, inActivity?.receipt ?? otherwise());
+  return standingReceipt(inActivity) ?? writeReceiptStep(acts, input, inActivity?.receipt ?? otherwise());
 }
 
 /**

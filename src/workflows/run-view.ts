@@ -113,7 +113,17 @@ export class RunView {
               this.refresh();
             }
           };
-          return fn.executeWithOptions({ summary: summary.slice(0, 200) }, args).finally(ended);
+          // `then` rather than `finally`: one promise per call (a `finally` makes two more when the call settles)
+          return fn.executeWithOptions({ summary: summary.slice(0, 200) }, args).then(
+            (result) => {
+              ended();
+              return result;
+            },
+            (err: unknown) => {
+              ended();
+              throw err;
+            },
+          );
         };
       },
     });

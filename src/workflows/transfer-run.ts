@@ -80,8 +80,12 @@ export async function runTransfer<T>(
   } = {},
 ): Promise<T> {
   let view: RunView | undefined;
+  // a cancellation request (`sapi-temporal cancel`, `temporal workflow cancel`, the UI) cancels the body as well and
+  // ends the run cancelled; the progress says so meanwhile (read when answered: no promise of its own per run)
+  const root = CancellationScope.current();
   /** The progress as answered: with the call waiting an outage out, while one does. */
   const answer = (): TransferProgress => {
+    if (progress.cancelling === undefined && root.consideredCancelled) progress.cancelling = 'cancellation requested';
     const waitingFor = view?.waitingFor();
     return waitingFor ? { ...progress, waitingFor } : { ...progress };
   };
@@ -92,9 +96,6 @@ export async function runTransfer<T>(
     pollingFrom: (since) => void (progress.deadlineAt = since + (control.polling.deadlineMs ?? DEFAULT_JOB_DEADLINE_MS)),
   };
   let cancelReason: string | undefined;
-  // a cancellation request (`sapi-temporal cancel`, `temporal workflow cancel`, the UI) cancels the body as well and
-  // ends the run cancelled; the progress says so meanwhile
-  CancellationScope.current().cancelRequested.catch(() => void (progress.cancelling ??= 'cancellation requested'));
   const scope = new CancellationScope();
   const cancel = (reason: string) => {
     cancelReason = reason;
