@@ -18,6 +18,7 @@ import {
   type WorkerOptions,
   type WorkerPlugin,
 } from '@temporalio/worker';
+import type * as BundlerModule from '@temporalio/worker/lib/workflow/bundler';
 import { WorkerStartError } from './errors';
 import { withBundlerStatsAtDebug } from './observability/logging';
 import { replayTracingPlugin } from './observability/tracing';
@@ -60,37 +61,59 @@ export interface ChildBundleSpec {
 type ChildMessage =
   { kind: 'log'; level: LogLevel; message: string; meta?: Record<string, unknown> } | { kind: 'done'; code: string } | { kind: 'failed'; message: string };
 
-/**
- * Bundles in a child process (this module, forked): resolves with the bundle's code; the child's log lines (the
- * bundler's, webpack's errors) go to `logger`. A bundle that does not build rejects with a {@link WorkerStartError}
- * naming the workflow module and webpack's error.
- */
-export function bundleInChild(spec: ChildBundleSpec, logger: Logger): Promise<{ code: string }> {
-  return new Promise((resolve, reject) => {
-    const child = fork(__filename, [], {
-      // sources (tests, `ts-register`): the child loads them through the same hook
-      execArgv: __filename.endsWith('.ts') ? withTsRegister(process.execArgv) : process.execArgv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
-    let outcome: ChildMessage | undefined;
-    child.on('message', (message: ChildMessage) => {
-      if (message.kind === 'log') logger.log(message.level, message.message, message.meta);
-      else outcome = message;
-    });
-    child.once('error', (err) => reject(new WorkerStartError(`bundling the workflows (${spec.workflowsPath}) failed: ${err.message}`, { cause: err })));
-    child.once('exit', (code, signal) => {
-      if (outcome?.kind === 'done') resolve({ code: outcome.code });
-      else if (outcome?.kind === 'failed') reject(new WorkerStartError(`bundling the workflows (${spec.workflowsPath}) failed: ${outcome.message}`));
-      else
-        reject(
-          new WorkerStartError(
-            `bundling the workflows (${spec.workflowsPath}) failed: the bundling process exited (${signal ?? `code ${code}`}) without a bundle`,
-          ),
-        );
-    });
-    child.send(spec);
+/** A bundling process started ahead: node and the bundler load while the worker connects and runs its checks. */
+export interface BundlingChild {
+  /**
+   * Bundles `spec` (once per child): resolves with the bundle's code; the child's log lines (the bundler's, webpack's
+   * errors) go to `logger`. A bundle that does not build rejects with a {@link WorkerStartError} naming the workflow
+   * module and webpack's errors.
+   */
+  bundle(spec: ChildBundleSpec, logger: Logger): Promise<{ code: string }>;
+  /** Ends the child when it was not used (the worker's start failed before it bundled). */
+  close(): void;
+}
+
+/** Forks this module as a bundling child, which loads the bundler and waits for its {@link ChildBundleSpec}. */
+export function startBundlingChild(): BundlingChild {
+  const child = fork(__filename, [], {
+    // sources (tests, `ts-register`): the child loads them through the same hook
+    execArgv: __filename.endsWith('.ts') ? withTsRegister(process.execArgv) : process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
   });
+  let logger: Logger | undefined;
+  let outcome: ChildMessage | undefined;
+  let failure: Error | undefined;
+  child.on('message', (message: ChildMessage) => {
+    if (message.kind === 'log') logger?.log(message.level, message.message, message.meta);
+    else outcome = message;
+  });
+  child.once('error', (err) => (failure ??= err));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
+  // a child that is not used must not keep the worker's event loop alive
+  child.unref();
+  child.channel?.unref();
+  return {
+    async bundle(spec, log) {
+      logger = log;
+      const failed = (cause: string, err?: unknown) => new WorkerStartError(`bundling the workflows (${spec.workflowsPath}) failed: ${cause}`, { cause: err });
+      child.ref();
+      child.channel?.ref();
+      if (!failure) child.send(spec, (err) => (failure ??= err ?? undefined));
+      const { code, signal } = await exited;
+      if (outcome?.kind === 'done') return { code: outcome.code };
+      if (outcome?.kind === 'failed') throw failed(outcome.message);
+      throw failed(failure ? failure.message : `the bundling process exited (${signal ?? `code ${code}`}) without a bundle`, failure);
+    },
+    close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+    },
+  };
+}
+
+/** Bundles `spec` in a child process started now: see {@link BundlingChild.bundle}. */
+export function bundleInChild(spec: ChildBundleSpec, logger: Logger): Promise<{ code: string }> {
+  return startBundlingChild().bundle(spec, logger);
 }
 
 function withTsRegister(execArgv: string[]): string[] {
@@ -105,16 +128,24 @@ function withTsRegister(execArgv: string[]): string[] {
  * bundle already (the SDK would warn that it ignores them). One bundle per distinct configuration (the host queue's
  * worker takes the same). `onBundle` sees the code before the worker does (the deployment's build id).
  * `sapiPlugin`: the plugin whose `configureBundler` the child applies; a worker with another plugin that configures the
- * bundler, or with a `webpackConfigHook` (functions the child cannot receive), bundles in process as before.
+ * bundler, or with a `webpackConfigHook` (functions the child cannot receive), bundles in process as before. The first
+ * child starts at once (it loads while the worker connects); `close()` ends it if no worker took it.
  */
 export function childBundling(
   sapiPlugin: BundlerPlugin,
   tracing: boolean,
   onBundle: (code: string, options: WorkerOptions) => WorkerOptions = (_code, options) => options,
-): WorkerPlugin {
+): WorkerPlugin & { close(): void } {
   const built = new Map<string, Promise<{ code: string }>>();
+  let ahead: BundlingChild | undefined = startBundlingChild();
+  const take = () => {
+    const child = ahead ?? startBundlingChild();
+    ahead = undefined;
+    return child;
+  };
   return {
     name: `${PLUGIN_NAME}-child-bundling`,
+    close: () => ahead?.close(),
     async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
       const others = (options.plugins ?? []).filter((plugin) => plugin !== sapiPlugin && (plugin as BundlerPlugin).configureBundler !== undefined);
       if (options.workflowBundle || !options.workflowsPath || others.length > 0 || options.bundlerOptions?.webpackConfigHook) return options;
@@ -128,7 +159,7 @@ export function childBundling(
         tracing,
       };
       const key = JSON.stringify(spec);
-      if (!built.has(key)) built.set(key, bundleInChild(spec, bundlerLogger(options.taskQueue)));
+      if (!built.has(key)) built.set(key, take().bundle(spec, bundlerLogger(options.taskQueue)));
       const bundle = await built.get(key)!;
       const { bundlerOptions: _bundler, workflowsPath: _path, ...rest } = options;
       return onBundle(bundle.code, { ...rest, workflowBundle: bundle, interceptors: { ...options.interceptors, workflowModules: undefined } });
@@ -151,11 +182,11 @@ function bundlerLogger(taskQueue: string | undefined): Logger {
 }
 
 /** In the child: the bundle of `spec`, built as the SDK's `Worker.create` builds one from `workflowsPath`. */
-async function bundleAsWorker(spec: ChildBundleSpec, logger: Logger): Promise<string> {
-  const { WorkflowCodeBundler } = await import('@temporalio/worker/lib/workflow/bundler');
+async function bundleAsWorker(spec: ChildBundleSpec, logger: Logger, bundler: Promise<typeof BundlerModule>): Promise<string> {
+  const { WorkflowCodeBundler } = await bundler;
   const tracing = spec.tracing ? replayTracingPlugin() : undefined;
   const sapiBundler: BundlerPlugin = { name: PLUGIN_NAME, configureBundler: (given) => configureSapiBundle(given, tracing) };
-  const bundler = new WorkflowCodeBundler({
+  const codeBundler = new WorkflowCodeBundler({
     logger,
     workflowsPath: spec.workflowsPath,
     workflowInterceptorModules: spec.workflowInterceptorModules,
@@ -165,7 +196,7 @@ async function bundleAsWorker(spec: ChildBundleSpec, logger: Logger): Promise<st
     preloadModules: spec.preloadModules,
     plugins: [sapiBundler],
   });
-  return (await bundler.createBundle()).code;
+  return (await codeBundler.createBundle()).code;
 }
 
 if (require.main === module && process.send) {
@@ -186,8 +217,12 @@ if (require.main === module && process.send) {
     if (level === 'ERROR') errors.push(...message.split('\n').filter((line) => /^(ERROR in |Module not found|Module parse failed|\s*\S*Error: )/.test(line)));
     forward(level, message, meta);
   };
+  // the parent gone (its start failed, it was killed): nothing to bundle for
+  process.once('disconnect', () => process.exit(0));
+  // load the bundler (webpack) while the parent connects and checks
+  const bundler = import('@temporalio/worker/lib/workflow/bundler');
   process.once('message', (spec: ChildBundleSpec) => {
-    bundleAsWorker(spec, logger)
+    bundleAsWorker(spec, logger, bundler)
       .then((code) => send({ kind: 'done', code }))
       .catch((err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);

@@ -105,17 +105,17 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     throw err;
   }
   let connection: NativeConnection | undefined;
+  const given = options.worker?.workflowBundle;
+  // without a bundle given: bundled once in a child process (webpack never loaded here; it starts now and loads while
+  // the worker connects and checks), the deployment's version named after its code
+  const bundling = given
+    ? undefined
+    : childBundling(plugin, plugin.tracingOptions !== undefined, (code, compiled) =>
+        settings.deployment.name ? { ...compiled, workerDeploymentOptions: deploymentOptions(settings.deployment, plugin, code) } : compiled,
+      );
   try {
     connection = await connectWorker(settings.temporal);
-    const given = options.worker?.workflowBundle;
     const versioned = settings.deployment.name && given ? versionedBundle(settings.deployment, plugin, given) : undefined;
-    // without a bundle given: bundled once in a child process (webpack never loaded here), the deployment's version
-    // named after its code
-    const bundling = given
-      ? undefined
-      : childBundling(plugin, plugin.tracingOptions !== undefined, (code, compiled) =>
-          settings.deployment.name ? { ...compiled, workerDeploymentOptions: deploymentOptions(settings.deployment, plugin, code) } : compiled,
-        );
     const queues = [settings.temporal.taskQueue];
     if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
     const created: Worker[] = [];
@@ -144,6 +144,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
         }),
       );
     }
+    bundling?.close(); // not taken: the workers had a bundle of their own options
     workers = created;
     const opened = connection;
     // the runs schedules skipped, on the metrics endpoint (Temporal counts them only in each schedule's description)
@@ -185,6 +186,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     };
   } catch (err) {
     release();
+    bundling?.close();
     await connection?.close().catch(() => undefined);
     await plugin.close();
     throw err;
