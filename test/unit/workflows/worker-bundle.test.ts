@@ -41,9 +41,12 @@ describe("the worker's bundle built in a child process", () => {
         payloadConverterPath: configured.dataConverter?.payloadConverterPath,
         plugins: [plugin],
       }).createBundle();
-      const bundling = childBundling(plugin, false);
+      // onBundle: where startWorker names the deployment's version after the code (SAPI_DEPLOYMENT_NAME)
+      const seen: string[] = [];
+      const bundling = childBundling(plugin, false, (code, options) => (seen.push(code), { ...options, identity: 'versioned' }));
       const handed = await bundling.configureWorker!(configured);
       expect(handed.workflowBundle).toEqual({ code: inProcess.code });
+      expect({ seen: seen.map((code) => code === inProcess.code), identity: handed.identity }).toEqual({ seen: [true], identity: 'versioned' });
       expect({ workflowsPath: handed.workflowsPath, modules: handed.interceptors?.workflowModules }).toEqual({ workflowsPath: undefined, modules: undefined });
       // the bundler's own line, from the child, in the worker's log (its stats at DEBUG, as the plugin sets them)
       expect(logged).toContainEqual(
