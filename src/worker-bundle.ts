@@ -76,8 +76,9 @@ export interface BundlingChild {
 /** Forks this module as a bundling child, which loads the bundler and waits for its {@link ChildBundleSpec}. */
 export function startBundlingChild(): BundlingChild {
   const child = fork(__filename, [], {
-    // sources (tests, `ts-register`): the child loads them through the same hook
-    execArgv: __filename.endsWith('.ts') ? withTsRegister(process.execArgv) : process.execArgv,
+    // the worker's node flags (heap sizes, profiling) but not its inspector's port; sources (tests, `ts-register`):
+    // the child loads them through the same hook
+    execArgv: withTsRegister(process.execArgv.filter((arg) => !arg.startsWith('--inspect'))),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
   });
@@ -117,6 +118,7 @@ export function bundleInChild(spec: ChildBundleSpec, logger: Logger): Promise<{ 
 }
 
 function withTsRegister(execArgv: string[]): string[] {
+  if (!__filename.endsWith('.ts')) return execArgv;
   const register = join(__dirname, '..', 'scripts', 'ts-register.js');
   return execArgv.some((arg) => arg.includes('ts-register')) || !existsSync(register) ? execArgv : [...execArgv, '-r', register];
 }
