@@ -243,8 +243,8 @@ if (require.main === module) {
 
 /**
  * With `SAPI_DEPLOYMENT_NAME` and a bundle given (without one, the worker's own bundle, built in a child process by
- * `childBundling`, gets the same version from {@link deploymentOptions}): the bundle and the deployment version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the
- * bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
+ * `childBundling`, gets its version from {@link deploymentOptions} the same way): the bundle and the deployment
+ * version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
  * Runs are `PINNED` to the version that started them (an extraction moves on at a continue-as-new, see extract.ts).
  */
 function versionedBundle(
