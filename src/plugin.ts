@@ -1,6 +1,5 @@
 import { SimplePlugin } from '@temporalio/plugin';
 import {
-  DefaultLogger,
   Runtime,
   type BundleOptions,
   type BundlerPlugin,
@@ -17,11 +16,10 @@ import { loadSettings, type Settings } from './config';
 import { createSapiNexusHandler } from './nexus/handler';
 import { withJobTiming } from './activities/job-timing';
 import { configurePluginRuntime, metricsInterceptors, outageInterceptors, SeenJobs } from './observability';
-import { withBundlerStatsAtDebug } from './observability/logging';
 import { replayTracingPlugin, startTracing, type SapiTracing, type TracingOptions } from './observability/tracing';
 import { WorkerStartError } from './errors';
 import { checkActivityNames, checkConnections, checkNamespace } from './worker-checks';
-import { leanBundleOptions } from './workflow-bundle';
+import { configureSapiBundle, transferLogModule } from './worker-bundle';
 
 /** Name the plugin registers under. */
 export const PLUGIN_NAME = 'sapi-temporal';
@@ -137,9 +135,8 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
   configureBundler(given: BundleOptions): BundleOptions {
     // webpack's 20 lines of stats at DEBUG, not at every start (the bundler's default logger is the SDK's at INFO)
     // the lean bundle (ASCII, a source map without the sources): the worker holds it several times over, see workflow-bundle.ts
-    const options = leanBundleOptions({ ...given, logger: withBundlerStatsAtDebug(given.logger ?? new DefaultLogger('INFO')) });
-    const traced = this.tracingForBundles();
-    return this.wiring.configureBundler(traced?.configureBundler?.(options) ?? options);
+    // (one function with the worker's bundling child: see worker-bundle.ts)
+    return configureSapiBundle(given, this.tracingForBundles());
   }
 
   async configureReplayWorker(given: ReplayWorkerOptions): Promise<ReplayWorkerOptions> {
@@ -203,8 +200,7 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
   }
 }
 
-/** Path of the workflow interceptor module that logs each transfer's start and end (`observability/transfer-log`). */
-export const transferLogModule: string = require.resolve('./observability/transfer-log');
+export { transferLogModule };
 
 /** Path of the plugin's workflow module, for `Worker.create({ workflowsPath })` or `bundleWorkflowCode`. */
 export const workflowsPath: string = require.resolve('./workflows');

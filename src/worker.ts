@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  bundleWorkflowCode,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type NativeConnectionPlugin,
-  type WorkerDeploymentOptions,
-  type WorkerOptions,
-} from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
+import { NativeConnection, Runtime, Worker, type NativeConnectionPlugin, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings, type TemporalConnectionSettings } from './config';
 import { probeConnection } from './config/connection-probe';
@@ -17,6 +10,7 @@ import { METRIC_SCHEDULE_RUNS_SKIPPED, watchScheduleSkips } from './observabilit
 import { transportCause } from './storage-api/retry-policy';
 import { WorkerStartError } from './worker-checks';
 import { WORKER_HEARTBEAT_THROTTLE } from './activities/context';
+import { childBundling } from './worker-bundle';
 import { isSapiError } from './errors';
 
 export { checkConnections, checkNamespace, WorkerStartError, START_CHECK_TIMEOUT_MS } from './worker-checks';
@@ -111,9 +105,17 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     throw err;
   }
   let connection: NativeConnection | undefined;
+  const given = options.worker?.workflowBundle;
+  // without a bundle given: bundled once in a child process (webpack never loaded here; it starts now and loads while
+  // the worker connects and checks), the deployment's version named after its code
+  const bundling = given
+    ? undefined
+    : childBundling(plugin, plugin.tracingOptions !== undefined, (code, compiled) =>
+        settings.deployment.name ? { ...compiled, workerDeploymentOptions: deploymentOptions(settings.deployment, plugin, code) } : compiled,
+      );
   try {
     connection = await connectWorker(settings.temporal);
-    const versioned = settings.deployment.name ? await versionedBundle(settings.deployment, plugin, options.worker?.workflowBundle) : undefined;
+    const versioned = settings.deployment.name && given ? versionedBundle(settings.deployment, plugin, given) : undefined;
     const queues = [settings.temporal.taskQueue];
     if ((options.hostQueue ?? true) && settings.hostTaskQueue) queues.push(settings.hostTaskQueue);
     const created: Worker[] = [];
@@ -123,7 +125,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
           connection,
           namespace: settings.temporal.namespace,
           taskQueue,
-          plugins: [plugin],
+          plugins: bundling ? [plugin, bundling] : [plugin],
           // heartbeats carry resume points (finished parts/slices/pages): send them often enough to be worth it
           maxHeartbeatThrottleInterval: WORKER_HEARTBEAT_THROTTLE,
           // how much one process takes on (its memory); more throughput: more processes on the same task queue
@@ -142,6 +144,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
         }),
       );
     }
+    bundling?.close(); // not taken: the workers had a bundle of their own options
     workers = created;
     const opened = connection;
     // the runs schedules skipped, on the metrics endpoint (Temporal counts them only in each schedule's description)
@@ -183,6 +186,7 @@ export async function startWorker(options: RunWorkerOptions = {}): Promise<Runni
     };
   } catch (err) {
     release();
+    bundling?.close();
     await connection?.close().catch(() => undefined);
     await plugin.close();
     throw err;
@@ -238,21 +242,26 @@ if (require.main === module) {
 }
 
 /**
- * With `SAPI_DEPLOYMENT_NAME`: the workflow bundle (built here, the plugin's workflow modules included, unless one is
- * given) and the deployment version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the
- * bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
+ * With `SAPI_DEPLOYMENT_NAME` and a bundle given (without one, the worker's own bundle, built in a child process by
+ * `childBundling`, gets its version from {@link deploymentOptions} the same way): the bundle and the deployment
+ * version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
  * Runs are `PINNED` to the version that started them (an extraction moves on at a continue-as-new, see extract.ts).
  */
-async function versionedBundle(
+function versionedBundle(
   deployment: Settings['deployment'],
   plugin: SapiPlugin,
-  given: WorkerOptions['workflowBundle'] | undefined,
-): Promise<{ bundle: { code: string }; deployment: WorkerDeploymentOptions }> {
-  const bundle = given && 'code' in given ? given : await bundleWorkflowCode({ workflowsPath, plugins: [plugin] });
+  given: NonNullable<WorkerOptions['workflowBundle']>,
+): { bundle: { code: string }; deployment: WorkerDeploymentOptions } {
+  const bundle = 'code' in given ? given : { code: readFileSync(given.codePath, 'utf8') };
+  return { bundle, deployment: deploymentOptions(deployment, plugin, bundle.code) };
+}
+
+/** The deployment version of a worker running `bundleCode`: see {@link versionedBundle}. */
+function deploymentOptions(deployment: Settings['deployment'], plugin: SapiPlugin, bundleCode: string): WorkerDeploymentOptions {
   // a traced worker's bundle issues its commands in a different order around updates (see replay-check --tracing): a
   // build id of one's own gets the switch too, so turning tracing on or off is always a new version
-  const buildId = deployment.buildId !== undefined ? tracedBuildId(deployment.buildId, plugin.tracingOptions !== undefined) : defaultBuildId(bundle.code);
-  return { bundle, deployment: { version: { deploymentName: deployment.name!, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } };
+  const buildId = deployment.buildId !== undefined ? tracedBuildId(deployment.buildId, plugin.tracingOptions !== undefined) : defaultBuildId(bundleCode);
+  return { version: { deploymentName: deployment.name!, buildId }, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
 }
 
 /** `SAPI_BUILD_ID` as the worker polls with it: `<id>+traced` when tracing is on. */

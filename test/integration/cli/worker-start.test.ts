@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
@@ -28,6 +28,8 @@ const WORKERS = {
   'the CLI worker': ['bin/sapi-temporal.js', '--', 'worker'],
   "the plugin in a user's own worker": ['test/harness/own-worker.ts'],
 } as const;
+/** `startWorker` (what the CLI worker runs) in the tests' worker process, with SAPI_TEST_WORKFLOWS_PATH. */
+const HARNESS_WORKER = ['test/harness/worker-child.ts'];
 
 describe('a worker that cannot work exits at start, naming the setting', () => {
   const stack = testStack();
@@ -49,10 +51,11 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
   });
 
   /** Starts a worker process with the stack's Temporal, this env's Storage connection, and `overrides` on top. */
-  function startWorkerProcess(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>) {
+  function startWorkerProcess(kind: keyof typeof WORKERS | 'the harness worker', overrides: Record<string, string | undefined>) {
+    const args = kind === 'the harness worker' ? HARNESS_WORKER : WORKERS[kind];
     const child = spawn(
       process.execPath,
-      ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), ...WORKERS[kind].map((arg) => (arg.includes('/') ? resolve(repoRoot, arg) : arg))],
+      ['-r', resolve(repoRoot, 'scripts', 'ts-register.js'), ...args.map((arg) => (arg.includes('/') ? resolve(repoRoot, arg) : arg))],
       {
         cwd: env.dataDir,
         env: {
@@ -79,7 +82,7 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
   }
 
   /** Runs the worker until it exits on its own (killed after {@link HANG_MS}, so a hang fails the test, not jest). */
-  async function runToExit(kind: keyof typeof WORKERS, overrides: Record<string, string | undefined>): Promise<Exit> {
+  async function runToExit(kind: keyof typeof WORKERS | 'the harness worker', overrides: Record<string, string | undefined>): Promise<Exit> {
     const worker = startWorkerProcess(kind, overrides);
     const guard = setTimeout(() => worker.child.kill('SIGKILL'), HANG_MS);
     try {
@@ -234,6 +237,44 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
     } finally {
       worker.child.kill('SIGKILL');
     }
+  });
+
+  it('the CLI worker bundles its workflows in a process that exits: at rest it has no bundler loaded (no swc binding mapped) and no child process', async () => {
+    const worker = startWorkerProcess('the CLI worker', { TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-bundle') });
+    try {
+      const deadline = Date.now() + HANG_MS;
+      while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline)
+        await new Promise((ok) => setTimeout(ok, 100));
+      expect(worker.output.stdout).toMatch(/^worker polling /);
+      const pid = worker.child.pid!;
+      // the bundler compiles the workflows' TypeScript with swc, a native module: once loaded, mapped for the process's life
+      expect(
+        readFileSync(`/proc/${pid}/maps`, 'utf8')
+          .split('\n')
+          .filter((line) => /swc/.test(line)),
+      ).toEqual([]);
+      const children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean),
+      );
+      expect(children).toEqual([]);
+      // the bundler's log line, from the child, in the worker's log; none of the SDK's warnings for a prebuilt bundle
+      // given options it ignores (workflowsPath, bundlerOptions, workflow interceptor modules: all in the bundle)
+      expect(worker.output.stderr).toMatch(/Workflow bundle created/);
+      expect(worker.output.stderr).not.toMatch(/Ignoring WorkerOptions|prebuilt workflow bundle/);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+
+  it('a workflow module that does not bundle fails the start: exit 1, the failure naming the module and what webpack could not resolve', async () => {
+    const workflows = resolve(repoRoot, 'test', 'harness', 'broken-workflows.js');
+    const exit = await runToExit('the harness worker', { SAPI_TEST_WORKFLOW_BUNDLE: undefined, SAPI_TEST_WORKFLOWS_PATH: workflows });
+    const failure = exit.stderr.split('\n').filter((line) => line.startsWith('worker-child: '));
+    expect({ code: exit.code, failure }).toEqual({
+      code: 1,
+      failure: [expect.stringContaining(`bundling the workflows (${workflows}) failed: ERROR in `)],
+    });
+    expect(failure[0]).toMatch(/broken-workflows\.js 3:\d+-\d+; Module not found: Error: Can't resolve '\.\/no-such-workflow-module'/);
   });
 
   it('the CLI names the failure code of each cause: SAPI_TEMPORAL_NAMESPACE_NOT_FOUND, SAPI_WORKER_CONFIG', async () => {
