@@ -20,7 +20,7 @@ import {
 } from '@temporalio/worker';
 import type * as BundlerModule from '@temporalio/worker/lib/workflow/bundler';
 import { WorkerStartError } from './errors';
-import { withBundlerStatsAtDebug } from './observability/logging';
+import { loggerOf, withBundlerStatsAtDebug } from './observability/logging';
 import { replayTracingPlugin } from './observability/tracing';
 import { leanBundleOptions } from './workflow-bundle';
 
@@ -178,16 +178,9 @@ export function childBundling(
 
 /** The worker's logger as the SDK gives it to the bundler (the runtime's, `sdkComponent: worker`, the task queue). */
 function bundlerLogger(taskQueue: string | undefined): Logger {
-  const log = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
-    Runtime.instance().logger.log(level, message, { sdkComponent: 'worker', taskQueue: taskQueue ?? 'default', ...meta });
-  return {
-    log,
-    trace: (message, meta) => log('TRACE', message, meta),
-    debug: (message, meta) => log('DEBUG', message, meta),
-    info: (message, meta) => log('INFO', message, meta),
-    warn: (message, meta) => log('WARN', message, meta),
-    error: (message, meta) => log('ERROR', message, meta),
-  };
+  return loggerOf((level, message, meta) =>
+    Runtime.instance().logger.log(level, message, { sdkComponent: 'worker', taskQueue: taskQueue ?? 'default', ...meta }),
+  );
 }
 
 /** In the child: the bundle of `spec`, built as the SDK's `Worker.create` builds one from `workflowsPath`. */
@@ -210,22 +203,12 @@ async function bundleAsWorker(spec: ChildBundleSpec, logger: Logger, bundler: Pr
 
 if (require.main === module && process.send) {
   const send = (message: ChildMessage) => new Promise<void>((ok) => process.send!(message, undefined, {}, () => ok()));
-  const log = (level: LogLevel, message: string, meta?: Record<string, unknown>) => void send({ kind: 'log', level, message, meta: plain(meta) });
-  const logger: Logger = {
-    log,
-    trace: (message, meta) => logger.log('TRACE', message, meta),
-    debug: (message, meta) => logger.log('DEBUG', message, meta),
-    info: (message, meta) => logger.log('INFO', message, meta),
-    warn: (message, meta) => logger.log('WARN', message, meta),
-    error: (message, meta) => logger.log('ERROR', message, meta),
-  };
   // webpack's errors come as one ERROR line of its stats before the bundler's generic rejection: the failure names them
   const errors: string[] = [];
-  const forward = logger.log;
-  logger.log = (level, message, meta) => {
+  const logger = loggerOf((level, message, meta) => {
     if (level === 'ERROR') errors.push(...message.split('\n').filter((line) => /^(ERROR in |Module not found|Module parse failed|\s*\S*Error: )/.test(line)));
-    forward(level, message, meta);
-  };
+    void send({ kind: 'log', level, message, meta: plain(meta) });
+  });
   // the parent gone (its start failed, it was killed): nothing to bundle for
   process.once('disconnect', () => process.exit(0));
   // load the bundler (webpack) while the parent connects and checks

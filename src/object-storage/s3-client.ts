@@ -281,13 +281,17 @@ export interface BuiltRequest {
  * What every GetObject of one bucket through one client is sent as, but its key: the endpoint, the path before the
  * key (`/bucket/` path-style, `/` virtual-hosted), the query, and one signer (it keeps the derived signing key).
  */
-interface PresignTemplate {
+/** A bucket's request with the key left out (the endpoint and the path before the key): its keys' requests reuse it. */
+export interface RequestTemplate {
   protocol: string;
   hostname: string;
   port?: number;
   host: string;
   pathBeforeKey: string;
   query: Record<string, string>;
+}
+
+interface PresignTemplate extends RequestTemplate {
   signer: SignatureV4;
 }
 
@@ -316,16 +320,20 @@ export async function presignGetObject(s3: S3Client, bucket: string, key: string
   }
   const t = await template;
   if (!t) return signedUrl(await builtRequest(s3, bucket, key), await presignSigner(s3), expiresIn);
-  return signedUrl(
-    { protocol: t.protocol, hostname: t.hostname, port: t.port, path: `${t.pathBeforeKey}${encodeS3Key(key)}`, query: t.query, headers: { host: t.host } },
-    t.signer,
-    expiresIn,
-  );
+  return signedUrl(requestFromTemplate(t, key), t.signer, expiresIn);
 }
 
-/** The template of a bucket, from the request the middleware builds for `key`; `undefined` when its path does not end with the key as {@link encodeS3Key} encodes it. */
-async function presignTemplateOf(s3: S3Client, bucket: string, key: string): Promise<PresignTemplate | undefined> {
-  const request = await builtRequest(s3, bucket, key);
+/**
+ * The template of `key`'s bucket, from the request the middleware builds for `key` (a GetObject, or `command`);
+ * `undefined` when its path does not end with the key as {@link encodeS3Key} encodes it.
+ */
+export async function requestTemplateOf(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  command?: GetObjectCommand | PutObjectCommand,
+): Promise<RequestTemplate | undefined> {
+  const request = await builtRequest(s3, bucket, key, command);
   const encoded = encodeS3Key(key);
   if (!request.path.endsWith(encoded)) return undefined;
   return {
@@ -335,8 +343,17 @@ async function presignTemplateOf(s3: S3Client, bucket: string, key: string): Pro
     host: hostOf(request),
     pathBeforeKey: request.path.slice(0, request.path.length - encoded.length),
     query: { ...request.query },
-    signer: await presignSigner(s3),
   };
+}
+
+/** `key`'s request from its bucket's template. */
+export function requestFromTemplate(t: RequestTemplate, key: string): BuiltRequest {
+  return { protocol: t.protocol, hostname: t.hostname, port: t.port, path: `${t.pathBeforeKey}${encodeS3Key(key)}`, query: t.query, headers: { host: t.host } };
+}
+
+async function presignTemplateOf(s3: S3Client, bucket: string, key: string): Promise<PresignTemplate | undefined> {
+  const template = await requestTemplateOf(s3, bucket, key);
+  return template && { ...template, signer: await presignSigner(s3) };
 }
 
 async function presignSigner(s3: S3Client): Promise<SignatureV4> {

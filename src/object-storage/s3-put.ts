@@ -23,10 +23,12 @@ import {
   builtRequest,
   createS3Client,
   DEFAULT_S3_MAX_ATTEMPTS,
-  encodeS3Key,
   hostOf,
+  requestFromTemplate,
+  requestTemplateOf,
   s3ErrorCodeOf,
   type BuiltRequest,
+  type RequestTemplate,
   type TemporaryCredentials,
 } from './s3-client';
 
@@ -95,14 +97,8 @@ export class S3PutError extends Error {
   }
 }
 
-/** The request of a PutObject with the key left out: the endpoint and the path before the key. */
-interface PutTemplate {
-  protocol: string;
-  hostname: string;
-  port?: number;
-  host: string;
-  pathBeforeKey: string;
-  query: Record<string, string>;
+/** A bucket's PutObject template, and the hash its signer uses. */
+interface PutTemplate extends RequestTemplate {
   sha256: ConstructorParameters<typeof SignatureV4>[0]['sha256'];
 }
 
@@ -127,18 +123,8 @@ function putCommand(bucket: string, key: string): PutObjectCommand {
 
 async function templateOf(region: string, endpoint: string | undefined, bucket: string, key: string): Promise<PutTemplate | undefined> {
   const client = builderOf(region, endpoint);
-  const request = await builtRequest(client, bucket, key, putCommand(bucket, key));
-  const encoded = encodeS3Key(key);
-  if (!request.path.endsWith(encoded)) return undefined;
-  return {
-    protocol: request.protocol,
-    hostname: request.hostname,
-    port: request.port,
-    host: hostOf(request),
-    pathBeforeKey: request.path.slice(0, request.path.length - encoded.length),
-    query: { ...request.query },
-    sha256: client.config.sha256,
-  };
+  const template = await requestTemplateOf(client, bucket, key, putCommand(bucket, key));
+  return template && { ...template, sha256: client.config.sha256 };
 }
 
 /** The PutObject request of `key` as the SDK builds it (its template reused), and the hash the signer uses. */
@@ -160,17 +146,7 @@ async function requestOf(
     const client = builderOf(region, endpoint);
     return { request: await builtRequest(client, bucket, key, putCommand(bucket, key)), sha256: client.config.sha256 };
   }
-  return {
-    request: {
-      protocol: t.protocol,
-      hostname: t.hostname,
-      port: t.port,
-      path: `${t.pathBeforeKey}${encodeS3Key(key)}`,
-      query: t.query,
-      headers: { host: t.host },
-    },
-    sha256: t.sha256,
-  };
+  return { request: requestFromTemplate(t, key), sha256: t.sha256 };
 }
 
 /** `k=v&…` of a request's query, encoded as SigV4 canonicalizes it (a flag without value as `k=`). */

@@ -47,8 +47,11 @@ const BUNDLER_STATS = /^asset workflow-bundle-[\s\S]*\bwebpack [\d.]+ compiled/;
  * start would print them at every start (its one INFO line `Workflow bundle created` stays).
  */
 export function withBundlerStatsAtDebug(logger: Logger): Logger {
-  const log = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
-    logger.log(level === 'INFO' && BUNDLER_STATS.test(message) ? 'DEBUG' : level, message, meta);
+  return loggerOf((level, message, meta) => logger.log(level === 'INFO' && BUNDLER_STATS.test(message) ? 'DEBUG' : level, message, meta));
+}
+
+/** A {@link Logger} whose every level goes through `log`. */
+export function loggerOf(log: (level: LogLevel, message: string, meta?: Record<string, unknown>) => void): Logger {
   return {
     log,
     trace: (message, meta) => log('TRACE', message, meta),
