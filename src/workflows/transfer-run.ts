@@ -85,9 +85,10 @@ export async function runTransfer<T>(
   const root = CancellationScope.current();
   /** The progress as answered: with the call waiting an outage out, while one does. */
   const answer = (): TransferProgress => {
-    if (progress.cancelling === undefined && root.consideredCancelled) progress.cancelling = 'cancellation requested';
+    // computed, not stored: a query handler changes no state
+    const cancelling = progress.cancelling ?? (root.consideredCancelled ? 'cancellation requested' : undefined);
     const waitingFor = view?.waitingFor();
-    return waitingFor ? { ...progress, waitingFor } : { ...progress };
+    return { ...progress, ...(cancelling !== undefined ? { cancelling } : {}), ...(waitingFor ? { waitingFor } : {}) };
   };
   setHandler(progressQuery, answer);
   setHandler(transferProgressUpdate, answer);

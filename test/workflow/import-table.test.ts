@@ -410,6 +410,21 @@ describe('importTableWorkflow: cancel (update)', () => {
     expect(p.buckets.has('in.c-new')).toBe(false);
   });
 
+  it('a cancellation request (workflow cancel) while the short path prepares: the progress says so until the run acts on it', async () => {
+    const p = project().hold('prepareImport');
+    const { failure, seen } = await runWith(p, { bucketId: 'in.c-new', createBucket: true }, async (handle) => {
+      await p.waitFor('prepareImport');
+      await handle.cancel();
+      const progress = await handle.query(progressQuery);
+      p.open('prepareImport');
+      return progress;
+    });
+    expect(seen).toMatchObject({ phase: 'checking', cancelling: 'cancellation requested' });
+    expect(failure).toBeDefined();
+    expect(p.callsOf('uploadAndStartJob')).toHaveLength(0);
+    expect(p.buckets.has('in.c-new')).toBe(false);
+  });
+
   it('refusals: a reason that is not a string; a cancel once the job ended (setting metadata)', async () => {
     const p = project();
     p.holdJobs = true;
