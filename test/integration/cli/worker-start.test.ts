@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import type { ImportTableResult } from '../../../src/contracts/transfer';
-import { repoRoot } from '../../harness/processes';
+import { repoRoot, waitForLine } from '../../harness/processes';
 import { makeTestCertificates, type TestCertificates } from '../../harness/tls-certs';
 import { startTlsProxy, type TlsProxy } from '../../harness/tls-proxy';
 import { startSapiTestEnv, type SapiTestEnv } from '../../harness/sapi-env';
@@ -241,10 +241,9 @@ describe('a worker that cannot work exits at start, naming the setting', () => {
 
   it('the CLI worker bundles its workflows in a process that exits: at rest it has no bundler loaded (no swc binding mapped) and no child process', async () => {
     const worker = startWorkerProcess('the CLI worker', { TEMPORAL_TASK_QUEUE: uniqueTaskQueue('worker-bundle') });
+    const polling = waitForLine(worker.child, /^worker polling /, HANG_MS);
     try {
-      const deadline = Date.now() + HANG_MS;
-      while (!/worker polling/.test(worker.output.stdout) && worker.child.exitCode === null && Date.now() < deadline)
-        await new Promise((ok) => setTimeout(ok, 100));
+      await polling;
       expect(worker.output.stdout).toMatch(/^worker polling /);
       const pid = worker.child.pid!;
       // the bundler compiles the workflows' TypeScript with swc, a native module: once loaded, mapped for the process's life
