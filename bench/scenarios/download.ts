@@ -83,6 +83,8 @@ export const downloadScenario: Scenario = async (ctx) => {
   const mcRuns: Array<{ ms: number; bytes: number }> = [];
   const mcCpuPerGb: number[] = [];
   const cpuPerGb = { ours: [] as number[], compare: [] as number[] };
+  /** User and system CPU seconds per GB of each download (ours) and each mc run: where the CPU goes. */
+  const cpuSplitPerGb = { ours: [] as Array<{ user: number; system: number }>, mc: [] as Array<{ user: number; system: number }> };
   let slices = 0;
   const workerPeakKiB = { ours: 0, compare: 0 };
   let baselinePeakKiB = 0;
@@ -142,6 +144,7 @@ export const downloadScenario: Scenario = async (ctx) => {
         const m = mcRun.value;
         mcRuns.push({ ms: m.ms, bytes: m.bytes! });
         mcCpuPerGb.push(cpuSecondsPerGb(mcCpuSeconds(m), m.bytes!)!);
+        if (m.mcCpu) cpuSplitPerGb.mc.push({ user: cpuSecondsPerGb(m.mcCpu.user, m.bytes!)!, system: cpuSecondsPerGb(m.mcCpu.system, m.bytes!)! });
         runs.push({
           side: 'mc',
           n,
@@ -183,6 +186,12 @@ export const downloadScenario: Scenario = async (ctx) => {
       // the worker's CPU (its download threads included) while the downloadFile activity ran
       const downloadCpuS = cpuSecondsWithin(run.worker, span.startedMs!, span.endedMs!);
       if (downloadCpuS !== undefined) cpuPerGb[side].push(cpuSecondsPerGb(downloadCpuS, wf.result.bytes)!);
+      // …and its user / system split (read from the same samples, so user + sys ≈ the total within rounding)
+      const downloadUserS = cpuSecondsWithin(run.worker, span.startedMs!, span.endedMs!, 'user');
+      const downloadSysS = cpuSecondsWithin(run.worker, span.startedMs!, span.endedMs!, 'system');
+      if (side === 'ours' && downloadUserS !== undefined && downloadSysS !== undefined) {
+        cpuSplitPerGb.ours.push({ user: cpuSecondsPerGb(downloadUserS, wf.result.bytes)!, system: cpuSecondsPerGb(downloadSysS, wf.result.bytes)! });
+      }
       oursEndToEnd[side].push({ ms: endToEndMs, bytes: wf.result.bytes });
       workerPeakKiB[side] = Math.max(workerPeakKiB[side], run.worker.peakKiB);
       runs.push({
@@ -195,6 +204,8 @@ export const downloadScenario: Scenario = async (ctx) => {
         downloadMs: Math.round(downloadMs),
         downloadAttempt: span.attempt,
         downloadWorkerCpuS: downloadCpuS,
+        downloadWorkerCpuUserS: downloadUserS,
+        downloadWorkerCpuSysS: downloadSysS,
         phases,
         slicesMbps: phases ? mbPerSecond(wf.result.bytes, phases.slicesMs) : undefined,
         endToEndMs: Math.round(endToEndMs),
@@ -208,7 +219,7 @@ export const downloadScenario: Scenario = async (ctx) => {
         cpuSplit: run.cpuSplit,
       });
       ctx.log(
-        `${side} #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}, worker cpu ${downloadCpuS} s` +
+        `${side} #${n}: ${wf.result.slices} slices, ${wf.result.bytes} bytes; download ${(downloadMs / 1000).toFixed(1)} s (${mbPerSecond(wf.result.bytes, downloadMs)!.toFixed(1)} MB/s, attempt ${span.attempt}, worker cpu ${downloadCpuS} s [user ${downloadUserS}, sys ${downloadSysS}]` +
           `${phases ? `; slices in parallel ${(phases.slicesMs / 1000).toFixed(1)} s, concatenation ${(phases.concatenateMs / 1000).toFixed(1)} s` : '; slices written in place, no concatenation'}), ` +
           `end to end ${(endToEndMs / 1000).toFixed(1)} s, worker peak ${kibToMb(run.worker.peakKiB)} MB, cpu [user, sys] s ${JSON.stringify(run.cpuSplit)}`,
       );
@@ -240,7 +251,7 @@ export const downloadScenario: Scenario = async (ctx) => {
             baseline: median(mcCpuPerGb),
             target: { on: 'ratio', op: '<=', value: 1.2 },
             goal: 'issue 41 target 2',
-            note: 'ours: the worker process (its threads included) while downloadFile ran, sha256 included; baseline: the mc process',
+            note: `ours: the worker process (its threads included) while downloadFile ran, sha256 included; baseline: the mc process; user + sys s/GB (medians): ours ${splitNote(cpuSplitPerGb.ours)}, mc ${splitNote(cpuSplitPerGb.mc)}`,
           }),
         ]
       : [{ scenario: 'download', metric: 'download phase vs mc', unit: 'MB/s', note: `not measured: ${mc.missing}` }];
@@ -347,4 +358,11 @@ function watchConcatenation(destination: string): { readonly partialSeenMs?: num
     if (sawParts && state.partialSeenMs === undefined && existsSync(`${destination}.partial`)) state.partialSeenMs = Date.now();
   }, 50);
   return state;
+}
+
+/** `user + sys` of the medians of each, in s/GB (`?` when nothing was measured). */
+function splitNote(split: ReadonlyArray<{ user: number; system: number }>): string {
+  const user = median(split.map((s) => s.user));
+  const system = median(split.map((s) => s.system));
+  return user === undefined || system === undefined ? '?' : `${user.toFixed(2)} + ${system.toFixed(2)}`;
 }

@@ -49,6 +49,7 @@ describe('reading a process memory and CPU from /proc', () => {
     const window = sampler.stop();
     expect(window.samples.length).toBeGreaterThanOrEqual(2);
     expect(window.peakKiB).toBeGreaterThanOrEqual(window.startKiB);
+    for (const sample of window.samples) expect(sample.userS! + sample.sysS!).toBeCloseTo(sample.cpuS!, 6); // the split adds up
   });
 
   it('reduces a timeline to per-slice maxima in MB, repeating the last value over empty slices', () => {
@@ -100,13 +101,24 @@ describe('CPU seconds within a window', () => {
     hwmReset: false,
     durationMs: 1000,
     startedAtMs: 1_000_000,
-    samples: Array.from({ length: 11 }, (_, i) => ({ tMs: i * 100, rssKiB: 1, cpuS: i * 0.05 })),
+    // of which 0.03 s in user mode and 0.02 s in the kernel
+    samples: Array.from({ length: 11 }, (_, i) => ({ tMs: i * 100, rssKiB: 1, cpuS: i * 0.05, userS: i * 0.03, sysS: i * 0.02 })),
   };
 
   it('reads the counter at each moment between its samples: work outside the window is not counted', () => {
     // 250 ms → 430 ms: 0.18 s × 0.5 = 0.09 s (the outer samples, 200 → 500 ms, would give 0.15 s)
     expect(cpuSecondsWithin(window, 1_000_250, 1_000_430)).toBe(0.09);
     expect(cpuSecondsWithin(window, 1_000_200, 1_000_500)).toBe(0.15);
+  });
+
+  it('reads the user or the system counter alone, interpolated the same way', () => {
+    expect(cpuSecondsWithin(window, 1_000_250, 1_000_430, 'user')).toBe(0.05); // 0.18 s × 0.3 = 0.054
+    expect(cpuSecondsWithin(window, 1_000_250, 1_000_430, 'system')).toBe(0.04); // 0.18 s × 0.2 = 0.036
+    expect(cpuSecondsWithin(window, 1_000_000, 1_001_000, 'user')).toBe(0.3);
+    expect(cpuSecondsWithin(window, 1_000_000, 1_001_000, 'system')).toBe(0.2);
+    // samples of a sampler without the split (an older JSON): nothing to read
+    const totalOnly = { ...window, samples: window.samples.map(({ tMs, rssKiB, cpuS }) => ({ tMs, rssKiB, cpuS })) };
+    expect(cpuSecondsWithin(totalOnly, 1_000_000, 1_001_000, 'user')).toBeUndefined();
   });
 
   it('takes the nearest sample outside them, and refuses a reversed window or too few samples', () => {
