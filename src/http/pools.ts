@@ -5,7 +5,7 @@
 import type { Dispatcher } from 'undici';
 import type { InputPolicy } from '../security/policy';
 import { guardedAgent } from '../security/network';
-import { undici } from './undici-parts';
+import { undici } from '../undici-parts';
 
 /** Sockets per origin for Storage API calls. Default 32 (200 concurrent imports share them). */
 const STORAGE_CONNECTIONS_PER_ORIGIN = 32;

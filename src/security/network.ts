@@ -11,7 +11,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import type { Agent, buildConnector, Dispatcher } from 'undici';
-import { undici } from '../http/undici-parts';
+import { undici } from '../undici-parts';
 import { SapiInputForbiddenError } from '../errors';
 import { allowListedAddresses, bareHost, hostAllowed, isInternalOrigin, portOf, urlAllowed, type InputPolicy } from './policy';
 

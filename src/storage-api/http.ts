@@ -9,7 +9,7 @@ import type { Agent, Dispatcher } from 'undici';
 import { type z } from 'zod';
 import { httpStatusError, SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
 import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
-import { undici } from '../http/undici-parts';
+import { undici } from '../undici-parts';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
 import { serviceErrorSchema } from './schemas';

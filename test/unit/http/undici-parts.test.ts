@@ -1,5 +1,5 @@
 import * as Undici from 'undici';
-import { undici, UNDICI_PART_MODULES } from '../../../src/http/undici-parts';
+import { undici, UNDICI_PART_MODULES } from '../../../src/undici-parts';
 
 describe("undici's parts loaded alone are the package's own", () => {
   it('each part is the object the package exports, from the module it is loaded from (not the fallback)', () => {
