@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { NativeConnection, Runtime, Worker, type NativeConnectionPlugin, type WorkerDeploymentOptions, type WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from './version';
 import { loadSettings, temporalConnectionOptions, type Settings, type TemporalConnectionSettings } from './config';
@@ -37,6 +38,18 @@ export function configureWorkerLogging(
 export const WORKER_STOP_GRACE_MS = 30_000;
 /** Exit code after a stop signal ended the process before a graceful stop could (128 + SIGINT). */
 export const WORKER_INTERRUPTED_EXIT_CODE = 130;
+
+/**
+ * V8 flags {@link startWorker} sets for its process before the first connection: WebAssembly stays on V8's baseline
+ * compiler (Liftoff). undici parses HTTP with llhttp compiled to WebAssembly, and V8 otherwise recompiles llhttp's
+ * parser function with its optimizing compiler once it is hot: ~200 ms of CPU and up to 30 MB of compiler memory at
+ * once (42 MB in all) on a V8 background thread, in each thread that makes requests (the main thread, each download
+ * thread). glibc keeps that memory in the thread's malloc arena; on the main one (the brk heap) later allocations
+ * above it pinned it: the idle worker's brk heap was 38–47 MB instead of 8–14 MB in about half the runs. The baseline
+ * code parses a response's body in one step per socket chunk, as the optimized code does. A worker of your own can
+ * pass them to node (`node --no-wasm-dynamic-tiering --no-wasm-tier-up …`; NODE_OPTIONS does not take them).
+ */
+export const WORKER_V8_FLAGS: readonly string[] = ['--no-wasm-dynamic-tiering', '--no-wasm-tier-up'];
 
 export interface RunWorkerOptions {
   settings?: Settings;
@@ -77,6 +90,8 @@ export interface RunningWorker {
  */
 export async function startWorker(options: RunWorkerOptions = {}): Promise<RunningWorker> {
   const settings = options.settings ?? loadSettings();
+  // before any connection: undici compiles its parser at the first one (see WORKER_V8_FLAGS)
+  for (const flag of WORKER_V8_FLAGS) setFlagsFromString(flag);
   const signals = options.stopSignals === false ? [] : (options.stopSignals ?? ['SIGINT', 'SIGTERM']);
   let workers: Worker[] | undefined;
   let stopping = false;

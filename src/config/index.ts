@@ -40,117 +40,128 @@ export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 100;
 /** Default number of workflow tasks one worker runs at once (`SAPI_MAX_CONCURRENT_WORKFLOW_TASKS`; as the SDK). */
 export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 40;
 
-const connectionSchema = z.object({
-  url: z.url({ message: 'must be an http(s) URL of the Storage API, e.g. https://connection.keboola.com' }),
-  token: z.string().min(1, 'is required'),
-  importUrl: z.url().optional(),
-  branchId: z.string().min(1).optional(),
-});
+/**
+ * The settings' zod schema, built by each {@link loadSettings} and dropped after it: zod's schema objects carry
+ * dozens of closures each (~1 MB of V8 heap for this one), which a worker would otherwise keep for its life to
+ * parse its environment once.
+ */
+function buildSettingsSchema() {
+  const connectionSchema = z.object({
+    url: z.url({ message: 'must be an http(s) URL of the Storage API, e.g. https://connection.keboola.com' }),
+    token: z.string().min(1, 'is required'),
+    importUrl: z.url().optional(),
+    branchId: z.string().min(1).optional(),
+  });
+
+  const settingsSchema = z.object({
+    connections: z.record(z.string(), connectionSchema),
+    /** How to reach Temporal (envconfig: address, namespace, API key, TLS, profile) and the task queue. */
+    temporal: z.object({
+      address: z.string().min(1),
+      namespace: z.string().min(1),
+      taskQueue: z.string().min(1),
+      apiKey: z.string().min(1).optional(),
+      tls: z.custom<NonNullable<TemporalConnectionSettings['tls']>>((value) => typeof value === 'object' && value !== null).optional(),
+      grpcMeta: z.record(z.string(), z.string()).optional(),
+      profile: z.string().min(1).optional(),
+      disableHostVerification: z.boolean().optional(),
+    }),
+    /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
+    hostTaskQueue: z.string().min(1).optional(),
+    s3: z.object({
+      endpoint: z.url().optional(),
+      region: z.string().optional(),
+      /** The worker's own S3 keys (for `s3://` sources/destinations and staging); else the default AWS chain. */
+      accessKeyId: z.string().optional(),
+      secretAccessKey: z.string().optional(),
+    }),
+    gcs: z.object({
+      /** JSON API root of Google Cloud Storage: an emulator's (fake-gcs-server); absent: `https://storage.googleapis.com`. */
+      endpoint: z.url().optional(),
+    }),
+    /** Where extraction stages page records: `s3://bucket/prefix` (durable, any worker) or a local folder. */
+    stagingUrl: z.string().min(1),
+    transfer: z.object({
+      partSizeBytes: z
+        .number()
+        .int()
+        .min(5 * 1024 * 1024),
+      concurrency: z.number().int().min(1).max(64),
+    }),
+    /** How much work one worker process takes on: its memory is a function of these (docs/deploying.md, Scaling out). */
+    worker: z.object({
+      maxCachedWorkflows: z.number().int().min(0),
+      maxConcurrentActivities: z.number().int().min(1),
+      maxConcurrentWorkflowTasks: z.number().int().min(2),
+    }),
+    /** Where activities keep temporary files (slice downloads, staged pages). */
+    workDir: z.string().min(1),
+    /**
+     * The Storage table load receipts go to when a run names none (`SAPI_RECEIPTS_TABLE`, default
+     * `in.c-sapi-temporal.receipts`); `null` (`off`): none unless a run names a table.
+     */
+    receiptsTable: z.string().regex(RECEIPTS_TABLE_PATTERN, `must be a table id like ${DEFAULT_RECEIPTS_TABLE}, or ${RECEIPTS_OFF}`).nullable(),
+    /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
+    extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
+    /** What workflow inputs may name: local roots, URLs and networks, object prefixes (docs/security.md). */
+    policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
+    /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
+    codecKeys: z
+      .array(z.object({ id: z.string().min(1), key: z.string().min(1) }))
+      .min(1)
+      .optional(),
+    /** Register the plugin's Nexus service (`sapi-temporal`: importTable, exportTable, extract) on the worker. */
+    nexusService: z.boolean({ message: 'must be true or false' }),
+    /**
+     * Worker Deployment Versioning: with a deployment name the worker polls as version `<name>:<buildId>` (build id
+     * default: the package version and a hash of the workflow bundle); imports and exports stay on the version that
+     * started them, an extraction moves to the current version at its next continue-as-new (docs/deploying.md).
+     */
+    deployment: z
+      .object({ name: z.string().min(1).optional(), buildId: z.string().min(1).optional() })
+      .refine((d) => d.buildId === undefined || d.name !== undefined, {
+        message: 'SAPI_BUILD_ID needs SAPI_DEPLOYMENT_NAME (a build id belongs to a deployment)',
+      }),
+    observability: z.object({
+      /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
+      metricsAddress: z
+        .string()
+        .regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
+        .optional(),
+      /** The worker runtime's log lines: `text` (default) or `json` (one object a line). */
+      logFormat: z.enum(LOG_FORMATS, { message: 'must be text or json' }),
+      /**
+       * How often (seconds) a worker with a metrics endpoint reads the skip counts of the schedules that start the
+       * plugin's workflows on its task queues (`sapi_schedule_runs_skipped_total`); 0: never.
+       */
+      scheduleMetricsIntervalS: z
+        .number({ message: 'must be a whole number of seconds' })
+        .int('must be a whole number of seconds')
+        .min(0, 'must be 0 (off) or more seconds'),
+      /**
+       * OpenTelemetry tracing (`SAPI_OTEL_ENDPOINT`, else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
+       * `OTEL_EXPORTER_OTLP_ENDPOINT`; see `tracingFromEnv`); absent: off.
+       */
+      tracing: z
+        .object({
+          endpoint: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318' }).optional(),
+          tracesUrl: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318/v1/traces' }).optional(),
+          serviceName: z.string().min(1).optional(),
+        })
+        .optional(),
+    }),
+  });
+  return settingsSchema;
+}
+
+/** The worker's settings as its schema parses them. */
+type ParsedSettings = z.infer<ReturnType<typeof buildSettingsSchema>>;
 
 /** A Storage API connection as the worker knows it: the token never leaves the worker's configuration. */
-export type ConnectionSettings = z.infer<typeof connectionSchema>;
-
-const settingsSchema = z.object({
-  connections: z.record(z.string(), connectionSchema),
-  /** How to reach Temporal (envconfig: address, namespace, API key, TLS, profile) and the task queue. */
-  temporal: z.object({
-    address: z.string().min(1),
-    namespace: z.string().min(1),
-    taskQueue: z.string().min(1),
-    apiKey: z.string().min(1).optional(),
-    tls: z.custom<NonNullable<TemporalConnectionSettings['tls']>>((value) => typeof value === 'object' && value !== null).optional(),
-    grpcMeta: z.record(z.string(), z.string()).optional(),
-    profile: z.string().min(1).optional(),
-    disableHostVerification: z.boolean().optional(),
-  }),
-  /** Optional extra task queue this worker also polls, for work bound to its host (local paths). */
-  hostTaskQueue: z.string().min(1).optional(),
-  s3: z.object({
-    endpoint: z.url().optional(),
-    region: z.string().optional(),
-    /** The worker's own S3 keys (for `s3://` sources/destinations and staging); else the default AWS chain. */
-    accessKeyId: z.string().optional(),
-    secretAccessKey: z.string().optional(),
-  }),
-  gcs: z.object({
-    /** JSON API root of Google Cloud Storage: an emulator's (fake-gcs-server); absent: `https://storage.googleapis.com`. */
-    endpoint: z.url().optional(),
-  }),
-  /** Where extraction stages page records: `s3://bucket/prefix` (durable, any worker) or a local folder. */
-  stagingUrl: z.string().min(1),
-  transfer: z.object({
-    partSizeBytes: z
-      .number()
-      .int()
-      .min(5 * 1024 * 1024),
-    concurrency: z.number().int().min(1).max(64),
-  }),
-  /** How much work one worker process takes on: its memory is a function of these (docs/deploying.md, Scaling out). */
-  worker: z.object({
-    maxCachedWorkflows: z.number().int().min(0),
-    maxConcurrentActivities: z.number().int().min(1),
-    maxConcurrentWorkflowTasks: z.number().int().min(2),
-  }),
-  /** Where activities keep temporary files (slice downloads, staged pages). */
-  workDir: z.string().min(1),
-  /**
-   * The Storage table load receipts go to when a run names none (`SAPI_RECEIPTS_TABLE`, default
-   * `in.c-sapi-temporal.receipts`); `null` (`off`): none unless a run names a table.
-   */
-  receiptsTable: z.string().regex(RECEIPTS_TABLE_PATTERN, `must be a table id like ${DEFAULT_RECEIPTS_TABLE}, or ${RECEIPTS_OFF}`).nullable(),
-  /** Extractor configurations may reference (`${env:NAME}`) only the worker's variables starting with this. */
-  extractSecretEnvPrefix: z.string().min(1, 'must not be empty (it keeps configurations from reading any other variable of the worker)'),
-  /** What workflow inputs may name: local roots, URLs and networks, object prefixes (docs/security.md). */
-  policy: z.custom<InputPolicy>((value) => typeof value === 'object' && value !== null),
-  /** Payload-encryption keys (first encrypts, any decrypts); absent: the payload codec is off. */
-  codecKeys: z
-    .array(z.object({ id: z.string().min(1), key: z.string().min(1) }))
-    .min(1)
-    .optional(),
-  /** Register the plugin's Nexus service (`sapi-temporal`: importTable, exportTable, extract) on the worker. */
-  nexusService: z.boolean({ message: 'must be true or false' }),
-  /**
-   * Worker Deployment Versioning: with a deployment name the worker polls as version `<name>:<buildId>` (build id
-   * default: the package version and a hash of the workflow bundle); imports and exports stay on the version that
-   * started them, an extraction moves to the current version at its next continue-as-new (docs/deploying.md).
-   */
-  deployment: z
-    .object({ name: z.string().min(1).optional(), buildId: z.string().min(1).optional() })
-    .refine((d) => d.buildId === undefined || d.name !== undefined, {
-      message: 'SAPI_BUILD_ID needs SAPI_DEPLOYMENT_NAME (a build id belongs to a deployment)',
-    }),
-  observability: z.object({
-    /** `host:port` of the worker's Prometheus endpoint (`/metrics`); absent: no endpoint. */
-    metricsAddress: z
-      .string()
-      .regex(/^[^\s:]*:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
-      .optional(),
-    /** The worker runtime's log lines: `text` (default) or `json` (one object a line). */
-    logFormat: z.enum(LOG_FORMATS, { message: 'must be text or json' }),
-    /**
-     * How often (seconds) a worker with a metrics endpoint reads the skip counts of the schedules that start the
-     * plugin's workflows on its task queues (`sapi_schedule_runs_skipped_total`); 0: never.
-     */
-    scheduleMetricsIntervalS: z
-      .number({ message: 'must be a whole number of seconds' })
-      .int('must be a whole number of seconds')
-      .min(0, 'must be 0 (off) or more seconds'),
-    /**
-     * OpenTelemetry tracing (`SAPI_OTEL_ENDPOINT`, else `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` /
-     * `OTEL_EXPORTER_OTLP_ENDPOINT`; see `tracingFromEnv`); absent: off.
-     */
-    tracing: z
-      .object({
-        endpoint: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318' }).optional(),
-        tracesUrl: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL, e.g. http://otel-collector:4318/v1/traces' }).optional(),
-        serviceName: z.string().min(1).optional(),
-      })
-      .optional(),
-  }),
-});
+export type ConnectionSettings = ParsedSettings['connections'][string];
 
 /** The worker's settings, parsed once from the environment and frozen. */
-export type Settings = Readonly<z.infer<typeof settingsSchema>>;
+export type Settings = Readonly<ParsedSettings>;
 
 /**
  * Reads the settings from environment variables:
@@ -190,7 +201,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, tmpDir = tmpd
       branchId: env[`${prefix}BRANCH_ID`] || undefined,
     };
   }
-  const parsed = settingsSchema.safeParse({
+  const parsed = buildSettingsSchema().safeParse({
     connections,
     temporal: { ...loadTemporalConnection(env), taskQueue: env.TEMPORAL_TASK_QUEUE ?? DEFAULT_TASK_QUEUE },
     hostTaskQueue: env.SAPI_HOST_TASK_QUEUE || undefined,

@@ -2,9 +2,10 @@
  * The undici connection pools of a process part (the plugin's activities, a CLI run, a benchmark): one owner,
  * created lazily, closed together. The plugin's activity dependencies own one and close it with the worker.
  */
-import { Agent, interceptors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { InputPolicy } from '../security/policy';
 import { guardedAgent } from '../security/network';
+import { undici } from '../undici-parts';
 
 /** Sockets per origin for Storage API calls. Default 32 (200 concurrent imports share them). */
 const STORAGE_CONNECTIONS_PER_ORIGIN = 32;
@@ -43,7 +44,7 @@ export function createHttpPools(policy?: InputPolicy): HttpPools {
     const created =
       policy && guardField
         ? guardedAgent(policy, guardField, { ...options, connectOptions: { timeout: CONNECT_TIMEOUT_MS } })
-        : new Agent({ ...options, connect: { timeout: CONNECT_TIMEOUT_MS } });
+        : new undici.Agent({ ...options, connect: { timeout: CONNECT_TIMEOUT_MS } });
     agents.push(created);
     return created;
   };
@@ -58,16 +59,14 @@ export function createHttpPools(policy?: InputPolicy): HttpPools {
     },
     get extractor() {
       return (extractor ??= agent(EXTRACTOR_CONNECTIONS_PER_ORIGIN, 10_000, 'extraction request').compose(
-        interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
+        undici.redirect({ maxRedirections: MAX_REDIRECTIONS }),
       ));
     },
     get transfers() {
-      return (transfers ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN).compose(interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS })));
+      return (transfers ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN).compose(undici.redirect({ maxRedirections: MAX_REDIRECTIONS })));
     },
     get sources() {
-      return (sources ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN, KEEP_ALIVE_MS, 'source').compose(
-        interceptors.redirect({ maxRedirections: MAX_REDIRECTIONS }),
-      ));
+      return (sources ??= agent(TRANSFER_CONNECTIONS_PER_ORIGIN, KEEP_ALIVE_MS, 'source').compose(undici.redirect({ maxRedirections: MAX_REDIRECTIONS })));
     },
     close() {
       closed ??= Promise.all(agents.map((a) => a.close())).then(() => undefined);

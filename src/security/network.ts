@@ -10,7 +10,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
+import { undici } from '../undici-parts';
 import { SapiInputForbiddenError } from '../errors';
 import { allowListedAddresses, bareHost, hostAllowed, isInternalOrigin, portOf, urlAllowed, type InputPolicy } from './policy';
 
@@ -191,7 +192,7 @@ function guardedConnector(policy: InputPolicy, field: string, options: buildConn
       if (problem) return refuse(`the URL is refused: ${problem}`);
     }
     let connect = connectors.get(port);
-    if (!connect) connectors.set(port, (connect = buildConnector({ ...options, lookup: lookup(port) } as buildConnector.BuildOptions)));
+    if (!connect) connectors.set(port, (connect = undici.buildConnector({ ...options, lookup: lookup(port) } as buildConnector.BuildOptions)));
     connect(opts, (err, socket) => {
       if (err || !socket) return callback(err ?? new Error('no socket'), null);
       const problem = socket.remoteAddress ? addressProblem(policy, socket.remoteAddress, port) : undefined;
@@ -207,7 +208,7 @@ function guardedConnector(policy: InputPolicy, field: string, options: buildConn
 /** An undici `Agent` whose every connection goes through {@link guardedConnector}. */
 export function guardedAgent(policy: InputPolicy, field: string, options: Agent.Options & { connectOptions?: buildConnector.BuildOptions } = {}): Dispatcher {
   const { connectOptions, ...agentOptions } = options;
-  return new Agent({ ...agentOptions, connect: guardedConnector(policy, field, connectOptions) });
+  return new undici.Agent({ ...agentOptions, connect: guardedConnector(policy, field, connectOptions) });
 }
 
 /** The policy refusal in an error's cause chain (undici and our wrappers may wrap it), if any. */

@@ -5,10 +5,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { type z } from 'zod';
 import { httpStatusError, SapiError, SapiHttpError, SapiInvalidResponseError, SapiNetworkError, SapiTimeoutError, type RequestDescription } from '../errors';
 import { attemptBudgetMs, type Deadline, parseRetryAfterMs, retryFits } from '../http';
+import { undici } from '../undici-parts';
 import { pathWithoutQuery, tracingOn, withSpan } from '../observability/spans';
 import { classifyTransportError, decideRetry, DEFAULT_RETRY_POLICY, type AttemptOutcome, type RetryPolicy } from './retry-policy';
 import { serviceErrorSchema } from './schemas';
@@ -36,7 +37,7 @@ export const USER_AGENT = 'sapi-temporal/0.1';
 
 /** Creates the default dispatcher: an undici `Agent` with keep-alive and bounded connections. */
 export function createDefaultDispatcher(options: { connectMs?: number; connections?: number; keepAliveMs?: number } = {}): Agent {
-  return new Agent({
+  return new undici.Agent({
     connections: options.connections ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     keepAliveTimeout: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     connect: { timeout: options.connectMs ?? DEFAULT_TIMEOUTS.connectMs },
