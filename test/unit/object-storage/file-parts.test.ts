@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { chunkParts, fileParts, PartBufferPool } from '../../../src/object-storage/part-pipeline';
+import { crc32 } from 'node:zlib';
+import { chunkParts, FILE_READ_CHUNK_BYTES, fileParts, PartBufferPool, runPartPipeline } from '../../../src/object-storage/part-pipeline';
+import { bufferSource, openSource } from '../../../src/object-storage/sources';
 
 describe('fileParts', () => {
   const dir = mkdtempSync(join(tmpdir(), 'file-parts-'));
@@ -72,5 +75,33 @@ describe('fileParts', () => {
     } finally {
       await file.close();
     }
+  });
+
+  it.each([
+    ['whole parts of several read chunks', 3 * FILE_READ_CHUNK_BYTES, 2 * 3 * FILE_READ_CHUNK_BYTES],
+    ['parts with a short last one, read in chunks', 2 * FILE_READ_CHUNK_BYTES + 100, 5 * FILE_READ_CHUNK_BYTES + 17],
+    ['an empty file', 2 * FILE_READ_CHUNK_BYTES, 0],
+    ['a file smaller than a part (its own small buffer)', 2 * FILE_READ_CHUNK_BYTES, 1000],
+  ])('hands each part its CRC32, computed as the file is read (%s), the same as of the part and of a stream of it', async (_name, partSize, size) => {
+    const data = randomBytes(size);
+    const path = join(dir, `crc-${partSize}-${size}`);
+    writeFileSync(path, data);
+    const seen = async (source: Awaited<ReturnType<typeof openSource>>) => {
+      const parts: { bytes: number; crc: number | undefined; crcOfBytes: number }[] = [];
+      await runPartPipeline({
+        source,
+        partSize,
+        concurrency: 2,
+        crc32: true,
+        context: {},
+        part: (_index, part, _final, crc) => void parts.push({ bytes: part.length, crc, crcOfBytes: crc32(part) }),
+      });
+      return parts;
+    };
+    const fromFile = await seen(await openSource(path));
+    const fromStream = await seen(bufferSource(data));
+    expect(fromFile.length).toBe(Math.max(1, Math.ceil(size / partSize)));
+    for (const p of fromFile) expect(p.crc).toBe(p.crcOfBytes);
+    expect(fromFile).toEqual(fromStream);
   });
 });
