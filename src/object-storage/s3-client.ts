@@ -192,7 +192,7 @@ export function unsignedChecksummedPayload(request: { headers?: Record<string, s
 }
 
 /** What a span of an S3 call says: the operation, bucket, key and part. Never the request's URL (a signed one carries credentials). */
-function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
+export function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
   return {
     'rpc.system': 'aws-api',
     'rpc.service': 'S3',

@@ -21,6 +21,7 @@ import { type Dispatcher } from 'undici';
 import { backoffDelayMs } from '../http/backoff';
 import { attemptBudgetMs, retryFits, type Deadline } from '../http/deadline';
 import { excerptOf } from '../errors';
+import { withSpan, type SpanHandle } from '../observability/spans';
 import {
   builtRequest,
   createS3Client,
@@ -29,6 +30,7 @@ import {
   requestFromTemplate,
   requestTemplateOf,
   s3ErrorCodeOf,
+  s3SpanAttributes,
   type BuiltRequest,
   type RequestTemplate,
   type TemporaryCredentials,
@@ -223,7 +225,12 @@ async function senderOf(
   const origin = `${request.protocol}//${host}`;
   const maxAttempts = target.maxAttempts ?? DEFAULT_S3_MAX_ATTEMPTS;
 
-  return async (values, body, extraHeaders) => {
+  // a span for each request while tracing is on (`S3 UploadPart`), its retries inside, as the SDK client's calls have
+  const spanAttributes = (values: Record<string, string>) => () =>
+    s3SpanAttributes(operation, { Bucket: bucket, Key: key, PartNumber: values['partNumber'] === undefined ? undefined : Number(values['partNumber']) });
+  return (values, body, extraHeaders) => withSpan(`S3 ${operation}`, spanAttributes(values), (span) => send(values, body, extraHeaders, span));
+
+  async function send(values: Record<string, string>, body: Buffer, extraHeaders: Record<string, string>, span: SpanHandle): Promise<SignedPutResult> {
     const query = { ...request.query, ...values };
     const search = queryString(query);
     const path = search === '' ? request.path : `${request.path}?${search}`;
@@ -265,6 +272,7 @@ async function senderOf(
           // the signature holds for this endpoint only; the SDK follows no redirect either (its types omit the field)
           maxRedirections: 0,
         } as Dispatcher.RequestOptions);
+        span.set({ 'http.response.status_code': res.statusCode, 'sapi.attempts': attempt });
         if (res.statusCode >= 200 && res.statusCode < 300) {
           await res.body.dump();
           return { etag: headerOf(res.headers, 'etag'), checksumCrc32: headerOf(res.headers, 'x-amz-checksum-crc32') };
@@ -284,7 +292,7 @@ async function senderOf(
         throw signal?.reason ?? err;
       });
     }
-  };
+  }
 }
 
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
