@@ -235,6 +235,22 @@ describe('a multipart upload with temporary credentials (parts signed here, thro
     expect(proxy.counts).toEqual({ POST: 1, PUT: 2 }); // no CreateMultipartUpload: the complete only
     expect((await stored('multi/resume.bin')).equals(data)).toBe(true);
   });
+
+  it('starts a new upload when the heartbeated one no longer exists (the store answers the signed part NoSuchUpload)', async () => {
+    const credentials = await temporaryCredentials(minio, bucket, 'multi/', ['s3:PutObject']);
+    const { path, data } = file('multi-gone.bin', 6 * MiB);
+    const gone = { bucket, key: 'multi/gone.bin', uploadId: 'no-such-upload', partSizeBytes: 5 * MiB, checksum: 'CRC32', parts: [], bytesSent: 0 };
+    const result = await store(credentials).upload({
+      key: 'multi/gone.bin',
+      source: await openSource(path),
+      partSizeBytes: 5 * MiB,
+      concurrency: 1,
+      resume: gone,
+    });
+    expect(result).toMatchObject({ parts: 2, partsUploaded: 2, resumed: false, sha256: sha256(data) });
+    expect(proxy.counts).toEqual({ POST: 2, PUT: 3 }); // the refused part, then a new upload's two parts
+    expect((await stored('multi/gone.bin')).equals(data)).toBe(true);
+  });
 });
 
 /** An HTTP server that answers every PUT 200 with `headers` (and reads the body), counting them. */
