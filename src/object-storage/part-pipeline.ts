@@ -10,7 +10,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { pipeline, Transform, type TransformCallback } from 'node:stream';
-import { createGzip } from 'node:zlib';
+import { crc32, createGzip } from 'node:zlib';
 import { SapiError, SapiErrorCode, SapiTransferError } from '../errors';
 import { throwIfAborted } from './s3-client';
 import { type ByteSource } from './sources';
@@ -25,6 +25,8 @@ interface PartPipelineOptions {
   startOffset?: number;
   /** Compute the sha256 of the source (only when reading from 0). Default true. */
   sha256?: boolean;
+  /** Compute each part's CRC32 (zlib's) and pass it to {@link PartPipelineOptions.part}. Default false. */
+  crc32?: boolean;
   /**
    * Holds each part back until the next one (or the end) shows whether it is the last (`final`), and sends the
    * parts one at a time, each before the next is read: for protocols that take their parts in order and must be
@@ -39,9 +41,10 @@ interface PartPipelineOptions {
   /**
    * Part `index` (1-based, counted from the start offset's part) with its bytes: return a send to schedule, or
    * undefined when the part needs no request. Called in order; may await (create the upload first). The buffer is
-   * reused once the send settles: a send must be done with it by then.
+   * reused once the send settles: a send must be done with it by then. `crc` is the part's CRC32 (unsigned) with
+   * {@link PartPipelineOptions.crc32}.
    */
-  part(index: number, data: Buffer, final: boolean): Promise<(() => Promise<void>) | undefined> | (() => Promise<void>) | undefined;
+  part(index: number, data: Buffer, final: boolean, crc?: number): Promise<(() => Promise<void>) | undefined> | (() => Promise<void>) | undefined;
 }
 
 interface PartPipelineResult {
@@ -69,12 +72,16 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   const pool = new PartBufferPool(partSize, source.size === undefined ? undefined : source.size - startOffset);
   let parts: AsyncIterable<Buffer>;
   let file: FileHandle | undefined;
+  const wantCrc = options.crc32 ?? false;
+  let crc = 0; // the CRC32 of the part last read (a local file: computed as it is read)
   if (source.path !== undefined && !options.gzip) {
-    // a local file: each part is read straight into its buffer (positional reads), and hashed as a whole
+    // a local file: each part is read straight into its buffer (positional reads of the whole part: reads of 1 MiB,
+    // each hashed while in cache, cost ~5 % more CPU per GB in all), then hashed and its CRC32 computed
     file = await openFile(source);
-    parts = tapParts(fileParts(file, startOffset, pool), (data) => {
-      hash?.update(data);
-      sourceBytes += data.length;
+    parts = fileParts(file, startOffset, pool, (chunk, offsetInPart) => {
+      hash?.update(chunk);
+      sourceBytes += chunk.length;
+      if (wantCrc) crc = crc32(chunk, offsetInPart === 0 ? 0 : crc);
     });
   } else {
     const raw = await source.open(startOffset, signal);
@@ -96,10 +103,10 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   let storedBytes = 0;
   let partsSent = 0;
 
-  const dispatch = async (index: number, data: Buffer, final: boolean): Promise<void> => {
+  const dispatch = async (index: number, data: Buffer, final: boolean, partCrc: number | undefined): Promise<void> => {
     while (inflight.size >= options.concurrency) await Promise.race(inflight);
     if (failure) return;
-    const send = await options.part(index, data, final);
+    const send = await options.part(index, data, final, partCrc);
     if (!send) {
       pool.release(data);
       return;
@@ -120,20 +127,22 @@ export async function runPartPipeline(options: PartPipelineOptions): Promise<Par
   };
 
   try {
-    let held: { index: number; data: Buffer } | undefined;
+    let held: { index: number; data: Buffer; crc: number | undefined } | undefined;
     for await (const data of parts) {
       const index = ++lastPart;
       storedBytes += data.length;
       if (failure) break;
       throwIfAborted(signal);
+      // an empty part was read in no chunk: its CRC32 is 0
+      const partCrc = !wantCrc ? undefined : file ? (data.length === 0 ? 0 : crc) : crc32(data);
       if (!options.lookahead) {
-        await dispatch(index, data, false);
+        await dispatch(index, data, false, partCrc);
         continue;
       }
-      if (held) await dispatch(held.index, held.data, false);
-      held = { index, data };
+      if (held) await dispatch(held.index, held.data, false, held.crc);
+      held = { index, data, crc: partCrc };
     }
-    if (held && !failure) await dispatch(held.index, held.data, true);
+    if (held && !failure) await dispatch(held.index, held.data, true, held.crc);
   } catch (err) {
     failure ??= err;
   }
@@ -163,10 +172,16 @@ async function openFile(source: ByteSource): Promise<FileHandle> {
 }
 
 /**
- * The parts of an open file from `start` on: each a pool buffer filled by positional reads (the last one shorter; one
- * empty buffer for an empty rest), the same parts {@link chunkParts} cuts from a stream of the file.
+ * The parts of an open file from `start` on: each a pool buffer filled by positional reads (the last part shorter; one
+ * empty buffer for an empty rest), the same parts {@link chunkParts} cuts from a stream of the file. `onChunk` sees
+ * what each read brought (usually the whole part), in order, with its offset in its part, before the part is yielded.
  */
-export async function* fileParts(file: FileHandle, start: number, pool: PartBufferPool): AsyncGenerator<Buffer> {
+export async function* fileParts(
+  file: FileHandle,
+  start: number,
+  pool: PartBufferPool,
+  onChunk?: (chunk: Buffer, offsetInPart: number) => void,
+): AsyncGenerator<Buffer> {
   let position = start;
   for (let yielded = 0; ; yielded++) {
     let buf = pool.acquire();
@@ -174,6 +189,7 @@ export async function* fileParts(file: FileHandle, start: number, pool: PartBuff
     for (;;) {
       const { bytesRead } = await file.read(buf, filled, buf.length - filled, position + filled);
       if (bytesRead === 0) break;
+      onChunk?.(buf.subarray(filled, filled + bytesRead), filled);
       filled += bytesRead;
       if (filled < buf.length) continue;
       if (buf.length === pool.partSize) break;
@@ -187,14 +203,6 @@ export async function* fileParts(file: FileHandle, start: number, pool: PartBuff
     if (filled > 0 || yielded === 0) yield buf.subarray(0, filled);
     else pool.release(buf);
     return;
-  }
-}
-
-/** Calls `onPart` with each part before it is passed on. */
-async function* tapParts(parts: AsyncIterable<Buffer>, onPart: (data: Buffer) => void): AsyncGenerator<Buffer> {
-  for await (const data of parts) {
-    onPart(data);
-    yield data;
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { GetObjectCommand, type PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { GetObjectCommand, type PutObjectCommand, S3Client, type S3ClientConfig, type UploadPartCommand } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type Deadline, retryFits } from '../http/deadline';
 import { assertNotExpiring, whereOf } from './store-helpers';
@@ -192,7 +192,7 @@ export function unsignedChecksummedPayload(request: { headers?: Record<string, s
 }
 
 /** What a span of an S3 call says: the operation, bucket, key and part. Never the request's URL (a signed one carries credentials). */
-function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
+export function s3SpanAttributes(operation: string, input: { Bucket?: unknown; Key?: unknown; PartNumber?: unknown }) {
   return {
     'rpc.system': 'aws-api',
     'rpc.service': 'S3',
@@ -331,7 +331,7 @@ export async function requestTemplateOf(
   s3: S3Client,
   bucket: string,
   key: string,
-  command?: GetObjectCommand | PutObjectCommand,
+  command?: GetObjectCommand | PutObjectCommand | UploadPartCommand,
 ): Promise<RequestTemplate | undefined> {
   const request = await builtRequest(s3, bucket, key, command);
   const encoded = encodeS3Key(key);
@@ -375,9 +375,10 @@ export async function builtRequest(
   s3: S3Client,
   bucket: string,
   key: string,
-  command: GetObjectCommand | PutObjectCommand = new GetObjectCommand({ Bucket: bucket, Key: key }),
+  command: GetObjectCommand | PutObjectCommand | UploadPartCommand = new GetObjectCommand({ Bucket: bucket, Key: key }),
 ): Promise<BuiltRequest> {
-  const stack = s3.middlewareStack.concat(command.middlewareStack);
+  // the commands differ in input and output types only: the stack is run for the request it builds
+  const stack = s3.middlewareStack.concat((command as GetObjectCommand).middlewareStack);
   let built: BuiltRequest | undefined;
   stack.addRelativeTo(
     () => async (args: { request: unknown }) => {

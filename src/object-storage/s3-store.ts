@@ -60,8 +60,9 @@ interface S3StoreOptions {
   /** Create the bucket when it is missing, before the first write or list (a staging bucket of the worker's own). */
   createBucket?: boolean;
   /**
-   * The pool a small upload with temporary `credentials` goes through: a source smaller than one part is sent with
-   * one PutObject signed here ({@link signedPutObject}), no SDK client made. Absent: through the SDK client.
+   * The pool the PUTs of an upload with temporary `credentials` and a `region` go through, signed here: a source smaller
+   * than one part is sent with one PutObject ({@link signedPutObject}), no SDK client made; a larger one's parts as
+   * UploadPart requests (the SDK client creates and completes the upload). Absent: through the SDK client.
    */
   dispatcher?: Dispatcher;
 }
@@ -174,6 +175,11 @@ export function s3Store(options: S3StoreOptions): ObjectStore {
           serverSideEncryption: options.serverSideEncryption,
           acl: options.acl,
           credentialsMarginMs: options.credentialsMarginMs,
+          // the service's credentials and the worker's pool: parts signed here, no SDK middleware per part
+          signedParts:
+            credentials && options.dispatcher && options.region
+              ? { dispatcher: options.dispatcher, region: options.region, endpoint: options.endpoint, deadline: options.deadline }
+              : undefined,
           resume:
             previous?.key === key && previous.uploadId
               ? { uploadId: previous.uploadId, parts: previous.parts, partSizeBytes: previous.partSizeBytes, checksum: previous.checksum }

@@ -154,6 +154,105 @@ describe('a small upload with temporary credentials (one signed PutObject throug
   });
 });
 
+describe('a multipart upload with temporary credentials (parts signed here, through the pool)', () => {
+  const MiB = 1024 * 1024;
+
+  /** The S3 commands the store's SDK clients send, by name (the clients made while `run` runs). */
+  async function sdkCommands<T>(run: () => Promise<T>): Promise<{ result: T; commands: Record<string, number> }> {
+    const commands: Record<string, number> = {};
+    const make = s3Client.createS3Client;
+    const spy = jest.spyOn(s3Client, 'createS3Client').mockImplementation((o) => {
+      const client = make(o);
+      client.middlewareStack.add(
+        (next, context) => (args) => {
+          const name = String(context.commandName);
+          commands[name] = (commands[name] ?? 0) + 1;
+          return next(args);
+        },
+        { step: 'initialize', name: 'testCountCommands' },
+      );
+      return client;
+    });
+    try {
+      return { result: await run(), commands };
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it('sends every part as a signed PUT through the pool (the SDK client only creates and completes), the object intact', async () => {
+    const credentials = await temporaryCredentials(minio, bucket, 'multi/', ['s3:PutObject']);
+    const { path, data } = file('multi.bin', 12 * MiB + 777); // 3 parts of 5 MiB, the last one short
+    for (const key of ['multi/a.bin', "multi/with space/ünïcode !'()*+=&$@.bin"]) {
+      for (const k of Object.keys(proxy.counts)) delete proxy.counts[k];
+      const s = store(credentials);
+      const source = await openSource(path);
+      const { result, commands } = await sdkCommands(() => s.upload({ key, source, partSizeBytes: 5 * MiB, concurrency: 2 }));
+      s.close();
+      expect(result).toMatchObject({ parts: 3, partsUploaded: 3, bytes: data.length, sourceBytes: data.length, sha256: sha256(data), resumed: false });
+      expect(commands).toEqual({ CreateMultipartUploadCommand: 1, CompleteMultipartUploadCommand: 1 });
+      expect(proxy.counts).toEqual({ POST: 2, PUT: 3 });
+      expect((await stored(key)).equals(data)).toBe(true);
+    }
+  });
+
+  it('retries a part the store answers with 503 SlowDown, as the SDK client did', async () => {
+    const credentials = await temporaryCredentials(minio, bucket, 'multi/', ['s3:PutObject']);
+    const { path, data } = file('multi-retry.bin', 11 * MiB);
+    let puts = 0;
+    proxy.intercept = (kind) => (kind === 'PUT' && ++puts === 2 ? slowDown : undefined);
+    const result = await store(credentials).upload({ key: 'multi/retry.bin', source: await openSource(path), partSizeBytes: 5 * MiB, concurrency: 1 });
+    expect(result).toMatchObject({ parts: 3, partsUploaded: 3, sha256: sha256(data) });
+    expect(proxy.counts).toEqual({ POST: 2, PUT: 4 });
+    expect((await stored('multi/retry.bin')).equals(data)).toBe(true);
+  });
+
+  it('resumes from the heartbeated parts: a second attempt sends only the parts that were not finished', async () => {
+    const credentials = await temporaryCredentials(minio, bucket, 'multi/', ['s3:PutObject']);
+    const { path, data } = file('multi-resume.bin', 16 * MiB + 5); // 4 parts
+    const controller = new AbortController();
+    let saved: unknown;
+    let finished = 0;
+    const err = await store(credentials)
+      .upload({
+        key: 'multi/resume.bin',
+        source: await openSource(path),
+        partSizeBytes: 5 * MiB,
+        concurrency: 1,
+        signal: controller.signal,
+        onProgress: (state, bytesSent) => {
+          saved = state;
+          finished = bytesSent / (5 * MiB);
+          if (finished >= 2) controller.abort(new Error('test stops the upload'));
+        },
+      })
+      .catch((e: unknown) => e);
+    expect((err as Error).message).toBe('test stops the upload');
+    expect(finished).toBe(2);
+    for (const k of Object.keys(proxy.counts)) delete proxy.counts[k];
+    const result = await store(credentials).upload({ key: 'multi/resume.bin', source: await openSource(path), partSizeBytes: 5 * MiB, resume: saved });
+    expect(result).toMatchObject({ parts: 4, partsUploaded: 2, resumed: true, sha256: sha256(data) });
+    expect(proxy.counts).toEqual({ POST: 1, PUT: 2 }); // no CreateMultipartUpload: the complete only
+    expect((await stored('multi/resume.bin')).equals(data)).toBe(true);
+  });
+
+  it('starts a new upload when the heartbeated one no longer exists (the store answers the signed part NoSuchUpload)', async () => {
+    const credentials = await temporaryCredentials(minio, bucket, 'multi/', ['s3:PutObject']);
+    const { path, data } = file('multi-gone.bin', 6 * MiB);
+    const gone = { bucket, key: 'multi/gone.bin', uploadId: 'no-such-upload', partSizeBytes: 5 * MiB, checksum: 'CRC32', parts: [], bytesSent: 0 };
+    const result = await store(credentials).upload({
+      key: 'multi/gone.bin',
+      source: await openSource(path),
+      partSizeBytes: 5 * MiB,
+      concurrency: 1,
+      resume: gone,
+    });
+    expect(result).toMatchObject({ parts: 2, partsUploaded: 2, resumed: false, sha256: sha256(data) });
+    expect(proxy.counts).toEqual({ POST: 2, PUT: 3 }); // the refused part, then a new upload's two parts
+    expect((await stored('multi/gone.bin')).equals(data)).toBe(true);
+  });
+});
+
 /** An HTTP server that answers every PUT 200 with `headers` (and reads the body), counting them. */
 async function startFakeStore(headers: Record<string, string>): Promise<{ endpoint: string; readonly puts: number; close(): Promise<void> }> {
   const http = await import('node:http');

@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { chunkParts, fileParts, PartBufferPool } from '../../../src/object-storage/part-pipeline';
+import { crc32 } from 'node:zlib';
+import { chunkParts, fileParts, PartBufferPool, runPartPipeline } from '../../../src/object-storage/part-pipeline';
+import { bufferSource, openSource } from '../../../src/object-storage/sources';
 
 describe('fileParts', () => {
   const dir = mkdtempSync(join(tmpdir(), 'file-parts-'));
@@ -73,4 +76,36 @@ describe('fileParts', () => {
       await file.close();
     }
   });
+
+  it.each([
+    ['whole parts', 64 * 1024, 3 * 64 * 1024, undefined],
+    ['parts with a short last one', 64 * 1024, 5 * 64 * 1024 + 17, undefined],
+    ['an empty file', 64 * 1024, 0, undefined],
+    ['a file smaller than a part (its own small buffer)', 64 * 1024, 1000, undefined],
+    ['a file that grew past the size it announced (its first part read in two)', 64 * 1024, 2 * 64 * 1024 + 5, 1000],
+  ])(
+    'hands each part its CRC32, computed as the file is read (%s), the same as of the part and of a stream of it',
+    async (_name, partSize, size, announced) => {
+      const data = randomBytes(size);
+      const path = join(dir, `crc-${partSize}-${size}`);
+      writeFileSync(path, data);
+      const seen = async (source: Awaited<ReturnType<typeof openSource>>) => {
+        const parts: { bytes: number; crc: number | undefined; crcOfBytes: number }[] = [];
+        await runPartPipeline({
+          source,
+          partSize,
+          concurrency: 2,
+          crc32: true,
+          context: {},
+          part: (_index, part, _final, crc) => void parts.push({ bytes: part.length, crc, crcOfBytes: crc32(part) }),
+        });
+        return parts;
+      };
+      const fromFile = await seen({ ...(await openSource(path)), ...(announced === undefined ? {} : { size: announced }) });
+      const fromStream = await seen(bufferSource(data));
+      expect(fromFile.length).toBe(Math.max(1, Math.ceil(size / partSize)));
+      for (const p of fromFile) expect(p.crc).toBe(p.crcOfBytes);
+      expect(fromFile).toEqual(fromStream);
+    },
+  );
 });
