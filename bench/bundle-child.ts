@@ -18,9 +18,9 @@ const quiet = {
 void (async () => {
   const out = process.argv[2];
   if (!out) throw new Error('usage: bundle-child <output file> [workflows folder]');
-  const workflowsPath = process.argv[3] ? resolve(process.argv[3]) : resolve(__dirname, '..', 'src', 'workflows');
-  // the plugin's workflows as its worker bundles them (lean, src/workflow-bundle.ts); another folder (the empty
-  // worker's, the SDK's floor) with the SDK's defaults
+  // the plugin's workflows as its worker bundles them (its entry, the plugin's `workflowsPath`; lean,
+  // src/workflow-bundle.ts); another folder (the empty worker's, the SDK's floor) with the SDK's defaults
+  const workflowsPath = process.argv[3] ? resolve(process.argv[3]) : resolve(__dirname, '..', 'src', 'workflows', 'entry.ts');
   const bundle = await bundleWorkflowCode(process.argv[3] ? { workflowsPath, logger: quiet } : leanBundleOptions({ workflowsPath, logger: quiet }));
   writeFileSync(out, bundle.code);
 })().catch((err: unknown) => {

@@ -202,5 +202,8 @@ export class SapiPlugin implements WorkerPlugin, BundlerPlugin, NativeConnection
 
 export { transferLogModule };
 
-/** Path of the plugin's workflow module, for `Worker.create({ workflowsPath })` or `bundleWorkflowCode`. */
-export const workflowsPath: string = require.resolve('./workflows');
+/**
+ * Path of the plugin's workflow bundle entry, for `Worker.create({ workflowsPath })` or `bundleWorkflowCode`: the
+ * workflows of `sapi-temporal/workflows`, each run evaluating only its own workflow's modules (see workflows/entry.ts).
+ */
+export const workflowsPath: string = require.resolve('./workflows/entry');

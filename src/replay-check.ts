@@ -62,8 +62,8 @@ export async function workerBundle(
   return { bundle, plugins };
 }
 
-/** The plugin's workflow module (as `workflowsPath` of ./plugin, without loading the activities). */
-const pluginWorkflowsPath = require.resolve('./workflows');
+/** The plugin's workflow bundle entry (as `workflowsPath` of ./plugin, without loading the activities). */
+const pluginWorkflowsPath = require.resolve('./workflows/entry');
 /** The plugin's workflow interceptor module (as `transferLogModule` of ./plugin, without loading the activities). */
 const transferLogModule = require.resolve('./observability/transfer-log');
 
