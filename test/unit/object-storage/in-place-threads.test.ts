@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,12 +20,33 @@ describe('in-place download threads', () => {
   let base = '';
   const dir = mkdtempSync(join(tmpdir(), 'in-place-threads-'));
   const body = (name: string) => Buffer.alloc(300_000, name);
+  const trickleStarted: string[] = [];
+  const trickleClosed: string[] = [];
+  let onTrickleStarted = (): void => undefined;
+  let onTrickleClosed = (): void => undefined;
+  const until = (ready: () => boolean, set: (wake: () => void) => void): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => (ready() ? resolve() : undefined);
+      set(check);
+      check();
+    });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       const name = (req.url ?? '').slice(1);
       if (name === 'missing') res.writeHead(404, { 'content-length': 9 }).end('not found');
-      else res.writeHead(200, { 'content-length': body(name).length }).end(body(name));
+      else if (name.startsWith('trickle')) {
+        // a slice that never ends: 64 KiB every 20 ms until the client goes away
+        res.writeHead(200, { 'content-length': 1024 * 1024 * 1024 });
+        const timer = setInterval(() => res.write(Buffer.alloc(64 * 1024, 't')), 20);
+        res.on('close', () => {
+          clearInterval(timer);
+          trickleClosed.push(name);
+          onTrickleClosed();
+        });
+        trickleStarted.push(name);
+        onTrickleStarted();
+      } else res.writeHead(200, { 'content-length': body(name).length }).end(body(name));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -35,7 +56,12 @@ describe('in-place download threads', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function download(name: string, paths: string[], expectedBytes?: number): Promise<{ sha256: string; expected: string; file: Buffer }> {
+  async function download(
+    name: string,
+    paths: string[],
+    expectedBytes?: number,
+    signal?: AbortSignal,
+  ): Promise<{ sha256: string; expected: string; file: Buffer }> {
     const partial = join(dir, `${name}.partial`);
     writeFileSync(partial, 'h\n');
     const job: InPlaceJob = {
@@ -48,7 +74,7 @@ describe('in-place download threads', () => {
     };
     const runner = inPlaceRunner(expectedBytes);
     try {
-      const sha256 = await runner.run(job, Buffer.from('h\n'), { size: () => undefined, slice: () => undefined });
+      const sha256 = await runner.run(job, Buffer.from('h\n'), { size: () => undefined, slice: () => undefined }, signal);
       const file = readFileSync(partial);
       return { sha256, expected: createHash('sha256').update(file).digest('hex'), file };
     } finally {
@@ -95,5 +121,25 @@ describe('in-place download threads', () => {
     const next = await download('after2', ['g']);
     expect(next.sha256).toBe(next.expected);
     expect(downloadThreadPairsStarted()).toBe(started);
+  });
+
+  test('an abort of slices still streaming stops the threads before the download settles: nothing is written after it', async () => {
+    const partial = join(dir, 'aborted.partial');
+    const controller = new AbortController();
+    const pending = download('aborted', ['trickle-a1', 'trickle-a2'], undefined, controller.signal).catch((e: unknown) => e);
+    await until(
+      () => trickleStarted.includes('trickle-a1') && trickleStarted.includes('trickle-a2'),
+      (wake) => (onTrickleStarted = wake),
+    );
+    controller.abort();
+    const err = await pending;
+    expect(err).toBeInstanceOf(SliceFailure);
+    expect((err as SliceFailure).failure).toMatchObject({ kind: 'aborted' });
+    const size = statSync(partial).size;
+    await until(
+      () => trickleClosed.includes('trickle-a1') && trickleClosed.includes('trickle-a2'),
+      (wake) => (onTrickleClosed = wake),
+    );
+    expect(statSync(partial).size).toBe(size);
   });
 });
