@@ -118,7 +118,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     longJobCompression: positiveNumber(values['long-job-compression'], '--long-job-compression', DEFAULT_LONG_JOB_COMPRESSION),
     loadCores: values['load-cores'] === undefined ? [0] : values['load-cores'].split(',').map((c) => nonNegativeInteger(c.trim(), '--load-cores')),
     concurrency: positiveInteger(values.concurrency, '--concurrency', DEFAULT_CONCURRENCY),
-    workers: values.workers === undefined ? [1] : values.workers.split(',').map((w) => positiveInteger(w.trim(), '--workers', 1)),
+    workers: values.workers === undefined ? [1] : distinct(values.workers.split(',').map((w) => positiveInteger(w.trim(), '--workers', 1)), '--workers'),
     timeoutMin: positiveNumber(values['timeout-min'], '--timeout-min', DEFAULT_TIMEOUT_MIN),
     dataDir: values['data-dir'],
     keep: values.keep ?? false,
@@ -166,3 +166,10 @@ export function alternation(repeat: number, compare = false): Side[] {
 
 /** Who runs a step of upload or download: the baseline, this tree's worker, or the `--compare-tree`'s worker. */
 export type Side = 'baseline' | 'ours' | 'compare';
+
+/** The list itself; a value given twice is refused (two batches of one worker count would share their tables). */
+function distinct(values: number[], flag: string): number[] {
+  const twice = values.find((v, i) => values.indexOf(v) !== i);
+  if (twice !== undefined) throw new Error(`${flag} names ${twice} twice: each worker count runs once`);
+  return values;
+}

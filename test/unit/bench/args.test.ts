@@ -27,6 +27,8 @@ describe('bench command line', () => {
     expect(parseBenchArgs(['concurrency']).workers).toEqual([1]);
     expect(parseBenchArgs(['concurrency', '--workers', '1, 2,4']).workers).toEqual([1, 2, 4]);
     expect(() => parseBenchArgs(['--workers', '1,0'])).toThrow('--workers must be a positive number, got "0"');
+    // two batches of one count shared their tables: the second failed on 'table already exists'
+    expect(() => parseBenchArgs(['concurrency', '--workers', '1,1'])).toThrow('--workers names 1 twice: each worker count runs once');
   });
 
   it("takes the busy cores of the loaded transfer passes (unloaded by default) and the long job's time compression", () => {
