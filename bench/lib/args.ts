@@ -47,6 +47,12 @@ export interface BenchOptions {
   concurrency: number;
   /** Worker processes of the concurrency scenario, one batch per count (scale-out); default [1]. */
   workers: number[];
+  /**
+   * Imports started at once, untimed, on the concurrency scenario's first worker before its measured batches, and as
+   * many runs at once on the SDK floor's worker before its measured batch (both sides alike): the batch is then
+   * measured on warm workers (code compiled, heaps grown), as a worker in service runs. Default 0 (none).
+   */
+  warmUpBatch: number;
   timeoutMin: number;
   /** Where the stack and the generated files live; default a new folder under the system temp dir. */
   dataDir?: string;
@@ -87,6 +93,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'load-cores': { type: 'string' },
       concurrency: { type: 'string' },
       workers: { type: 'string' },
+      'warm-up-batch': { type: 'string' },
       'timeout-min': { type: 'string' },
       'data-dir': { type: 'string' },
       'results-dir': { type: 'string' },
@@ -119,6 +126,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     loadCores: values['load-cores'] === undefined ? [0] : values['load-cores'].split(',').map((c) => nonNegativeInteger(c.trim(), '--load-cores')),
     concurrency: positiveInteger(values.concurrency, '--concurrency', DEFAULT_CONCURRENCY),
     workers: values.workers === undefined ? [1] : distinct(values.workers.split(',').map((w) => positiveInteger(w.trim(), '--workers', 1)), '--workers'),
+    warmUpBatch: values['warm-up-batch'] === undefined ? 0 : positiveInteger(values['warm-up-batch'], '--warm-up-batch', 0),
     timeoutMin: positiveNumber(values['timeout-min'], '--timeout-min', DEFAULT_TIMEOUT_MIN),
     dataDir: values['data-dir'],
     keep: values.keep ?? false,

@@ -72,6 +72,7 @@ export const concurrencyScenario: Scenario = async (ctx) => {
     }),
   ];
   const batches: Record<string, unknown> = {};
+  if (options.warmUpBatch) batches.warmUp = await warmUpBatch(ctx, options.warmUpBatch, csv.path, csv.rows, `w_${tag}`);
   for (const workers of options.workers) {
     const batch = await runBatch(ctx, { count, workers, table: `t_${tag}_w${workers}`, rows: csv.rows, source: csv.path });
     const label = workers === 1 ? '' : ` on ${workers} workers`;
@@ -114,7 +115,7 @@ export const concurrencyScenario: Scenario = async (ctx) => {
       const costs = await smallImportCosts(ctx, batch, count, csv.path, tag);
       figures.push(...costs.figures);
       batches.costs = costs.details;
-      const floor = await sdkFloor(ctx, costs.ours, count);
+      const floor = await sdkFloor(ctx, costs.ours, count, options.warmUpBatch);
       figures.push(...floor.figures);
       batches.floor = floor.details;
     }
@@ -192,6 +193,26 @@ async function runBatch(ctx: ScenarioContext, input: { count: number; workers: n
   } finally {
     await Promise.all(extras.map((e) => e.stop()));
   }
+}
+
+/**
+ * `--warm-up-batch N`: N imports at once on the first worker, untimed, before the measured batches (the SDK floor's
+ * worker gets as many runs at once before its own): a worker in service has compiled its code and grown its heaps.
+ */
+async function warmUpBatch(ctx: ScenarioContext, count: number, source: string, rows: number, table: string) {
+  ctx.log(`warm-up batch: ${count} imports at once, untimed …`);
+  const started = performance.now();
+  const handles = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      ctx.startWorkflow('importTableWorkflow', { source, bucketId: 'in.c-conc', createBucket: true, table: `${table}_${i}` }, 'warm-up'),
+    ),
+  );
+  const results = await Promise.all(handles.map((h) => untilAborted(h.result(), ctx.signal) as Promise<ImportTableResult>));
+  const wrong = results.filter((r) => r.importedRowsCount !== rows).length;
+  if (wrong) throw new Error(`warm-up batch: ${wrong} of ${count} imports did not import ${rows} rows`);
+  const ms = Math.round(performance.now() - started);
+  ctx.log(`warm-up batch: ${count} in ${(ms / 1000).toFixed(1)} s`);
+  return { count, ms };
 }
 
 interface WorkerMemoryReport {
@@ -387,7 +408,12 @@ const FLOOR_WARM_UP_RUNS = 3;
  * process's CPU measured around it as around the batch. What the worker and Temporal spend on it is what any plugin
  * pays for that shape on this machine; ours minus it is what the plugin's own work costs.
  */
-async function sdkFloor(ctx: ScenarioContext, ours: BatchCosts, count: number): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
+async function sdkFloor(
+  ctx: ScenarioContext,
+  ours: BatchCosts,
+  count: number,
+  warmUpBatch: number,
+): Promise<{ figures: Figure[]; details: Record<string, unknown> }> {
   const { stack } = ctx;
   const bundle = join(stack.dataDir, 'empty-workflow-bundle.js');
   if (!existsSync(bundle)) await stack.bundleWorkflows(resolve(__dirname, '..', 'empty-workflows'), bundle);
@@ -403,6 +429,11 @@ async function sdkFloor(ctx: ScenarioContext, ours: BatchCosts, count: number): 
     const runOne = async (id: string) =>
       stack.client.workflow.start('importShapeWorkflow', { taskQueue, workflowId: `${taskQueue}-${id}`, args: [{ table: `in.c-floor.t_${id}` }] });
     for (let i = 0; i < FLOOR_WARM_UP_RUNS; i++) await (await runOne(`warm-${i}`)).result();
+    if (warmUpBatch) {
+      ctx.log(`SDK floor: warm-up batch of ${warmUpBatch} runs at once, untimed …`);
+      const warm = await Promise.all(Array.from({ length: warmUpBatch }, (_, i) => runOne(`warm-batch-${i}`)));
+      await Promise.all(warm.map((h) => untilAborted(h.result(), ctx.signal)));
+    }
     ctx.log(`SDK floor: ${count} runs of the small import's shape (no-op activities) at once on an empty SDK worker …`);
     const run = await measure(
       stack,

@@ -31,6 +31,13 @@ describe('bench command line', () => {
     expect(() => parseBenchArgs(['concurrency', '--workers', '1,1'])).toThrow('--workers names 1 twice: each worker count runs once');
   });
 
+  it('takes the size of the untimed warm-up batch of the concurrency scenario, none by default', () => {
+    expect(parseBenchArgs(['concurrency']).warmUpBatch).toBe(0);
+    expect(parseBenchArgs(['concurrency', '--warm-up-batch', '200']).warmUpBatch).toBe(200);
+    expect(() => parseBenchArgs(['concurrency', '--warm-up-batch', '0'])).toThrow('--warm-up-batch must be a positive number, got "0"');
+    expect(() => parseBenchArgs(['concurrency', '--warm-up-batch', '1.5'])).toThrow('--warm-up-batch must be a whole number, got "1.5"');
+  });
+
   it("takes the busy cores of the loaded transfer passes (unloaded by default) and the long job's time compression", () => {
     expect(parseBenchArgs(['upload']).loadCores).toEqual([0]);
     expect(parseBenchArgs(['upload', '--load-cores', '0, 1']).loadCores).toEqual([0, 1]);
