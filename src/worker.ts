@@ -45,7 +45,8 @@ export const WORKER_INTERRUPTED_EXIT_CODE = 130;
  * parser function with its optimizing compiler once it is hot: ~200 ms of CPU and up to 30 MB of compiler memory at
  * once (42 MB in all) on a V8 background thread, in each thread that makes requests (the main thread, each download
  * thread). glibc keeps that memory in the thread's malloc arena; on the main one (the brk heap) later allocations
- * above it pinned it: the idle worker's brk heap was 38–47 MB instead of 8–14 MB in about half the runs. The baseline
+ * above it pinned it: the idle worker's brk heap was 29–43 MB instead of 7–15 MB in about a third of the runs
+ * (docs/deploying.md has the figures). The baseline
  * code parses a response's body in one step per socket chunk, as the optimized code does. A worker of your own can
  * pass them to node (`node --no-wasm-dynamic-tiering --no-wasm-tier-up …`; NODE_OPTIONS does not take them).
  */
@@ -259,7 +260,8 @@ if (require.main === module) {
 /**
  * With `SAPI_DEPLOYMENT_NAME` and a bundle given (without one, the worker's own bundle, built in a child process by
  * `childBundling`, gets its version from {@link deploymentOptions} the same way): the bundle and the deployment
- * version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the bundle (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
+ * version the worker polls as: `SAPI_BUILD_ID`, else the package version and a hash of the bundle
+ * (`0.1.0+3f2a9c1b7d4e`), so a deploy that changes workflow code is a new version and one that does not is not.
  * Runs are `PINNED` to the version that started them (an extraction moves on at a continue-as-new, see extract.ts).
  */
 function versionedBundle(

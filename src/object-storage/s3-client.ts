@@ -278,10 +278,9 @@ export interface BuiltRequest {
 }
 
 /**
- * What every GetObject of one bucket through one client is sent as, but its key: the endpoint, the path before the
- * key (`/bucket/` path-style, `/` virtual-hosted), the query, and one signer (it keeps the derived signing key).
+ * A bucket's request with the key left out, as one client's middleware builds it: the endpoint, the path before the
+ * key (`/bucket/` path-style, `/` virtual-hosted) and the query; its keys' requests reuse it.
  */
-/** A bucket's request with the key left out (the endpoint and the path before the key): its keys' requests reuse it. */
 export interface RequestTemplate {
   protocol: string;
   hostname: string;
@@ -291,6 +290,10 @@ export interface RequestTemplate {
   query: Record<string, string>;
 }
 
+/**
+ * What every GetObject of one bucket through one client is presigned with: its template and one signer (it keeps the
+ * derived signing key).
+ */
 interface PresignTemplate extends RequestTemplate {
   signer: SignatureV4;
 }
